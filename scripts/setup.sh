@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the system packages the build and the tests need, if any is missing:
+# cmake and a C++17 compiler (SEAL), libclang (bindgen), the OpenCL ICD loader and
+# headers, and PoCL (an OpenCL device on the CPU, used when there is no GPU).
+set -euo pipefail
+packages=(cmake g++ make libclang-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,201 @@
+//! The OpenCL runtime: which device we run on, its context, programs built from the
+//! embedded kernel sources (cached per device, source and options), and the launch of
+//! kernels. This is the only module that talks to `ocl`; the rest of the crate uses the
+//! types re-exported here.
+
+mod select;
+pub mod sources;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use ocl::enums::{DeviceInfo, DeviceInfoResult};
+use ocl::flags::{CommandQueueProperties, DeviceType};
+use parking_lot::Mutex;
+
+pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
+pub use select::{list_devices, DeviceEntry, DeviceSelector};
+
+use crate::error::{Error, Result};
+
+/// What we need to know about a device to plan kernels for it.
+#[derive(Clone, Debug)]
+pub struct DeviceInfoSummary {
+    pub name: String,
+    pub vendor: String,
+    pub platform: String,
+    pub is_gpu: bool,
+    pub local_mem_bytes: u64,
+    pub max_work_group_size: usize,
+}
+
+/// An OpenCL context on one device, with its program cache.
+///
+/// Programs are cached per (source text, build options); the context is per device, so
+/// together the key is (device, source hash, options) as DESIGN.md asks.
+pub struct Context {
+    device: ocl::Device,
+    context: ocl::Context,
+    info: DeviceInfoSummary,
+    programs: Mutex<HashMap<ProgramKey, Program>>,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct ProgramKey {
+    source_hash: u64,
+    options: String,
+}
+
+impl Context {
+    /// The device named by `SEAL_OPENCL_DEVICE` (default: first GPU, else first CPU).
+    pub fn from_env() -> Result<Arc<Context>> {
+        Self::new(&DeviceSelector::from_env()?)
+    }
+
+    pub fn new(selector: &DeviceSelector) -> Result<Arc<Context>> {
+        let entry = selector.resolve()?;
+        Self::for_device(entry.platform, entry.device)
+    }
+
+    /// A context holding exactly `device` (a whole device or a sub-device).
+    pub fn for_device(platform: ocl::Platform, device: ocl::Device) -> Result<Arc<Context>> {
+        let context = ocl::Context::builder()
+            .platform(platform)
+            .devices(device)
+            .build()?;
+        let info = summarize(&platform, &device)?;
+        tracing::debug!(device = %info.name, platform = %info.platform, "OpenCL context created");
+        Ok(Arc::new(Context {
+            device,
+            context,
+            info,
+            programs: Mutex::new(HashMap::new()),
+        }))
+    }
+
+    pub fn info(&self) -> &DeviceInfoSummary {
+        &self.info
+    }
+
+    pub fn device(&self) -> ocl::Device {
+        self.device
+    }
+
+    /// A new in-order queue; with `profiling` its events carry device timestamps.
+    pub fn queue(&self, profiling: bool) -> Result<Queue> {
+        let props = profiling.then_some(CommandQueueProperties::PROFILING_ENABLE);
+        Ok(Queue::new(&self.context, self.device, props)?)
+    }
+
+    /// The program built from `sources` (concatenated in order) with `options`, built on
+    /// first use and cached. A failed build returns the compiler log.
+    pub fn program(&self, sources: &[&str], options: &str) -> Result<Program> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        sources.hash(&mut hasher);
+        let key = ProgramKey {
+            source_hash: hasher.finish(),
+            options: options.to_string(),
+        };
+        let mut programs = self.programs.lock();
+        if let Some(p) = programs.get(&key) {
+            return Ok(p.clone());
+        }
+        let program = Program::builder()
+            .devices(self.device)
+            .src(sources.concat())
+            .cmplr_opt(options)
+            .build(&self.context)
+            .map_err(|e| Error::ProgramBuild {
+                device: self.info.name.clone(),
+                options: options.to_string(),
+                log: e.to_string(),
+            })?;
+        tracing::debug!(device = %self.info.name, options, "OpenCL program built");
+        programs.insert(key, program.clone());
+        Ok(program)
+    }
+
+    /// A device buffer of `len` words, uninitialised.
+    pub fn buffer(&self, queue: &Queue, len: usize) -> Result<Buffer<u64>> {
+        if len == 0 {
+            return Err(Error::invalid("device buffers must hold at least one word"));
+        }
+        Ok(Buffer::<u64>::builder().queue(queue.clone()).len(len).build()?)
+    }
+
+    /// A device buffer holding a copy of `data` (blocking upload).
+    pub fn upload(&self, queue: &Queue, data: &[u64]) -> Result<Buffer<u64>> {
+        let buf = self.buffer(queue, data.len())?;
+        buf.write(data).enq()?;
+        Ok(buf)
+    }
+}
+
+/// Reads a whole buffer back to the host (blocking).
+pub fn download(buf: &Buffer<u64>) -> Result<Vec<u64>> {
+    let mut out = vec![0u64; buf.len()];
+    buf.read(&mut out).enq()?;
+    Ok(out)
+}
+
+/// Fills `buf` with `pattern` so that words a kernel fails to write stand out (tests).
+pub fn poison(buf: &Buffer<u64>, pattern: u64) -> Result<()> {
+    buf.cmd().fill(pattern, None).enq()?;
+    Ok(())
+}
+
+/// Enqueues `kernel` over `global` work items (work groups of `local` if given).
+///
+/// # Safety
+/// Every buffer argument of `kernel` must be large enough for every index the kernel
+/// computes from `global` (and `local`); the launchers in `ntt` and `arith` check this
+/// against the buffer lengths before calling.
+pub unsafe fn enqueue(
+    kernel: &Kernel,
+    global: impl Into<SpatialDims>,
+    local: Option<SpatialDims>,
+    event: Option<&mut Event>,
+) -> Result<()> {
+    let mut cmd = kernel.cmd().global_work_size(global);
+    if let Some(local) = local {
+        cmd = cmd.local_work_size(local);
+    }
+    if let Some(event) = event {
+        cmd = cmd.enew(event);
+    }
+    // SAFETY: the caller guarantees the buffer sizes (see `# Safety`); ocl checks that
+    // every argument is set.
+    unsafe { cmd.enq()? };
+    Ok(())
+}
+
+/// Device time of a completed, profiled event, in nanoseconds.
+pub fn event_nanos(event: &Event) -> Result<u64> {
+    use ocl::enums::{ProfilingInfo, ProfilingInfoResult};
+    let start = event.profiling_info(ProfilingInfo::Start)?;
+    let end = event.profiling_info(ProfilingInfo::End)?;
+    match (start, end) {
+        (ProfilingInfoResult::Start(s), ProfilingInfoResult::End(e)) => Ok(e.saturating_sub(s)),
+        _ => Err(Error::OpenCl("unexpected profiling info result".into())),
+    }
+}
+
+fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInfoSummary> {
+    let is_gpu = match device.info(DeviceInfo::Type)? {
+        DeviceInfoResult::Type(t) => t.contains(DeviceType::GPU),
+        _ => false,
+    };
+    let local_mem_bytes = match device.info(DeviceInfo::LocalMemSize)? {
+        DeviceInfoResult::LocalMemSize(s) => s,
+        _ => 0,
+    };
+    Ok(DeviceInfoSummary {
+        name: device.name()?,
+        vendor: device.vendor()?,
+        platform: platform.name()?,
+        is_gpu,
+        local_mem_bytes,
+        max_work_group_size: device.max_wg_size()?,
+    })
+}

@@ -1,0 +1,6 @@
+//! The OpenCL C sources, embedded at compile time (never read from disk at run time).
+//! A program is built from a list of these, concatenated in order: `ARITH` first, since
+//! every other file uses its helpers.
+
+/// Modular arithmetic helpers shared by every kernel, plus one-line test kernels.
+pub const ARITH: &str = include_str!("../../opencl/arith.cl");
