@@ -1,5 +1,98 @@
-// Modular arithmetic on 64-bit words for moduli q < 2^60 (SEAL's limit).
-// Mirrors src/arith: every helper here has a host reference of the same name there.
+// Modular arithmetic on 64-bit words for moduli q < 2^61 (SEAL's bound).
+// Each helper mirrors the host reference of the same name in src/arith/mod.rs, word for
+// word; tests/arith.rs runs the test_* kernels at the end of this file against them.
+//
+// A modulus travels as (q, r0, r1): q and floor(2^128 / q) as two words (SEAL's
+// const_ratio[0..2]).
 
 typedef ulong u64;
 typedef uint u32;
+
+inline u64 add_uint_mod(u64 a, u64 b, u64 q)
+{
+    u64 s = a + b;
+    return s >= q ? s - q : s;
+}
+
+inline u64 sub_uint_mod(u64 a, u64 b, u64 q)
+{
+    return a >= b ? a - b : a - b + q;
+}
+
+inline u64 negate_uint_mod(u64 a, u64 q)
+{
+    return a == 0 ? 0 : q - a;
+}
+
+inline u64 reduce_once(u64 x, u64 bound)
+{
+    return x >= bound ? x - bound : x;
+}
+
+inline u64 barrett_reduce_64(u64 x, u64 q, u64 r1)
+{
+    u64 t = mul_hi(x, r1);
+    return reduce_once(x - t * q, q);
+}
+
+// The high words of (hi:lo) * (r1:r0) that decide floor(x / q) up to one; SEAL's rounds.
+inline u64 barrett_reduce_128(u64 lo, u64 hi, u64 q, u64 r0, u64 r1)
+{
+    u64 carry = mul_hi(lo, r0);
+    u64 p_lo = lo * r1;
+    u64 p_hi = mul_hi(lo, r1);
+    u64 tmp1 = p_lo + carry;
+    u64 tmp3 = p_hi + (tmp1 < carry);
+    u64 s_lo = hi * r0;
+    u64 s_hi = mul_hi(hi, r0);
+    u64 sum = tmp1 + s_lo;
+    carry = s_hi + (sum < s_lo);
+    u64 quot = hi * r1 + tmp3 + carry;
+    return reduce_once(lo - quot * q, q);
+}
+
+inline u64 multiply_uint_mod(u64 a, u64 b, u64 q, u64 r0, u64 r1)
+{
+    return barrett_reduce_128(a * b, mul_hi(a, b), q, r0, r1);
+}
+
+// x * w mod q in [0, 2q) with w's Shoup quotient wq = floor(w * 2^64 / q).
+inline u64 multiply_uint_mod_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
+{
+    return w * x - mul_hi(x, wq) * q;
+}
+
+inline u64 multiply_uint_mod_shoup(u64 x, u64 w, u64 wq, u64 q)
+{
+    return reduce_once(multiply_uint_mod_shoup_lazy(x, w, wq, q), q);
+}
+
+// a * b + c mod q with a single reduction of the 128-bit sum (seed 001 V-A1).
+inline u64 mad_uint_mod(u64 a, u64 b, u64 c, u64 q, u64 r0, u64 r1)
+{
+    u64 lo = a * b;
+    u64 hi = mul_hi(a, b);
+    lo += c;
+    hi += (lo < c);
+    return barrett_reduce_128(lo, hi, q, r0, r1);
+}
+
+// Harvey forward butterfly: x, y < 4q on entry and exit.
+inline void butterfly_forward_lazy(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
+{
+    u64 two_q = q << 1;
+    u64 u = reduce_once(*x, two_q);
+    u64 v = multiply_uint_mod_shoup_lazy(*y, w, wq, q);
+    *x = u + v;
+    *y = u + two_q - v;
+}
+
+// Harvey inverse butterfly: x, y < 2q on entry and exit.
+inline void butterfly_inverse_lazy(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
+{
+    u64 two_q = q << 1;
+    u64 u = *x;
+    u64 v = *y;
+    *x = reduce_once(u + v, two_q);
+    *y = multiply_uint_mod_shoup_lazy(u + two_q - v, w, wq, q);
+}

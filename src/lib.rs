@@ -3,6 +3,7 @@
 //! Dependencies run downward: `arith` and `ntt` (host references) -> `cl` (the OpenCL
 //! runtime, the only module that talks to `ocl`) -> kernel launchers.
 
+pub mod arith;
 pub mod cl;
 pub mod error;
 

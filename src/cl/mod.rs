@@ -121,7 +121,10 @@ impl Context {
         if len == 0 {
             return Err(Error::invalid("device buffers must hold at least one word"));
         }
-        Ok(Buffer::<u64>::builder().queue(queue.clone()).len(len).build()?)
+        Ok(Buffer::<u64>::builder()
+            .queue(queue.clone())
+            .len(len)
+            .build()?)
     }
 
     /// A device buffer holding a copy of `data` (blocking upload).

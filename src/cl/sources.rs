@@ -4,3 +4,6 @@
 
 /// Modular arithmetic helpers shared by every kernel, plus one-line test kernels.
 pub const ARITH: &str = include_str!("../../opencl/arith.cl");
+
+/// One test kernel per helper of `ARITH`, for the bit-exact tests against `crate::arith`.
+pub const ARITH_TEST: &str = include_str!("../../opencl/arith_test.cl");

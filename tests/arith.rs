@@ -1,0 +1,368 @@
+//! Modular arithmetic: each host reference in `seal_opencl::arith` equals plain `u128`
+//! arithmetic, and each OpenCL helper (through its test kernel) equals the host reference
+//! word for word, on edge values and fresh random values, for primes of 17 to 60 bits.
+
+use rand::{Rng, SeedableRng};
+use seal_opencl::arith::{self, Modulus, ShoupOperand};
+use seal_opencl::cl::{self, sources, Context, DeviceSelector};
+
+const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+
+/// Primes 1 mod 2^13 of each bit size from 17 to 60, as SEAL would pick them.
+fn primes() -> Vec<Modulus> {
+    (17..=60)
+        .map(|bits| Modulus::new(arith::get_primes(1 << 13, bits, 1).unwrap()[0]).unwrap())
+        .collect()
+}
+
+fn rng() -> rand::rngs::StdRng {
+    let seed = rand::random();
+    eprintln!("seed {seed}");
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// Values in [0, bound): the edges 0, 1, bound - 1, bound - 2, then random ones.
+fn values(rng: &mut impl Rng, bound: u64, n: usize) -> Vec<u64> {
+    let mut v = vec![0, 1 % bound, bound - 1, bound.saturating_sub(2)];
+    v.extend((v.len()..n).map(|_| rng.gen_range(0..bound)));
+    v
+}
+
+struct Device {
+    ctx: std::sync::Arc<Context>,
+    queue: cl::Queue,
+    program: cl::Program,
+}
+
+impl Device {
+    fn new() -> Self {
+        let ctx = Context::new(&DeviceSelector::from_env().unwrap()).unwrap();
+        let queue = ctx.queue(false).unwrap();
+        let program = ctx
+            .program(&[sources::ARITH, sources::ARITH_TEST], "")
+            .unwrap();
+        Device {
+            ctx,
+            queue,
+            program,
+        }
+    }
+
+    /// Runs `test_<name>` over a, b, c (equal lengths) into a poisoned output of
+    /// `out_per_item` words per item.
+    fn run(
+        &self,
+        name: &str,
+        m: &Modulus,
+        a: &[u64],
+        b: &[u64],
+        c: &[u64],
+        out_per_item: usize,
+    ) -> Vec<u64> {
+        let n = a.len();
+        assert!(b.len() == n && c.len() >= n);
+        let up = |v: &[u64]| self.ctx.upload(&self.queue, v).unwrap();
+        let (da, db, dc) = (up(a), up(b), up(c));
+        let out = self.ctx.buffer(&self.queue, n * out_per_item).unwrap();
+        cl::poison(&out, POISON).unwrap();
+        let [r0, r1, _] = m.const_ratio();
+        let kernel = cl::Kernel::builder()
+            .program(&self.program)
+            .name(format!("test_{name}"))
+            .queue(self.queue.clone())
+            .arg(&da)
+            .arg(&db)
+            .arg(&dc)
+            .arg(&out)
+            .arg(m.value())
+            .arg(r0)
+            .arg(r1)
+            .build()
+            .unwrap();
+        // SAFETY: every test kernel reads a[i], b[i], c[i] (c[2i+1] for butterflies,
+        // whose c holds 2n words) and writes out[i * out_per_item ..] for i < n.
+        unsafe { cl::enqueue(&kernel, n, None, None).unwrap() };
+        cl::download(&out).unwrap()
+    }
+}
+
+fn check(name: &str, m: &Modulus, got: &[u64], want: &[u64], inputs: &[&[u64]]) {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(
+            g,
+            w,
+            "{name} q={} item {i} inputs {:?}: device {g:#x}, host {w:#x}",
+            m.value(),
+            inputs.iter().map(|v| v.get(i)).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn add_sub_negate() {
+    let dev = Device::new();
+    let mut rng = rng();
+    for m in primes() {
+        let q = m.value();
+        let a = values(&mut rng, q, 256);
+        let mut b = values(&mut rng, q, 256);
+        b.reverse();
+        let add: Vec<u64> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| arith::add_uint_mod(x, y, &m))
+            .collect();
+        let sub: Vec<u64> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| arith::sub_uint_mod(x, y, &m))
+            .collect();
+        let neg: Vec<u64> = a.iter().map(|&x| arith::negate_uint_mod(x, &m)).collect();
+        for i in 0..a.len() {
+            let (x, y, q) = (a[i] as u128, b[i] as u128, q as u128);
+            assert_eq!(add[i] as u128, (x + y) % q);
+            assert_eq!(sub[i] as u128, (x + q - y) % q);
+            assert_eq!(neg[i] as u128, (q - x) % q);
+        }
+        check(
+            "add",
+            &m,
+            &dev.run("add_uint_mod", &m, &a, &b, &a, 1),
+            &add,
+            &[&a, &b],
+        );
+        check(
+            "sub",
+            &m,
+            &dev.run("sub_uint_mod", &m, &a, &b, &a, 1),
+            &sub,
+            &[&a, &b],
+        );
+        check(
+            "negate",
+            &m,
+            &dev.run("negate_uint_mod", &m, &a, &b, &a, 1),
+            &neg,
+            &[&a],
+        );
+    }
+}
+
+#[test]
+fn barrett_reductions() {
+    let dev = Device::new();
+    let mut rng = rng();
+    for m in primes() {
+        let q = m.value();
+        // 64-bit inputs over the whole word, with multiples of q and their neighbours.
+        let mut x = values(&mut rng, u64::MAX, 256);
+        x.extend([
+            q,
+            q + 1,
+            2 * q - 1,
+            2 * q,
+            u64::MAX / q * q,
+            u64::MAX / q * q - 1,
+        ]);
+        let want: Vec<u64> = x.iter().map(|&v| arith::barrett_reduce_64(v, &m)).collect();
+        for (v, w) in x.iter().zip(&want) {
+            assert_eq!(*w, v % q);
+        }
+        check(
+            "barrett64",
+            &m,
+            &dev.run("barrett_reduce_64", &m, &x, &x, &x, 1),
+            &want,
+            &[&x],
+        );
+
+        // 128-bit inputs: every product of two residues (what mulmod feeds it), q^2 - 1,
+        // and arbitrary 128-bit words.
+        let mut lo = Vec::new();
+        let mut hi = Vec::new();
+        let mut push = |v: u128| {
+            lo.push(v as u64);
+            hi.push((v >> 64) as u64);
+        };
+        push(q as u128 * q as u128 - 1);
+        push(u128::MAX);
+        for _ in 0..256 {
+            push(rng.gen_range(0..q) as u128 * rng.gen_range(0..q) as u128);
+            push(rng.gen::<u128>());
+        }
+        let want: Vec<u64> = lo
+            .iter()
+            .zip(&hi)
+            .map(|(&l, &h)| arith::barrett_reduce_128(l, h, &m))
+            .collect();
+        for i in 0..lo.len() {
+            let v = (hi[i] as u128) << 64 | lo[i] as u128;
+            assert_eq!(
+                want[i] as u128,
+                v % q as u128,
+                "barrett128 of {v:#x} mod {q}"
+            );
+        }
+        check(
+            "barrett128",
+            &m,
+            &dev.run("barrett_reduce_128", &m, &lo, &hi, &lo, 1),
+            &want,
+            &[&lo, &hi],
+        );
+    }
+}
+
+#[test]
+fn multiplications_and_mad() {
+    let dev = Device::new();
+    let mut rng = rng();
+    for m in primes() {
+        let q = m.value();
+        let a = values(&mut rng, q, 256);
+        let b: Vec<u64> = values(&mut rng, q, 256).into_iter().rev().collect();
+        let c = values(&mut rng, q, 256);
+
+        let mul: Vec<u64> = a
+            .iter()
+            .zip(&b)
+            .map(|(&x, &y)| arith::multiply_uint_mod(x, y, &m))
+            .collect();
+        let mad: Vec<u64> = (0..a.len())
+            .map(|i| arith::mad_uint_mod(a[i], b[i], c[i], &m))
+            .collect();
+        for i in 0..a.len() {
+            let (x, y, z, q) = (a[i] as u128, b[i] as u128, c[i] as u128, q as u128);
+            assert_eq!(mul[i] as u128, x * y % q);
+            assert_eq!(mad[i] as u128, (x * y + z) % q);
+        }
+        check(
+            "mul",
+            &m,
+            &dev.run("multiply_uint_mod", &m, &a, &b, &a, 1),
+            &mul,
+            &[&a, &b],
+        );
+        check(
+            "mad",
+            &m,
+            &dev.run("mad_uint_mod", &m, &a, &b, &c, 1),
+            &mad,
+            &[&a, &b, &c],
+        );
+
+        // Shoup: x may be any 64-bit word (the lazy NTT feeds values up to 4q).
+        let x = values(&mut rng, u64::MAX, 256);
+        let ops: Vec<ShoupOperand> = b.iter().map(|&w| ShoupOperand::new(w, &m)).collect();
+        let w: Vec<u64> = ops.iter().map(|o| o.operand).collect();
+        let wq: Vec<u64> = ops.iter().map(|o| o.quotient).collect();
+        let lazy: Vec<u64> = (0..x.len())
+            .map(|i| arith::multiply_uint_mod_shoup_lazy(x[i], ops[i], &m))
+            .collect();
+        let full: Vec<u64> = (0..x.len())
+            .map(|i| arith::multiply_uint_mod_shoup(x[i], ops[i], &m))
+            .collect();
+        for i in 0..x.len() {
+            let exact = (x[i] as u128 * w[i] as u128 % q as u128) as u64;
+            assert!(
+                lazy[i] < 2 * q && lazy[i] % q == exact,
+                "lazy shoup {} * {}",
+                x[i],
+                w[i]
+            );
+            assert_eq!(full[i], exact);
+            assert_eq!(wq[i] as u128, ((w[i] as u128) << 64) / q as u128);
+        }
+        check(
+            "shoup_lazy",
+            &m,
+            &dev.run("multiply_uint_mod_shoup_lazy", &m, &x, &w, &wq, 1),
+            &lazy,
+            &[&x, &w],
+        );
+        check(
+            "shoup",
+            &m,
+            &dev.run("multiply_uint_mod_shoup", &m, &x, &w, &wq, 1),
+            &full,
+            &[&x, &w],
+        );
+    }
+}
+
+#[test]
+fn harvey_butterflies() {
+    let dev = Device::new();
+    let mut rng = rng();
+    for m in primes() {
+        let q = m.value();
+        let roots: Vec<ShoupOperand> = values(&mut rng, q, 256)
+            .into_iter()
+            .map(|w| ShoupOperand::new(w, &m))
+            .collect();
+        let packed: Vec<u64> = roots.iter().flat_map(|r| [r.operand, r.quotient]).collect();
+
+        // Forward: inputs anywhere in [0, 4q), including just under 2q and 4q.
+        let mut x = values(&mut rng, 4 * q, 256);
+        x[2] = 2 * q - 1;
+        let y: Vec<u64> = values(&mut rng, 4 * q, 256).into_iter().rev().collect();
+        let want: Vec<u64> = (0..x.len())
+            .flat_map(|i| {
+                let (u, v) = arith::butterfly_forward_lazy(x[i], y[i], roots[i], &m);
+                [u, v]
+            })
+            .collect();
+        for i in 0..x.len() {
+            let (q128, w) = (q as u128, roots[i].operand as u128);
+            let wy = w * y[i] as u128 % q128;
+            assert!(want[2 * i] < 4 * q && want[2 * i + 1] < 4 * q);
+            assert_eq!(want[2 * i] as u128 % q128, (x[i] as u128 + wy) % q128);
+            assert_eq!(
+                want[2 * i + 1] as u128 % q128,
+                (x[i] as u128 + q128 - wy) % q128
+            );
+        }
+        check(
+            "forward",
+            &m,
+            &dev.run("butterfly_forward_lazy", &m, &x, &y, &packed, 2),
+            &want,
+            &[&x, &y],
+        );
+
+        // Inverse: inputs in [0, 2q).
+        let x = values(&mut rng, 2 * q, 256);
+        let y: Vec<u64> = values(&mut rng, 2 * q, 256).into_iter().rev().collect();
+        let want: Vec<u64> = (0..x.len())
+            .flat_map(|i| {
+                let (u, v) = arith::butterfly_inverse_lazy(x[i], y[i], roots[i], &m);
+                [u, v]
+            })
+            .collect();
+        for i in 0..x.len() {
+            let (q128, w) = (q as u128, roots[i].operand as u128);
+            let (a, b) = (x[i] as u128, y[i] as u128);
+            assert!(want[2 * i] < 2 * q && want[2 * i + 1] < 2 * q);
+            assert_eq!(want[2 * i] as u128 % q128, (a + b) % q128);
+            assert_eq!(
+                want[2 * i + 1] as u128 % q128,
+                (a + 2 * q128 - b) * w % q128
+            );
+        }
+        check(
+            "inverse",
+            &m,
+            &dev.run("butterfly_inverse_lazy", &m, &x, &y, &packed, 2),
+            &want,
+            &[&x, &y],
+        );
+    }
+}
+
+#[test]
+fn modulus_rejects_out_of_range_values() {
+    assert!(Modulus::new(0).is_err());
+    assert!(Modulus::new(1).is_err());
+    assert!(Modulus::new(1 << 61).is_err());
+    assert!(Modulus::new((1 << 61) - 1).is_ok());
+}
