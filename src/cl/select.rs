@@ -146,15 +146,24 @@ mod tests {
 
     #[test]
     fn selector_parses() {
-        assert_eq!("gpu".parse::<DeviceSelector>().unwrap(), DeviceSelector::Gpu);
-        assert_eq!(" CPU ".parse::<DeviceSelector>().unwrap(), DeviceSelector::Cpu);
+        assert_eq!(
+            "gpu".parse::<DeviceSelector>().unwrap(),
+            DeviceSelector::Gpu
+        );
+        assert_eq!(
+            " CPU ".parse::<DeviceSelector>().unwrap(),
+            DeviceSelector::Cpu
+        );
         assert_eq!(
             "1:0".parse::<DeviceSelector>().unwrap(),
             DeviceSelector::Index(1, 0)
         );
         for bad in ["", "fpga", "1", "1:", ":2", "a:b", "1:2:3"] {
             assert!(
-                matches!(bad.parse::<DeviceSelector>(), Err(Error::BadDeviceSelector(_))),
+                matches!(
+                    bad.parse::<DeviceSelector>(),
+                    Err(Error::BadDeviceSelector(_))
+                ),
                 "{bad:?} should be rejected"
             );
         }
