@@ -4,6 +4,10 @@
 //! runtime, the only module that talks to `ocl`) -> kernel launchers.
 
 pub mod cl;
+pub mod device;
 pub mod error;
+pub mod frame;
+pub mod memcache;
+pub mod profiler;
 
 pub use error::{Error, ErrorKind, Result};

@@ -32,14 +32,25 @@ fn programs_are_cached_and_build_errors_carry_the_log() {
     let src = "__kernel void k(__global ulong *x) { x[get_global_id(0)] = FILL; }";
     let a = ctx.program(&[src], "-D FILL=7").unwrap();
     let b = ctx.program(&[src], "-D FILL=7").unwrap();
-    assert_eq!(a.as_core().as_ptr(), b.as_core().as_ptr(), "second request must hit the cache");
+    assert_eq!(
+        a.as_core().as_ptr(),
+        b.as_core().as_ptr(),
+        "second request must hit the cache"
+    );
     let c = ctx.program(&[src], "-D FILL=8").unwrap();
-    assert_ne!(a.as_core().as_ptr(), c.as_core().as_ptr(), "options are part of the key");
+    assert_ne!(
+        a.as_core().as_ptr(),
+        c.as_core().as_ptr(),
+        "options are part of the key"
+    );
 
     let broken = "__kernel void k(__global ulong *x) { x[0] = undefined_name_xyz; }";
     match ctx.program(&[broken], "") {
         Err(Error::ProgramBuild { log, .. }) => {
-            assert!(log.contains("undefined_name_xyz"), "log should name the error: {log}")
+            assert!(
+                log.contains("undefined_name_xyz"),
+                "log should name the error: {log}"
+            )
         }
         Err(other) => panic!("expected ProgramBuild, got {other:?}"),
         Ok(_) => panic!("broken source must not build"),
