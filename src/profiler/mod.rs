@@ -37,7 +37,7 @@ use crate::cl::{self, Event};
 use crate::error::Result;
 
 pub use report::{
-    KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport, REPORT_FORMAT,
+    KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport, CSV_HEADER, REPORT_FORMAT,
 };
 
 /// `SEAL_OPENCL_PROFILE=path` turns profiling on for the whole process and writes, at
