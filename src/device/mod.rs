@@ -153,6 +153,7 @@ impl Devices {
         }
         let _span = tracing::info_span!("devices_new").entered();
         let chosen = options.selector.resolve()?;
+        let chosen_name = chosen.to_string();
         let devices: Vec<cl::DeviceEntry> = match options.selector {
             DeviceSelector::Index(..) => vec![chosen],
             _ => cl::list_devices()?
@@ -176,6 +177,12 @@ impl Devices {
                     &options,
                 )?));
             }
+        }
+        if tiles.is_empty() {
+            return Err(Error::NoDevice {
+                wanted: format!("{:?} with {:?}", options.selector, options.partition),
+                available: format!("  {chosen_name} gave no tiles\n"),
+            });
         }
         let frames = FrameControl::new(
             tiles.iter().map(|t| t.memcache.clone()).collect(),
