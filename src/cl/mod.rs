@@ -5,6 +5,8 @@
 
 mod select;
 pub mod sources;
+mod subdevice;
+mod sync;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -16,6 +18,13 @@ use parking_lot::Mutex;
 
 pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
+pub use subdevice::{
+    create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
+};
+pub use sync::{
+    complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
+    order_after, same_queue, wait, EventTimes,
+};
 
 use crate::error::{Error, Result};
 
@@ -28,6 +37,9 @@ pub struct DeviceInfoSummary {
     pub is_gpu: bool,
     pub local_mem_bytes: u64,
     pub max_work_group_size: usize,
+    /// Largest single buffer (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
+    pub max_alloc_bytes: u64,
+    pub global_mem_bytes: u64,
 }
 
 /// An OpenCL context on one device, with its program cache.
@@ -39,6 +51,9 @@ pub struct Context {
     context: ocl::Context,
     info: DeviceInfoSummary,
     programs: Mutex<HashMap<ProgramKey, Program>>,
+    /// The sub-device this context runs on, if it is one. Declared last so that it is
+    /// released after the context that uses it.
+    _sub_device: Option<SubDevice>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -60,6 +75,20 @@ impl Context {
 
     /// A context holding exactly `device` (a whole device or a sub-device).
     pub fn for_device(platform: ocl::Platform, device: ocl::Device) -> Result<Arc<Context>> {
+        Self::build(platform, device, None)
+    }
+
+    /// A context holding exactly the sub-device `sub` (a tile), which it keeps alive.
+    pub fn for_sub_device(platform: ocl::Platform, sub: SubDevice) -> Result<Arc<Context>> {
+        let device = sub.device();
+        Self::build(platform, device, Some(sub))
+    }
+
+    fn build(
+        platform: ocl::Platform,
+        device: ocl::Device,
+        sub_device: Option<SubDevice>,
+    ) -> Result<Arc<Context>> {
         let context = ocl::Context::builder()
             .platform(platform)
             .devices(device)
@@ -71,6 +100,7 @@ impl Context {
             context,
             info,
             programs: Mutex::new(HashMap::new()),
+            _sub_device: sub_device,
         }))
     }
 
@@ -193,6 +223,14 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         DeviceInfoResult::LocalMemSize(s) => s,
         _ => 0,
     };
+    let max_alloc_bytes = match device.info(DeviceInfo::MaxMemAllocSize)? {
+        DeviceInfoResult::MaxMemAllocSize(s) => s,
+        _ => 0,
+    };
+    let global_mem_bytes = match device.info(DeviceInfo::GlobalMemSize)? {
+        DeviceInfoResult::GlobalMemSize(s) => s,
+        _ => 0,
+    };
     Ok(DeviceInfoSummary {
         name: device.name()?,
         vendor: device.vendor()?,
@@ -200,5 +238,7 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         is_gpu,
         local_mem_bytes,
         max_work_group_size: device.max_wg_size()?,
+        max_alloc_bytes,
+        global_mem_bytes,
     })
 }
