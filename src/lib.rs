@@ -1,10 +1,12 @@
 //! seal-opencl: an OpenCL backend for Microsoft SEAL's CKKS scheme.
 //!
-//! Dependencies run downward: `arith` and `ntt` (host references) -> `cl` (the OpenCL
-//! runtime, the only module that talks to `ocl`) -> kernel launchers.
+//! Dependencies run downward: `arith` and the host half of `ntt` (tables and host
+//! references) -> `cl` (the OpenCL runtime, the only module that talks to `ocl`) -> kernel
+//! launchers (`ntt::NttPlan`).
 
 pub mod arith;
 pub mod cl;
 pub mod error;
+pub mod ntt;
 
 pub use error::{Error, ErrorKind, Result};

@@ -173,6 +173,37 @@ pub unsafe fn enqueue(
     Ok(())
 }
 
+/// Enqueues a device-to-device copy of all of `src` into `dst` (same length) on `src`'s
+/// queue.
+pub fn copy(src: &Buffer<u64>, dst: &Buffer<u64>, event: Option<&mut Event>) -> Result<()> {
+    if src.len() != dst.len() {
+        return Err(Error::invalid(format!(
+            "copy of {} words into a buffer of {}",
+            src.len(),
+            dst.len()
+        )));
+    }
+    let mut cmd = src.copy(dst, None, None);
+    if let Some(event) = event {
+        cmd = cmd.enew(event);
+    }
+    cmd.enq()?;
+    Ok(())
+}
+
+/// Device time from the start of `first` to the end of `last` (completed, profiled events
+/// of one queue), in nanoseconds: the span of a sequence of kernels.
+pub fn event_span_nanos(first: &Event, last: &Event) -> Result<u64> {
+    use ocl::enums::{ProfilingInfo, ProfilingInfoResult};
+    match (
+        first.profiling_info(ProfilingInfo::Start)?,
+        last.profiling_info(ProfilingInfo::End)?,
+    ) {
+        (ProfilingInfoResult::Start(s), ProfilingInfoResult::End(e)) => Ok(e.saturating_sub(s)),
+        _ => Err(Error::OpenCl("unexpected profiling info result".into())),
+    }
+}
+
 /// Device time of a completed, profiled event, in nanoseconds.
 pub fn event_nanos(event: &Event) -> Result<u64> {
     use ocl::enums::{ProfilingInfo, ProfilingInfoResult};
