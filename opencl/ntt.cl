@@ -58,7 +58,8 @@ __kernel void ntt_fwd_naive(__global u64 *values, __global const u64 *root_power
     uint x = ((i >> log_gap) << (log_gap + 1)) | (i & (gap - 1));
     __global u64 *p = values + residue * N;
     u64 q = params[prime * PARAMS_STRIDE];
-    ulong2 w = ((__global const ulong2 *)root_powers)[prime * N + ((N + x) >> (log_gap + 1))];
+    __global const ulong2 *roots = (__global const ulong2 *)root_powers + prime * N;
+    ulong2 w = roots[(N + x) >> (log_gap + 1)];
     u64 a = p[x];
     u64 b = p[x + gap];
     butterfly_forward_lazy(&a, &b, w.x, w.y, q);
@@ -92,7 +93,8 @@ __kernel void ntt_inv_naive(__global u64 *values, __global const u64 *inv_root_p
             b = reduce_once(b, q);
         }
     } else {
-        ulong2 w = ((__global const ulong2 *)inv_root_powers)[prime * N + N - (N >> log_gap) + 1 + (x >> (log_gap + 1))];
+        __global const ulong2 *roots = (__global const ulong2 *)inv_root_powers + prime * N;
+        ulong2 w = roots[N - (N >> log_gap) + 1 + (x >> (log_gap + 1))];
         butterfly_inverse_lazy(&a, &b, w.x, w.y, q);
     }
     p[x] = a;
@@ -153,15 +155,15 @@ inline void fwd_radix(u64 *v, const uint K, uint lg, __global const ulong2 *w,
 {
 #pragma unroll
     for (uint s = 0; s < K; s++) {
-        uint half = 1u << (K - 1 - s);
+        uint span = 1u << (K - 1 - s);
         uint r0 = root_base >> (lg + K - s);
 #pragma unroll
         for (uint h = 0; h < (1u << s); h++) {
             ulong2 r = w[r0 + h];
 #pragma unroll
-            for (uint l = 0; l < half; l++) {
-                uint a = h * 2 * half + l;
-                butterfly_forward_lazy(&v[a], &v[a + half], r.x, r.y, q);
+            for (uint l = 0; l < span; l++) {
+                uint a = h * 2 * span + l;
+                butterfly_forward_lazy(&v[a], &v[a + span], r.x, r.y, q);
             }
         }
     }
@@ -177,21 +179,21 @@ inline void inv_radix(u64 *v, const uint K, uint lg, __global const ulong2 *w, u
     u64 q = pr[0];
 #pragma unroll
     for (uint s = 0; s < K; s++) {
-        uint half = 1u << s;
+        uint span = 1u << s;
         if (last && s == K - 1) {
             u64 inv_n = pr[1], inv_n_q = pr[2], sr = pr[3], sr_q = pr[4];
 #pragma unroll
-            for (uint l = 0; l < half; l++)
-                butterfly_inverse_last_lazy(&v[l], &v[l + half], inv_n, inv_n_q, sr, sr_q, q);
+            for (uint l = 0; l < span; l++)
+                butterfly_inverse_last_lazy(&v[l], &v[l + span], inv_n, inv_n_q, sr, sr_q, q);
         } else {
             uint r0 = N + 1 - (size >> (lg + s)) + (x0 >> (lg + s + 1));
 #pragma unroll
             for (uint h = 0; h < (1u << (K - 1 - s)); h++) {
                 ulong2 r = w[r0 + h];
 #pragma unroll
-                for (uint l = 0; l < half; l++) {
-                    uint a = h * 2 * half + l;
-                    butterfly_inverse_lazy(&v[a], &v[a + half], r.x, r.y, q);
+                for (uint l = 0; l < span; l++) {
+                    uint a = h * 2 * span + l;
+                    butterfly_inverse_lazy(&v[a], &v[a + span], r.x, r.y, q);
                 }
             }
         }

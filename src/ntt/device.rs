@@ -218,7 +218,12 @@ impl NttPlan {
         strategy: NttStrategy,
     ) -> Result<Self> {
         check_coeff_count_power(coeff_count_power)?;
-        Self::from_tables(ctx, queue, &create_ntt_tables(coeff_count_power, moduli)?, strategy)
+        Self::from_tables(
+            ctx,
+            queue,
+            &create_ntt_tables(coeff_count_power, moduli)?,
+            strategy,
+        )
     }
 
     /// A plan over tables already built (one per prime, all of the same N).
@@ -464,11 +469,19 @@ impl NttPlan {
                 let mut events = Vec::with_capacity(2);
                 if layout.log_s != 0 {
                     let kernel = self.kernel(queue, "ntt_fwd_strided", values, roots, &[])?;
-                    events.push(self.launch_staged(&kernel, residues, layout.strided_work_group_size())?);
+                    events.push(self.launch_staged(
+                        &kernel,
+                        residues,
+                        layout.strided_work_group_size(),
+                    )?);
                 }
                 let kernel =
                     self.kernel(queue, "ntt_fwd_block", values, roots, &[reduce as u32])?;
-                events.push(self.launch_staged(&kernel, residues, layout.block_work_group_size())?);
+                events.push(self.launch_staged(
+                    &kernel,
+                    residues,
+                    layout.block_work_group_size(),
+                )?);
                 Ok(events)
             }
         }
@@ -502,12 +515,21 @@ impl NttPlan {
             }
             Some(layout) => {
                 let mut events = Vec::with_capacity(2);
-                let kernel = self.kernel(queue, "ntt_inv_block", values, roots, &[reduce as u32])?;
-                events.push(self.launch_staged(&kernel, residues, layout.block_work_group_size())?);
+                let kernel =
+                    self.kernel(queue, "ntt_inv_block", values, roots, &[reduce as u32])?;
+                events.push(self.launch_staged(
+                    &kernel,
+                    residues,
+                    layout.block_work_group_size(),
+                )?);
                 if layout.log_s != 0 {
                     let kernel =
                         self.kernel(queue, "ntt_inv_strided", values, roots, &[reduce as u32])?;
-                    events.push(self.launch_staged(&kernel, residues, layout.strided_work_group_size())?);
+                    events.push(self.launch_staged(
+                        &kernel,
+                        residues,
+                        layout.strided_work_group_size(),
+                    )?);
                 }
                 Ok(events)
             }
@@ -559,7 +581,11 @@ mod tests {
         ];
         for (log_n, log_s, log_c, log_b, block, strided) in want {
             let l = StagedLayout::new(log_n, 48 * 1024, 1024).unwrap();
-            assert_eq!((l.log_s, l.log_c, l.log_b), (log_s, log_c, log_b), "2^{log_n}");
+            assert_eq!(
+                (l.log_s, l.log_c, l.log_b),
+                (log_s, log_c, log_b),
+                "2^{log_n}"
+            );
             assert_eq!(l.block_work_group_size(), block);
             if log_s != 0 {
                 assert_eq!(l.strided_work_group_size(), strided);
@@ -576,7 +602,10 @@ mod tests {
     #[test]
     fn strategy_names() {
         assert_eq!("naive".parse::<NttStrategy>().unwrap(), NttStrategy::Naive);
-        assert_eq!(" Staged ".parse::<NttStrategy>().unwrap(), NttStrategy::Staged);
+        assert_eq!(
+            " Staged ".parse::<NttStrategy>().unwrap(),
+            NttStrategy::Staged
+        );
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::Staged.to_string(), "staged");
     }

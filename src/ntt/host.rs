@@ -266,10 +266,7 @@ mod tests {
                 let mut wide = a.clone();
                 wide[0] = qv - 1;
                 ntt_negacyclic_harvey(&mut wide, &t);
-                assert!(lazy
-                    .iter()
-                    .zip(&wide)
-                    .all(|(&l, &w)| l % qv == w && w < qv));
+                assert!(lazy.iter().zip(&wide).all(|(&l, &w)| l % qv == w && w < qv));
 
                 ntt_negacyclic_harvey(&mut a, &t);
                 assert!(a.iter().all(|&v| v < qv));

@@ -156,7 +156,10 @@ mod tests {
         let t = NttTables::new(log_n, &q).unwrap();
         let n = 1u64 << log_n;
         assert_eq!(pow_uint_mod(t.get_root(), n, &q), q.value() - 1);
-        assert_eq!(t.get_root() as u128 * t.get_inv_root() as u128 % q.value() as u128, 1);
+        assert_eq!(
+            t.get_root() as u128 * t.get_inv_root() as u128 % q.value() as u128,
+            1
+        );
         for i in 1..n {
             let w = t.get_from_root_powers()[reverse_bits(i, log_n) as usize];
             assert_eq!(w, ShoupOperand::new(pow_uint_mod(t.get_root(), i, &q), &q));
