@@ -40,6 +40,10 @@ pub enum Error {
 
     #[error("OpenCL error: {0}")]
     OpenCl(String),
+
+    /// A file the library writes (profiler exports) could not be written.
+    #[error("{0}")]
+    Io(String),
 }
 
 impl Error {
@@ -50,7 +54,8 @@ impl Error {
             Error::NoDevice { .. }
             | Error::ProgramBuild { .. }
             | Error::OutOfMemory(_)
-            | Error::OpenCl(_) => ErrorKind::Runtime,
+            | Error::OpenCl(_)
+            | Error::Io(_) => ErrorKind::Runtime,
         }
     }
 

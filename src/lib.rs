@@ -6,7 +6,11 @@
 
 pub mod arith;
 pub mod cl;
+pub mod device;
 pub mod error;
+pub mod frame;
+pub mod memcache;
 pub mod ntt;
+pub mod profiler;
 
 pub use error::{Error, ErrorKind, Result};

@@ -5,6 +5,8 @@
 
 mod select;
 pub mod sources;
+mod subdevice;
+mod sync;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -16,6 +18,13 @@ use parking_lot::Mutex;
 
 pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
+pub use subdevice::{
+    create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
+};
+pub use sync::{
+    complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
+    order_after, same_queue, wait, EventTimes,
+};
 
 use crate::error::{Error, Result};
 
@@ -28,6 +37,9 @@ pub struct DeviceInfoSummary {
     pub is_gpu: bool,
     pub local_mem_bytes: u64,
     pub max_work_group_size: usize,
+    /// Largest single buffer (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
+    pub max_alloc_bytes: u64,
+    pub global_mem_bytes: u64,
 }
 
 /// An OpenCL context on one device, with its program cache.
@@ -39,6 +51,9 @@ pub struct Context {
     context: ocl::Context,
     info: DeviceInfoSummary,
     programs: Mutex<HashMap<ProgramKey, Program>>,
+    /// The sub-device this context runs on, if it is one. Declared last so that it is
+    /// released after the context that uses it.
+    _sub_device: Option<SubDevice>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -60,6 +75,20 @@ impl Context {
 
     /// A context holding exactly `device` (a whole device or a sub-device).
     pub fn for_device(platform: ocl::Platform, device: ocl::Device) -> Result<Arc<Context>> {
+        Self::build(platform, device, None)
+    }
+
+    /// A context holding exactly the sub-device `sub` (a tile), which it keeps alive.
+    pub fn for_sub_device(platform: ocl::Platform, sub: SubDevice) -> Result<Arc<Context>> {
+        let device = sub.device();
+        Self::build(platform, device, Some(sub))
+    }
+
+    fn build(
+        platform: ocl::Platform,
+        device: ocl::Device,
+        sub_device: Option<SubDevice>,
+    ) -> Result<Arc<Context>> {
         let context = ocl::Context::builder()
             .platform(platform)
             .devices(device)
@@ -71,6 +100,7 @@ impl Context {
             context,
             info,
             programs: Mutex::new(HashMap::new()),
+            _sub_device: sub_device,
         }))
     }
 
@@ -173,9 +203,14 @@ pub unsafe fn enqueue(
     Ok(())
 }
 
-/// Enqueues a device-to-device copy of all of `src` into `dst` (same length) on `src`'s
-/// queue.
-pub fn copy(src: &Buffer<u64>, dst: &Buffer<u64>, event: Option<&mut Event>) -> Result<()> {
+/// Enqueues on `queue` a device-to-device copy of all of `src` into `dst` (same length);
+/// `event`, if given, receives the copy's event (benchmarks time NTTs against it).
+pub fn copy(
+    queue: &Queue,
+    src: &Buffer<u64>,
+    dst: &Buffer<u64>,
+    event: Option<&mut Event>,
+) -> Result<()> {
     if src.len() != dst.len() {
         return Err(Error::invalid(format!(
             "copy of {} words into a buffer of {}",
@@ -183,25 +218,12 @@ pub fn copy(src: &Buffer<u64>, dst: &Buffer<u64>, event: Option<&mut Event>) -> 
             dst.len()
         )));
     }
-    let mut cmd = src.copy(dst, None, None);
+    let mut cmd = src.copy(dst, None, None).queue(queue);
     if let Some(event) = event {
         cmd = cmd.enew(event);
     }
     cmd.enq()?;
     Ok(())
-}
-
-/// Device time from the start of `first` to the end of `last` (completed, profiled events
-/// of one queue), in nanoseconds: the span of a sequence of kernels.
-pub fn event_span_nanos(first: &Event, last: &Event) -> Result<u64> {
-    use ocl::enums::{ProfilingInfo, ProfilingInfoResult};
-    match (
-        first.profiling_info(ProfilingInfo::Start)?,
-        last.profiling_info(ProfilingInfo::End)?,
-    ) {
-        (ProfilingInfoResult::Start(s), ProfilingInfoResult::End(e)) => Ok(e.saturating_sub(s)),
-        _ => Err(Error::OpenCl("unexpected profiling info result".into())),
-    }
 }
 
 /// Device time of a completed, profiled event, in nanoseconds.
@@ -224,6 +246,14 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         DeviceInfoResult::LocalMemSize(s) => s,
         _ => 0,
     };
+    let max_alloc_bytes = match device.info(DeviceInfo::MaxMemAllocSize)? {
+        DeviceInfoResult::MaxMemAllocSize(s) => s,
+        _ => 0,
+    };
+    let global_mem_bytes = match device.info(DeviceInfo::GlobalMemSize)? {
+        DeviceInfoResult::GlobalMemSize(s) => s,
+        _ => 0,
+    };
     Ok(DeviceInfoSummary {
         name: device.name()?,
         vendor: device.vendor()?,
@@ -231,5 +261,7 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         is_gpu,
         local_mem_bytes,
         max_work_group_size: device.max_wg_size()?,
+        max_alloc_bytes,
+        global_mem_bytes,
     })
 }

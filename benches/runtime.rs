@@ -1,0 +1,353 @@
+//! Runtime benchmarks: allocation latency with and without the memcache, and independent
+//! batches of work on one queue vs two queues (and two tiles where the device has them).
+//!
+//! ```text
+//! cargo bench --bench runtime -- [--out PATH] [--quick] [--items N] [--rounds N]
+//!                                [--batches N] [--reps N] [--alloc-iters N]
+//! ```
+//! `--out` (or `SEAL_OPENCL_BENCH_OUT`) writes the results as JSON (device, date,
+//! parameters, numbers); the table always goes to stdout. The device comes from
+//! `SEAL_OPENCL_DEVICE`, tiles from `SEAL_OPENCL_TILES` (e.g. `2` to split a device).
+//! `--quick` shrinks everything for a smoke run on a CPU device.
+//!
+//! The queue measurement takes a *batch maker*: given a graph, it prepares buffers and
+//! kernels once and returns a closure that enqueues one batch on that graph. The
+//! stand-in batch is a compute-heavy kernel; to measure NTT batches, write a maker that
+//! builds an NTT plan on the graph and enqueues one forward NTT of L primes, and pass it
+//! to `queue_concurrency` in `main` instead of `spin_batch`.
+
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use seal_opencl::cl::{self, Kernel};
+use seal_opencl::device::{DeviceOptions, Devices, Graph};
+use seal_opencl::memcache::Memcache;
+use seal_opencl::Result;
+
+/// Enqueues one batch on the graph it was made for (does not wait).
+type EnqueueBatch = Box<dyn FnMut() -> Result<()>>;
+/// Prepares one batch's buffers and kernels on a graph.
+type BatchMaker<'a> = &'a dyn Fn(&Graph) -> Result<EnqueueBatch>;
+
+struct Params {
+    out: Option<String>,
+    items: usize,
+    rounds: u32,
+    batches: usize,
+    reps: usize,
+    alloc_iters: usize,
+    alloc_words: Vec<usize>,
+}
+
+impl Params {
+    fn from_args() -> Params {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let quick = args.iter().any(|a| a == "--quick");
+        let value = |name: &str| -> Option<String> {
+            args.iter()
+                .position(|a| a == name)
+                .and_then(|i| args.get(i + 1).cloned())
+        };
+        let num = |name: &str, default: usize| -> usize {
+            value(name).map_or(default, |v| {
+                v.parse()
+                    .unwrap_or_else(|_| panic!("{name} wants a number, got {v:?}"))
+            })
+        };
+        Params {
+            out: value("--out").or_else(|| std::env::var("SEAL_OPENCL_BENCH_OUT").ok()),
+            items: num("--items", if quick { 1 << 12 } else { 1 << 16 }),
+            rounds: num("--rounds", if quick { 2_000 } else { 20_000 }) as u32,
+            batches: num("--batches", 2),
+            reps: num("--reps", if quick { 3 } else { 10 }),
+            alloc_iters: num("--alloc-iters", if quick { 200 } else { 2_000 }),
+            // Ciphertext-sized: 2 polynomials x L = 8 primes x N words, N = 2^12 .. 2^17.
+            alloc_words: if quick {
+                vec![12, 14]
+            } else {
+                vec![12, 14, 15, 17]
+            }
+            .into_iter()
+            .map(|log_n| 2 * 8 * (1usize << log_n))
+            .collect(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct AllocRow {
+    words: usize,
+    bytes: usize,
+    /// alloc + free, served from the free pool.
+    cached_ns: f64,
+    /// alloc + free as device allocation + release (lazy drivers may defer the memory).
+    uncached_ns: f64,
+    /// alloc, write one word, wait, free: the device memory is really used.
+    cached_touch_ns: f64,
+    uncached_touch_ns: f64,
+}
+
+#[derive(Serialize)]
+struct QueueRow {
+    scenario: String,
+    /// (tile, queue) of each batch.
+    placement: Vec<(usize, usize)>,
+    median_ms: f64,
+    min_ms: f64,
+    /// Median one-queue time over this scenario's median time.
+    speedup: f64,
+}
+
+#[derive(Serialize)]
+struct Report {
+    bench: &'static str,
+    device: String,
+    platform: String,
+    tiles: usize,
+    date_utc: String,
+    unix_time_s: u64,
+    items: usize,
+    rounds: u32,
+    batches: usize,
+    reps: usize,
+    alloc_iters: usize,
+    batch_kernel: &'static str,
+    alloc: Vec<AllocRow>,
+    queues: Vec<QueueRow>,
+}
+
+const SPIN: &str = r#"
+__kernel void spin(__global ulong *x, uint rounds) {
+    size_t i = get_global_id(0);
+    ulong v = x[i] + i;
+    for (uint r = 0; r < rounds; ++r) {
+        v = v * 6364136223846793005UL + 1442695040888963407UL;
+        v ^= v >> 29;
+    }
+    x[i] = v;
+}
+"#;
+
+/// The stand-in batch: `items` work items of `rounds` LCG steps each.
+fn spin_batch(items: usize, rounds: u32) -> impl Fn(&Graph) -> Result<EnqueueBatch> {
+    move |g: &Graph| {
+        let buf = g.alloc(items)?;
+        let program = g.context().program(&[SPIN], "")?;
+        let kernel = Kernel::builder()
+            .program(&program)
+            .name("spin")
+            .queue(g.queue().clone())
+            .arg(buf.buffer())
+            .arg(rounds)
+            .build()?;
+        let g = g.clone();
+        Ok(Box::new(move || {
+            // SAFETY: `spin` touches x[i] for i < items and the buffer holds `items` words.
+            unsafe { g.launch(&kernel, items, None) }?;
+            let _keep = &buf;
+            Ok(())
+        }))
+    }
+}
+
+fn time_per_op(iters: usize, mut op: impl FnMut() -> Result<()>) -> Result<f64> {
+    op()?; // warm: the first round allocates, builds programs, fills the pool
+    let start = Instant::now();
+    for _ in 0..iters {
+        op()?;
+    }
+    Ok(start.elapsed().as_nanos() as f64 / iters as f64)
+}
+
+fn allocation_latency(g: &Graph, p: &Params) -> Result<Vec<AllocRow>> {
+    let pool: &Memcache = g.tile().memcache();
+    let q = g.queue();
+    let touch = |buf: &cl::Buffer<u64>| -> Result<()> {
+        buf.cmd().fill(1u64, Some(1)).enq()?;
+        q.finish()?;
+        Ok(())
+    };
+    p.alloc_words
+        .iter()
+        .map(|&words| {
+            Ok(AllocRow {
+                words,
+                bytes: words * 8,
+                cached_ns: time_per_op(p.alloc_iters, || pool.alloc(q, words).map(drop))?,
+                uncached_ns: time_per_op(p.alloc_iters, || {
+                    pool.alloc_uncached(q, words).map(drop)
+                })?,
+                cached_touch_ns: time_per_op(p.alloc_iters, || {
+                    touch(pool.alloc(q, words)?.buffer())
+                })?,
+                uncached_touch_ns: time_per_op(p.alloc_iters, || {
+                    touch(pool.alloc_uncached(q, words)?.buffer())
+                })?,
+            })
+        })
+        .collect()
+}
+
+/// Runs `batches` batches made by `make`, batch k on `graphs[k % graphs.len()]`, all in
+/// flight together, `reps` times; returns (median, min) wall time from the first enqueue
+/// to the last batch finished.
+fn run_batches(
+    graphs: &[Graph],
+    batches: usize,
+    reps: usize,
+    make: BatchMaker,
+) -> Result<(Duration, Duration)> {
+    let mut enqueue: Vec<(Graph, EnqueueBatch)> = (0..batches)
+        .map(|k| {
+            let g = graphs[k % graphs.len()].clone();
+            make(&g).map(|e| (g, e))
+        })
+        .collect::<Result<_>>()?;
+    let mut once = || -> Result<Duration> {
+        let start = Instant::now();
+        for (_, e) in enqueue.iter_mut() {
+            e()?;
+        }
+        for (g, _) in &enqueue {
+            g.finish()?;
+        }
+        Ok(start.elapsed())
+    };
+    once()?; // warm-up: program build, first launch
+    let mut times: Vec<Duration> = (0..reps).map(|_| once()).collect::<Result<_>>()?;
+    times.sort();
+    Ok((times[times.len() / 2], times[0]))
+}
+
+fn queue_concurrency(devices: &Devices, p: &Params, make: BatchMaker) -> Result<Vec<QueueRow>> {
+    let t0 = &devices.tiles()[0];
+    let mut scenarios: Vec<(&str, Vec<Graph>)> = vec![
+        ("one queue", vec![t0.graph(0)?]),
+        ("two queues, one tile", vec![t0.graph(0)?, t0.graph(1)?]),
+    ];
+    if let Some(t1) = devices.tiles().get(1) {
+        scenarios.push(("two tiles", vec![t0.graph(0)?, t1.graph(0)?]));
+    }
+    let mut rows = Vec::new();
+    let mut baseline = None;
+    for (name, graphs) in scenarios {
+        let (median, min) = run_batches(&graphs, p.batches, p.reps, make)?;
+        let base = *baseline.get_or_insert(median);
+        rows.push(QueueRow {
+            scenario: name.to_string(),
+            placement: (0..p.batches)
+                .map(|k| {
+                    let g = &graphs[k % graphs.len()];
+                    (g.tile().index(), g.queue_index())
+                })
+                .collect(),
+            median_ms: median.as_secs_f64() * 1e3,
+            min_ms: min.as_secs_f64() * 1e3,
+            speedup: base.as_secs_f64() / median.as_secs_f64(),
+        });
+    }
+    Ok(rows)
+}
+
+/// `YYYY-MM-DD HH:MM:SS` (UTC) from Unix seconds (days-to-civil, proleptic Gregorian).
+fn utc_date(unix: u64) -> String {
+    let (days, secs) = ((unix / 86_400) as i64, unix % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60
+    )
+}
+
+fn main() -> Result<()> {
+    let p = Params::from_args();
+    let mut options = DeviceOptions::from_env()?;
+    // The concurrency measurement needs two queues on a tile.
+    options.queues_per_tile = options.queues_per_tile.max(2);
+    let devices = Devices::new(options)?;
+    let info = devices.tiles()[0].context().info().clone();
+    let unix = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    println!(
+        "seal-opencl runtime bench on {} ({}), {} tile(s), {}",
+        info.name,
+        info.platform,
+        devices.tiles().len(),
+        utc_date(unix)
+    );
+
+    let g = devices.tiles()[0].graph(0)?;
+    let alloc = allocation_latency(&g, &p)?;
+    println!(
+        "\nallocation latency, {} iterations (ns per alloc+free)",
+        p.alloc_iters
+    );
+    println!(
+        "{:>10} {:>10} {:>12} {:>12} {:>14} {:>16}",
+        "words", "MiB", "cached", "uncached", "cached+touch", "uncached+touch"
+    );
+    for r in &alloc {
+        println!(
+            "{:>10} {:>10.2} {:>12.0} {:>12.0} {:>14.0} {:>16.0}",
+            r.words,
+            r.bytes as f64 / (1 << 20) as f64,
+            r.cached_ns,
+            r.uncached_ns,
+            r.cached_touch_ns,
+            r.uncached_touch_ns
+        );
+    }
+
+    let make = spin_batch(p.items, p.rounds);
+    let queues = queue_concurrency(&devices, &p, &make)?;
+    println!(
+        "\n{} independent batches (stand-in: spin, {} items x {} rounds), {} reps",
+        p.batches, p.items, p.rounds, p.reps
+    );
+    println!(
+        "{:<22} {:>12} {:>10} {:>8}  placement (tile, queue)",
+        "scenario", "median ms", "min ms", "speedup"
+    );
+    for r in &queues {
+        println!(
+            "{:<22} {:>12.3} {:>10.3} {:>8.2}  {:?}",
+            r.scenario, r.median_ms, r.min_ms, r.speedup, r.placement
+        );
+    }
+
+    if let Some(path) = &p.out {
+        let report = Report {
+            bench: "runtime",
+            device: info.name.clone(),
+            platform: info.platform.clone(),
+            tiles: devices.tiles().len(),
+            date_utc: utc_date(unix),
+            unix_time_s: unix,
+            items: p.items,
+            rounds: p.rounds,
+            batches: p.batches,
+            reps: p.reps,
+            alloc_iters: p.alloc_iters,
+            batch_kernel: "spin (stand-in for an NTT batch)",
+            alloc,
+            queues,
+        };
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| seal_opencl::Error::Io(e.to_string()))?;
+        std::fs::write(path, text).map_err(|e| seal_opencl::Error::Io(format!("{path}: {e}")))?;
+        println!("\nresults written to {path}");
+    }
+    Ok(())
+}

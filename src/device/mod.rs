@@ -1,0 +1,514 @@
+//! Devices, tiles and queues (seed 001 III-H, Listing 8).
+//!
+//! A *tile* is a sub-device where the driver partitions the device into its hardware
+//! tiles (affinity domain "next partitionable", e.g. Intel's multi-tile GPUs), otherwise
+//! a whole device; every device of the chosen platform becomes tiles, so a machine with
+//! several GPUs gets at least one tile per GPU. Each tile has its own OpenCL context,
+//! program cache, [`Memcache`] and one or more in-order queues. Work on different tiles
+//! is assumed memory independent (XeHE's assumption): buffers do not move between tiles.
+//!
+//! A [`Graph`] (one SEAL Evaluator, or any explicit chain of operations) is bound to one
+//! queue of one tile; its commands run in order, and independent graphs on different
+//! queues run concurrently. Read-only data shared by graphs (parameter tables, keys) is
+//! uploaded once per tile through [`Tile::shared`].
+//!
+//! Switches (read by [`DeviceOptions::from_env`]):
+//! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
+//!   N splits each device equally into N sub-devices ("fake tiles", for testing
+//!   multi-tile code on one device, e.g. PoCL's CPU).
+//! - `SEAL_OPENCL_QUEUES` = N: in-order queues per tile (default 1).
+//! - `SEAL_OPENCL_SYNC=1`: every launch waits for its kernel to finish (seed 001
+//!   Listing 7), to find which kernel of a sequence goes wrong. Off it costs one `bool`.
+//! - `SEAL_OPENCL_PROFILE=path`: profiling (see `crate::profiler`).
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::cl::{
+    self, Context, DeviceSelector, Event, Kernel, PartitionScheme, Queue, SpatialDims,
+};
+use crate::error::{Error, Result};
+use crate::frame::FrameControl;
+use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer};
+use crate::profiler::{self, Profiler};
+
+pub const TILES_ENV_VAR: &str = "SEAL_OPENCL_TILES";
+pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
+pub const SYNC_ENV_VAR: &str = "SEAL_OPENCL_SYNC";
+
+/// How each device of the platform becomes tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Partition {
+    /// Hardware tiles where the driver exposes them (affinity domain "next
+    /// partitionable"), otherwise the whole device. Equal splits are not tried
+    /// automatically: they do not follow hardware tiles, and on a CPU device they would
+    /// turn every core into a tile.
+    Auto,
+    /// One tile per device, never partitioned.
+    WholeDevices,
+    /// Each device split equally into this many sub-devices (fails where the driver
+    /// cannot partition equally or has fewer compute units).
+    Split(u32),
+}
+
+impl std::str::FromStr for Partition {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "auto" => Ok(Partition::Auto),
+            "whole" => Ok(Partition::WholeDevices),
+            n => match n.parse::<u32>() {
+                Ok(n) if n >= 1 => Ok(Partition::Split(n)),
+                _ => Err(Error::invalid(format!(
+                    "{TILES_ENV_VAR}={s:?} is not `auto`, `whole` or a number of tiles >= 1"
+                ))),
+            },
+        }
+    }
+}
+
+/// Everything that decides how [`Devices`] are set up.
+#[derive(Clone)]
+pub struct DeviceOptions {
+    pub selector: DeviceSelector,
+    pub partition: Partition,
+    pub queues_per_tile: usize,
+    /// Wait for every kernel right after launching it (debug).
+    pub sync_each_launch: bool,
+    /// Record every launch here; queues are created with profiling only when set.
+    pub profiler: Option<Arc<Profiler>>,
+    pub memcache: MemcacheConfig,
+}
+
+impl Default for DeviceOptions {
+    fn default() -> Self {
+        DeviceOptions {
+            selector: DeviceSelector::Default,
+            partition: Partition::Auto,
+            queues_per_tile: 1,
+            sync_each_launch: false,
+            profiler: None,
+            memcache: MemcacheConfig::default(),
+        }
+    }
+}
+
+impl DeviceOptions {
+    /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_TILES`, `SEAL_OPENCL_QUEUES`,
+    /// `SEAL_OPENCL_SYNC` and `SEAL_OPENCL_PROFILE` (see the module doc).
+    pub fn from_env() -> Result<Self> {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let partition = match var(TILES_ENV_VAR) {
+            Some(v) => v.parse()?,
+            None => Partition::Auto,
+        };
+        let queues_per_tile = match var(QUEUES_ENV_VAR) {
+            Some(v) => match v.trim().parse::<usize>() {
+                Ok(n) if n >= 1 => n,
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "{QUEUES_ENV_VAR}={v:?} is not a number of queues >= 1"
+                    )))
+                }
+            },
+            None => 1,
+        };
+        let sync_each_launch = matches!(
+            var(SYNC_ENV_VAR).as_deref().map(str::trim),
+            Some("1" | "true" | "on")
+        );
+        Ok(DeviceOptions {
+            selector: DeviceSelector::from_env()?,
+            partition,
+            queues_per_tile,
+            sync_each_launch,
+            profiler: profiler::global(),
+            memcache: MemcacheConfig::default(),
+        })
+    }
+}
+
+/// Every tile of the chosen platform, and the frames over all of them.
+pub struct Devices {
+    tiles: Vec<Arc<Tile>>,
+    frames: FrameControl,
+    next_graph: AtomicUsize,
+}
+
+impl Devices {
+    pub fn from_env() -> Result<Devices> {
+        Devices::new(DeviceOptions::from_env()?)
+    }
+
+    /// Resolves the selector; takes every device of its platform of the same type (GPU
+    /// or CPU), or exactly the named device for `P:D`; partitions them; builds the tiles.
+    pub fn new(options: DeviceOptions) -> Result<Devices> {
+        if options.queues_per_tile == 0 {
+            return Err(Error::invalid("a tile needs at least one queue"));
+        }
+        let _span = tracing::info_span!("devices_new").entered();
+        let chosen = options.selector.resolve()?;
+        let chosen_name = chosen.to_string();
+        let devices: Vec<cl::DeviceEntry> = match options.selector {
+            DeviceSelector::Index(..) => vec![chosen],
+            _ => cl::list_devices()?
+                .into_iter()
+                .filter(|d| {
+                    d.platform_index == chosen.platform_index
+                        && d.is_gpu == chosen.is_gpu
+                        && d.is_cpu == chosen.is_cpu
+                })
+                .collect(),
+        };
+        let mut tiles = Vec::new();
+        for (device_index, entry) in devices.iter().enumerate() {
+            for (context, sub_device) in tile_contexts(entry, options.partition)? {
+                let index = tiles.len();
+                tiles.push(Arc::new(Tile::new(
+                    index,
+                    device_index,
+                    sub_device,
+                    context,
+                    &options,
+                )?));
+            }
+        }
+        if tiles.is_empty() {
+            return Err(Error::NoDevice {
+                wanted: format!("{:?} with {:?}", options.selector, options.partition),
+                available: format!("  {chosen_name} gave no tiles\n"),
+            });
+        }
+        let frames = FrameControl::new(
+            tiles.iter().map(|t| t.memcache.clone()).collect(),
+            tiles
+                .iter()
+                .flat_map(|t| t.queues.iter().cloned())
+                .collect(),
+            options.profiler.clone(),
+        );
+        tracing::info!(
+            tiles = tiles.len(),
+            devices = devices.len(),
+            queues_per_tile = options.queues_per_tile,
+            "devices ready"
+        );
+        Ok(Devices {
+            tiles,
+            frames,
+            next_graph: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn tiles(&self) -> &[Arc<Tile>] {
+        &self.tiles
+    }
+
+    /// The next graph, round-robin: first one per tile, then the further queues of each
+    /// tile, so independent graphs spread over the hardware first.
+    pub fn graph(&self) -> Graph {
+        let k = self.next_graph.fetch_add(1, Ordering::Relaxed);
+        let tile = &self.tiles[k % self.tiles.len()];
+        Graph {
+            tile: tile.clone(),
+            queue: (k / self.tiles.len()) % tile.queues.len(),
+        }
+    }
+
+    /// The frames over every tile's pool and queues.
+    pub fn frames(&self) -> &FrameControl {
+        &self.frames
+    }
+
+    /// Waits for every queue of every tile.
+    pub fn finish(&self) -> Result<()> {
+        self.tiles.iter().try_for_each(|t| t.finish())
+    }
+}
+
+/// The contexts (with their sub-devices) that `entry` becomes under `partition`.
+fn tile_contexts(
+    entry: &cl::DeviceEntry,
+    partition: Partition,
+) -> Result<Vec<(Arc<Context>, bool)>> {
+    let whole = || -> Result<Vec<(Arc<Context>, bool)>> {
+        Ok(vec![(
+            Context::for_device(entry.platform, entry.device)?,
+            false,
+        )])
+    };
+    let split = |scheme| -> Result<Vec<(Arc<Context>, bool)>> {
+        cl::create_sub_devices(entry.device, scheme)?
+            .into_iter()
+            .map(|sub| Ok((Context::for_sub_device(entry.platform, sub)?, true)))
+            .collect()
+    };
+    match partition {
+        Partition::WholeDevices => whole(),
+        Partition::Auto => {
+            let support = cl::partition_support(entry.device)?;
+            if !support.by_affinity_next_partitionable {
+                return whole();
+            }
+            match split(PartitionScheme::AffinityNextPartitionable) {
+                Ok(tiles) if !tiles.is_empty() => Ok(tiles),
+                Ok(_) => whole(),
+                Err(e) => {
+                    tracing::warn!(device = %entry, error = %e, "tile partition failed; using the whole device");
+                    whole()
+                }
+            }
+        }
+        Partition::Split(n) => {
+            let support = cl::partition_support(entry.device)?;
+            if !support.equally || support.compute_units < n {
+                return Err(Error::invalid(format!(
+                    "{entry} cannot be split equally into {n} tiles ({} compute units, equal partition {})",
+                    support.compute_units,
+                    if support.equally { "supported" } else { "not supported" }
+                )));
+            }
+            let mut tiles = split(PartitionScheme::Equally {
+                compute_units: support.compute_units / n,
+            })?;
+            // compute_units / n units each can leave room for more than n sub-devices.
+            tiles.truncate(n as usize);
+            Ok(tiles)
+        }
+    }
+}
+
+/// Values shared by every graph of a tile, by (key, type).
+type SharedSlot = Mutex<Option<Arc<dyn Any + Send + Sync>>>;
+
+/// One tile: a (sub-)device with its context, queues and buffer pool.
+pub struct Tile {
+    index: usize,
+    device_index: usize,
+    sub_device: bool,
+    context: Arc<Context>,
+    queues: Vec<Queue>,
+    memcache: Memcache,
+    shared: Mutex<HashMap<(String, TypeId), Arc<SharedSlot>>>,
+    sync_each_launch: bool,
+    profiler: Option<Arc<Profiler>>,
+}
+
+impl Tile {
+    fn new(
+        index: usize,
+        device_index: usize,
+        sub_device: bool,
+        context: Arc<Context>,
+        options: &DeviceOptions,
+    ) -> Result<Tile> {
+        let profiling = options.profiler.is_some();
+        let queues = (0..options.queues_per_tile)
+            .map(|_| context.queue(profiling))
+            .collect::<Result<Vec<_>>>()?;
+        if let Some(profiler) = &options.profiler {
+            let kind = if sub_device { " (sub-device)" } else { "" };
+            profiler.name_tile(index, &format!("{}{kind}", context.info().name));
+        }
+        Ok(Tile {
+            index,
+            device_index,
+            sub_device,
+            memcache: Memcache::new(context.clone(), options.memcache),
+            context,
+            queues,
+            shared: Mutex::new(HashMap::new()),
+            sync_each_launch: options.sync_each_launch,
+            profiler: options.profiler.clone(),
+        })
+    }
+
+    /// Position among all tiles of the `Devices`.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Which device of the platform (in the `Devices`' order) this tile is part of.
+    pub fn device_index(&self) -> usize {
+        self.device_index
+    }
+
+    pub fn is_sub_device(&self) -> bool {
+        self.sub_device
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.context
+    }
+
+    pub fn queues(&self) -> &[Queue] {
+        &self.queues
+    }
+
+    pub fn memcache(&self) -> &Memcache {
+        &self.memcache
+    }
+
+    /// A graph bound to queue `queue` of this tile.
+    pub fn graph(self: &Arc<Self>, queue: usize) -> Result<Graph> {
+        if queue >= self.queues.len() {
+            return Err(Error::invalid(format!(
+                "tile {} has {} queues; queue {queue} does not exist",
+                self.index,
+                self.queues.len()
+            )));
+        }
+        Ok(Graph {
+            tile: self.clone(),
+            queue,
+        })
+    }
+
+    /// The value stored under `key` for type `T` on this tile, made by `make` on first
+    /// use (e.g. parameter tables uploaded to this tile's memory). Concurrent first
+    /// requests make it once; a failed `make` stores nothing, so a later call retries.
+    pub fn shared<T, F>(&self, key: &str, make: F) -> Result<Arc<T>>
+    where
+        T: Any + Send + Sync,
+        F: FnOnce(&Tile) -> Result<T>,
+    {
+        let slot = self
+            .shared
+            .lock()
+            .entry((key.to_string(), TypeId::of::<T>()))
+            .or_default()
+            .clone();
+        let mut value = slot.lock();
+        let any = match &*value {
+            Some(any) => any.clone(),
+            None => {
+                let _span =
+                    tracing::debug_span!("tile_shared_make", tile = self.index, key).entered();
+                let made: Arc<dyn Any + Send + Sync> = Arc::new(make(self)?);
+                *value = Some(made.clone());
+                made
+            }
+        };
+        // The slot is keyed by TypeId::of::<T>, so it only ever holds a T.
+        any.downcast::<T>()
+            .map_err(|_| Error::Logic(format!("shared value {key:?} has another type")))
+    }
+
+    /// Waits for every queue of this tile.
+    pub fn finish(&self) -> Result<()> {
+        for queue in &self.queues {
+            queue.finish()?;
+        }
+        Ok(())
+    }
+}
+
+/// A chain of operations bound to one in-order queue of one tile (an explicit handle: the
+/// SEAL integration keeps one per Evaluator). Cloning gives another handle to the same
+/// queue.
+#[derive(Clone)]
+pub struct Graph {
+    tile: Arc<Tile>,
+    queue: usize,
+}
+
+impl Graph {
+    pub fn tile(&self) -> &Arc<Tile> {
+        &self.tile
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.tile.context
+    }
+
+    pub fn queue(&self) -> &Queue {
+        &self.tile.queues[self.queue]
+    }
+
+    pub fn queue_index(&self) -> usize {
+        self.queue
+    }
+
+    /// A pooled buffer of `words` words for this graph's queue.
+    pub fn alloc(&self, words: usize) -> Result<PoolBuffer> {
+        self.tile.memcache.alloc(self.queue(), words)
+    }
+
+    /// Enters a tracing span for operation `name` on this graph (closed when dropped).
+    pub fn operation_span(&self, name: &'static str) -> tracing::span::EnteredSpan {
+        tracing::info_span!(
+            "operation",
+            name,
+            tile = self.tile.index,
+            queue = self.queue
+        )
+        .entered()
+    }
+
+    /// Enqueues `kernel` on this graph's queue. With a profiler the launch is recorded
+    /// under the kernel's name; with `sync_each_launch` it returns only after the kernel
+    /// finished. Neither costs anything when off (no event is even created).
+    ///
+    /// # Safety
+    /// As for [`cl::enqueue`]: every buffer argument of `kernel` must be large enough for
+    /// every index the kernel computes from `global` (and `local`).
+    pub unsafe fn launch(
+        &self,
+        kernel: &Kernel,
+        global: impl Into<SpatialDims>,
+        local: Option<SpatialDims>,
+    ) -> Result<()> {
+        if self.tile.profiler.is_some() {
+            // SAFETY: forwarded from this function's contract.
+            unsafe { self.launch_event(kernel, global, local) }.map(drop)
+        } else {
+            // SAFETY: buffer sizes are the caller's contract (see `# Safety`).
+            unsafe { cl::enqueue_on(self.queue(), kernel, global, local, None) }?;
+            self.after_launch()
+        }
+    }
+
+    /// [`Graph::launch`] returning the launch's event (for `PoolBuffer::record_use`, or
+    /// for another queue to wait on).
+    ///
+    /// # Safety
+    /// As for [`Graph::launch`].
+    pub unsafe fn launch_event(
+        &self,
+        kernel: &Kernel,
+        global: impl Into<SpatialDims>,
+        local: Option<SpatialDims>,
+    ) -> Result<Event> {
+        let mut event = Event::empty();
+        // SAFETY: buffer sizes are the caller's contract (see `# Safety`).
+        unsafe { cl::enqueue_on(self.queue(), kernel, global, local, Some(&mut event)) }?;
+        if let Some(profiler) = &self.tile.profiler {
+            profiler.record(
+                &cl::kernel_name(kernel)?,
+                event.clone(),
+                self.tile.index,
+                self.queue,
+            );
+        }
+        self.after_launch()?;
+        Ok(event)
+    }
+
+    /// The debug switch of seed 001 Listing 7: wait for the kernel just launched.
+    fn after_launch(&self) -> Result<()> {
+        if self.tile.sync_each_launch {
+            self.queue().finish()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for every command of this graph's queue.
+    pub fn finish(&self) -> Result<()> {
+        Ok(self.queue().finish()?)
+    }
+}

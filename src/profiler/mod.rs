@@ -1,0 +1,308 @@
+//! The kernel profiler (seed 001 III-I, Listings 9-10): an event collector that records
+//! every kernel launch under its kernel name, and a data processor that turns the events
+//! into tables: average device time per kernel, named operations (external time, loop
+//! count, each kernel's share, the NTT share), exported as JSON and CSV, plus a
+//! Chrome/Perfetto trace (`chrome://tracing`, ui.perfetto.dev) of the device timeline.
+//!
+//! # Turning it on
+//! - `SEAL_OPENCL_PROFILE=path`: [`global`] returns a process-wide profiler, the device
+//!   layer creates its queues with profiling and records into it, and the tables are
+//!   written when the process exits (see [`ENV_VAR`] for the file names).
+//! - Programmatically: pass a [`Profiler`] in `device::DeviceOptions::profiler` (or
+//!   [`enable_global`]); call the export functions yourself.
+//!
+//! Off, nothing is recorded and launches create no events: the cost is one `Option`
+//! check per launch.
+//!
+//! # Dump at exit
+//! Rust never drops statics, so a `Drop` of a global collector would never run. Instead,
+//! the first event recorded by the environment-enabled profiler registers a C `atexit`
+//! handler. `exit()` (returning from `main` in Rust or C++, or `std::process::exit`)
+//! runs it. It is registered after the OpenCL driver initialised (a queue existed to
+//! record on), and `atexit` handlers run in reverse order, so it runs before any handler
+//! the driver registered during its own initialisation and can still query events. It
+//! does not run on abort or on a fatal signal; call [`Profiler::export_all`] explicitly
+//! where that matters.
+
+mod report;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::cl::{self, Event};
+use crate::error::Result;
+
+pub use report::{
+    KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport, CSV_HEADER, REPORT_FORMAT,
+};
+
+/// `SEAL_OPENCL_PROFILE=path` turns profiling on for the whole process and writes, at
+/// exit, `BASE.json` (the [`ProfileReport`]), `BASE.csv` (the same tables as rows) and
+/// `BASE.trace.json` (trace events), where BASE is `path` without a trailing `.json`.
+pub const ENV_VAR: &str = "SEAL_OPENCL_PROFILE";
+
+/// Events waiting to be resolved into timestamps are checked (without waiting) each time
+/// this many more have been recorded, so a long run holds few live OpenCL events.
+const RESOLVE_EVERY: usize = 1024;
+
+/// An event collector with its data processor. Shared (`Arc`) by every queue that
+/// records into it; thread-safe.
+pub struct Profiler {
+    state: Mutex<State>,
+    /// Where the at-exit dump goes (only for the environment-enabled global profiler).
+    dump_at_exit: Option<PathBuf>,
+    atexit: Once,
+}
+
+#[derive(Default)]
+struct State {
+    /// Launches whose events may not have completed yet, in launch order.
+    pending: VecDeque<Pending>,
+    /// Resolved launches not yet grouped into an operation.
+    window: Vec<KernelRecord>,
+    /// Resolved launches already grouped into operations (kept for the trace).
+    grouped: Vec<KernelRecord>,
+    operations: Vec<Operation>,
+    tile_names: BTreeMap<usize, String>,
+    /// Events whose timestamps could not be read (a queue without profiling).
+    unprofiled: u64,
+}
+
+struct Pending {
+    name: String,
+    event: Event,
+    tile: usize,
+    queue: usize,
+}
+
+impl Profiler {
+    pub fn new() -> Arc<Profiler> {
+        Arc::new(Self::with_dump(None))
+    }
+
+    fn with_dump(dump_at_exit: Option<PathBuf>) -> Profiler {
+        Profiler {
+            state: Mutex::new(State::default()),
+            dump_at_exit,
+            atexit: Once::new(),
+        }
+    }
+
+    /// Records the launch behind `event` of kernel `name` on queue `queue` of tile
+    /// `tile` (library-internal: the device layer calls it for every launch).
+    pub fn record(&self, name: &str, event: Event, tile: usize, queue: usize) {
+        if self.dump_at_exit.is_some() {
+            self.atexit.call_once(register_atexit_dump);
+        }
+        let mut state = self.state.lock();
+        state.pending.push_back(Pending {
+            name: name.to_string(),
+            event,
+            tile,
+            queue,
+        });
+        if state.pending.len().is_multiple_of(RESOLVE_EVERY) {
+            state.resolve(false);
+        }
+    }
+
+    /// Names tile `tile` in the trace (e.g. its device).
+    pub fn name_tile(&self, tile: usize, name: &str) {
+        self.state.lock().tile_names.insert(tile, name.to_string());
+    }
+
+    /// Turns completed events into timestamps without waiting (frame end calls it).
+    pub fn resolve_completed(&self) {
+        self.state.lock().resolve(false);
+    }
+
+    /// Average device time per kernel over every launch recorded and not cleared
+    /// (waits for the launches to complete). Sorted by total time, largest first.
+    pub fn kernel_stats(&self) -> Result<Vec<KernelStats>> {
+        let mut state = self.state.lock();
+        state.resolve(true);
+        Ok(report::kernel_stats(
+            state.grouped.iter().chain(state.window.iter()),
+        ))
+    }
+
+    /// [`Profiler::kernel_stats`] as a text table for a terminal.
+    pub fn kernel_table(&self) -> Result<String> {
+        Ok(report::kernel_table(&self.kernel_stats()?))
+    }
+
+    /// Groups every launch recorded since the last operation (or clear) into operation
+    /// `name` that ran `loops` times and took `external` per loop on the host clock,
+    /// appends it to the export table and returns it.
+    pub fn add_operation(&self, name: &str, external: Duration, loops: u32) -> Result<Operation> {
+        let _span = tracing::debug_span!("profiler_add_operation", name, loops).entered();
+        let mut state = self.state.lock();
+        state.resolve(true);
+        let window = std::mem::take(&mut state.window);
+        let op = report::operation(name, external, loops, &window);
+        state.grouped.extend(window);
+        state.operations.push(op.clone());
+        Ok(op)
+    }
+
+    /// Drops every recorded launch (the operation table stays).
+    pub fn clear_events(&self) {
+        let mut state = self.state.lock();
+        state.pending.clear();
+        state.window.clear();
+        state.grouped.clear();
+        state.unprofiled = 0;
+    }
+
+    /// Drops the operation table (recorded launches stay).
+    pub fn clear_export_table(&self) {
+        self.state.lock().operations.clear();
+    }
+
+    /// Everything as one serialisable value (waits for pending launches).
+    pub fn report(&self) -> Result<ProfileReport> {
+        let mut state = self.state.lock();
+        state.resolve(true);
+        Ok(report::build_report(
+            report::kernel_stats(state.grouped.iter().chain(state.window.iter())),
+            state.operations.clone(),
+            &state.tile_names,
+            state.unprofiled,
+        ))
+    }
+
+    /// Writes [`Profiler::report`] as pretty JSON.
+    pub fn export_json(&self, path: &Path) -> Result<()> {
+        report::write_json(path, &self.report()?)
+    }
+
+    /// Writes the kernel and operation tables as CSV rows (see `report::CSV_HEADER`).
+    pub fn export_csv(&self, path: &Path) -> Result<()> {
+        report::write_csv(path, &self.report()?)
+    }
+
+    /// Writes the device timeline in the trace-event format (complete events, one track
+    /// per tile and queue).
+    pub fn export_trace(&self, path: &Path) -> Result<()> {
+        let mut state = self.state.lock();
+        state.resolve(true);
+        let records: Vec<&KernelRecord> = state.grouped.iter().chain(state.window.iter()).collect();
+        report::write_trace(path, &records, &state.tile_names)
+    }
+
+    /// Writes BASE.json, BASE.csv and BASE.trace.json (BASE: `base` without a trailing
+    /// `.json`); returns the three paths.
+    pub fn export_all(&self, base: &Path) -> Result<[PathBuf; 3]> {
+        let stem = base.to_string_lossy();
+        let stem = stem.strip_suffix(".json").unwrap_or(&stem);
+        let files = [
+            PathBuf::from(format!("{stem}.json")),
+            PathBuf::from(format!("{stem}.csv")),
+            PathBuf::from(format!("{stem}.trace.json")),
+        ];
+        self.export_json(&files[0])?;
+        self.export_csv(&files[1])?;
+        self.export_trace(&files[2])?;
+        Ok(files)
+    }
+}
+
+impl State {
+    /// Moves pending launches into the window, in order; with `wait`, all of them,
+    /// otherwise until the first that has not completed.
+    fn resolve(&mut self, wait: bool) {
+        while let Some(front) = self.pending.front() {
+            if wait {
+                if let Err(e) = cl::wait(&front.event) {
+                    tracing::warn!(kernel = %front.name, error = %e, "profiled launch failed");
+                }
+            } else if !cl::is_complete(&front.event).unwrap_or(true) {
+                break;
+            }
+            let Some(p) = self.pending.pop_front() else {
+                break;
+            };
+            match cl::event_times(&p.event) {
+                Ok(t) => self.window.push(KernelRecord {
+                    name: p.name,
+                    tile: p.tile,
+                    queue: p.queue,
+                    queued_ns: t.queued,
+                    submit_ns: t.submit,
+                    start_ns: t.start,
+                    end_ns: t.end,
+                }),
+                Err(_) => self.unprofiled += 1,
+            }
+        }
+    }
+}
+
+static GLOBAL: Mutex<Option<Arc<Profiler>>> = Mutex::new(None);
+static GLOBAL_FROM_ENV: Once = Once::new();
+
+/// The process-wide profiler: `Some` when `SEAL_OPENCL_PROFILE` is set (read once) or
+/// after [`enable_global`].
+pub fn global() -> Option<Arc<Profiler>> {
+    GLOBAL_FROM_ENV.call_once(|| {
+        if let Some(path) = std::env::var_os(ENV_VAR).filter(|p| !p.is_empty()) {
+            let mut global = GLOBAL.lock();
+            if global.is_none() {
+                *global = Some(Arc::new(Profiler::with_dump(Some(PathBuf::from(path)))));
+            }
+        }
+    });
+    GLOBAL.lock().clone()
+}
+
+/// Turns the process-wide profiler on (no dump at exit unless it came from the
+/// environment) and returns it. Devices created afterwards record into it.
+pub fn enable_global() -> Arc<Profiler> {
+    if let Some(p) = global() {
+        return p;
+    }
+    GLOBAL.lock().get_or_insert_with(Profiler::new).clone()
+}
+
+fn register_atexit_dump() {
+    // SAFETY: `atexit` only stores the function pointer; `dump_global_at_exit` is a
+    // plain `extern "C" fn()` that never unwinds (it catches panics).
+    let status = unsafe { libc::atexit(dump_global_at_exit) };
+    if status != 0 {
+        tracing::warn!("atexit registration failed; the profile will not be written at exit");
+    }
+}
+
+extern "C" fn dump_global_at_exit() {
+    let outcome = std::panic::catch_unwind(|| {
+        // Another thread may still hold the lock while the process exits: give up rather
+        // than hang the exit.
+        let Some(guard) = GLOBAL.try_lock_for(Duration::from_secs(1)) else {
+            return;
+        };
+        let Some(profiler) = guard.clone() else {
+            return;
+        };
+        drop(guard);
+        let Some(path) = profiler.dump_at_exit.clone() else {
+            return;
+        };
+        match profiler.export_all(&path) {
+            Ok(files) => eprintln!(
+                "seal-opencl: profile written to {}",
+                files.map(|f| f.display().to_string()).join(", ")
+            ),
+            Err(e) => eprintln!(
+                "seal-opencl: writing the profile to {} failed: {e}",
+                path.display()
+            ),
+        }
+    });
+    if outcome.is_err() {
+        eprintln!("seal-opencl: writing the profile at exit panicked");
+    }
+}

@@ -1,0 +1,371 @@
+//! The data processor: tables computed from resolved launches, and their files.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// The `format` field of every JSON report; bumped when fields change meaning.
+pub const REPORT_FORMAT: &str = "seal-opencl-profile/1";
+
+/// Columns of the CSV export. `table` is `kernel` (one row per kernel over the whole
+/// run: `calls` launches, `share` of all device time) or `operation` (one row per
+/// kernel of an operation: `calls` per loop, `total_us` per loop, `share` of the
+/// operation's device time; `external_us` and `ntt_share` repeat the operation's).
+pub const CSV_HEADER: &str =
+    "table,operation,loops,external_us,ntt_share,kernel,calls,avg_us,total_us,share,is_ntt";
+
+/// One kernel launch with its device timestamps (ns, device clock).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelRecord {
+    pub name: String,
+    pub tile: usize,
+    pub queue: usize,
+    pub queued_ns: u64,
+    pub submit_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+impl KernelRecord {
+    fn device_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// Device time of one kernel over every launch.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KernelStats {
+    pub name: String,
+    pub count: u64,
+    pub total_ns: u64,
+    pub avg_ns: f64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// The name contains "ntt" (forward or inverse NTT kernels).
+    pub is_ntt: bool,
+}
+
+/// One kernel within an operation, per loop of the operation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OperationKernel {
+    pub name: String,
+    pub calls_per_loop: f64,
+    pub avg_ns: f64,
+    pub ns_per_loop: f64,
+    /// Of the operation's device time.
+    pub share: f64,
+    pub is_ntt: bool,
+}
+
+/// A named group of launches (seed 001 Listing 10, `add_operation`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Operation {
+    pub name: String,
+    pub loops: u32,
+    /// Host (wall) time per loop, as the caller measured it.
+    pub external_ns: f64,
+    /// Device time of all its kernels, per loop.
+    pub kernel_ns: f64,
+    /// Device time of its NTT kernels, per loop.
+    pub ntt_ns: f64,
+    /// `ntt_ns / kernel_ns` (0 without kernels).
+    pub ntt_share: f64,
+    /// `kernel_ns / external_ns`: how busy the device was during the operation.
+    pub device_share: f64,
+    /// Largest device time first.
+    pub kernels: Vec<OperationKernel>,
+}
+
+/// What `Profiler::export_json` writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProfileReport {
+    pub format: String,
+    pub created_unix_s: u64,
+    /// Trace process names by tile index.
+    pub tiles: BTreeMap<usize, String>,
+    /// Largest total device time first.
+    pub kernels: Vec<KernelStats>,
+    pub operations: Vec<Operation>,
+    /// Launches whose events had no timestamps (queue created without profiling).
+    pub unprofiled_events: u64,
+}
+
+fn is_ntt(name: &str) -> bool {
+    name.to_ascii_lowercase().contains("ntt")
+}
+
+pub(super) fn kernel_stats<'a>(
+    records: impl Iterator<Item = &'a KernelRecord>,
+) -> Vec<KernelStats> {
+    let mut by_name: HashMap<&str, KernelStats> = HashMap::new();
+    for r in records {
+        let ns = r.device_ns();
+        let s = by_name.entry(&r.name).or_insert_with(|| KernelStats {
+            name: r.name.clone(),
+            count: 0,
+            total_ns: 0,
+            avg_ns: 0.0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+            is_ntt: is_ntt(&r.name),
+        });
+        s.count += 1;
+        s.total_ns += ns;
+        s.min_ns = s.min_ns.min(ns);
+        s.max_ns = s.max_ns.max(ns);
+    }
+    let mut out: Vec<KernelStats> = by_name
+        .into_values()
+        .map(|mut s| {
+            s.avg_ns = s.total_ns as f64 / s.count as f64;
+            s
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+pub(super) fn kernel_table(stats: &[KernelStats]) -> String {
+    let total: u64 = stats.iter().map(|s| s.total_ns).sum();
+    let mut out = format!(
+        "{:<40} {:>8} {:>12} {:>12} {:>7}\n",
+        "kernel", "calls", "avg us", "total us", "share"
+    );
+    for s in stats {
+        let _ = writeln!(
+            out,
+            "{:<40} {:>8} {:>12.3} {:>12.3} {:>6.1}%",
+            s.name,
+            s.count,
+            s.avg_ns / 1e3,
+            s.total_ns as f64 / 1e3,
+            share(s.total_ns as f64, total as f64) * 100.0
+        );
+    }
+    out
+}
+
+fn share(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 {
+        part / whole
+    } else {
+        0.0
+    }
+}
+
+pub(super) fn operation(
+    name: &str,
+    external: Duration,
+    loops: u32,
+    records: &[KernelRecord],
+) -> Operation {
+    let loops_f = f64::from(loops.max(1));
+    let stats = kernel_stats(records.iter());
+    let kernel_ns = stats.iter().map(|s| s.total_ns as f64).sum::<f64>() / loops_f;
+    let ntt_ns = stats
+        .iter()
+        .filter(|s| s.is_ntt)
+        .map(|s| s.total_ns as f64)
+        .sum::<f64>()
+        / loops_f;
+    let external_ns = external.as_nanos() as f64;
+    Operation {
+        name: name.to_string(),
+        loops,
+        external_ns,
+        kernel_ns,
+        ntt_ns,
+        ntt_share: share(ntt_ns, kernel_ns),
+        device_share: share(kernel_ns, external_ns),
+        kernels: stats
+            .into_iter()
+            .map(|s| OperationKernel {
+                calls_per_loop: s.count as f64 / loops_f,
+                avg_ns: s.avg_ns,
+                ns_per_loop: s.total_ns as f64 / loops_f,
+                share: share(s.total_ns as f64 / loops_f, kernel_ns),
+                is_ntt: s.is_ntt,
+                name: s.name,
+            })
+            .collect(),
+    }
+}
+
+pub(super) fn build_report(
+    kernels: Vec<KernelStats>,
+    operations: Vec<Operation>,
+    tiles: &BTreeMap<usize, String>,
+    unprofiled_events: u64,
+) -> ProfileReport {
+    ProfileReport {
+        format: REPORT_FORMAT.to_string(),
+        created_unix_s: SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+        tiles: tiles.clone(),
+        kernels,
+        operations,
+        unprofiled_events,
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text)
+        .map_err(|e| Error::Io(format!("cannot write {}: {e}", path.display())))
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<String> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| Error::Io(format!("profile serialisation failed: {e}")))
+}
+
+pub(super) fn write_json(path: &Path, report: &ProfileReport) -> Result<()> {
+    write_file(path, &to_json(report)?)
+}
+
+/// Quotes a CSV field when it needs it (kernel and operation names are caller text).
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+pub(super) fn write_csv(path: &Path, report: &ProfileReport) -> Result<()> {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    let total: u64 = report.kernels.iter().map(|k| k.total_ns).sum();
+    for k in &report.kernels {
+        let _ = writeln!(
+            out,
+            "kernel,,,,,{},{},{:.3},{:.3},{:.6},{}",
+            csv_field(&k.name),
+            k.count,
+            k.avg_ns / 1e3,
+            k.total_ns as f64 / 1e3,
+            share(k.total_ns as f64, total as f64),
+            k.is_ntt
+        );
+    }
+    for op in &report.operations {
+        for k in &op.kernels {
+            let _ = writeln!(
+                out,
+                "operation,{},{},{:.3},{:.6},{},{},{:.3},{:.3},{:.6},{}",
+                csv_field(&op.name),
+                op.loops,
+                op.external_ns / 1e3,
+                op.ntt_share,
+                csv_field(&k.name),
+                k.calls_per_loop,
+                k.avg_ns / 1e3,
+                k.ns_per_loop / 1e3,
+                k.share,
+                k.is_ntt
+            );
+        }
+    }
+    write_file(path, &out)
+}
+
+#[derive(Serialize)]
+struct TraceFile {
+    #[serde(rename = "traceEvents")]
+    trace_events: Vec<TraceEvent>,
+    #[serde(rename = "displayTimeUnit")]
+    display_time_unit: &'static str,
+}
+
+/// A trace event (the Trace Event Format of chrome://tracing and Perfetto): `X` is a
+/// complete event with a duration, `M` metadata naming a process (tile) or thread
+/// (queue). Times are microseconds.
+#[derive(Serialize)]
+struct TraceEvent {
+    name: String,
+    ph: &'static str,
+    pid: usize,
+    tid: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    args: serde_json::Value,
+}
+
+pub(super) fn write_trace(
+    path: &Path,
+    records: &[&KernelRecord],
+    tiles: &BTreeMap<usize, String>,
+) -> Result<()> {
+    let origin = records.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let mut events = Vec::with_capacity(records.len() + 8);
+    let mut tracks: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for r in records {
+        let queues = tracks.entry(r.tile).or_default();
+        if !queues.contains(&r.queue) {
+            queues.push(r.queue);
+        }
+    }
+    for (&tile, queues) in &tracks {
+        let name = match tiles.get(&tile) {
+            Some(device) => format!("tile {tile}: {device}"),
+            None => format!("tile {tile}"),
+        };
+        events.push(TraceEvent {
+            name: "process_name".into(),
+            ph: "M",
+            pid: tile,
+            tid: 0,
+            cat: None,
+            ts: None,
+            dur: None,
+            args: serde_json::json!({ "name": name }),
+        });
+        for &queue in queues {
+            events.push(TraceEvent {
+                name: "thread_name".into(),
+                ph: "M",
+                pid: tile,
+                tid: queue,
+                cat: None,
+                ts: None,
+                dur: None,
+                args: serde_json::json!({ "name": format!("queue {queue}") }),
+            });
+        }
+    }
+    for r in records {
+        events.push(TraceEvent {
+            name: r.name.clone(),
+            ph: "X",
+            pid: r.tile,
+            tid: r.queue,
+            cat: Some("kernel"),
+            ts: Some(r.start_ns.saturating_sub(origin) as f64 / 1e3),
+            dur: Some(r.device_ns() as f64 / 1e3),
+            args: serde_json::json!({
+                "queued_to_start_us": r.start_ns.saturating_sub(r.queued_ns) as f64 / 1e3,
+            }),
+        });
+    }
+    let file = TraceFile {
+        trace_events: events,
+        display_time_unit: "ns",
+    };
+    let text = serde_json::to_string(&file)
+        .map_err(|e| Error::Io(format!("trace serialisation failed: {e}")))?;
+    write_file(path, &text)
+}

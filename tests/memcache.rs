@@ -1,0 +1,326 @@
+//! The buffer pool: exclusive ownership under concurrency, best fit, reuse ordered behind
+//! the previous holder without host waits, poison, flush / deactivate / uncached,
+//! statistics and out-of-memory handling.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rand::{Rng, SeedableRng};
+use seal_opencl::cl::{self, Context, DeviceSelector};
+use seal_opencl::memcache::{Memcache, MemcacheConfig, MAX_FIT_RATIO};
+use seal_opencl::{Error, ErrorKind};
+
+use common::{enqueue_fill, fill_host, kernel, still_pending_after, Blocker};
+
+const WATCHDOG: Duration = Duration::from_secs(20);
+
+fn context() -> Arc<Context> {
+    Context::new(&DeviceSelector::Default).expect("an OpenCL device")
+}
+
+#[test]
+fn threads_never_share_a_buffer_and_counts_balance() {
+    const THREADS: u64 = 4;
+    const ITERS: u64 = 500;
+    const SIZES: [usize; 4] = [1000, 1536, 2048, 3000];
+    let ctx = context();
+    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
+    let held: Arc<Mutex<HashSet<u64>>> = Arc::default();
+
+    crossbeam::scope(|s| {
+        for t in 0..THREADS {
+            let (ctx, pool, held) = (ctx.clone(), pool.clone(), held.clone());
+            s.spawn(move |_| {
+                // One queue per thread: buffers move between queues all the time.
+                let q = ctx.queue(false).unwrap();
+                let fill = kernel(&ctx, &q, "fill");
+                let mut rng = rand::rngs::StdRng::seed_from_u64(t);
+                let mut keep = Vec::new();
+                for i in 0..ITERS {
+                    let words = SIZES[rng.gen_range(0..SIZES.len())];
+                    let buf = pool.alloc(&q, words).unwrap();
+                    assert!(buf.capacity() >= words && buf.capacity() <= words * MAX_FIT_RATIO);
+                    assert!(
+                        held.lock().insert(buf.id()),
+                        "buffer {} handed to two holders",
+                        buf.id()
+                    );
+                    let pattern = (t << 56) | (i << 24);
+                    let _ = enqueue_fill(&fill, &q, buf.buffer(), words, pattern);
+                    // Let other threads run between the write and the check.
+                    std::thread::yield_now();
+                    assert_eq!(
+                        buf.read().unwrap(),
+                        fill_host(pattern, words),
+                        "thread {t} iteration {i}"
+                    );
+                    // Leave a write in flight behind: the next holder (any queue) must
+                    // be ordered after it, or its own pattern gets overwritten.
+                    let _ = enqueue_fill(&fill, &q, buf.buffer(), buf.capacity(), !pattern);
+                    held.lock().remove(&buf.id());
+                    if rng.gen_bool(0.3) && keep.len() < 3 {
+                        keep.push(buf); // hold a few for a while
+                    } else {
+                        drop(buf);
+                    }
+                    if rng.gen_bool(0.2) {
+                        keep.clear();
+                    }
+                }
+            });
+        }
+    })
+    .unwrap();
+
+    let s = pool.stats();
+    assert_eq!(s.hits + s.misses, THREADS * ITERS, "{s}");
+    assert!(
+        s.hits > s.misses,
+        "the pool should serve most requests: {s}"
+    );
+    assert_eq!(
+        (s.live_buffers, s.bytes_in_use, s.ready_to_free),
+        (0, 0, 0),
+        "{s}"
+    );
+    assert_eq!(
+        s.free_buffers as u64, s.device_allocations,
+        "every buffer came back: {s}"
+    );
+    let (flushed, bytes) = pool.flush();
+    let s = pool.stats();
+    assert_eq!(flushed as u64, s.device_allocations);
+    assert!(bytes > 0 && s.bytes_held == 0 && s.free_buffers == 0, "{s}");
+    assert_eq!(s.device_releases, s.device_allocations, "no leak: {s}");
+}
+
+#[test]
+fn best_fit_takes_the_smallest_fitting_buffer_within_twice_the_request() {
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let pool = Memcache::new(ctx, MemcacheConfig::default());
+    let ids: Vec<(usize, u64)> = [100, 200, 400]
+        .iter()
+        .map(|&w| (w, pool.alloc(&q, w).unwrap().id()))
+        .collect(); // each handle dropped at once
+    let id_of = |w: usize| ids.iter().find(|(c, _)| *c == w).unwrap().1;
+
+    let a = pool.alloc(&q, 150).unwrap();
+    assert_eq!((a.id(), a.capacity(), a.words()), (id_of(200), 200, 150));
+    let b = pool.alloc(&q, 90).unwrap();
+    assert_eq!((b.id(), b.capacity()), (id_of(100), 100));
+    // 400 words for a request of 150 wastes more than half: a new buffer instead.
+    let c = pool.alloc(&q, 150).unwrap();
+    assert_eq!(c.capacity(), 150);
+    assert!(![id_of(100), id_of(200), id_of(400)].contains(&c.id()));
+    let d = pool.alloc(&q, 300).unwrap();
+    assert_eq!((d.id(), d.capacity()), (id_of(400), 400));
+    let s = pool.stats();
+    assert_eq!((s.hits, s.misses, s.live_buffers), (3, 4, 4), "{s}");
+}
+
+#[test]
+fn reuse_on_the_same_queue_needs_no_host_wait() {
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let fill = kernel(&ctx, &q, "fill");
+    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
+    let words = 512;
+
+    let blocker = Blocker::new(&ctx, &q, WATCHDOG);
+    let first = pool.alloc(&q, words).unwrap();
+    let id = first.id();
+    let old = enqueue_fill(&fill, &q, first.buffer(), words, 1);
+    drop(first);
+    let second = pool.alloc(&q, words).unwrap();
+    assert_eq!(second.id(), id, "freed buffer is reused at once");
+    let new = enqueue_fill(&fill, &q, second.buffer(), words, 2);
+    assert!(!cl::is_complete(&old).unwrap() && !cl::is_complete(&new).unwrap());
+    blocker.release();
+    assert_eq!(second.read().unwrap(), fill_host(2, words));
+}
+
+#[test]
+fn reuse_on_another_queue_waits_on_the_device_for_the_previous_holder() {
+    let ctx = context();
+    let (qa, qb) = (ctx.queue(false).unwrap(), ctx.queue(false).unwrap());
+    let (fill_a, fill_b) = (kernel(&ctx, &qa, "fill"), kernel(&ctx, &qb, "fill"));
+    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
+    let words = 4096;
+
+    let blocker = Blocker::new(&ctx, &qa, WATCHDOG);
+    let first = pool.alloc(&qa, words).unwrap();
+    let id = first.id();
+    let _ = enqueue_fill(&fill_a, &qa, first.buffer(), words, 1); // held up on queue A
+    drop(first);
+    let second = pool.alloc(&qb, words).unwrap();
+    assert_eq!(second.id(), id);
+    let new = enqueue_fill(&fill_b, &qb, second.buffer(), words, 2);
+    assert!(
+        still_pending_after(&new, 100),
+        "queue B's write ran while A's earlier write to the same buffer was pending"
+    );
+    blocker.release();
+    assert_eq!(
+        second.read().unwrap(),
+        fill_host(2, words),
+        "B's write must land last"
+    );
+}
+
+#[test]
+fn recorded_uses_on_other_queues_are_waited_for() {
+    let ctx = context();
+    let (qa, qb) = (ctx.queue(false).unwrap(), ctx.queue(false).unwrap());
+    let (fill_a, fill_b) = (kernel(&ctx, &qa, "fill"), kernel(&ctx, &qb, "fill"));
+    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
+    let words = 4096;
+
+    let blocker = Blocker::new(&ctx, &qb, WATCHDOG);
+    let mut first = pool.alloc(&qa, words).unwrap();
+    let id = first.id();
+    let foreign = enqueue_fill(&fill_b, &qb, first.buffer(), words, 1); // on B, held up
+    first.record_use(&foreign);
+    drop(first);
+    let second = pool.alloc(&qa, words).unwrap();
+    assert_eq!(second.id(), id);
+    let new = enqueue_fill(&fill_a, &qa, second.buffer(), words, 2);
+    assert!(
+        still_pending_after(&new, 100),
+        "the recorded use on queue B was not waited for"
+    );
+    blocker.release();
+    assert_eq!(second.read().unwrap(), fill_host(2, words));
+}
+
+#[test]
+fn poison_covers_new_and_reused_buffers() {
+    const POISON: u64 = 0xDEAD_BEEF_0BAD_F00D;
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let pool = Memcache::new(
+        ctx,
+        MemcacheConfig {
+            poison: Some(POISON),
+            ..Default::default()
+        },
+    );
+    let a = pool.alloc(&q, 300).unwrap();
+    assert!(a.read().unwrap().iter().all(|&w| w == POISON));
+    a.write(&[7; 300]).unwrap();
+    let id = a.id();
+    a.free();
+    let b = pool.alloc(&q, 280).unwrap();
+    assert_eq!(b.id(), id);
+    assert!(
+        b.read().unwrap().iter().all(|&w| w == POISON),
+        "a reused buffer must not show the previous holder's data"
+    );
+}
+
+#[test]
+fn flush_deactivate_and_uncached_release_device_memory() {
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let pool = Memcache::new(ctx, MemcacheConfig::default());
+    drop((
+        pool.alloc(&q, 100).unwrap(),
+        pool.alloc(&q, 200).unwrap(),
+        pool.alloc(&q, 300).unwrap(),
+    ));
+    let s = pool.stats();
+    assert_eq!(
+        (s.free_buffers, s.bytes_held, s.peak_bytes_held),
+        (3, 4800, 4800),
+        "{s}"
+    );
+    assert_eq!(pool.flush(), (3, 4800));
+    let s = pool.stats();
+    assert_eq!(
+        (s.free_buffers, s.bytes_held, s.device_releases),
+        (0, 0, 3),
+        "{s}"
+    );
+
+    let u = pool.alloc_uncached(&q, 64).unwrap();
+    assert_eq!(pool.stats().bytes_in_use, 512);
+    drop(u);
+    let s = pool.stats();
+    assert_eq!(
+        (s.uncached, s.free_buffers, s.bytes_held, s.device_releases),
+        (1, 0, 0, 4),
+        "{s}"
+    );
+
+    drop(pool.alloc(&q, 100).unwrap());
+    assert_eq!(pool.stats().free_buffers, 1);
+    pool.deactivate();
+    assert!(!pool.is_active());
+    assert_eq!(pool.stats().free_buffers, 0, "deactivate flushes");
+    let a = pool.alloc(&q, 100).unwrap();
+    drop(a);
+    let s = pool.stats();
+    assert_eq!((s.uncached, s.free_buffers, s.bytes_held), (2, 0, 0), "{s}");
+    assert_eq!(s.device_allocations, s.device_releases, "{s}");
+}
+
+#[test]
+fn out_of_memory_flushes_once_then_fails_with_a_clear_error() {
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let limit = 10_000 * 8;
+    let pool = Memcache::new(
+        ctx,
+        MemcacheConfig {
+            max_bytes_held: Some(limit),
+            ..Default::default()
+        },
+    );
+    drop(pool.alloc(&q, 4000).unwrap()); // parked in the free pool
+                                         // 4000 + 8000 words exceed the limit; releasing the free 4000 makes room.
+    let big = pool.alloc(&q, 8000).unwrap();
+    let s = pool.stats();
+    assert_eq!(
+        (s.oom_retries, s.free_buffers, s.bytes_held),
+        (1, 0, 64_000),
+        "{s}"
+    );
+
+    // Nothing left to release: the second try fails too.
+    let err = pool.alloc(&q, 4000).unwrap_err();
+    assert!(matches!(err, Error::OutOfMemory(_)), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::Runtime);
+    let text = err.to_string();
+    assert!(
+        text.contains("4000 words") && text.contains("limit"),
+        "{text}"
+    );
+    let s = pool.stats();
+    assert_eq!(
+        (s.oom_retries, s.live_buffers, s.bytes_held),
+        (2, 1, 64_000),
+        "{s}"
+    );
+
+    drop(big);
+    assert!(
+        pool.alloc(&q, 4000).is_ok(),
+        "the pool recovers once memory is free"
+    );
+}
+
+#[test]
+fn impossible_requests_are_invalid_arguments() {
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
+    assert!(matches!(pool.alloc(&q, 0), Err(Error::InvalidArgument(_))));
+    let too_big = (ctx.info().max_alloc_bytes / 8 + 1) as usize;
+    let err = pool.alloc(&q, too_big).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
+    assert_eq!(pool.stats().device_allocations, 0);
+}

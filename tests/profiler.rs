@@ -1,0 +1,296 @@
+//! The profiler: launches recorded under their kernel names, per-kernel and per-operation
+//! tables, JSON / CSV exports that parse back, a valid trace-event file, profiling only
+//! when on, and the `SEAL_OPENCL_PROFILE` dump at process exit.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use seal_opencl::cl::{self, Kernel};
+use seal_opencl::device::{DeviceOptions, Devices, Graph};
+use seal_opencl::memcache::PoolBuffer;
+use seal_opencl::profiler::{self, ProfileReport, Profiler, CSV_HEADER, REPORT_FORMAT};
+
+/// Kernels named like the real ones, so the NTT share has something to count.
+const NAMED: &str = r#"
+__kernel void alpha_add(__global ulong *x) { x[get_global_id(0)] += 1; }
+__kernel void ntt_forward_stage(__global ulong *x) {
+    size_t i = get_global_id(0);
+    ulong v = x[i];
+    for (int r = 0; r < 200; ++r) v = v * 6364136223846793005UL + 1UL;
+    x[i] = v;
+}
+"#;
+
+fn scratch(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!(
+        "seal-opencl-profiler-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn profiled() -> (Arc<Profiler>, Devices) {
+    let p = Profiler::new();
+    let devices = Devices::new(DeviceOptions {
+        profiler: Some(p.clone()),
+        ..Default::default()
+    })
+    .unwrap();
+    (p, devices)
+}
+
+fn named_kernel(g: &Graph, name: &str, buf: &PoolBuffer) -> Kernel {
+    let program = g.context().program(&[NAMED], "").unwrap();
+    Kernel::builder()
+        .program(&program)
+        .name(name)
+        .queue(g.queue().clone())
+        .arg(buf.buffer())
+        .build()
+        .unwrap()
+}
+
+/// Launches `kernel` `times` times over every word of `words`.
+fn launch(g: &Graph, kernel: &Kernel, words: usize, times: usize) {
+    for _ in 0..times {
+        // SAFETY: both test kernels touch x[i] for i < words; the buffer holds `words`.
+        unsafe { g.launch(kernel, words, None).unwrap() };
+    }
+}
+
+#[test]
+fn exports_parse_back_with_the_expected_kernels_and_counts() {
+    let (p, devices) = profiled();
+    let g = devices.graph();
+    let buf = g.alloc(1024).unwrap();
+    let (alpha, ntt) = (
+        named_kernel(&g, "alpha_add", &buf),
+        named_kernel(&g, "ntt_forward_stage", &buf),
+    );
+    let start = std::time::Instant::now();
+    launch(&g, &alpha, 1024, 3);
+    launch(&g, &ntt, 1024, 5);
+    g.finish().unwrap();
+    let op = p.add_operation("MulLin", start.elapsed(), 1).unwrap();
+
+    let by_name = |n: &str| op.kernels.iter().find(|k| k.name == n).unwrap().clone();
+    assert_eq!(op.kernels.len(), 2);
+    assert_eq!(by_name("alpha_add").calls_per_loop, 3.0);
+    assert_eq!(by_name("ntt_forward_stage").calls_per_loop, 5.0);
+    assert!(by_name("ntt_forward_stage").is_ntt && !by_name("alpha_add").is_ntt);
+    assert!(op.kernel_ns > 0.0 && op.ntt_ns > 0.0 && op.ntt_ns <= op.kernel_ns);
+    assert!((op.ntt_share - op.ntt_ns / op.kernel_ns).abs() < 1e-12);
+    let shares: f64 = op.kernels.iter().map(|k| k.share).sum();
+    assert!(
+        (shares - 1.0).abs() < 1e-9,
+        "kernel shares add up to 1: {shares}"
+    );
+
+    let stats = p.kernel_stats().unwrap();
+    let counts: Vec<(String, u64)> = {
+        let mut c: Vec<_> = stats.iter().map(|s| (s.name.clone(), s.count)).collect();
+        c.sort();
+        c
+    };
+    assert_eq!(
+        counts,
+        [
+            ("alpha_add".to_string(), 3),
+            ("ntt_forward_stage".to_string(), 5)
+        ]
+    );
+    assert!(p.kernel_table().unwrap().contains("ntt_forward_stage"));
+
+    let base = scratch("profile.json");
+    let files = p.export_all(&base).unwrap();
+    let report: ProfileReport =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(report.format, REPORT_FORMAT);
+    assert_eq!(report.kernels, stats);
+    assert_eq!(report.operations, vec![op]);
+    assert_eq!(report.unprofiled_events, 0);
+    assert!(report.tiles.contains_key(&g.tile().index()));
+
+    let csv = std::fs::read_to_string(&files[1]).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let header = &rows[0];
+    assert_eq!(header.join(","), CSV_HEADER);
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let kernel_rows: Vec<_> = rows[1..].iter().filter(|r| r[0] == "kernel").collect();
+    let op_rows: Vec<_> = rows[1..].iter().filter(|r| r[0] == "operation").collect();
+    assert_eq!((kernel_rows.len(), op_rows.len()), (2, 2));
+    for r in kernel_rows {
+        let calls: u64 = r[col("calls")].parse().unwrap();
+        assert_eq!(
+            calls,
+            if r[col("kernel")] == "alpha_add" {
+                3
+            } else {
+                5
+            }
+        );
+        assert_eq!(r[col("is_ntt")] == "true", r[col("kernel")].contains("ntt"));
+    }
+    assert!(op_rows
+        .iter()
+        .all(|r| r[col("operation")] == "MulLin" && r[col("loops")] == "1"));
+    assert!(files[2].exists());
+}
+
+#[test]
+fn the_trace_is_valid_trace_event_json() {
+    let (p, devices) = profiled();
+    let graphs = [devices.graph(), devices.tiles()[0].graph(0).unwrap()];
+    for g in &graphs {
+        let buf = g.alloc(256).unwrap();
+        let k = named_kernel(g, "alpha_add", &buf);
+        launch(g, &k, 256, 4);
+    }
+    let path = scratch("trace.json");
+    p.export_trace(&path).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let events = v["traceEvents"].as_array().expect("a traceEvents array");
+    let complete: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
+    assert_eq!(complete.len(), 8);
+    for e in &complete {
+        assert_eq!(e["name"], "alpha_add");
+        assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0);
+        assert!(e["pid"].is_u64() && e["tid"].is_u64());
+    }
+    let meta: Vec<_> = events.iter().filter(|e| e["ph"] == "M").collect();
+    assert!(meta
+        .iter()
+        .any(|e| e["name"] == "process_name" && e["args"]["name"].is_string()));
+    assert!(meta.iter().any(|e| e["name"] == "thread_name"));
+}
+
+#[test]
+fn each_operation_groups_only_the_launches_since_the_previous_one() {
+    let (p, devices) = profiled();
+    let g = devices.graph();
+    let buf = g.alloc(128).unwrap();
+    let (alpha, ntt) = (
+        named_kernel(&g, "alpha_add", &buf),
+        named_kernel(&g, "ntt_forward_stage", &buf),
+    );
+    launch(&g, &alpha, 128, 2);
+    let first = p
+        .add_operation("Add", Duration::from_micros(100), 2)
+        .unwrap();
+    launch(&g, &ntt, 128, 4);
+    let second = p
+        .add_operation("NTT", Duration::from_micros(200), 2)
+        .unwrap();
+    assert_eq!(first.kernels.len(), 1);
+    assert_eq!(
+        (
+            first.kernels[0].name.as_str(),
+            first.kernels[0].calls_per_loop
+        ),
+        ("alpha_add", 1.0)
+    );
+    assert_eq!(first.ntt_share, 0.0);
+    assert_eq!(
+        (
+            second.kernels[0].name.as_str(),
+            second.kernels[0].calls_per_loop
+        ),
+        ("ntt_forward_stage", 2.0)
+    );
+    assert_eq!(second.ntt_share, 1.0);
+    assert_eq!(second.external_ns, 200_000.0);
+    assert_eq!(p.report().unwrap().operations.len(), 2);
+    assert_eq!(
+        p.kernel_stats().unwrap().len(),
+        2,
+        "kernel totals cover both operations"
+    );
+
+    p.clear_export_table();
+    p.clear_events();
+    let report = p.report().unwrap();
+    assert!(report.operations.is_empty() && report.kernels.is_empty());
+}
+
+#[test]
+fn queues_profile_only_when_a_profiler_is_on() {
+    let (p, devices) = profiled();
+    let off = Devices::new(DeviceOptions::default()).unwrap();
+    for (g, on) in [(devices.graph(), true), (off.graph(), false)] {
+        let buf = g.alloc(64).unwrap();
+        let k = named_kernel(&g, "alpha_add", &buf);
+        // SAFETY: `alpha_add` touches x[i] for i < 64; the buffer holds 64 words.
+        let ev = unsafe { g.launch_event(&k, 64, None) }.unwrap();
+        cl::wait(&ev).unwrap();
+        assert_eq!(cl::event_times(&ev).is_ok(), on, "profiling on = {on}");
+    }
+    assert_eq!(
+        p.kernel_stats().unwrap()[0].count,
+        1,
+        "only the profiled devices record"
+    );
+}
+
+const CHILD_ENV: &str = "SEAL_OPENCL_PROFILER_TEST_CHILD";
+
+/// Run by `the_environment_variable_dumps_at_process_exit` in a child process.
+#[test]
+#[ignore = "runs as the child process of the_environment_variable_dumps_at_process_exit"]
+fn child_process_records_with_the_environment_profiler() {
+    assert!(
+        std::env::var_os(CHILD_ENV).is_some(),
+        "run only as a child process"
+    );
+    let devices = Devices::from_env().unwrap();
+    assert!(profiler::global().is_some());
+    let g = devices.graph();
+    let buf = g.alloc(64).unwrap();
+    let k = named_kernel(&g, "ntt_forward_stage", &buf);
+    launch(&g, &k, 64, 2);
+    // No export call: the dump happens at exit.
+}
+
+#[test]
+fn the_environment_variable_dumps_at_process_exit() {
+    let base = scratch("dump.json");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_process_records_with_the_environment_profiler",
+            "--exact",
+            "--ignored",
+            "--test-threads=1",
+        ])
+        .env(profiler::ENV_VAR, &base)
+        .env(CHILD_ENV, "1")
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "child failed:\n{log}");
+    assert!(
+        log.contains("1 passed"),
+        "the child test did not run:\n{log}"
+    );
+    let report: ProfileReport = serde_json::from_str(
+        &std::fs::read_to_string(&base)
+            .unwrap_or_else(|e| panic!("no dump at {}: {e}\n{log}", base.display())),
+    )
+    .unwrap();
+    assert_eq!(report.kernels.len(), 1);
+    assert_eq!(
+        (report.kernels[0].name.as_str(), report.kernels[0].count),
+        ("ntt_forward_stage", 2)
+    );
+    assert!(base.with_extension("csv").exists());
+    assert!(base.with_extension("trace.json").exists());
+}
