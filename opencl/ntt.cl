@@ -44,11 +44,11 @@ inline void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 inv_n_q, 
 // ---------------------------------------------------------------------------------------
 // Naive radix-2 baseline (seed 001 Listing 14): one launch per round, one work item per
 // butterfly, global memory only. The host launches LOG_N rounds over (residues * N/2)
-// work items; `reduce` (last round only) applies SEAL's final reduction to [0, q).
+// work items; `reduce` (set in the last round only) applies SEAL's final reduction.
 
 __kernel void ntt_fwd_naive(__global u64 *values, __global const u64 *root_powers,
                             __global const u64 *params, uint coeff_modulus_size,
-                            uint log_gap, uint reduce)
+                            uint reduce, uint log_gap)
 {
     size_t gid = get_global_id(0);
     size_t residue = gid >> (LOG_N - 1);
@@ -73,7 +73,7 @@ __kernel void ntt_fwd_naive(__global u64 *values, __global const u64 *root_power
 
 __kernel void ntt_inv_naive(__global u64 *values, __global const u64 *inv_root_powers,
                             __global const u64 *params, uint coeff_modulus_size,
-                            uint log_gap, uint reduce)
+                            uint reduce, uint log_gap)
 {
     size_t gid = get_global_id(0);
     size_t residue = gid >> (LOG_N - 1);

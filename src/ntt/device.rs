@@ -13,10 +13,12 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use parking_lot::Mutex;
+
 use super::host::mul_root_scalar;
 use super::{create_ntt_tables, NttTables};
-use crate::arith::Modulus;
-use crate::cl::{self, sources, Buffer, Context, Event, Kernel, Program, Queue};
+use crate::arith::{Modulus, ShoupOperand};
+use crate::cl::{self, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
 use crate::error::{Error, Result};
 
 /// Environment variable that overrides the strategy of `NttStrategy::from_env`:
@@ -26,6 +28,9 @@ pub const NTT_STRATEGY_ENV_VAR: &str = "SEAL_OPENCL_NTT";
 /// The device plan's sizes: N = 2^10 .. 2^17.
 pub const DEVICE_COEFF_COUNT_POWER_MIN: u32 = 10;
 pub const DEVICE_COEFF_COUNT_POWER_MAX: u32 = 17;
+
+/// SEAL's largest number of primes in a coefficient modulus.
+const MAX_COEFF_MODULUS_COUNT: usize = 64;
 
 /// Words per prime in the `params` buffer (`PARAMS_STRIDE` in ntt.cl).
 const PARAMS_STRIDE: usize = 8;
@@ -186,22 +191,48 @@ impl StagedLayout {
     }
 }
 
+/// One kernel launch of a transform: the kernel with every argument but the values buffer
+/// (and `reduce`) set at plan time, and its NDRange.
+struct Launch {
+    kernel: Kernel,
+    /// Work items per residue polynomial.
+    items_per_residue: usize,
+    /// The required work-group size (staged kernels), or None (naive).
+    work_group: Option<usize>,
+    /// Whether argument `REDUCE_ARG` is the final-reduction switch of this launch.
+    takes_reduce: bool,
+}
+
+/// Argument indices shared by every NTT kernel in ntt.cl.
+const VALUES_ARG: u32 = 0;
+const REDUCE_ARG: u32 = 4;
+
+/// The launches of a forward and an inverse transform, in order.
+struct Launches {
+    forward: Vec<Launch>,
+    inverse: Vec<Launch>,
+}
+
 /// The forward and inverse negacyclic NTT of one parameter set on one device: N and the
-/// RNS primes, their tables in device memory, and the program built for them.
+/// RNS primes, their tables in device memory, and the kernels built for them.
+///
+/// Transforms take `&self` and may be called from several threads: the kernels are
+/// shared behind a lock held from setting the values argument to enqueueing (OpenCL
+/// captures arguments at enqueue).
 pub struct NttPlan {
     ctx: Arc<Context>,
     coeff_count_power: u32,
     moduli: Vec<Modulus>,
     strategy: NttStrategy,
     layout: Option<StagedLayout>,
-    program: Program,
+    launches: Mutex<Launches>,
     /// L tables of N (operand, quotient) pairs: SEAL's `root_powers` of each prime.
-    root_powers: Buffer<u64>,
+    _root_powers: Buffer<u64>,
     /// The same for SEAL's `inv_root_powers`.
-    inv_root_powers: Buffer<u64>,
+    _inv_root_powers: Buffer<u64>,
     /// `PARAMS_STRIDE` words per prime: q, N^-1 (operand, quotient), the last inverse root
     /// times N^-1 (operand, quotient).
-    params: Buffer<u64>,
+    _params: Buffer<u64>,
 }
 
 impl NttPlan {
@@ -236,35 +267,33 @@ impl NttPlan {
         let first = tables
             .first()
             .ok_or_else(|| Error::invalid("invalid modulus: no moduli given"))?;
-        let coeff_count_power = first.coeff_count_power();
-        check_coeff_count_power(coeff_count_power)?;
-        if tables.len() > 64 {
+        let log_n = first.coeff_count_power();
+        check_coeff_count_power(log_n)?;
+        if tables.len() > MAX_COEFF_MODULUS_COUNT {
             return Err(Error::invalid(format!(
-                "{} moduli given; SEAL allows at most 64",
+                "{} moduli given; SEAL allows at most {MAX_COEFF_MODULUS_COUNT}",
                 tables.len()
             )));
         }
-        if tables
-            .iter()
-            .any(|t| t.coeff_count_power() != coeff_count_power)
-        {
+        if tables.iter().any(|t| t.coeff_count_power() != log_n) {
             return Err(Error::invalid("NTT tables of different sizes in one plan"));
         }
         let info = ctx.info();
-        let (layout, options) = match strategy {
-            NttStrategy::Naive => (None, format!("-D LOG_N={coeff_count_power}")),
-            NttStrategy::Staged => {
-                let layout = StagedLayout::new(
-                    coeff_count_power,
-                    info.local_mem_bytes,
-                    info.max_work_group_size,
-                )?;
-                (Some(layout), layout.build_options())
-            }
+        let layout = match strategy {
+            NttStrategy::Naive => None,
+            NttStrategy::Staged => Some(StagedLayout::new(
+                log_n,
+                info.local_mem_bytes,
+                info.max_work_group_size,
+            )?),
+        };
+        let options = match layout {
+            None => format!("-D LOG_N={log_n}"),
+            Some(layout) => layout.build_options(),
         };
         let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
 
-        let pairs = |pick: fn(&NttTables) -> &[crate::arith::ShoupOperand]| {
+        let pairs = |pick: fn(&NttTables) -> &[ShoupOperand]| {
             tables
                 .iter()
                 .flat_map(|t| pick(t).iter().flat_map(|w| [w.operand, w.quotient]))
@@ -275,8 +304,8 @@ impl NttPlan {
         let mut params = vec![0u64; PARAMS_STRIDE * tables.len()];
         for (t, p) in tables.iter().zip(params.chunks_exact_mut(PARAMS_STRIDE)) {
             let inv_n = t.inv_degree_modulo();
-            let n = t.coeff_count();
-            let scaled = mul_root_scalar(t.get_from_inv_root_powers()[n - 1], inv_n, t.modulus());
+            let last_root = t.get_from_inv_root_powers()[t.coeff_count() - 1];
+            let scaled = mul_root_scalar(last_root, inv_n, t.modulus());
             p[..5].copy_from_slice(&[
                 t.modulus().value(),
                 inv_n.operand,
@@ -287,16 +316,82 @@ impl NttPlan {
         }
         let params = ctx.upload(queue, &params)?;
 
+        // Every kernel: (values, roots, params, L, ...), values set per call.
+        let l = tables.len() as u32;
+        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[u32]| -> Result<Kernel> {
+            let mut builder = Kernel::builder();
+            builder
+                .program(&program)
+                .name(name)
+                .arg(None::<&Buffer<u64>>)
+                .arg(roots)
+                .arg(&params)
+                .arg(l);
+            for &x in extra {
+                builder.arg(x);
+            }
+            Ok(builder.build()?)
+        };
+        let n = 1usize << log_n;
+        let launches = match layout {
+            None => {
+                // One launch per round with (reduce, log_gap); reduce only in the last.
+                let round = |name: &str, roots: &Buffer<u64>, log_gap: u32, last: bool| {
+                    Ok::<_, Error>(Launch {
+                        kernel: kernel(name, roots, &[0, log_gap])?,
+                        items_per_residue: n / 2,
+                        work_group: None,
+                        takes_reduce: last,
+                    })
+                };
+                Launches {
+                    forward: (0..log_n)
+                        .rev()
+                        .map(|g| round("ntt_fwd_naive", &root_powers, g, g == 0))
+                        .collect::<Result<_>>()?,
+                    inverse: (0..log_n)
+                        .map(|g| round("ntt_inv_naive", &inv_root_powers, g, g == log_n - 1))
+                        .collect::<Result<_>>()?,
+                }
+            }
+            Some(layout) => {
+                let staged = |name: &str, roots: &Buffer<u64>, wg: usize, takes_reduce: bool| {
+                    let extra: &[u32] = if takes_reduce { &[0] } else { &[] };
+                    Ok::<_, Error>(Launch {
+                        kernel: kernel(name, roots, extra)?,
+                        items_per_residue: n / 8,
+                        work_group: Some(wg),
+                        takes_reduce,
+                    })
+                };
+                let (block, strided) = (
+                    layout.block_work_group_size(),
+                    layout.strided_work_group_size(),
+                );
+                let mut forward = Vec::with_capacity(2);
+                let mut inverse = Vec::with_capacity(2);
+                if layout.log_s != 0 {
+                    forward.push(staged("ntt_fwd_strided", &root_powers, strided, false)?);
+                }
+                forward.push(staged("ntt_fwd_block", &root_powers, block, true)?);
+                inverse.push(staged("ntt_inv_block", &inv_root_powers, block, true)?);
+                if layout.log_s != 0 {
+                    inverse.push(staged("ntt_inv_strided", &inv_root_powers, strided, true)?);
+                }
+                Launches { forward, inverse }
+            }
+        };
+
         Ok(NttPlan {
             ctx: Arc::clone(ctx),
-            coeff_count_power,
+            coeff_count_power: log_n,
             moduli: tables.iter().map(|t| *t.modulus()).collect(),
             strategy,
             layout,
-            program,
-            root_powers,
-            inv_root_powers,
-            params,
+            launches: Mutex::new(launches),
+            _root_powers: root_powers,
+            _inv_root_powers: inv_root_powers,
+            _params: params,
         })
     }
 
@@ -347,7 +442,7 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.forward(queue, values, count, true)
+        self.run(queue, values, count, Direction::Forward, true)
     }
 
     /// As `ntt_negacyclic_harvey`, but the output stays in [0, 4q): SEAL's
@@ -358,7 +453,7 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.forward(queue, values, count, false)
+        self.run(queue, values, count, Direction::Forward, false)
     }
 
     /// Inverse NTT (with the factor N^-1) of the first `count` polynomials in `values`.
@@ -371,7 +466,7 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.inverse(queue, values, count, true)
+        self.run(queue, values, count, Direction::Inverse, true)
     }
 
     /// As `inverse_ntt_negacyclic_harvey`, but the output stays in [0, 2q): SEAL's
@@ -382,7 +477,7 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.inverse(queue, values, count, false)
+        self.run(queue, values, count, Direction::Inverse, false)
     }
 
     /// Checks the arguments; returns the number of residues (count * L).
@@ -412,147 +507,51 @@ impl NttPlan {
         Ok(residues)
     }
 
-    /// A kernel of this plan's program with the arguments every NTT kernel starts with:
-    /// values, a root table, params, L.
-    fn kernel(
-        &self,
-        queue: &Queue,
-        name: &str,
-        values: &Buffer<u64>,
-        roots: &Buffer<u64>,
-        extra: &[u32],
-    ) -> Result<Kernel> {
-        let mut builder = Kernel::builder();
-        builder
-            .program(&self.program)
-            .name(name)
-            .queue(queue.clone())
-            .arg(values)
-            .arg(roots)
-            .arg(&self.params)
-            .arg(self.moduli.len() as u32);
-        for &x in extra {
-            builder.arg(x);
-        }
-        Ok(builder.build()?)
-    }
-
-    fn forward(
+    fn run(
         &self,
         queue: &Queue,
         values: &Buffer<u64>,
         count: usize,
+        direction: Direction,
         reduce: bool,
     ) -> Result<Vec<Event>> {
         let residues = self.validate(queue, values, count)?;
-        let log_n = self.coeff_count_power;
-        let n = self.coeff_count();
-        let roots = &self.root_powers;
-        match self.layout {
-            None => {
-                let kernel = self.kernel(queue, "ntt_fwd_naive", values, roots, &[0, 0])?;
-                let mut events = Vec::with_capacity(log_n as usize);
-                for log_gap in (0..log_n).rev() {
-                    kernel.set_arg(4, log_gap)?;
-                    kernel.set_arg(5, (reduce && log_gap == 0) as u32)?;
-                    let mut event = Event::empty();
-                    // SAFETY: validate() checked values.len() >= residues * N; work item
-                    // i touches residue i / (N/2) < residues, words below N of it; the
-                    // tables hold L * N pairs and params L * PARAMS_STRIDE words, indexed
-                    // by prime < L and root index < N.
-                    unsafe { cl::enqueue(&kernel, residues * n / 2, None, Some(&mut event))? };
-                    events.push(event);
-                }
-                Ok(events)
-            }
-            Some(layout) => {
-                let mut events = Vec::with_capacity(2);
-                if layout.log_s != 0 {
-                    let kernel = self.kernel(queue, "ntt_fwd_strided", values, roots, &[])?;
-                    events.push(self.launch_staged(
-                        &kernel,
-                        residues,
-                        layout.strided_work_group_size(),
-                    )?);
-                }
-                let kernel =
-                    self.kernel(queue, "ntt_fwd_block", values, roots, &[reduce as u32])?;
-                events.push(self.launch_staged(
-                    &kernel,
-                    residues,
-                    layout.block_work_group_size(),
-                )?);
-                Ok(events)
-            }
-        }
-    }
-
-    fn inverse(
-        &self,
-        queue: &Queue,
-        values: &Buffer<u64>,
-        count: usize,
-        reduce: bool,
-    ) -> Result<Vec<Event>> {
-        let residues = self.validate(queue, values, count)?;
-        let log_n = self.coeff_count_power;
-        let n = self.coeff_count();
-        let roots = &self.inv_root_powers;
-        match self.layout {
-            None => {
-                let kernel = self.kernel(queue, "ntt_inv_naive", values, roots, &[0, 0])?;
-                let mut events = Vec::with_capacity(log_n as usize);
-                for log_gap in 0..log_n {
-                    kernel.set_arg(4, log_gap)?;
-                    kernel.set_arg(5, (reduce && log_gap == log_n - 1) as u32)?;
-                    let mut event = Event::empty();
-                    // SAFETY: as in `forward`: residues * N words checked by validate(),
-                    // tables of L * N pairs indexed below N, params of L primes.
-                    unsafe { cl::enqueue(&kernel, residues * n / 2, None, Some(&mut event))? };
-                    events.push(event);
-                }
-                Ok(events)
-            }
-            Some(layout) => {
-                let mut events = Vec::with_capacity(2);
-                let kernel =
-                    self.kernel(queue, "ntt_inv_block", values, roots, &[reduce as u32])?;
-                events.push(self.launch_staged(
-                    &kernel,
-                    residues,
-                    layout.block_work_group_size(),
-                )?);
-                if layout.log_s != 0 {
-                    let kernel =
-                        self.kernel(queue, "ntt_inv_strided", values, roots, &[reduce as u32])?;
-                    events.push(self.launch_staged(
-                        &kernel,
-                        residues,
-                        layout.strided_work_group_size(),
-                    )?);
-                }
-                Ok(events)
-            }
-        }
-    }
-
-    /// Enqueues a staged kernel over `residues` residues: N/8 work items each.
-    fn launch_staged(&self, kernel: &Kernel, residues: usize, work_group: usize) -> Result<Event> {
-        let mut event = Event::empty();
-        // SAFETY: validate() checked values.len() >= residues * N. Work group g serves
-        // residue g / (groups per residue) < residues and touches words below N of it;
-        // the work group size is the one the kernel requires (reqd_work_group_size from the
-        // same layout); tables hold L * N pairs indexed below N and params L primes.
-        unsafe {
-            cl::enqueue(
-                kernel,
-                residues * (self.coeff_count() / 8),
-                Some(work_group.into()),
-                Some(&mut event),
-            )?
+        let launches = self.launches.lock();
+        let launches = match direction {
+            Direction::Forward => &launches.forward,
+            Direction::Inverse => &launches.inverse,
         };
-        Ok(event)
+        let mut events = Vec::with_capacity(launches.len());
+        for launch in launches {
+            launch.kernel.set_arg(VALUES_ARG, values)?;
+            if launch.takes_reduce {
+                launch.kernel.set_arg(REDUCE_ARG, reduce as u32)?;
+            }
+            let mut event = Event::empty();
+            // SAFETY: validate() checked values.len() >= residues * N. Each work item (or
+            // work group of the required size, for staged kernels) serves residue
+            // `item / items_per_residue` < residues and touches words below N of it; the
+            // root tables hold L * N pairs, indexed by prime < L and root index < N, and
+            // params L * PARAMS_STRIDE words.
+            unsafe {
+                cl::enqueue_on(
+                    queue,
+                    &launch.kernel,
+                    residues * launch.items_per_residue,
+                    launch.work_group.map(SpatialDims::from),
+                    Some(&mut event),
+                )?
+            };
+            events.push(event);
+        }
+        Ok(events)
     }
+}
+
+#[derive(Clone, Copy)]
+enum Direction {
+    Forward,
+    Inverse,
 }
 
 fn check_coeff_count_power(coeff_count_power: u32) -> Result<()> {
@@ -597,6 +596,12 @@ mod tests {
         let l = StagedLayout::new(17, 48 * 1024, 256).unwrap();
         assert!(l.block_work_group_size() <= 256 && l.strided_work_group_size() <= 256);
         assert!(StagedLayout::new(17, 1024, 256).is_err());
+    }
+
+    #[test]
+    fn plans_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<NttPlan>();
     }
 
     #[test]
