@@ -28,10 +28,13 @@
 
 #define N (1u << LOG_N)
 #define PARAMS_STRIDE 8
+// The step helpers take the register array by pointer: they must be inlined (with their
+// loops unrolled) for v[] to live in registers. PoCL defines `inline` away, so ask for it.
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 // The inverse transform's last butterfly (gap N/2) with N^-1 folded in: SEAL's scalar
 // branch of transform_from_rev. x, y < 2q on entry and exit.
-inline void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 inv_n_q, u64 sr,
+ALWAYS_INLINE void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 inv_n_q, u64 sr,
                                         u64 sr_q, u64 q)
 {
     u64 two_q = q << 1;
@@ -139,81 +142,75 @@ __kernel void ntt_inv_naive(__global u64 *values, __global const u64 *inv_root_p
 
 // Position in element space of register i (0..7) in a step of K rounds with smallest gap
 // 2^lg, for work item u of `per` (SIZE / 8).
-inline uint step_pos(uint K, uint lg, uint u, uint per, uint i)
+ALWAYS_INLINE uint step_pos(uint K, uint lg, uint u, uint per, uint i)
 {
     uint n = (i >> K) * per + u;
     uint t0 = ((n >> lg) << (lg + K)) | (n & ((1u << lg) - 1));
     return t0 + ((i & ((1u << K) - 1)) << lg);
 }
 
-// K forward rounds (gaps 2^(lg+K-1) .. 2^lg) on the 2^K values v[0 .. 2^K) of one
-// sub-problem whose first element has global lower index x0 in forward-root terms, i.e.
-// root_powers[(root_base) >> (lg + K - s)] starts round s, root_base = N + x0 (blocks) or
-// S + t0 (strided, where the classes mod G share the roots of an S-point transform).
-inline void fwd_radix(u64 *v, const uint K, uint lg, __global const ulong2 *w,
-                      uint root_base, u64 q)
+// One forward step: K rounds (gaps 2^(lg+K-1) .. 2^lg) on the 8 registers, which hold
+// 8 / 2^K sub-problems. Each round is 4 butterflies; butterfly b works in sub-problem
+// p = b / 2^(K-1), whose elements sit at t0_p + j 2^lg (registers p 2^K + j). Its root is
+// root_powers[((root_base + t0_p) >> (lg + K - s)) + h] in round s, h its group within
+// the sub-problem: root_base + t is the lower index in forward-root terms (N + x for a
+// block at x, S + t for the strided classes, which share the roots of an S-point NTT).
+// Loop bounds are constants (K <= 3) so that every loop unrolls and v stays in registers.
+ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
+                     __global const ulong2 *w, uint root_base, u64 q)
 {
 #pragma unroll
-    for (uint s = 0; s < K; s++) {
-        uint span = 1u << (K - 1 - s);
-        uint r0 = root_base >> (lg + K - s);
+    for (uint s = 0; s < 3; s++) {
+        if (s < K) {
+            uint span = 1u << (K - 1 - s);
 #pragma unroll
-        for (uint h = 0; h < (1u << s); h++) {
-            ulong2 r = w[r0 + h];
-#pragma unroll
-            for (uint l = 0; l < span; l++) {
-                uint a = h * 2 * span + l;
+            for (uint b = 0; b < 4; b++) {
+                uint p = b >> (K - 1);
+                uint m = b & ((1u << (K - 1)) - 1);
+                uint h = m >> (K - 1 - s);
+                uint a = (p << K) + h * 2 * span + (m & (span - 1));
+                uint t0 = step_pos(K, lg, u, per, p << K);
+                ulong2 r = w[((root_base + t0) >> (lg + K - s)) + h];
                 butterfly_forward_lazy(&v[a], &v[a + span], r.x, r.y, q);
             }
         }
     }
 }
 
-// K inverse rounds (gaps 2^lg .. 2^(lg+K-1)) on v[0 .. 2^K). Round s (gap 2^(lg+s)) uses
-// inv_root_powers[N + 1 - (size >> (lg + s)) + (x0 >> (lg + s + 1)) + h]: size = N and x0
-// the global lower index for blocks; size = S and x0 = t0 for strided sub-transforms.
-// With `last`, round K-1 is the transform's last round (gap N/2) and folds in N^-1.
-inline void inv_radix(u64 *v, const uint K, uint lg, __global const ulong2 *w, uint size,
-                      uint x0, __global const u64 *pr, const bool last)
+// One inverse step: K rounds (gaps 2^lg .. 2^(lg+K-1)) on the 8 registers, laid out as in
+// fwd_step. Round s (gap 2^(lg+s)) uses
+//     inv_root_powers[N + 1 - (size >> (lg + s)) + ((x_base + t0_p) >> (lg + s + 1)) + h]:
+// size = N and x_base the block's first index for blocks; size = S and x_base = 0 for the
+// strided classes. With `last`, round K-1 is the transform's last round (gap N/2), one
+// group per sub-problem, and folds in N^-1 with the pre-scaled root from params.
+ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
+                     __global const ulong2 *w, uint size, uint x_base,
+                     __global const u64 *pr, const bool last)
 {
     u64 q = pr[0];
 #pragma unroll
-    for (uint s = 0; s < K; s++) {
-        uint span = 1u << s;
-        if (last && s == K - 1) {
-            u64 inv_n = pr[1], inv_n_q = pr[2], sr = pr[3], sr_q = pr[4];
+    for (uint s = 0; s < 3; s++) {
+        if (s < K) {
+            uint span = 1u << s;
 #pragma unroll
-            for (uint l = 0; l < span; l++)
-                butterfly_inverse_last_lazy(&v[l], &v[l + span], inv_n, inv_n_q, sr, sr_q, q);
-        } else {
-            uint r0 = N + 1 - (size >> (lg + s)) + (x0 >> (lg + s + 1));
-#pragma unroll
-            for (uint h = 0; h < (1u << (K - 1 - s)); h++) {
-                ulong2 r = w[r0 + h];
-#pragma unroll
-                for (uint l = 0; l < span; l++) {
-                    uint a = h * 2 * span + l;
+            for (uint b = 0; b < 4; b++) {
+                uint p = b >> (K - 1);
+                uint m = b & ((1u << (K - 1)) - 1);
+                uint h = m >> s;
+                uint a = (p << K) + h * 2 * span + (m & (span - 1));
+                if (last && s == K - 1) {
+                    butterfly_inverse_last_lazy(&v[a], &v[a + span], pr[1], pr[2], pr[3],
+                                                pr[4], q);
+                } else {
+                    uint t0 = step_pos(K, lg, u, per, p << K);
+                    uint r0 = N + 1 - (size >> (lg + s)) + ((x_base + t0) >> (lg + s + 1));
+                    ulong2 r = w[r0 + h];
                     butterfly_inverse_lazy(&v[a], &v[a + span], r.x, r.y, q);
                 }
             }
         }
     }
 }
-
-// One forward step of K rounds on the 8 registers: 8 / 2^K sub-problems.
-#define FWD_STEP(K, lg, per, u, base_of_t0)                                             \
-    _Pragma("unroll") for (uint p = 0; p < (8u >> (K)); p++)                           \
-    {                                                                                 \
-        uint t0 = step_pos((K), (lg), (u), (per), p << (K));                            \
-        fwd_radix(v + (p << (K)), (K), (lg), w, (base_of_t0) + t0, q);                  \
-    }
-
-#define INV_STEP(K, lg, per, u, size, x_of_t0, last)                                   \
-    _Pragma("unroll") for (uint p = 0; p < (8u >> (K)); p++)                           \
-    {                                                                                 \
-        uint t0 = step_pos((K), (lg), (u), (per), p << (K));                            \
-        inv_radix(v + (p << (K)), (K), (lg), w, (size), (x_of_t0) + t0, pr, (last));    \
-    }
 
 // Forward, gaps G/2 .. 1 on blocks; the transform's last launch. On entry values in
 // [0, 4q); on exit in [0, q), or [0, 4q) unless `reduce`. Writes leave through local
@@ -242,7 +239,7 @@ void ntt_fwd_block(__global u64 *values, __global const u64 *root_powers,
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         v[i] = gblock[u + i * (G / 8)];
-    fwd_radix(v, 3, LOG_G - 3, w, root_base + u, q);
+    fwd_step(v, 3, LOG_G - 3, u, G / 8, w, root_base, q);
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         lblock[PAD(u + i * (G / 8))] = v[i];
@@ -252,7 +249,7 @@ void ntt_fwd_block(__global u64 *values, __global const u64 *root_powers,
 #pragma unroll
         for (uint i = 0; i < 8; i++)
             v[i] = lblock[PAD(step_pos(3, lg, u, G / 8, i))];
-        FWD_STEP(3, lg, G / 8, u, root_base)
+        fwd_step(v, 3, lg, u, G / 8, w, root_base, q);
 #pragma unroll
         for (uint i = 0; i < 8; i++)
             lblock[PAD(step_pos(3, lg, u, G / 8, i))] = v[i];
@@ -262,7 +259,7 @@ void ntt_fwd_block(__global u64 *values, __global const u64 *root_powers,
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         v[i] = lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))];
-    FWD_STEP(LOG_G % 3, 0, G / 8, u, root_base)
+    fwd_step(v, LOG_G % 3, 0, u, G / 8, w, root_base, q);
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
@@ -314,7 +311,7 @@ void ntt_inv_block(__global u64 *values, __global const u64 *inv_root_powers,
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         v[i] = lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))];
-    INV_STEP(LOG_G % 3, 0, G / 8, u, N, x_base, false)
+    inv_step(v, LOG_G % 3, 0, u, G / 8, w, N, x_base, pr, false);
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
@@ -324,7 +321,7 @@ void ntt_inv_block(__global u64 *values, __global const u64 *inv_root_powers,
 #pragma unroll
         for (uint i = 0; i < 8; i++)
             v[i] = lblock[PAD(step_pos(3, lg, u, G / 8, i))];
-        INV_STEP(3, lg, G / 8, u, N, x_base, false)
+        inv_step(v, 3, lg, u, G / 8, w, N, x_base, pr, false);
 #pragma unroll
         for (uint i = 0; i < 8; i++)
             lblock[PAD(step_pos(3, lg, u, G / 8, i))] = v[i];
@@ -334,7 +331,7 @@ void ntt_inv_block(__global u64 *values, __global const u64 *inv_root_powers,
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         v[i] = lblock[PAD(u + i * (G / 8))];
-    inv_radix(v, 3, LOG_G - 3, w, N, x_base + u, pr, LOG_S == 0);
+    inv_step(v, 3, LOG_G - 3, u, G / 8, w, N, x_base, pr, LOG_S == 0);
     __global u64 *gblock = values + residue * N + block * G;
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
@@ -383,8 +380,8 @@ void ntt_fwd_strided(__global u64 *values, __global const u64 *root_powers,
             for (uint i = 0; i < 8; i++)
                 v[i] = lcol[step_pos(3, lg, u, S / 8, i) * C];
         }
-        FWD_STEP(3, lg, S / 8, u, S)
-        if (st == NSTEP3 - 1 && LOG_S % 3 == 0) {
+        fwd_step(v, 3, lg, u, S / 8, w, S, q);
+        if (LOG_S % 3 == 0 && st == NSTEP3 - 1) {
 #pragma unroll
             for (uint i = 0; i < 8; i++)
                 gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G] = v[i];
@@ -399,7 +396,7 @@ void ntt_fwd_strided(__global u64 *values, __global const u64 *root_powers,
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         v[i] = lcol[step_pos(LOG_S % 3, 0, u, S / 8, i) * C];
-    FWD_STEP(LOG_S % 3, 0, S / 8, u, S)
+    fwd_step(v, LOG_S % 3, 0, u, S / 8, w, S, q);
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G] = v[i];
@@ -434,7 +431,7 @@ void ntt_inv_strided(__global u64 *values, __global const u64 *inv_root_powers,
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         v[i] = gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G];
-    INV_STEP(LOG_S % 3, 0, S / 8, u, S, 0, false)
+    inv_step(v, LOG_S % 3, 0, u, S / 8, w, S, 0, pr, false);
 #pragma unroll
     for (uint i = 0; i < 8; i++)
         lcol[step_pos(LOG_S % 3, 0, u, S / 8, i) * C] = v[i];
@@ -453,7 +450,7 @@ void ntt_inv_strided(__global u64 *values, __global const u64 *inv_root_powers,
                 v[i] = lcol[step_pos(3, lg, u, S / 8, i) * C];
         }
         if (last) {
-            INV_STEP(3, lg, S / 8, u, S, 0, true)
+            inv_step(v, 3, lg, u, S / 8, w, S, 0, pr, true);
 #pragma unroll
             for (uint i = 0; i < 8; i++) {
                 u64 x = v[i];
@@ -462,7 +459,7 @@ void ntt_inv_strided(__global u64 *values, __global const u64 *inv_root_powers,
                 gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G] = x;
             }
         } else {
-            INV_STEP(3, lg, S / 8, u, S, 0, false)
+            inv_step(v, 3, lg, u, S / 8, w, S, 0, pr, false);
 #pragma unroll
             for (uint i = 0; i < 8; i++)
                 lcol[step_pos(3, lg, u, S / 8, i) * C] = v[i];

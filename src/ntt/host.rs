@@ -181,9 +181,9 @@ mod tests {
     fn negacyclic_product(a: &[u64], b: &[u64], q: &Modulus) -> Vec<u64> {
         let n = a.len();
         let mut c = vec![0u64; n];
-        for i in 0..n {
-            for j in 0..n {
-                let p = multiply_uint_mod(a[i], b[j], q);
+        for (i, &ai) in a.iter().enumerate() {
+            for (j, &bj) in b.iter().enumerate() {
+                let p = multiply_uint_mod(ai, bj, q);
                 let k = (i + j) % n;
                 c[k] = if i + j < n {
                     crate::arith::add_uint_mod(c[k], p, q)
