@@ -13,8 +13,9 @@
 // entries after entry 0).
 //
 // Data: `count` polynomials of L residues of N words, word (poly * L + j) * N + k for
-// residue j (prime j). Residue r = poly * L + j is handled by whole work groups; its prime
-// is r % L.
+// residue j (prime j). Residue r = poly * L + j (fewer than 2^32 of them) is handled by
+// whole work groups; its prime is r % L. The tables are read-only and never alias the
+// values (restrict), so drivers may read them through a read-only cache.
 //
 // Tables: root_powers and inv_root_powers as L consecutive tables of N (operand, quotient)
 // word pairs (SEAL's MultiplyUIntModOperand), read as ulong2: buffers are aligned far
@@ -49,17 +50,18 @@ ALWAYS_INLINE void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 in
 // butterfly, global memory only. The host launches LOG_N rounds over (residues * N/2)
 // work items; `reduce` (set in the last round only) applies SEAL's final reduction.
 
-__kernel void ntt_fwd_naive(__global u64 *values, __global const u64 *root_powers,
-                            __global const u64 *params, uint coeff_modulus_size,
+__kernel void ntt_fwd_naive(__global u64 *restrict values,
+                            __global const u64 *restrict root_powers,
+                            __global const u64 *restrict params, uint coeff_modulus_size,
                             uint reduce, uint log_gap)
 {
     size_t gid = get_global_id(0);
-    size_t residue = gid >> (LOG_N - 1);
-    uint prime = (uint)(residue % coeff_modulus_size);
+    uint residue = (uint)(gid >> (LOG_N - 1));
+    uint prime = residue % coeff_modulus_size;
     uint i = (uint)gid & (N / 2 - 1);
     uint gap = 1u << log_gap;
     uint x = ((i >> log_gap) << (log_gap + 1)) | (i & (gap - 1));
-    __global u64 *p = values + residue * N;
+    __global u64 *p = values + (size_t)residue * N;
     u64 q = params[prime * PARAMS_STRIDE];
     __global const ulong2 *roots = (__global const ulong2 *)root_powers + prime * N;
     ulong2 w = roots[(N + x) >> (log_gap + 1)];
@@ -74,17 +76,18 @@ __kernel void ntt_fwd_naive(__global u64 *values, __global const u64 *root_power
     p[x + gap] = b;
 }
 
-__kernel void ntt_inv_naive(__global u64 *values, __global const u64 *inv_root_powers,
-                            __global const u64 *params, uint coeff_modulus_size,
+__kernel void ntt_inv_naive(__global u64 *restrict values,
+                            __global const u64 *restrict inv_root_powers,
+                            __global const u64 *restrict params, uint coeff_modulus_size,
                             uint reduce, uint log_gap)
 {
     size_t gid = get_global_id(0);
-    size_t residue = gid >> (LOG_N - 1);
-    uint prime = (uint)(residue % coeff_modulus_size);
+    uint residue = (uint)(gid >> (LOG_N - 1));
+    uint prime = residue % coeff_modulus_size;
     uint i = (uint)gid & (N / 2 - 1);
     uint gap = 1u << log_gap;
     uint x = ((i >> log_gap) << (log_gap + 1)) | (i & (gap - 1));
-    __global u64 *p = values + residue * N;
+    __global u64 *p = values + (size_t)residue * N;
     __global const u64 *pr = params + prime * PARAMS_STRIDE;
     u64 q = pr[0];
     u64 a = p[x];
@@ -216,21 +219,22 @@ ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
 // [0, 4q); on exit in [0, q), or [0, 4q) unless `reduce`. Writes leave through local
 // memory so that neighbouring work items store neighbouring words.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_block(__global u64 *values, __global const u64 *root_powers,
-                   __global const u64 *params, uint coeff_modulus_size, uint reduce)
+void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict root_powers,
+                   __global const u64 *restrict params, uint coeff_modulus_size,
+                   uint reduce)
 {
     __local u64 lmem[B * PADDED_G];
     const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
-    const size_t residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
     const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = (uint)(residue % coeff_modulus_size);
+    const uint prime = residue % coeff_modulus_size;
     const u64 q = params[prime * PARAMS_STRIDE];
     __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
     const uint bl = lid >> (LOG_G - 3);
     const uint u = lid & (G / 8 - 1);
     const uint block = group_in_residue * B + bl;
-    __global u64 *gblock = values + residue * N + block * G;
+    __global u64 *gblock = values + (size_t)residue * N + block * G;
     __local u64 *lblock = lmem + bl * PADDED_G;
     const uint root_base = N + block * G;
     u64 v[8];
@@ -265,7 +269,7 @@ void ntt_fwd_block(__global u64 *values, __global const u64 *root_powers,
         lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global u64 *gout = values + residue * N + group_in_residue * (B * G);
+    __global u64 *gout = values + (size_t)residue * N + group_in_residue * (B * G);
     const u64 two_q = q << 1;
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
@@ -281,15 +285,17 @@ void ntt_fwd_block(__global u64 *values, __global const u64 *root_powers,
 // LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). On entry
 // values in [0, 2q); on exit in [0, 2q). Reads enter through local memory.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_inv_block(__global u64 *values, __global const u64 *inv_root_powers,
-                   __global const u64 *params, uint coeff_modulus_size, uint reduce)
+void ntt_inv_block(__global u64 *restrict values,
+                   __global const u64 *restrict inv_root_powers,
+                   __global const u64 *restrict params, uint coeff_modulus_size,
+                   uint reduce)
 {
     __local u64 lmem[B * PADDED_G];
     const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
-    const size_t residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
     const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = (uint)(residue % coeff_modulus_size);
+    const uint prime = residue % coeff_modulus_size;
     __global const u64 *pr = params + prime * PARAMS_STRIDE;
     const u64 q = pr[0];
     __global const ulong2 *w = (__global const ulong2 *)inv_root_powers + prime * N;
@@ -300,7 +306,7 @@ void ntt_inv_block(__global u64 *values, __global const u64 *inv_root_powers,
     const uint x_base = block * G;
     u64 v[8];
 
-    __global const u64 *gin = values + residue * N + group_in_residue * (B * G);
+    __global const u64 *gin = values + (size_t)residue * N + group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
         uint e = lid + i * BLOCK_WG;
@@ -332,7 +338,7 @@ void ntt_inv_block(__global u64 *values, __global const u64 *inv_root_powers,
     for (uint i = 0; i < 8; i++)
         v[i] = lblock[PAD(u + i * (G / 8))];
     inv_step(v, 3, LOG_G - 3, u, G / 8, w, N, x_base, pr, LOG_S == 0);
-    __global u64 *gblock = values + residue * N + block * G;
+    __global u64 *gblock = values + (size_t)residue * N + block * G;
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
         u64 x = v[i];
@@ -348,20 +354,21 @@ void ntt_inv_block(__global u64 *values, __global const u64 *inv_root_powers,
 // first launch. On entry values in [0, 4q); on exit in [0, 4q). The class of column c is
 // at residue word c + t G, staged in local memory at t C + c.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_fwd_strided(__global u64 *values, __global const u64 *root_powers,
-                     __global const u64 *params, uint coeff_modulus_size)
+void ntt_fwd_strided(__global u64 *restrict values,
+                     __global const u64 *restrict root_powers,
+                     __global const u64 *restrict params, uint coeff_modulus_size)
 {
     __local u64 lmem[S * C];
     const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
-    const size_t residue = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
     const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
-    const uint prime = (uint)(residue % coeff_modulus_size);
+    const uint prime = residue % coeff_modulus_size;
     const u64 q = params[prime * PARAMS_STRIDE];
     __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
-    __global u64 *gcol = values + residue * N + group_in_residue * C + c;
+    __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
     __local u64 *lcol = lmem + c;
     u64 v[8];
 
@@ -407,21 +414,23 @@ void ntt_fwd_strided(__global u64 *values, __global const u64 *root_powers,
 // last launch, whose last round folds in N^-1. On entry values in [0, 2q); on exit in
 // [0, q), or [0, 2q) unless `reduce`.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_inv_strided(__global u64 *values, __global const u64 *inv_root_powers,
-                     __global const u64 *params, uint coeff_modulus_size, uint reduce)
+void ntt_inv_strided(__global u64 *restrict values,
+                     __global const u64 *restrict inv_root_powers,
+                     __global const u64 *restrict params, uint coeff_modulus_size,
+                     uint reduce)
 {
     __local u64 lmem[S * C];
     const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
-    const size_t residue = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
     const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
-    const uint prime = (uint)(residue % coeff_modulus_size);
+    const uint prime = residue % coeff_modulus_size;
     __global const u64 *pr = params + prime * PARAMS_STRIDE;
     const u64 q = pr[0];
     __global const ulong2 *w = (__global const ulong2 *)inv_root_powers + prime * N;
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
-    __global u64 *gcol = values + residue * N + group_in_residue * C + c;
+    __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
     __local u64 *lcol = lmem + c;
     u64 v[8];
 

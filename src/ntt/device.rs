@@ -133,7 +133,8 @@ impl StagedLayout {
         let log_s = log_n - log_g;
         if log_s < 3 || log_s > log_cap {
             return Err(Error::invalid(format!(
-                "N = 2^{log_n} needs more than two passes on this device (groups of 2^{log_cap} words)"
+                "N = 2^{log_n} needs more than two passes on this device \
+                 (work groups of at most 2^{log_cap} words)"
             )));
         }
         let log_c = MIN_LOG_COLUMNS
@@ -492,7 +493,8 @@ impl NttPlan {
         }
         let residues = count
             .checked_mul(self.moduli.len())
-            .ok_or_else(|| Error::invalid("polynomial count overflows"))?;
+            .filter(|&r| r <= u32::MAX as usize)
+            .ok_or_else(|| Error::invalid("more than 2^32 - 1 residue polynomials"))?;
         let words = residues
             .checked_mul(self.coeff_count())
             .ok_or_else(|| Error::invalid("polynomial count overflows"))?;
@@ -557,8 +559,8 @@ enum Direction {
 fn check_coeff_count_power(coeff_count_power: u32) -> Result<()> {
     if !(DEVICE_COEFF_COUNT_POWER_MIN..=DEVICE_COEFF_COUNT_POWER_MAX).contains(&coeff_count_power) {
         return Err(Error::invalid(format!(
-            "device NTT supports N = 2^{DEVICE_COEFF_COUNT_POWER_MIN} .. 2^{DEVICE_COEFF_COUNT_POWER_MAX}, \
-             not 2^{coeff_count_power}"
+            "device NTT supports N = 2^{DEVICE_COEFF_COUNT_POWER_MIN} .. \
+             2^{DEVICE_COEFF_COUNT_POWER_MAX}, not 2^{coeff_count_power}"
         )));
     }
     Ok(())
