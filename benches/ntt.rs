@@ -6,6 +6,8 @@
 //! cargo bench --bench ntt -- [--quick] [--sizes 12,13,..] [--primes 1,8,32]
 //!                            [--strategies naive,staged] [--reps N] [--json PATH]
 //! ```
+//! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy) if set, else both.
+//!
 //! Times are device time from profiling events: from the start of a transform's first
 //! kernel to the end of its last (launch gaps between its kernels included), the median
 //! over `--reps` transforms after a warm-up, rotating over three buffers so that small
@@ -28,7 +30,9 @@ use serde::Serialize;
 
 use seal_opencl::arith::{coeff_modulus_create, Modulus};
 use seal_opencl::cl::{self, Buffer, Context, Event, Queue};
-use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables};
+use seal_opencl::ntt::{
+    create_ntt_tables, host, NttPlan, NttStrategy, NttTables, NTT_STRATEGY_ENV_VAR,
+};
 use seal_opencl::{Error, Result};
 
 /// Input buffers a configuration rotates over.
@@ -107,6 +111,9 @@ impl Params {
             },
             strategies: match value("--strategies") {
                 Some(v) => list("--strategies", v)?,
+                None if std::env::var_os(NTT_STRATEGY_ENV_VAR).is_some() => {
+                    vec![NttStrategy::from_env()?]
+                }
                 None => vec![NttStrategy::Naive, NttStrategy::Staged],
             },
             reps: reps.max(1),

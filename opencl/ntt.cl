@@ -138,6 +138,8 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
 #define STRIDED_WG (S * C / 8)
 #define GROUPS_PER_BLOCK_RESIDUE (N / (B * G))
 #define GROUPS_PER_STRIDED_RESIDUE (G / C)
+// Radix-8 steps of the strided sub-transforms.
+#define NSTEP3 (LOG_S / 3)
 
 #if LOG_G < 3 || (LOG_S != 0 && LOG_S < 3) || LOG_C > LOG_G || LOG_B > LOG_S
 #error "unsupported staged NTT layout"
@@ -374,7 +376,6 @@ void ntt_fwd_strided(__global u64 *restrict values,
 
     // Steps of 3 rounds from gap S/2 down, then LOG_S % 3 rounds; the first step reads
     // global memory, the last writes it, the others go through local memory.
-#define NSTEP3 (LOG_S / 3)
     for (uint st = 0; st < NSTEP3; st++) {
         uint lg = LOG_S - 3 - 3 * st;
         if (st == 0) {
