@@ -546,6 +546,11 @@ impl NttPlan {
             };
             events.push(event);
         }
+        // The arguments are captured; let go of the caller's buffer (the kernel object
+        // would otherwise keep it alive until the next call).
+        for launch in launches {
+            launch.kernel.set_arg(VALUES_ARG, None::<&Buffer<u64>>)?;
+        }
         Ok(events)
     }
 }
