@@ -140,6 +140,9 @@ struct Row {
     launches: usize,
     /// Staged layout: log2 of S (strided sub-transform), G (block), C and B per group.
     layout: Option<[u32; 4]>,
+    /// Staged work-group sizes and local memory bytes: (block, strided).
+    work_group_sizes: Option<(usize, Option<usize>)>,
+    local_mem_bytes: Option<(usize, Option<usize>)>,
     bytes: usize,
     forward: Timing,
     inverse: Timing,
@@ -295,7 +298,13 @@ fn bench_one(
         launches: plan.launches_per_transform(),
         layout: plan
             .staged_layout()
-            .map(|s| [s.log_s, s.log_g(), s.log_c, s.log_b]),
+            .map(|s| [s.log_s(), s.log_g(), s.log_c(), s.log_b()]),
+        work_group_sizes: plan
+            .staged_layout()
+            .map(|s| (s.block_work_group_size(), s.strided_work_group_size())),
+        local_mem_bytes: plan
+            .staged_layout()
+            .map(|s| (s.block_local_bytes(), s.strided_local_bytes())),
         bytes,
         forward_gb_s: gb_s(&forward),
         inverse_gb_s: gb_s(&inverse),

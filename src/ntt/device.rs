@@ -96,10 +96,10 @@ impl fmt::Display for NttStrategy {
 /// blocks per work group. Every work item holds 8 values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StagedLayout {
-    pub log_s: u32,
-    pub log_c: u32,
-    pub log_b: u32,
     log_n: u32,
+    log_s: u32,
+    log_c: u32,
+    log_b: u32,
 }
 
 impl StagedLayout {
@@ -153,8 +153,28 @@ impl StagedLayout {
         })
     }
 
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// log2 of S, the size of the strided sub-transforms (0: no strided launch).
+    pub fn log_s(&self) -> u32 {
+        self.log_s
+    }
+
+    /// log2 of G, the size of the blocks.
     pub fn log_g(&self) -> u32 {
         self.log_n - self.log_s
+    }
+
+    /// log2 of C, the classes per strided work group.
+    pub fn log_c(&self) -> u32 {
+        self.log_c
+    }
+
+    /// log2 of B, the blocks per block work group.
+    pub fn log_b(&self) -> u32 {
+        self.log_b
     }
 
     /// Launches per transform: 1 or 2.
@@ -166,22 +186,24 @@ impl StagedLayout {
         }
     }
 
-    /// Work items per block work group and per strided work group.
+    /// Work items per block work group (B * G / 8).
     pub fn block_work_group_size(&self) -> usize {
         1 << (self.log_b + self.log_g() - 3)
     }
 
-    pub fn strided_work_group_size(&self) -> usize {
-        1 << (self.log_s + self.log_c - 3)
-    }
-
-    /// Local memory per block work group and per strided work group, in bytes.
+    /// Local memory per block work group in bytes: B * G words, plus one in 8 of padding.
     pub fn block_local_bytes(&self) -> usize {
-        (9usize << (self.log_b + self.log_g())) / 8 * 8
+        9 << (self.log_b + self.log_g())
     }
 
-    pub fn strided_local_bytes(&self) -> usize {
-        8 << (self.log_s + self.log_c)
+    /// Work items per strided work group (S * C / 8), None without a strided launch.
+    pub fn strided_work_group_size(&self) -> Option<usize> {
+        (self.log_s != 0).then(|| 1 << (self.log_s + self.log_c - 3))
+    }
+
+    /// Local memory per strided work group in bytes (S * C words), None without one.
+    pub fn strided_local_bytes(&self) -> Option<usize> {
+        (self.log_s != 0).then(|| 8 << (self.log_s + self.log_c))
     }
 
     fn build_options(&self) -> String {
@@ -365,18 +387,15 @@ impl NttPlan {
                         takes_reduce,
                     })
                 };
-                let (block, strided) = (
-                    layout.block_work_group_size(),
-                    layout.strided_work_group_size(),
-                );
+                let block = layout.block_work_group_size();
                 let mut forward = Vec::with_capacity(2);
                 let mut inverse = Vec::with_capacity(2);
-                if layout.log_s != 0 {
+                if let Some(strided) = layout.strided_work_group_size() {
                     forward.push(staged("ntt_fwd_strided", &root_powers, strided, false)?);
                 }
                 forward.push(staged("ntt_fwd_block", &root_powers, block, true)?);
                 inverse.push(staged("ntt_inv_block", &inv_root_powers, block, true)?);
-                if layout.log_s != 0 {
+                if let Some(strided) = layout.strided_work_group_size() {
                     inverse.push(staged("ntt_inv_strided", &inv_root_powers, strided, true)?);
                 }
                 Launches { forward, inverse }
@@ -588,20 +607,24 @@ mod tests {
         for (log_n, log_s, log_c, log_b, block, strided) in want {
             let l = StagedLayout::new(log_n, 48 * 1024, 1024).unwrap();
             assert_eq!(
-                (l.log_s, l.log_c, l.log_b),
+                (l.log_s(), l.log_c(), l.log_b()),
                 (log_s, log_c, log_b),
                 "2^{log_n}"
             );
+            assert_eq!(l.log_g() + l.log_s(), log_n);
             assert_eq!(l.block_work_group_size(), block);
-            if log_s != 0 {
-                assert_eq!(l.strided_work_group_size(), strided);
-                assert!(l.strided_local_bytes() <= 48 * 1024);
-            }
             assert!(l.block_local_bytes() <= 48 * 1024);
+            if log_s == 0 {
+                assert_eq!((l.launches(), l.strided_work_group_size()), (1, None));
+            } else {
+                assert_eq!(l.launches(), 2);
+                assert_eq!(l.strided_work_group_size(), Some(strided));
+                assert!(l.strided_local_bytes().unwrap() <= 48 * 1024);
+            }
         }
         // Work groups of 256 at most: smaller groups, still two passes at 2^17.
         let l = StagedLayout::new(17, 48 * 1024, 256).unwrap();
-        assert!(l.block_work_group_size() <= 256 && l.strided_work_group_size() <= 256);
+        assert!(l.block_work_group_size() <= 256 && l.strided_work_group_size() <= Some(256));
         assert!(StagedLayout::new(17, 1024, 256).is_err());
     }
 

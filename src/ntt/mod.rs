@@ -6,7 +6,10 @@ mod device;
 pub mod host;
 mod tables;
 
-pub use device::{NttPlan, NttStrategy, NTT_STRATEGY_ENV_VAR};
+pub use device::{
+    NttPlan, NttStrategy, StagedLayout, DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN,
+    NTT_STRATEGY_ENV_VAR,
+};
 pub use tables::{
     create_ntt_tables, reverse_bits, NttTables, COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN,
 };
