@@ -35,8 +35,8 @@
 
 // The inverse transform's last butterfly (gap N/2) with N^-1 folded in: SEAL's scalar
 // branch of transform_from_rev. x, y < 2q on entry and exit.
-ALWAYS_INLINE void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 inv_n_q, u64 sr,
-                                        u64 sr_q, u64 q)
+ALWAYS_INLINE void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 inv_n_q,
+                                               u64 sr, u64 sr_q, u64 q)
 {
     u64 two_q = q << 1;
     u64 u = reduce_once(*x, two_q);
@@ -162,7 +162,7 @@ ALWAYS_INLINE uint step_pos(uint K, uint lg, uint u, uint per, uint i)
 // block at x, S + t for the strided classes, which share the roots of an S-point NTT).
 // Loop bounds are constants (K <= 3) so that every loop unrolls and v stays in registers.
 ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
-                     __global const ulong2 *w, uint root_base, u64 q)
+                            __global const ulong2 *w, uint root_base, u64 q)
 {
 #pragma unroll
     for (uint s = 0; s < 3; s++) {
@@ -189,8 +189,8 @@ ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
 // strided classes. With `last`, round K-1 is the transform's last round (gap N/2), one
 // group per sub-problem, and folds in N^-1 with the pre-scaled root from params.
 ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
-                     __global const ulong2 *w, uint size, uint x_base,
-                     __global const u64 *pr, const bool last)
+                            __global const ulong2 *w, uint size, uint x_base,
+                            __global const u64 *pr, const bool last)
 {
     u64 q = pr[0];
 #pragma unroll
