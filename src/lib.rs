@@ -1,7 +1,8 @@
 //! seal-opencl: an OpenCL backend for Microsoft SEAL's CKKS scheme.
 //!
-//! Dependencies run downward: `arith` and `ntt` (host references) -> `cl` (the OpenCL
-//! runtime, the only module that talks to `ocl`) -> kernel launchers.
+//! Dependencies run downward: `arith` and the host half of `ntt` (tables and host
+//! references) -> `cl` (the OpenCL runtime, the only module that talks to `ocl`) -> kernel
+//! launchers (`ntt::NttPlan`).
 
 pub mod arith;
 pub mod cl;
@@ -9,6 +10,7 @@ pub mod device;
 pub mod error;
 pub mod frame;
 pub mod memcache;
+pub mod ntt;
 pub mod profiler;
 
 pub use error::{Error, ErrorKind, Result};

@@ -46,7 +46,7 @@ pub fn is_prime(value: u64) -> bool {
     }
     const BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
     for p in BASES {
-        if value % p == 0 {
+        if value.is_multiple_of(p) {
             return value == p;
         }
     }
@@ -142,7 +142,7 @@ pub fn coeff_modulus_create(poly_modulus_degree: u64, bit_sizes: &[i32]) -> Resu
 /// two dividing q - 1), as SEAL's `try_minimal_primitive_root`.
 pub fn minimal_primitive_root(degree: u64, modulus: &Modulus) -> Option<u64> {
     let q = modulus.value();
-    if degree < 2 || !degree.is_power_of_two() || (q - 1) % degree != 0 {
+    if degree < 2 || !degree.is_power_of_two() || !(q - 1).is_multiple_of(degree) {
         return None;
     }
     let is_primitive = |r: u64| pow_uint_mod(r, degree / 2, modulus) == q - 1;
@@ -168,7 +168,12 @@ mod tests {
 
     #[test]
     fn primality_matches_trial_division() {
-        let trial = |n: u64| n >= 2 && (2..).take_while(|d| d * d <= n).all(|d| n % d != 0);
+        let trial = |n: u64| {
+            n >= 2
+                && (2..)
+                    .take_while(|d| d * d <= n)
+                    .all(|d| !n.is_multiple_of(d))
+        };
         for n in 0..20_000u64 {
             assert_eq!(is_prime(n), trial(n), "{n}");
         }

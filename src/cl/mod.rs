@@ -203,6 +203,29 @@ pub unsafe fn enqueue(
     Ok(())
 }
 
+/// Enqueues on `queue` a device-to-device copy of all of `src` into `dst` (same length);
+/// `event`, if given, receives the copy's event (benchmarks time NTTs against it).
+pub fn copy(
+    queue: &Queue,
+    src: &Buffer<u64>,
+    dst: &Buffer<u64>,
+    event: Option<&mut Event>,
+) -> Result<()> {
+    if src.len() != dst.len() {
+        return Err(Error::invalid(format!(
+            "copy of {} words into a buffer of {}",
+            src.len(),
+            dst.len()
+        )));
+    }
+    let mut cmd = src.copy(dst, None, None).queue(queue);
+    if let Some(event) = event {
+        cmd = cmd.enew(event);
+    }
+    cmd.enq()?;
+    Ok(())
+}
+
 /// Device time of a completed, profiled event, in nanoseconds.
 pub fn event_nanos(event: &Event) -> Result<u64> {
     use ocl::enums::{ProfilingInfo, ProfilingInfoResult};

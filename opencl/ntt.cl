@@ -1,0 +1,481 @@
+// Negacyclic NTT kernels after SEAL's DWTHandler (util/dwthandler.h), built after arith.cl.
+// Every butterfly is SEAL's, word for word (src/ntt/host.rs is the reference), so lazy and
+// reduced outputs both equal SEAL's. Rounds are numbered as SEAL's: the forward
+// (Cooley-Tukey, standard order in, bit-reversed out) runs gaps N/2, N/4, .., 1; the
+// inverse (Gentleman-Sande, bit-reversed in, standard out) runs gaps 1, 2, .., N/2 and
+// folds N^-1 into its last round.
+//
+// Root indices. A forward butterfly on (x, x + gap), x the lower index, uses
+//     root_powers[(N + x) / (2 gap)]
+// (SEAL's round m = N / (2 gap) uses entries m + x / (2 gap)); an inverse one uses
+//     inv_root_powers[N - N / gap + 1 + x / (2 gap)]
+// (SEAL consumes the scrambled table in order: the rounds before gap hold N - N / gap
+// entries after entry 0).
+//
+// Data: `count` polynomials of L residues of N words, word (poly * L + j) * N + k for
+// residue j (prime j). Residue r = poly * L + j (fewer than 2^32 of them) is handled by
+// whole work groups; its prime is r % L. The tables are read-only and never alias the
+// values (restrict), so drivers may read them through a read-only cache.
+//
+// Tables: root_powers and inv_root_powers as L consecutive tables of N (operand, quotient)
+// word pairs (SEAL's MultiplyUIntModOperand), read as ulong2: buffers are aligned far
+// beyond 16 bytes and every pair starts at an even word. params: PARAMS_STRIDE words per
+// prime: q, N^-1 (operand, quotient), and the last inverse root times N^-1 (operand,
+// quotient), as SEAL's mul_root_scalar computes it.
+//
+// Build options: LOG_N for every kernel; the staged kernels also need LOG_S (rounds done
+// by ntt_*_strided; 0 when the whole transform fits one work group), LOG_C (columns per
+// strided work group) and LOG_B (blocks per block work group). See src/ntt/device.rs.
+
+#define N (1u << LOG_N)
+#define PARAMS_STRIDE 8
+// The step helpers take the register array by pointer: they must be inlined (with their
+// loops unrolled) for v[] to live in registers. PoCL defines `inline` away, so ask for it.
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+// The inverse transform's last butterfly (gap N/2) with N^-1 folded in: SEAL's scalar
+// branch of transform_from_rev. x, y < 2q on entry and exit.
+ALWAYS_INLINE void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 inv_n_q,
+                                               u64 sr, u64 sr_q, u64 q)
+{
+    u64 two_q = q << 1;
+    u64 u = reduce_once(*x, two_q);
+    u64 v = *y;
+    *x = multiply_uint_mod_shoup_lazy(reduce_once(u + v, two_q), inv_n, inv_n_q, q);
+    *y = multiply_uint_mod_shoup_lazy(u + two_q - v, sr, sr_q, q);
+}
+
+// ---------------------------------------------------------------------------------------
+// Naive radix-2 baseline (seed 001 Listing 14): one launch per round, one work item per
+// butterfly, global memory only. The host launches LOG_N rounds over (residues * N/2)
+// work items; `reduce` (set in the last round only) applies SEAL's final reduction.
+
+__kernel void ntt_fwd_naive(__global u64 *restrict values,
+                            __global const u64 *restrict root_powers,
+                            __global const u64 *restrict params, uint coeff_modulus_size,
+                            uint reduce, uint log_gap)
+{
+    size_t gid = get_global_id(0);
+    uint residue = (uint)(gid >> (LOG_N - 1));
+    uint prime = residue % coeff_modulus_size;
+    uint i = (uint)gid & (N / 2 - 1);
+    uint gap = 1u << log_gap;
+    uint x = ((i >> log_gap) << (log_gap + 1)) | (i & (gap - 1));
+    __global u64 *p = values + (size_t)residue * N;
+    u64 q = params[prime * PARAMS_STRIDE];
+    __global const ulong2 *roots = (__global const ulong2 *)root_powers + prime * N;
+    ulong2 w = roots[(N + x) >> (log_gap + 1)];
+    u64 a = p[x];
+    u64 b = p[x + gap];
+    butterfly_forward_lazy(&a, &b, w.x, w.y, q);
+    if (reduce) {
+        a = reduce_once(reduce_once(a, q << 1), q);
+        b = reduce_once(reduce_once(b, q << 1), q);
+    }
+    p[x] = a;
+    p[x + gap] = b;
+}
+
+__kernel void ntt_inv_naive(__global u64 *restrict values,
+                            __global const u64 *restrict inv_root_powers,
+                            __global const u64 *restrict params, uint coeff_modulus_size,
+                            uint reduce, uint log_gap)
+{
+    size_t gid = get_global_id(0);
+    uint residue = (uint)(gid >> (LOG_N - 1));
+    uint prime = residue % coeff_modulus_size;
+    uint i = (uint)gid & (N / 2 - 1);
+    uint gap = 1u << log_gap;
+    uint x = ((i >> log_gap) << (log_gap + 1)) | (i & (gap - 1));
+    __global u64 *p = values + (size_t)residue * N;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    u64 q = pr[0];
+    u64 a = p[x];
+    u64 b = p[x + gap];
+    if (log_gap == LOG_N - 1) {
+        butterfly_inverse_last_lazy(&a, &b, pr[1], pr[2], pr[3], pr[4], q);
+        if (reduce) {
+            a = reduce_once(a, q);
+            b = reduce_once(b, q);
+        }
+    } else {
+        __global const ulong2 *roots = (__global const ulong2 *)inv_root_powers + prime * N;
+        ulong2 w = roots[N - (N >> log_gap) + 1 + (x >> (log_gap + 1))];
+        butterfly_inverse_lazy(&a, &b, w.x, w.y, q);
+    }
+    p[x] = a;
+    p[x + gap] = b;
+}
+
+// ---------------------------------------------------------------------------------------
+// Staged radix-8 NTT (seed 001 V-B5, Listing 17). Each work item holds 8 values in
+// registers and runs up to 3 rounds on them between exchanges. A transform of N = S * G
+// points takes two launches (one when LOG_S = 0):
+//   strided: the S-point sub-transforms of the elements congruent mod G. In the forward
+//     transform these are its first LOG_S rounds (gaps N/2 .. G, all multiples of G, never
+//     mix classes mod G); in the inverse its last LOG_S rounds. A work group takes C
+//     consecutive classes, so neighbouring work items touch neighbouring words.
+//   block: the G-point sub-transforms of contiguous blocks of G words: the forward's last
+//     LOG_G rounds (gaps G/2 .. 1), the inverse's first. B blocks per work group.
+// Inside a launch a step of K <= 3 rounds runs in registers and steps exchange data through
+// local memory. In element space t of a sub-transform (size SIZE), a step whose smallest
+// gap is 2^lg works on radix-2^K sub-problems {t0 + j 2^lg : j < 2^K} with
+// t0 mod 2^(lg+K) < 2^lg; work item u of SIZE/8 takes sub-problems number p * SIZE/8 + u,
+// p < 8 / 2^K, in registers v[p 2^K + j].
+
+#ifdef LOG_S
+
+#define LOG_G (LOG_N - LOG_S)
+#define G (1u << LOG_G)
+#define S (1u << LOG_S)
+#define C (1u << LOG_C)
+#define B (1u << LOG_B)
+// Block work groups pad local memory by one word in 8 so that the stride-8 accesses of the
+// gap-1 step spread over the banks.
+#define PAD(t) ((t) + ((t) >> 3))
+#define PADDED_G (G + G / 8)
+#define BLOCK_WG (B * G / 8)
+#define STRIDED_WG (S * C / 8)
+#define GROUPS_PER_BLOCK_RESIDUE (N / (B * G))
+#define GROUPS_PER_STRIDED_RESIDUE (G / C)
+// Radix-8 steps of the strided sub-transforms.
+#define NSTEP3 (LOG_S / 3)
+
+#if LOG_G < 3 || (LOG_S != 0 && LOG_S < 3) || LOG_C > LOG_G || LOG_B > LOG_S
+#error "unsupported staged NTT layout"
+#endif
+
+// Position in element space of register i (0..7) in a step of K rounds with smallest gap
+// 2^lg, for work item u of `per` (SIZE / 8).
+ALWAYS_INLINE uint step_pos(uint K, uint lg, uint u, uint per, uint i)
+{
+    uint n = (i >> K) * per + u;
+    uint t0 = ((n >> lg) << (lg + K)) | (n & ((1u << lg) - 1));
+    return t0 + ((i & ((1u << K) - 1)) << lg);
+}
+
+// One forward step: K rounds (gaps 2^(lg+K-1) .. 2^lg) on the 8 registers, which hold
+// 8 / 2^K sub-problems. Each round is 4 butterflies; butterfly b works in sub-problem
+// p = b / 2^(K-1), whose elements sit at t0_p + j 2^lg (registers p 2^K + j). Its root is
+// root_powers[((root_base + t0_p) >> (lg + K - s)) + h] in round s, h its group within
+// the sub-problem: root_base + t is the lower index in forward-root terms (N + x for a
+// block at x, S + t for the strided classes, which share the roots of an S-point NTT).
+// Loop bounds are constants (K <= 3) so that every loop unrolls and v stays in registers.
+ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
+                            __global const ulong2 *w, uint root_base, u64 q)
+{
+#pragma unroll
+    for (uint s = 0; s < 3; s++) {
+        if (s < K) {
+            uint span = 1u << (K - 1 - s);
+#pragma unroll
+            for (uint b = 0; b < 4; b++) {
+                uint p = b >> (K - 1);
+                uint m = b & ((1u << (K - 1)) - 1);
+                uint h = m >> (K - 1 - s);
+                uint a = (p << K) + h * 2 * span + (m & (span - 1));
+                uint t0 = step_pos(K, lg, u, per, p << K);
+                ulong2 r = w[((root_base + t0) >> (lg + K - s)) + h];
+                butterfly_forward_lazy(&v[a], &v[a + span], r.x, r.y, q);
+            }
+        }
+    }
+}
+
+// One inverse step: K rounds (gaps 2^lg .. 2^(lg+K-1)) on the 8 registers, laid out as in
+// fwd_step. Round s (gap 2^(lg+s)) uses
+//     inv_root_powers[N + 1 - (size >> (lg + s)) + ((x_base + t0_p) >> (lg + s + 1)) + h]:
+// size = N and x_base the block's first index for blocks; size = S and x_base = 0 for the
+// strided classes. With `last`, round K-1 is the transform's last round (gap N/2), one
+// group per sub-problem, and folds in N^-1 with the pre-scaled root from params.
+ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
+                            __global const ulong2 *w, uint size, uint x_base,
+                            __global const u64 *pr, const bool last)
+{
+    u64 q = pr[0];
+#pragma unroll
+    for (uint s = 0; s < 3; s++) {
+        if (s < K) {
+            uint span = 1u << s;
+#pragma unroll
+            for (uint b = 0; b < 4; b++) {
+                uint p = b >> (K - 1);
+                uint m = b & ((1u << (K - 1)) - 1);
+                uint h = m >> s;
+                uint a = (p << K) + h * 2 * span + (m & (span - 1));
+                if (last && s == K - 1) {
+                    butterfly_inverse_last_lazy(&v[a], &v[a + span], pr[1], pr[2], pr[3],
+                                                pr[4], q);
+                } else {
+                    uint t0 = step_pos(K, lg, u, per, p << K);
+                    uint r0 = N + 1 - (size >> (lg + s)) + ((x_base + t0) >> (lg + s + 1));
+                    ulong2 r = w[r0 + h];
+                    butterfly_inverse_lazy(&v[a], &v[a + span], r.x, r.y, q);
+                }
+            }
+        }
+    }
+}
+
+// Forward, gaps G/2 .. 1 on blocks; the transform's last launch. On entry values in
+// [0, 4q); on exit in [0, q), or [0, 4q) unless `reduce`. Writes leave through local
+// memory so that neighbouring work items store neighbouring words.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict root_powers,
+                   __global const u64 *restrict params, uint coeff_modulus_size,
+                   uint reduce)
+{
+    __local u64 lmem[B * PADDED_G];
+    const uint lid = get_local_id(0);
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
+    const uint bl = lid >> (LOG_G - 3);
+    const uint u = lid & (G / 8 - 1);
+    const uint block = group_in_residue * B + bl;
+    __global u64 *gblock = values + (size_t)residue * N + block * G;
+    __local u64 *lblock = lmem + bl * PADDED_G;
+    const uint root_base = N + block * G;
+    u64 v[8];
+
+    // Step 0 (gaps G/2, G/4, G/8) straight from global memory: t = u + i G/8.
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        v[i] = gblock[u + i * (G / 8)];
+    fwd_step(v, 3, LOG_G - 3, u, G / 8, w, root_base, q);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        lblock[PAD(u + i * (G / 8))] = v[i];
+
+    for (int lg = LOG_G - 6; lg >= LOG_G % 3; lg -= 3) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (uint i = 0; i < 8; i++)
+            v[i] = lblock[PAD(step_pos(3, lg, u, G / 8, i))];
+        fwd_step(v, 3, lg, u, G / 8, w, root_base, q);
+#pragma unroll
+        for (uint i = 0; i < 8; i++)
+            lblock[PAD(step_pos(3, lg, u, G / 8, i))] = v[i];
+    }
+#if LOG_G % 3
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        v[i] = lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))];
+    fwd_step(v, LOG_G % 3, 0, u, G / 8, w, root_base, q);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global u64 *gout = values + (size_t)residue * N + group_in_residue * (B * G);
+    const u64 two_q = q << 1;
+#pragma unroll
+    for (uint i = 0; i < 8; i++) {
+        uint e = lid + i * BLOCK_WG;
+        u64 x = lmem[(e >> LOG_G) * PADDED_G + PAD(e & (G - 1))];
+        if (reduce)
+            x = reduce_once(reduce_once(x, two_q), q);
+        gout[e] = x;
+    }
+}
+
+// Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
+// LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). On entry
+// values in [0, 2q); on exit in [0, 2q). Reads enter through local memory.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block(__global u64 *restrict values,
+                   __global const u64 *restrict inv_root_powers,
+                   __global const u64 *restrict params, uint coeff_modulus_size,
+                   uint reduce)
+{
+    __local u64 lmem[B * PADDED_G];
+    const uint lid = get_local_id(0);
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const u64 q = pr[0];
+    __global const ulong2 *w = (__global const ulong2 *)inv_root_powers + prime * N;
+    const uint bl = lid >> (LOG_G - 3);
+    const uint u = lid & (G / 8 - 1);
+    const uint block = group_in_residue * B + bl;
+    __local u64 *lblock = lmem + bl * PADDED_G;
+    const uint x_base = block * G;
+    u64 v[8];
+
+    __global const u64 *gin = values + (size_t)residue * N + group_in_residue * (B * G);
+#pragma unroll
+    for (uint i = 0; i < 8; i++) {
+        uint e = lid + i * BLOCK_WG;
+        lmem[(e >> LOG_G) * PADDED_G + PAD(e & (G - 1))] = gin[e];
+    }
+#if LOG_G % 3
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        v[i] = lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))];
+    inv_step(v, LOG_G % 3, 0, u, G / 8, w, N, x_base, pr, false);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
+#endif
+    for (uint lg = LOG_G % 3; lg + 3 < LOG_G; lg += 3) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (uint i = 0; i < 8; i++)
+            v[i] = lblock[PAD(step_pos(3, lg, u, G / 8, i))];
+        inv_step(v, 3, lg, u, G / 8, w, N, x_base, pr, false);
+#pragma unroll
+        for (uint i = 0; i < 8; i++)
+            lblock[PAD(step_pos(3, lg, u, G / 8, i))] = v[i];
+    }
+    // Last step (gaps G/8, G/4, G/2) straight to global memory: t = u + i G/8.
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        v[i] = lblock[PAD(u + i * (G / 8))];
+    inv_step(v, 3, LOG_G - 3, u, G / 8, w, N, x_base, pr, LOG_S == 0);
+    __global u64 *gblock = values + (size_t)residue * N + block * G;
+#pragma unroll
+    for (uint i = 0; i < 8; i++) {
+        u64 x = v[i];
+        if (LOG_S == 0 && reduce)
+            x = reduce_once(x, q);
+        gblock[u + i * (G / 8)] = x;
+    }
+}
+
+#if LOG_S != 0
+
+// Forward, gaps N/2 .. G (S-point sub-transforms of the classes mod G); the transform's
+// first launch. On entry values in [0, 4q); on exit in [0, 4q). The class of column c is
+// at residue word c + t G, staged in local memory at t C + c.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_fwd_strided(__global u64 *restrict values,
+                     __global const u64 *restrict root_powers,
+                     __global const u64 *restrict params, uint coeff_modulus_size)
+{
+    __local u64 lmem[S * C];
+    const uint lid = get_local_id(0);
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
+    __local u64 *lcol = lmem + c;
+    u64 v[8];
+
+    // Steps of 3 rounds from gap S/2 down, then LOG_S % 3 rounds; the first step reads
+    // global memory, the last writes it, the others go through local memory.
+    for (uint st = 0; st < NSTEP3; st++) {
+        uint lg = LOG_S - 3 - 3 * st;
+        if (st == 0) {
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                v[i] = gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G];
+        } else {
+            barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                v[i] = lcol[step_pos(3, lg, u, S / 8, i) * C];
+        }
+        fwd_step(v, 3, lg, u, S / 8, w, S, q);
+        if (LOG_S % 3 == 0 && st == NSTEP3 - 1) {
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G] = v[i];
+        } else {
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                lcol[step_pos(3, lg, u, S / 8, i) * C] = v[i];
+        }
+    }
+#if LOG_S % 3
+    barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        v[i] = lcol[step_pos(LOG_S % 3, 0, u, S / 8, i) * C];
+    fwd_step(v, LOG_S % 3, 0, u, S / 8, w, S, q);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G] = v[i];
+#endif
+}
+
+// Inverse, gaps G .. N/2 (S-point sub-transforms of the classes mod G); the transform's
+// last launch, whose last round folds in N^-1. On entry values in [0, 2q); on exit in
+// [0, q), or [0, 2q) unless `reduce`.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_inv_strided(__global u64 *restrict values,
+                     __global const u64 *restrict inv_root_powers,
+                     __global const u64 *restrict params, uint coeff_modulus_size,
+                     uint reduce)
+{
+    __local u64 lmem[S * C];
+    const uint lid = get_local_id(0);
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const u64 q = pr[0];
+    __global const ulong2 *w = (__global const ulong2 *)inv_root_powers + prime * N;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
+    __local u64 *lcol = lmem + c;
+    u64 v[8];
+
+    // LOG_S % 3 rounds from gap 1 first, then steps of 3; the first step reads global
+    // memory, the last writes it, the others go through local memory.
+#if LOG_S % 3
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        v[i] = gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G];
+    inv_step(v, LOG_S % 3, 0, u, S / 8, w, S, 0, pr, false);
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        lcol[step_pos(LOG_S % 3, 0, u, S / 8, i) * C] = v[i];
+#endif
+    for (uint lg = LOG_S % 3; lg < LOG_S; lg += 3) {
+        bool first = lg == 0;
+        bool last = lg + 3 == LOG_S;
+        if (first) {
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                v[i] = gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G];
+        } else {
+            barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                v[i] = lcol[step_pos(3, lg, u, S / 8, i) * C];
+        }
+        if (last) {
+            inv_step(v, 3, lg, u, S / 8, w, S, 0, pr, true);
+#pragma unroll
+            for (uint i = 0; i < 8; i++) {
+                u64 x = v[i];
+                if (reduce)
+                    x = reduce_once(x, q);
+                gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G] = x;
+            }
+        } else {
+            inv_step(v, 3, lg, u, S / 8, w, S, 0, pr, false);
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                lcol[step_pos(3, lg, u, S / 8, i) * C] = v[i];
+        }
+    }
+}
+
+#endif // LOG_S != 0
+#endif // LOG_S

@@ -1,0 +1,310 @@
+//! Device NTT: both strategies equal the host reference (`ntt::host`, SEAL's butterflies)
+//! word for word, forward and inverse, lazy and reduced, on fresh random inputs and edge
+//! values, for primes of 17 to 60 bits, several primes per polynomial and several
+//! polynomials; outputs are poisoned before the kernels run; two runs give the same
+//! words; bad arguments are errors.
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use seal_opencl::arith::{get_primes, Modulus};
+use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
+use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables};
+use seal_opencl::{Error, ErrorKind};
+
+const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+const STRATEGIES: [NttStrategy; 2] = [NttStrategy::Naive, NttStrategy::Staged];
+
+fn rng() -> rand::rngs::StdRng {
+    let seed = rand::random();
+    eprintln!("seed {seed}");
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+fn device() -> (Arc<Context>, Queue) {
+    let ctx = Context::new(&DeviceSelector::from_env().unwrap()).unwrap();
+    let queue = ctx.queue(false).unwrap();
+    (ctx, queue)
+}
+
+/// Distinct primes 1 mod 2N of the given bit sizes, in the given order.
+fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
+    let mut taken: Vec<u64> = Vec::new();
+    for (i, &b) in bits.iter().enumerate() {
+        let same_size = bits[..i].iter().filter(|&&x| x == b).count();
+        taken.push(get_primes(2 << log_n, b, same_size + 1).unwrap()[same_size]);
+    }
+    taken
+        .into_iter()
+        .map(|p| Modulus::new(p).unwrap())
+        .collect()
+}
+
+/// `count` polynomials in SEAL's layout with residues in [0, bound(q)): random words,
+/// with the first residue of each polynomial starting 0, bound - 1, and the edge
+/// patterns all zero (residue 1 of polynomial 0) and all bound - 1 (residue 0 of the
+/// last polynomial) when there is room.
+fn inputs(
+    rng: &mut impl Rng,
+    tables: &[NttTables],
+    count: usize,
+    bound: impl Fn(u64) -> u64,
+) -> Vec<u64> {
+    let n = tables[0].coeff_count();
+    let l = tables.len();
+    let mut values = Vec::with_capacity(count * l * n);
+    for r in 0..count * l {
+        let b = bound(tables[r % l].modulus().value());
+        let mut residue: Vec<u64> = (0..n).map(|_| rng.gen_range(0..b)).collect();
+        residue[0] = 0;
+        residue[1] = b - 1;
+        if r == 1 {
+            residue.fill(0);
+        }
+        if count > 1 && r == (count - 1) * l {
+            residue.fill(b - 1);
+        }
+        values.extend(residue);
+    }
+    values
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Transform {
+    Forward,
+    ForwardLazy,
+    Inverse,
+    InverseLazy,
+}
+
+impl Transform {
+    const ALL: [Transform; 4] = [
+        Transform::Forward,
+        Transform::ForwardLazy,
+        Transform::Inverse,
+        Transform::InverseLazy,
+    ];
+
+    fn host(self) -> fn(&mut [u64], &NttTables) {
+        match self {
+            Transform::Forward => host::ntt_negacyclic_harvey,
+            Transform::ForwardLazy => host::ntt_negacyclic_harvey_lazy,
+            Transform::Inverse => host::inverse_ntt_negacyclic_harvey,
+            Transform::InverseLazy => host::inverse_ntt_negacyclic_harvey_lazy,
+        }
+    }
+
+    /// Inputs the transform accepts: [0, 4q) forward, [0, 2q) inverse.
+    fn input_bound(self, q: u64) -> u64 {
+        match self {
+            Transform::Forward | Transform::ForwardLazy => 4 * q,
+            Transform::Inverse | Transform::InverseLazy => 2 * q,
+        }
+    }
+
+    fn run(
+        self,
+        plan: &NttPlan,
+        queue: &Queue,
+        buf: &cl::Buffer<u64>,
+        count: usize,
+    ) -> seal_opencl::Result<Vec<cl::Event>> {
+        match self {
+            Transform::Forward => plan.ntt_negacyclic_harvey(queue, buf, count),
+            Transform::ForwardLazy => plan.ntt_negacyclic_harvey_lazy(queue, buf, count),
+            Transform::Inverse => plan.inverse_ntt_negacyclic_harvey(queue, buf, count),
+            Transform::InverseLazy => plan.inverse_ntt_negacyclic_harvey_lazy(queue, buf, count),
+        }
+    }
+}
+
+/// Runs `transform` on the device over `input` (in a buffer `slack` words longer, whose
+/// tail is poisoned and must stay so) and returns the transformed words.
+fn device_run(
+    ctx: &Arc<Context>,
+    queue: &Queue,
+    plan: &NttPlan,
+    transform: Transform,
+    input: &[u64],
+    count: usize,
+    slack: usize,
+) -> Vec<u64> {
+    let buf = ctx.buffer(queue, input.len() + slack).unwrap();
+    cl::poison(&buf, POISON).unwrap();
+    buf.write(input).enq().unwrap();
+    let events = transform.run(plan, queue, &buf, count).unwrap();
+    assert_eq!(events.len(), plan.launches_per_transform());
+    let mut out = cl::download(&buf).unwrap();
+    assert!(out[input.len()..].iter().all(|&w| w == POISON));
+    out.truncate(input.len());
+    out
+}
+
+/// The device output equals the host reference word for word, with the first
+/// difference named.
+fn assert_same(got: &[u64], want: &[u64], tables: &[NttTables], what: &str) {
+    let n = tables[0].coeff_count();
+    if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+        let r = i / n;
+        panic!(
+            "{what}: residue {r} (q = {}), word {}: device {:#x}, host {:#x}",
+            tables[r % tables.len()].modulus().value(),
+            i % n,
+            got[i],
+            want[i]
+        );
+    }
+}
+
+/// Every transform of both strategies on `count` polynomials over `moduli`.
+fn check_all(ctx: &Arc<Context>, queue: &Queue, log_n: u32, moduli: &[Modulus], count: usize) {
+    let mut rng = rng();
+    let tables = create_ntt_tables(log_n, moduli).unwrap();
+    for strategy in STRATEGIES {
+        let plan = NttPlan::new(ctx, queue, log_n, moduli, strategy).unwrap();
+        for transform in Transform::ALL {
+            let input = inputs(&mut rng, &tables, count, |q| transform.input_bound(q));
+            let mut want = input.clone();
+            host::transform_batch(&mut want, &tables, transform.host());
+            // Poisoned, unwritten words of an output in a buffer one residue too long.
+            let got = device_run(ctx, queue, &plan, transform, &input, count, 1 << log_n);
+            let what = format!(
+                "{transform:?} {strategy} N = 2^{log_n}, L = {}, count = {count}",
+                moduli.len()
+            );
+            assert_same(&got, &want, &tables, &what);
+        }
+    }
+}
+
+#[test]
+fn small_sizes_match_host_reference() {
+    let (ctx, queue) = device();
+    // N = 2^10 .. 2^12 run in one launch of the staged NTT; 2^13 in two.
+    for log_n in 10..=13 {
+        check_all(&ctx, &queue, log_n, &primes(log_n, &[60]), 1);
+        check_all(&ctx, &queue, log_n, &primes(log_n, &[17, 50, 30]), 2);
+        check_all(
+            &ctx,
+            &queue,
+            log_n,
+            &primes(log_n, &[59, 20, 60, 40, 45]),
+            3,
+        );
+    }
+}
+
+#[test]
+fn two_pass_sizes_match_host_reference() {
+    let (ctx, queue) = device();
+    // 2^14: strided 7 rounds (3 + 3 + 1); 2^16: 8 + 8 (3 + 3 + 2 each); 2^17: 8 + 9.
+    check_all(&ctx, &queue, 14, &primes(14, &[50, 24]), 1);
+    check_all(&ctx, &queue, 16, &primes(16, &[60]), 1);
+    check_all(&ctx, &queue, 17, &primes(17, &[55]), 1);
+}
+
+#[test]
+fn forward_then_inverse_is_identity_and_runs_are_deterministic() {
+    let (ctx, queue) = device();
+    let mut rng = rng();
+    let log_n = 13;
+    let moduli = primes(log_n, &[60, 50, 40]);
+    let tables = create_ntt_tables(log_n, &moduli).unwrap();
+    let input = inputs(&mut rng, &tables, 2, |q| q);
+    for strategy in STRATEGIES {
+        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
+        let buf = ctx.upload(&queue, &input).unwrap();
+        plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
+        let forward = cl::download(&buf).unwrap();
+        plan.inverse_ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
+        assert_eq!(cl::download(&buf).unwrap(), input, "{strategy} round trip");
+
+        // A fresh queue and plan give the same words.
+        let queue2 = ctx.queue(false).unwrap();
+        let plan2 = NttPlan::new(&ctx, &queue2, log_n, &moduli, strategy).unwrap();
+        let buf2 = ctx.upload(&queue2, &input).unwrap();
+        plan2.ntt_negacyclic_harvey(&queue2, &buf2, 2).unwrap();
+        assert_eq!(
+            cl::download(&buf2).unwrap(),
+            forward,
+            "{strategy} determinism"
+        );
+    }
+}
+
+#[test]
+fn count_transforms_only_the_first_polynomials() {
+    // A buffer holding three polynomials, transformed with count = 2: the third stays.
+    let (ctx, queue) = device();
+    let mut rng = rng();
+    let log_n = 10;
+    let moduli = primes(log_n, &[40, 30]);
+    let tables = create_ntt_tables(log_n, &moduli).unwrap();
+    let input = inputs(&mut rng, &tables, 3, |q| q);
+    let words = 2 * 2 * (1 << log_n);
+    let mut want = input.clone();
+    host::transform_batch(&mut want[..words], &tables, host::ntt_negacyclic_harvey);
+    for strategy in STRATEGIES {
+        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
+        let buf = ctx.upload(&queue, &input).unwrap();
+        plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
+        assert_same(&cl::download(&buf).unwrap(), &want, &tables, "count 2 of 3");
+    }
+}
+
+fn assert_invalid<T>(r: seal_opencl::Result<T>, what: &str) {
+    match r {
+        Err(e @ Error::InvalidArgument(_)) => assert_eq!(e.kind(), ErrorKind::InvalidArgument),
+        Err(other) => panic!("{what}: expected InvalidArgument, got {other:?}"),
+        Ok(_) => panic!("{what}: expected an error"),
+    }
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let (ctx, queue) = device();
+    let moduli = primes(12, &[50, 40]);
+    for strategy in STRATEGIES {
+        // N outside 2^10 .. 2^17, no moduli, a modulus without a 2N-th root.
+        assert_invalid(NttPlan::new(&ctx, &queue, 9, &moduli, strategy), "N = 2^9");
+        assert_invalid(
+            NttPlan::new(&ctx, &queue, 18, &moduli, strategy),
+            "N = 2^18",
+        );
+        assert_invalid(NttPlan::new(&ctx, &queue, 12, &[], strategy), "no moduli");
+        let not_ntt_friendly = Modulus::new(get_primes(2 << 10, 40, 1).unwrap()[0]).unwrap();
+        if not_ntt_friendly.value() % (2 << 12) != 1 {
+            assert_invalid(
+                NttPlan::new(&ctx, &queue, 12, &[not_ntt_friendly], strategy),
+                "modulus not 1 mod 2N",
+            );
+        }
+        let sixty_five = vec![moduli[0]; 65];
+        assert_invalid(
+            NttPlan::new(&ctx, &queue, 12, &sixty_five, strategy),
+            "65 moduli",
+        );
+
+        let plan = NttPlan::new(&ctx, &queue, 12, &moduli, strategy).unwrap();
+        let short = ctx.buffer(&queue, 2 * 4096 - 1).unwrap();
+        assert_invalid(
+            plan.ntt_negacyclic_harvey(&queue, &short, 1),
+            "short buffer",
+        );
+        assert_invalid(
+            plan.inverse_ntt_negacyclic_harvey(&queue, &short, 1),
+            "short buffer",
+        );
+        let exact = ctx.buffer(&queue, 2 * 4096).unwrap();
+        assert_invalid(
+            plan.ntt_negacyclic_harvey(&queue, &exact, 2),
+            "count too large",
+        );
+        assert_invalid(plan.ntt_negacyclic_harvey(&queue, &exact, 0), "count 0");
+        assert_invalid(
+            plan.ntt_negacyclic_harvey(&queue, &exact, usize::MAX),
+            "count overflows",
+        );
+    }
+    assert!("fastest".parse::<NttStrategy>().is_err());
+}
