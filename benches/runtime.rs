@@ -2,7 +2,7 @@
 //! batches of work on one queue vs two queues (and two tiles where the device has them).
 //!
 //! ```text
-//! cargo bench --bench runtime -- [--out PATH] [--quick] [--items N] [--rounds N]
+//! cargo bench --bench runtime -- [--out PATH] [--quick] [--log-n N] [--primes L]
 //!                                [--batches N] [--reps N] [--alloc-iters N]
 //! ```
 //! `--out` (or `SEAL_OPENCL_BENCH_OUT`) writes the results as JSON (device, date,
@@ -11,18 +11,18 @@
 //! `--quick` shrinks everything for a smoke run on a CPU device.
 //!
 //! The queue measurement takes a *batch maker*: given a graph, it prepares buffers and
-//! kernels once and returns a closure that enqueues one batch on that graph. The
-//! stand-in batch is a compute-heavy kernel; to measure NTT batches, write a maker that
-//! builds an NTT plan on the graph and enqueues one forward NTT of L primes, and pass it
-//! to `queue_concurrency` in `main` instead of `spin_batch`.
+//! kernels once and returns a closure that enqueues one batch on that graph. A batch is
+//! one staged forward NTT of a polynomial of L primes at N = 2^log_n.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-use seal_opencl::cl::{self, Kernel};
+use seal_opencl::arith::{self, Modulus};
+use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::Memcache;
+use seal_opencl::ntt::{NttPlan, NttStrategy};
 use seal_opencl::Result;
 
 /// Enqueues one batch on the graph it was made for (does not wait).
@@ -32,8 +32,8 @@ type BatchMaker<'a> = &'a dyn Fn(&Graph) -> Result<EnqueueBatch>;
 
 struct Params {
     out: Option<String>,
-    items: usize,
-    rounds: u32,
+    log_n: u32,
+    primes: usize,
     batches: usize,
     reps: usize,
     alloc_iters: usize,
@@ -57,8 +57,8 @@ impl Params {
         };
         Params {
             out: value("--out").or_else(|| std::env::var("SEAL_OPENCL_BENCH_OUT").ok()),
-            items: num("--items", if quick { 1 << 12 } else { 1 << 16 }),
-            rounds: num("--rounds", if quick { 2_000 } else { 20_000 }) as u32,
+            log_n: num("--log-n", if quick { 12 } else { 16 }) as u32,
+            primes: num("--primes", if quick { 2 } else { 8 }),
             batches: num("--batches", 2),
             reps: num("--reps", if quick { 3 } else { 10 }),
             alloc_iters: num("--alloc-iters", if quick { 200 } else { 2_000 }),
@@ -107,8 +107,8 @@ struct Report {
     tiles: usize,
     date_utc: String,
     unix_time_s: u64,
-    items: usize,
-    rounds: u32,
+    log_n: u32,
+    primes: usize,
     batches: usize,
     reps: usize,
     alloc_iters: usize,
@@ -117,35 +117,30 @@ struct Report {
     queues: Vec<QueueRow>,
 }
 
-const SPIN: &str = r#"
-__kernel void spin(__global ulong *x, uint rounds) {
-    size_t i = get_global_id(0);
-    ulong v = x[i] + i;
-    for (uint r = 0; r < rounds; ++r) {
-        v = v * 6364136223846793005UL + 1442695040888963407UL;
-        v ^= v >> 29;
-    }
-    x[i] = v;
-}
-"#;
-
-/// The stand-in batch: `items` work items of `rounds` LCG steps each.
-fn spin_batch(items: usize, rounds: u32) -> impl Fn(&Graph) -> Result<EnqueueBatch> {
+/// One batch: a staged forward NTT of one polynomial of `primes` 50-bit primes at
+/// N = 2^`log_n`, on data drawn once below the smallest prime.
+fn ntt_batch(log_n: u32, primes: usize) -> impl Fn(&Graph) -> Result<EnqueueBatch> {
     move |g: &Graph| {
-        let buf = g.alloc(items)?;
-        let program = g.context().program(&[SPIN], "")?;
-        let kernel = Kernel::builder()
-            .program(&program)
-            .name("spin")
-            .queue(g.queue().clone())
-            .arg(buf.buffer())
-            .arg(rounds)
-            .build()?;
+        let moduli = arith::get_primes(2 << log_n, 50, primes)?
+            .into_iter()
+            .map(Modulus::new)
+            .collect::<Result<Vec<_>>>()?;
+        let plan = NttPlan::new(g.context(), g.queue(), log_n, &moduli, NttStrategy::Staged)?;
+        let q_min = moduli.iter().map(Modulus::value).min().unwrap_or(2);
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let data: Vec<u64> = (0..primes << log_n)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 11) % q_min
+            })
+            .collect();
+        let buf = g.alloc(data.len())?;
+        buf.write(&data)?;
         let g = g.clone();
         Ok(Box::new(move || {
-            // SAFETY: `spin` touches x[i] for i < items and the buffer holds `items` words.
-            unsafe { g.launch(&kernel, items, None) }?;
-            let _keep = &buf;
+            plan.ntt_negacyclic_harvey(g.queue(), buf.buffer(), 1)?;
             Ok(())
         }))
     }
@@ -310,11 +305,11 @@ fn main() -> Result<()> {
         );
     }
 
-    let make = spin_batch(p.items, p.rounds);
+    let make = ntt_batch(p.log_n, p.primes);
     let queues = queue_concurrency(&devices, &p, &make)?;
     println!(
-        "\n{} independent batches (stand-in: spin, {} items x {} rounds), {} reps",
-        p.batches, p.items, p.rounds, p.reps
+        "\n{} independent batches (forward NTT, N = 2^{}, {} primes), {} reps",
+        p.batches, p.log_n, p.primes, p.reps
     );
     println!(
         "{:<22} {:>12} {:>10} {:>8}  placement (tile, queue)",
@@ -335,12 +330,12 @@ fn main() -> Result<()> {
             tiles: devices.tiles().len(),
             date_utc: utc_date(unix),
             unix_time_s: unix,
-            items: p.items,
-            rounds: p.rounds,
+            log_n: p.log_n,
+            primes: p.primes,
             batches: p.batches,
             reps: p.reps,
             alloc_iters: p.alloc_iters,
-            batch_kernel: "spin (stand-in for an NTT batch)",
+            batch_kernel: "staged forward NTT, 50-bit primes",
             alloc,
             queues,
         };
