@@ -17,14 +17,18 @@ use seal_opencl::Error;
 
 use common::{fill_host, spin_host, still_pending_after, Blocker, KERNELS};
 
+/// Several GPUs where the machine has them (each a tile), else the CPU device (PoCL,
+/// present on CI and on the GPU machine) split into two sub-devices: one GPU cannot be
+/// partitioned by NVIDIA's driver, so it cannot give two tiles.
 fn two_tiles_or_more(queues_per_tile: usize) -> Devices {
-    let chosen = DeviceSelector::Default.resolve().expect("an OpenCL device");
-    let partition = if chosen.is_gpu {
-        Partition::Auto
+    let gpus = cl::list_devices().unwrap().iter().filter(|d| d.is_gpu).count();
+    let (selector, partition) = if gpus >= 2 {
+        (DeviceSelector::Gpu, Partition::Auto)
     } else {
-        Partition::Split(2)
+        (DeviceSelector::Cpu, Partition::Split(2))
     };
     Devices::new(DeviceOptions {
+        selector,
         partition,
         queues_per_tile,
         ..Default::default()
