@@ -5,5 +5,7 @@
 
 pub mod cl;
 pub mod error;
+pub mod ffi;
+pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
