@@ -84,7 +84,8 @@ fn run() -> BuildResult<()> {
     let libs_present = SEAL_LIBS
         .iter()
         .all(|l| lib_dir.join(format!("lib{l}.a")).is_file());
-    let up_to_date = libs_present && fs::read_to_string(&stamp).ok().as_deref() == Some(&fingerprint);
+    let up_to_date =
+        libs_present && fs::read_to_string(&stamp).ok().as_deref() == Some(&fingerprint);
     if !up_to_date {
         // A stamp left from an older build must not survive a failed one.
         remove_if_present(&stamp)?;
@@ -224,14 +225,21 @@ fn list_tree(root: &Path) -> BuildResult<Vec<TreeFile>> {
             if name == ".git" || (rel.is_empty() && SKIPPED_TOP_LEVEL.contains(&name.as_str())) {
                 continue;
             }
-            let child_rel = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            let child_rel = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
             let path = entry.path();
             // metadata() follows symbolic links, so a linked file is copied as a file.
             let meta = fs::metadata(&path).map_err(|e| io_context("stat", &path, e))?;
             if meta.is_dir() {
                 walk(&path, &child_rel, out)?;
             } else {
-                out.push(TreeFile { rel: child_rel, path });
+                out.push(TreeFile {
+                    rel: child_rel,
+                    path,
+                });
             }
         }
         Ok(())
@@ -256,13 +264,18 @@ fn read_tree_file(root: &Path, rel: &str) -> Result<Option<String>, String> {
 /// The series' patches as (file name, text), in series order.
 fn read_patches(dir: &Path) -> BuildResult<Vec<(String, String)>> {
     let series_path = dir.join("series");
-    let series = fs::read_to_string(&series_path).map_err(|e| io_context("read", &series_path, e))?;
+    let series =
+        fs::read_to_string(&series_path).map_err(|e| io_context("read", &series_path, e))?;
     patch::parse_series(&series)
         .into_iter()
         .map(|name| {
             let path = dir.join(&name);
-            let text = fs::read_to_string(&path)
-                .map_err(|e| format!("seal-patch/series names {name}, but {}", io_context("read", &path, e)))?;
+            let text = fs::read_to_string(&path).map_err(|e| {
+                format!(
+                    "seal-patch/series names {name}, but {}",
+                    io_context("read", &path, e)
+                )
+            })?;
             Ok((name, text))
         })
         .collect()
@@ -270,7 +283,11 @@ fn read_patches(dir: &Path) -> BuildResult<Vec<(String, String)>> {
 
 /// What the SEAL build depends on: the source tree (paths, sizes, modification times),
 /// the patches and the cmake settings.
-fn fingerprint(root: &Path, tree: &[TreeFile], patches: &[(String, String)]) -> BuildResult<String> {
+fn fingerprint(
+    root: &Path,
+    tree: &[TreeFile],
+    patches: &[(String, String)],
+) -> BuildResult<String> {
     let mut h = DefaultHasher::new();
     root.hash(&mut h);
     for file in tree {
@@ -290,7 +307,11 @@ fn fingerprint(root: &Path, tree: &[TreeFile], patches: &[(String, String)]) -> 
 /// Makes `dest` hold exactly the patched tree. Files whose content is already right
 /// are left alone, so their timestamps stay old and cmake recompiles only what a
 /// changed patch touched.
-fn sync_tree(tree: &[TreeFile], patched: &BTreeMap<String, Option<String>>, dest: &Path) -> BuildResult<()> {
+fn sync_tree(
+    tree: &[TreeFile],
+    patched: &BTreeMap<String, Option<String>>,
+    dest: &Path,
+) -> BuildResult<()> {
     let mut wanted = BTreeSet::new();
     for file in tree {
         if !patched.contains_key(&file.rel) {
@@ -352,7 +373,10 @@ fn generate_c_bindings(include_dirs: &[PathBuf], out: &Path) -> BuildResult<()> 
     let mut headers: Vec<PathBuf> = fs::read_dir(&c_dir)
         .map_err(|e| io_context("read", &c_dir, e))?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "h") && !C_API_INTERNAL_HEADERS.iter().any(|h| p.ends_with(h)))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "h")
+                && !C_API_INTERNAL_HEADERS.iter().any(|h| p.ends_with(h))
+        })
         .collect();
     headers.sort();
 

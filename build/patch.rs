@@ -70,7 +70,9 @@ where
         for file in files {
             let path = match (&file.old_path, &file.new_path) {
                 (_, Some(p)) | (Some(p), None) => p.clone(),
-                (None, None) => return Err(fail(None, "a diff goes from /dev/null to /dev/null".into())),
+                (None, None) => {
+                    return Err(fail(None, "a diff goes from /dev/null to /dev/null".into()))
+                }
             };
             check_relative(&path).map_err(|reason| fail(Some(&path), reason))?;
             let current = match touched.get(&path) {
@@ -79,16 +81,27 @@ where
             };
             let base = match (&file.old_path, current) {
                 (None, None) => String::new(),
-                (None, Some(_)) => return Err(fail(Some(&path), "creates a file that already exists".into())),
+                (None, Some(_)) => {
+                    return Err(fail(
+                        Some(&path),
+                        "creates a file that already exists".into(),
+                    ))
+                }
                 (Some(_), Some(content)) => content,
-                (Some(_), None) => return Err(fail(Some(&path), "file not found in the SEAL tree".into())),
+                (Some(_), None) => {
+                    return Err(fail(Some(&path), "file not found in the SEAL tree".into()))
+                }
             };
-            let parsed = diffy::Patch::from_str(file.text).map_err(|e| fail(Some(&path), e.to_string()))?;
+            let parsed =
+                diffy::Patch::from_str(file.text).map_err(|e| fail(Some(&path), e.to_string()))?;
             let patched = diffy::apply(&base, &parsed)
                 .map_err(|e| fail(Some(&path), format!("{e}: its context is not in the file")))?;
             let result = if file.new_path.is_none() {
                 if !patched.is_empty() {
-                    return Err(fail(Some(&path), "deletes the file but leaves lines in it".into()));
+                    return Err(fail(
+                        Some(&path),
+                        "deletes the file but leaves lines in it".into(),
+                    ));
                 }
                 None
             } else {
@@ -102,7 +115,10 @@ where
 
 /// A patch must stay inside the SEAL tree.
 fn check_relative(path: &str) -> Result<(), String> {
-    if path.is_empty() || path.starts_with('/') || path.split('/').any(|c| c == ".." || c.is_empty()) {
+    if path.is_empty()
+        || path.starts_with('/')
+        || path.split('/').any(|c| c == ".." || c.is_empty())
+    {
         return Err("path must be relative to the SEAL tree, without `..`".into());
     }
     Ok(())
@@ -134,7 +150,8 @@ fn split_files(text: &str) -> Result<Vec<FileDiff<'_>>, String> {
     let mut files = Vec::new();
     // (start offset, old path, new path, whether a hunk was seen)
     let mut current: Option<(usize, Option<String>, Option<String>, bool)> = None;
-    let mut close = |current: &mut Option<(usize, Option<String>, Option<String>, bool)>, end: usize| {
+    let mut close = |current: &mut Option<(usize, Option<String>, Option<String>, bool)>,
+                     end: usize| {
         if let Some((start, old_path, new_path, has_hunk)) = current.take() {
             if !has_hunk {
                 return Err(format!(
@@ -142,7 +159,11 @@ fn split_files(text: &str) -> Result<Vec<FileDiff<'_>>, String> {
                     new_path.or(old_path).unwrap_or_default()
                 ));
             }
-            files.push(FileDiff { old_path, new_path, text: &text[start..end] });
+            files.push(FileDiff {
+                old_path,
+                new_path,
+                text: &text[start..end],
+            });
         }
         Ok(())
     };
@@ -159,14 +180,20 @@ fn split_files(text: &str) -> Result<Vec<FileDiff<'_>>, String> {
             i += 2;
         } else if line.starts_with("@@ ") {
             let Some(file) = current.as_mut() else {
-                return Err(format!("hunk `{}` comes before any `---`/`+++` file header", content(line)));
+                return Err(format!(
+                    "hunk `{}` comes before any `---`/`+++` file header",
+                    content(line)
+                ));
             };
             file.3 = true;
             let (mut old_left, mut new_left) = hunk_counts(&content(line))?;
             i += 1;
             while old_left > 0 || new_left > 0 {
                 let Some((_, body)) = lines.get(i) else {
-                    return Err(format!("hunk `{}` ends before its line counts are met", content(line)));
+                    return Err(format!(
+                        "hunk `{}` ends before its line counts are met",
+                        content(line)
+                    ));
                 };
                 match body.as_bytes().first() {
                     Some(b' ') if old_left > 0 && new_left > 0 => {
@@ -208,7 +235,11 @@ fn header_path(header: &str) -> Option<String> {
     if name == "/dev/null" {
         return None;
     }
-    Some(name.split_once('/').map_or(name, |(_, rest)| rest).to_string())
+    Some(
+        name.split_once('/')
+            .map_or(name, |(_, rest)| rest)
+            .to_string(),
+    )
 }
 
 /// The old and new line counts of a `@@ -a,b +c,d @@` header (a missing count is 1).

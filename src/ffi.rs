@@ -78,7 +78,10 @@ mod bridge {
         /// 1 mod `factor`, largest first.
         fn seal_get_primes(factor: u64, bit_size: i32, count: usize) -> Result<Vec<u64>>;
         /// SEAL's `CoeffModulus::Create(poly_modulus_degree, bit_sizes)`.
-        fn seal_coeff_modulus_create(poly_modulus_degree: u64, bit_sizes: &[i32]) -> Result<Vec<u64>>;
+        fn seal_coeff_modulus_create(
+            poly_modulus_degree: u64,
+            bit_sizes: &[i32],
+        ) -> Result<Vec<u64>>;
 
         /// Calls `backend_device_description` from C++ and lets its error propagate
         /// as the `rust::Error` exception.
@@ -114,6 +117,8 @@ fn no_panic<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic payload".into());
-        Err(Error::Logic(format!("internal error (panic) in seal-opencl: {message}")))
+        Err(Error::Logic(format!(
+            "internal error (panic) in seal-opencl: {message}"
+        )))
     })
 }

@@ -8,15 +8,20 @@ use std::collections::BTreeMap;
 use patch::{apply_series, parse_series, PatchError};
 
 fn tree(files: &[(&str, &str)]) -> BTreeMap<String, String> {
-    files.iter().map(|(p, c)| (p.to_string(), c.to_string())).collect()
+    files
+        .iter()
+        .map(|(p, c)| (p.to_string(), c.to_string()))
+        .collect()
 }
 
 fn apply(
     base: &BTreeMap<String, String>,
     patches: &[(&str, &str)],
 ) -> Result<BTreeMap<String, Option<String>>, PatchError> {
-    let patches: Vec<(String, String)> =
-        patches.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
+    let patches: Vec<(String, String)> = patches
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
     apply_series(&patches, |path| Ok(base.get(path).cloned()))
 }
 
@@ -103,7 +108,10 @@ fn later_patches_see_earlier_results_and_files_are_created_and_deleted() {
 ";
     let out = apply(&base, &[("1.patch", first), ("2.patch", second)]).unwrap();
     assert_eq!(out["a.h"].as_deref(), Some("one\ntwo\nthree\n"));
-    assert_eq!(out["gpu/backend.h"].as_deref(), Some("#pragma once\nstruct Backend;\n"));
+    assert_eq!(
+        out["gpu/backend.h"].as_deref(),
+        Some("#pragma once\nstruct Backend;\n")
+    );
     assert_eq!(out["old.h"], None);
 }
 
@@ -120,14 +128,19 @@ fn a_failing_hunk_names_the_patch_and_the_file() {
     let base = tree(&[
         ("native/src/seal/evaluator.cpp", EVALUATOR),
         // The second file's context line differs from what the patch expects.
-        ("native/src/seal/ciphertext.h", "class Ciphertext\n{\npublic:\n    long size;\n};\n"),
+        (
+            "native/src/seal/ciphertext.h",
+            "class Ciphertext\n{\npublic:\n    long size;\n};\n",
+        ),
     ]);
     let err = apply(&base, &[("0001-route.patch", TWO_FILES)]).unwrap_err();
     assert_eq!(err.patch, "0001-route.patch");
     assert_eq!(err.file.as_deref(), Some("native/src/seal/ciphertext.h"));
     let message = err.to_string();
     assert!(
-        message.starts_with("seal-patch/0001-route.patch: native/src/seal/ciphertext.h: error applying hunk #1"),
+        message.starts_with(
+            "seal-patch/0001-route.patch: native/src/seal/ciphertext.h: error applying hunk #1"
+        ),
         "{message}"
     );
 }
@@ -146,10 +159,26 @@ fn a_missing_file_names_the_patch_and_the_file() {
 fn malformed_or_unsafe_patches_are_rejected_with_their_name() {
     let base = tree(&[("a.h", "one\n")]);
     let cases = [
-        ("empty.patch", "just a description\n", "contains no file diff"),
-        ("short.patch", "--- a/a.h\n+++ b/a.h\n@@ -1,2 +1,2 @@\n one\n", "ends before its line counts"),
-        ("escape.patch", "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-one\n+two\n", "relative to the SEAL tree"),
-        ("exists.patch", "--- /dev/null\n+++ b/a.h\n@@ -0,0 +1 @@\n+new\n", "already exists"),
+        (
+            "empty.patch",
+            "just a description\n",
+            "contains no file diff",
+        ),
+        (
+            "short.patch",
+            "--- a/a.h\n+++ b/a.h\n@@ -1,2 +1,2 @@\n one\n",
+            "ends before its line counts",
+        ),
+        (
+            "escape.patch",
+            "--- a/../x\n+++ b/../x\n@@ -1 +1 @@\n-one\n+two\n",
+            "relative to the SEAL tree",
+        ),
+        (
+            "exists.patch",
+            "--- /dev/null\n+++ b/a.h\n@@ -0,0 +1 @@\n+new\n",
+            "already exists",
+        ),
     ];
     for (name, text, reason) in cases {
         let err = apply(&base, &[(name, text)]).unwrap_err();
