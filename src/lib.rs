@@ -8,9 +8,11 @@ pub mod arith;
 pub mod cl;
 pub mod device;
 pub mod error;
+pub mod ffi;
 pub mod frame;
 pub mod memcache;
 pub mod ntt;
 pub mod profiler;
+pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};

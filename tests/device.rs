@@ -21,7 +21,11 @@ use common::{fill_host, spin_host, still_pending_after, Blocker, KERNELS};
 /// present on CI and on the GPU machine) split into two sub-devices: one GPU cannot be
 /// partitioned by NVIDIA's driver, so it cannot give two tiles.
 fn two_tiles_or_more(queues_per_tile: usize) -> Devices {
-    let gpus = cl::list_devices().unwrap().iter().filter(|d| d.is_gpu).count();
+    let gpus = cl::list_devices()
+        .unwrap()
+        .iter()
+        .filter(|d| d.is_gpu)
+        .count();
     let (selector, partition) = if gpus >= 2 {
         (DeviceSelector::Gpu, Partition::Auto)
     } else {

@@ -1,0 +1,36 @@
+// The C++ side of the cxx bridge declared in src/ffi.rs. See that file for what each
+// function computes; here is only what C++ callers need to know.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "rust/cxx.h"
+
+namespace seal_opencl
+{
+    // Defined by the generated header seal-opencl/src/ffi.rs.h.
+    struct SealNttTables;
+    struct BackendProbe;
+
+    // Each throws std::invalid_argument (or SEAL's own exception) for arguments SEAL
+    // would reject; cxx turns that into a Rust Err.
+    SealNttTables seal_ntt_tables(std::int32_t coeff_count_power, std::uint64_t modulus);
+    void seal_ntt_forward(std::int32_t coeff_count_power, std::uint64_t modulus, rust::Slice<std::uint64_t> data);
+    void seal_ntt_inverse(std::int32_t coeff_count_power, std::uint64_t modulus, rust::Slice<std::uint64_t> data);
+
+    std::uint64_t seal_barrett_reduce_64(std::uint64_t x, std::uint64_t q);
+    std::uint64_t seal_barrett_reduce_128(std::uint64_t lo, std::uint64_t hi, std::uint64_t q);
+    std::uint64_t seal_multiply_uint_mod(std::uint64_t a, std::uint64_t b, std::uint64_t q);
+    std::uint64_t seal_shoup_quotient(std::uint64_t y, std::uint64_t q);
+    std::uint64_t seal_multiply_uint_mod_shoup(std::uint64_t x, std::uint64_t y, std::uint64_t y_quotient, std::uint64_t q);
+
+    rust::Vec<std::uint64_t> seal_get_primes(std::uint64_t factor, std::int32_t bit_size, std::size_t count);
+    rust::Vec<std::uint64_t> seal_coeff_modulus_create(
+        std::uint64_t poly_modulus_degree, rust::Slice<const std::int32_t> bit_sizes);
+
+    // Throws rust::Error with the Rust error's message when the device cannot be found.
+    rust::String describe_backend(rust::Str selector);
+    // Never throws: a rust::Error becomes {ok = false, text = its message}.
+    BackendProbe probe_backend(rust::Str selector) noexcept;
+} // namespace seal_opencl
