@@ -14,6 +14,8 @@
 //! kernels once and returns a closure that enqueues one batch on that graph. A batch is
 //! one staged forward NTT of a polynomial of L primes at N = 2^log_n.
 
+mod common;
+
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -245,26 +247,6 @@ fn queue_concurrency(devices: &Devices, p: &Params, make: BatchMaker) -> Result<
     Ok(rows)
 }
 
-/// `YYYY-MM-DD HH:MM:SS` (UTC) from Unix seconds (days-to-civil, proleptic Gregorian).
-fn utc_date(unix: u64) -> String {
-    let (days, secs) = ((unix / 86_400) as i64, unix % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
-}
-
 fn main() -> Result<()> {
     let p = Params::from_args();
     let mut options = DeviceOptions::from_env()?;
@@ -280,7 +262,7 @@ fn main() -> Result<()> {
         info.name,
         info.platform,
         devices.tiles().len(),
-        utc_date(unix)
+        common::utc_date(unix)
     );
 
     let g = devices.tiles()[0].graph(0)?;
@@ -328,7 +310,7 @@ fn main() -> Result<()> {
             device: info.name.clone(),
             platform: info.platform.clone(),
             tiles: devices.tiles().len(),
-            date_utc: utc_date(unix),
+            date_utc: common::utc_date(unix),
             unix_time_s: unix,
             log_n: p.log_n,
             primes: p.primes,

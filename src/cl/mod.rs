@@ -178,7 +178,8 @@ pub fn poison(buf: &Buffer<u64>, pattern: u64) -> Result<()> {
     Ok(())
 }
 
-/// Enqueues `kernel` over `global` work items (work groups of `local` if given).
+/// Enqueues `kernel` on its default queue over `global` work items (work groups of
+/// `local` if given); see [`enqueue_on`] for another queue.
 ///
 /// # Safety
 /// Every buffer argument of `kernel` must be large enough for every index the kernel
@@ -190,17 +191,12 @@ pub unsafe fn enqueue(
     local: Option<SpatialDims>,
     event: Option<&mut Event>,
 ) -> Result<()> {
-    let mut cmd = kernel.cmd().global_work_size(global);
-    if let Some(local) = local {
-        cmd = cmd.local_work_size(local);
-    }
-    if let Some(event) = event {
-        cmd = cmd.enew(event);
-    }
-    // SAFETY: the caller guarantees the buffer sizes (see `# Safety`); ocl checks that
-    // every argument is set.
-    unsafe { cmd.enq()? };
-    Ok(())
+    let queue = kernel
+        .default_queue()
+        .ok_or_else(|| Error::Logic("kernel has no default queue".into()))?
+        .clone();
+    // SAFETY: the caller's guarantee (see `# Safety`) is the one `enqueue_on` needs.
+    unsafe { enqueue_on(&queue, kernel, global, local, event) }
 }
 
 /// Enqueues on `queue` a device-to-device copy of all of `src` into `dst` (same length);

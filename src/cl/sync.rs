@@ -39,7 +39,7 @@ pub fn same_queue(a: &Queue, b: &Queue) -> bool {
 /// items; `event`, if given, receives the launch's event.
 ///
 /// # Safety
-/// As for [`super::enqueue`]: every buffer argument of `kernel` must be large enough for
+/// Every buffer argument of `kernel` must be large enough for
 /// every index the kernel computes from `global` (and `local`).
 pub unsafe fn enqueue_on(
     queue: &Queue,
