@@ -9,7 +9,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use seal_opencl::arith::{get_primes, Modulus};
 use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
-use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables};
+use seal_opencl::ntt::{create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables};
 use seal_opencl::{Error, ErrorKind};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -249,6 +249,59 @@ fn count_transforms_only_the_first_polynomials() {
         let buf = ctx.upload(&queue, &input).unwrap();
         plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
         assert_same(&cl::download(&buf).unwrap(), &want, &tables, "count 2 of 3");
+    }
+}
+
+/// A plan over L primes transforms polynomials of the first `primes` < L of them (the
+/// levels of a CKKS modulus chain) exactly as a plan over just those primes would.
+#[test]
+fn prefix_of_the_primes_matches_host_reference() {
+    let (ctx, queue) = device();
+    let mut rng = rng();
+    let log_n = 12;
+    let moduli = primes(log_n, &[60, 40, 50, 30]);
+    let count = 3;
+    for strategy in STRATEGIES {
+        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
+        for primes in [1, 2, 3] {
+            let tables = create_ntt_tables(log_n, &moduli[..primes]).unwrap();
+            for (direction, reduce, host_fn, bound) in [
+                (
+                    NttDirection::Forward,
+                    false,
+                    host::ntt_negacyclic_harvey_lazy as fn(&mut [u64], &NttTables),
+                    4,
+                ),
+                (
+                    NttDirection::Inverse,
+                    true,
+                    host::inverse_ntt_negacyclic_harvey,
+                    2,
+                ),
+            ] {
+                let input = inputs(&mut rng, &tables, count, |q| bound * q);
+                let mut want = input.clone();
+                host::transform_batch(&mut want, &tables, host_fn);
+                let buf = ctx.buffer(&queue, input.len() + (1 << log_n)).unwrap();
+                cl::poison(&buf, POISON).unwrap();
+                buf.write(&input).enq().unwrap();
+                plan.transform(&queue, &buf, count, primes, direction, reduce)
+                    .unwrap();
+                let got = cl::download(&buf).unwrap();
+                assert!(got[input.len()..].iter().all(|&w| w == POISON));
+                let what = format!("{direction:?} {strategy} first {primes} of 4 primes");
+                assert_same(&got[..input.len()], &want, &tables, &what);
+            }
+        }
+        let buf = ctx.buffer(&queue, 4 << log_n).unwrap();
+        assert_invalid(
+            plan.transform(&queue, &buf, 1, 0, NttDirection::Forward, true),
+            "no primes",
+        );
+        assert_invalid(
+            plan.transform(&queue, &buf, 1, 5, NttDirection::Forward, true),
+            "more primes than the plan",
+        );
     }
 }
 

@@ -228,6 +228,8 @@ struct Launch {
 
 /// Argument indices shared by every NTT kernel in ntt.cl.
 const VALUES_ARG: u32 = 0;
+/// The number of primes per polynomial (`coeff_modulus_size`): residue r uses prime r % it.
+const PRIMES_ARG: u32 = 3;
 const REDUCE_ARG: u32 = 4;
 
 /// The launches of a forward and an inverse transform, in order.
@@ -462,7 +464,14 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.run(queue, values, count, Direction::Forward, true)
+        self.transform(
+            queue,
+            values,
+            count,
+            self.moduli.len(),
+            NttDirection::Forward,
+            true,
+        )
     }
 
     /// As `ntt_negacyclic_harvey`, but the output stays in [0, 4q): SEAL's
@@ -473,7 +482,14 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.run(queue, values, count, Direction::Forward, false)
+        self.transform(
+            queue,
+            values,
+            count,
+            self.moduli.len(),
+            NttDirection::Forward,
+            false,
+        )
     }
 
     /// Inverse NTT (with the factor N^-1) of the first `count` polynomials in `values`.
@@ -486,7 +502,14 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.run(queue, values, count, Direction::Inverse, true)
+        self.transform(
+            queue,
+            values,
+            count,
+            self.moduli.len(),
+            NttDirection::Inverse,
+            true,
+        )
     }
 
     /// As `inverse_ntt_negacyclic_harvey`, but the output stays in [0, 2q): SEAL's
@@ -497,11 +520,48 @@ impl NttPlan {
         values: &Buffer<u64>,
         count: usize,
     ) -> Result<Vec<Event>> {
-        self.run(queue, values, count, Direction::Inverse, false)
+        self.transform(
+            queue,
+            values,
+            count,
+            self.moduli.len(),
+            NttDirection::Inverse,
+            false,
+        )
     }
 
-    /// Checks the arguments; returns the number of residues (count * L).
-    fn validate(&self, queue: &Queue, values: &Buffer<u64>, count: usize) -> Result<usize> {
+    /// The general form of the four transforms above: `count` polynomials of `primes`
+    /// residues each, residue j under the plan's prime j, so one plan over a modulus chain
+    /// serves every level that is a prefix of it (CKKS drops primes from the end). With
+    /// `reduce` the output is fully reduced, else lazy ([0, 4q) forward, [0, 2q) inverse).
+    ///
+    /// Errors: as `ntt_negacyclic_harvey`, and `primes` is 0 or more than the plan's L.
+    pub fn transform(
+        &self,
+        queue: &Queue,
+        values: &Buffer<u64>,
+        count: usize,
+        primes: usize,
+        direction: NttDirection,
+        reduce: bool,
+    ) -> Result<Vec<Event>> {
+        if primes == 0 || primes > self.moduli.len() {
+            return Err(Error::invalid(format!(
+                "NTT over {primes} primes; the plan has {}",
+                self.moduli.len()
+            )));
+        }
+        self.run(queue, values, count, primes, direction, reduce)
+    }
+
+    /// Checks the arguments; returns the number of residues (count * primes).
+    fn validate(
+        &self,
+        queue: &Queue,
+        values: &Buffer<u64>,
+        count: usize,
+        primes: usize,
+    ) -> Result<usize> {
         if count == 0 {
             return Err(Error::invalid("NTT of zero polynomials"));
         }
@@ -511,7 +571,7 @@ impl NttPlan {
             ));
         }
         let residues = count
-            .checked_mul(self.moduli.len())
+            .checked_mul(primes)
             .filter(|&r| r <= u32::MAX as usize)
             .ok_or_else(|| Error::invalid("more than 2^32 - 1 residue polynomials"))?;
         let words = residues
@@ -519,9 +579,8 @@ impl NttPlan {
             .ok_or_else(|| Error::invalid("polynomial count overflows"))?;
         if values.len() < words {
             return Err(Error::invalid(format!(
-                "buffer holds {} words; {count} polynomials of {} residues of N = {} need {words}",
+                "buffer holds {} words; {count} polynomials of {primes} residues of N = {} need {words}",
                 values.len(),
-                self.moduli.len(),
                 self.coeff_count()
             )));
         }
@@ -533,18 +592,20 @@ impl NttPlan {
         queue: &Queue,
         values: &Buffer<u64>,
         count: usize,
-        direction: Direction,
+        primes: usize,
+        direction: NttDirection,
         reduce: bool,
     ) -> Result<Vec<Event>> {
-        let residues = self.validate(queue, values, count)?;
+        let residues = self.validate(queue, values, count, primes)?;
         let launches = self.launches.lock();
         let launches = match direction {
-            Direction::Forward => &launches.forward,
-            Direction::Inverse => &launches.inverse,
+            NttDirection::Forward => &launches.forward,
+            NttDirection::Inverse => &launches.inverse,
         };
         let mut events = Vec::with_capacity(launches.len());
         for launch in launches {
             launch.kernel.set_arg(VALUES_ARG, values)?;
+            launch.kernel.set_arg(PRIMES_ARG, primes as u32)?;
             if launch.takes_reduce {
                 launch.kernel.set_arg(REDUCE_ARG, reduce as u32)?;
             }
@@ -552,8 +613,8 @@ impl NttPlan {
             // SAFETY: validate() checked values.len() >= residues * N. Each work item (or
             // work group of the required size, for staged kernels) serves residue
             // `item / items_per_residue` < residues and touches words below N of it; the
-            // root tables hold L * N pairs, indexed by prime < L and root index < N, and
-            // params L * PARAMS_STRIDE words.
+            // root tables hold L * N pairs, indexed by prime = residue % primes < L and
+            // root index < N, and params L * PARAMS_STRIDE words.
             unsafe {
                 cl::enqueue_on(
                     queue,
@@ -574,9 +635,12 @@ impl NttPlan {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Direction {
+/// Which way a transform goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NttDirection {
+    /// SEAL's `ntt_negacyclic_harvey`: coefficients to bit-reversed evaluations.
     Forward,
+    /// SEAL's `inverse_ntt_negacyclic_harvey`: back, with the factor N^-1.
     Inverse,
 }
 
