@@ -129,3 +129,29 @@ fn the_host_never_waits_inside_a_frame() {
     blocker.release(); // fails if any call above had to wait for the blocked queue
     assert_eq!(frames.end_compute_frame().unwrap().buffers_returned, 20);
 }
+
+#[test]
+fn a_scratch_buffer_is_never_retained() {
+    let (_ctx, q, pool, frames) = setup();
+    let before = pool.alloc_scratch(&q, 1000).unwrap(); // live when the frame starts
+    frames.start_compute_frame();
+    let inside = pool.alloc_scratch(&q, 2000).unwrap();
+    let (before_id, inside_id) = (before.id(), inside.id());
+    drop((before, inside));
+    let s = pool.stats();
+    assert_eq!(
+        (s.ready_to_free, s.free_buffers, s.live_buffers),
+        (0, 2, 0),
+        "{s}"
+    );
+    // Reused inside the same frame: the queue orders the new holder behind the old one.
+    let again = [
+        pool.alloc_scratch(&q, 1000).unwrap(),
+        pool.alloc(&q, 2000).unwrap(),
+    ];
+    assert_eq!((again[0].id(), again[1].id()), (before_id, inside_id));
+    drop(again);
+    // A scratch buffer handed out as an ordinary one is retained like any other.
+    assert_eq!(pool.stats().ready_to_free, 1);
+    frames.end_compute_frame().unwrap();
+}

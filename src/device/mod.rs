@@ -439,6 +439,12 @@ impl Graph {
         self.tile.memcache.alloc(self.queue(), words)
     }
 
+    /// A pooled temporary for this graph's queue, never retained by frames
+    /// (`Memcache::alloc_scratch`): operations free theirs as soon as they are enqueued.
+    pub fn alloc_scratch(&self, words: usize) -> Result<PoolBuffer> {
+        self.tile.memcache.alloc_scratch(self.queue(), words)
+    }
+
     /// Enters a tracing span for operation `name` on this graph (closed when dropped).
     pub fn operation_span(&self, name: &'static str) -> tracing::span::EnteredSpan {
         tracing::info_span!(

@@ -50,6 +50,17 @@ pub const MAX_FIT_RATIO: usize = 2;
 
 const WORD_BYTES: u64 = std::mem::size_of::<u64>() as u64;
 
+/// How a request is served.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// From the pool; retained while a frame is open.
+    Cached,
+    /// From the pool; never retained (see `Memcache::alloc_scratch`).
+    Scratch,
+    /// A device allocation of its own, released when freed.
+    Uncached,
+}
+
 /// Tunables of one pool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemcacheConfig {
@@ -150,6 +161,8 @@ struct Live {
     /// Came from (and returns to) the pool; uncached buffers are released on free.
     cached: bool,
     retained: bool,
+    /// Never retained (`alloc_scratch`).
+    scratch: bool,
     /// Freed while retained: parked here until the frame ends.
     ready_to_free: Option<Parked>,
 }
@@ -258,13 +271,23 @@ impl Memcache {
     /// word). Errors: `len == 0` or larger than the device's largest allocation
     /// (InvalidArgument); out of device memory after one flush-and-retry (OutOfMemory).
     pub fn alloc(&self, queue: &Queue, len: usize) -> Result<PoolBuffer> {
-        self.allocate(queue, len, false)
+        self.allocate(queue, len, Mode::Cached)
+    }
+
+    /// As [`Memcache::alloc`], for a temporary whose every use is enqueued on `queue`: it
+    /// never carries a retain bit, so freeing it inside a frame returns it to the free pool
+    /// at once. That is safe because a later holder on `queue` runs after the temporary's
+    /// commands (in-order queue) and one on another queue is ordered behind them (see the
+    /// module doc); it keeps a long frame of operations from parking every temporary
+    /// until the frame ends.
+    pub fn alloc_scratch(&self, queue: &Queue, len: usize) -> Result<PoolBuffer> {
+        self.allocate(queue, len, Mode::Scratch)
     }
 
     /// A buffer of exactly `len` words that bypasses the pool: a device allocation now,
     /// a device release when freed.
     pub fn alloc_uncached(&self, queue: &Queue, len: usize) -> Result<PoolBuffer> {
-        self.allocate(queue, len, true)
+        self.allocate(queue, len, Mode::Uncached)
     }
 
     /// Releases every free buffer; returns how many and their bytes. Buffers in use or
@@ -308,7 +331,7 @@ impl Memcache {
         let mut state = self.inner.state.lock();
         state.retain_new = true;
         for live in state.live.values_mut() {
-            live.retained |= live.cached;
+            live.retained |= live.cached && !live.scratch;
         }
     }
 
@@ -346,7 +369,8 @@ impl Memcache {
         (count, bytes)
     }
 
-    fn allocate(&self, queue: &Queue, len: usize, uncached: bool) -> Result<PoolBuffer> {
+    fn allocate(&self, queue: &Queue, len: usize, mode: Mode) -> Result<PoolBuffer> {
+        let uncached = mode == Mode::Uncached;
         let _span = tracing::trace_span!("memcache_alloc", words = len, uncached).entered();
         let max_alloc = self.inner.context.info().max_alloc_bytes;
         if len == 0 {
@@ -367,13 +391,14 @@ impl Memcache {
             let cached = !uncached && state.active;
             if cached {
                 if let Some(((capacity, id), parked)) = state.take_best_fit(len, queue) {
-                    let retained = state.retain_new;
+                    let retained = state.retain_new && mode == Mode::Cached;
                     state.live.insert(
                         id,
                         Live {
                             capacity,
                             cached: true,
                             retained,
+                            scratch: mode == Mode::Scratch,
                             ready_to_free: None,
                         },
                     );
@@ -407,13 +432,14 @@ impl Memcache {
             let mut state = self.inner.state.lock();
             let id = state.next_id;
             state.next_id += 1;
-            let retained = cached && state.retain_new;
+            let retained = cached && state.retain_new && mode == Mode::Cached;
             state.live.insert(
                 id,
                 Live {
                     capacity: len,
                     cached,
                     retained,
+                    scratch: mode == Mode::Scratch,
                     ready_to_free: None,
                 },
             );
