@@ -10,3 +10,8 @@ pub const ARITH_TEST: &str = include_str!("../../opencl/arith_test.cl");
 
 /// The negacyclic NTT kernels (naive radix-2 and staged radix-8), built after `ARITH`.
 pub const NTT: &str = include_str!("../../opencl/ntt.cl");
+
+/// The elementwise CKKS kernels (add/sub/negate, multiply_plain, tensor, residue copies,
+/// galois permutation, rescale and key-switching steps), built after `ARITH` with
+/// `-D LOG_N=..`.
+pub const CKKS: &str = include_str!("../../opencl/ckks.cl");

@@ -1,0 +1,285 @@
+// Elementwise CKKS kernels: the steps SEAL's Evaluator runs on RNS polynomials (add,
+// sub, negate, multiply_plain, the tensor product of ckks_multiply, the galois
+// permutation in NTT form, and the pieces of rescaling and key switching). Built after
+// arith.cl with -D LOG_N=<log2 N>. Each kernel mirrors the host reference of the same
+// name in src/ckks/host.rs word for word; tests/ckks_kernels.rs checks that.
+//
+// Layout (SEAL's): word (r * N + k) is coefficient k of residue polynomial r; in a
+// polynomial array with K residues per polynomial, residue r = p * K + j is polynomial p
+// reduced mod prime j. A moduli table holds MODULI_STRIDE words per prime: q, then
+// floor(2^128 / q) as (r0, r1), then a zero pad (so a prime is one aligned 32-byte row).
+//
+// Launch: one work item per output word unless a kernel says otherwise; the launchers in
+// src/ckks/kernels.rs check every buffer length against the global size they use, so
+// the kernels do not bound-check.
+
+#ifndef LOG_N
+#error "ckks.cl needs -D LOG_N=<log2 of the polynomial degree>"
+#endif
+
+// Named apart from ntt.cl's N so both files can share one program.
+#define CKKS_N ((size_t)1 << LOG_N)
+#define CKKS_MASK (CKKS_N - 1)
+#define MODULI_STRIDE 4
+
+// The constants of prime `j` of a moduli table.
+#define LOAD_MODULUS(moduli, j, q, r0, r1)        \
+    const u64 q = (moduli)[(size_t)(j) * MODULI_STRIDE];      \
+    const u64 r0 = (moduli)[(size_t)(j) * MODULI_STRIDE + 1]; \
+    const u64 r1 = (moduli)[(size_t)(j) * MODULI_STRIDE + 2]
+
+// (hi:lo) += a * b, exact in 128 bits (the caller bounds the number of terms).
+inline void ckks_mul_acc_128(u64 *lo, u64 *hi, u64 a, u64 b)
+{
+    u64 p_lo = a * b;
+    u64 p_hi = mul_hi(a, b);
+    *lo += p_lo;
+    *hi += p_hi + (*lo < p_lo);
+}
+
+// SEAL's reverse_bits<uint32_t>(x, bits): the low `bits` bits of x reversed.
+inline uint ckks_reverse_bits_u32(uint x, uint bits)
+{
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
+    x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
+    x = (x >> 16) | (x << 16);
+    return bits == 0 ? 0u : x >> (32u - bits);
+}
+
+// dst = a + b mod q_j over polys * K * N words; dst may be a (each item reads its own
+// word before writing it).
+__kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const u64 *b,
+                       __global const u64 *moduli, uint K)
+{
+    size_t gid = get_global_id(0);
+    uint j = (uint)((gid >> LOG_N) % K);
+    u64 q = moduli[(size_t)j * MODULI_STRIDE];
+    dst[gid] = add_uint_mod(a[gid], b[gid], q);
+}
+
+// dst = a - b mod q_j; dst may be a or b.
+__kernel void ckks_sub(__global u64 *dst, __global const u64 *a, __global const u64 *b,
+                       __global const u64 *moduli, uint K)
+{
+    size_t gid = get_global_id(0);
+    uint j = (uint)((gid >> LOG_N) % K);
+    u64 q = moduli[(size_t)j * MODULI_STRIDE];
+    dst[gid] = sub_uint_mod(a[gid], b[gid], q);
+}
+
+// dst = -a mod q_j; dst may be a.
+__kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
+                          __global const u64 *moduli, uint K)
+{
+    size_t gid = get_global_id(0);
+    uint j = (uint)((gid >> LOG_N) % K);
+    u64 q = moduli[(size_t)j * MODULI_STRIDE];
+    dst[gid] = negate_uint_mod(a[gid], q);
+}
+
+// ct[p][j][k] *= plain[j][k] mod q_j for every polynomial p (the plaintext, K * N words,
+// is broadcast): SEAL's multiply_plain_ntt.
+__kernel void ckks_multiply_plain(__global u64 *ct, __global const u64 *plain,
+                                  __global const u64 *moduli, uint K)
+{
+    size_t gid = get_global_id(0);
+    size_t words_per_poly = (size_t)K << LOG_N;
+    size_t pk = gid % words_per_poly;
+    uint j = (uint)(pk >> LOG_N);
+    LOAD_MODULUS(moduli, j, q, r0, r1);
+    ct[gid] = multiply_uint_mod(ct[gid], plain[pk], q, r0, r1);
+}
+
+// The tensor product of SEAL's ckks_multiply in NTT form: dst[t] = sum_{i + l = t}
+// a[i] * b[l] for t < s1 + s2 - 1. One work item per (residue j, coefficient k), global
+// size K * N, computing every output of its word, so each input word is loaded by one
+// item only. Each sum is accumulated exactly in 128 bits and reduced once: it has at
+// most min(s1, s2) <= 64 terms (the launcher checks) of products < q^2 < 2^122. a and b may be the same buffer (squaring); dst aliases neither.
+__kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
+                          __global const u64 *b, uint s2, __global const u64 *moduli,
+                          uint K)
+{
+    size_t gid = get_global_id(0);
+    uint j = (uint)(gid >> LOG_N);
+    LOAD_MODULUS(moduli, j, q, r0, r1);
+    size_t stride = (size_t)K << LOG_N;
+    if (s1 == 2 && s2 == 2) {
+        // The common case (ciphertext times ciphertext), all in registers.
+        u64 a0 = a[gid], a1 = a[gid + stride];
+        u64 b0 = b[gid], b1 = b[gid + stride];
+        u64 lo = 0, hi = 0;
+        ckks_mul_acc_128(&lo, &hi, a0, b1);
+        ckks_mul_acc_128(&lo, &hi, a1, b0);
+        dst[gid] = multiply_uint_mod(a0, b0, q, r0, r1);
+        dst[gid + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
+        dst[gid + 2 * stride] = multiply_uint_mod(a1, b1, q, r0, r1);
+        return;
+    }
+    uint outputs = s1 + s2 - 1;
+    for (uint t = 0; t < outputs; t++) {
+        uint i_lo = t >= s2 ? t - s2 + 1 : 0;
+        uint i_hi = t < s1 - 1 ? t : s1 - 1;
+        u64 lo = 0, hi = 0;
+        for (uint i = i_lo; i <= i_hi; i++) {
+            ckks_mul_acc_128(&lo, &hi, a[gid + i * stride], b[gid + (t - i) * stride]);
+        }
+        dst[gid + t * stride] = barrett_reduce_128(lo, hi, q, r0, r1);
+    }
+}
+
+// dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for j < residues_per_poly
+// (strides in residues): SEAL's mod_switch_drop_to_next and other residue copies.
+// Global size polys * residues_per_poly * N.
+__kernel void ckks_copy_residues(__global u64 *dst, uint dst_stride,
+                                 __global const u64 *src, uint src_stride,
+                                 uint residues_per_poly)
+{
+    size_t gid = get_global_id(0);
+    size_t k = gid & CKKS_MASK;
+    size_t r = gid >> LOG_N;
+    size_t p = r / residues_per_poly;
+    size_t j = r % residues_per_poly;
+    dst[((p * dst_stride + j) << LOG_N) + k] = src[((p * src_stride + j) << LOG_N) + k];
+}
+
+// dst[p][k] = src[p * src_stride + index][k]: one residue of every polynomial, packed.
+// Global size polys * N.
+__kernel void ckks_gather_residue(__global u64 *dst, __global const u64 *src,
+                                  uint src_stride, uint index)
+{
+    size_t gid = get_global_id(0);
+    size_t k = gid & CKKS_MASK;
+    size_t p = gid >> LOG_N;
+    dst[gid] = src[((p * src_stride + index) << LOG_N) + k];
+}
+
+// SEAL's GaloisTool::apply_galois_ntt on every residue: dst[r][i] = src[r][table[i]],
+// with table[i] computed as generate_table_ntt does (galois_elt odd, < 2N). dst must not
+// alias src. Global size residues * N.
+__kernel void ckks_galois_ntt(__global u64 *dst, __global const u64 *src, uint galois_elt)
+{
+    size_t gid = get_global_id(0);
+    uint i = (uint)(gid & CKKS_MASK);
+    size_t base = gid - i;
+    uint reversed = ckks_reverse_bits_u32(i + (1u << LOG_N), LOG_N + 1);
+    u64 index_raw = (((u64)galois_elt * (u64)reversed) >> 1) & CKKS_MASK;
+    uint index = ckks_reverse_bits_u32((uint)index_raw, LOG_N);
+    dst[gid] = src[base + index];
+}
+
+// values = barrett_reduce_64(values + (q >> 1), q) under the single prime q_index: the
+// rounding step ("add (q - 1) / 2 to change from flooring to rounding") of rescale and
+// key switching. On entry values < 2q. Global size residues * N.
+__kernel void ckks_add_half_reduce(__global u64 *values, __global const u64 *moduli,
+                                   uint q_index)
+{
+    size_t gid = get_global_id(0);
+    u64 q = moduli[(size_t)q_index * MODULI_STRIDE];
+    u64 r1 = moduli[(size_t)q_index * MODULI_STRIDE + 2];
+    values[gid] = barrett_reduce_64(values[gid] + (q >> 1), q, r1);
+}
+
+// "(ct mod q_last) mod q_i" plus SEAL's lazy neg_half_mod: for p < polys, i < K_out,
+// dst[p][i][k] = (q_i < q_last ? last[p][k] mod q_i : last[p][k])
+//                + (q_i - (q_last >> 1) mod q_i), in [0, 2 q_i) (not reduced, as SEAL).
+// Global size polys * K_out * N.
+__kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
+                                __global const u64 *moduli, uint last_q_index, uint K_out)
+{
+    size_t gid = get_global_id(0);
+    size_t k = gid & CKKS_MASK;
+    size_t r = gid >> LOG_N;
+    size_t p = r / K_out;
+    uint i = (uint)(r % K_out);
+    u64 q_last = moduli[(size_t)last_q_index * MODULI_STRIDE];
+    u64 q = moduli[(size_t)i * MODULI_STRIDE];
+    u64 r1 = moduli[(size_t)i * MODULI_STRIDE + 2];
+    u64 x = last[(p << LOG_N) + k];
+    u64 v = q < q_last ? barrett_reduce_64(x, q, r1) : x;
+    u64 neg_half_mod = q - barrett_reduce_64(q_last >> 1, q, r1);
+    dst[gid] = v + neg_half_mod;
+}
+
+// The last step of rescale (divide_and_round_q_last_ntt_inplace) and of key switching:
+// y = (t + 4 q_i - x) * q_last^-1 mod q_i with x = src[p * src_stride + i][k] (canonical)
+// and t = t[p * K_out + i][k] < 4 q_i (after a lazy forward NTT); then dst = y, or
+// dst = dst + y mod q_i when accumulate. inv holds K_out Shoup pairs (operand, quotient).
+// Global size polys * K_out * N.
+__kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
+                                       __global const u64 *src, uint src_stride,
+                                       __global const u64 *t, __global const u64 *inv,
+                                       __global const u64 *moduli, uint K_out,
+                                       uint accumulate)
+{
+    size_t gid = get_global_id(0);
+    size_t k = gid & CKKS_MASK;
+    size_t r = gid >> LOG_N;
+    size_t p = r / K_out;
+    uint i = (uint)(r % K_out);
+    u64 q = moduli[(size_t)i * MODULI_STRIDE];
+    size_t s = ((p * src_stride + i) << LOG_N) + k;
+    size_t d = ((p * dst_stride + i) << LOG_N) + k;
+    u64 x = src[s];
+    // t < 4q and x < q, so the sum is in (0, 8q) < 2^64; Shoup takes any 64-bit input.
+    u64 y = multiply_uint_mod_shoup(t[gid] + (q << 2) - x, inv[2 * i], inv[2 * i + 1], q);
+    dst[d] = accumulate ? add_uint_mod(dst[d], y, q) : y;
+}
+
+// Key switching's RNS decomposition: for J < K and I < K + 1 (moduli_ext has the K data
+// primes then the special prime), dst[J * (K + 1) + I][k] = q_J <= q_I ? x :
+// x mod q_I with x = t_target[J][k]. Global size K * (K + 1) * N.
+__kernel void ckks_ks_decompose(__global u64 *dst, __global const u64 *t_target,
+                                __global const u64 *moduli, uint K)
+{
+    size_t gid = get_global_id(0);
+    size_t k = gid & CKKS_MASK;
+    size_t r = gid >> LOG_N;
+    uint J = (uint)(r / (K + 1));
+    uint I = (uint)(r % (K + 1));
+    u64 q_j = moduli[(size_t)J * MODULI_STRIDE];
+    u64 q_i = moduli[(size_t)I * MODULI_STRIDE];
+    u64 r1_i = moduli[(size_t)I * MODULI_STRIDE + 2];
+    u64 x = t_target[((size_t)J << LOG_N) + k];
+    dst[gid] = q_j <= q_i ? x : barrett_reduce_64(x, q_i, r1_i);
+}
+
+// Key switching's inner product with the key: for c < 2 and I < K + 1,
+// prod[c * (K + 1) + I][k] = sum_{J < K} dec[J * (K + 1) + I][k] * key[J][c][kp(I)][k]
+// mod q_I, with kp(I) = I for I < K, key_special_index for I = K; the key word of
+// (J, c, prime p) is ((J * 2 + c) * key_stride_primes + p) * N + k (SEAL's key vector).
+// One work item per (I, k), global size (K + 1) * N, computing both c (dec is loaded
+// once). Products (< 4q * q) accumulate exactly in 128 bits; the launcher passes
+// reduce_every, the number of products that fit after a reduction, so the accumulator
+// is reduced at most every reduce_every terms (never for 60-bit primes and K <= 64).
+__kernel void ckks_ks_inner_product(__global u64 *prod, __global const u64 *dec,
+                                    __global const u64 *key, __global const u64 *moduli,
+                                    uint K, uint key_stride_primes,
+                                    uint key_special_index, uint reduce_every)
+{
+    size_t gid = get_global_id(0);
+    size_t k = gid & CKKS_MASK;
+    uint I = (uint)(gid >> LOG_N);
+    uint kp = I < K ? I : key_special_index;
+    LOAD_MODULUS(moduli, I, q, r0, r1);
+    size_t K1 = (size_t)K + 1;
+    u64 lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
+    uint left = reduce_every;
+    for (uint J = 0; J < K; J++) {
+        u64 x = dec[(((size_t)J * K1 + I) << LOG_N) + k];
+        size_t key0 = (((size_t)J * 2) * key_stride_primes + kp) << LOG_N;
+        size_t key1 = (((size_t)J * 2 + 1) * key_stride_primes + kp) << LOG_N;
+        ckks_mul_acc_128(&lo0, &hi0, x, key[key0 + k]);
+        ckks_mul_acc_128(&lo1, &hi1, x, key[key1 + k]);
+        if (--left == 0) {
+            lo0 = barrett_reduce_128(lo0, hi0, q, r0, r1);
+            lo1 = barrett_reduce_128(lo1, hi1, q, r0, r1);
+            hi0 = 0;
+            hi1 = 0;
+            left = reduce_every;
+        }
+    }
+    prod[((size_t)I << LOG_N) + k] = barrett_reduce_128(lo0, hi0, q, r0, r1);
+    prod[((K1 + I) << LOG_N) + k] = barrett_reduce_128(lo1, hi1, q, r0, r1);
+}

@@ -1,0 +1,870 @@
+//! Launchers of the elementwise CKKS kernels (`opencl/ckks.cl`): [`CkksKernels`] holds
+//! every kernel of one program built for (context, N), and [`ModuliTable`] the primes in
+//! the form the kernels read. Each launcher validates its arguments (buffer lengths
+//! against every word the kernel touches, counts, indices, aliasing the kernel cannot
+//! take) and only then enqueues on the graph's queue: nothing is enqueued on an error, and
+//! nothing waits. Each launcher's result equals the host reference of the same name in
+//! [`super::host`] word for word.
+//!
+//! Buffers are SEAL's layout: coefficient k of residue j of polynomial p at word
+//! ((p * K) + j) * N + k. Aliasing is checked by buffer identity; two distinct sub-buffers
+//! of one allocation that overlap cannot be seen here and are the caller's to avoid.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::arith::Modulus;
+use crate::cl::{sources, Buffer, Context, Kernel, Program, Queue};
+use crate::device::Graph;
+use crate::error::{Error, Result};
+use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
+
+/// Words per prime in a [`ModuliTable`] (`MODULI_STRIDE` in ckks.cl): q, r0, r1, 0.
+pub const MODULI_STRIDE: usize = 4;
+
+/// The most polynomials per tensor operand: the kernel sums at most min(s1, s2) products
+/// below 2^122 exactly in 128 bits. SEAL's own limit (`SEAL_CIPHERTEXT_SIZE_MAX`) is 16.
+pub const TENSOR_SIZE_MAX: usize = 64;
+
+/// The primes of a level in device memory, `MODULI_STRIDE` words each: q, then
+/// floor(2^128 / q) as two words (SEAL's `const_ratio()[0..2]`), then 0. Kernels index it
+/// by prime: the prime of residue r of a K-residue polynomial array is r % K.
+pub struct ModuliTable {
+    moduli: Vec<Modulus>,
+    buffer: Buffer<u64>,
+}
+
+impl ModuliTable {
+    /// Uploads `moduli` on `queue` (blocking). Errors: `moduli` empty, or the upload fails.
+    pub fn new(ctx: &Context, queue: &Queue, moduli: &[Modulus]) -> Result<ModuliTable> {
+        if moduli.is_empty() {
+            return Err(Error::invalid("moduli table: no moduli given"));
+        }
+        let words: Vec<u64> = moduli
+            .iter()
+            .flat_map(|m| {
+                let [r0, r1, _] = m.const_ratio();
+                [m.value(), r0, r1, 0]
+            })
+            .collect();
+        Ok(ModuliTable {
+            moduli: moduli.to_vec(),
+            buffer: ctx.upload(queue, &words)?,
+        })
+    }
+
+    /// The device words (`MODULI_STRIDE` per prime).
+    pub fn buffer(&self) -> &Buffer<u64> {
+        &self.buffer
+    }
+
+    pub fn moduli(&self) -> &[Modulus] {
+        &self.moduli
+    }
+
+    /// The number of primes.
+    pub fn len(&self) -> usize {
+        self.moduli.len()
+    }
+
+    /// Always false: a table holds at least one prime.
+    pub fn is_empty(&self) -> bool {
+        self.moduli.is_empty()
+    }
+}
+
+/// The kind of one kernel argument, in order (a signature).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Buf,
+    U32,
+}
+
+/// One kernel argument for a launch.
+#[derive(Clone, Copy)]
+enum Arg<'a> {
+    Buf(&'a Buffer<u64>),
+    U32(u32),
+}
+
+impl Arg<'_> {
+    fn kind(&self) -> Kind {
+        match self {
+            Arg::Buf(_) => Kind::Buf,
+            Arg::U32(_) => Kind::U32,
+        }
+    }
+}
+
+use Kind::{Buf as B, U32 as U};
+
+/// A kernel with its signature. Its arguments are set, the kernel enqueued and its buffer
+/// arguments unset again under the lock: OpenCL captures arguments at enqueue, so the
+/// kernel can be shared by threads, and it keeps no caller's buffer alive afterwards.
+struct Slot {
+    name: &'static str,
+    signature: &'static [Kind],
+    kernel: Mutex<Kernel>,
+}
+
+impl Slot {
+    fn new(program: &Program, name: &'static str, signature: &'static [Kind]) -> Result<Slot> {
+        let mut builder = Kernel::builder();
+        builder.program(program).name(name);
+        for kind in signature {
+            match kind {
+                Kind::Buf => builder.arg(None::<&Buffer<u64>>),
+                Kind::U32 => builder.arg(0u32),
+            };
+        }
+        Ok(Slot {
+            name,
+            signature,
+            kernel: Mutex::new(builder.build()?),
+        })
+    }
+}
+
+/// Every elementwise CKKS kernel of one program: built once per (context, N) and shared
+/// (`&self` methods, `Send + Sync`). Each method enqueues one kernel on `graph`'s queue
+/// (through [`Graph::launch`], so profiling and the sync switch apply) and returns once it
+/// is enqueued.
+///
+/// Every method returns `Error::InvalidArgument` (and enqueues nothing) when a count is
+/// zero, an index or count is out of range, the moduli table is too short, a buffer is
+/// shorter than the words the kernel touches, buffers alias where the kernel forbids it,
+/// or `graph` is on another context than these kernels.
+pub struct CkksKernels {
+    ctx: Arc<Context>,
+    log_n: u32,
+    add: Slot,
+    sub: Slot,
+    negate: Slot,
+    multiply_plain: Slot,
+    tensor: Slot,
+    copy_residues: Slot,
+    gather_residue: Slot,
+    galois_ntt: Slot,
+    add_half_reduce: Slot,
+    moddown_prep: Slot,
+    divide_round_finish: Slot,
+    ks_decompose: Slot,
+    ks_inner_product: Slot,
+}
+
+/// Whether two buffer handles name the same OpenCL memory object.
+fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {
+    a.as_core().as_ptr() == b.as_core().as_ptr()
+}
+
+/// `a * b * ...` or an error naming the kernel when it overflows.
+fn product(kernel: &str, factors: &[usize]) -> Result<usize> {
+    factors
+        .iter()
+        .try_fold(1usize, |acc, &f| acc.checked_mul(f))
+        .ok_or_else(|| Error::invalid(format!("{kernel}: sizes {factors:?} overflow")))
+}
+
+/// `v` as a u32 kernel argument, or an error naming the kernel and the argument.
+fn to_u32(kernel: &str, what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v)
+        .map_err(|_| Error::invalid(format!("{kernel}: {what} = {v} does not fit 32 bits")))
+}
+
+/// Errors unless `count` >= 1.
+fn nonzero(kernel: &str, what: &str, count: usize) -> Result<()> {
+    if count == 0 {
+        return Err(Error::invalid(format!("{kernel}: {what} is 0")));
+    }
+    Ok(())
+}
+
+/// Errors unless `buf` holds at least `words` words.
+fn holds(kernel: &str, what: &str, buf: &Buffer<u64>, words: usize) -> Result<()> {
+    if buf.len() < words {
+        return Err(Error::invalid(format!(
+            "{kernel}: buffer `{what}` holds {} words; the kernel touches {words}",
+            buf.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Errors unless the table holds at least `primes` primes.
+fn covers(kernel: &str, moduli: &ModuliTable, primes: usize) -> Result<()> {
+    if moduli.len() < primes {
+        return Err(Error::invalid(format!(
+            "{kernel}: moduli table holds {} primes; {primes} needed",
+            moduli.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Errors if `a` and `b` are the same buffer.
+fn distinct(kernel: &str, names: (&str, &str), a: &Buffer<u64>, b: &Buffer<u64>) -> Result<()> {
+    if same_buffer(a, b) {
+        return Err(Error::invalid(format!(
+            "{kernel}: `{}` and `{}` must be different buffers",
+            names.0, names.1
+        )));
+    }
+    Ok(())
+}
+
+impl CkksKernels {
+    /// Builds `opencl/ckks.cl` (after `arith.cl`) for N = 2^`log_n` on `ctx` (programs are
+    /// cached by the context) and creates every kernel. Errors: `log_n` outside SEAL's
+    /// 1..=17, or the build fails.
+    pub fn new(ctx: &Arc<Context>, log_n: u32) -> Result<CkksKernels> {
+        if !(COEFF_COUNT_POWER_MIN..=COEFF_COUNT_POWER_MAX).contains(&log_n) {
+            return Err(Error::invalid(format!(
+                "CKKS kernels support N = 2^{COEFF_COUNT_POWER_MIN} .. \
+                 2^{COEFF_COUNT_POWER_MAX}, not 2^{log_n}"
+            )));
+        }
+        let program = ctx.program(&[sources::ARITH, sources::CKKS], &format!("-D LOG_N={log_n}"))?;
+        let slot = |name, signature| Slot::new(&program, name, signature);
+        Ok(CkksKernels {
+            ctx: Arc::clone(ctx),
+            log_n,
+            add: slot("ckks_add", &[B, B, B, B, U])?,
+            sub: slot("ckks_sub", &[B, B, B, B, U])?,
+            negate: slot("ckks_negate", &[B, B, B, U])?,
+            multiply_plain: slot("ckks_multiply_plain", &[B, B, B, U])?,
+            tensor: slot("ckks_tensor", &[B, B, U, B, U, B, U])?,
+            copy_residues: slot("ckks_copy_residues", &[B, U, B, U, U])?,
+            gather_residue: slot("ckks_gather_residue", &[B, B, U, U])?,
+            galois_ntt: slot("ckks_galois_ntt", &[B, B, U])?,
+            add_half_reduce: slot("ckks_add_half_reduce", &[B, B, U])?,
+            moddown_prep: slot("ckks_moddown_prep", &[B, B, B, U, U])?,
+            divide_round_finish: slot(
+                "ckks_divide_round_finish",
+                &[B, U, B, U, B, B, B, U, U],
+            )?,
+            ks_decompose: slot("ckks_ks_decompose", &[B, B, B, U])?,
+            ks_inner_product: slot("ckks_ks_inner_product", &[B, B, B, B, U, U, U, U])?,
+        })
+    }
+
+    pub fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// N, the polynomial degree.
+    pub fn coeff_count(&self) -> usize {
+        1 << self.log_n
+    }
+
+    /// Sets `args`, enqueues `global` work items of `slot` on `graph`, unsets the buffer
+    /// arguments (also after an error).
+    ///
+    /// # Safety
+    /// Every word the kernel computes an index of from `global` work items and `args` lies
+    /// inside the buffer it indexes (the launchers check this before calling).
+    unsafe fn launch(&self, graph: &Graph, slot: &Slot, args: &[Arg], global: usize) -> Result<()> {
+        if !Arc::ptr_eq(graph.context(), &self.ctx) {
+            return Err(Error::invalid(format!(
+                "{}: graph is on another OpenCL context than the CKKS kernels",
+                slot.name
+            )));
+        }
+        if args.len() != slot.signature.len()
+            || args.iter().zip(slot.signature).any(|(a, &k)| a.kind() != k)
+        {
+            return Err(Error::Logic(format!(
+                "{}: arguments do not match the kernel's signature",
+                slot.name
+            )));
+        }
+        let kernel = slot.kernel.lock();
+        let mut result = Ok(());
+        for (i, arg) in args.iter().enumerate() {
+            let set = match *arg {
+                Arg::Buf(b) => kernel.set_arg(i as u32, b),
+                Arg::U32(v) => kernel.set_arg(i as u32, v),
+            };
+            if let Err(e) = set {
+                result = Err(e.into());
+                break;
+            }
+        }
+        if result.is_ok() {
+            // SAFETY: this function's contract (every index in range) is the one
+            // `Graph::launch` asks for.
+            result = unsafe { graph.launch(&kernel, global, None) };
+        }
+        // The arguments were captured at enqueue; let go of the caller's buffers.
+        for (i, arg) in args.iter().enumerate() {
+            if let Arg::Buf(_) = arg {
+                kernel.set_arg(i as u32, None::<&Buffer<u64>>)?;
+            }
+        }
+        result
+    }
+
+    /// Checks a same-shape elementwise launch; returns its word count polys * K * N.
+    fn elementwise(
+        &self,
+        kernel: &str,
+        buffers: &[(&str, &Buffer<u64>)],
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<usize> {
+        nonzero(kernel, "K", k)?;
+        nonzero(kernel, "polys", polys)?;
+        covers(kernel, moduli, k)?;
+        let words = product(kernel, &[polys, k, self.coeff_count()])?;
+        for (name, buf) in buffers {
+            holds(kernel, name, buf, words)?;
+        }
+        Ok(words)
+    }
+
+    /// dst = a + b mod q_j over `polys` polynomials of `k` residues (prime j = residue % k,
+    /// moduli[j]). On entry a, b canonical; on exit dst canonical. dst may be a or b.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_add(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        b: &Buffer<u64>,
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<()> {
+        let words =
+            self.elementwise("ckks_add", &[("dst", dst), ("a", a), ("b", b)], moduli, k, polys)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::Buf(a),
+            Arg::Buf(b),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32("ckks_add", "K", k)?),
+        ];
+        // SAFETY: work item w < words touches word w of dst, a and b (each checked to hold
+        // `words`) and prime (w / N) % K < K of the table (checked to hold K primes).
+        unsafe { self.launch(graph, &self.add, &args, words) }
+    }
+
+    /// dst = a - b mod q_j; as [`CkksKernels::ckks_add`].
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_sub(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        b: &Buffer<u64>,
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<()> {
+        let words =
+            self.elementwise("ckks_sub", &[("dst", dst), ("a", a), ("b", b)], moduli, k, polys)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::Buf(a),
+            Arg::Buf(b),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32("ckks_sub", "K", k)?),
+        ];
+        // SAFETY: as in ckks_add: word w < words of each buffer, prime < K of the table.
+        unsafe { self.launch(graph, &self.sub, &args, words) }
+    }
+
+    /// dst = -a mod q_j over `polys` polynomials of `k` residues; dst may be a.
+    pub fn ckks_negate(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<()> {
+        let words = self.elementwise("ckks_negate", &[("dst", dst), ("a", a)], moduli, k, polys)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::Buf(a),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32("ckks_negate", "K", k)?),
+        ];
+        // SAFETY: word w < words of dst and a (both checked), prime < K of the table.
+        unsafe { self.launch(graph, &self.negate, &args, words) }
+    }
+
+    /// ct[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for p < polys (SEAL's
+    /// `multiply_plain_ntt`): `plain` holds K * N canonical words, broadcast to every
+    /// polynomial. On exit ct canonical. `plain` must not be `ct`.
+    pub fn ckks_multiply_plain(
+        &self,
+        graph: &Graph,
+        ct: &Buffer<u64>,
+        plain: &Buffer<u64>,
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_multiply_plain";
+        let words = self.elementwise(NAME, &[("ct", ct)], moduli, k, polys)?;
+        holds(NAME, "plain", plain, k * self.coeff_count())?;
+        distinct(NAME, ("ct", "plain"), ct, plain)?;
+        let args = [
+            Arg::Buf(ct),
+            Arg::Buf(plain),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32(NAME, "K", k)?),
+        ];
+        // SAFETY: item w < words touches ct[w] (checked), plain[w % (K * N)] (plain holds
+        // K * N) and prime < K of the table.
+        unsafe { self.launch(graph, &self.multiply_plain, &args, words) }
+    }
+
+    /// The tensor product of SEAL's `ckks_multiply` in NTT form: `a` holds `s1`
+    /// polynomials and `b` holds `s2` (K residues each, canonical); dst gets s1 + s2 - 1
+    /// with dst[t] = sum_{i + l = t} a[i] * b[l] mod q, canonical. `a` and `b` may be the
+    /// same buffer (squaring); dst must be neither. 1 <= s1, s2 <= [`TENSOR_SIZE_MAX`].
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_tensor(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        s1: usize,
+        b: &Buffer<u64>,
+        s2: usize,
+        moduli: &ModuliTable,
+        k: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_tensor";
+        nonzero(NAME, "K", k)?;
+        for (what, s) in [("s1", s1), ("s2", s2)] {
+            if !(1..=TENSOR_SIZE_MAX).contains(&s) {
+                return Err(Error::invalid(format!(
+                    "{NAME}: {what} = {s} is not in 1..={TENSOR_SIZE_MAX}"
+                )));
+            }
+        }
+        covers(NAME, moduli, k)?;
+        let poly_words = product(NAME, &[k, self.coeff_count()])?;
+        holds(NAME, "a", a, product(NAME, &[s1, poly_words])?)?;
+        holds(NAME, "b", b, product(NAME, &[s2, poly_words])?)?;
+        holds(NAME, "dst", dst, product(NAME, &[s1 + s2 - 1, poly_words])?)?;
+        distinct(NAME, ("dst", "a"), dst, a)?;
+        distinct(NAME, ("dst", "b"), dst, b)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::Buf(a),
+            Arg::U32(s1 as u32),
+            Arg::Buf(b),
+            Arg::U32(s2 as u32),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32(NAME, "K", k)?),
+        ];
+        // SAFETY: item g < K * N reads a[g + i * K * N] for i < s1, b[...] for l < s2 and
+        // writes dst[g + t * K * N] for t < s1 + s2 - 1, all inside the checked lengths;
+        // prime g / N < K of the table.
+        unsafe { self.launch(graph, &self.tensor, &args, poly_words) }
+    }
+
+    /// dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for p < polys and j <
+    /// residues_per_poly (strides in residues of N words); other words of dst are left
+    /// alone. With strides K - 1 and K and residues_per_poly = K - 1 it is SEAL's
+    /// `mod_switch_drop_to_next` (see [`CkksKernels::ckks_drop_last`]). Needs dst_stride
+    /// >= residues_per_poly (else outputs of two polynomials would overlap) and dst not src.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_copy_residues(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        dst_stride: usize,
+        src: &Buffer<u64>,
+        src_stride: usize,
+        residues_per_poly: usize,
+        polys: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_copy_residues";
+        nonzero(NAME, "residues_per_poly", residues_per_poly)?;
+        nonzero(NAME, "polys", polys)?;
+        for (what, stride) in [("dst_stride", dst_stride), ("src_stride", src_stride)] {
+            if stride < residues_per_poly {
+                return Err(Error::invalid(format!(
+                    "{NAME}: {what} = {stride} is less than residues_per_poly = \
+                     {residues_per_poly}"
+                )));
+            }
+        }
+        distinct(NAME, ("dst", "src"), dst, src)?;
+        let n = self.coeff_count();
+        // The last residue touched is (polys - 1) * stride + residues_per_poly - 1.
+        let extent = |stride| -> Result<usize> {
+            let residues = product(NAME, &[polys - 1, stride])?
+                .checked_add(residues_per_poly)
+                .ok_or_else(|| Error::invalid(format!("{NAME}: sizes overflow")))?;
+            product(NAME, &[residues, n])
+        };
+        holds(NAME, "dst", dst, extent(dst_stride)?)?;
+        holds(NAME, "src", src, extent(src_stride)?)?;
+        let words = product(NAME, &[polys, residues_per_poly, n])?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::U32(to_u32(NAME, "dst_stride", dst_stride)?),
+            Arg::Buf(src),
+            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
+            Arg::U32(to_u32(NAME, "residues_per_poly", residues_per_poly)?),
+        ];
+        // SAFETY: item (p, j, k) touches residue p * stride + j <= (polys - 1) * stride +
+        // residues_per_poly - 1 of each buffer, inside the extents checked above.
+        unsafe { self.launch(graph, &self.copy_residues, &args, words) }
+    }
+
+    /// SEAL's `mod_switch_drop_to_next` on the data: dst (K - 1 residues per polynomial)
+    /// = src (K residues per polynomial) without the last residue of each polynomial.
+    /// Needs K >= 2.
+    pub fn ckks_drop_last(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        src: &Buffer<u64>,
+        k: usize,
+        polys: usize,
+    ) -> Result<()> {
+        if k < 2 {
+            return Err(Error::invalid(format!(
+                "ckks_drop_last: K = {k}; dropping a residue needs K >= 2"
+            )));
+        }
+        self.ckks_copy_residues(graph, dst, k - 1, src, k, k - 1, polys)
+    }
+
+    /// dst[p][k] = src[p * src_stride + index][k] for p < polys: residue `index` of every
+    /// polynomial, packed (e.g. the last residue for rescaling). Needs index < src_stride
+    /// and dst not src.
+    pub fn ckks_gather_residue(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        src: &Buffer<u64>,
+        src_stride: usize,
+        index: usize,
+        polys: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_gather_residue";
+        nonzero(NAME, "polys", polys)?;
+        if index >= src_stride {
+            return Err(Error::invalid(format!(
+                "{NAME}: index {index} is not below src_stride = {src_stride}"
+            )));
+        }
+        distinct(NAME, ("dst", "src"), dst, src)?;
+        let n = self.coeff_count();
+        let words = product(NAME, &[polys, n])?;
+        holds(NAME, "dst", dst, words)?;
+        let src_residues = product(NAME, &[polys - 1, src_stride])? + index + 1;
+        holds(NAME, "src", src, product(NAME, &[src_residues, n])?)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::Buf(src),
+            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
+            Arg::U32(to_u32(NAME, "index", index)?),
+        ];
+        // SAFETY: item (p, k) writes dst[p * N + k] < polys * N and reads residue
+        // p * src_stride + index <= (polys - 1) * src_stride + index of src (both checked).
+        unsafe { self.launch(graph, &self.gather_residue, &args, words) }
+    }
+
+    /// SEAL's `GaloisTool::apply_galois_ntt` on each of `residues` residues:
+    /// dst[r][i] = src[r][table[i]] with SEAL 4.0's `generate_table_ntt` table for
+    /// `galois_elt` (odd, < 2N), computed in the kernel. On entry src in NTT form; dst must
+    /// not be src.
+    pub fn ckks_galois_ntt(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        src: &Buffer<u64>,
+        galois_elt: u32,
+        residues: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_galois_ntt";
+        nonzero(NAME, "residues", residues)?;
+        let n = self.coeff_count();
+        if galois_elt % 2 == 0 || galois_elt as usize >= 2 * n {
+            return Err(Error::invalid(format!(
+                "{NAME}: galois element {galois_elt} is not odd and below 2N = {}",
+                2 * n
+            )));
+        }
+        distinct(NAME, ("dst", "src"), dst, src)?;
+        let words = product(NAME, &[residues, n])?;
+        holds(NAME, "dst", dst, words)?;
+        holds(NAME, "src", src, words)?;
+        let args = [Arg::Buf(dst), Arg::Buf(src), Arg::U32(galois_elt)];
+        // SAFETY: item w writes dst[w] and reads src[w - w % N + index] with index < N
+        // (masked), both below residues * N (checked).
+        unsafe { self.launch(graph, &self.galois_ntt, &args, words) }
+    }
+
+    /// values = barrett_reduce_64(values + (q >> 1), q) for q = moduli[q_index], over
+    /// `residues` residues: the rounding step of rescale and key switching. On entry
+    /// values < 2q; on exit canonical.
+    pub fn ckks_add_half_reduce(
+        &self,
+        graph: &Graph,
+        values: &Buffer<u64>,
+        q_index: usize,
+        moduli: &ModuliTable,
+        residues: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_add_half_reduce";
+        nonzero(NAME, "residues", residues)?;
+        covers(NAME, moduli, q_index + 1)?;
+        let words = product(NAME, &[residues, self.coeff_count()])?;
+        holds(NAME, "values", values, words)?;
+        let args = [
+            Arg::Buf(values),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32(NAME, "q_index", q_index)?),
+        ];
+        // SAFETY: item w touches values[w] < residues * N (checked) and prime q_index of
+        // the table (checked to exist).
+        unsafe { self.launch(graph, &self.add_half_reduce, &args, words) }
+    }
+
+    /// "(ct mod q_last) mod q_i" of SEAL's `divide_and_round_q_last_ntt_inplace` and
+    /// `switch_key_inplace`: `last` holds one residue per polynomial (canonical mod
+    /// q_last = moduli[last_q_index], already rounded by `ckks_add_half_reduce`); dst gets
+    /// `k_out` residues per polynomial (primes 0..k_out) with
+    /// dst[p][i] = (q_i < q_last ? last[p] mod q_i : last[p]) + q_i - (q_last >> 1) mod q_i,
+    /// in [0, 2 q_i), not reduced (SEAL's lazy `J += neg_half_mod`; the lazy forward NTT
+    /// takes it). dst must not be last.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_moddown_prep(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        last: &Buffer<u64>,
+        last_q_index: usize,
+        moduli: &ModuliTable,
+        k_out: usize,
+        polys: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_moddown_prep";
+        nonzero(NAME, "K_out", k_out)?;
+        nonzero(NAME, "polys", polys)?;
+        covers(NAME, moduli, k_out.max(last_q_index + 1))?;
+        distinct(NAME, ("dst", "last"), dst, last)?;
+        let n = self.coeff_count();
+        let words = product(NAME, &[polys, k_out, n])?;
+        holds(NAME, "dst", dst, words)?;
+        holds(NAME, "last", last, product(NAME, &[polys, n])?)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::Buf(last),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32(NAME, "last_q_index", last_q_index)?),
+            Arg::U32(to_u32(NAME, "K_out", k_out)?),
+        ];
+        // SAFETY: item (p, i, k) writes dst[(p * K_out + i) * N + k] < polys * K_out * N,
+        // reads last[p * N + k] < polys * N, and primes i < K_out and last_q_index of the
+        // table (all checked).
+        unsafe { self.launch(graph, &self.moddown_prep, &args, words) }
+    }
+
+    /// The final step of rescale and of key switching: for p < polys, i < k_out,
+    /// y = (t[p * k_out + i] + 4 q_i - src[p * src_stride + i]) * inv_i mod q_i, then
+    /// dst[p * dst_stride + i] = y, or add_uint_mod(dst[...], y) with `accumulate`.
+    ///
+    /// On entry t < 4 q_i (k_out residues per polynomial, after a lazy forward NTT), src
+    /// canonical, `inv` holds k_out Shoup pairs (operand, quotient) of q_last^-1 mod q_i
+    /// (see `host::shoup_words`), dst canonical if accumulating. On exit dst canonical.
+    /// dst may be src only with equal strides (each item then reads and writes its own
+    /// word); dst must not be t; strides >= k_out.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_divide_round_finish(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        dst_stride: usize,
+        src: &Buffer<u64>,
+        src_stride: usize,
+        t: &Buffer<u64>,
+        inv: &Buffer<u64>,
+        moduli: &ModuliTable,
+        k_out: usize,
+        polys: usize,
+        accumulate: bool,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_divide_round_finish";
+        nonzero(NAME, "K_out", k_out)?;
+        nonzero(NAME, "polys", polys)?;
+        covers(NAME, moduli, k_out)?;
+        for (what, stride) in [("dst_stride", dst_stride), ("src_stride", src_stride)] {
+            if stride < k_out {
+                return Err(Error::invalid(format!(
+                    "{NAME}: {what} = {stride} is less than K_out = {k_out}"
+                )));
+            }
+        }
+        if same_buffer(dst, src) && dst_stride != src_stride {
+            return Err(Error::invalid(format!(
+                "{NAME}: dst is src with different strides ({dst_stride} and {src_stride})"
+            )));
+        }
+        distinct(NAME, ("dst", "t"), dst, t)?;
+        distinct(NAME, ("dst", "inv"), dst, inv)?;
+        let n = self.coeff_count();
+        let words = product(NAME, &[polys, k_out, n])?;
+        let extent = |stride| -> Result<usize> {
+            let residues = product(NAME, &[polys - 1, stride])? + k_out;
+            product(NAME, &[residues, n])
+        };
+        holds(NAME, "dst", dst, extent(dst_stride)?)?;
+        holds(NAME, "src", src, extent(src_stride)?)?;
+        holds(NAME, "t", t, words)?;
+        holds(NAME, "inv", inv, 2 * k_out)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::U32(to_u32(NAME, "dst_stride", dst_stride)?),
+            Arg::Buf(src),
+            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
+            Arg::Buf(t),
+            Arg::Buf(inv),
+            Arg::Buf(moduli.buffer()),
+            Arg::U32(to_u32(NAME, "K_out", k_out)?),
+            Arg::U32(accumulate as u32),
+        ];
+        // SAFETY: item (p, i, k) reads t[(p * K_out + i) * N + k] < polys * K_out * N,
+        // residue p * stride + i <= (polys - 1) * stride + K_out - 1 of src and dst,
+        // inv[2i + 1] < 2 K_out and prime i < K_out of the table (all checked).
+        unsafe { self.launch(graph, &self.divide_round_finish, &args, words) }
+    }
+
+    /// Key switching's RNS decomposition: `moduli_ext` holds the K data primes then the
+    /// special prime (at least K + 1 primes; prime K is the special one); `t_target` holds
+    /// K canonical residues (coefficient form, residue J mod q_J). dst gets K * (K + 1)
+    /// residues: dst[J * (K + 1) + I] = t_target[J] if q_J <= q_I, else t_target[J] mod
+    /// q_I (SEAL's `set_uint` / `modulo_poly_coeffs` before the lazy NTT). dst must not be
+    /// t_target.
+    pub fn ckks_ks_decompose(
+        &self,
+        graph: &Graph,
+        dst: &Buffer<u64>,
+        t_target: &Buffer<u64>,
+        moduli_ext: &ModuliTable,
+        k: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_ks_decompose";
+        nonzero(NAME, "K", k)?;
+        covers(NAME, moduli_ext, k + 1)?;
+        distinct(NAME, ("dst", "t_target"), dst, t_target)?;
+        let n = self.coeff_count();
+        let words = product(NAME, &[k, k + 1, n])?;
+        holds(NAME, "dst", dst, words)?;
+        holds(NAME, "t_target", t_target, product(NAME, &[k, n])?)?;
+        let args = [
+            Arg::Buf(dst),
+            Arg::Buf(t_target),
+            Arg::Buf(moduli_ext.buffer()),
+            Arg::U32(to_u32(NAME, "K", k)?),
+        ];
+        // SAFETY: item (J, I, k) writes dst[w] for w < K (K + 1) N, reads t_target[J * N +
+        // k] < K N, and primes J, I < K + 1 of the table (all checked).
+        unsafe { self.launch(graph, &self.ks_decompose, &args, words) }
+    }
+
+    /// Key switching's inner product with one key of SEAL's key vector: for c < 2 and
+    /// I < K + 1, prod[c * (K + 1) + I] = sum_{J < K} dec[J * (K + 1) + I] *
+    /// key[J][c][kp(I)] mod q_I, with kp(I) = I for I < K and `key_special_index` for
+    /// I = K. The key is uploaded contiguously: word ((J * 2 + c) * key_stride_primes + p)
+    /// * N + k (SEAL's `key_vector[J].data()` one after another; key_stride_primes = all
+    /// key primes, key_special_index normally key_stride_primes - 1).
+    ///
+    /// On entry dec < 4 q_I (the decomposition after a lazy forward NTT), key canonical;
+    /// on exit prod (2 (K + 1) residues) canonical. prod must be neither dec nor key.
+    /// Needs K <= key_stride_primes and key_special_index < key_stride_primes.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_ks_inner_product(
+        &self,
+        graph: &Graph,
+        prod: &Buffer<u64>,
+        dec: &Buffer<u64>,
+        key: &Buffer<u64>,
+        key_stride_primes: usize,
+        key_special_index: usize,
+        moduli_ext: &ModuliTable,
+        k: usize,
+    ) -> Result<()> {
+        const NAME: &str = "ckks_ks_inner_product";
+        nonzero(NAME, "K", k)?;
+        covers(NAME, moduli_ext, k + 1)?;
+        if k > key_stride_primes || key_special_index >= key_stride_primes {
+            return Err(Error::invalid(format!(
+                "{NAME}: K = {k} data primes and special index {key_special_index} do not \
+                 fit a key of {key_stride_primes} primes"
+            )));
+        }
+        distinct(NAME, ("prod", "dec"), prod, dec)?;
+        distinct(NAME, ("prod", "key"), prod, key)?;
+        let n = self.coeff_count();
+        holds(NAME, "prod", prod, product(NAME, &[2, k + 1, n])?)?;
+        holds(NAME, "dec", dec, product(NAME, &[k, k + 1, n])?)?;
+        holds(NAME, "key", key, product(NAME, &[k, 2, key_stride_primes, n])?)?;
+        let reduce_every = reduce_every(&moduli_ext.moduli()[..k + 1]);
+        let args = [
+            Arg::Buf(prod),
+            Arg::Buf(dec),
+            Arg::Buf(key),
+            Arg::Buf(moduli_ext.buffer()),
+            Arg::U32(to_u32(NAME, "K", k)?),
+            Arg::U32(to_u32(NAME, "key_stride_primes", key_stride_primes)?),
+            Arg::U32(to_u32(NAME, "key_special_index", key_special_index)?),
+            Arg::U32(reduce_every),
+        ];
+        // SAFETY: item (I, k), I < K + 1, reads dec residue J (K + 1) + I < K (K + 1),
+        // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, writes prod
+        // residues I and K + 1 + I < 2 (K + 1), and prime I < K + 1 of the table.
+        unsafe { self.launch(graph, &self.ks_inner_product, &args, (k + 1) * n) }
+    }
+}
+
+/// How many products x * y (x < 4q, y < q, q the largest of `moduli`) fit in a 128-bit
+/// accumulator that starts below q: the inner-product kernel reduces after that many.
+/// At least 16 (q < 2^61); at least 64 for SEAL's 60-bit primes.
+fn reduce_every(moduli: &[Modulus]) -> u32 {
+    let q = moduli.iter().map(Modulus::value).max().unwrap_or(2) as u128;
+    let largest_product = (4 * q - 1) * (q - 1);
+    let terms = (u128::MAX - (q - 1)) / largest_product.max(1);
+    terms.clamp(1, u32::MAX as u128) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ckks_kernels_can_be_shared_between_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<CkksKernels>();
+        shared::<ModuliTable>();
+    }
+
+    #[test]
+    fn ckks_reduce_every_bounds() {
+        let m = |v| Modulus::new(v).unwrap();
+        // 60-bit primes: 64 terms of < 2^122 fit, so no intermediate reduction at K <= 64.
+        assert!(reduce_every(&[m((1 << 60) - 93)]) >= 64);
+        // 61-bit: products < 2^124, still 16 terms.
+        assert!(reduce_every(&[m((1 << 61) - 1)]) >= 15);
+        let q = (1u128 << 61) - 1;
+        let r = reduce_every(&[m((1 << 61) - 1)]) as u128;
+        assert!(r.checked_mul((4 * q - 1) * (q - 1)).unwrap() <= u128::MAX - (q - 1));
+        assert_eq!(reduce_every(&[m(3)]), u32::MAX);
+    }
+}

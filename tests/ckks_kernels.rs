@@ -1,0 +1,697 @@
+//! The elementwise CKKS kernels (`opencl/ckks.cl` through `ckks::kernels::CkksKernels`)
+//! equal their host references (`ckks::host`) word for word, on random canonical inputs
+//! with the edge values 0 and q - 1 mixed in, for several prime sets (40-60 bits; a mixed
+//! 30/60-bit set where q_J > q_I and q_J < q_I both occur; one with a 17-bit prime).
+//! Outputs are poisoned before each kernel runs. The galois table formula is checked
+//! against the automorphism X -> X^elt through the host NTT. Bad arguments are
+//! `InvalidArgument` errors and enqueue nothing.
+
+use std::sync::OnceLock;
+
+use rand::{Rng, SeedableRng};
+use seal_opencl::arith::{get_primes, invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
+use seal_opencl::ckks::host;
+use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
+use seal_opencl::cl::{self, Buffer, DeviceSelector};
+use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
+use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
+use seal_opencl::{Error, ErrorKind};
+
+const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+const LOG_N: u32 = 12;
+const N: usize = 1 << LOG_N;
+
+/// One device, one graph and the kernels for N = 2^log_n, shared by the tests of a run
+/// (so PoCL compiles each program once).
+struct Env {
+    _devices: Devices,
+    graph: Graph,
+    kernels: CkksKernels,
+}
+
+fn env_for(log_n: u32) -> &'static Env {
+    static ENVS: [OnceLock<Env>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = match log_n {
+        12 => &ENVS[0],
+        13 => &ENVS[1],
+        _ => panic!("tests use N = 2^12 or 2^13"),
+    };
+    slot.get_or_init(|| {
+        let devices = Devices::new(DeviceOptions {
+            selector: DeviceSelector::from_env().unwrap(),
+            partition: Partition::WholeDevices,
+            ..Default::default()
+        })
+        .expect("devices");
+        let graph = devices.graph();
+        let kernels = CkksKernels::new(graph.context(), log_n).expect("CKKS kernels build");
+        Env {
+            _devices: devices,
+            graph,
+            kernels,
+        }
+    })
+}
+
+fn env() -> &'static Env {
+    env_for(LOG_N)
+}
+
+fn rng() -> rand::rngs::StdRng {
+    let seed = rand::random();
+    eprintln!("seed {seed}");
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// Distinct primes 1 mod 2N of the given bit sizes, in the given order.
+fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
+    let mut taken: Vec<u64> = Vec::new();
+    for (i, &b) in bits.iter().enumerate() {
+        let same_size = bits[..i].iter().filter(|&&x| x == b).count();
+        taken.push(get_primes(2 << log_n, b, same_size + 1).unwrap()[same_size]);
+    }
+    taken
+        .into_iter()
+        .map(|p| Modulus::new(p).unwrap())
+        .collect()
+}
+
+/// The prime sets every kernel runs on.
+fn prime_sets() -> Vec<Vec<Modulus>> {
+    vec![
+        primes(LOG_N, &[60, 50, 40]),
+        primes(LOG_N, &[30, 60, 30, 60, 60]),
+        primes(LOG_N, &[17, 60, 45, 36]),
+    ]
+}
+
+/// A word below `bound`: random, or one of the edges 0 and bound - 1 (one in 8 each).
+fn word(rng: &mut impl Rng, bound: u64) -> u64 {
+    match rng.gen_range(0..16) {
+        0 => 0,
+        1 => bound - 1,
+        _ => rng.gen_range(0..bound),
+    }
+}
+
+/// `polys` polynomials of `moduli.len()` residues, residue j below bound(q_j).
+fn poly_array(
+    rng: &mut impl Rng,
+    moduli: &[Modulus],
+    polys: usize,
+    bound: impl Fn(u64) -> u64,
+) -> Vec<u64> {
+    let mut v = Vec::with_capacity(polys * moduli.len() * N);
+    for _ in 0..polys {
+        for q in moduli {
+            let b = bound(q.value());
+            v.extend((0..N).map(|_| word(rng, b)));
+        }
+    }
+    v
+}
+
+fn canonical(rng: &mut impl Rng, moduli: &[Modulus], polys: usize) -> Vec<u64> {
+    poly_array(rng, moduli, polys, |q| q)
+}
+
+fn upload(data: &[u64]) -> Buffer<u64> {
+    let g = &env().graph;
+    g.context().upload(g.queue(), data).unwrap()
+}
+
+fn poisoned(words: usize) -> Buffer<u64> {
+    let g = &env().graph;
+    let buf = g.context().buffer(g.queue(), words).unwrap();
+    cl::poison(&buf, POISON).unwrap();
+    buf
+}
+
+fn table(moduli: &[Modulus]) -> ModuliTable {
+    let g = &env().graph;
+    ModuliTable::new(g.context(), g.queue(), moduli).unwrap()
+}
+
+fn down(buf: &Buffer<u64>) -> Vec<u64> {
+    cl::download(buf).unwrap()
+}
+
+/// Asserts device == host word for word, naming the first difference.
+#[track_caller]
+fn assert_words(got: &[u64], want: &[u64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    if let Some(i) = got.iter().zip(want).position(|(a, b)| a != b) {
+        panic!(
+            "{what}: word {i} (residue {}, coefficient {}) is {:#x}, host says {:#x}",
+            i / N,
+            i % N,
+            got[i],
+            want[i]
+        );
+    }
+}
+
+#[test]
+fn ckks_add_sub_negate_equal_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        let polys = 3;
+        let a = canonical(&mut rng, &moduli, polys);
+        let b = canonical(&mut rng, &moduli, polys);
+        let (da, db, mt) = (upload(&a), upload(&b), table(&moduli));
+        let words = a.len();
+        let mut want = vec![0; words];
+
+        let dst = poisoned(words);
+        e.kernels.ckks_add(&e.graph, &dst, &da, &db, &mt, k, polys).unwrap();
+        host::ckks_add(&mut want, &a, &b, &moduli, N);
+        assert_words(&down(&dst), &want, "ckks_add");
+
+        let dst = poisoned(words);
+        e.kernels.ckks_sub(&e.graph, &dst, &da, &db, &mt, k, polys).unwrap();
+        host::ckks_sub(&mut want, &a, &b, &moduli, N);
+        assert_words(&down(&dst), &want, "ckks_sub");
+
+        let dst = poisoned(words);
+        e.kernels.ckks_negate(&e.graph, &dst, &da, &mt, k, polys).unwrap();
+        host::ckks_negate(&mut want, &a, &moduli, N);
+        assert_words(&down(&dst), &want, "ckks_negate");
+
+        // In place: dst is a.
+        let inplace = upload(&a);
+        e.kernels.ckks_add(&e.graph, &inplace, &inplace, &db, &mt, k, polys).unwrap();
+        host::ckks_add(&mut want, &a, &b, &moduli, N);
+        assert_words(&down(&inplace), &want, "ckks_add in place");
+        let inplace = upload(&a);
+        e.kernels.ckks_negate(&e.graph, &inplace, &inplace, &mt, k, polys).unwrap();
+        host::ckks_negate(&mut want, &a, &moduli, N);
+        assert_words(&down(&inplace), &want, "ckks_negate in place");
+
+        // Fewer polynomials than the buffers hold: the rest stays untouched.
+        let dst = poisoned(words);
+        e.kernels.ckks_sub(&e.graph, &dst, &da, &db, &mt, k, 1).unwrap();
+        let got = down(&dst);
+        host::ckks_sub(&mut want[..k * N], &a[..k * N], &b[..k * N], &moduli, N);
+        assert_words(&got[..k * N], &want[..k * N], "ckks_sub of one polynomial");
+        assert!(got[k * N..].iter().all(|&x| x == POISON));
+    }
+}
+
+#[test]
+fn ckks_add_at_n_8192() {
+    let e = env_for(13);
+    let mut rng = rng();
+    let moduli = primes(13, &[60, 40, 50]);
+    let n = 1 << 13;
+    let a: Vec<u64> = (0..2 * 3 * n)
+        .map(|w| word(&mut rng, moduli[(w / n) % 3].value()))
+        .collect();
+    let b: Vec<u64> = (0..2 * 3 * n)
+        .map(|w| word(&mut rng, moduli[(w / n) % 3].value()))
+        .collect();
+    let g = &e.graph;
+    let up = |d: &[u64]| g.context().upload(g.queue(), d).unwrap();
+    let (da, db) = (up(&a), up(&b));
+    let mt = ModuliTable::new(g.context(), g.queue(), &moduli).unwrap();
+    let dst = g.context().buffer(g.queue(), a.len()).unwrap();
+    cl::poison(&dst, POISON).unwrap();
+    e.kernels.ckks_add(g, &dst, &da, &db, &mt, 3, 2).unwrap();
+    let mut want = vec![0; a.len()];
+    host::ckks_add(&mut want, &a, &b, &moduli, n);
+    assert_eq!(down(&dst), want);
+
+    // And the galois permutation at this size.
+    let gdst = g.context().buffer(g.queue(), a.len()).unwrap();
+    cl::poison(&gdst, POISON).unwrap();
+    e.kernels.ckks_galois_ntt(g, &gdst, &da, 3, 6).unwrap();
+    host::ckks_galois_ntt(&mut want, &a, 3, 13);
+    assert_eq!(down(&gdst), want);
+}
+
+#[test]
+fn ckks_multiply_plain_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        for polys in [1, 3] {
+            let ct = canonical(&mut rng, &moduli, polys);
+            let plain = canonical(&mut rng, &moduli, 1);
+            let dct = upload(&ct);
+            e.kernels
+                .ckks_multiply_plain(&e.graph, &dct, &upload(&plain), &table(&moduli), k, polys)
+                .unwrap();
+            let mut want = ct.clone();
+            host::ckks_multiply_plain(&mut want, &plain, &moduli, N);
+            assert_words(&down(&dct), &want, "ckks_multiply_plain");
+        }
+    }
+}
+
+#[test]
+fn ckks_tensor_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        let mt = table(&moduli);
+        for (s1, s2) in [(2, 2), (3, 2), (2, 3), (3, 4), (1, 2)] {
+            let a = canonical(&mut rng, &moduli, s1);
+            let b = canonical(&mut rng, &moduli, s2);
+            let dst = poisoned((s1 + s2 - 1) * k * N);
+            e.kernels
+                .ckks_tensor(&e.graph, &dst, &upload(&a), s1, &upload(&b), s2, &mt, k)
+                .unwrap();
+            let mut want = vec![0; (s1 + s2 - 1) * k * N];
+            host::ckks_tensor(&mut want, &a, s1, &b, s2, &moduli, N);
+            assert_words(&down(&dst), &want, &format!("ckks_tensor {s1}x{s2}"));
+        }
+        // Squaring: a and b are the same buffer.
+        for s in [2, 3] {
+            let a = canonical(&mut rng, &moduli, s);
+            let da = upload(&a);
+            let dst = poisoned((2 * s - 1) * k * N);
+            e.kernels.ckks_tensor(&e.graph, &dst, &da, s, &da, s, &mt, k).unwrap();
+            let mut want = vec![0; (2 * s - 1) * k * N];
+            host::ckks_tensor(&mut want, &a, s, &a, s, &moduli, N);
+            assert_words(&down(&dst), &want, &format!("ckks_tensor square {s}"));
+        }
+    }
+}
+
+#[test]
+fn ckks_tensor_all_max_words() {
+    // Every input q - 1: the 128-bit sums are at their largest.
+    let e = env();
+    let moduli = primes(LOG_N, &[60, 60]);
+    let a = poly_array(&mut rng(), &moduli, 3, |q| q)
+        .iter()
+        .enumerate()
+        .map(|(w, _)| moduli[(w / N) % 2].value() - 1)
+        .collect::<Vec<u64>>();
+    let dst = poisoned(5 * 2 * N);
+    let da = upload(&a);
+    e.kernels.ckks_tensor(&e.graph, &dst, &da, 3, &da, 3, &table(&moduli), 2).unwrap();
+    let mut want = vec![0; 5 * 2 * N];
+    host::ckks_tensor(&mut want, &a, 3, &a, 3, &moduli, N);
+    assert_words(&down(&dst), &want, "ckks_tensor of q - 1");
+}
+
+#[test]
+fn ckks_copy_residues_and_gather_equal_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        let polys = 3;
+        let src = canonical(&mut rng, &moduli, polys);
+        let dsrc = upload(&src);
+
+        // mod_switch_drop_to_next.
+        let dst = poisoned(polys * (k - 1) * N);
+        e.kernels.ckks_drop_last(&e.graph, &dst, &dsrc, k, polys).unwrap();
+        let mut want = vec![POISON; polys * (k - 1) * N];
+        host::ckks_copy_residues(&mut want, k - 1, &src, k, k - 1, polys, N);
+        assert_words(&down(&dst), &want, "ckks_drop_last");
+
+        // General strides: 2 residues per polynomial into slots of k + 1; gaps untouched.
+        let dst = poisoned(polys * (k + 1) * N);
+        e.kernels.ckks_copy_residues(&e.graph, &dst, k + 1, &dsrc, k, 2, polys).unwrap();
+        let mut want = vec![POISON; polys * (k + 1) * N];
+        host::ckks_copy_residues(&mut want, k + 1, &src, k, 2, polys, N);
+        assert_words(&down(&dst), &want, "ckks_copy_residues");
+
+        for index in [0, k - 1] {
+            let dst = poisoned(polys * N);
+            e.kernels.ckks_gather_residue(&e.graph, &dst, &dsrc, k, index, polys).unwrap();
+            let mut want = vec![0; polys * N];
+            host::ckks_gather_residue(&mut want, &src, k, index, polys, N);
+            assert_words(&down(&dst), &want, "ckks_gather_residue");
+        }
+    }
+}
+
+#[test]
+fn ckks_galois_ntt_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    let two_n = 2 * N as u32;
+    let mut elts = vec![3, two_n - 1, 1];
+    // Some powers of 5 (SEAL's rotation generator) and random odd elements.
+    let mut g = 1u32;
+    for _ in 0..3 {
+        g = (g * 5) % two_n;
+        g = (g * 5) % two_n;
+        elts.push(g);
+    }
+    elts.push(rng.gen_range(0..N as u32) * 2 + 1);
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        let src = canonical(&mut rng, &moduli, 2);
+        let dsrc = upload(&src);
+        for &elt in &elts {
+            let dst = poisoned(src.len());
+            e.kernels.ckks_galois_ntt(&e.graph, &dst, &dsrc, elt, 2 * k).unwrap();
+            let mut want = vec![0; src.len()];
+            host::ckks_galois_ntt(&mut want, &src, elt, LOG_N);
+            assert_words(&down(&dst), &want, &format!("ckks_galois_ntt {elt}"));
+        }
+    }
+}
+
+/// The NTT-domain table is SEAL's: permuting NTT(c) by it is NTT of c(X^elt), where
+/// X^i -> X^(i * elt mod 2N), negated when the exponent wraps past N.
+#[test]
+fn galois_table_ntt_is_the_automorphism() {
+    let mut rng = rng();
+    let moduli = primes(LOG_N, &[60, 40]);
+    let tables = create_ntt_tables(LOG_N, &moduli).unwrap();
+    let two_n = 2 * N as u32;
+    for elt in [two_n - 1, 3, 5, 25] {
+        for (q, t) in moduli.iter().zip(&tables) {
+            let c: Vec<u64> = (0..N).map(|_| word(&mut rng, q.value())).collect();
+            let mut want = vec![0u64; N];
+            for (i, &ci) in c.iter().enumerate() {
+                let idx = (i as u64 * elt as u64) % (2 * N as u64);
+                if idx < N as u64 {
+                    want[idx as usize] = ci;
+                } else {
+                    want[idx as usize - N] = negate_uint_mod(ci, q);
+                }
+            }
+            let mut ntt = c.clone();
+            ntt_host::ntt_negacyclic_harvey(&mut ntt, t);
+            let mut permuted = vec![0u64; N];
+            host::ckks_galois_ntt(&mut permuted, &ntt, elt, LOG_N);
+            ntt_host::inverse_ntt_negacyclic_harvey(&mut permuted, t);
+            assert_eq!(permuted, want, "galois element {elt} mod {}", q.value());
+        }
+    }
+}
+
+#[test]
+fn ckks_add_half_reduce_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        for q_index in [0, k - 1] {
+            let q = moduli[q_index].value();
+            let residues = 3;
+            let v: Vec<u64> = (0..residues * N).map(|_| word(&mut rng, 2 * q)).collect();
+            let dv = upload(&v);
+            e.kernels
+                .ckks_add_half_reduce(&e.graph, &dv, q_index, &table(&moduli), residues)
+                .unwrap();
+            let mut want = v.clone();
+            host::ckks_add_half_reduce(&mut want, q_index, &moduli);
+            assert_words(&down(&dv), &want, "ckks_add_half_reduce");
+        }
+    }
+}
+
+#[test]
+fn ckks_moddown_prep_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        let mt = table(&moduli);
+        // Rescale (last prime dropped, K - 1 outputs) and key switching (the special
+        // prime last, outputs for every data prime), plus a middle prime as "last" so
+        // that primes above and below it both occur.
+        for (last_q_index, k_out) in [(k - 1, k - 1), (1, k)] {
+            let polys = 2;
+            let q_last = moduli[last_q_index].value();
+            let last: Vec<u64> = (0..polys * N).map(|_| word(&mut rng, q_last)).collect();
+            let dst = poisoned(polys * k_out * N);
+            e.kernels
+                .ckks_moddown_prep(&e.graph, &dst, &upload(&last), last_q_index, &mt, k_out, polys)
+                .unwrap();
+            let mut want = vec![0; polys * k_out * N];
+            host::ckks_moddown_prep(&mut want, &last, last_q_index, &moduli, k_out, N);
+            assert_words(&down(&dst), &want, "ckks_moddown_prep");
+        }
+    }
+}
+
+#[test]
+fn ckks_divide_round_finish_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        let k_out = k - 1;
+        let q_last = moduli[k - 1];
+        let mt = table(&moduli);
+        let inv: Vec<ShoupOperand> = moduli[..k_out]
+            .iter()
+            .map(|q| {
+                let x = seal_opencl::arith::barrett_reduce_64(q_last.value(), q);
+                ShoupOperand::new(invert_uint_mod(x, q).unwrap(), q)
+            })
+            .collect();
+        let dinv = upload(&host::shoup_words(&inv));
+        let polys = 2;
+        let t = poly_array(&mut rng, &moduli[..k_out], polys, |q| 4 * q);
+        let dt = upload(&t);
+        // src with K residues per polynomial (the ciphertext before rescaling).
+        let src = canonical(&mut rng, &moduli, polys);
+        let dsrc = upload(&src);
+
+        // Rescale: into a fresh K - 1 residue buffer.
+        let dst = poisoned(polys * k_out * N);
+        e.kernels
+            .ckks_divide_round_finish(
+                &e.graph, &dst, k_out, &dsrc, k, &dt, &dinv, &mt, k_out, polys, false,
+            )
+            .unwrap();
+        let mut want = vec![POISON; polys * k_out * N];
+        host::ckks_divide_round_finish(
+            &mut want, k_out, &src, k, &t, &inv, &moduli, k_out, polys, false, N,
+        );
+        assert_words(&down(&dst), &want, "ckks_divide_round_finish");
+
+        // In place over the source, same strides (the gaps stay as they were).
+        let inplace = upload(&src);
+        e.kernels
+            .ckks_divide_round_finish(
+                &e.graph, &inplace, k, &inplace, k, &dt, &dinv, &mt, k_out, polys, false,
+            )
+            .unwrap();
+        let mut want = src.clone();
+        let copy = src.clone();
+        host::ckks_divide_round_finish(
+            &mut want, k, &copy, k, &t, &inv, &moduli, k_out, polys, false, N,
+        );
+        assert_words(&down(&inplace), &want, "ckks_divide_round_finish in place");
+
+        // Key switching: accumulate into another ciphertext.
+        let acc0 = canonical(&mut rng, &moduli[..k_out], polys);
+        let acc = upload(&acc0);
+        e.kernels
+            .ckks_divide_round_finish(
+                &e.graph, &acc, k_out, &dsrc, k, &dt, &dinv, &mt, k_out, polys, true,
+            )
+            .unwrap();
+        let mut want = acc0.clone();
+        host::ckks_divide_round_finish(
+            &mut want, k_out, &src, k, &t, &inv, &moduli, k_out, polys, true, N,
+        );
+        assert_words(&down(&acc), &want, "ckks_divide_round_finish accumulate");
+    }
+}
+
+#[test]
+fn ckks_ks_decompose_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    for moduli_ext in prime_sets() {
+        let k = moduli_ext.len() - 1;
+        let t_target = canonical(&mut rng, &moduli_ext[..k], 1);
+        let dst = poisoned(k * (k + 1) * N);
+        e.kernels
+            .ckks_ks_decompose(&e.graph, &dst, &upload(&t_target), &table(&moduli_ext), k)
+            .unwrap();
+        let mut want = vec![0; k * (k + 1) * N];
+        host::ckks_ks_decompose(&mut want, &t_target, &moduli_ext, N);
+        assert_words(&down(&dst), &want, "ckks_ks_decompose");
+    }
+}
+
+#[test]
+fn ckks_ks_inner_product_equals_host() {
+    let e = env();
+    let mut rng = rng();
+    for set in prime_sets() {
+        // The key covers all primes of `set` (L_key = set.len(), special last); the data
+        // level has K = L_key - 1 primes (top level) or K = L_key - 2 (one level down).
+        let l_key = set.len();
+        for k in [l_key - 1, l_key - 2] {
+            let mut moduli_ext: Vec<Modulus> = set[..k].to_vec();
+            moduli_ext.push(set[l_key - 1]);
+            let dec = poly_array(&mut rng, &moduli_ext, k, |q| 4 * q);
+            let key = canonical(&mut rng, &set, 2 * k);
+            let prod = poisoned(2 * (k + 1) * N);
+            e.kernels
+                .ckks_ks_inner_product(
+                    &e.graph,
+                    &prod,
+                    &upload(&dec),
+                    &upload(&key),
+                    l_key,
+                    l_key - 1,
+                    &table(&moduli_ext),
+                    k,
+                )
+                .unwrap();
+            let mut want = vec![0; 2 * (k + 1) * N];
+            host::ckks_ks_inner_product(&mut want, &dec, &key, l_key, l_key - 1, &moduli_ext, N);
+            assert_words(&down(&prod), &want, &format!("ckks_ks_inner_product K = {k}"));
+        }
+    }
+}
+
+#[test]
+fn ckks_ks_inner_product_largest_words() {
+    // dec = 4q - 1 and key = q - 1 everywhere with 60-bit primes: the 128-bit sum at its
+    // largest.
+    let e = env();
+    let set = primes(LOG_N, &[60, 60, 60, 60]);
+    let k = 3;
+    let dec: Vec<u64> = (0..k * (k + 1) * N)
+        .map(|w| 4 * set[(w / N) % (k + 1)].value() - 1)
+        .collect();
+    let key: Vec<u64> = (0..2 * k * (k + 1) * N)
+        .map(|w| set[(w / N) % (k + 1)].value() - 1)
+        .collect();
+    let prod = poisoned(2 * (k + 1) * N);
+    e.kernels
+        .ckks_ks_inner_product(&e.graph, &prod, &upload(&dec), &upload(&key), k + 1, k, &table(&set), k)
+        .unwrap();
+    let mut want = vec![0; 2 * (k + 1) * N];
+    host::ckks_ks_inner_product(&mut want, &dec, &key, k + 1, k, &set, N);
+    assert_words(&down(&prod), &want, "ckks_ks_inner_product of the largest words");
+}
+
+/// `result` is an InvalidArgument error, and `untouched` still holds only poison after
+/// the queue drained (nothing was enqueued).
+#[track_caller]
+fn assert_rejected(result: seal_opencl::Result<()>, untouched: &Buffer<u64>) {
+    match result {
+        Err(err @ Error::InvalidArgument(_)) => {
+            assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+            eprintln!("rejected: {err}");
+        }
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+    env().graph.finish().unwrap();
+    assert!(down(untouched).iter().all(|&x| x == POISON), "a kernel ran");
+}
+
+#[test]
+fn ckks_bad_arguments_are_rejected() {
+    let e = env();
+    let (g, kx) = (&e.graph, &e.kernels);
+    let moduli = primes(LOG_N, &[60, 50, 40]);
+    let mt = table(&moduli);
+    let mut rng = rng();
+    let a = upload(&canonical(&mut rng, &moduli, 2));
+    let short = upload(&canonical(&mut rng, &moduli, 1));
+    let words = 2 * 3 * N;
+
+    // Elementwise family.
+    let dst = poisoned(words);
+    assert_rejected(kx.ckks_add(g, &dst, &a, &short, &mt, 3, 2), &dst);
+    assert_rejected(kx.ckks_sub(g, &dst, &a, &a, &mt, 0, 2), &dst);
+    assert_rejected(kx.ckks_negate(g, &dst, &a, &mt, 3, 0), &dst);
+    assert_rejected(kx.ckks_add(g, &dst, &a, &a, &table(&moduli[..2]), 3, 2), &dst);
+    let ct = poisoned(words);
+    assert_rejected(kx.ckks_multiply_plain(g, &ct, &upload(&[1; 3]), &mt, 3, 2), &ct);
+
+    // Tensor.
+    let dst = poisoned(3 * 3 * N - 1);
+    assert_rejected(kx.ckks_tensor(g, &dst, &a, 2, &a, 2, &mt, 3), &dst);
+    let a_poisoned = poisoned(3 * 3 * N);
+    assert_rejected(
+        kx.ckks_tensor(g, &a_poisoned, &a_poisoned, 1, &a, 2, &mt, 3),
+        &a_poisoned,
+    );
+    let dst = poisoned(3 * 3 * N);
+    assert_rejected(kx.ckks_tensor(g, &dst, &a, 0, &a, 2, &mt, 3), &dst);
+    assert_rejected(kx.ckks_tensor(g, &dst, &a, 65, &a, 2, &mt, 3), &dst);
+
+    // Residue copies.
+    let dst = poisoned(words);
+    assert_rejected(kx.ckks_copy_residues(g, &dst, 3, &short, 3, 3, 2), &dst);
+    assert_rejected(kx.ckks_copy_residues(g, &dst, 2, &a, 3, 3, 2), &dst);
+    assert_rejected(kx.ckks_drop_last(g, &dst, &a, 1, 2), &dst);
+    assert_rejected(kx.ckks_gather_residue(g, &dst, &a, 3, 3, 2), &dst);
+    assert_rejected(kx.ckks_gather_residue(g, &dst, &short, 3, 2, 2), &dst);
+
+    // Galois.
+    let dst = poisoned(words);
+    assert_rejected(kx.ckks_galois_ntt(g, &dst, &a, 4, 6), &dst);
+    assert_rejected(kx.ckks_galois_ntt(g, &dst, &a, 2 * N as u32 + 1, 6), &dst);
+    assert_rejected(kx.ckks_galois_ntt(g, &dst, &short, 3, 6), &dst);
+    assert_rejected(kx.ckks_galois_ntt(g, &dst, &dst, 3, 6), &dst);
+
+    // Rescale steps.
+    let v = poisoned(words);
+    assert_rejected(kx.ckks_add_half_reduce(g, &v, 3, &mt, 6), &v);
+    assert_rejected(kx.ckks_add_half_reduce(g, &v, 2, &mt, 7), &v);
+    let dst = poisoned(words);
+    assert_rejected(kx.ckks_moddown_prep(g, &dst, &upload(&[0; N]), 2, &mt, 2, 2), &dst);
+    assert_rejected(kx.ckks_moddown_prep(g, &dst, &a, 3, &mt, 2, 2), &dst);
+    let inv = upload(&[1, 0, 1]);
+    let t = upload(&vec![0; words]);
+    assert_rejected(
+        kx.ckks_divide_round_finish(g, &dst, 2, &a, 3, &t, &inv, &mt, 2, 2, false),
+        &dst,
+    );
+    let inv = upload(&[1, 0, 1, 0]);
+    assert_rejected(
+        kx.ckks_divide_round_finish(g, &dst, 2, &dst, 3, &t, &inv, &mt, 2, 2, false),
+        &dst,
+    );
+    assert_rejected(
+        kx.ckks_divide_round_finish(g, &dst, 1, &a, 3, &t, &inv, &mt, 2, 2, false),
+        &dst,
+    );
+
+    // Key switching.
+    let dst = poisoned(2 * 3 * N);
+    assert_rejected(kx.ckks_ks_decompose(g, &dst, &a, &mt, 3), &dst);
+    assert_rejected(kx.ckks_ks_decompose(g, &dst, &upload(&vec![0; N]), &mt, 2), &dst);
+    assert_rejected(kx.ckks_ks_decompose(g, &dst, &dst, &mt, 2), &dst);
+    let prod = poisoned(2 * 3 * N);
+    let dec = upload(&vec![0; 2 * 3 * N]);
+    let key = upload(&vec![0; 2 * 2 * 3 * N]);
+    assert_rejected(kx.ckks_ks_inner_product(g, &prod, &dec, &short, 3, 2, &mt, 2), &prod);
+    assert_rejected(kx.ckks_ks_inner_product(g, &prod, &dec, &key, 3, 3, &mt, 2), &prod);
+    assert_rejected(kx.ckks_ks_inner_product(g, &prod, &prod, &key, 3, 2, &mt, 2), &prod);
+}
+
+#[test]
+fn ckks_kernels_reject_bad_sizes_and_foreign_graphs() {
+    let ctx = env().graph.context();
+    assert!(matches!(
+        CkksKernels::new(ctx, 18),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        CkksKernels::new(ctx, 0),
+        Err(Error::InvalidArgument(_))
+    ));
+    let g = &env().graph;
+    assert!(ModuliTable::new(g.context(), g.queue(), &[]).is_err());
+
+    // Kernels built on another context (the N = 2^13 environment's) on this graph, with
+    // buffers long enough for them: only the context differs.
+    let other = CkksKernels::new(env_for(13).graph.context(), 13).unwrap();
+    let mt = table(&primes(LOG_N, &[40]));
+    let v = poisoned(2 * N);
+    assert_rejected(other.ckks_negate(g, &v, &upload(&vec![0; 2 * N]), &mt, 1, 1), &v);
+}
