@@ -112,6 +112,7 @@ fn run() -> BuildResult<()> {
     // The bridge archive refers to SEAL, so it goes first on the link line.
     cxx_build::bridge("src/ffi.rs")
         .file("ffi/bridge.cc")
+        .file("ffi/backend.cc")
         .includes(&include_dirs)
         .std("c++17")
         .compile("seal_opencl_bridge");

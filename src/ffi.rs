@@ -1,17 +1,25 @@
 //! The cxx bridge between this crate and (patched) SEAL.
 //!
 //! Rust -> C++: SEAL's own modular arithmetic, prime generation and NTT, used as the
-//! oracle that the host references and kernels must match word for word.
-//! C++ -> Rust: the backend's entry points. A Rust `Err` reaches C++ as `rust::Error`
-//! (a `std::exception`), and a C++ exception reaches Rust as `Err(cxx::Exception)`.
+//! oracle that the host references and kernels must match word for word; installing the
+//! backend into SEAL (`install_backend`).
+//! C++ -> Rust: the backend's entry points. `ffi/backend.cc` implements SEAL's
+//! `seal::gpu::Backend` by calling [`GpuBackend`] (a thin shell over
+//! [`crate::seal_backend::Backend`]) with plain views of SEAL's objects.
 //!
-//! Every `extern "Rust"` function runs its body under [`no_panic`]: a panic unwinding
-//! into C++ would abort the process.
+//! A Rust `Err` reaches C++ as `rust::Error` (a `std::exception`), and a C++ exception
+//! reaches Rust as `Err(cxx::Exception)`. The backend's errors cross as [`TaggedError`],
+//! whose message starts with the C++ exception type SEAL throws for that cause;
+//! `ffi/backend.cc` rethrows it as that type. Every `extern "Rust"` function runs its
+//! body under [`no_panic`]: a panic unwinding into C++ would abort the process.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use std::fmt;
+
 use crate::cl::DeviceSelector;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+use crate::seal_backend::{Backend, GpuImage, KeyId, Level};
 
 #[cxx::bridge(namespace = "seal_opencl")]
 mod bridge {
@@ -41,10 +49,197 @@ mod bridge {
         text: String,
     }
 
+    /// The parameter set and level of one routed operation (built by ffi/backend.cc from
+    /// the SEALContext and the operation's ContextData).
+    #[derive(Debug, Clone)]
+    struct LevelParams {
+        /// The key level's parms_id: names the parameter set.
+        key_parms_id: [u64; 4],
+        /// log2 of the polynomial degree N.
+        log_n: u32,
+        /// The key level's coeff_modulus: the data primes, then the special prime when
+        /// `using_keyswitching`.
+        key_moduli: Vec<u64>,
+        using_keyswitching: bool,
+        /// K: primes of the operation's level (a prefix of `key_moduli`).
+        primes: usize,
+    }
+
+    /// One key vector of a KSwitchKeys object (RelinKeys or GaloisKeys).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    struct KeyRef {
+        /// Address of the KSwitchKeys object.
+        address: usize,
+        /// Index of the key vector (RelinKeys::get_index, GaloisKeys::get_index).
+        index: usize,
+        /// Hash of words sampled from every key polynomial: changes when the object is
+        /// given new keys.
+        fingerprint: u64,
+    }
+
     extern "Rust" {
         /// The OpenCL device the backend would run on, as `P:D platform / device (kind)`.
         /// `selector` is `gpu`, `cpu` or `P:D`; empty means `SEAL_OPENCL_DEVICE`.
         fn backend_device_description(selector: &str) -> Result<String>;
+
+        /// The backend behind SEAL's `seal::gpu::Backend` (see crate::seal_backend).
+        type GpuBackend;
+        /// The device words of one Ciphertext or Plaintext.
+        type GpuImage;
+
+        fn new_gpu_backend() -> Result<Box<GpuBackend>>;
+        /// Forwards SEAL's report of an operation that ran on the CPU to `tracing`.
+        fn report_cpu_fallback(operation: &str);
+
+        fn len(self: &GpuImage) -> usize;
+
+        fn create_image(self: &GpuBackend, data: &[u64]) -> Result<Box<GpuImage>>;
+        fn empty_image(self: &GpuBackend) -> Box<GpuImage>;
+        fn upload(self: &GpuBackend, image: &mut GpuImage, data: &[u64]) -> Result<()>;
+        fn download(self: &GpuBackend, image: &GpuImage, data: &mut [u64]) -> Result<()>;
+        fn clone_image(self: &GpuBackend, image: &GpuImage) -> Result<Box<GpuImage>>;
+
+        fn start_compute_frame(self: &GpuBackend);
+        fn end_compute_frame(self: &GpuBackend) -> Result<()>;
+        fn synchronize(self: &GpuBackend) -> Result<()>;
+
+        fn has_key(self: &GpuBackend, key: &KeyRef) -> bool;
+        fn upload_key(
+            self: &GpuBackend,
+            params: &LevelParams,
+            key: &KeyRef,
+            decomposition_count: usize,
+            words: &[u64],
+        ) -> Result<()>;
+
+        fn negate(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
+        fn add(
+            self: &GpuBackend,
+            params: &LevelParams,
+            a: &mut GpuImage,
+            a_size: usize,
+            b: &GpuImage,
+            b_size: usize,
+        ) -> Result<()>;
+        fn sub(
+            self: &GpuBackend,
+            params: &LevelParams,
+            a: &mut GpuImage,
+            a_size: usize,
+            b: &GpuImage,
+            b_size: usize,
+        ) -> Result<()>;
+        fn double_inplace(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
+        fn zero(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
+        fn multiply(
+            self: &GpuBackend,
+            params: &LevelParams,
+            a: &mut GpuImage,
+            a_size: usize,
+            b: &GpuImage,
+            b_size: usize,
+        ) -> Result<()>;
+        fn square(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
+        fn relinearize(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+            destination_size: usize,
+            keys: &[KeyRef],
+        ) -> Result<()>;
+        fn rescale_to_next(
+            self: &GpuBackend,
+            params: &LevelParams,
+            src: &GpuImage,
+            size: usize,
+            dst: &mut GpuImage,
+        ) -> Result<()>;
+        fn rescale_to_next_inplace(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
+        fn mod_switch_to_next(
+            self: &GpuBackend,
+            params: &LevelParams,
+            src: &GpuImage,
+            size: usize,
+            dst: &mut GpuImage,
+        ) -> Result<()>;
+        fn mod_switch_to_next_inplace(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
+        fn mod_switch_plain_to_next(
+            self: &GpuBackend,
+            params: &LevelParams,
+            plain: &mut GpuImage,
+        ) -> Result<()>;
+        fn multiply_plain(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+            plain: &GpuImage,
+        ) -> Result<()>;
+        fn add_plain(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+            plain: &GpuImage,
+        ) -> Result<()>;
+        fn sub_plain(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+            plain: &GpuImage,
+        ) -> Result<()>;
+        fn apply_galois(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+            galois_elt: u32,
+            key: &KeyRef,
+        ) -> Result<()>;
+        fn transform_to_ntt(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
+        fn transform_from_ntt(
+            self: &GpuBackend,
+            params: &LevelParams,
+            ct: &mut GpuImage,
+            size: usize,
+        ) -> Result<()>;
     }
 
     // SAFETY: every declaration matches ffi/bridge.h; the C++ functions validate their
@@ -52,6 +247,13 @@ mod bridge {
     // after they return.
     unsafe extern "C++" {
         include!("seal-opencl/ffi/bridge.h");
+        include!("seal-opencl/ffi/seal_opencl.h");
+
+        /// Installs the OpenCL backend into patched SEAL (`seal::gpu::set_backend`) unless
+        /// a backend is installed already.
+        fn install_backend() -> Result<()>;
+        /// Uninstalls whatever backend is installed.
+        fn uninstall_backend() -> Result<()>;
 
         /// SEAL's `NTTTables(coeff_count_power, Modulus(modulus))`.
         fn seal_ntt_tables(coeff_count_power: i32, modulus: u64) -> Result<SealNttTables>;
@@ -92,10 +294,10 @@ mod bridge {
 }
 
 pub use bridge::{
-    describe_backend, probe_backend, seal_barrett_reduce_128, seal_barrett_reduce_64,
-    seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
+    describe_backend, install_backend, probe_backend, seal_barrett_reduce_128,
+    seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
     seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
-    seal_shoup_quotient, BackendProbe, SealNttTables,
+    seal_shoup_quotient, uninstall_backend, BackendProbe, KeyRef, LevelParams, SealNttTables,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {
@@ -121,4 +323,279 @@ fn no_panic<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
             "internal error (panic) in seal-opencl: {message}"
         )))
     })
+}
+
+/// An error on its way to C++: its message starts with the C++ exception type SEAL
+/// throws for the cause (`[invalid_argument] `, `[logic_error] `, `[runtime_error] `),
+/// which ffi/backend.cc strips and rethrows as that type.
+#[derive(Debug)]
+pub struct TaggedError(Error);
+
+impl fmt::Display for TaggedError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let tag = match self.0.kind() {
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::Logic => "logic_error",
+            ErrorKind::Runtime => "runtime_error",
+        };
+        write!(f, "[{tag}] {}", self.0)
+    }
+}
+
+type Tagged<T> = std::result::Result<T, TaggedError>;
+
+/// Runs a backend call under [`no_panic`] and tags its error for C++.
+fn tagged<T>(body: impl FnOnce() -> Result<T>) -> Tagged<T> {
+    no_panic(body).map_err(TaggedError)
+}
+
+/// The backend as C++ holds it (`rust::Box<GpuBackend>` in ffi/backend.cc). Each method
+/// turns the bridge's views into the backend's types and its errors into [`TaggedError`].
+pub struct GpuBackend(Backend);
+
+fn new_gpu_backend() -> Tagged<Box<GpuBackend>> {
+    tagged(|| Ok(Box::new(GpuBackend(Backend::from_env()?))))
+}
+
+fn report_cpu_fallback(operation: &str) {
+    tracing::warn!(
+        operation,
+        "not routed to the GPU backend: operands were downloaded and it ran on the CPU"
+    );
+}
+
+impl From<&LevelParams> for Level {
+    fn from(p: &LevelParams) -> Level {
+        Level {
+            key_parms_id: p.key_parms_id,
+            log_n: p.log_n,
+            key_moduli: p.key_moduli.clone(),
+            using_keyswitching: p.using_keyswitching,
+            primes: p.primes,
+        }
+    }
+}
+
+impl From<&KeyRef> for KeyId {
+    fn from(k: &KeyRef) -> KeyId {
+        KeyId {
+            address: k.address,
+            index: k.index,
+            fingerprint: k.fingerprint,
+        }
+    }
+}
+
+impl GpuBackend {
+    fn create_image(&self, data: &[u64]) -> Tagged<Box<GpuImage>> {
+        tagged(|| self.0.create_image(data).map(Box::new))
+    }
+
+    fn empty_image(&self) -> Box<GpuImage> {
+        Box::new(self.0.empty_image())
+    }
+
+    fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Tagged<()> {
+        tagged(|| self.0.upload(image, data))
+    }
+
+    fn download(&self, image: &GpuImage, data: &mut [u64]) -> Tagged<()> {
+        tagged(|| self.0.download(image, data))
+    }
+
+    fn clone_image(&self, image: &GpuImage) -> Tagged<Box<GpuImage>> {
+        tagged(|| self.0.clone_image(image).map(Box::new))
+    }
+
+    fn start_compute_frame(&self) {
+        self.0.start_compute_frame()
+    }
+
+    fn end_compute_frame(&self) -> Tagged<()> {
+        tagged(|| self.0.end_compute_frame())
+    }
+
+    fn synchronize(&self) -> Tagged<()> {
+        tagged(|| self.0.synchronize())
+    }
+
+    fn has_key(&self, key: &KeyRef) -> bool {
+        self.0.has_key(&key.into())
+    }
+
+    fn upload_key(
+        &self,
+        params: &LevelParams,
+        key: &KeyRef,
+        decomposition_count: usize,
+        words: &[u64],
+    ) -> Tagged<()> {
+        tagged(|| {
+            self.0
+                .upload_key(&params.into(), key.into(), decomposition_count, words)
+        })
+    }
+
+    fn negate(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
+        tagged(|| self.0.negate(&params.into(), ct, size))
+    }
+
+    fn add(
+        &self,
+        params: &LevelParams,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Tagged<()> {
+        tagged(|| self.0.add(&params.into(), a, a_size, b, b_size))
+    }
+
+    fn sub(
+        &self,
+        params: &LevelParams,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Tagged<()> {
+        tagged(|| self.0.sub(&params.into(), a, a_size, b, b_size))
+    }
+
+    fn double_inplace(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
+        tagged(|| self.0.double_inplace(&params.into(), ct, size))
+    }
+
+    fn zero(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
+        tagged(|| self.0.zero(&params.into(), ct, size))
+    }
+
+    fn multiply(
+        &self,
+        params: &LevelParams,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Tagged<()> {
+        tagged(|| self.0.multiply(&params.into(), a, a_size, b, b_size))
+    }
+
+    fn square(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
+        tagged(|| self.0.square(&params.into(), ct, size))
+    }
+
+    fn relinearize(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        destination_size: usize,
+        keys: &[KeyRef],
+    ) -> Tagged<()> {
+        tagged(|| {
+            let keys: Vec<KeyId> = keys.iter().map(KeyId::from).collect();
+            self.0
+                .relinearize(&params.into(), ct, size, destination_size, &keys)
+        })
+    }
+
+    fn rescale_to_next(
+        &self,
+        params: &LevelParams,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+    ) -> Tagged<()> {
+        tagged(|| self.0.rescale_to_next(&params.into(), src, size, dst))
+    }
+
+    fn rescale_to_next_inplace(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        tagged(|| self.0.rescale_to_next_inplace(&params.into(), ct, size))
+    }
+
+    fn mod_switch_to_next(
+        &self,
+        params: &LevelParams,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+    ) -> Tagged<()> {
+        tagged(|| self.0.mod_switch_to_next(&params.into(), src, size, dst))
+    }
+
+    fn mod_switch_to_next_inplace(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        tagged(|| self.0.mod_switch_to_next_inplace(&params.into(), ct, size))
+    }
+
+    fn mod_switch_plain_to_next(&self, params: &LevelParams, plain: &mut GpuImage) -> Tagged<()> {
+        tagged(|| self.0.mod_switch_plain_to_next(&params.into(), plain))
+    }
+
+    fn multiply_plain(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Tagged<()> {
+        tagged(|| self.0.multiply_plain(&params.into(), ct, size, plain))
+    }
+
+    fn add_plain(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Tagged<()> {
+        tagged(|| self.0.add_plain(&params.into(), ct, size, plain))
+    }
+
+    fn sub_plain(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Tagged<()> {
+        tagged(|| self.0.sub_plain(&params.into(), ct, size, plain))
+    }
+
+    fn apply_galois(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        galois_elt: u32,
+        key: &KeyRef,
+    ) -> Tagged<()> {
+        tagged(|| {
+            self.0
+                .apply_galois(&params.into(), ct, size, galois_elt, &key.into())
+        })
+    }
+
+    fn transform_to_ntt(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
+        tagged(|| self.0.transform_to_ntt(&params.into(), ct, size))
+    }
+
+    fn transform_from_ntt(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        tagged(|| self.0.transform_from_ntt(&params.into(), ct, size))
+    }
 }

@@ -14,6 +14,7 @@ pub mod frame;
 pub mod memcache;
 pub mod ntt;
 pub mod profiler;
+pub mod seal_backend;
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};

@@ -1,7 +1,10 @@
-//! CKKS on the device. For now the elementwise kernels that SEAL's Evaluator operations
-//! are composed of: their host references (`host`, the oracles, one function per kernel
-//! of the same name) and their launchers (`kernels`: [`kernels::CkksKernels`] per
-//! (context, N) and [`kernels::ModuliTable`]). The kernels are in `opencl/ckks.cl`.
+//! SEAL's CKKS operations on the device: the elementwise kernels (`opencl/ckks.cl`) with
+//! their host references (`host`, the oracles, one function per kernel of the same name)
+//! and launchers (`kernels`: [`kernels::CkksKernels`] per (context, N) and
+//! [`kernels::ModuliTable`]); the device data of a parameter set (`context`); and SEAL's
+//! Evaluator operations as sequences of those kernels and NTTs (`ops`).
 
+pub mod context;
 pub mod host;
 pub mod kernels;
+pub mod ops;

@@ -222,6 +222,80 @@ pub fn copy(
     Ok(())
 }
 
+/// Enqueues on `queue` a device-to-device copy of `len` words from `src` at `src_offset`
+/// to `dst` at `dst_offset`. The ranges must lie inside the buffers and, within one
+/// buffer, must not overlap (OpenCL's rule for clEnqueueCopyBuffer).
+pub fn copy_range(
+    queue: &Queue,
+    src: &Buffer<u64>,
+    src_offset: usize,
+    dst: &Buffer<u64>,
+    dst_offset: usize,
+    len: usize,
+) -> Result<()> {
+    check_range("copy source", src, src_offset, len)?;
+    check_range("copy destination", dst, dst_offset, len)?;
+    if src.as_core().as_ptr() == dst.as_core().as_ptr()
+        && src_offset < dst_offset + len
+        && dst_offset < src_offset + len
+    {
+        return Err(Error::invalid(
+            "copy between overlapping ranges of one buffer",
+        ));
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    src.cmd()
+        .queue(queue)
+        .offset(src_offset)
+        .copy(dst, Some(dst_offset), Some(len))
+        .enq()?;
+    Ok(())
+}
+
+/// Enqueues on `queue` the filling of `len` words of `buf` from `offset` with `value`.
+pub fn fill_range(
+    queue: &Queue,
+    buf: &Buffer<u64>,
+    offset: usize,
+    len: usize,
+    value: u64,
+) -> Result<()> {
+    check_range("fill", buf, offset, len)?;
+    if len == 0 {
+        return Ok(());
+    }
+    buf.cmd()
+        .queue(queue)
+        .offset(offset)
+        .fill(value, Some(len))
+        .enq()?;
+    Ok(())
+}
+
+/// A buffer that aliases `len` words of `buf` from `offset` (an OpenCL sub-buffer), so that
+/// a kernel can work on one polynomial of a ciphertext. `offset` in bytes must be a
+/// multiple of the device's base address alignment; polynomial offsets (multiples of
+/// N >= 1024 words) always are.
+pub fn sub_buffer(buf: &Buffer<u64>, offset: usize, len: usize) -> Result<Buffer<u64>> {
+    check_range("sub-buffer", buf, offset, len)?;
+    if len == 0 {
+        return Err(Error::invalid("a sub-buffer must hold at least one word"));
+    }
+    Ok(buf.create_sub_buffer(None, offset, len)?)
+}
+
+fn check_range(what: &str, buf: &Buffer<u64>, offset: usize, len: usize) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= buf.len() => Ok(()),
+        _ => Err(Error::invalid(format!(
+            "{what} of {len} words at {offset} exceeds a buffer of {} words",
+            buf.len()
+        ))),
+    }
+}
+
 /// Device time of a completed, profiled event, in nanoseconds.
 pub fn event_nanos(event: &Event) -> Result<u64> {
     use ocl::enums::{ProfilingInfo, ProfilingInfoResult};

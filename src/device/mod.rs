@@ -505,6 +505,18 @@ impl Graph {
         Ok(event)
     }
 
+    /// Records launches made outside [`Graph::launch`] on this graph's queue (e.g. an
+    /// `NttPlan`'s, which return their events) under `name`, and applies the debug
+    /// switch to them. Costs nothing with profiling and the switch off.
+    pub fn note_launches(&self, name: &str, events: Vec<Event>) -> Result<()> {
+        if let Some(profiler) = &self.tile.profiler {
+            for event in events {
+                profiler.record(name, event, self.tile.index, self.queue);
+            }
+        }
+        self.after_launch()
+    }
+
     /// The debug switch of seed 001 Listing 7: wait for the kernel just launched.
     fn after_launch(&self) -> Result<()> {
         if self.tile.sync_each_launch {

@@ -1,0 +1,256 @@
+//! The device side of one SEAL parameter set (SEAL's `SEALContext`, keyed by the key
+//! level's parms_id): N, the key level's primes, and per level what the operations need,
+//! uploaded once to one tile and shared read-only by every operation on it.
+//!
+//! SEAL's CKKS modulus chain drops primes from the end: level K holds the first K data
+//! primes. Key switching at level K works over those K primes plus the special prime (the
+//! last key prime), so a level's [`LevelData`] holds an NTT plan and a moduli table over
+//! `q_0 .. q_{K-1}` followed by the special prime; its first K entries serve the level's
+//! own ciphertexts (an `NttPlan` transforms a prefix of its primes). Levels and the
+//! one-prime plans are built on first use.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::kernels::{CkksKernels, ModuliTable};
+use crate::arith::{invert_uint_mod, Modulus, ShoupOperand};
+use crate::cl::{Buffer, Context, Queue};
+use crate::error::{Error, Result};
+use crate::ntt::{NttPlan, NttStrategy};
+
+/// One parameter set on one tile.
+pub struct CkksContext {
+    ctx: Arc<Context>,
+    log_n: u32,
+    /// The key level's coeff_modulus: data primes, then the special prime when
+    /// `using_keyswitching`.
+    key_moduli: Vec<Modulus>,
+    using_keyswitching: bool,
+    strategy: NttStrategy,
+    kernels: CkksKernels,
+    /// Index K - 1 holds level K, once built.
+    levels: Mutex<Vec<Option<Arc<LevelData>>>>,
+    /// Index p holds the plan over key prime p alone, once built.
+    single: Mutex<Vec<Option<Arc<NttPlan>>>>,
+}
+
+/// What the operations at one level of K data primes need.
+pub struct LevelData {
+    primes: usize,
+    /// Over `q_0 .. q_{K-1}` and, when key switching is possible here, the special prime.
+    plan: NttPlan,
+    moduli: ModuliTable,
+    /// Rescale: q_{K-1}^-1 mod q_i for i < K - 1, as Shoup pairs (None at K = 1).
+    inv_last: Option<Buffer<u64>>,
+    /// Key switching: q_special^-1 mod q_i for i < K, as Shoup pairs (None without one).
+    inv_special: Option<Buffer<u64>>,
+}
+
+impl LevelData {
+    /// K, the data primes of the level.
+    pub fn primes(&self) -> usize {
+        self.primes
+    }
+
+    pub fn plan(&self) -> &NttPlan {
+        &self.plan
+    }
+
+    /// The level's primes, then the special prime at index K when key switching is possible.
+    pub fn moduli(&self) -> &ModuliTable {
+        &self.moduli
+    }
+
+    pub fn inv_last(&self) -> Result<&Buffer<u64>> {
+        self.inv_last.as_ref().ok_or_else(|| {
+            Error::invalid("rescale needs at least two primes in the ciphertext's level")
+        })
+    }
+
+    pub fn inv_special(&self) -> Result<&Buffer<u64>> {
+        self.inv_special.as_ref().ok_or_else(|| {
+            Error::Logic("key switching is not possible at this level (no special prime)".into())
+        })
+    }
+}
+
+impl CkksContext {
+    /// The context for N = 2^`log_n` and the key level's primes. Checks the parameters;
+    /// builds the kernels' program (tables come per level, on first use).
+    pub fn new(
+        ctx: &Arc<Context>,
+        log_n: u32,
+        key_moduli: &[u64],
+        using_keyswitching: bool,
+        strategy: NttStrategy,
+    ) -> Result<CkksContext> {
+        if key_moduli.is_empty() || (using_keyswitching && key_moduli.len() < 2) {
+            return Err(Error::invalid(format!(
+                "a CKKS parameter set needs at least {} primes, got {}",
+                1 + using_keyswitching as usize,
+                key_moduli.len()
+            )));
+        }
+        let key_moduli = key_moduli
+            .iter()
+            .map(|&q| Modulus::new(q))
+            .collect::<Result<Vec<_>>>()?;
+        let levels = vec![None; key_moduli.len()];
+        let single = vec![None; key_moduli.len()];
+        Ok(CkksContext {
+            ctx: ctx.clone(),
+            log_n,
+            using_keyswitching,
+            strategy,
+            kernels: CkksKernels::new(ctx, log_n)?,
+            key_moduli,
+            levels: Mutex::new(levels),
+            single: Mutex::new(single),
+        })
+    }
+
+    pub fn log_n(&self) -> u32 {
+        self.log_n
+    }
+
+    /// N, the polynomial degree.
+    pub fn coeff_count(&self) -> usize {
+        1 << self.log_n
+    }
+
+    pub fn key_moduli(&self) -> &[Modulus] {
+        &self.key_moduli
+    }
+
+    pub fn using_keyswitching(&self) -> bool {
+        self.using_keyswitching
+    }
+
+    pub fn kernels(&self) -> &CkksKernels {
+        &self.kernels
+    }
+
+    /// The index of the special prime among the key primes.
+    pub fn special_index(&self) -> Result<usize> {
+        if self.using_keyswitching {
+            Ok(self.key_moduli.len() - 1)
+        } else {
+            Err(Error::Logic(
+                "keyswitching is not supported by the context (a single prime)".into(),
+            ))
+        }
+    }
+
+    /// The data for level K (`primes` = K), built and uploaded on `queue` on first use.
+    pub fn level(&self, queue: &Queue, primes: usize) -> Result<Arc<LevelData>> {
+        if primes == 0 || primes > self.key_moduli.len() {
+            return Err(Error::invalid(format!(
+                "a level of {primes} primes does not exist in a chain of {}",
+                self.key_moduli.len()
+            )));
+        }
+        let mut levels = self.levels.lock();
+        if let Some(level) = &levels[primes - 1] {
+            return Ok(level.clone());
+        }
+        let level = Arc::new(self.build_level(queue, primes)?);
+        levels[primes - 1] = Some(level.clone());
+        Ok(level)
+    }
+
+    /// The plan over key prime `index` alone (for one residue per polynomial: the last
+    /// prime of a level, or the special prime).
+    pub fn single_prime_plan(&self, queue: &Queue, index: usize) -> Result<Arc<NttPlan>> {
+        let mut single = self.single.lock();
+        let slot = single
+            .get_mut(index)
+            .ok_or_else(|| Error::invalid(format!("key prime {index} does not exist")))?;
+        if let Some(plan) = slot {
+            return Ok(plan.clone());
+        }
+        let plan = Arc::new(NttPlan::new(
+            &self.ctx,
+            queue,
+            self.log_n,
+            &self.key_moduli[index..=index],
+            self.strategy,
+        )?);
+        *slot = Some(plan.clone());
+        Ok(plan)
+    }
+
+    fn build_level(&self, queue: &Queue, primes: usize) -> Result<LevelData> {
+        let _span = tracing::debug_span!("ckks_level_upload", primes).entered();
+        let data = &self.key_moduli[..primes];
+        let special = (self.using_keyswitching && primes < self.key_moduli.len())
+            .then(|| self.key_moduli[self.key_moduli.len() - 1]);
+        let mut moduli = data.to_vec();
+        moduli.extend(special);
+        let plan = NttPlan::new(&self.ctx, queue, self.log_n, &moduli, self.strategy)?;
+        let table = ModuliTable::new(&self.ctx, queue, &moduli)?;
+        let inverses = |of: Modulus, count: usize| -> Result<Buffer<u64>> {
+            let mut words = Vec::with_capacity(2 * count);
+            for q in &data[..count] {
+                let inv = invert_uint_mod(of.value() % q.value(), q).ok_or_else(|| {
+                    Error::invalid(format!("{} has no inverse mod {}", of.value(), q.value()))
+                })?;
+                let op = ShoupOperand::new(inv, q);
+                words.extend([op.operand, op.quotient]);
+            }
+            self.ctx.upload(queue, &words)
+        };
+        let inv_last = (primes >= 2)
+            .then(|| inverses(data[primes - 1], primes - 1))
+            .transpose()?;
+        let inv_special = special.map(|s| inverses(s, primes)).transpose()?;
+        Ok(LevelData {
+            primes,
+            plan,
+            moduli: table,
+            inv_last,
+            inv_special,
+        })
+    }
+}
+
+/// One key vector of a KSwitchKeys object on the device (a RelinKeys or GaloisKeys entry):
+/// `decomposition_count` public keys of 2 polynomials over every key prime, contiguous as
+/// SEAL stores each of them: word ((J * 2 + c) * L_key + p) * N + k.
+pub struct KswitchKey {
+    buffer: Buffer<u64>,
+    decomposition_count: usize,
+}
+
+impl KswitchKey {
+    /// Uploads `words` (checked against the context's shape) on `queue`.
+    pub fn upload(
+        context: &CkksContext,
+        queue: &Queue,
+        decomposition_count: usize,
+        words: &[u64],
+    ) -> Result<KswitchKey> {
+        let per_key = 2 * context.key_moduli().len() * context.coeff_count();
+        if decomposition_count == 0 || words.len() != decomposition_count * per_key {
+            return Err(Error::invalid(format!(
+                "kswitch_keys is not valid for encryption parameters: {} words for {decomposition_count} \
+                 keys of {per_key}",
+                words.len()
+            )));
+        }
+        let _span = tracing::debug_span!("kswitch_key_upload", words = words.len()).entered();
+        Ok(KswitchKey {
+            buffer: context.ctx.upload(queue, words)?,
+            decomposition_count,
+        })
+    }
+
+    pub fn buffer(&self) -> &Buffer<u64> {
+        &self.buffer
+    }
+
+    /// How many data primes the key can switch (SEAL: the first data level's K).
+    pub fn decomposition_count(&self) -> usize {
+        self.decomposition_count
+    }
+}

@@ -1,0 +1,488 @@
+//! The backend behind patched SEAL's `seal::gpu::Backend`: device images of ciphertexts
+//! and plaintexts, the per-parameter-set device data, the key cache, and SEAL's routed
+//! CKKS operations on images. `crate::ffi` is its only caller from C++; it is plain Rust,
+//! so it can be tested and used without SEAL.
+//!
+//! One graph (an in-order queue on the first tile) runs every operation, so operations
+//! run in the order SEAL issues them and never wait for the device; downloads and the
+//! end of a compute frame wait. A compute frame opens implicitly with the first
+//! operation (seed 001 III-G) and `Decryptor::decrypt` ends it.
+//!
+//! Metadata is SEAL's: the backend checks that every image holds exactly the words the
+//! SEAL object's metadata says (size * K * N) and moves words; SEAL sets the metadata.
+
+mod image;
+mod keys;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+pub use image::GpuImage;
+pub use keys::KeyId;
+
+use crate::ckks::context::{CkksContext, KswitchKey};
+use crate::ckks::ops::LevelOps;
+use crate::device::{Devices, Graph};
+use crate::error::{Error, Result};
+use crate::ntt::{NttDirection, NttStrategy};
+use keys::KeyCache;
+
+/// The parameter set and level of one operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Level {
+    /// The key level's parms_id (names the parameter set).
+    pub key_parms_id: [u64; 4],
+    /// log2 N.
+    pub log_n: u32,
+    /// The key level's primes: data primes, then the special prime when key switching.
+    pub key_moduli: Vec<u64>,
+    pub using_keyswitching: bool,
+    /// K, the primes of the operation's level.
+    pub primes: usize,
+}
+
+/// The backend: devices, the graph operations run on, device data per parameter set, keys.
+pub struct Backend {
+    devices: Devices,
+    graph: Graph,
+    strategy: NttStrategy,
+    contexts: Mutex<HashMap<[u64; 4], Arc<CkksContext>>>,
+    keys: KeyCache,
+}
+
+impl Backend {
+    /// The backend on the devices named by the environment (`SEAL_OPENCL_DEVICE`, ...,
+    /// see `crate::device`) with the NTT of `SEAL_OPENCL_NTT`.
+    pub fn from_env() -> Result<Backend> {
+        Backend::new(Devices::from_env()?, NttStrategy::from_env()?)
+    }
+
+    pub fn new(devices: Devices, strategy: NttStrategy) -> Result<Backend> {
+        let graph = devices.graph();
+        tracing::info!(device = %graph.context().info().name, %strategy, "seal-opencl backend ready");
+        Ok(Backend {
+            devices,
+            graph,
+            strategy,
+            contexts: Mutex::new(HashMap::new()),
+            keys: KeyCache::default(),
+        })
+    }
+
+    /// The device operations run on, in words.
+    pub fn description(&self) -> String {
+        let info = self.graph.context().info();
+        format!("{} ({})", info.name, info.platform)
+    }
+
+    pub fn devices(&self) -> &Devices {
+        &self.devices
+    }
+
+    /* ---- images ------------------------------------------------------------------- */
+
+    /// A new image holding a copy of `data` (blocking upload: `data` may go away after).
+    pub fn create_image(&self, data: &[u64]) -> Result<GpuImage> {
+        let mut image = GpuImage::empty();
+        image.upload(&self.graph, data)?;
+        Ok(image)
+    }
+
+    /// An image of no words, for a result operand that has none yet.
+    pub fn empty_image(&self) -> GpuImage {
+        GpuImage::empty()
+    }
+
+    pub fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Result<()> {
+        image.upload(&self.graph, data)
+    }
+
+    /// Waits for the work writing the image, then copies its first `data.len()` words.
+    pub fn download(&self, image: &GpuImage, data: &mut [u64]) -> Result<()> {
+        image.download(data)
+    }
+
+    /// A device-to-device copy (enqueued; no wait).
+    pub fn clone_image(&self, image: &GpuImage) -> Result<GpuImage> {
+        image.duplicate(&self.graph)
+    }
+
+    /* ---- frames ------------------------------------------------------------------- */
+
+    pub fn start_compute_frame(&self) {
+        self.devices.frames().start_compute_frame();
+    }
+
+    pub fn end_compute_frame(&self) -> Result<()> {
+        self.devices.frames().end_compute_frame().map(drop)
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        self.devices.finish()
+    }
+
+    /* ---- keys --------------------------------------------------------------------- */
+
+    /// Whether the key vector `key` (with these contents) is on the device.
+    pub fn has_key(&self, key: &KeyId) -> bool {
+        self.keys.get(key).is_some()
+    }
+
+    /// Uploads a key vector: `decomposition_count` public keys of 2 polynomials over the
+    /// key level's primes, as SEAL stores them. Replaces an older upload of the same
+    /// object and index.
+    pub fn upload_key(
+        &self,
+        level: &Level,
+        key: KeyId,
+        decomposition_count: usize,
+        words: &[u64],
+    ) -> Result<()> {
+        let context = self.context(level)?;
+        let device_key =
+            KswitchKey::upload(&context, self.graph.queue(), decomposition_count, words)?;
+        self.keys.insert(key, device_key);
+        Ok(())
+    }
+
+    fn key(&self, key: &KeyId) -> Result<Arc<KswitchKey>> {
+        self.keys.get(key).ok_or_else(|| {
+            Error::Logic("key switching key is not on the device (upload_key first)".into())
+        })
+    }
+
+    /* ---- operations --------------------------------------------------------------- */
+
+    /// The device data of `level`'s parameter set, made on first use.
+    fn context(&self, level: &Level) -> Result<Arc<CkksContext>> {
+        let mut contexts = self.contexts.lock();
+        if let Some(c) = contexts.get(&level.key_parms_id) {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(CkksContext::new(
+            self.graph.context(),
+            level.log_n,
+            &level.key_moduli,
+            level.using_keyswitching,
+            self.strategy,
+        )?);
+        contexts.insert(level.key_parms_id, c.clone());
+        Ok(c)
+    }
+
+    /// Runs `body` with the level's operations inside the (implicitly opened) frame.
+    fn with_ops<T>(
+        &self,
+        name: &'static str,
+        level: &Level,
+        body: impl FnOnce(&LevelOps) -> Result<T>,
+    ) -> Result<T> {
+        let _span = self.graph.operation_span(name);
+        self.devices.frames().ensure_started();
+        let context = self.context(level)?;
+        let ops = LevelOps::new(&context, &self.graph, level.primes)?;
+        body(&ops)
+    }
+
+    pub fn negate(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
+        self.with_ops("negate", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            ops.negate(ct.buffer()?, size)
+        })
+    }
+
+    /// a += b; sizes may differ (the missing polynomials count as zero, as in SEAL).
+    pub fn add(
+        &self,
+        level: &Level,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Result<()> {
+        self.add_or_sub("add", level, a, a_size, b, b_size, false)
+    }
+
+    /// a -= b; sizes may differ.
+    pub fn sub(
+        &self,
+        level: &Level,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Result<()> {
+        self.add_or_sub("sub", level, a, a_size, b, b_size, true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_or_sub(
+        &self,
+        name: &'static str,
+        level: &Level,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+        subtract: bool,
+    ) -> Result<()> {
+        self.with_ops(name, level, |ops| {
+            a.expect(a_size, ops, "encrypted1")?;
+            b.expect(b_size, ops, "encrypted2")?;
+            let common = a_size.min(b_size);
+            if b_size > a_size {
+                // The result grows: a new buffer with a's polynomials, then b's tail.
+                let grown = ops.alloc_result(b_size, ops.primes())?;
+                ops.copy_tail(grown.buffer(), a.buffer()?, 0, a_size, false)?;
+                ops.copy_tail(
+                    grown.buffer(),
+                    b.buffer()?,
+                    a_size,
+                    b_size - a_size,
+                    subtract,
+                )?;
+                a.replace(grown, b_size * ops.poly_words());
+            }
+            let (dst, src) = (a.buffer()?, b.buffer()?);
+            if subtract {
+                ops.sub(dst, src, common)
+            } else {
+                ops.add(dst, src, common)
+            }
+        })
+    }
+
+    /// ct += ct (SEAL's add_inplace with both operands the same object).
+    pub fn double_inplace(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
+        self.with_ops("add", level, |ops| {
+            ct.expect(size, ops, "encrypted1")?;
+            let buf = ct.buffer()?;
+            ops.add(buf, buf, size)
+        })
+    }
+
+    /// ct -= ct: all zero.
+    pub fn zero(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
+        self.with_ops("sub", level, |ops| {
+            ct.expect(size, ops, "encrypted1")?;
+            ops.zero(ct.buffer()?, size)
+        })
+    }
+
+    /// a *= b (tensor product; a grows to a_size + b_size - 1 polynomials).
+    pub fn multiply(
+        &self,
+        level: &Level,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Result<()> {
+        self.with_ops("multiply", level, |ops| {
+            a.expect(a_size, ops, "encrypted1")?;
+            b.expect(b_size, ops, "encrypted2")?;
+            let size = a_size + b_size - 1;
+            let product = ops.alloc_result(size, ops.primes())?;
+            ops.tensor(product.buffer(), a.buffer()?, a_size, b.buffer()?, b_size)?;
+            a.replace(product, size * ops.poly_words());
+            Ok(())
+        })
+    }
+
+    /// ct *= ct.
+    pub fn square(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
+        self.with_ops("square", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            let out = 2 * size - 1;
+            let product = ops.alloc_result(out, ops.primes())?;
+            let src = ct.buffer()?;
+            ops.tensor(product.buffer(), src, size, src, size)?;
+            ct.replace(product, out * ops.poly_words());
+            Ok(())
+        })
+    }
+
+    /// SEAL's relinearize_internal: `keys[i]` switches polynomial `size - 1 - i`.
+    pub fn relinearize(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        destination_size: usize,
+        keys: &[KeyId],
+    ) -> Result<()> {
+        self.with_ops("relinearize", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            if destination_size < 2
+                || destination_size >= size
+                || keys.len() != size - destination_size
+            {
+                return Err(Error::invalid(format!(
+                    "relinearize from {size} to {destination_size} polynomials with {} keys",
+                    keys.len()
+                )));
+            }
+            let device_keys = keys
+                .iter()
+                .map(|k| self.key(k))
+                .collect::<Result<Vec<_>>>()?;
+            let buf = ct.buffer()?;
+            for (step, key) in device_keys.iter().enumerate() {
+                let target = size - 1 - step;
+                ops.switch_key(buf, buf, target * ops.poly_words(), key)?;
+            }
+            ct.truncate(destination_size * ops.poly_words());
+            Ok(())
+        })
+    }
+
+    /// dst = src rescaled to the next level (SEAL's mod_switch_scale_to_next).
+    pub fn rescale_to_next(
+        &self,
+        level: &Level,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+    ) -> Result<()> {
+        self.with_ops("rescale_to_next", level, |ops| {
+            src.expect(size, ops, "encrypted")?;
+            let out = ops.alloc_result(size, ops.primes().saturating_sub(1).max(1))?;
+            ops.rescale(out.buffer(), src.buffer()?, size)?;
+            dst.replace(out, size * (ops.primes() - 1) * (1 << level.log_n));
+            Ok(())
+        })
+    }
+
+    pub fn rescale_to_next_inplace(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Result<()> {
+        let src = ct.take();
+        self.rescale_to_next(level, &src, size, ct)
+            .inspect_err(|_| ct.restore(src))
+    }
+
+    /// dst = src without its last prime (SEAL's mod_switch_drop_to_next).
+    pub fn mod_switch_to_next(
+        &self,
+        level: &Level,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+    ) -> Result<()> {
+        self.with_ops("mod_switch_to_next", level, |ops| {
+            src.expect(size, ops, "encrypted")?;
+            let out = ops.alloc_result(size, ops.primes().saturating_sub(1).max(1))?;
+            ops.drop_last_prime(out.buffer(), src.buffer()?, size)?;
+            dst.replace(out, size * (ops.primes() - 1) * (1 << level.log_n));
+            Ok(())
+        })
+    }
+
+    pub fn mod_switch_to_next_inplace(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Result<()> {
+        let src = ct.take();
+        self.mod_switch_to_next(level, &src, size, ct)
+            .inspect_err(|_| ct.restore(src))
+    }
+
+    /// A plaintext in NTT form without its last prime: its first (K - 1) N words.
+    pub fn mod_switch_plain_to_next(&self, level: &Level, plain: &mut GpuImage) -> Result<()> {
+        self.with_ops("mod_switch_to_next", level, |ops| {
+            plain.expect(1, ops, "plain")?;
+            if ops.primes() < 2 {
+                return Err(Error::invalid("end of modulus switching chain reached"));
+            }
+            plain.truncate((ops.primes() - 1) * (1 << level.log_n));
+            Ok(())
+        })
+    }
+
+    pub fn multiply_plain(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Result<()> {
+        self.with_ops("multiply_plain", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            plain.expect(1, ops, "plain")?;
+            ops.multiply_plain(ct.buffer()?, size, plain.buffer()?)
+        })
+    }
+
+    /// ct.data(0) += plain.
+    pub fn add_plain(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Result<()> {
+        self.with_ops("add_plain", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            plain.expect(1, ops, "plain")?;
+            ops.add(ct.buffer()?, plain.buffer()?, 1)
+        })
+    }
+
+    /// ct.data(0) -= plain.
+    pub fn sub_plain(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Result<()> {
+        self.with_ops("sub_plain", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            plain.expect(1, ops, "plain")?;
+            ops.sub(ct.buffer()?, plain.buffer()?, 1)
+        })
+    }
+
+    pub fn apply_galois(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        galois_elt: u32,
+        key: &KeyId,
+    ) -> Result<()> {
+        self.with_ops("apply_galois", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            if size != 2 {
+                return Err(Error::invalid("encrypted size must be 2"));
+            }
+            let n2 = 2u64 << level.log_n;
+            if galois_elt % 2 == 0 || u64::from(galois_elt) >= n2 {
+                return Err(Error::invalid("Galois element is not valid"));
+            }
+            let key = self.key(key)?;
+            ops.apply_galois(ct.buffer()?, galois_elt, &key)
+        })
+    }
+
+    pub fn transform_to_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
+        self.with_ops("transform_to_ntt", level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            ops.transform(ct.buffer()?, size, NttDirection::Forward)
+        })
+    }
+
+    pub fn transform_from_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
+        self.with_ops("transform_from_ntt", level, |ops| {
+            ct.expect(size, ops, "encrypted_ntt")?;
+            ops.transform(ct.buffer()?, size, NttDirection::Inverse)
+        })
+    }
+}
