@@ -13,6 +13,7 @@ pub mod frame;
 pub mod memcache;
 pub mod ntt;
 pub mod profiler;
+pub mod seal_c;
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
