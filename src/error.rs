@@ -44,6 +44,43 @@ pub enum Error {
     /// A file the library writes (profiler exports) could not be written.
     #[error("{0}")]
     Io(String),
+
+    /// A call into SEAL's C API (`seal_c`) failed; `hresult` is its HRESULT (a 32-bit code,
+    /// positive in the 64-bit `long`), `call` the C function's name.
+    #[error("SEAL C API {call} failed with HRESULT {hresult:#x} ({})", hresult_name(*hresult))]
+    Seal { hresult: i64, call: &'static str },
+}
+
+/// HRESULTs of `seal/c/defines.h` (as positive 64-bit values).
+pub(crate) mod hresult {
+    pub const E_POINTER: i64 = 0x8000_4003;
+    pub const E_INVALIDARG: i64 = 0x8007_0057;
+    pub const E_OUTOFMEMORY: i64 = 0x8007_000E;
+    pub const E_UNEXPECTED: i64 = 0x8000_FFFF;
+    pub const COR_E_IO: i64 = 0x8013_1620;
+    pub const COR_E_INVALIDOPERATION: i64 = 0x8013_1509;
+    /// HRESULT_FROM_WIN32(ERROR_INSUFFICIENT_BUFFER).
+    pub const INSUFFICIENT_BUFFER: i64 = 0x8007_007A;
+    /// HRESULT_FROM_WIN32(ERROR_INVALID_INDEX).
+    pub const INVALID_INDEX: i64 = 0x8007_0585;
+    /// HRESULT_FROM_WIN32(ERROR_INVALID_OPERATION).
+    pub const INVALID_OPERATION: i64 = 0x8007_10DD;
+}
+
+fn hresult_name(hr: i64) -> &'static str {
+    use hresult::*;
+    match hr {
+        E_POINTER => "E_POINTER: null pointer",
+        E_INVALIDARG => "E_INVALIDARG: std::invalid_argument",
+        E_OUTOFMEMORY => "E_OUTOFMEMORY",
+        E_UNEXPECTED => "E_UNEXPECTED",
+        COR_E_IO => "COR_E_IO: I/O or std::runtime_error",
+        COR_E_INVALIDOPERATION => "COR_E_INVALIDOPERATION: std::logic_error",
+        INSUFFICIENT_BUFFER => "ERROR_INSUFFICIENT_BUFFER",
+        INVALID_INDEX => "ERROR_INVALID_INDEX: index out of range",
+        INVALID_OPERATION => "ERROR_INVALID_OPERATION",
+        _ => "unknown HRESULT",
+    }
 }
 
 impl Error {
@@ -51,6 +88,13 @@ impl Error {
         match self {
             Error::InvalidArgument(_) | Error::BadDeviceSelector(_) => ErrorKind::InvalidArgument,
             Error::Logic(_) => ErrorKind::Logic,
+            Error::Seal { hresult, .. } => match *hresult {
+                hresult::E_INVALIDARG | hresult::INVALID_INDEX => ErrorKind::InvalidArgument,
+                hresult::COR_E_INVALIDOPERATION
+                | hresult::E_UNEXPECTED
+                | hresult::INVALID_OPERATION => ErrorKind::Logic,
+                _ => ErrorKind::Runtime,
+            },
             Error::NoDevice { .. }
             | Error::ProgramBuild { .. }
             | Error::OutOfMemory(_)

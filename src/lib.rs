@@ -15,6 +15,7 @@ pub mod memcache;
 pub mod ntt;
 pub mod profiler;
 pub mod seal_backend;
+pub mod seal_c;
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};

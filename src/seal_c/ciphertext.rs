@@ -1,0 +1,340 @@
+//! `Ciphertext` and `Plaintext`, with the patched SEAL's GPU marking.
+
+use super::{check_infallible, seal_call, trailing_words, CkksContext, Handle, ParmsId};
+use crate::error::{Error, Result};
+use crate::sys;
+use std::os::raw::{c_long, c_void};
+use std::ptr;
+
+/// `seal::compr_mode_type::none`.
+const COMPR_NONE: u8 = 0;
+
+/// `seal::Ciphertext`. `size` polynomials of `coeff_modulus_size` residue polynomials of
+/// `poly_modulus_degree` words each.
+pub struct Ciphertext {
+    handle: Handle,
+}
+
+/// `seal::Plaintext` (CKKS: `coeff_modulus_size * poly_modulus_degree` words, NTT form).
+pub struct Plaintext {
+    handle: Handle,
+}
+
+type SaveSizeFn = unsafe extern "C" fn(*mut c_void, u8, *mut i64) -> c_long;
+type SaveFn = unsafe extern "C" fn(*mut c_void, *mut u8, u64, u8, *mut i64) -> c_long;
+type LoadFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut u8, u64, *mut i64) -> c_long;
+
+/// SEAL's uncompressed serialization of `object` (a host read: a device-newer object of
+/// the patched SEAL downloads first and stays marked, in sync).
+fn save(
+    object: *mut c_void,
+    (save_size, size_call): (SaveSizeFn, &'static str),
+    (save, save_call): (SaveFn, &'static str),
+) -> Result<Vec<u8>> {
+    let mut size = 0i64;
+    // SAFETY: `object` is a live object of the type both functions take; `size` is a live
+    // local.
+    let hr = unsafe { save_size(object, COMPR_NONE, &mut size) };
+    super::check(hr, size_call)?;
+    let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(0)];
+    let mut written = 0i64;
+    // SAFETY: `bytes` has the `len` bytes SEAL may write; `written` is a live local.
+    let hr = unsafe {
+        save(
+            object,
+            bytes.as_mut_ptr(),
+            bytes.len() as u64,
+            COMPR_NONE,
+            &mut written,
+        )
+    };
+    super::check(hr, save_call)?;
+    bytes.truncate(usize::try_from(written).unwrap_or(0));
+    Ok(bytes)
+}
+
+/// Replaces the trailing `words.len()` words of a saved object and loads it back with
+/// SEAL's validating `load` (which rejects words not reduced modulo their prime).
+fn load_with_words(
+    object: *mut c_void,
+    context: &CkksContext,
+    mut bytes: Vec<u8>,
+    words: &[u64],
+    (load, call): (LoadFn, &'static str),
+) -> Result<()> {
+    let start = bytes.len() - words.len() * 8;
+    for (dst, w) in bytes[start..].chunks_exact_mut(8).zip(words) {
+        dst.copy_from_slice(&w.to_le_bytes());
+    }
+    let mut read = 0i64;
+    // SAFETY: `object` is a live object of the type `load` takes, the context is live,
+    // `bytes` holds the `len` bytes read, `read` is a live local.
+    let hr = unsafe {
+        load(
+            object,
+            context.ptr(),
+            bytes.as_mut_ptr(),
+            bytes.len() as u64,
+            &mut read,
+        )
+    };
+    super::check(hr, call)
+}
+
+fn read_u64(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
+    call: &'static str,
+) -> u64 {
+    let mut value = 0;
+    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
+    let hr = unsafe { f(object, &mut value) };
+    check_infallible(hr, call);
+    value
+}
+
+fn read_bool(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut bool) -> c_long,
+    call: &'static str,
+) -> bool {
+    let mut value = false;
+    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
+    let hr = unsafe { f(object, &mut value) };
+    check_infallible(hr, call);
+    value
+}
+
+fn read_f64(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut f64) -> c_long,
+    call: &'static str,
+) -> f64 {
+    let mut value = 0.0;
+    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
+    let hr = unsafe { f(object, &mut value) };
+    check_infallible(hr, call);
+    value
+}
+
+fn read_parms_id(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
+    call: &'static str,
+) -> ParmsId {
+    let mut id = [0u64; 4];
+    // SAFETY: `object` is a live object of the type `f` takes; `id` has the 4 words.
+    let hr = unsafe { f(object, id.as_mut_ptr()) };
+    check_infallible(hr, call);
+    id
+}
+
+impl Ciphertext {
+    /// An empty ciphertext (size 0, no parameters) in SEAL's global memory pool.
+    pub fn new() -> Result<Self> {
+        let mut ct = ptr::null_mut();
+        // SAFETY: a null pool means the global pool; `ct` receives a fresh Ciphertext.
+        unsafe { seal_call!(Ciphertext_Create1(ptr::null_mut(), &mut ct)) }?;
+        Ok(Ciphertext {
+            handle: Handle::new(ct, sys::Ciphertext_Destroy, "Ciphertext_Create1")?,
+        })
+    }
+
+    /// A copy (`Ciphertext(const Ciphertext &)`): metadata, words and the GPU mark; a
+    /// device-resident source is cloned device to device by the backend.
+    pub fn try_clone(&self) -> Result<Self> {
+        let mut ct = ptr::null_mut();
+        // SAFETY: `self` is live; `ct` receives a fresh Ciphertext copy.
+        unsafe { seal_call!(Ciphertext_Create2(self.ptr(), &mut ct)) }?;
+        Ok(Ciphertext {
+            handle: Handle::new(ct, sys::Ciphertext_Destroy, "Ciphertext_Create2")?,
+        })
+    }
+
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.handle.get()
+    }
+
+    /// The number of polynomials (2 fresh, 3 after a multiply).
+    pub fn size(&self) -> u64 {
+        read_u64(self.ptr(), sys::Ciphertext_Size, "Ciphertext_Size")
+    }
+
+    pub fn coeff_modulus_size(&self) -> u64 {
+        read_u64(
+            self.ptr(),
+            sys::Ciphertext_CoeffModulusSize,
+            "Ciphertext_CoeffModulusSize",
+        )
+    }
+
+    pub fn poly_modulus_degree(&self) -> u64 {
+        read_u64(
+            self.ptr(),
+            sys::Ciphertext_PolyModulusDegree,
+            "Ciphertext_PolyModulusDegree",
+        )
+    }
+
+    pub fn parms_id(&self) -> ParmsId {
+        read_parms_id(self.ptr(), sys::Ciphertext_ParmsId, "Ciphertext_ParmsId")
+    }
+
+    pub fn scale(&self) -> f64 {
+        read_f64(self.ptr(), sys::Ciphertext_Scale, "Ciphertext_Scale")
+    }
+
+    /// Overwrites the scale (metadata only), e.g. to align two operands' scales.
+    pub fn set_scale(&mut self, scale: f64) {
+        // SAFETY: `self` is live.
+        let hr = unsafe { sys::Ciphertext_SetScale(self.ptr(), scale) };
+        check_infallible(hr, "Ciphertext_SetScale");
+    }
+
+    pub fn is_ntt_form(&self) -> bool {
+        read_bool(self.ptr(), sys::Ciphertext_IsNTTForm, "Ciphertext_IsNTTForm")
+    }
+
+    /// `size * coeff_modulus_size * poly_modulus_degree`, the number of words.
+    pub fn uint64_count(&self) -> u64 {
+        self.size() * self.coeff_modulus_size() * self.poly_modulus_degree()
+    }
+
+    /// All words, polynomial by polynomial, residue by residue, as SEAL stores them. A
+    /// host read: in the patched SEAL a device-newer ciphertext downloads first (and stays
+    /// marked). Goes through one uncompressed `Ciphertext_Save`, so it costs a copy or two
+    /// of the words, not a C call per word.
+    pub fn data(&self) -> Result<Vec<u64>> {
+        let bytes = save(
+            self.ptr(),
+            (sys::Ciphertext_SaveSize, "Ciphertext_SaveSize"),
+            (sys::Ciphertext_Save, "Ciphertext_Save"),
+        )?;
+        trailing_words(&bytes, self.uint64_count() as usize, "Ciphertext_Save")
+    }
+
+    /// Overwrites all words (same layout as `data`), keeping the metadata. SEAL validates
+    /// the result against `context` (every word below its prime). A whole overwrite: in
+    /// the patched SEAL the host becomes newer and the mark stays.
+    /// Errors: `InvalidArgument` for a wrong word count; SEAL's load errors otherwise.
+    pub fn set_data(&mut self, context: &CkksContext, words: &[u64]) -> Result<()> {
+        let count = self.uint64_count() as usize;
+        if words.len() != count {
+            return Err(Error::invalid(format!(
+                "set_data: {} words given, the ciphertext holds {count}",
+                words.len()
+            )));
+        }
+        let bytes = save(
+            self.ptr(),
+            (sys::Ciphertext_SaveSize, "Ciphertext_SaveSize"),
+            (sys::Ciphertext_Save, "Ciphertext_Save"),
+        )?;
+        // Checks the layout before writing through it.
+        trailing_words(&bytes, count, "Ciphertext_Save")?;
+        load_with_words(
+            self.ptr(),
+            context,
+            bytes,
+            words,
+            (sys::Ciphertext_Load, "Ciphertext_Load"),
+        )
+    }
+
+    /// Marks the ciphertext for the GPU backend (`Ciphertext::gpu`): routed Evaluator
+    /// operations on it run on the device. Errors: `Logic` when no backend is installed.
+    pub fn gpu(&mut self) -> Result<()> {
+        // SAFETY: `self` is live.
+        unsafe { seal_call!(Ciphertext_Gpu(self.ptr())) }
+    }
+
+    /// Whether the ciphertext is marked for the GPU (`Ciphertext::on_gpu`).
+    pub fn on_gpu(&self) -> bool {
+        read_bool(self.ptr(), sys::Ciphertext_OnGpu, "Ciphertext_OnGpu")
+    }
+}
+
+impl Clone for Ciphertext {
+    /// Panics only if SEAL cannot copy (out of memory, or a device clone that fails);
+    /// `try_clone` reports that instead.
+    fn clone(&self) -> Self {
+        self.try_clone().expect("Ciphertext_Create2 failed")
+    }
+}
+
+impl Plaintext {
+    /// An empty plaintext in SEAL's global memory pool.
+    pub fn new() -> Result<Self> {
+        let mut pt = ptr::null_mut();
+        // SAFETY: a null pool means the global pool; `pt` receives a fresh Plaintext.
+        unsafe { seal_call!(Plaintext_Create1(ptr::null_mut(), &mut pt)) }?;
+        Ok(Plaintext {
+            handle: Handle::new(pt, sys::Plaintext_Destroy, "Plaintext_Create1")?,
+        })
+    }
+
+    /// A copy (`Plaintext(const Plaintext &)`), GPU mark included.
+    pub fn try_clone(&self) -> Result<Self> {
+        let mut pt = ptr::null_mut();
+        // SAFETY: `self` is live; `pt` receives a fresh Plaintext copy.
+        unsafe { seal_call!(Plaintext_Create5(self.ptr(), &mut pt)) }?;
+        Ok(Plaintext {
+            handle: Handle::new(pt, sys::Plaintext_Destroy, "Plaintext_Create5")?,
+        })
+    }
+
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.handle.get()
+    }
+
+    /// The number of words (`coeff_modulus_size * poly_modulus_degree` for CKKS).
+    pub fn coeff_count(&self) -> u64 {
+        read_u64(self.ptr(), sys::Plaintext_CoeffCount, "Plaintext_CoeffCount")
+    }
+
+    pub fn parms_id(&self) -> ParmsId {
+        read_parms_id(self.ptr(), sys::Plaintext_GetParmsId, "Plaintext_GetParmsId")
+    }
+
+    pub fn scale(&self) -> f64 {
+        read_f64(self.ptr(), sys::Plaintext_Scale, "Plaintext_Scale")
+    }
+
+    /// Overwrites the scale (metadata only).
+    pub fn set_scale(&mut self, scale: f64) {
+        // SAFETY: `self` is live.
+        let hr = unsafe { sys::Plaintext_SetScale(self.ptr(), scale) };
+        check_infallible(hr, "Plaintext_SetScale");
+    }
+
+    pub fn is_ntt_form(&self) -> bool {
+        read_bool(self.ptr(), sys::Plaintext_IsNTTForm, "Plaintext_IsNTTForm")
+    }
+
+    /// All words (a host read; see `Ciphertext::data`).
+    pub fn data(&self) -> Result<Vec<u64>> {
+        let bytes = save(
+            self.ptr(),
+            (sys::Plaintext_SaveSize, "Plaintext_SaveSize"),
+            (sys::Plaintext_Save, "Plaintext_Save"),
+        )?;
+        trailing_words(&bytes, self.coeff_count() as usize, "Plaintext_Save")
+    }
+
+    /// Marks the plaintext for the GPU backend. Errors: `Logic` without a backend.
+    pub fn gpu(&mut self) -> Result<()> {
+        // SAFETY: `self` is live.
+        unsafe { seal_call!(Plaintext_Gpu(self.ptr())) }
+    }
+
+    pub fn on_gpu(&self) -> bool {
+        read_bool(self.ptr(), sys::Plaintext_OnGpu, "Plaintext_OnGpu")
+    }
+}
+
+impl Clone for Plaintext {
+    /// Panics only if SEAL cannot copy; `try_clone` reports that instead.
+    fn clone(&self) -> Self {
+        self.try_clone().expect("Plaintext_Create5 failed")
+    }
+}

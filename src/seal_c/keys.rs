@@ -1,0 +1,248 @@
+//! `KeyGenerator` and the keys it makes.
+
+use super::{check_infallible, seal_call, CkksContext, Handle, ParmsId};
+use crate::error::Result;
+use crate::sys;
+use std::os::raw::c_void;
+use std::ptr;
+
+/// `seal::KeyGenerator`: a fresh secret key and the keys derived from it. Keys are created
+/// unseeded (`save_seed = false`), ready for use.
+pub struct KeyGenerator {
+    handle: Handle,
+}
+
+/// `seal::SecretKey`.
+pub struct SecretKey {
+    handle: Handle,
+}
+
+/// `seal::PublicKey`.
+pub struct PublicKey {
+    handle: Handle,
+}
+
+/// `seal::RelinKeys`.
+pub struct RelinKeys {
+    handle: Handle,
+}
+
+/// `seal::GaloisKeys`.
+pub struct GaloisKeys {
+    handle: Handle,
+}
+
+impl KeyGenerator {
+    pub fn new(context: &CkksContext) -> Result<Self> {
+        let mut keygen = ptr::null_mut();
+        // SAFETY: the context is live; `keygen` receives a fresh KeyGenerator.
+        unsafe { seal_call!(KeyGenerator_Create1(context.ptr(), &mut keygen)) }?;
+        Ok(KeyGenerator {
+            handle: Handle::new(keygen, sys::KeyGenerator_Destroy, "KeyGenerator_Create1")?,
+        })
+    }
+
+    /// A key generator for an existing secret key (`KeyGenerator(context, secret_key)`).
+    pub fn with_secret_key(context: &CkksContext, secret_key: &SecretKey) -> Result<Self> {
+        let mut keygen = ptr::null_mut();
+        // SAFETY: context and key are live (SEAL copies the key); `keygen` receives a
+        // fresh KeyGenerator.
+        unsafe {
+            seal_call!(KeyGenerator_Create2(
+                context.ptr(),
+                secret_key.ptr(),
+                &mut keygen
+            ))
+        }?;
+        Ok(KeyGenerator {
+            handle: Handle::new(keygen, sys::KeyGenerator_Destroy, "KeyGenerator_Create2")?,
+        })
+    }
+
+    fn ptr(&self) -> *mut c_void {
+        self.handle.get()
+    }
+
+    /// A copy of the secret key.
+    pub fn secret_key(&self) -> Result<SecretKey> {
+        let mut key = ptr::null_mut();
+        // SAFETY: the generator is live; `key` receives a fresh SecretKey copy.
+        unsafe { seal_call!(KeyGenerator_SecretKey(self.ptr(), &mut key)) }?;
+        Ok(SecretKey {
+            handle: Handle::new(key, sys::SecretKey_Destroy, "KeyGenerator_SecretKey")?,
+        })
+    }
+
+    /// A new public key (`create_public_key`).
+    pub fn public_key(&self) -> Result<PublicKey> {
+        let mut key = ptr::null_mut();
+        // SAFETY: the generator is live; `key` receives a fresh PublicKey.
+        unsafe { seal_call!(KeyGenerator_CreatePublicKey(self.ptr(), false, &mut key)) }?;
+        Ok(PublicKey {
+            handle: Handle::new(key, sys::PublicKey_Destroy, "KeyGenerator_CreatePublicKey")?,
+        })
+    }
+
+    /// New relinearization keys (`create_relin_keys`). Errors: `Logic` when the
+    /// parameters do not support keyswitching (a single prime).
+    pub fn relin_keys(&self) -> Result<RelinKeys> {
+        let mut keys = ptr::null_mut();
+        // SAFETY: the generator is live; `keys` receives a fresh RelinKeys.
+        unsafe { seal_call!(KeyGenerator_CreateRelinKeys(self.ptr(), false, &mut keys)) }?;
+        Ok(RelinKeys {
+            handle: Handle::new(keys, sys::KSwitchKeys_Destroy, "KeyGenerator_CreateRelinKeys")?,
+        })
+    }
+
+    /// Galois keys for rotations by each of `steps` (`create_galois_keys(steps)`); 0 means
+    /// the complex conjugation. Errors: `InvalidArgument` for steps out of range.
+    pub fn galois_keys_from_steps(&self, steps: &[i32]) -> Result<GaloisKeys> {
+        let mut steps = steps.to_vec();
+        let mut keys = ptr::null_mut();
+        // SAFETY: `steps` holds the `len` ints read; `keys` receives fresh GaloisKeys.
+        unsafe {
+            seal_call!(KeyGenerator_CreateGaloisKeysFromSteps(
+                self.ptr(),
+                steps.len() as u64,
+                steps.as_mut_ptr(),
+                false,
+                &mut keys
+            ))
+        }?;
+        Ok(GaloisKeys {
+            handle: Handle::new(
+                keys,
+                sys::KSwitchKeys_Destroy,
+                "KeyGenerator_CreateGaloisKeysFromSteps",
+            )?,
+        })
+    }
+
+    /// Galois keys for the given Galois elements (odd, below 2N).
+    /// Errors: `InvalidArgument` for elements SEAL rejects.
+    pub fn galois_keys_from_elts(&self, galois_elts: &[u32]) -> Result<GaloisKeys> {
+        let mut elts = galois_elts.to_vec();
+        let mut keys = ptr::null_mut();
+        // SAFETY: `elts` holds the `len` elements read; `keys` receives fresh GaloisKeys.
+        unsafe {
+            seal_call!(KeyGenerator_CreateGaloisKeysFromElts(
+                self.ptr(),
+                elts.len() as u64,
+                elts.as_mut_ptr(),
+                false,
+                &mut keys
+            ))
+        }?;
+        Ok(GaloisKeys {
+            handle: Handle::new(
+                keys,
+                sys::KSwitchKeys_Destroy,
+                "KeyGenerator_CreateGaloisKeysFromElts",
+            )?,
+        })
+    }
+
+    /// Galois keys for every power-of-two rotation and the conjugation
+    /// (`create_galois_keys()`).
+    pub fn galois_keys_all(&self) -> Result<GaloisKeys> {
+        let mut keys = ptr::null_mut();
+        // SAFETY: the generator is live; `keys` receives fresh GaloisKeys.
+        unsafe { seal_call!(KeyGenerator_CreateGaloisKeysAll(self.ptr(), false, &mut keys)) }?;
+        Ok(GaloisKeys {
+            handle: Handle::new(
+                keys,
+                sys::KSwitchKeys_Destroy,
+                "KeyGenerator_CreateGaloisKeysAll",
+            )?,
+        })
+    }
+}
+
+impl SecretKey {
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.handle.get()
+    }
+}
+
+impl PublicKey {
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.handle.get()
+    }
+}
+
+/// Reads the parms_id of a KSwitchKeys (RelinKeys and GaloisKeys are ones).
+fn kswitch_parms_id(keys: *mut c_void) -> ParmsId {
+    let mut id = [0u64; 4];
+    // SAFETY: `keys` is a live KSwitchKeys; `id` has the 4 words written.
+    let hr = unsafe { sys::KSwitchKeys_GetParmsId(keys, id.as_mut_ptr()) };
+    check_infallible(hr, "KSwitchKeys_GetParmsId");
+    id
+}
+
+/// The number of keys held (non-empty key lists), `KSwitchKeys::size`.
+fn kswitch_size(keys: *mut c_void) -> u64 {
+    let mut size = 0;
+    // SAFETY: `keys` is a live KSwitchKeys; `size` a live local.
+    let hr = unsafe { sys::KSwitchKeys_Size(keys, &mut size) };
+    check_infallible(hr, "KSwitchKeys_Size");
+    size
+}
+
+impl RelinKeys {
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.handle.get()
+    }
+
+    /// The key level's parms_id.
+    pub fn parms_id(&self) -> ParmsId {
+        kswitch_parms_id(self.ptr())
+    }
+
+    /// The number of keys (1 for SEAL's relinearization of size-3 ciphertexts).
+    pub fn size(&self) -> u64 {
+        kswitch_size(self.ptr())
+    }
+}
+
+impl GaloisKeys {
+    pub(crate) fn ptr(&self) -> *mut c_void {
+        self.handle.get()
+    }
+
+    /// The key level's parms_id.
+    pub fn parms_id(&self) -> ParmsId {
+        kswitch_parms_id(self.ptr())
+    }
+
+    /// The number of Galois elements with a key.
+    pub fn size(&self) -> u64 {
+        kswitch_size(self.ptr())
+    }
+
+    /// Whether a key for `galois_elt` is present (`GaloisKeys::has_key`).
+    /// Errors: `InvalidArgument` for an even element.
+    pub fn has_key(&self, galois_elt: u32) -> Result<bool> {
+        let mut index = 0;
+        let mut raw = 0;
+        // SAFETY: `index` and `raw` are live locals; the keys are live.
+        unsafe {
+            seal_call!(GaloisKeys_GetIndex(galois_elt, &mut index))?;
+            seal_call!(KSwitchKeys_RawSize(self.ptr(), &mut raw))?;
+        }
+        if index >= raw {
+            return Ok(false);
+        }
+        let mut count = 0;
+        // SAFETY: `index < raw` (the C side does not check it); a null list asks for the
+        // key count of that slot only.
+        unsafe {
+            seal_call!(KSwitchKeys_GetKeyList(
+                self.ptr(),
+                index,
+                &mut count,
+                ptr::null_mut()
+            ))
+        }?;
+        Ok(count > 0)
+    }
+}

@@ -1,0 +1,173 @@
+//! Safe Rust wrappers over SEAL's C API (`sys`, `native/src/seal/c/`), CKKS only.
+//!
+//! What it is for: integration tests, examples and benchmarks drive SEAL from Rust through
+//! it, both plain CPU SEAL and the patched SEAL's GPU marking (`Ciphertext::gpu`). The
+//! library's backend itself never uses it (it is reached from C++ through `ffi`).
+//!
+//! Names follow SEAL's C++ API (`CkksEncoder` ~ `seal::CKKSEncoder`, `rescale_to_next`,
+//! `_inplace`, ...). Conventions:
+//! - Every object owns one C API handle and releases it in `Drop` (`*_Destroy`).
+//! - Every HRESULT is checked; a failure becomes [`Error::Seal`] naming the C function, whose
+//!   [`Error::kind`](crate::Error::kind) follows the C++ exception SEAL threw:
+//!   `std::invalid_argument` -> `InvalidArgument`, `std::logic_error` -> `Logic`.
+//! - Accessors that only read a field of a live object (the C function can fail only on a
+//!   null pointer, which these types rule out) return the value directly.
+//! - Evaluator operations come in SEAL's two forms: `op(&self, in.., dest: &mut Ciphertext)`
+//!   (the C API's in/out form) and `op_inplace(&self, a: &mut Ciphertext, ..)`, which
+//!   passes `a` as both input and destination; SEAL's C++ handles that aliasing (its
+//!   `op(a, .., dest)` starts with `dest = a`, a no-op for the same object).
+//! - The SEAL objects built here (`Evaluator`, `CkksEncoder`, keys, ...) hold their own
+//!   copy of the `SEALContext` (SEAL 4.0 shares the context data by `shared_ptr`), so none
+//!   of them borrows the [`CkksContext`] it was made from.
+//! - All types are `Send` (SEAL objects may move between threads); none is `Sync`.
+//!
+//! A few C API functions let a C++ exception other than `std::invalid_argument` escape (it
+//! then terminates the process): `Decryptor_Decrypt`, `CKKSEncoder_*` and the copy
+//! constructors. Inputs SEAL would reject are checked here first where that is cheap.
+
+mod ciphertext;
+mod codec;
+mod context;
+mod evaluator;
+mod keys;
+
+pub use ciphertext::{Ciphertext, Plaintext};
+pub use codec::{CkksEncoder, Decryptor, Encryptor};
+pub use context::CkksContext;
+pub use evaluator::Evaluator;
+pub use keys::{GaloisKeys, KeyGenerator, PublicKey, RelinKeys, SecretKey};
+
+use crate::error::{hresult, Error, Result};
+use crate::sys;
+use std::os::raw::{c_long, c_void};
+use std::ptr::NonNull;
+
+/// SEAL's `parms_id_type`: the hash of one level's encryption parameters.
+pub type ParmsId = [u64; 4];
+
+/// Calls `sys::$f(args..)` and checks its HRESULT, naming `$f` in the error. Expands to a
+/// call of an `unsafe fn`, so the caller wraps it in `unsafe` and states why it holds.
+macro_rules! seal_call {
+    ($f:ident($($arg:expr),* $(,)?)) => {
+        $crate::seal_c::check($crate::sys::$f($($arg),*), stringify!($f))
+    };
+}
+pub(crate) use seal_call;
+
+/// S_OK and S_FALSE succeed; everything else is a failure (SEAL's failure codes are 32-bit
+/// HRESULTs with the top bit set, so they are positive in the 64-bit `long`).
+pub(crate) fn check(hr: c_long, call: &'static str) -> Result<()> {
+    match hr {
+        0 | 1 => Ok(()),
+        _ => Err(Error::Seal {
+            hresult: hr as i64,
+            call,
+        }),
+    }
+}
+
+/// Checks an HRESULT that cannot fail for live handles and valid out-pointers.
+pub(crate) fn check_infallible(hr: c_long, call: &'static str) {
+    debug_assert!(
+        check(hr, call).is_ok(),
+        "{call} failed with HRESULT {hr:#x} on a live handle"
+    );
+}
+
+type Destroy = unsafe extern "C" fn(*mut c_void) -> c_long;
+
+/// One owned C API object: the handle and the `*_Destroy` that releases it.
+pub(crate) struct Handle {
+    ptr: NonNull<c_void>,
+    destroy: Destroy,
+}
+
+// SAFETY: a handle owns its SEAL object exclusively (no other Rust value refers to it),
+// and SEAL objects carry no thread affinity, so moving one to another thread is sound.
+unsafe impl Send for Handle {}
+
+impl Handle {
+    /// Takes ownership of `ptr`, a fresh object from a `*_Create*` call that `destroy`
+    /// releases. A null `ptr` (the call did not write it) is an error naming `call`.
+    pub(crate) fn new(ptr: *mut c_void, destroy: Destroy, call: &'static str) -> Result<Self> {
+        NonNull::new(ptr)
+            .map(|ptr| Handle { ptr, destroy })
+            .ok_or(Error::Seal {
+                hresult: hresult::E_POINTER,
+                call,
+            })
+    }
+
+    pub(crate) fn get(&self) -> *mut c_void {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` was created by the C API, is owned by this handle alone and is
+        // released exactly once, here, by its matching `*_Destroy`.
+        let hr = unsafe { (self.destroy)(self.ptr.as_ptr()) };
+        check_infallible(hr, "*_Destroy");
+    }
+}
+
+/// Whether a GPU backend is installed in (patched) SEAL (`GpuBackend_IsInstalled`).
+pub fn gpu_backend_installed() -> bool {
+    let mut installed = false;
+    // SAFETY: `installed` is a live local the call writes one bool through.
+    let hr = unsafe { sys::GpuBackend_IsInstalled(&mut installed) };
+    check_infallible(hr, "GpuBackend_IsInstalled");
+    installed
+}
+
+/// Opens a compute frame on the installed backend (`GpuBackend_StartComputeFrame`).
+/// Errors: `Logic` when no backend is installed.
+pub fn start_compute_frame() -> Result<()> {
+    // SAFETY: no arguments; the C side checks for an installed backend.
+    unsafe { seal_call!(GpuBackend_StartComputeFrame()) }
+}
+
+/// Ends the compute frame: waits for pending device work and releases the frame's
+/// buffers (`GpuBackend_EndComputeFrame`). Errors: `Logic` when no backend is installed.
+pub fn end_compute_frame() -> Result<()> {
+    // SAFETY: no arguments; the C side checks for an installed backend.
+    unsafe { seal_call!(GpuBackend_EndComputeFrame()) }
+}
+
+/// Waits for all device work enqueued so far (`GpuBackend_Synchronize`).
+/// Errors: `Logic` when no backend is installed.
+pub fn synchronize() -> Result<()> {
+    // SAFETY: no arguments; the C side checks for an installed backend.
+    unsafe { seal_call!(GpuBackend_Synchronize()) }
+}
+
+/// Reads the words of a SEAL object saved uncompressed: every `save_members` of SEAL
+/// (Ciphertext, Plaintext) ends with its `DynArray<uint64_t>`, saved as a SEALHeader, the
+/// word count and the words. So the last `count * 8` bytes are the words and the 8 bytes
+/// before them hold `count`, which is checked.
+pub(crate) fn trailing_words(bytes: &[u8], count: usize, call: &'static str) -> Result<Vec<u64>> {
+    let layout_error = || {
+        Error::Logic(format!(
+            "{call}: unexpected serialization layout ({} bytes for {count} words)",
+            bytes.len()
+        ))
+    };
+    let data_len = count.checked_mul(8).ok_or_else(layout_error)?;
+    let start = bytes
+        .len()
+        .checked_sub(data_len + 8)
+        .ok_or_else(layout_error)?;
+    let stored = u64::from_le_bytes(bytes[start..start + 8].try_into().map_err(|_| layout_error())?);
+    if stored != count as u64 {
+        return Err(layout_error());
+    }
+    Ok(bytes[start + 8..]
+        .chunks_exact(8)
+        .map(|w| {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(w);
+            u64::from_le_bytes(word)
+        })
+        .collect())
+}
