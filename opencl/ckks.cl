@@ -203,7 +203,7 @@ __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
 }
 
 // The last step of rescale (divide_and_round_q_last_ntt_inplace) and of key switching:
-// y = (t + 4 q_i - x) * q_last^-1 mod q_i with x = src[p * src_stride + i][k] (canonical)
+// y = (x + 4 q_i - t) * q_last^-1 mod q_i with x = src[p * src_stride + i][k] (canonical)
 // and t = t[p * K_out + i][k] < 4 q_i (after a lazy forward NTT); then dst = y, or
 // dst = dst + y mod q_i when accumulate. inv holds K_out Shoup pairs (operand, quotient).
 // Global size polys * K_out * N.
@@ -222,8 +222,8 @@ __kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
     size_t s = ((p * src_stride + i) << LOG_N) + k;
     size_t d = ((p * dst_stride + i) << LOG_N) + k;
     u64 x = src[s];
-    // t < 4q and x < q, so the sum is in (0, 8q) < 2^64; Shoup takes any 64-bit input.
-    u64 y = multiply_uint_mod_shoup(t[gid] + (q << 2) - x, inv[2 * i], inv[2 * i + 1], q);
+    // x < q and t < 4q, so the sum is in (0, 5q) < 2^64; Shoup takes any 64-bit input.
+    u64 y = multiply_uint_mod_shoup(x + (q << 2) - t[gid], inv[2 * i], inv[2 * i + 1], q);
     dst[d] = accumulate ? add_uint_mod(dst[d], y, q) : y;
 }
 

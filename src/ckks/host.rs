@@ -195,7 +195,7 @@ pub fn ckks_moddown_prep(
 }
 
 /// The last step of rescale and key switching: for p < polys, i < k_out,
-/// y = (t[p * k_out + i] + 4 q_i - src[p * src_stride + i]) * inv[i] mod q_i, then
+/// y = (src[p * src_stride + i] + 4 q_i - t[p * k_out + i]) * inv[i] mod q_i, then
 /// dst[p * dst_stride + i] = y, or dst + y mod q_i with `accumulate`. On entry t < 4 q_i,
 /// src canonical, `inv[i]` = q_last^-1 mod q_i with its Shoup quotient.
 #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
@@ -219,7 +219,7 @@ pub fn ckks_divide_round_finish(
             let t0 = (p * k_out + i) * n;
             for k in 0..n {
                 let x = src[s0 + k];
-                let y = multiply_uint_mod_shoup(t[t0 + k] + (q.value() << 2) - x, inv[i], q);
+                let y = multiply_uint_mod_shoup(x + (q.value() << 2) - t[t0 + k], inv[i], q);
                 let d = &mut dst[d0 + k];
                 *d = if accumulate {
                     add_uint_mod(*d, y, q)
