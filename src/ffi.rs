@@ -357,11 +357,21 @@ fn new_gpu_backend() -> Tagged<Box<GpuBackend>> {
     tagged(|| Ok(Box::new(GpuBackend(Backend::from_env()?))))
 }
 
+/// Operations SEAL reported as run on the CPU for device operands (each name once).
+static CPU_FALLBACKS: parking_lot::Mutex<Vec<String>> = parking_lot::Mutex::new(Vec::new());
+
 fn report_cpu_fallback(operation: &str) {
     tracing::warn!(
         operation,
         "not routed to the GPU backend: operands were downloaded and it ran on the CPU"
     );
+    CPU_FALLBACKS.lock().push(operation.to_string());
+}
+
+/// The operations on device-marked operands that patched SEAL ran on the CPU instead of
+/// routing them to the backend (SEAL reports each name once per process), in order.
+pub fn cpu_fallbacks() -> Vec<String> {
+    CPU_FALLBACKS.lock().clone()
 }
 
 impl From<&LevelParams> for Level {

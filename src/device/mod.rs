@@ -19,6 +19,8 @@
 //! - `SEAL_OPENCL_QUEUES` = N: in-order queues per tile (default 1).
 //! - `SEAL_OPENCL_SYNC=1`: every launch waits for its kernel to finish (seed 001
 //!   Listing 7), to find which kernel of a sequence goes wrong. Off it costs one `bool`.
+//! - `SEAL_OPENCL_POISON` = 1 | hexadecimal word: every pooled buffer handed out is filled
+//!   with the word first (tests: words a kernel fails to write show up).
 //! - `SEAL_OPENCL_PROFILE=path`: profiling (see `crate::profiler`).
 
 use std::any::{Any, TypeId};
@@ -39,6 +41,10 @@ use crate::profiler::{self, Profiler};
 pub const TILES_ENV_VAR: &str = "SEAL_OPENCL_TILES";
 pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
 pub const SYNC_ENV_VAR: &str = "SEAL_OPENCL_SYNC";
+pub const POISON_ENV_VAR: &str = "SEAL_OPENCL_POISON";
+
+/// The word `SEAL_OPENCL_POISON=1` fills buffers with.
+pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
 /// How each device of the platform becomes tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,13 +128,27 @@ impl DeviceOptions {
             var(SYNC_ENV_VAR).as_deref().map(str::trim),
             Some("1" | "true" | "on")
         );
+        let poison = match var(POISON_ENV_VAR).as_deref().map(str::trim) {
+            None | Some("0") => None,
+            Some("1") => Some(DEFAULT_POISON),
+            Some(word) => Some(
+                u64::from_str_radix(word.trim_start_matches("0x"), 16).map_err(|_| {
+                    Error::invalid(format!(
+                        "{POISON_ENV_VAR}={word:?} is not 0, 1 or a hexadecimal word"
+                    ))
+                })?,
+            ),
+        };
         Ok(DeviceOptions {
             selector: DeviceSelector::from_env()?,
             partition,
             queues_per_tile,
             sync_each_launch,
             profiler: profiler::global(),
-            memcache: MemcacheConfig::default(),
+            memcache: MemcacheConfig {
+                poison,
+                ..MemcacheConfig::default()
+            },
         })
     }
 }

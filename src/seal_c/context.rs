@@ -202,7 +202,13 @@ impl CkksContext {
         let mut data = ptr::null_mut();
         // SAFETY: the context is live; `id` has 4 words; `data` is a live local that
         // receives a pointer owned by the context.
-        unsafe { seal_call!(SEALContext_GetContextData(self.ptr(), id.as_mut_ptr(), &mut data)) }?;
+        unsafe {
+            seal_call!(SEALContext_GetContextData(
+                self.ptr(),
+                id.as_mut_ptr(),
+                &mut data
+            ))
+        }?;
         if data.is_null() {
             return Err(Error::invalid(format!(
                 "parms_id {parms_id:x?} is not valid for the encryption parameters"

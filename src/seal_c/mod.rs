@@ -158,7 +158,11 @@ pub(crate) fn trailing_words(bytes: &[u8], count: usize, call: &'static str) -> 
         .len()
         .checked_sub(data_len + 8)
         .ok_or_else(layout_error)?;
-    let stored = u64::from_le_bytes(bytes[start..start + 8].try_into().map_err(|_| layout_error())?);
+    let stored = u64::from_le_bytes(
+        bytes[start..start + 8]
+            .try_into()
+            .map_err(|_| layout_error())?,
+    );
     if stored != count as u64 {
         return Err(layout_error());
     }

@@ -1,0 +1,350 @@
+//! The bit-exact rule (DESIGN.md): every routed CKKS Evaluator operation, and the routine
+//! chains of seed 001 VI-C, run on `.gpu()` ciphertexts give the words SEAL computes on
+//! the CPU from the same inputs, with the same metadata, and decrypt to the same values.
+//! Several parameter sets (3 primes at N = 2^12, 5 at 2^13, 60-bit primes, mixed 30- to
+//! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
+//! (`SEAL_OPENCL_POISON`) so unwritten words show up.
+
+use std::sync::Once;
+
+use rand::{Rng, SeedableRng};
+use seal_opencl::seal_c::*;
+
+/// One parameter set with every key and tool the operations need.
+struct Fixture {
+    name: &'static str,
+    ctx: CkksContext,
+    encoder: CkksEncoder,
+    encryptor: Encryptor,
+    decryptor: Decryptor,
+    evaluator: Evaluator,
+    relin: RelinKeys,
+    galois: GaloisKeys,
+    scale: f64,
+}
+
+/// Rotation steps the Galois keys cover (0: complex conjugation; rotate_vector by a step without its own key goes
+/// through SEAL's NAF decomposition into several apply_galois calls).
+const STEPS: [i32; 7] = [0, 1, -1, 4, 5, -7, 16];
+
+fn install() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        std::env::set_var("SEAL_OPENCL_POISON", "1");
+        seal_opencl::ffi::install_backend().expect("an OpenCL device for the backend");
+    });
+}
+
+impl Fixture {
+    fn new(name: &'static str, n: u64, bits: &[i32], scale_bits: i32) -> Fixture {
+        install();
+        let ctx = CkksContext::new(n, bits).unwrap();
+        let keygen = KeyGenerator::new(&ctx).unwrap();
+        let pk = keygen.public_key().unwrap();
+        let sk = keygen.secret_key().unwrap();
+        Fixture {
+            name,
+            encoder: CkksEncoder::new(&ctx).unwrap(),
+            encryptor: Encryptor::new(&ctx, &pk).unwrap(),
+            decryptor: Decryptor::new(&ctx, &sk).unwrap(),
+            evaluator: Evaluator::new(&ctx).unwrap(),
+            relin: keygen.relin_keys().unwrap(),
+            galois: keygen.galois_keys_from_steps(&STEPS).unwrap(),
+            scale: 2f64.powi(scale_bits),
+            ctx,
+        }
+    }
+
+    fn plain(&self, rng: &mut impl Rng) -> Plaintext {
+        let values: Vec<f64> = (0..self.encoder.slot_count())
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect();
+        self.encoder
+            .encode(&values, &self.ctx.first_parms_id(), self.scale)
+            .unwrap()
+    }
+
+    fn encrypt(&self, rng: &mut impl Rng) -> Ciphertext {
+        self.encryptor.encrypt(&self.plain(rng)).unwrap()
+    }
+}
+
+fn rng() -> rand::rngs::StdRng {
+    let seed = rand::random();
+    eprintln!("seed {seed}");
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// A copy marked for the device.
+fn on_gpu(ct: &Ciphertext) -> Ciphertext {
+    let mut g = ct.clone();
+    g.gpu().unwrap();
+    assert!(g.on_gpu());
+    g
+}
+
+fn plain_on_gpu(p: &Plaintext) -> Plaintext {
+    let mut g = p.try_clone().unwrap();
+    g.gpu().unwrap();
+    g
+}
+
+/// Same metadata and words, and the same decryption.
+fn assert_same(fx: &Fixture, cpu: &Ciphertext, gpu: &Ciphertext, what: &str) {
+    let what = format!("{}: {what}", fx.name);
+    assert_eq!(gpu.size(), cpu.size(), "{what}: size");
+    assert_eq!(gpu.parms_id(), cpu.parms_id(), "{what}: parms_id");
+    assert_eq!(
+        gpu.coeff_modulus_size(),
+        cpu.coeff_modulus_size(),
+        "{what}: K"
+    );
+    assert_eq!(
+        gpu.scale().to_bits(),
+        cpu.scale().to_bits(),
+        "{what}: scale"
+    );
+    assert_eq!(gpu.is_ntt_form(), cpu.is_ntt_form(), "{what}: NTT form");
+    let (c, g) = (cpu.data().unwrap(), gpu.data().unwrap());
+    assert_eq!(c.len(), g.len(), "{what}: word count");
+    if let Some(i) = (0..c.len()).find(|&i| c[i] != g[i]) {
+        let differ = (0..c.len()).filter(|&i| c[i] != g[i]).count();
+        panic!(
+            "{what}: {differ} of {} words differ, first at {i}: cpu {:#x}, gpu {:#x}",
+            c.len(),
+            c[i],
+            g[i]
+        );
+    }
+    assert!(gpu.on_gpu(), "{what}: the result lost its device mark");
+    if cpu.size() == 2 && cpu.is_ntt_form() {
+        let dc = fx.decryptor.decrypt(cpu).unwrap();
+        let dg = fx.decryptor.decrypt(gpu).unwrap();
+        assert_eq!(dc.data().unwrap(), dg.data().unwrap(), "{what}: decryption");
+    }
+}
+
+type Op = fn(&Fixture, &mut Ciphertext, &Ciphertext, &Plaintext);
+
+/// Every routed operation, and chains of them, as (name, op on (a, b, plain)); `a` is the
+/// result. Each runs once on CPU ciphertexts and once on device ciphertexts.
+fn operations() -> Vec<(&'static str, Op)> {
+    vec![
+        ("negate", |f, a, _, _| {
+            f.evaluator.negate_inplace(a).unwrap()
+        }),
+        ("negate into", |f, a, _, _| {
+            let mut d = Ciphertext::new().unwrap();
+            f.evaluator.negate(a, &mut d).unwrap();
+            *a = d;
+        }),
+        ("add", |f, a, b, _| f.evaluator.add_inplace(a, b).unwrap()),
+        ("add to itself", |f, a, _, _| {
+            let copy = a.clone();
+            f.evaluator.add(&copy, &copy, a).unwrap()
+        }),
+        ("add_many", |f, a, b, _| {
+            let c = a.clone();
+            f.evaluator.add_many(&[&c, b, &c], a).unwrap()
+        }),
+        ("sub", |f, a, b, _| f.evaluator.sub_inplace(a, b).unwrap()),
+        ("multiply", |f, a, b, _| {
+            f.evaluator.multiply_inplace(a, b).unwrap()
+        }),
+        ("multiply by itself", |f, a, _, _| {
+            let copy = a.clone();
+            f.evaluator.multiply(&copy, &copy, a).unwrap()
+        }),
+        ("square", |f, a, _, _| {
+            f.evaluator.square_inplace(a).unwrap()
+        }),
+        ("size 3 + size 2 and size 2 - size 3", |f, a, b, _| {
+            let mut three = a.clone();
+            f.evaluator.multiply_inplace(&mut three, b).unwrap();
+            let mut two = three.clone();
+            f.evaluator.relinearize_inplace(&mut two, &f.relin).unwrap();
+            let mut grown = two.clone();
+            f.evaluator.sub_inplace(&mut grown, &three).unwrap();
+            f.evaluator.add_inplace(&mut three, &two).unwrap();
+            f.evaluator.add_inplace(&mut three, &grown).unwrap();
+            *a = three;
+        }),
+        ("multiply size 3 by size 2", |f, a, b, _| {
+            // SEAL's relin keys stop at the square of the secret, so a size 4 result stays
+            // unrelinearized; b's words at scale 1 keep the scale in bounds.
+            f.evaluator.multiply_inplace(a, b).unwrap();
+            let mut c = b.clone();
+            c.set_scale(1.0);
+            f.evaluator.multiply_inplace(a, &c).unwrap();
+        }),
+        ("MulLin", |f, a, b, _| {
+            f.evaluator.multiply_inplace(a, b).unwrap();
+            f.evaluator.relinearize_inplace(a, &f.relin).unwrap();
+        }),
+        ("MulLinRS", |f, a, b, _| {
+            f.evaluator.multiply_inplace(a, b).unwrap();
+            f.evaluator.relinearize_inplace(a, &f.relin).unwrap();
+            f.evaluator.rescale_to_next_inplace(a).unwrap();
+        }),
+        ("SqrLinRS", |f, a, _, _| {
+            f.evaluator.square_inplace(a).unwrap();
+            f.evaluator.relinearize_inplace(a, &f.relin).unwrap();
+            f.evaluator.rescale_to_next_inplace(a).unwrap();
+        }),
+        ("MulLinRSModSwAdd", |f, a, b, _| {
+            f.evaluator.multiply_inplace(a, b).unwrap();
+            f.evaluator.relinearize_inplace(a, &f.relin).unwrap();
+            f.evaluator.rescale_to_next_inplace(a).unwrap();
+            let mut c = b.clone();
+            f.evaluator.mod_switch_to_next_inplace(&mut c).unwrap();
+            c.set_scale(a.scale());
+            f.evaluator.add_inplace(a, &c).unwrap();
+        }),
+        ("rescale_to_next into a fresh destination", |f, a, b, _| {
+            f.evaluator.multiply_inplace(a, b).unwrap();
+            let mut d = Ciphertext::new().unwrap();
+            f.evaluator.rescale_to_next(a, &mut d).unwrap();
+            *a = d;
+        }),
+        ("rescale_to the last level", |f, a, _, _| {
+            let last = f.ctx.last_parms_id();
+            f.evaluator.rescale_to_inplace(a, &last).unwrap();
+        }),
+        ("mod_switch_to_next", |f, a, _, _| {
+            f.evaluator.mod_switch_to_next_inplace(a).unwrap()
+        }),
+        ("mod_switch_to the last level", |f, a, _, _| {
+            let last = f.ctx.last_parms_id();
+            let mut d = Ciphertext::new().unwrap();
+            f.evaluator.mod_switch_to(a, &last, &mut d).unwrap();
+            *a = d;
+        }),
+        ("multiply_plain", |f, a, _, p| {
+            f.evaluator.multiply_plain_inplace(a, p).unwrap()
+        }),
+        ("add_plain", |f, a, _, p| {
+            f.evaluator.add_plain_inplace(a, p).unwrap()
+        }),
+        ("sub_plain", |f, a, _, p| {
+            f.evaluator.sub_plain_inplace(a, p).unwrap()
+        }),
+        (
+            "mod_switch a plaintext, then multiply_plain",
+            |f, a, _, p| {
+                let mut q = p.try_clone().unwrap();
+                if a.on_gpu() {
+                    q.gpu().unwrap();
+                }
+                f.evaluator
+                    .mod_switch_to_next_plain_inplace(&mut q)
+                    .unwrap();
+                q.set_scale(1.0);
+                f.evaluator.mod_switch_to_next_inplace(a).unwrap();
+                f.evaluator.multiply_plain_inplace(a, &q).unwrap();
+            },
+        ),
+        ("rotate +1", |f, a, _, _| {
+            f.evaluator.rotate_vector_inplace(a, 1, &f.galois).unwrap()
+        }),
+        ("rotate -1", |f, a, _, _| {
+            f.evaluator.rotate_vector_inplace(a, -1, &f.galois).unwrap()
+        }),
+        ("rotate +5", |f, a, _, _| {
+            f.evaluator.rotate_vector_inplace(a, 5, &f.galois).unwrap()
+        }),
+        ("rotate -7", |f, a, _, _| {
+            f.evaluator.rotate_vector_inplace(a, -7, &f.galois).unwrap()
+        }),
+        ("rotate +3 (NAF: +4 then -1)", |f, a, _, _| {
+            f.evaluator.rotate_vector_inplace(a, 3, &f.galois).unwrap()
+        }),
+        ("complex_conjugate", |f, a, _, _| {
+            f.evaluator.complex_conjugate_inplace(a, &f.galois).unwrap()
+        }),
+        ("Rotate after MulLinRS", |f, a, b, _| {
+            f.evaluator.multiply_inplace(a, b).unwrap();
+            f.evaluator.relinearize_inplace(a, &f.relin).unwrap();
+            f.evaluator.rescale_to_next_inplace(a).unwrap();
+            f.evaluator.rotate_vector_inplace(a, 16, &f.galois).unwrap();
+        }),
+        ("transform_from_ntt then transform_to_ntt", |f, a, b, _| {
+            f.evaluator.add_inplace(a, b).unwrap();
+            f.evaluator.transform_from_ntt_inplace(a).unwrap();
+            let mut coeffs = a.clone();
+            f.evaluator.transform_to_ntt_inplace(&mut coeffs).unwrap();
+            *a = coeffs;
+        }),
+    ]
+}
+
+fn check_all(fx: &Fixture) {
+    let mut rng = rng();
+    for (name, op) in operations() {
+        let (a, b, p) = (
+            fx.encrypt(&mut rng),
+            fx.encrypt(&mut rng),
+            fx.plain(&mut rng),
+        );
+        let mut cpu = a.clone();
+        op(fx, &mut cpu, &b, &p);
+        let mut gpu = on_gpu(&a);
+        op(fx, &mut gpu, &on_gpu(&b), &plain_on_gpu(&p));
+        assert_same(fx, &cpu, &gpu, name);
+    }
+    assert_eq!(
+        seal_opencl::ffi::cpu_fallbacks(),
+        Vec::<String>::new(),
+        "operations that ran on the CPU instead of the device"
+    );
+}
+
+#[test]
+fn n4096_three_primes() {
+    check_all(&Fixture::new("N=2^12 {35,30,35}", 4096, &[35, 30, 35], 30));
+}
+
+#[test]
+fn n8192_five_primes() {
+    check_all(&Fixture::new(
+        "N=2^13 {50,40,40,40,40}",
+        8192,
+        &[50, 40, 40, 40, 40],
+        40,
+    ));
+}
+
+#[test]
+fn n8192_sixty_bit_primes() {
+    check_all(&Fixture::new("N=2^13 {60,60,60}", 8192, &[60, 60, 60], 50));
+}
+
+#[test]
+fn n8192_mixed_30_to_60_bit_primes() {
+    check_all(&Fixture::new(
+        "N=2^13 {60,30,45,30,50}",
+        8192,
+        &[60, 30, 45, 30, 50],
+        30,
+    ));
+}
+
+/// The same operations twice, each on freshly marked copies (new device buffers from the
+/// pool), give the same words: nothing depends on what a buffer held before.
+#[test]
+fn determinism() {
+    let fx = Fixture::new("N=2^12 determinism", 4096, &[35, 30, 35], 30);
+    let mut rng = rng();
+    let (a, b, p) = (
+        fx.encrypt(&mut rng),
+        fx.encrypt(&mut rng),
+        fx.plain(&mut rng),
+    );
+    for (name, op) in operations() {
+        let run = || {
+            let mut g = on_gpu(&a);
+            op(&fx, &mut g, &on_gpu(&b), &plain_on_gpu(&p));
+            g.data().unwrap()
+        };
+        assert!(run() == run(), "{name}: two runs differ");
+    }
+}
