@@ -221,7 +221,11 @@ pub fn ckks_divide_round_finish(
                 let x = src[s0 + k];
                 let y = multiply_uint_mod_shoup(t[t0 + k] + (q.value() << 2) - x, inv[i], q);
                 let d = &mut dst[d0 + k];
-                *d = if accumulate { add_uint_mod(*d, y, q) } else { y };
+                *d = if accumulate {
+                    add_uint_mod(*d, y, q)
+                } else {
+                    y
+                };
             }
         }
     }

@@ -224,7 +224,10 @@ impl CkksKernels {
                  2^{COEFF_COUNT_POWER_MAX}, not 2^{log_n}"
             )));
         }
-        let program = ctx.program(&[sources::ARITH, sources::CKKS], &format!("-D LOG_N={log_n}"))?;
+        let program = ctx.program(
+            &[sources::ARITH, sources::CKKS],
+            &format!("-D LOG_N={log_n}"),
+        )?;
         let slot = |name, signature| Slot::new(&program, name, signature);
         Ok(CkksKernels {
             ctx: Arc::clone(ctx),
@@ -239,10 +242,7 @@ impl CkksKernels {
             galois_ntt: slot("ckks_galois_ntt", &[B, B, U])?,
             add_half_reduce: slot("ckks_add_half_reduce", &[B, B, U])?,
             moddown_prep: slot("ckks_moddown_prep", &[B, B, B, U, U])?,
-            divide_round_finish: slot(
-                "ckks_divide_round_finish",
-                &[B, U, B, U, B, B, B, U, U],
-            )?,
+            divide_round_finish: slot("ckks_divide_round_finish", &[B, U, B, U, B, B, B, U, U])?,
             ks_decompose: slot("ckks_ks_decompose", &[B, B, B, U])?,
             ks_inner_product: slot("ckks_ks_inner_product", &[B, B, B, B, U, U, U, U])?,
         })
@@ -340,8 +340,13 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words =
-            self.elementwise("ckks_add", &[("dst", dst), ("a", a), ("b", b)], moduli, k, polys)?;
+        let words = self.elementwise(
+            "ckks_add",
+            &[("dst", dst), ("a", a), ("b", b)],
+            moduli,
+            k,
+            polys,
+        )?;
         let args = [
             Arg::Buf(dst),
             Arg::Buf(a),
@@ -366,8 +371,13 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words =
-            self.elementwise("ckks_sub", &[("dst", dst), ("a", a), ("b", b)], moduli, k, polys)?;
+        let words = self.elementwise(
+            "ckks_sub",
+            &[("dst", dst), ("a", a), ("b", b)],
+            moduli,
+            k,
+            polys,
+        )?;
         let args = [
             Arg::Buf(dst),
             Arg::Buf(a),
@@ -815,7 +825,12 @@ impl CkksKernels {
         let n = self.coeff_count();
         holds(NAME, "prod", prod, product(NAME, &[2, k + 1, n])?)?;
         holds(NAME, "dec", dec, product(NAME, &[k, k + 1, n])?)?;
-        holds(NAME, "key", key, product(NAME, &[k, 2, key_stride_primes, n])?)?;
+        holds(
+            NAME,
+            "key",
+            key,
+            product(NAME, &[k, 2, key_stride_primes, n])?,
+        )?;
         let reduce_every = reduce_every(&moduli_ext.moduli()[..k + 1]);
         let args = [
             Arg::Buf(prod),
