@@ -165,33 +165,45 @@ fn ckks_add_sub_negate_equal_host() {
         let mut want = vec![0; words];
 
         let dst = poisoned(words);
-        e.kernels.ckks_add(&e.graph, &dst, &da, &db, &mt, k, polys).unwrap();
+        e.kernels
+            .ckks_add(&e.graph, &dst, &da, &db, &mt, k, polys)
+            .unwrap();
         host::ckks_add(&mut want, &a, &b, &moduli, N);
         assert_words(&down(&dst), &want, "ckks_add");
 
         let dst = poisoned(words);
-        e.kernels.ckks_sub(&e.graph, &dst, &da, &db, &mt, k, polys).unwrap();
+        e.kernels
+            .ckks_sub(&e.graph, &dst, &da, &db, &mt, k, polys)
+            .unwrap();
         host::ckks_sub(&mut want, &a, &b, &moduli, N);
         assert_words(&down(&dst), &want, "ckks_sub");
 
         let dst = poisoned(words);
-        e.kernels.ckks_negate(&e.graph, &dst, &da, &mt, k, polys).unwrap();
+        e.kernels
+            .ckks_negate(&e.graph, &dst, &da, &mt, k, polys)
+            .unwrap();
         host::ckks_negate(&mut want, &a, &moduli, N);
         assert_words(&down(&dst), &want, "ckks_negate");
 
         // In place: dst is a.
         let inplace = upload(&a);
-        e.kernels.ckks_add(&e.graph, &inplace, &inplace, &db, &mt, k, polys).unwrap();
+        e.kernels
+            .ckks_add(&e.graph, &inplace, &inplace, &db, &mt, k, polys)
+            .unwrap();
         host::ckks_add(&mut want, &a, &b, &moduli, N);
         assert_words(&down(&inplace), &want, "ckks_add in place");
         let inplace = upload(&a);
-        e.kernels.ckks_negate(&e.graph, &inplace, &inplace, &mt, k, polys).unwrap();
+        e.kernels
+            .ckks_negate(&e.graph, &inplace, &inplace, &mt, k, polys)
+            .unwrap();
         host::ckks_negate(&mut want, &a, &moduli, N);
         assert_words(&down(&inplace), &want, "ckks_negate in place");
 
         // Fewer polynomials than the buffers hold: the rest stays untouched.
         let dst = poisoned(words);
-        e.kernels.ckks_sub(&e.graph, &dst, &da, &db, &mt, k, 1).unwrap();
+        e.kernels
+            .ckks_sub(&e.graph, &dst, &da, &db, &mt, k, 1)
+            .unwrap();
         let got = down(&dst);
         host::ckks_sub(&mut want[..k * N], &a[..k * N], &b[..k * N], &moduli, N);
         assert_words(&got[..k * N], &want[..k * N], "ckks_sub of one polynomial");
@@ -273,7 +285,9 @@ fn ckks_tensor_equals_host() {
             let a = canonical(&mut rng, &moduli, s);
             let da = upload(&a);
             let dst = poisoned((2 * s - 1) * k * N);
-            e.kernels.ckks_tensor(&e.graph, &dst, &da, s, &da, s, &mt, k).unwrap();
+            e.kernels
+                .ckks_tensor(&e.graph, &dst, &da, s, &da, s, &mt, k)
+                .unwrap();
             let mut want = vec![0; (2 * s - 1) * k * N];
             host::ckks_tensor(&mut want, &a, s, &a, s, &moduli, N);
             assert_words(&down(&dst), &want, &format!("ckks_tensor square {s}"));
@@ -293,7 +307,9 @@ fn ckks_tensor_all_max_words() {
         .collect::<Vec<u64>>();
     let dst = poisoned(5 * 2 * N);
     let da = upload(&a);
-    e.kernels.ckks_tensor(&e.graph, &dst, &da, 3, &da, 3, &table(&moduli), 2).unwrap();
+    e.kernels
+        .ckks_tensor(&e.graph, &dst, &da, 3, &da, 3, &table(&moduli), 2)
+        .unwrap();
     let mut want = vec![0; 5 * 2 * N];
     host::ckks_tensor(&mut want, &a, 3, &a, 3, &moduli, N);
     assert_words(&down(&dst), &want, "ckks_tensor of q - 1");
@@ -311,21 +327,27 @@ fn ckks_copy_residues_and_gather_equal_host() {
 
         // mod_switch_drop_to_next.
         let dst = poisoned(polys * (k - 1) * N);
-        e.kernels.ckks_drop_last(&e.graph, &dst, &dsrc, k, polys).unwrap();
+        e.kernels
+            .ckks_drop_last(&e.graph, &dst, &dsrc, k, polys)
+            .unwrap();
         let mut want = vec![POISON; polys * (k - 1) * N];
         host::ckks_copy_residues(&mut want, k - 1, &src, k, k - 1, polys, N);
         assert_words(&down(&dst), &want, "ckks_drop_last");
 
         // General strides: 2 residues per polynomial into slots of k + 1; gaps untouched.
         let dst = poisoned(polys * (k + 1) * N);
-        e.kernels.ckks_copy_residues(&e.graph, &dst, k + 1, &dsrc, k, 2, polys).unwrap();
+        e.kernels
+            .ckks_copy_residues(&e.graph, &dst, k + 1, &dsrc, k, 2, polys)
+            .unwrap();
         let mut want = vec![POISON; polys * (k + 1) * N];
         host::ckks_copy_residues(&mut want, k + 1, &src, k, 2, polys, N);
         assert_words(&down(&dst), &want, "ckks_copy_residues");
 
         for index in [0, k - 1] {
             let dst = poisoned(polys * N);
-            e.kernels.ckks_gather_residue(&e.graph, &dst, &dsrc, k, index, polys).unwrap();
+            e.kernels
+                .ckks_gather_residue(&e.graph, &dst, &dsrc, k, index, polys)
+                .unwrap();
             let mut want = vec![0; polys * N];
             host::ckks_gather_residue(&mut want, &src, k, index, polys, N);
             assert_words(&down(&dst), &want, "ckks_gather_residue");
@@ -353,7 +375,9 @@ fn ckks_galois_ntt_equals_host() {
         let dsrc = upload(&src);
         for &elt in &elts {
             let dst = poisoned(src.len());
-            e.kernels.ckks_galois_ntt(&e.graph, &dst, &dsrc, elt, 2 * k).unwrap();
+            e.kernels
+                .ckks_galois_ntt(&e.graph, &dst, &dsrc, elt, 2 * k)
+                .unwrap();
             let mut want = vec![0; src.len()];
             host::ckks_galois_ntt(&mut want, &src, elt, LOG_N);
             assert_words(&down(&dst), &want, &format!("ckks_galois_ntt {elt}"));
@@ -428,7 +452,15 @@ fn ckks_moddown_prep_equals_host() {
             let last: Vec<u64> = (0..polys * N).map(|_| word(&mut rng, q_last)).collect();
             let dst = poisoned(polys * k_out * N);
             e.kernels
-                .ckks_moddown_prep(&e.graph, &dst, &upload(&last), last_q_index, &mt, k_out, polys)
+                .ckks_moddown_prep(
+                    &e.graph,
+                    &dst,
+                    &upload(&last),
+                    last_q_index,
+                    &mt,
+                    k_out,
+                    polys,
+                )
                 .unwrap();
             let mut want = vec![0; polys * k_out * N];
             host::ckks_moddown_prep(&mut want, &last, last_q_index, &moduli, k_out, N);
@@ -549,7 +581,11 @@ fn ckks_ks_inner_product_equals_host() {
                 .unwrap();
             let mut want = vec![0; 2 * (k + 1) * N];
             host::ckks_ks_inner_product(&mut want, &dec, &key, l_key, l_key - 1, &moduli_ext, N);
-            assert_words(&down(&prod), &want, &format!("ckks_ks_inner_product K = {k}"));
+            assert_words(
+                &down(&prod),
+                &want,
+                &format!("ckks_ks_inner_product K = {k}"),
+            );
         }
     }
 }
@@ -569,11 +605,24 @@ fn ckks_ks_inner_product_largest_words() {
         .collect();
     let prod = poisoned(2 * (k + 1) * N);
     e.kernels
-        .ckks_ks_inner_product(&e.graph, &prod, &upload(&dec), &upload(&key), k + 1, k, &table(&set), k)
+        .ckks_ks_inner_product(
+            &e.graph,
+            &prod,
+            &upload(&dec),
+            &upload(&key),
+            k + 1,
+            k,
+            &table(&set),
+            k,
+        )
         .unwrap();
     let mut want = vec![0; 2 * (k + 1) * N];
     host::ckks_ks_inner_product(&mut want, &dec, &key, k + 1, k, &set, N);
-    assert_words(&down(&prod), &want, "ckks_ks_inner_product of the largest words");
+    assert_words(
+        &down(&prod),
+        &want,
+        "ckks_ks_inner_product of the largest words",
+    );
 }
 
 /// `result` is an InvalidArgument error, and `untouched` still holds only poison after
@@ -607,9 +656,15 @@ fn ckks_bad_arguments_are_rejected() {
     assert_rejected(kx.ckks_add(g, &dst, &a, &short, &mt, 3, 2), &dst);
     assert_rejected(kx.ckks_sub(g, &dst, &a, &a, &mt, 0, 2), &dst);
     assert_rejected(kx.ckks_negate(g, &dst, &a, &mt, 3, 0), &dst);
-    assert_rejected(kx.ckks_add(g, &dst, &a, &a, &table(&moduli[..2]), 3, 2), &dst);
+    assert_rejected(
+        kx.ckks_add(g, &dst, &a, &a, &table(&moduli[..2]), 3, 2),
+        &dst,
+    );
     let ct = poisoned(words);
-    assert_rejected(kx.ckks_multiply_plain(g, &ct, &upload(&[1; 3]), &mt, 3, 2), &ct);
+    assert_rejected(
+        kx.ckks_multiply_plain(g, &ct, &upload(&[1; 3]), &mt, 3, 2),
+        &ct,
+    );
 
     // Tensor.
     let dst = poisoned(3 * 3 * N - 1);
@@ -643,7 +698,10 @@ fn ckks_bad_arguments_are_rejected() {
     assert_rejected(kx.ckks_add_half_reduce(g, &v, 3, &mt, 6), &v);
     assert_rejected(kx.ckks_add_half_reduce(g, &v, 2, &mt, 7), &v);
     let dst = poisoned(words);
-    assert_rejected(kx.ckks_moddown_prep(g, &dst, &upload(&[0; N]), 2, &mt, 2, 2), &dst);
+    assert_rejected(
+        kx.ckks_moddown_prep(g, &dst, &upload(&[0; N]), 2, &mt, 2, 2),
+        &dst,
+    );
     assert_rejected(kx.ckks_moddown_prep(g, &dst, &a, 3, &mt, 2, 2), &dst);
     let inv = upload(&[1, 0, 1]);
     let t = upload(&vec![0; words]);
@@ -664,14 +722,26 @@ fn ckks_bad_arguments_are_rejected() {
     // Key switching.
     let dst = poisoned(2 * 3 * N);
     assert_rejected(kx.ckks_ks_decompose(g, &dst, &a, &mt, 3), &dst);
-    assert_rejected(kx.ckks_ks_decompose(g, &dst, &upload(&vec![0; N]), &mt, 2), &dst);
+    assert_rejected(
+        kx.ckks_ks_decompose(g, &dst, &upload(&vec![0; N]), &mt, 2),
+        &dst,
+    );
     assert_rejected(kx.ckks_ks_decompose(g, &dst, &dst, &mt, 2), &dst);
     let prod = poisoned(2 * 3 * N);
     let dec = upload(&vec![0; 2 * 3 * N]);
     let key = upload(&vec![0; 2 * 2 * 3 * N]);
-    assert_rejected(kx.ckks_ks_inner_product(g, &prod, &dec, &short, 3, 2, &mt, 2), &prod);
-    assert_rejected(kx.ckks_ks_inner_product(g, &prod, &dec, &key, 3, 3, &mt, 2), &prod);
-    assert_rejected(kx.ckks_ks_inner_product(g, &prod, &prod, &key, 3, 2, &mt, 2), &prod);
+    assert_rejected(
+        kx.ckks_ks_inner_product(g, &prod, &dec, &short, 3, 2, &mt, 2),
+        &prod,
+    );
+    assert_rejected(
+        kx.ckks_ks_inner_product(g, &prod, &dec, &key, 3, 3, &mt, 2),
+        &prod,
+    );
+    assert_rejected(
+        kx.ckks_ks_inner_product(g, &prod, &prod, &key, 3, 2, &mt, 2),
+        &prod,
+    );
 }
 
 #[test]
@@ -693,5 +763,62 @@ fn ckks_kernels_reject_bad_sizes_and_foreign_graphs() {
     let other = CkksKernels::new(env_for(13).graph.context(), 13).unwrap();
     let mt = table(&primes(LOG_N, &[40]));
     let v = poisoned(2 * N);
-    assert_rejected(other.ckks_negate(g, &v, &upload(&vec![0; 2 * N]), &mt, 1, 1), &v);
+    assert_rejected(
+        other.ckks_negate(g, &v, &upload(&vec![0; 2 * N]), &mt, 1, 1),
+        &v,
+    );
+}
+
+#[test]
+fn ckks_ks_inner_product_reduces_midway_with_61_bit_primes() {
+    // 61-bit primes: products reach 2^124, so only 15 fit the 128-bit accumulator and
+    // K = 17 takes the kernel's intermediate reduction. Largest words and random ones.
+    let e = env();
+    let mut rng = rng();
+    // Not NTT-friendly (get_primes stops at SEAL's 60 bits): these kernels do not care.
+    let set: Vec<Modulus> = (0..1u64 << 20)
+        .map(|i| (1u64 << 61) - 1 - 2 * i)
+        .filter(|&v| seal_opencl::arith::is_prime(v))
+        .take(18)
+        .map(|v| Modulus::new(v).unwrap())
+        .collect();
+    let k = 17;
+    for largest in [true, false] {
+        let dec: Vec<u64> = (0..k * (k + 1) * N)
+            .map(|w| {
+                let q = set[(w / N) % (k + 1)].value();
+                if largest {
+                    4 * q - 1
+                } else {
+                    word(&mut rng, 4 * q)
+                }
+            })
+            .collect();
+        let key: Vec<u64> = (0..2 * k * (k + 1) * N)
+            .map(|w| {
+                let q = set[(w / N) % (k + 1)].value();
+                if largest {
+                    q - 1
+                } else {
+                    word(&mut rng, q)
+                }
+            })
+            .collect();
+        let prod = poisoned(2 * (k + 1) * N);
+        e.kernels
+            .ckks_ks_inner_product(
+                &e.graph,
+                &prod,
+                &upload(&dec),
+                &upload(&key),
+                k + 1,
+                k,
+                &table(&set),
+                k,
+            )
+            .unwrap();
+        let mut want = vec![0; 2 * (k + 1) * N];
+        host::ckks_ks_inner_product(&mut want, &dec, &key, k + 1, k, &set, N);
+        assert_words(&down(&prod), &want, "ckks_ks_inner_product, 61-bit primes");
+    }
 }

@@ -23,7 +23,7 @@ fn prime_of(w: usize, k: usize, n: usize) -> usize {
 fn check_shape(words: usize, k: usize, n: usize) {
     assert!(k >= 1 && n >= 1, "K and N must be at least 1");
     assert!(
-        words % (k * n) == 0,
+        words.is_multiple_of(k * n),
         "{words} words are not whole polynomials of {k} residues of {n}"
     );
 }
@@ -145,7 +145,7 @@ pub fn galois_table_ntt(galois_elt: u32, log_n: u32) -> Vec<u32> {
 /// SEAL's `apply_galois_ntt` on every residue of `src`: dst[r][i] = src[r][table[i]].
 pub fn ckks_galois_ntt(dst: &mut [u64], src: &[u64], galois_elt: u32, log_n: u32) {
     let n = 1usize << log_n;
-    assert!(dst.len() == src.len() && src.len() % n == 0);
+    assert!(dst.len() == src.len() && src.len().is_multiple_of(n));
     let table = galois_table_ntt(galois_elt, log_n);
     for (d, s) in dst.chunks_exact_mut(n).zip(src.chunks_exact(n)) {
         for (x, &t) in d.iter_mut().zip(&table) {
@@ -253,9 +253,9 @@ pub fn ckks_ks_decompose(dst: &mut [u64], t_target: &[u64], moduli_ext: &[Modulu
     }
 }
 
-/// Key switching's inner product: prod[c * (K + 1) + I] = sum_{J < K} dec[J * (K + 1) + I]
-/// * key[J][c][kp(I)] mod q_I for c < 2, I < K + 1, kp(I) = I for I < K and
-/// `key_special_index` for I = K. Key word of (J, c, prime p, k) is
+/// Key switching's inner product: `prod[c * (K + 1) + I] = sum_{J < K}
+/// dec[J * (K + 1) + I] * key[J][c][kp(I)] mod q_I` for c < 2, I < K + 1, kp(I) = I for
+/// I < K and `key_special_index` for I = K. Key word of (J, c, prime p, k) is
 /// ((J * 2 + c) * key_stride_primes + p) * n + k. On entry dec < 4 q_I, key canonical.
 pub fn ckks_ks_inner_product(
     prod: &mut [u64],

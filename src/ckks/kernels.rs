@@ -605,7 +605,7 @@ impl CkksKernels {
         const NAME: &str = "ckks_galois_ntt";
         nonzero(NAME, "residues", residues)?;
         let n = self.coeff_count();
-        if galois_elt % 2 == 0 || galois_elt as usize >= 2 * n {
+        if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * n {
             return Err(Error::invalid(format!(
                 "{NAME}: galois element {galois_elt} is not odd and below 2N = {}",
                 2 * n
@@ -792,8 +792,8 @@ impl CkksKernels {
     /// Key switching's inner product with one key of SEAL's key vector: for c < 2 and
     /// I < K + 1, prod[c * (K + 1) + I] = sum_{J < K} dec[J * (K + 1) + I] *
     /// key[J][c][kp(I)] mod q_I, with kp(I) = I for I < K and `key_special_index` for
-    /// I = K. The key is uploaded contiguously: word ((J * 2 + c) * key_stride_primes + p)
-    /// * N + k (SEAL's `key_vector[J].data()` one after another; key_stride_primes = all
+    /// I = K. The key is uploaded contiguously: word
+    /// `((J * 2 + c) * key_stride_primes + p) * N + k` (SEAL's `key_vector[J].data()` one after another; key_stride_primes = all
     /// key primes, key_special_index normally key_stride_primes - 1).
     ///
     /// On entry dec < 4 q_I (the decomposition after a lazy forward NTT), key canonical;
