@@ -1,10 +1,13 @@
 //! `seal_opencl::seal_c` against CPU SEAL (no GPU backend installed): CKKS round trips at
 //! N = 2^12 with primes of {40, 30, 30, 40} bits, the evaluator's operations checked by
 //! decrypting, word access, and bad input coming back as errors.
+//!
+//! 140 bits at N = 2^12 exceed SEAL's 128-bit security bound (109 bits), so the test
+//! context is made with `SecLevelType::None`; small and fast is what tests need.
 
 use seal_opencl::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
-    KeyGenerator, RelinKeys,
+    KeyGenerator, RelinKeys, SecLevelType,
 };
 use seal_opencl::ErrorKind;
 
@@ -12,6 +15,10 @@ const N: u64 = 4096;
 const BITS: [i32; 4] = [40, 30, 30, 40];
 const SCALE: f64 = (1u64 << 30) as f64;
 const TOLERANCE: f64 = 1e-3;
+
+fn test_context() -> CkksContext {
+    CkksContext::new_with_security(N, &BITS, SecLevelType::None).unwrap()
+}
 
 struct Ckks {
     context: CkksContext,
@@ -25,7 +32,7 @@ struct Ckks {
 
 impl Ckks {
     fn new() -> Self {
-        let context = CkksContext::new(N, &BITS).unwrap();
+        let context = test_context();
         let keygen = KeyGenerator::new(&context).unwrap();
         let public_key = keygen.public_key().unwrap();
         let secret_key = keygen.secret_key().unwrap();
@@ -76,7 +83,7 @@ fn assert_close(got: &[f64], want: &[f64], what: &str) {
 
 #[test]
 fn context_describes_the_modulus_chain() {
-    let context = CkksContext::new(N, &BITS).unwrap();
+    let context = test_context();
     assert_eq!(context.poly_modulus_degree(), N);
     assert!(context.using_keyswitching());
     let chain = context.parms_id_chain().unwrap();
@@ -96,7 +103,8 @@ fn context_describes_the_modulus_chain() {
     }
 
     // The same primes given explicitly make the same context.
-    let explicit = CkksContext::with_moduli(N, &key_primes).unwrap();
+    let explicit =
+        CkksContext::with_moduli_and_security(N, &key_primes, SecLevelType::None).unwrap();
     assert_eq!(explicit.first_parms_id(), context.first_parms_id());
     assert_eq!(explicit.parms_id_chain().unwrap(), chain);
 }
@@ -410,6 +418,11 @@ fn bad_input_is_an_error_not_a_crash() {
         let err = CkksContext::new(n, &bits).err().expect("rejected");
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{n} {bits:?}: {err}");
     }
+    // SEAL's default security check: 140 bits at N = 4096 is too many, at 8192 fine.
+    let err = CkksContext::new(N, &BITS).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.to_string().contains("security standard"), "{err}");
+    assert!(CkksContext::new(2 * N, &BITS).is_ok());
     assert!(CkksContext::new(N, &[]).is_err());
     assert!(CkksContext::with_moduli(N, &[1 << 62]).is_err());
     // Not 1 mod 2N: SEAL's context refuses it.

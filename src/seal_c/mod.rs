@@ -33,7 +33,7 @@ mod keys;
 
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use codec::{CkksEncoder, Decryptor, Encryptor};
-pub use context::CkksContext;
+pub use context::{CkksContext, SecLevelType};
 pub use evaluator::Evaluator;
 pub use keys::{GaloisKeys, KeyGenerator, PublicKey, RelinKeys, SecretKey};
 
