@@ -192,7 +192,11 @@ impl Ciphertext {
     }
 
     pub fn is_ntt_form(&self) -> bool {
-        read_bool(self.ptr(), sys::Ciphertext_IsNTTForm, "Ciphertext_IsNTTForm")
+        read_bool(
+            self.ptr(),
+            sys::Ciphertext_IsNTTForm,
+            "Ciphertext_IsNTTForm",
+        )
     }
 
     /// `size * coeff_modulus_size * poly_modulus_degree`, the number of words.
@@ -289,11 +293,19 @@ impl Plaintext {
 
     /// The number of words (`coeff_modulus_size * poly_modulus_degree` for CKKS).
     pub fn coeff_count(&self) -> u64 {
-        read_u64(self.ptr(), sys::Plaintext_CoeffCount, "Plaintext_CoeffCount")
+        read_u64(
+            self.ptr(),
+            sys::Plaintext_CoeffCount,
+            "Plaintext_CoeffCount",
+        )
     }
 
     pub fn parms_id(&self) -> ParmsId {
-        read_parms_id(self.ptr(), sys::Plaintext_GetParmsId, "Plaintext_GetParmsId")
+        read_parms_id(
+            self.ptr(),
+            sys::Plaintext_GetParmsId,
+            "Plaintext_GetParmsId",
+        )
     }
 
     pub fn scale(&self) -> f64 {

@@ -108,7 +108,9 @@ impl CkksEncoder {
         parms_id: &ParmsId,
         scale: f64,
     ) -> Result<Plaintext> {
-        let finite = values.iter().all(|(re, im)| re.is_finite() && im.is_finite());
+        let finite = values
+            .iter()
+            .all(|(re, im)| re.is_finite() && im.is_finite());
         check_encode_args(values.len(), self.slot_count, finite, scale)?;
         let mut flat: Vec<f64> = values.iter().flat_map(|&(re, im)| [re, im]).collect();
         let mut id = *parms_id;

@@ -247,7 +247,13 @@ impl CkksContext {
         let mut data = ptr::null_mut();
         // SAFETY: the context is live; `id` has 4 words; `data` is a live local that
         // receives a pointer owned by the context.
-        unsafe { seal_call!(SEALContext_GetContextData(self.ptr(), id.as_mut_ptr(), &mut data)) }?;
+        unsafe {
+            seal_call!(SEALContext_GetContextData(
+                self.ptr(),
+                id.as_mut_ptr(),
+                &mut data
+            ))
+        }?;
         if data.is_null() {
             return Err(Error::invalid(format!(
                 "parms_id {parms_id:x?} is not valid for the encryption parameters"
@@ -328,7 +334,10 @@ impl std::fmt::Debug for CkksContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CkksContext")
             .field("poly_modulus_degree", &self.poly_modulus_degree)
-            .field("key_coeff_modulus", &self.coeff_modulus(&self.key_parms_id()).ok())
+            .field(
+                "key_coeff_modulus",
+                &self.coeff_modulus(&self.key_parms_id()).ok(),
+            )
             .finish()
     }
 }

@@ -10,8 +10,8 @@
 //! scale, wrong NTT form, missing keys, end of the modulus chain, ...), `Logic` for what
 //! SEAL throws as `std::logic_error` (e.g. a transparent result).
 
-use super::{seal_call, Ciphertext, CkksContext, GaloisKeys, Handle, ParmsId, Plaintext};
 use super::RelinKeys;
+use super::{seal_call, Ciphertext, CkksContext, GaloisKeys, Handle, ParmsId, Plaintext};
 use crate::error::{Error, Result};
 use crate::sys;
 use std::os::raw::{c_int, c_void};
@@ -47,17 +47,36 @@ impl Evaluator {
 
     pub fn negate(&self, encrypted: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
         // SAFETY: see above.
-        unsafe { seal_call!(Evaluator_Negate(self.ptr(), encrypted.ptr(), destination.ptr())) }
+        unsafe {
+            seal_call!(Evaluator_Negate(
+                self.ptr(),
+                encrypted.ptr(),
+                destination.ptr()
+            ))
+        }
     }
 
     pub fn negate_inplace(&self, encrypted: &mut Ciphertext) -> Result<()> {
         // SAFETY: see above (in place).
-        unsafe { seal_call!(Evaluator_Negate(self.ptr(), encrypted.ptr(), encrypted.ptr())) }
+        unsafe {
+            seal_call!(Evaluator_Negate(
+                self.ptr(),
+                encrypted.ptr(),
+                encrypted.ptr()
+            ))
+        }
     }
 
     pub fn add(&self, a: &Ciphertext, b: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
         // SAFETY: see above.
-        unsafe { seal_call!(Evaluator_Add(self.ptr(), a.ptr(), b.ptr(), destination.ptr())) }
+        unsafe {
+            seal_call!(Evaluator_Add(
+                self.ptr(),
+                a.ptr(),
+                b.ptr(),
+                destination.ptr()
+            ))
+        }
     }
 
     pub fn add_inplace(&self, a: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
@@ -85,7 +104,14 @@ impl Evaluator {
 
     pub fn sub(&self, a: &Ciphertext, b: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
         // SAFETY: see above.
-        unsafe { seal_call!(Evaluator_Sub(self.ptr(), a.ptr(), b.ptr(), destination.ptr())) }
+        unsafe {
+            seal_call!(Evaluator_Sub(
+                self.ptr(),
+                a.ptr(),
+                b.ptr(),
+                destination.ptr()
+            ))
+        }
     }
 
     pub fn sub_inplace(&self, a: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
@@ -113,7 +139,15 @@ impl Evaluator {
 
     pub fn multiply_inplace(&self, a: &mut Ciphertext, b: &Ciphertext) -> Result<()> {
         // SAFETY: see above (in place).
-        unsafe { seal_call!(Evaluator_Multiply(self.ptr(), a.ptr(), b.ptr(), a.ptr(), POOL)) }
+        unsafe {
+            seal_call!(Evaluator_Multiply(
+                self.ptr(),
+                a.ptr(),
+                b.ptr(),
+                a.ptr(),
+                POOL
+            ))
+        }
     }
 
     pub fn square(&self, encrypted: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
@@ -159,7 +193,11 @@ impl Evaluator {
         }
     }
 
-    pub fn relinearize_inplace(&self, encrypted: &mut Ciphertext, relin_keys: &RelinKeys) -> Result<()> {
+    pub fn relinearize_inplace(
+        &self,
+        encrypted: &mut Ciphertext,
+        relin_keys: &RelinKeys,
+    ) -> Result<()> {
         // SAFETY: see above (in place).
         unsafe {
             seal_call!(Evaluator_Relinearize(
@@ -173,7 +211,11 @@ impl Evaluator {
     }
 
     /// Divides by the last prime and drops it (scale / q_last).
-    pub fn rescale_to_next(&self, encrypted: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
+    pub fn rescale_to_next(
+        &self,
+        encrypted: &Ciphertext,
+        destination: &mut Ciphertext,
+    ) -> Result<()> {
         // SAFETY: see above.
         unsafe {
             seal_call!(Evaluator_RescaleToNext(
@@ -232,7 +274,11 @@ impl Evaluator {
     }
 
     /// Drops the last prime without scaling.
-    pub fn mod_switch_to_next(&self, encrypted: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
+    pub fn mod_switch_to_next(
+        &self,
+        encrypted: &Ciphertext,
+        destination: &mut Ciphertext,
+    ) -> Result<()> {
         // SAFETY: see above.
         unsafe {
             seal_call!(Evaluator_ModSwitchToNext1(
@@ -276,7 +322,11 @@ impl Evaluator {
         }
     }
 
-    pub fn mod_switch_to_inplace(&self, encrypted: &mut Ciphertext, parms_id: &ParmsId) -> Result<()> {
+    pub fn mod_switch_to_inplace(
+        &self,
+        encrypted: &mut Ciphertext,
+        parms_id: &ParmsId,
+    ) -> Result<()> {
         let mut id = *parms_id;
         // SAFETY: see above (in place).
         unsafe {
@@ -291,14 +341,30 @@ impl Evaluator {
     }
 
     /// Drops the last prime of an NTT-form plaintext.
-    pub fn mod_switch_to_next_plain(&self, plain: &Plaintext, destination: &mut Plaintext) -> Result<()> {
+    pub fn mod_switch_to_next_plain(
+        &self,
+        plain: &Plaintext,
+        destination: &mut Plaintext,
+    ) -> Result<()> {
         // SAFETY: see above.
-        unsafe { seal_call!(Evaluator_ModSwitchToNext2(self.ptr(), plain.ptr(), destination.ptr())) }
+        unsafe {
+            seal_call!(Evaluator_ModSwitchToNext2(
+                self.ptr(),
+                plain.ptr(),
+                destination.ptr()
+            ))
+        }
     }
 
     pub fn mod_switch_to_next_plain_inplace(&self, plain: &mut Plaintext) -> Result<()> {
         // SAFETY: see above (in place).
-        unsafe { seal_call!(Evaluator_ModSwitchToNext2(self.ptr(), plain.ptr(), plain.ptr())) }
+        unsafe {
+            seal_call!(Evaluator_ModSwitchToNext2(
+                self.ptr(),
+                plain.ptr(),
+                plain.ptr()
+            ))
+        }
     }
 
     pub fn mod_switch_to_plain(
@@ -319,7 +385,11 @@ impl Evaluator {
         }
     }
 
-    pub fn mod_switch_to_plain_inplace(&self, plain: &mut Plaintext, parms_id: &ParmsId) -> Result<()> {
+    pub fn mod_switch_to_plain_inplace(
+        &self,
+        plain: &mut Plaintext,
+        parms_id: &ParmsId,
+    ) -> Result<()> {
         let mut id = *parms_id;
         // SAFETY: see above (in place).
         unsafe {
@@ -350,7 +420,11 @@ impl Evaluator {
         }
     }
 
-    pub fn multiply_plain_inplace(&self, encrypted: &mut Ciphertext, plain: &Plaintext) -> Result<()> {
+    pub fn multiply_plain_inplace(
+        &self,
+        encrypted: &mut Ciphertext,
+        plain: &Plaintext,
+    ) -> Result<()> {
         // SAFETY: see above (in place).
         unsafe {
             seal_call!(Evaluator_MultiplyPlain(
@@ -481,7 +555,11 @@ impl Evaluator {
         }
     }
 
-    pub fn complex_conjugate_inplace(&self, encrypted: &mut Ciphertext, galois_keys: &GaloisKeys) -> Result<()> {
+    pub fn complex_conjugate_inplace(
+        &self,
+        encrypted: &mut Ciphertext,
+        galois_keys: &GaloisKeys,
+    ) -> Result<()> {
         // SAFETY: see above (in place).
         unsafe {
             seal_call!(Evaluator_ComplexConjugate(
@@ -535,7 +613,11 @@ impl Evaluator {
     }
 
     /// Ciphertext to NTT form (CKKS ciphertexts are normally in it already).
-    pub fn transform_to_ntt(&self, encrypted: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
+    pub fn transform_to_ntt(
+        &self,
+        encrypted: &Ciphertext,
+        destination: &mut Ciphertext,
+    ) -> Result<()> {
         // SAFETY: see above.
         unsafe {
             seal_call!(Evaluator_TransformToNTT2(
@@ -557,7 +639,11 @@ impl Evaluator {
         }
     }
 
-    pub fn transform_from_ntt(&self, encrypted: &Ciphertext, destination: &mut Ciphertext) -> Result<()> {
+    pub fn transform_from_ntt(
+        &self,
+        encrypted: &Ciphertext,
+        destination: &mut Ciphertext,
+    ) -> Result<()> {
         // SAFETY: see above.
         unsafe {
             seal_call!(Evaluator_TransformFromNTT(

@@ -90,7 +90,11 @@ impl KeyGenerator {
         // SAFETY: the generator is live; `keys` receives a fresh RelinKeys.
         unsafe { seal_call!(KeyGenerator_CreateRelinKeys(self.ptr(), false, &mut keys)) }?;
         Ok(RelinKeys {
-            handle: Handle::new(keys, sys::KSwitchKeys_Destroy, "KeyGenerator_CreateRelinKeys")?,
+            handle: Handle::new(
+                keys,
+                sys::KSwitchKeys_Destroy,
+                "KeyGenerator_CreateRelinKeys",
+            )?,
         })
     }
 
@@ -147,7 +151,13 @@ impl KeyGenerator {
     pub fn galois_keys_all(&self) -> Result<GaloisKeys> {
         let mut keys = ptr::null_mut();
         // SAFETY: the generator is live; `keys` receives fresh GaloisKeys.
-        unsafe { seal_call!(KeyGenerator_CreateGaloisKeysAll(self.ptr(), false, &mut keys)) }?;
+        unsafe {
+            seal_call!(KeyGenerator_CreateGaloisKeysAll(
+                self.ptr(),
+                false,
+                &mut keys
+            ))
+        }?;
         Ok(GaloisKeys {
             handle: Handle::new(
                 keys,
@@ -223,7 +233,7 @@ impl GaloisKeys {
     /// Errors: `InvalidArgument` for an even element (no automorphism; SEAL's index
     /// function does not check that, so it is checked here).
     pub fn has_key(&self, galois_elt: u32) -> Result<bool> {
-        if galois_elt % 2 == 0 {
+        if galois_elt.is_multiple_of(2) {
             return Err(crate::Error::invalid(format!(
                 "galois_elt {galois_elt} is not valid: it must be odd"
             )));

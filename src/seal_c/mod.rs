@@ -59,8 +59,10 @@ pub(crate) use seal_call;
 pub(crate) fn check(hr: c_long, call: &'static str) -> Result<()> {
     match hr {
         0 | 1 => Ok(()),
+        // `long` is 64-bit on the targets SEAL's C API is built for here, 32-bit elsewhere.
+        #[allow(clippy::useless_conversion)]
         _ => Err(Error::Seal {
-            hresult: hr as i64,
+            hresult: i64::from(hr),
             call,
         }),
     }
@@ -158,7 +160,11 @@ pub(crate) fn trailing_words(bytes: &[u8], count: usize, call: &'static str) -> 
         .len()
         .checked_sub(data_len + 8)
         .ok_or_else(layout_error)?;
-    let stored = u64::from_le_bytes(bytes[start..start + 8].try_into().map_err(|_| layout_error())?);
+    let stored = u64::from_le_bytes(
+        bytes[start..start + 8]
+            .try_into()
+            .map_err(|_| layout_error())?,
+    );
     if stored != count as u64 {
         return Err(layout_error());
     }
