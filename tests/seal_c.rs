@@ -1,10 +1,13 @@
 //! `seal_opencl::seal_c` against CPU SEAL (no GPU backend installed): CKKS round trips at
 //! N = 2^12 with primes of {40, 30, 30, 40} bits, the evaluator's operations checked by
 //! decrypting, word access, and bad input coming back as errors.
+//!
+//! 140 bits at N = 2^12 exceed SEAL's 128-bit security bound (109 bits), so the test
+//! context is made with `SecLevelType::None`; small and fast is what tests need.
 
 use seal_opencl::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
-    KeyGenerator, RelinKeys,
+    KeyGenerator, RelinKeys, SecLevelType,
 };
 use seal_opencl::ErrorKind;
 
@@ -12,6 +15,10 @@ const N: u64 = 4096;
 const BITS: [i32; 4] = [40, 30, 30, 40];
 const SCALE: f64 = (1u64 << 30) as f64;
 const TOLERANCE: f64 = 1e-3;
+
+fn test_context() -> CkksContext {
+    CkksContext::new_with_security(N, &BITS, SecLevelType::None).unwrap()
+}
 
 struct Ckks {
     context: CkksContext,
@@ -25,7 +32,7 @@ struct Ckks {
 
 impl Ckks {
     fn new() -> Self {
-        let context = CkksContext::new(N, &BITS).unwrap();
+        let context = test_context();
         let keygen = KeyGenerator::new(&context).unwrap();
         let public_key = keygen.public_key().unwrap();
         let secret_key = keygen.secret_key().unwrap();
@@ -76,7 +83,7 @@ fn assert_close(got: &[f64], want: &[f64], what: &str) {
 
 #[test]
 fn context_describes_the_modulus_chain() {
-    let context = CkksContext::new(N, &BITS).unwrap();
+    let context = test_context();
     assert_eq!(context.poly_modulus_degree(), N);
     assert!(context.using_keyswitching());
     let chain = context.parms_id_chain().unwrap();
@@ -96,7 +103,8 @@ fn context_describes_the_modulus_chain() {
     }
 
     // The same primes given explicitly make the same context.
-    let explicit = CkksContext::with_moduli(N, &key_primes).unwrap();
+    let explicit =
+        CkksContext::with_moduli_and_security(N, &key_primes, SecLevelType::None).unwrap();
     assert_eq!(explicit.first_parms_id(), context.first_parms_id());
     assert_eq!(explicit.parms_id_chain().unwrap(), chain);
 }
@@ -125,7 +133,12 @@ fn encode_encrypt_decrypt_decode_round_trips() {
     assert!(plain.is_ntt_form());
     let decoded = ckks
         .encoder
-        .decode_complex(&ckks.decryptor.decrypt(&ckks.encryptor.encrypt(&plain).unwrap()).unwrap())
+        .decode_complex(
+            &ckks
+                .decryptor
+                .decrypt(&ckks.encryptor.encrypt(&plain).unwrap())
+                .unwrap(),
+        )
         .unwrap();
     let (re, im): (Vec<f64>, Vec<f64>) = decoded.into_iter().unzip();
     assert_close(&re, &values, "complex re");
@@ -146,7 +159,9 @@ fn multiply_relinearize_rescale_gives_the_product() {
         .relinearize_inplace(&mut product, &ckks.relin_keys)
         .unwrap();
     assert_eq!(product.size(), 2);
-    ckks.evaluator.rescale_to_next_inplace(&mut product).unwrap();
+    ckks.evaluator
+        .rescale_to_next_inplace(&mut product)
+        .unwrap();
     assert_eq!(product.coeff_modulus_size(), 2);
     let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
     assert_close(&ckks.decrypt(&product), &want, "a * b");
@@ -156,7 +171,11 @@ fn multiply_relinearize_rescale_gives_the_product() {
     ckks.evaluator.square_inplace(&mut sq).unwrap();
     let mut sq2 = Ciphertext::new().unwrap();
     ckks.evaluator.multiply(&ca, &ca, &mut sq2).unwrap();
-    assert_eq!(sq.data().unwrap(), sq2.data().unwrap(), "square = a * a, word for word");
+    assert_eq!(
+        sq.data().unwrap(),
+        sq2.data().unwrap(),
+        "square = a * a, word for word"
+    );
     let mut aa = ca.clone();
     ckks.evaluator.multiply_inplace(&mut aa, &ca).unwrap();
     assert_eq!(aa.data().unwrap(), sq2.data().unwrap());
@@ -168,8 +187,11 @@ fn multiply_relinearize_rescale_gives_the_product() {
     ckks.evaluator.sub_inplace(&mut diff, &cb).unwrap();
     ckks.evaluator.negate_inplace(&mut diff).unwrap();
     let mut many = Ciphertext::new().unwrap();
-    ckks.evaluator.add_many(&[&ca, &cb, &ca], &mut many).unwrap();
-    let zip = |f: fn(f64, f64) -> f64| -> Vec<f64> { a.iter().zip(&b).map(|(&x, &y)| f(x, y)).collect() };
+    ckks.evaluator
+        .add_many(&[&ca, &cb, &ca], &mut many)
+        .unwrap();
+    let zip =
+        |f: fn(f64, f64) -> f64| -> Vec<f64> { a.iter().zip(&b).map(|(&x, &y)| f(x, y)).collect() };
     assert_close(&ckks.decrypt(&sum), &zip(|x, y| x + y), "a + b");
     assert_close(&ckks.decrypt(&diff), &zip(|x, y| y - x), "-(a - b)");
     assert_close(&ckks.decrypt(&many), &zip(|x, y| 2.0 * x + y), "a + b + a");
@@ -209,7 +231,10 @@ fn rotate_conjugate_and_apply_galois() {
         .decode_complex(&ckks.decryptor.decrypt(&conj).unwrap())
         .unwrap();
     for (i, ((re, im), v)) in decoded.iter().zip(&values).enumerate() {
-        assert!((re - v).abs() < TOLERANCE && (im + v / 4.0).abs() < TOLERANCE, "slot {i}");
+        assert!(
+            (re - v).abs() < TOLERANCE && (im + v / 4.0).abs() < TOLERANCE,
+            "slot {i}"
+        );
     }
 
     // The conjugation is the Galois element 2N - 1: apply_galois gives the same words.
@@ -246,14 +271,20 @@ fn plain_operations_and_modulus_switching() {
     assert_close(&ckks.decrypt(&sum), &a, "a + b - b");
 
     let mut product = ct.clone();
-    ckks.evaluator.multiply_plain_inplace(&mut product, &pb).unwrap();
-    ckks.evaluator.rescale_to_next_inplace(&mut product).unwrap();
+    ckks.evaluator
+        .multiply_plain_inplace(&mut product, &pb)
+        .unwrap();
+    ckks.evaluator
+        .rescale_to_next_inplace(&mut product)
+        .unwrap();
     let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
     assert_close(&ckks.decrypt(&product), &want, "a * plain b");
 
     // mod_switch_to_next drops one prime and keeps the values and the scale.
     let mut switched = Ciphertext::new().unwrap();
-    ckks.evaluator.mod_switch_to_next(&ct, &mut switched).unwrap();
+    ckks.evaluator
+        .mod_switch_to_next(&ct, &mut switched)
+        .unwrap();
     assert_eq!(switched.coeff_modulus_size(), ct.coeff_modulus_size() - 1);
     assert_eq!(switched.scale(), ct.scale());
     let chain = ckks.context.parms_id_chain().unwrap();
@@ -275,10 +306,14 @@ fn plain_operations_and_modulus_switching() {
 
     // Plaintexts switch too, so they can meet a switched ciphertext.
     let mut pb_next = pb.clone();
-    ckks.evaluator.mod_switch_to_next_plain_inplace(&mut pb_next).unwrap();
+    ckks.evaluator
+        .mod_switch_to_next_plain_inplace(&mut pb_next)
+        .unwrap();
     assert_eq!(pb_next.coeff_count(), 2 * N);
     assert_eq!(pb_next.parms_id(), chain[1]);
-    ckks.evaluator.add_plain_inplace(&mut switched, &pb_next).unwrap();
+    ckks.evaluator
+        .add_plain_inplace(&mut switched, &pb_next)
+        .unwrap();
     let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
     assert_close(&ckks.decrypt(&switched), &want, "switched a + switched b");
 
@@ -294,7 +329,9 @@ fn plain_operations_and_modulus_switching() {
     ckks.evaluator.transform_from_ntt(&ct, &mut coeffs).unwrap();
     assert!(!coeffs.is_ntt_form());
     assert_ne!(coeffs.data().unwrap(), words);
-    ckks.evaluator.transform_to_ntt_inplace(&mut coeffs).unwrap();
+    ckks.evaluator
+        .transform_to_ntt_inplace(&mut coeffs)
+        .unwrap();
     assert!(coeffs.is_ntt_form());
     assert_eq!(coeffs.data().unwrap(), words);
 }
@@ -322,7 +359,11 @@ fn words_of_a_clone_equal_the_original_and_set_data_writes_them() {
         .enumerate()
         .map(|(i, &w)| {
             let q = primes[(i / N as usize) % 3];
-            if w == 0 { 0 } else { q - w }
+            if w == 0 {
+                0
+            } else {
+                q - w
+            }
         })
         .collect();
     let mut by_hand = ct.clone();
@@ -332,7 +373,10 @@ fn words_of_a_clone_equal_the_original_and_set_data_writes_them() {
     assert_eq!(by_hand.data().unwrap(), by_seal.data().unwrap());
     // Wrong length or unreduced words are rejected, the ciphertext is left alone.
     assert_eq!(
-        by_hand.set_data(&ckks.context, &negated[1..]).unwrap_err().kind(),
+        by_hand
+            .set_data(&ckks.context, &negated[1..])
+            .unwrap_err()
+            .kind(),
         ErrorKind::InvalidArgument
     );
     let mut unreduced = negated.clone();
@@ -351,11 +395,14 @@ fn data_of_a_large_ciphertext_takes_milliseconds() {
     let keygen = KeyGenerator::new(&context).unwrap();
     let encoder = CkksEncoder::new(&context).unwrap();
     let encryptor = Encryptor::new(&context, &keygen.public_key().unwrap()).unwrap();
-    let plain = encoder.encode_scalar(0.5, &context.first_parms_id(), 2f64.powi(40)).unwrap();
+    let plain = encoder
+        .encode_scalar(0.5, &context.first_parms_id(), 2f64.powi(40))
+        .unwrap();
     let ct = encryptor.encrypt(&plain).unwrap();
     let start = std::time::Instant::now();
     let words = ct.data().unwrap();
     let elapsed = start.elapsed();
+    eprintln!("data() of {} words: {elapsed:?}", words.len());
     assert_eq!(words.len(), 2 * 7 * (1 << 15));
     assert!(elapsed.as_millis() < 500, "data() took {elapsed:?}");
 }
@@ -373,9 +420,16 @@ fn bad_input_is_an_error_not_a_crash() {
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
     assert!(err.to_string().contains("Evaluator_Add"), "{err}");
     let mut a2 = a.clone();
-    let err = ckks.evaluator.multiply_inplace(&mut a2, &lower).unwrap_err();
+    let err = ckks
+        .evaluator
+        .multiply_inplace(&mut a2, &lower)
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
-    assert_eq!(a2.data().unwrap(), a.data().unwrap(), "operand left unchanged");
+    assert_eq!(
+        a2.data().unwrap(),
+        a.data().unwrap(),
+        "operand left unchanged"
+    );
 
     // End of the chain, empty inputs, scales, parms_ids SEAL does not know.
     let mut last = a.clone();
@@ -383,7 +437,10 @@ fn bad_input_is_an_error_not_a_crash() {
         .mod_switch_to_inplace(&mut last, &ckks.context.last_parms_id())
         .unwrap();
     assert!(ckks.evaluator.rescale_to_next_inplace(&mut last).is_err());
-    assert!(ckks.evaluator.mod_switch_to_next_inplace(&mut last).is_err());
+    assert!(ckks
+        .evaluator
+        .mod_switch_to_next_inplace(&mut last)
+        .is_err());
     let empty = Ciphertext::new().unwrap();
     assert!(ckks.evaluator.negate(&empty, &mut dest).is_err());
     assert!(ckks.decryptor.decrypt(&empty).is_err());
@@ -398,7 +455,10 @@ fn bad_input_is_an_error_not_a_crash() {
     assert!(ckks.encoder.encode(&too_many, &first, SCALE).is_err());
     let bogus = [1, 2, 3, 4];
     assert_eq!(
-        ckks.encoder.encode(&[1.0], &bogus, SCALE).unwrap_err().kind(),
+        ckks.encoder
+            .encode(&[1.0], &bogus, SCALE)
+            .unwrap_err()
+            .kind(),
         ErrorKind::InvalidArgument
     );
     assert!(ckks.context.coeff_modulus(&bogus).is_err());
@@ -407,9 +467,18 @@ fn bad_input_is_an_error_not_a_crash() {
 
     // Parameters SEAL rejects.
     for (n, bits) in [(4096, vec![61]), (3000, vec![40]), (4096, vec![60, 60, 60])] {
-        let err = CkksContext::new(n, &bits).err().expect("rejected");
-        assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{n} {bits:?}: {err}");
+        let err = CkksContext::new(n, &bits).expect_err("rejected");
+        assert_eq!(
+            err.kind(),
+            ErrorKind::InvalidArgument,
+            "{n} {bits:?}: {err}"
+        );
     }
+    // SEAL's default security check: 140 bits at N = 4096 is too many, at 8192 fine.
+    let err = CkksContext::new(N, &BITS).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.to_string().contains("security standard"), "{err}");
+    assert!(CkksContext::new(2 * N, &BITS).is_ok());
     assert!(CkksContext::new(N, &[]).is_err());
     assert!(CkksContext::with_moduli(N, &[1 << 62]).is_err());
     // Not 1 mod 2N: SEAL's context refuses it.

@@ -350,3 +350,31 @@ impl Clone for Plaintext {
         self.try_clone().expect("Plaintext_Create5 failed")
     }
 }
+
+/// Metadata only (reading the words would be a host read, i.e. a download).
+impl std::fmt::Debug for Ciphertext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ciphertext")
+            .field("size", &self.size())
+            .field("coeff_modulus_size", &self.coeff_modulus_size())
+            .field("poly_modulus_degree", &self.poly_modulus_degree())
+            .field("parms_id", &format_args!("{:x?}", self.parms_id()))
+            .field("scale", &self.scale())
+            .field("is_ntt_form", &self.is_ntt_form())
+            .field("on_gpu", &self.on_gpu())
+            .finish()
+    }
+}
+
+/// Metadata only.
+impl std::fmt::Debug for Plaintext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plaintext")
+            .field("coeff_count", &self.coeff_count())
+            .field("parms_id", &format_args!("{:x?}", self.parms_id()))
+            .field("scale", &self.scale())
+            .field("is_ntt_form", &self.is_ntt_form())
+            .field("on_gpu", &self.on_gpu())
+            .finish()
+    }
+}

@@ -266,3 +266,23 @@ impl Decryptor {
         }
     }
 }
+
+impl std::fmt::Debug for CkksEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CkksEncoder")
+            .field("slot_count", &self.slot_count)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for Encryptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Encryptor").finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Decryptor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decryptor").finish_non_exhaustive()
+    }
+}

@@ -8,8 +8,29 @@ use std::ptr;
 
 /// `seal::scheme_type::ckks`.
 const SCHEME_CKKS: u8 = 2;
-/// `seal::sec_level_type::tc128`, SEALContext's default security level.
-const SEC_LEVEL_TC128: c_int = 128;
+/// `seal::sec_level_type`: the HomomorphicEncryption.org security level SEALContext
+/// enforces on the coefficient modulus' total bit count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SecLevelType {
+    /// No check (`sec_level_type::none`): for tests and benchmarks with small N.
+    None,
+    /// 128-bit classical security, SEALContext's default.
+    #[default]
+    TC128,
+    TC192,
+    TC256,
+}
+
+impl SecLevelType {
+    fn to_c(self) -> c_int {
+        match self {
+            SecLevelType::None => 0,
+            SecLevelType::TC128 => 128,
+            SecLevelType::TC192 => 192,
+            SecLevelType::TC256 => 256,
+        }
+    }
+}
 
 /// Modulus handles from the C API, destroyed together on every path.
 struct Moduli(Vec<*mut c_void>);
@@ -39,8 +60,10 @@ impl Moduli {
     }
 }
 
-/// A CKKS `SEALContext` with the modulus chain expanded (`expand_mod_chain = true`) and
-/// SEAL's default security check (`sec_level_type::tc128`).
+/// A CKKS `SEALContext` with the modulus chain expanded (`expand_mod_chain = true`) and,
+/// unless a constructor says otherwise, SEAL's default security check
+/// (`sec_level_type::tc128`: N = 4096 allows at most 109 bits in all, 8192 218, 16384 438,
+/// 32768 881).
 pub struct CkksContext {
     handle: Handle,
     poly_modulus_degree: u64,
@@ -51,6 +74,15 @@ impl CkksContext {
     /// bit_sizes)`. Errors: `InvalidArgument` for sizes or degrees SEAL rejects and for
     /// parameters SEALContext does not accept (the message is SEAL's).
     pub fn new(poly_modulus_degree: u64, coeff_bit_sizes: &[i32]) -> Result<Self> {
+        Self::new_with_security(poly_modulus_degree, coeff_bit_sizes, SecLevelType::TC128)
+    }
+
+    /// `new` with another security level (`SecLevelType::None` lifts the bound).
+    pub fn new_with_security(
+        poly_modulus_degree: u64,
+        coeff_bit_sizes: &[i32],
+        sec_level: SecLevelType,
+    ) -> Result<Self> {
         if coeff_bit_sizes.is_empty() {
             return Err(Error::invalid("coeff_bit_sizes is empty"));
         }
@@ -66,12 +98,21 @@ impl CkksContext {
                 moduli.0.as_mut_ptr(),
             ))
         }?;
-        Self::from_moduli(poly_modulus_degree, moduli)
+        Self::from_moduli(poly_modulus_degree, moduli, sec_level)
     }
 
     /// The given primes as the coefficient modulus (last one the special prime).
     /// Errors: `InvalidArgument` for values SEAL's `Modulus` or SEALContext reject.
     pub fn with_moduli(poly_modulus_degree: u64, coeff_modulus: &[u64]) -> Result<Self> {
+        Self::with_moduli_and_security(poly_modulus_degree, coeff_modulus, SecLevelType::TC128)
+    }
+
+    /// `with_moduli` with another security level.
+    pub fn with_moduli_and_security(
+        poly_modulus_degree: u64,
+        coeff_modulus: &[u64],
+        sec_level: SecLevelType,
+    ) -> Result<Self> {
         if coeff_modulus.is_empty() {
             return Err(Error::invalid("coeff_modulus is empty"));
         }
@@ -84,10 +125,14 @@ impl CkksContext {
             moduli.0.push(m);
             result?;
         }
-        Self::from_moduli(poly_modulus_degree, moduli)
+        Self::from_moduli(poly_modulus_degree, moduli, sec_level)
     }
 
-    fn from_moduli(poly_modulus_degree: u64, mut moduli: Moduli) -> Result<Self> {
+    fn from_moduli(
+        poly_modulus_degree: u64,
+        mut moduli: Moduli,
+        sec_level: SecLevelType,
+    ) -> Result<Self> {
         let mut params = ptr::null_mut();
         // SAFETY: `params` is a live local the call writes a fresh handle through.
         unsafe { seal_call!(EncParams_Create1(SCHEME_CKKS, &mut params)) }?;
@@ -108,7 +153,7 @@ impl CkksContext {
             seal_call!(SEALContext_Create(
                 params.get(),
                 true,
-                SEC_LEVEL_TC128,
+                sec_level.to_c(),
                 &mut context
             ))?;
         }
@@ -282,5 +327,17 @@ impl CkksContext {
         // SAFETY: `data` is a live ContextData of this context; `index` a live local.
         unsafe { seal_call!(ContextData_ChainIndex(data, &mut index)) }?;
         Ok(index)
+    }
+}
+
+impl std::fmt::Debug for CkksContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CkksContext")
+            .field("poly_modulus_degree", &self.poly_modulus_degree)
+            .field(
+                "key_coeff_modulus",
+                &self.coeff_modulus(&self.key_parms_id()).ok(),
+            )
+            .finish()
     }
 }

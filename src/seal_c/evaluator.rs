@@ -665,3 +665,9 @@ impl Evaluator {
         }
     }
 }
+
+impl std::fmt::Debug for Evaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Evaluator").finish_non_exhaustive()
+    }
+}

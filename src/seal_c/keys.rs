@@ -230,8 +230,14 @@ impl GaloisKeys {
     }
 
     /// Whether a key for `galois_elt` is present (`GaloisKeys::has_key`).
-    /// Errors: `InvalidArgument` for an even element.
+    /// Errors: `InvalidArgument` for an even element (no automorphism; SEAL's index
+    /// function does not check that, so it is checked here).
     pub fn has_key(&self, galois_elt: u32) -> Result<bool> {
+        if galois_elt.is_multiple_of(2) {
+            return Err(crate::Error::invalid(format!(
+                "galois_elt {galois_elt} is not valid: it must be odd"
+            )));
+        }
         let mut index = 0;
         let mut raw = 0;
         // SAFETY: `index` and `raw` are live locals; the keys are live.
@@ -256,3 +262,14 @@ impl GaloisKeys {
         Ok(count > 0)
     }
 }
+
+macro_rules! opaque_debug {
+    ($($t:ident),*) => {$(
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($t)).finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+opaque_debug!(KeyGenerator, SecretKey, PublicKey, RelinKeys, GaloisKeys);

@@ -33,7 +33,7 @@ mod keys;
 
 pub use ciphertext::{Ciphertext, Plaintext};
 pub use codec::{CkksEncoder, Decryptor, Encryptor};
-pub use context::CkksContext;
+pub use context::{CkksContext, SecLevelType};
 pub use evaluator::Evaluator;
 pub use keys::{GaloisKeys, KeyGenerator, PublicKey, RelinKeys, SecretKey};
 
@@ -59,8 +59,10 @@ pub(crate) use seal_call;
 pub(crate) fn check(hr: c_long, call: &'static str) -> Result<()> {
     match hr {
         0 | 1 => Ok(()),
+        // `long` is 64-bit on the targets SEAL's C API is built for here, 32-bit elsewhere.
+        #[allow(clippy::useless_conversion)]
         _ => Err(Error::Seal {
-            hresult: hr as i64,
+            hresult: i64::from(hr),
             call,
         }),
     }
