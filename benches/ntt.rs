@@ -22,8 +22,6 @@
 //! PATH`, by default `benches/results/ntt-<device>-<date>.json` (with `--quick` only when
 //! `--json` is given). The device comes from `SEAL_OPENCL_DEVICE`.
 
-mod common;
-
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -328,7 +326,7 @@ fn main() -> Result<()> {
     let unix = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let date = common::utc_date(unix);
+    let date = seal_opencl::profiler::utc_date(unix);
     println!(
         "seal-opencl NTT bench on {} ({}), {date} UTC; local memory {} KiB, work groups <= {}",
         info.name,

@@ -14,8 +14,6 @@
 //! kernels once and returns a closure that enqueues one batch on that graph. A batch is
 //! one staged forward NTT of a polynomial of L primes at N = 2^log_n.
 
-mod common;
-
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -262,7 +260,7 @@ fn main() -> Result<()> {
         info.name,
         info.platform,
         devices.tiles().len(),
-        common::utc_date(unix)
+        seal_opencl::profiler::utc_date(unix)
     );
 
     let g = devices.tiles()[0].graph(0)?;
@@ -310,7 +308,7 @@ fn main() -> Result<()> {
             device: info.name.clone(),
             platform: info.platform.clone(),
             tiles: devices.tiles().len(),
-            date_utc: common::utc_date(unix),
+            date_utc: seal_opencl::profiler::utc_date(unix),
             unix_time_s: unix,
             log_n: p.log_n,
             primes: p.primes,

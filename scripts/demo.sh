@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The README's main job: system packages, then the demo on the default OpenCL device
-# (the first GPU, else PoCL on the CPU; SEAL_OPENCL_DEVICE overrides).
+# The README's main job: system packages, then the CKKS routines of seed 001 on SEAL's CPU
+# path and on the default OpenCL device (the first GPU, else PoCL on the CPU;
+# SEAL_OPENCL_DEVICE overrides), every GPU result checked equal to the CPU result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo run --release --example ntt_roundtrip -- "$@"
+cargo run --release --example ckks_routines -- "$@"

@@ -14,6 +14,7 @@ pub mod frame;
 pub mod memcache;
 pub mod ntt;
 pub mod profiler;
+pub mod routines;
 pub mod seal_backend;
 pub mod seal_c;
 pub mod sys;

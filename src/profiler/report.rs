@@ -46,7 +46,7 @@ pub struct KernelStats {
     pub avg_ns: f64,
     pub min_ns: u64,
     pub max_ns: u64,
-    /// The name contains "ntt" (forward or inverse NTT kernels).
+    /// The name starts with "ntt" (forward or inverse NTT kernels).
     pub is_ntt: bool,
 }
 
@@ -95,8 +95,10 @@ pub struct ProfileReport {
     pub unprofiled_events: u64,
 }
 
+/// NTT kernels are named `ntt_*` (ntt.cl's kernels, and the names operations record NTT
+/// plans under); `ckks_galois_ntt` permutes in the NTT domain and is no transform.
 fn is_ntt(name: &str) -> bool {
-    name.to_ascii_lowercase().contains("ntt")
+    name.to_ascii_lowercase().starts_with("ntt")
 }
 
 pub(super) fn kernel_stats<'a>(

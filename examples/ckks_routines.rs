@@ -1,0 +1,306 @@
+//! The main job: the CKKS routines of seed 001 VI-C (MulLin, MulLinRS, SqrLinRS,
+//! MulLinRSModSwAdd, Rotate) through patched SEAL's API, once on CPU ciphertexts and once
+//! on `.gpu()` ciphertexts on the default OpenCL device (the first GPU, else PoCL on the
+//! CPU). Every GPU result is checked equal, word for word, to the CPU result.
+//!
+//! ```text
+//! cargo run --release --example ckks_routines -- [--log-n 13..16] [--primes P]
+//!     [--reps R] [--routines MulLin,Rotate,..] [--out DIR]
+//! ```
+//! Defaults: N = 2^15, P = 8 data primes ({60, 50 x 7, 60} bits: SEAL's key switching
+//! with one special prime; at other N as many as SEAL's 128-bit security allows, see
+//! `routines::default_data_primes`), scale 2^50, R = 10 on a GPU (3 on a CPU device).
+//!
+//! Prints one row per routine: SEAL on one CPU thread (median ms), the GPU wall time
+//! (median over R runs, each ending with a device synchronisation), the device time of
+//! its kernels (profiler events) and their number, the speedup (CPU / GPU wall) and the
+//! share of NTT kernels in the device time. Writes to DIR (default
+//! `target/ckks-routines`): the profiler dump (`profile.json`, `profile.csv`,
+//! `profile.trace.json`, the last loadable in Perfetto / chrome://tracing), `routines.json`
+//! with every figure, and `speedup.svg`, a bar chart of the speedups.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rand::SeedableRng;
+use serde::Serialize;
+
+use seal_opencl::profiler;
+use seal_opencl::routines::{default_bit_sizes, default_data_primes, Routine, Workload};
+use seal_opencl::seal_c::{self, Ciphertext};
+use seal_opencl::{Error, Result};
+
+struct Args {
+    log_n: u32,
+    primes: Option<usize>,
+    reps: Option<usize>,
+    routines: Vec<Routine>,
+    out: PathBuf,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = Args {
+        log_n: 15,
+        primes: None,
+        reps: None,
+        routines: Routine::ALL.to_vec(),
+        out: PathBuf::from("target/ckks-routines"),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || {
+            it.next()
+                .ok_or_else(|| Error::InvalidArgument(format!("{flag} needs a value")))
+        };
+        let number = |v: String| {
+            v.parse::<usize>()
+                .map_err(|_| Error::InvalidArgument(format!("{v:?} is not a number")))
+        };
+        match flag.as_str() {
+            "--log-n" => args.log_n = number(value()?)? as u32,
+            "--primes" => args.primes = Some(number(value()?)?),
+            "--reps" => args.reps = Some(number(value()?)?.max(1)),
+            "--routines" => {
+                args.routines = value()?.split(',').map(str::parse).collect::<Result<_>>()?
+            }
+            "--out" => args.out = PathBuf::from(value()?),
+            "-h" | "--help" => {
+                println!("usage: ckks_routines [--log-n 13..16] [--primes P] [--reps R] [--routines A,B] [--out DIR]");
+                std::process::exit(0);
+            }
+            other => {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown argument {other:?}"
+                )))
+            }
+        }
+    }
+    if !(13..=16).contains(&args.log_n) || args.primes == Some(0) {
+        return Err(Error::InvalidArgument(
+            "--log-n must be 13..16 and --primes at least 1".into(),
+        ));
+    }
+    Ok(args)
+}
+
+/// One routine's figures.
+#[derive(Serialize)]
+struct Row {
+    routine: &'static str,
+    cpu_ms: f64,
+    gpu_wall_us: f64,
+    gpu_kernel_us: f64,
+    launches: f64,
+    speedup: f64,
+    ntt_share: f64,
+    identical: bool,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    device: String,
+    date: String,
+    poly_modulus_degree: u64,
+    coeff_modulus_bits: &'a [i32],
+    scale_bits: i32,
+    reps: usize,
+    rows: &'a [Row],
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Runs `routine` `reps` times on copies of (a, b) and returns the median time and the
+/// last result. With `profiler` (the GPU run), the operands are marked and made resident
+/// first (two negations), the profiler's events are cleared, each run starts from a
+/// device-to-device copy made before the clock starts, and ends with a synchronisation.
+fn time_routine(
+    w: &Workload,
+    routine: Routine,
+    a: &Ciphertext,
+    b: &Ciphertext,
+    reps: usize,
+    profiler: Option<&profiler::Profiler>,
+) -> Result<(Duration, Ciphertext)> {
+    let (mut a, mut b) = (a.try_clone()?, b.try_clone()?);
+    if let Some(profiler) = profiler {
+        for x in [&mut a, &mut b] {
+            x.gpu()?;
+            w.evaluator.negate_inplace(x)?;
+            w.evaluator.negate_inplace(x)?;
+        }
+        seal_c::synchronize()?;
+        profiler.clear_events();
+    }
+    let mut times = Vec::with_capacity(reps);
+    let mut last = None;
+    for _ in 0..reps {
+        let mut x = a.try_clone()?;
+        if profiler.is_some() {
+            seal_c::synchronize()?;
+        }
+        let start = Instant::now();
+        routine.run(w, &mut x, &b)?;
+        if profiler.is_some() {
+            seal_c::synchronize()?;
+        }
+        times.push(start.elapsed());
+        last = Some(x);
+    }
+    Ok((median(times), last.expect("reps >= 1")))
+}
+
+fn main() -> Result<()> {
+    let args = parse_args()?;
+    let profiler = profiler::enable_global();
+    seal_opencl::ffi::install_backend().map_err(|e| Error::Logic(e.to_string()))?;
+    let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
+    let on_cpu_device = !device.contains("GPU");
+    let reps = args.reps.unwrap_or(if on_cpu_device { 3 } else { 10 });
+    let bits = default_bit_sizes(args.primes.unwrap_or(default_data_primes(args.log_n)));
+    let scale_bits = 50;
+    let n = 1u64 << args.log_n;
+    println!("device: {device}");
+    if on_cpu_device {
+        println!("(no GPU found: the OpenCL device is the CPU, e.g. PoCL; GPU columns are that device's times)");
+    }
+    println!(
+        "N = {n}, coeff_modulus bits {bits:?}, scale 2^{scale_bits}, {reps} runs per routine\n"
+    );
+
+    let w = Workload::new(n, &bits, scale_bits)?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
+    let (a, b) = (w.encrypt_random(&mut rng)?, w.encrypt_random(&mut rng)?);
+
+    let mut rows = Vec::new();
+    for &routine in &args.routines {
+        let (cpu_time, cpu_result) = time_routine(&w, routine, &a, &b, reps.min(5), None)?;
+        // A first GPU run builds programs and uploads tables and keys: not timed.
+        time_routine(&w, routine, &a, &b, 1, Some(&profiler))?;
+        let (gpu_time, gpu_result) = time_routine(&w, routine, &a, &b, reps, Some(&profiler))?;
+        let op = profiler.add_operation(routine.name(), gpu_time, reps as u32)?;
+        let identical = gpu_result.data()? == cpu_result.data()?;
+        rows.push(Row {
+            routine: routine.name(),
+            cpu_ms: cpu_time.as_secs_f64() * 1e3,
+            gpu_wall_us: gpu_time.as_secs_f64() * 1e6,
+            gpu_kernel_us: op.kernel_ns / 1e3,
+            launches: op.kernels.iter().map(|k| k.calls_per_loop).sum(),
+            speedup: cpu_time.as_secs_f64() / gpu_time.as_secs_f64(),
+            ntt_share: op.ntt_share,
+            identical,
+        });
+    }
+
+    println!(
+        "{:<18} {:>10} {:>13} {:>15} {:>9} {:>9} {:>10}  {}",
+        "routine",
+        "CPU ms",
+        "GPU wall us",
+        "GPU kernel us",
+        "launches",
+        "speedup",
+        "NTT share",
+        "GPU == CPU"
+    );
+    for r in &rows {
+        println!(
+            "{:<18} {:>10.2} {:>13.1} {:>15.1} {:>9.0} {:>8.1}x {:>9.0}%  {}",
+            r.routine,
+            r.cpu_ms,
+            r.gpu_wall_us,
+            r.gpu_kernel_us,
+            r.launches,
+            r.speedup,
+            r.ntt_share * 100.0,
+            if r.identical {
+                "identical"
+            } else {
+                "DIFFERENT"
+            }
+        );
+    }
+
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| Error::Io(format!("{}: {e}", args.out.display())))?;
+    let files = profiler.export_all(&args.out.join("profile.json"))?;
+    let report = Report {
+        device: device.clone(),
+        date: utc_now(),
+        poly_modulus_degree: n,
+        coeff_modulus_bits: &bits,
+        scale_bits,
+        reps,
+        rows: &rows,
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| Error::Io(e.to_string()))?;
+    let write = |name: &str, text: &str| {
+        let path = args.out.join(name);
+        std::fs::write(&path, text).map_err(|e| Error::Io(format!("{}: {e}", path.display())))
+    };
+    write("routines.json", &json)?;
+    write("speedup.svg", &speedup_svg(&rows, &device, n))?;
+    println!(
+        "\nwrote {} and routines.json, speedup.svg in {}",
+        files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        args.out.display()
+    );
+
+    if rows.iter().all(|r| r.identical) {
+        println!("every GPU result is identical to SEAL's CPU result");
+        Ok(())
+    } else {
+        Err(Error::Logic(
+            "a GPU result differs from SEAL's CPU result".into(),
+        ))
+    }
+}
+
+/// A bar chart of the speedups, as SVG text (a handful of rectangles and labels; a
+/// plotting crate would need font files to lay out the same labels).
+fn speedup_svg(rows: &[Row], device: &str, n: u64) -> String {
+    let (width, bar, gap, left, top) = (640.0, 36.0, 16.0, 170.0, 40.0);
+    let height = top + rows.len() as f64 * (bar + gap) + 30.0;
+    let max = rows.iter().map(|r| r.speedup).fold(1.0, f64::max);
+    let scale = (width - left - 80.0) / max;
+    let mut svg = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="13">
+<text x="10" y="22" font-size="15">Speedup over SEAL on one CPU thread, N = {n} ({})</text>
+"#,
+        escape(device)
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y = top + i as f64 * (bar + gap);
+        let w = (r.speedup * scale).max(1.0);
+        svg += &format!(
+            r##"<text x="10" y="{:.1}">{}</text><rect x="{left}" y="{y:.1}" width="{w:.1}" height="{bar}" fill="#3b7dd8"/><text x="{:.1}" y="{:.1}">{:.1}x</text>
+"##,
+            y + bar * 0.65,
+            r.routine,
+            left + w + 6.0,
+            y + bar * 0.65,
+            r.speedup
+        );
+    }
+    svg + "</svg>\n"
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    format!("{} UTC", profiler::utc_date(secs))
+}
