@@ -5,6 +5,7 @@
 //! launchers (`ntt::NttPlan`).
 
 pub mod arith;
+pub mod build_info;
 pub mod cl;
 pub mod device;
 pub mod error;
