@@ -19,17 +19,54 @@ pub fn profile_dir() -> PathBuf {
 }
 
 /// The crate's staticlib, `libseal_opencl.a`: SEAL, the C++ bridge and the Rust code in
-/// one archive. Cargo builds every crate type of the library for the tests and copies
-/// the archive up to `target/<profile>/`, so it is there and current whenever the test
-/// binary is.
+/// one archive, built now by `cargo build --lib` for this test's profile. `cargo test`
+/// compiles the library's staticlib too, but leaves it in `deps/` under a hash that differs
+/// from `cargo build`'s (dev-dependencies change the features) and does not copy it up; a
+/// `target/<profile>/libseal_opencl.a` from an earlier `cargo build` may be stale. Asking
+/// cargo gives the current archive's exact path, following CARGO_TARGET_DIR and the
+/// profile; when nothing changed it is a no-op.
 pub fn staticlib() -> PathBuf {
-    let lib = profile_dir().join("libseal_opencl.a");
-    assert!(
-        lib.is_file(),
-        "{} is missing: cargo should have built it with the library ([lib] crate-type)",
-        lib.display()
+    let profile = profile_dir();
+    let profile_name = profile
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("the profile folder's name");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--lib", "--message-format=json-render-diagnostics"])
+        .arg("--manifest-path")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
+    match profile_name {
+        "debug" => {}
+        "release" => {
+            cmd.arg("--release");
+        }
+        custom => {
+            cmd.args(["--profile", custom]);
+        }
+    }
+    let output = run_ok("cargo build --lib", &mut cmd);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in stdout.lines() {
+        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if message["reason"] != "compiler-artifact" || message["target"]["name"] != "seal_opencl" {
+            continue;
+        }
+        let staticlib = message["filenames"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.as_str())
+            .find(|f| f.ends_with(".a"));
+        if let Some(path) = staticlib {
+            return PathBuf::from(path);
+        }
+    }
+    panic!(
+        "cargo build --lib reported no libseal_opencl.a (is crate-type staticlib still in Cargo.toml?)\n{}",
+        printed(&output)
     );
-    lib
 }
 
 /// Header folders for a C++ program using patched SEAL and `seal_opencl.h`.
