@@ -13,7 +13,9 @@ const IDENTICAL: &str = "RESULT: GPU and CPU ciphertexts are identical word for 
 #[test]
 fn listing1_gpu_ciphertexts_equal_cpu_ones() {
     let staticlib = cpp_build::staticlib();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join("cpp");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join("cpp");
     let build = cpp_build::build_dir("cpp-example");
 
     cpp_build::run_ok(
@@ -24,7 +26,10 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
             .arg("-B")
             .arg(&build)
             .arg("-DCMAKE_BUILD_TYPE=Release")
-            .arg(format!("-DSEAL_OPENCL_INCLUDE_DIRS={}", cpp_build::include_dirs().join(";")))
+            .arg(format!(
+                "-DSEAL_OPENCL_INCLUDE_DIRS={}",
+                cpp_build::include_dirs().join(";")
+            ))
             .arg(format!("-DSEAL_OPENCL_LIB={}", staticlib.display())),
     );
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());

@@ -17,7 +17,10 @@ fn seal_googletest_suite_passes_through_the_backend() {
         "scripts/seal-gtest.sh",
         Command::new(manifest_dir.join("scripts").join("seal-gtest.sh"))
             .env("SEAL_SOURCE_DIR", build_info::SEAL_SOURCE_DIR)
-            .env("SEAL_OPENCL_INCLUDE_DIRS", cpp_build::include_dirs().join(";"))
+            .env(
+                "SEAL_OPENCL_INCLUDE_DIRS",
+                cpp_build::include_dirs().join(";"),
+            )
             .env("SEAL_OPENCL_LIB", &staticlib)
             .env("SEAL_GTEST_BUILD_DIR", cpp_build::build_dir("seal-gtest"))
             .env_remove("SEAL_OPENCL_DEVICE"),

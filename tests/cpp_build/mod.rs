@@ -80,7 +80,8 @@ pub fn include_dirs() -> Vec<&'static str> {
 /// only rebuilds what changed.
 pub fn build_dir(name: &str) -> PathBuf {
     let dir = profile_dir().join(name);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
     dir
 }
 
@@ -89,7 +90,11 @@ pub fn build_dir(name: &str) -> PathBuf {
 pub fn run_ok(what: &str, cmd: &mut Command) -> Output {
     let output = run(what, cmd);
     if !output.status.success() {
-        panic!("{what} failed ({}): {cmd:?}\n{}", output.status, printed(&output));
+        panic!(
+            "{what} failed ({}): {cmd:?}\n{}",
+            output.status,
+            printed(&output)
+        );
     }
     output
 }
