@@ -2,6 +2,9 @@
 //! assignments (`eval "$(cargo run --release --quiet --example build_info)"`), for C++
 //! builds against the crate: examples/cpp/CMakeLists.txt and scripts/seal-gtest.sh.
 //! CMake lists are `;`-separated, so the values pass to `-D` options as they are.
+//!
+//! `SEAL_OPENCL_LIB` is `target/<profile>/libseal_opencl.a`, which only `cargo build
+//! --lib` (or a plain `cargo build`) brings up to date: run it first.
 
 use seal_opencl::build_info;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 filter=${1:-'-GpuBackendTest.*'}
 
 if [[ -z "${SEAL_SOURCE_DIR:-}" || -z "${SEAL_OPENCL_INCLUDE_DIRS:-}" || -z "${SEAL_OPENCL_LIB:-}" ]]; then
-    # Builds the library (and with it the staticlib) first.
+    # `cargo build --lib` puts the current staticlib at target/release/libseal_opencl.a;
+    # building the example alone updates only the copy in deps/.
+    cargo build --release --lib
     eval "$(cargo run --release --quiet --example build_info)"
 fi
 build_dir=${SEAL_GTEST_BUILD_DIR:-target/release/seal-gtest}
