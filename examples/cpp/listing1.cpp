@@ -137,12 +137,15 @@ namespace
         evaluator.add(cpu1, cpu3, cpu_tmp);
         evaluator.rotate_vector(cpu_tmp, 1, galois_keys, cpu_rot);
 
-        // GPU path (Listing 1, lines 42-83). Only xe1 is marked; xe2 and xe3 become marked as
-        // operands of routed operations, xe_tmp and xe_rot as their destinations.
+        // GPU path (Listing 1, lines 42-83). xe2 becomes marked as an operand of a routed
+        // multiply, xe_tmp and xe_rot as destinations of routed operations. xe3 is marked
+        // explicitly: it is the only operand of its mod_switch, which would otherwise run on
+        // the CPU.
         seal_opencl::install_backend();
         Ciphertext xe1(encrypted1), xe2(encrypted2), xe3(encrypted3);
         Ciphertext xe_tmp, xe_rot;
         xe1.gpu();
+        xe3.gpu();
         evaluator.multiply_inplace(xe1, xe2);
         evaluator.relinearize_inplace(xe1, relin_keys);
         evaluator.rescale_to_next_inplace(xe1);
