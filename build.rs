@@ -108,6 +108,7 @@ fn run() -> BuildResult<()> {
         cmake_out.join("build").join("native").join("src"),
     ];
     generate_c_bindings(&include_dirs, &out_dir.join("seal_c.rs"))?;
+    write_build_info(&out_dir, &manifest_dir, &seal_src, &include_dirs, &lib_dir)?;
 
     // The bridge archive refers to SEAL, so it goes first on the link line.
     cxx_build::bridge("src/ffi.rs")
@@ -124,6 +125,41 @@ fn run() -> BuildResult<()> {
     // SEAL's archives need the C++ runtime after them on the link line.
     println!("cargo:rustc-link-lib=dylib=stdc++");
     Ok(())
+}
+
+/// `OUT_DIR/build_info.rs`, included by `src/build_info.rs`: where the patched SEAL tree,
+/// its headers and libraries lie, so that C++ builds against this crate (examples/cpp,
+/// SEAL's googletest suite) need not search `target/*/build/seal-opencl-*/out`.
+fn write_build_info(
+    out_dir: &Path,
+    manifest_dir: &Path,
+    seal_src: &Path,
+    include_dirs: &[PathBuf],
+    lib_dir: &Path,
+) -> BuildResult<()> {
+    let text = |p: &Path| {
+        p.to_str()
+            .map(|s| format!("{s:?}"))
+            .ok_or_else(|| format!("{} is not UTF-8", p.display()))
+    };
+    let list = |paths: &[PathBuf]| -> BuildResult<String> {
+        let items: BuildResult<Vec<String>> = paths.iter().map(|p| text(p)).collect();
+        Ok(format!("&[{}]", items?.join(", ")))
+    };
+    let libs: Vec<String> = SEAL_LIBS.iter().map(|l| format!("{l:?}")).collect();
+    let source = format!(
+        "pub const SEAL_SOURCE_DIR: &str = {};\n\
+         pub const SEAL_INCLUDE_DIRS: &[&str] = {};\n\
+         pub const SEAL_LIB_DIR: &str = {};\n\
+         pub const SEAL_LIBS: &[&str] = &[{}];\n\
+         pub const FFI_INCLUDE_DIR: &str = {};\n",
+        text(seal_src)?,
+        list(include_dirs)?,
+        text(lib_dir)?,
+        libs.join(", "),
+        text(&manifest_dir.join("ffi"))?,
+    );
+    write_if_changed(&out_dir.join("build_info.rs"), source.as_bytes())
 }
 
 fn env(name: &str) -> BuildResult<String> {

@@ -1,10 +1,17 @@
 //! seal-opencl: an OpenCL backend for Microsoft SEAL's CKKS scheme.
 //!
 //! Dependencies run downward: `arith` and the host half of `ntt` (tables and host
-//! references) -> `cl` (the OpenCL runtime, the only module that talks to `ocl`) -> kernel
-//! launchers (`ntt::NttPlan`).
+//! references) -> `cl` (the OpenCL runtime, the only module that talks to `ocl`) ->
+//! `memcache`, `frame`, `device`, `profiler` (the runtime) -> kernel launchers
+//! (`ntt::NttPlan`, `ckks::kernels`) -> `ckks::context` and `ckks::ops` (SEAL's
+//! operations as kernel sequences) -> `seal_backend` (device images, keys, SEAL's routed
+//! operations) -> `ffi` (the cxx bridge; C++ reaches the backend only through it).
+//! Beside them: `sys` (bindgen over SEAL's C API), `seal_c` (safe wrappers over it, for
+//! tests, examples and benchmarks), `routines` (seed 001's CKKS routines over `seal_c`),
+//! `build_info` (where the build put SEAL, for C++ programs).
 
 pub mod arith;
+pub mod build_info;
 pub mod ckks;
 pub mod cl;
 pub mod device;

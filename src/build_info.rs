@@ -1,0 +1,12 @@
+//! Where this build put the patched SEAL: for C++ programs built against the crate's
+//! staticlib (examples/cpp, SEAL's own googletest suite via scripts/seal-gtest.sh).
+//! `cargo run --release --example build_info` prints it all for a shell or for CMake.
+//!
+//! - `SEAL_SOURCE_DIR`: the patched SEAL tree (CMakeLists.txt, native/, thirdparty/).
+//! - `SEAL_INCLUDE_DIRS`: SEAL's headers, then the folder of the generated
+//!   `seal/util/config.h`.
+//! - `SEAL_LIB_DIR`, `SEAL_LIBS`: SEAL's own static archives (`lib{name}.a`). The crate's
+//!   staticlib already contains them; link one or the other, never both.
+//! - `FFI_INCLUDE_DIR`: the folder of `seal_opencl.h` (`seal_opencl::install_backend`).
+
+include!(concat!(env!("OUT_DIR"), "/build_info.rs"));
