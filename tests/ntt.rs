@@ -252,6 +252,24 @@ fn count_transforms_only_the_first_polynomials() {
     }
 }
 
+/// Below 2^10 (SEAL's own tests use N = 4 .. 128) both strategies run the naive kernels,
+/// equal to the host reference.
+#[test]
+fn sizes_below_1024_match_host_reference() {
+    let (ctx, queue) = device();
+    for log_n in [1, 2, 3, 5, 7, 9] {
+        check_all(&ctx, &queue, log_n, &primes(log_n, &[30, 60]), 2);
+        let plan = NttPlan::new(
+            &ctx,
+            &queue,
+            log_n,
+            &primes(log_n, &[30]),
+            NttStrategy::Staged,
+        );
+        assert_eq!(plan.unwrap().strategy(), NttStrategy::Naive);
+    }
+}
+
 /// A plan over L primes transforms polynomials of the first `primes` < L of them (the
 /// levels of a CKKS modulus chain) exactly as a plan over just those primes would.
 #[test]
@@ -318,8 +336,8 @@ fn bad_arguments_are_errors() {
     let (ctx, queue) = device();
     let moduli = primes(12, &[50, 40]);
     for strategy in STRATEGIES {
-        // N outside 2^10 .. 2^17, no moduli, a modulus without a 2N-th root.
-        assert_invalid(NttPlan::new(&ctx, &queue, 9, &moduli, strategy), "N = 2^9");
+        // N outside 2^1 .. 2^17, no moduli, a modulus without a 2N-th root.
+        assert_invalid(NttPlan::new(&ctx, &queue, 0, &moduli, strategy), "N = 1");
         assert_invalid(
             NttPlan::new(&ctx, &queue, 18, &moduli, strategy),
             "N = 2^18",

@@ -25,9 +25,14 @@ use crate::error::{Error, Result};
 /// `naive` or `staged`.
 pub const NTT_STRATEGY_ENV_VAR: &str = "SEAL_OPENCL_NTT";
 
-/// The device plan's sizes: N = 2^10 .. 2^17.
-pub const DEVICE_COEFF_COUNT_POWER_MIN: u32 = 10;
+/// The device plan's sizes: N = 2^1 .. 2^17 (SEAL's smallest degree is 2; its own tests
+/// use N = 4 .. 128).
+pub const DEVICE_COEFF_COUNT_POWER_MIN: u32 = 1;
 pub const DEVICE_COEFF_COUNT_POWER_MAX: u32 = 17;
+
+/// The staged kernels' smallest N; a staged plan for smaller N runs the naive kernels
+/// (a transform of fewer than 1024 points is a few tiny launches either way).
+pub const STAGED_COEFF_COUNT_POWER_MIN: u32 = 10;
 
 /// SEAL's largest number of primes in a coefficient modulus.
 const MAX_COEFF_MODULUS_COUNT: usize = 64;
@@ -304,6 +309,11 @@ impl NttPlan {
             return Err(Error::invalid("NTT tables of different sizes in one plan"));
         }
         let info = ctx.info();
+        let strategy = if log_n < STAGED_COEFF_COUNT_POWER_MIN {
+            NttStrategy::Naive
+        } else {
+            strategy
+        };
         let layout = match strategy {
             NttStrategy::Naive => None,
             NttStrategy::Staged => Some(StagedLayout::new(
