@@ -110,7 +110,7 @@ pub fn default_data_primes(log_n: u32) -> usize {
 /// {60, 50 x 7, 60}).
 pub fn default_bit_sizes(data_primes: usize) -> Vec<i32> {
     let mut bits = vec![60];
-    bits.extend(std::iter::repeat(50).take(data_primes.saturating_sub(1)));
+    bits.extend(std::iter::repeat_n(50, data_primes.saturating_sub(1)));
     bits.push(60);
     bits
 }

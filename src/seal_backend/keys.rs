@@ -18,10 +18,13 @@ pub struct KeyId {
     pub fingerprint: u64,
 }
 
+/// A device key with the fingerprint of the words it was uploaded from.
+type Entry = (u64, Arc<KswitchKey>);
+
 #[derive(Default)]
 pub(super) struct KeyCache {
-    /// By (address, index): the fingerprint uploaded and the device key.
-    keys: Mutex<HashMap<(usize, usize), (u64, Arc<KswitchKey>)>>,
+    /// By (address, index).
+    keys: Mutex<HashMap<(usize, usize), Entry>>,
 }
 
 impl KeyCache {

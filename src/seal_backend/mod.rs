@@ -464,7 +464,7 @@ impl Backend {
                 return Err(Error::invalid("encrypted size must be 2"));
             }
             let n2 = 2u64 << level.log_n;
-            if galois_elt % 2 == 0 || u64::from(galois_elt) >= n2 {
+            if galois_elt.is_multiple_of(2) || u64::from(galois_elt) >= n2 {
                 return Err(Error::invalid("Galois element is not valid"));
             }
             let key = self.key(key)?;
