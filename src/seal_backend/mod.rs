@@ -24,6 +24,7 @@ pub use keys::KeyId;
 
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::ops::LevelOps;
+use crate::cl::Buffer;
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::ntt::{NttDirection, NttStrategy};
@@ -346,12 +347,8 @@ impl Backend {
         size: usize,
         dst: &mut GpuImage,
     ) -> Result<()> {
-        self.with_ops("rescale_to_next", level, |ops| {
-            src.expect(size, ops, "encrypted")?;
-            let out = ops.alloc_result(size, ops.primes().saturating_sub(1).max(1))?;
-            ops.rescale(out.buffer(), src.buffer()?, size)?;
-            dst.replace(out, size * (ops.primes() - 1) * (1 << level.log_n));
-            Ok(())
+        self.to_next_level("rescale_to_next", level, src, size, dst, |ops, d, s, n| {
+            ops.rescale(d, s, n)
         })
     }
 
@@ -361,9 +358,7 @@ impl Backend {
         ct: &mut GpuImage,
         size: usize,
     ) -> Result<()> {
-        let src = ct.take();
-        self.rescale_to_next(level, &src, size, ct)
-            .inspect_err(|_| ct.restore(src))
+        in_place(ct, |src, dst| self.rescale_to_next(level, src, size, dst))
     }
 
     /// dst = src without its last prime (SEAL's mod_switch_drop_to_next).
@@ -374,13 +369,14 @@ impl Backend {
         size: usize,
         dst: &mut GpuImage,
     ) -> Result<()> {
-        self.with_ops("mod_switch_to_next", level, |ops| {
-            src.expect(size, ops, "encrypted")?;
-            let out = ops.alloc_result(size, ops.primes().saturating_sub(1).max(1))?;
-            ops.drop_last_prime(out.buffer(), src.buffer()?, size)?;
-            dst.replace(out, size * (ops.primes() - 1) * (1 << level.log_n));
-            Ok(())
-        })
+        self.to_next_level(
+            "mod_switch_to_next",
+            level,
+            src,
+            size,
+            dst,
+            |ops, d, s, n| ops.drop_last_prime(d, s, n),
+        )
     }
 
     pub fn mod_switch_to_next_inplace(
@@ -389,9 +385,33 @@ impl Backend {
         ct: &mut GpuImage,
         size: usize,
     ) -> Result<()> {
-        let src = ct.take();
-        self.mod_switch_to_next(level, &src, size, ct)
-            .inspect_err(|_| ct.restore(src))
+        in_place(ct, |src, dst| {
+            self.mod_switch_to_next(level, src, size, dst)
+        })
+    }
+
+    /// dst = `step(ops, dst, src, size)`: `size` polynomials of src at level K written
+    /// to a new buffer at level K - 1, which becomes dst's image.
+    fn to_next_level(
+        &self,
+        name: &'static str,
+        level: &Level,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+        step: impl FnOnce(&LevelOps, &Buffer<u64>, &Buffer<u64>, usize) -> Result<()>,
+    ) -> Result<()> {
+        self.with_ops(name, level, |ops| {
+            src.expect(size, ops, "encrypted")?;
+            let primes = ops.primes() - 1;
+            if primes == 0 {
+                return Err(Error::invalid("end of modulus switching chain reached"));
+            }
+            let out = ops.alloc_result(size, primes)?;
+            step(ops, out.buffer(), src.buffer()?, size)?;
+            dst.replace(out, size * primes * (1 << level.log_n));
+            Ok(())
+        })
     }
 
     /// A plaintext in NTT form without its last prime: its first (K - 1) N words.
@@ -485,4 +505,14 @@ impl Backend {
             ops.transform(ct.buffer()?, size, NttDirection::Inverse)
         })
     }
+}
+
+/// Runs `op(src, dst)` with the image's contents as src and the image itself as dst (for
+/// operations that write a new buffer); on failure the contents are put back.
+fn in_place(
+    ct: &mut GpuImage,
+    op: impl FnOnce(&GpuImage, &mut GpuImage) -> Result<()>,
+) -> Result<()> {
+    let src = ct.take();
+    op(&src, ct).inspect_err(|_| ct.restore(src))
 }
