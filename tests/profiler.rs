@@ -135,7 +135,10 @@ fn exports_parse_back_with_the_expected_kernels_and_counts() {
                 5
             }
         );
-        assert_eq!(r[col("is_ntt")] == "true", r[col("kernel")].starts_with("ntt"));
+        assert_eq!(
+            r[col("is_ntt")] == "true",
+            r[col("kernel")].starts_with("ntt")
+        );
     }
     assert!(op_rows
         .iter()

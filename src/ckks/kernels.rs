@@ -688,7 +688,7 @@ impl CkksKernels {
     }
 
     /// The final step of rescale and of key switching: for p < polys, i < k_out,
-    /// y = (t[p * k_out + i] + 4 q_i - src[p * src_stride + i]) * inv_i mod q_i, then
+    /// y = (src[p * src_stride + i] + 4 q_i - t[p * k_out + i]) * inv_i mod q_i, then
     /// dst[p * dst_stride + i] = y, or add_uint_mod(dst[...], y) with `accumulate`.
     ///
     /// On entry t < 4 q_i (k_out residues per polynomial, after a lazy forward NTT), src
