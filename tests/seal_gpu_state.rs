@@ -129,7 +129,8 @@ fn host_write_after_upload_is_uploaded_again() {
 fn copy_of_a_device_ciphertext_is_independent() {
     let fx = Fixture::new();
     let mut rng = rng();
-    let sources: [(&str, fn(&Fixture, &Ciphertext) -> Ciphertext); 3] = [
+    type Make = fn(&Fixture, &Ciphertext) -> Ciphertext;
+    let sources: [(&str, Make); 3] = [
         ("device newer", resident),
         ("host newer", |_, a| on_gpu(a)),
         ("in sync", |fx, a| {
