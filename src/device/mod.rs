@@ -22,6 +22,10 @@
 //! - `SEAL_OPENCL_POISON` = 1 | hexadecimal word: every pooled buffer handed out is filled
 //!   with the word first (tests: words a kernel fails to write show up).
 //! - `SEAL_OPENCL_PROFILE=path`: profiling (see `crate::profiler`).
+//! - `SEAL_OPENCL_MAX_BYTES` = N: each tile's pool holds at most N bytes of device memory
+//!   ([`MemcacheConfig::max_bytes_held`]); a request beyond it fails as if the device ran
+//!   out (`Error::OutOfMemory`). Default: only the device's own limit. Lets a process
+//!   share a device, and tests provoke out-of-memory.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -42,6 +46,7 @@ pub const TILES_ENV_VAR: &str = "SEAL_OPENCL_TILES";
 pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
 pub const SYNC_ENV_VAR: &str = "SEAL_OPENCL_SYNC";
 pub const POISON_ENV_VAR: &str = "SEAL_OPENCL_POISON";
+pub const MAX_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_BYTES";
 
 /// The word `SEAL_OPENCL_POISON=1` fills buffers with.
 pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -106,7 +111,8 @@ impl Default for DeviceOptions {
 
 impl DeviceOptions {
     /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_TILES`, `SEAL_OPENCL_QUEUES`,
-    /// `SEAL_OPENCL_SYNC` and `SEAL_OPENCL_PROFILE` (see the module doc).
+    /// `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_PROFILE` and
+    /// `SEAL_OPENCL_MAX_BYTES` (see the module doc).
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let partition = match var(TILES_ENV_VAR) {
@@ -139,6 +145,14 @@ impl DeviceOptions {
                 })?,
             ),
         };
+        let max_bytes_held = match var(MAX_BYTES_ENV_VAR) {
+            Some(v) => Some(v.trim().parse::<u64>().map_err(|_| {
+                Error::invalid(format!(
+                    "{MAX_BYTES_ENV_VAR}={v:?} is not a number of bytes"
+                ))
+            })?),
+            None => None,
+        };
         Ok(DeviceOptions {
             selector: DeviceSelector::from_env()?,
             partition,
@@ -147,7 +161,7 @@ impl DeviceOptions {
             profiler: profiler::global(),
             memcache: MemcacheConfig {
                 poison,
-                ..MemcacheConfig::default()
+                max_bytes_held,
             },
         })
     }

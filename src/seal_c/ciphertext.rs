@@ -256,6 +256,34 @@ impl Ciphertext {
     pub fn on_gpu(&self) -> bool {
         read_bool(self.ptr(), sys::Ciphertext_OnGpu, "Ciphertext_OnGpu")
     }
+
+    /// Copy assignment (`Ciphertext::operator=(const Ciphertext &)`, `Ciphertext_Set`):
+    /// metadata, words and the GPU mark of `source`; a device-resident source is cloned
+    /// device to device. SEAL's C API has no move assignment. Lets an exception of the copy
+    /// escape (see the module doc), so it is only as safe as `clone`.
+    pub fn assign(&mut self, source: &Ciphertext) {
+        // SAFETY: both objects are live and distinct (`&mut self` and `&source`).
+        let hr = unsafe { sys::Ciphertext_Set(self.ptr(), source.ptr()) };
+        check_infallible(hr, "Ciphertext_Set");
+    }
+
+    /// Whether every polynomial but the first is zero (`Ciphertext::is_transparent`). A
+    /// host read: a device-newer ciphertext downloads first.
+    pub fn is_transparent(&self) -> bool {
+        read_bool(
+            self.ptr(),
+            sys::Ciphertext_IsTransparent,
+            "Ciphertext_IsTransparent",
+        )
+    }
+
+    /// Frees the words (`Ciphertext::release`): size 0; in the patched SEAL the device
+    /// image goes too and the mark stays.
+    pub fn release(&mut self) {
+        // SAFETY: `self` is live.
+        let hr = unsafe { sys::Ciphertext_Release(self.ptr()) };
+        check_infallible(hr, "Ciphertext_Release");
+    }
 }
 
 impl Clone for Ciphertext {

@@ -1,0 +1,161 @@
+//! Helpers shared by the SEAL-level tests of the GPU backend (`seal_gpu_state`,
+//! `seal_gpu_errors`): one small parameter set with every key, marking, and word-for-word
+//! comparison of a device ciphertext with its CPU counterpart.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::sync::Once;
+
+use rand::{Rng, SeedableRng};
+use seal_opencl::seal_c::*;
+
+/// Installs the backend once per process, with pooled buffers poisoned so that words a
+/// kernel fails to write show up. `SEAL_OPENCL_*` variables a test file needs must be set
+/// before the first call (the backend reads the environment when it is installed).
+pub fn install() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        std::env::set_var("SEAL_OPENCL_POISON", "1");
+        seal_opencl::ffi::install_backend().expect("an OpenCL device for the backend");
+    });
+}
+
+/// Rotation steps the fixture's Galois keys cover; 2 is deliberately missing (its NAF is
+/// the single step 2, so rotating by 2 has no key).
+pub const STEPS: [i32; 4] = [0, 1, -1, 4];
+
+/// One parameter set (N = 2^12, primes {35, 30, 35}: two data levels) with every key and
+/// tool the operations need.
+pub struct Fixture {
+    pub ctx: CkksContext,
+    pub keygen: KeyGenerator,
+    pub encoder: CkksEncoder,
+    pub encryptor: Encryptor,
+    pub decryptor: Decryptor,
+    pub evaluator: Evaluator,
+    pub relin: RelinKeys,
+    pub galois: GaloisKeys,
+    pub scale: f64,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Fixture::with_params(4096, &[35, 30, 35], 30)
+    }
+
+    pub fn with_params(n: u64, bits: &[i32], scale_bits: i32) -> Fixture {
+        install();
+        let ctx = CkksContext::new(n, bits).unwrap();
+        let keygen = KeyGenerator::new(&ctx).unwrap();
+        let pk = keygen.public_key().unwrap();
+        let sk = keygen.secret_key().unwrap();
+        Fixture {
+            encoder: CkksEncoder::new(&ctx).unwrap(),
+            encryptor: Encryptor::new(&ctx, &pk).unwrap(),
+            decryptor: Decryptor::new(&ctx, &sk).unwrap(),
+            evaluator: Evaluator::new(&ctx).unwrap(),
+            relin: keygen.relin_keys().unwrap(),
+            galois: keygen.galois_keys_from_steps(&STEPS).unwrap(),
+            scale: 2f64.powi(scale_bits),
+            keygen,
+            ctx,
+        }
+    }
+
+    pub fn values(&self, rng: &mut impl Rng) -> Vec<f64> {
+        (0..self.encoder.slot_count())
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect()
+    }
+
+    /// Random values at the first level and the fixture's scale.
+    pub fn plain(&self, rng: &mut impl Rng) -> Plaintext {
+        self.encoder
+            .encode(&self.values(rng), &self.ctx.first_parms_id(), self.scale)
+            .unwrap()
+    }
+
+    pub fn encrypt(&self, rng: &mut impl Rng) -> Ciphertext {
+        self.encryptor.encrypt(&self.plain(rng)).unwrap()
+    }
+
+    /// An unmarked ciphertext with `ct`'s metadata and words (`ct` at the first level,
+    /// size 2): reading a marked ciphertext's words is a host read, copying it would copy
+    /// the mark.
+    pub fn host_copy(&self, ct: &Ciphertext) -> Ciphertext {
+        assert_eq!(ct.parms_id(), self.ctx.first_parms_id(), "host_copy: level");
+        assert_eq!(ct.size(), 2, "host_copy: size");
+        let mut copy = self.encryptor.encrypt(&self.plain(&mut rng())).unwrap();
+        copy.set_data(&self.ctx, &ct.data().unwrap()).unwrap();
+        copy.set_scale(ct.scale());
+        assert!(!copy.on_gpu());
+        copy
+    }
+}
+
+/// A random generator whose seed is printed, so a failure can be replayed.
+pub fn rng() -> rand::rngs::StdRng {
+    let seed = rand::random();
+    eprintln!("seed {seed}");
+    rand::rngs::StdRng::seed_from_u64(seed)
+}
+
+/// A copy marked for the device (host newer: uploaded by the first routed operation).
+pub fn on_gpu(ct: &Ciphertext) -> Ciphertext {
+    let mut g = ct.clone();
+    g.gpu().unwrap();
+    assert!(g.on_gpu());
+    g
+}
+
+/// A marked copy whose device image is the only current copy (device newer): negated
+/// twice on the device, so the words are `ct`'s.
+pub fn resident(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
+    let mut g = on_gpu(ct);
+    fx.evaluator.negate_inplace(&mut g).unwrap();
+    fx.evaluator.negate_inplace(&mut g).unwrap();
+    g
+}
+
+pub fn plain_on_gpu(p: &Plaintext) -> Plaintext {
+    let mut g = p.try_clone().unwrap();
+    g.gpu().unwrap();
+    assert!(g.on_gpu());
+    g
+}
+
+/// Same metadata and words (a host read of `gpu`: downloads when the device is newer).
+pub fn assert_same(cpu: &Ciphertext, gpu: &Ciphertext, what: &str) {
+    assert_eq!(gpu.size(), cpu.size(), "{what}: size");
+    assert_eq!(gpu.parms_id(), cpu.parms_id(), "{what}: parms_id");
+    assert_eq!(
+        gpu.scale().to_bits(),
+        cpu.scale().to_bits(),
+        "{what}: scale"
+    );
+    assert_eq!(gpu.is_ntt_form(), cpu.is_ntt_form(), "{what}: NTT form");
+    assert_words(&cpu.data().unwrap(), &gpu.data().unwrap(), what);
+}
+
+/// Word-for-word equality, reporting how many words differ and the first.
+pub fn assert_words(want: &[u64], got: &[u64], what: &str) {
+    assert_eq!(want.len(), got.len(), "{what}: word count");
+    if let Some(i) = (0..want.len()).find(|&i| want[i] != got[i]) {
+        let differ = (0..want.len()).filter(|&i| want[i] != got[i]).count();
+        panic!(
+            "{what}: {differ} of {} words differ, first at {i}: want {:#x}, got {:#x}",
+            want.len(),
+            want[i],
+            got[i]
+        );
+    }
+}
+
+/// Every operation on marked operands so far ran on the device (SEAL reports a CPU
+/// fallback once per operation name and process).
+pub fn assert_no_cpu_fallback() {
+    assert_eq!(
+        seal_opencl::ffi::cpu_fallbacks(),
+        Vec::<String>::new(),
+        "operations that ran on the CPU instead of the device"
+    );
+}

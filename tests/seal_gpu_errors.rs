@@ -1,0 +1,456 @@
+//! Bad input on device operands raises what SEAL raises for the same call on CPU operands
+//! (the same C++ exception type, seen here as the same HRESULT and `ErrorKind`), and
+//! leaves the device operands as they were: same metadata, same words, and still usable
+//! (an operation afterwards equals SEAL's CPU result). seal-patch/README.md, "Routing":
+//! checks SEAL makes after computing (scale bounds, the key switch's key checks) are made
+//! before routing, so a routed call that throws changes nothing, where the CPU path may
+//! have modified its operand.
+//!
+//! Device errors (out of memory) are in `seal_gpu_oom.rs`: the backend reads the pool
+//! limit once, when it is installed.
+
+mod seal_common;
+
+use seal_common::*;
+use seal_opencl::seal_c::*;
+use seal_opencl::{Error, ErrorKind, Result};
+
+/// A call on (a, b, plain), `a` the result operand.
+type BadOp = fn(&Fixture, &mut Ciphertext, &Ciphertext, &Plaintext) -> Result<()>;
+
+/// Operands of one case, built from fresh encryptions.
+type Make = fn(&Fixture, &mut rand::rngs::StdRng) -> (Ciphertext, Ciphertext, Plaintext);
+
+fn hresult(e: &Error) -> i64 {
+    match e {
+        Error::Seal { hresult, .. } => *hresult,
+        other => panic!("not an error of SEAL's C API: {other}"),
+    }
+}
+
+fn fresh(fx: &Fixture, rng: &mut rand::rngs::StdRng) -> (Ciphertext, Ciphertext, Plaintext) {
+    (fx.encrypt(rng), fx.encrypt(rng), fx.plain(rng))
+}
+
+/// `ct` one level down (mod_switch_to_next on the CPU).
+fn next_level(fx: &Fixture, mut ct: Ciphertext) -> Ciphertext {
+    fx.evaluator.mod_switch_to_next_inplace(&mut ct).unwrap();
+    ct
+}
+
+/// a * b: a size-3 ciphertext at scale^2.
+fn size3(fx: &Fixture, mut a: Ciphertext, b: &Ciphertext) -> Ciphertext {
+    fx.evaluator.multiply_inplace(&mut a, b).unwrap();
+    a
+}
+
+/// Runs `op` on CPU operands and on device operands (a and b device newer, the plaintext
+/// marked): both fail with the same HRESULT, of kind `want`; the device operands keep
+/// their metadata and words, and a negate and an add afterwards equal the CPU's.
+fn check_fails_alike(fx: &Fixture, name: &str, make: Make, op: BadOp, want: ErrorKind) {
+    let mut rng = rng();
+    let (a, b, p) = make(fx, &mut rng);
+
+    let mut cpu = a.clone();
+    let cpu_err = match op(fx, &mut cpu, &b, &p) {
+        Ok(()) => panic!("{name}: SEAL accepted the call on CPU operands"),
+        Err(e) => e,
+    };
+    assert_eq!(cpu_err.kind(), want, "{name}: CPU error {cpu_err}");
+
+    let (mut ga, mut gb, gp) = (resident(fx, &a), resident(fx, &b), plain_on_gpu(&p));
+    let gpu_err = match op(fx, &mut ga, &gb, &gp) {
+        Ok(()) => {
+            panic!("{name}: the device call succeeded where SEAL's CPU call failed with {cpu_err}")
+        }
+        Err(e) => e,
+    };
+    eprintln!("{name}: CPU {cpu_err}; device {gpu_err}");
+    assert_eq!(
+        hresult(&gpu_err),
+        hresult(&cpu_err),
+        "{name}: device error {gpu_err}, CPU error {cpu_err}"
+    );
+
+    for (what, want, got) in [("a", &a, &ga), ("b", &b, &gb)] {
+        let what = format!("{name}: operand {what} after the failed call");
+        assert!(got.on_gpu(), "{what}: lost its mark");
+        assert_same(want, got, &what);
+    }
+    assert_words(
+        &p.data().unwrap(),
+        &gp.data().unwrap(),
+        &format!("{name}: the plaintext"),
+    );
+
+    // Still usable: the images hold the words (data() above may have read host words).
+    for (what, want, got) in [("a", &a, &mut ga), ("b", &b, &mut gb)] {
+        let mut cpu = want.clone();
+        fx.evaluator.negate_inplace(&mut cpu).unwrap();
+        fx.evaluator.negate_inplace(got).unwrap();
+        let twin = cpu.clone();
+        fx.evaluator.add_inplace(&mut cpu, &twin).unwrap();
+        let twin = got.clone();
+        fx.evaluator.add_inplace(got, &twin).unwrap();
+        assert_same(
+            &cpu,
+            got,
+            &format!("{name}: operand {what}, negate and add after"),
+        );
+    }
+    assert_no_cpu_fallback();
+}
+
+/// (name, operands, call, the error kind SEAL raises).
+fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
+    use ErrorKind::*;
+    vec![
+        (
+            "add at different levels (parms_id mismatch)",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (a, next_level(fx, b), p)
+            },
+            |fx, a, b, _| fx.evaluator.add_inplace(a, b),
+            InvalidArgument,
+        ),
+        (
+            "sub at different levels",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (next_level(fx, a), b, p)
+            },
+            |fx, a, b, _| fx.evaluator.sub_inplace(a, b),
+            InvalidArgument,
+        ),
+        (
+            "multiply at different levels",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (a, next_level(fx, b), p)
+            },
+            |fx, a, b, _| fx.evaluator.multiply_inplace(a, b),
+            InvalidArgument,
+        ),
+        (
+            "add with different scales",
+            |fx, rng| {
+                let (a, mut b, p) = fresh(fx, rng);
+                b.set_scale(fx.scale * 2.0);
+                (a, b, p)
+            },
+            |fx, a, b, _| fx.evaluator.add_inplace(a, b),
+            InvalidArgument,
+        ),
+        (
+            "add_plain with a different scale",
+            |fx, rng| {
+                let (a, b, mut p) = fresh(fx, rng);
+                p.set_scale(fx.scale * 2.0);
+                (a, b, p)
+            },
+            |fx, a, _, p| fx.evaluator.add_plain_inplace(a, p),
+            InvalidArgument,
+        ),
+        (
+            // SEAL's CPU path computes, then checks the scale (operand modified).
+            "multiply with the product's scale out of bounds",
+            |fx, rng| {
+                let (mut a, mut b, p) = fresh(fx, rng);
+                a.set_scale(2f64.powi(40));
+                b.set_scale(2f64.powi(40));
+                (a, b, p)
+            },
+            |fx, a, b, _| fx.evaluator.multiply_inplace(a, b),
+            InvalidArgument,
+        ),
+        (
+            "square with the scale out of bounds",
+            |fx, rng| {
+                let (mut a, b, p) = fresh(fx, rng);
+                a.set_scale(2f64.powi(40));
+                (a, b, p)
+            },
+            |fx, a, _, _| fx.evaluator.square_inplace(a),
+            InvalidArgument,
+        ),
+        (
+            "multiply_plain with the scale out of bounds",
+            |fx, rng| {
+                let (mut a, b, p) = fresh(fx, rng);
+                a.set_scale(2f64.powi(40));
+                (a, b, p)
+            },
+            |fx, a, _, p| fx.evaluator.multiply_plain_inplace(a, p),
+            InvalidArgument,
+        ),
+        (
+            "multiply_plain with a plaintext at another level",
+            |fx, rng| {
+                let (a, b, mut p) = fresh(fx, rng);
+                fx.evaluator
+                    .mod_switch_to_next_plain_inplace(&mut p)
+                    .unwrap();
+                (a, b, p)
+            },
+            |fx, a, _, p| fx.evaluator.multiply_plain_inplace(a, p),
+            InvalidArgument,
+        ),
+        (
+            "rescale_to_next at the last level",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (next_level(fx, a), b, p)
+            },
+            |fx, a, _, _| fx.evaluator.rescale_to_next_inplace(a),
+            InvalidArgument,
+        ),
+        (
+            "rescale_to_next into a destination at the last level",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (next_level(fx, a), b, p)
+            },
+            |fx, a, _, _| {
+                let mut d = Ciphertext::new()?;
+                fx.evaluator.rescale_to_next(a, &mut d)
+            },
+            InvalidArgument,
+        ),
+        (
+            "mod_switch_to_next at the last level",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (next_level(fx, a), b, p)
+            },
+            |fx, a, _, _| fx.evaluator.mod_switch_to_next_inplace(a),
+            InvalidArgument,
+        ),
+        (
+            "rotate by a step without a Galois key",
+            fresh,
+            |fx, a, _, _| fx.evaluator.rotate_vector_inplace(a, 2, &fx.galois),
+            InvalidArgument,
+        ),
+        (
+            "apply_galois with an even element (its index holds step 1's key)",
+            fresh,
+            |fx, a, _, _| fx.evaluator.apply_galois_inplace(a, 4, &fx.galois),
+            InvalidArgument,
+        ),
+        (
+            "rotate a size-3 ciphertext",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (size3(fx, a, &b), b, p)
+            },
+            |fx, a, _, _| fx.evaluator.rotate_vector_inplace(a, 1, &fx.galois),
+            InvalidArgument,
+        ),
+        (
+            "relinearize a size-4 ciphertext (no key for the cube of the secret)",
+            |fx, rng| {
+                let (a, mut b, p) = fresh(fx, rng);
+                b.set_scale(1.0);
+                let three = size3(fx, a, &b);
+                (size3(fx, three, &b), b, p)
+            },
+            |fx, a, _, _| fx.evaluator.relinearize_inplace(a, &fx.relin),
+            InvalidArgument,
+        ),
+        (
+            "relinearize with relin keys of another parameter set",
+            |fx, rng| {
+                let (a, b, p) = fresh(fx, rng);
+                (size3(fx, a, &b), b, p)
+            },
+            |fx, a, _, _| {
+                let other = other_parameters();
+                fx.evaluator.relinearize_inplace(a, &other.relin)
+            },
+            InvalidArgument,
+        ),
+        (
+            // SEAL's CPU path permutes the operand, then the key switch throws.
+            "rotate with Galois keys of another parameter set",
+            fresh,
+            |fx, a, _, _| {
+                let other = other_parameters();
+                fx.evaluator.rotate_vector_inplace(a, 1, &other.galois)
+            },
+            InvalidArgument,
+        ),
+        (
+            "transform_to_ntt of a ciphertext in NTT form",
+            fresh,
+            |fx, a, _, _| fx.evaluator.transform_to_ntt_inplace(a),
+            InvalidArgument,
+        ),
+    ]
+}
+
+/// A parameter set of the same N and as many primes, with different primes: another
+/// key parms_id, but the same Galois elements.
+fn other_parameters() -> Fixture {
+    Fixture::with_params(4096, &[36, 30, 34], 30)
+}
+
+#[test]
+fn bad_input_fails_alike_and_leaves_operands_unchanged() {
+    let fx = Fixture::new();
+    for (name, make, op, want) in cases() {
+        check_fails_alike(&fx, name, make, op, want);
+    }
+}
+
+/// SEAL's own behaviour, not an error: relinearizing a size-2 ciphertext does nothing.
+#[test]
+fn relinearize_of_size_two_changes_nothing() {
+    let fx = Fixture::new();
+    let a = fx.encrypt(&mut rng());
+    let mut g = resident(&fx, &a);
+    fx.evaluator.relinearize_inplace(&mut g, &fx.relin).unwrap();
+    assert_same(&a, &g, "relinearize of size 2");
+}
+
+/// rotate_vector by 7 goes through SEAL's NAF steps -1 then 8; the fixture has no key for
+/// 8, so SEAL throws after the first step has rotated the operand. Not "unchanged", but the
+/// device must do what SEAL does: the same error and the same words.
+#[test]
+fn rotation_failing_midway_matches_seal() {
+    let fx = Fixture::new();
+    let a = fx.encrypt(&mut rng());
+    let mut cpu = a.clone();
+    let mut gpu = resident(&fx, &a);
+    let cpu_err = fx
+        .evaluator
+        .rotate_vector_inplace(&mut cpu, 7, &fx.galois)
+        .unwrap_err();
+    let gpu_err = fx
+        .evaluator
+        .rotate_vector_inplace(&mut gpu, 7, &fx.galois)
+        .unwrap_err();
+    assert_eq!(cpu_err.kind(), ErrorKind::InvalidArgument, "{cpu_err}");
+    assert_eq!(
+        hresult(&gpu_err),
+        hresult(&cpu_err),
+        "{gpu_err} vs {cpu_err}"
+    );
+    assert_ne!(
+        cpu.data().unwrap(),
+        a.data().unwrap(),
+        "SEAL left the operand unchanged"
+    );
+    assert_same(&cpu, &gpu, "after the failed rotation");
+    assert_no_cpu_fallback();
+}
+
+/// Keys of another KeyGenerator of identical parameters have the same parms_id: SEAL
+/// accepts them (the result decrypts to noise under the wrong secret, but the words are
+/// defined). The device, which caches keys by object and contents, uses the keys given.
+#[test]
+fn keys_of_another_generator_with_equal_parameters_are_used() {
+    let fx = Fixture::new();
+    let other = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    for (what, relin, galois) in [
+        ("own keys", &fx.relin, &fx.galois),
+        ("another generator's keys", &other.relin, &other.galois),
+        ("own keys again", &fx.relin, &fx.galois),
+    ] {
+        let run = |a: &mut Ciphertext, b: &Ciphertext| {
+            fx.evaluator.multiply_inplace(a, b).unwrap();
+            fx.evaluator.relinearize_inplace(a, relin).unwrap();
+            fx.evaluator.rotate_vector_inplace(a, 1, galois).unwrap();
+        };
+        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
+        run(&mut cpu, &b);
+        run(&mut gpu, &on_gpu(&b));
+        assert_same(&cpu, &gpu, what);
+    }
+    // New key objects, possibly at a freed key's address: the cache must not confuse them.
+    for round in 0..3 {
+        let galois = other.keygen.galois_keys_from_steps(&[1]).unwrap();
+        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
+        fx.evaluator
+            .rotate_vector_inplace(&mut cpu, 1, &galois)
+            .unwrap();
+        fx.evaluator
+            .rotate_vector_inplace(&mut gpu, 1, &galois)
+            .unwrap();
+        assert_same(&cpu, &gpu, &format!("fresh Galois keys, round {round}"));
+        let galois = fx.keygen.galois_keys_from_steps(&[1]).unwrap();
+        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
+        fx.evaluator
+            .rotate_vector_inplace(&mut cpu, 1, &galois)
+            .unwrap();
+        fx.evaluator
+            .rotate_vector_inplace(&mut gpu, 1, &galois)
+            .unwrap();
+        assert_same(&cpu, &gpu, &format!("fresh own Galois keys, round {round}"));
+    }
+    assert_no_cpu_fallback();
+}
+
+/// `ct` with polynomial 1 (and any beyond) zero: transparent.
+fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
+    let mut words = ct.data().unwrap();
+    let poly = (ct.coeff_modulus_size() * ct.poly_modulus_degree()) as usize;
+    words[poly..].fill(0);
+    let mut t = ct.clone();
+    t.set_data(&fx.ctx, &words).unwrap();
+    assert!(t.is_transparent());
+    t
+}
+
+/// Transparent results (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on in this build): SEAL's
+/// CPU path throws `logic_error("result ciphertext is transparent")` after computing. For
+/// a device-newer result the patched SEAL asks `Backend::is_transparent`, which this
+/// backend leaves at the default `false` (not checked, so operations stay asynchronous;
+/// seal-patch/README.md, "Routing"). So the device call succeeds, and its words are the
+/// ones SEAL's CPU path computed before throwing.
+#[test]
+fn transparent_results_are_not_checked_on_the_device() {
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let a = fx.encrypt(&mut rng);
+    let zero = fx
+        .encoder
+        .encode(
+            &vec![0.0; fx.encoder.slot_count()],
+            &fx.ctx.first_parms_id(),
+            fx.scale,
+        )
+        .unwrap();
+    let t = transparent(&fx, &a);
+    let calls: [(&str, &Ciphertext, &Plaintext, BadOp); 3] = [
+        (
+            "negate a transparent ciphertext",
+            &t,
+            &zero,
+            |fx, a, _, _| fx.evaluator.negate_inplace(a),
+        ),
+        ("multiply_plain by zero", &a, &zero, |fx, a, _, p| {
+            fx.evaluator.multiply_plain_inplace(a, p)
+        }),
+        ("sub a ciphertext from itself", &a, &zero, |fx, a, _, _| {
+            let twin = a.clone();
+            fx.evaluator.sub_inplace(a, &twin)
+        }),
+    ];
+    for (name, operand, plain, op) in calls {
+        let mut cpu = operand.clone();
+        let err = op(&fx, &mut cpu, operand, plain).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Logic, "{name}: CPU error {err}");
+        let mut gpu = resident(&fx, operand);
+        op(&fx, &mut gpu, operand, &plain_on_gpu(plain))
+            .unwrap_or_else(|e| panic!("{name}: the device checked transparency: {e}"));
+        assert!(
+            gpu.is_transparent(),
+            "{name}: the device result is not transparent"
+        );
+        assert_same(&cpu, &gpu, name);
+    }
+    assert_no_cpu_fallback();
+}
