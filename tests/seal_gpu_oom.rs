@@ -7,11 +7,9 @@
 //! - the backend behind SEAL (`seal_backend::Backend`, the code ffi/backend.cc calls),
 //!   with a capped pool of its own: must pass;
 //! - the whole path through SEAL's C API, where the out-of-memory `std::runtime_error`
-//!   crosses `Evaluator_*`. It runs in a child process (an abort must not take the test
-//!   runner with it). seal-patch's C API (0005) does not catch `std::runtime_error` in
-//!   `Evaluator_*` (only `invalid_argument` and `logic_error`, as upstream SEAL, which never
-//!   throws `runtime_error` there), so the exception leaves an `extern "C"` function and
-//!   the process aborts: ignored until seal-patch catches it.
+//!   crosses `Evaluator_*` and comes back as `COR_E_IO` (seal-patch 0008). It runs in a
+//!   child process, so that an abort (an exception escaping the C API) fails this test
+//!   instead of taking the test runner with it.
 
 mod seal_common;
 
@@ -157,9 +155,9 @@ fn child_seal_out_of_memory() {
 }
 
 #[test]
-#[ignore = "seal-patch 0005: Evaluator_* do not catch std::runtime_error, so a device error aborts the process"]
 fn seal_out_of_memory_raises_runtime_error() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(CHILD_ENV_VAR, "1")
         .args([
             "--ignored",
             "--exact",
