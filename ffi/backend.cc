@@ -455,6 +455,15 @@ namespace seal_opencl
                     [&] { backend_->transform_from_ntt(params, result_image(encrypted_ntt), encrypted_ntt.size()); });
             }
 
+            bool is_transparent(const Ciphertext &encrypted) override
+            {
+                return translated([&] {
+                    return backend_->is_transparent(
+                        image_of(encrypted), encrypted.size(),
+                        encrypted.poly_modulus_degree() * encrypted.coeff_modulus_size());
+                });
+            }
+
             void on_cpu_fallback(const char *operation) override
             {
                 report_cpu_fallback(operation);

@@ -103,6 +103,14 @@ mod bridge {
         fn end_compute_frame(self: &GpuBackend) -> Result<()>;
         fn synchronize(self: &GpuBackend) -> Result<()>;
 
+        /// SEAL's transparency check of a result (false unless checking is switched on).
+        fn is_transparent(
+            self: &GpuBackend,
+            image: &GpuImage,
+            size: usize,
+            poly_words: usize,
+        ) -> Result<bool>;
+
         fn has_key(self: &GpuBackend, key: &KeyRef) -> bool;
         fn upload_key(
             self: &GpuBackend,
@@ -427,6 +435,10 @@ impl GpuBackend {
 
     fn synchronize(&self) -> Tagged<()> {
         tagged(|| self.0.synchronize())
+    }
+
+    fn is_transparent(&self, image: &GpuImage, size: usize, poly_words: usize) -> Tagged<bool> {
+        tagged(|| self.0.is_transparent(image, size, poly_words))
     }
 
     fn has_key(&self, key: &KeyRef) -> bool {

@@ -404,17 +404,13 @@ fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
     t
 }
 
-/// Transparent results (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on in this build): SEAL's
-/// CPU path throws `logic_error("result ciphertext is transparent")` after computing. For
-/// a device-newer result the patched SEAL asks `Backend::is_transparent`, which this
-/// backend leaves at the default `false` (not checked, so operations stay asynchronous;
-/// seal-patch/README.md, "Routing"). So the device call succeeds, and its words are the
-/// ones SEAL's CPU path computed before throwing.
-#[test]
-fn transparent_results_are_not_checked_on_the_device() {
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let a = fx.encrypt(&mut rng);
+/// Calls whose result is transparent: SEAL's CPU path (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT,
+/// on in this build) throws `logic_error("result ciphertext is transparent")` after
+/// computing. Returns (name, operand, plaintext, call).
+fn transparent_calls(
+    fx: &Fixture,
+    a: &Ciphertext,
+) -> Vec<(&'static str, Ciphertext, Plaintext, BadOp)> {
     let zero = fx
         .encoder
         .encode(
@@ -423,28 +419,44 @@ fn transparent_results_are_not_checked_on_the_device() {
             fx.scale,
         )
         .unwrap();
-    let t = transparent(&fx, &a);
-    let calls: [(&str, &Ciphertext, &Plaintext, BadOp); 3] = [
+    vec![
         (
             "negate a transparent ciphertext",
-            &t,
-            &zero,
+            transparent(fx, a),
+            zero.clone(),
             |fx, a, _, _| fx.evaluator.negate_inplace(a),
         ),
-        ("multiply_plain by zero", &a, &zero, |fx, a, _, p| {
-            fx.evaluator.multiply_plain_inplace(a, p)
-        }),
-        ("sub a ciphertext from itself", &a, &zero, |fx, a, _, _| {
-            let twin = a.clone();
-            fx.evaluator.sub_inplace(a, &twin)
-        }),
-    ];
-    for (name, operand, plain, op) in calls {
+        (
+            "multiply_plain by zero",
+            a.clone(),
+            zero.clone(),
+            |fx, a, _, p| fx.evaluator.multiply_plain_inplace(a, p),
+        ),
+        (
+            "sub a ciphertext from itself",
+            a.clone(),
+            zero,
+            |fx, a, _, _| {
+                let twin = a.clone();
+                fx.evaluator.sub_inplace(a, &twin)
+            },
+        ),
+    ]
+}
+
+/// By default the backend does not check transparency (`Backend::is_transparent` is false:
+/// a check waits for the device; seal-patch/README.md, "Routing"): the device call
+/// succeeds, with the words SEAL's CPU path computed before throwing.
+#[test]
+fn transparent_results_are_not_checked_on_the_device_by_default() {
+    let fx = Fixture::new();
+    let a = fx.encrypt(&mut rng());
+    for (name, operand, plain, op) in transparent_calls(&fx, &a) {
         let mut cpu = operand.clone();
-        let err = op(&fx, &mut cpu, operand, plain).unwrap_err();
+        let err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Logic, "{name}: CPU error {err}");
-        let mut gpu = resident(&fx, operand);
-        op(&fx, &mut gpu, operand, &plain_on_gpu(plain))
+        let mut gpu = resident(&fx, &operand);
+        op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain))
             .unwrap_or_else(|e| panic!("{name}: the device checked transparency: {e}"));
         assert!(
             gpu.is_transparent(),
@@ -453,4 +465,45 @@ fn transparent_results_are_not_checked_on_the_device() {
         assert_same(&cpu, &gpu, name);
     }
     assert_no_cpu_fallback();
+}
+
+/// With `SEAL_OPENCL_CHECK_TRANSPARENT=1` the device path throws what SEAL's CPU path
+/// throws for a transparent result, and leaves the same words.
+#[test]
+fn transparent_results_are_checked_when_asked() {
+    run_child(
+        "child_transparent_results_are_checked",
+        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "1")],
+    );
+}
+
+#[test]
+#[ignore = "run by transparent_results_are_checked_when_asked in a child process"]
+fn child_transparent_results_are_checked() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let a = fx.encrypt(&mut rng());
+    for (name, operand, plain, op) in transparent_calls(&fx, &a) {
+        let mut cpu = operand.clone();
+        let cpu_err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
+        // Marked, not made resident: negating a transparent operand twice would throw.
+        let mut gpu = on_gpu(&operand);
+        let gpu_err = op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain)).unwrap_err();
+        assert_eq!(
+            gpu_err.kind(),
+            cpu_err.kind(),
+            "{name}: {gpu_err} vs {cpu_err}"
+        );
+        assert_same(&cpu, &gpu, name);
+    }
+    // A result that is not transparent passes the check.
+    let mut cpu = a.clone();
+    fx.evaluator.negate_inplace(&mut cpu).unwrap();
+    let mut gpu = resident(&fx, &a);
+    fx.evaluator.negate_inplace(&mut gpu).unwrap();
+    assert_same(&cpu, &gpu, "negate with the check on");
+    assert_no_cpu_fallback();
+    println!("CHILD OK");
 }

@@ -25,8 +25,6 @@ const N: usize = 4096;
 /// Pool cap of both tests: room for a handful of N = 2^12 two-prime ciphertexts (128 KiB
 /// each) besides the parameter tables.
 const MAX_BYTES: u64 = 2 << 20;
-/// Set by the parent test for its child process.
-const CHILD_ENV_VAR: &str = "SEAL_GPU_OOM_CHILD";
 
 #[test]
 fn backend_out_of_memory_is_an_error_and_changes_nothing() {
@@ -116,10 +114,9 @@ fn backend_out_of_memory_is_an_error_and_changes_nothing() {
 fn child_seal_out_of_memory() {
     // Only as the parent's child: run in the test runner's own process (e.g. with
     // --include-ignored) an abort would end every test.
-    if std::env::var_os(CHILD_ENV_VAR).is_none() {
+    if !is_child() {
         return;
     }
-    std::env::set_var("SEAL_OPENCL_MAX_BYTES", MAX_BYTES.to_string());
     let fx = Fixture::with_params(N as u64, &[35, 30, 35], 30);
     let mut rng = rng();
     let a = fx.encrypt(&mut rng);
@@ -156,24 +153,8 @@ fn child_seal_out_of_memory() {
 
 #[test]
 fn seal_out_of_memory_raises_runtime_error() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(CHILD_ENV_VAR, "1")
-        .args([
-            "--ignored",
-            "--exact",
-            "child_seal_out_of_memory",
-            "--nocapture",
-        ])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("CHILD OK"),
-        "the child ended with {}:\n{text}",
-        out.status
+    run_child(
+        "child_seal_out_of_memory",
+        &[("SEAL_OPENCL_MAX_BYTES", &MAX_BYTES.to_string())],
     );
 }

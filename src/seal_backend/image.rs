@@ -73,9 +73,14 @@ impl GpuImage {
     /// Copies the first `out.len()` words to the host; waits for the work writing them
     /// (the buffer's queue is in order).
     pub(crate) fn download(&self, out: &mut [u64]) -> Result<()> {
-        if out.len() > self.len {
+        self.download_from(0, out)
+    }
+
+    /// Copies words `offset ..` (as many as `out` holds) to the host; waits as `download`.
+    pub(crate) fn download_from(&self, offset: usize, out: &mut [u64]) -> Result<()> {
+        if offset + out.len() > self.len {
             return Err(Error::invalid(format!(
-                "download of {} words from an image of {}",
+                "download of {} words at {offset} from an image of {}",
                 out.len(),
                 self.len
             )));
@@ -83,7 +88,7 @@ impl GpuImage {
         if out.is_empty() {
             return Ok(());
         }
-        self.buffer()?.read(out).enq()?;
+        self.buffer()?.read(out).offset(offset).enq()?;
         Ok(())
     }
 

@@ -51,13 +51,25 @@ pub struct Backend {
     strategy: NttStrategy,
     contexts: Mutex<HashMap<[u64; 4], Arc<CkksContext>>>,
     keys: KeyCache,
+    /// Answer SEAL's transparency check of results (see [`Backend::is_transparent`]).
+    check_transparent: bool,
 }
+
+/// `SEAL_OPENCL_CHECK_TRANSPARENT=1`: check every result for transparency as SEAL's CPU
+/// path does (each check waits for the device and downloads the result).
+pub const CHECK_TRANSPARENT_ENV_VAR: &str = "SEAL_OPENCL_CHECK_TRANSPARENT";
 
 impl Backend {
     /// The backend on the devices named by the environment (`SEAL_OPENCL_DEVICE`, ...,
     /// see `crate::device`) with the NTT of `SEAL_OPENCL_NTT`.
     pub fn from_env() -> Result<Backend> {
-        Backend::new(Devices::from_env()?, NttStrategy::from_env()?)
+        let check = std::env::var(CHECK_TRANSPARENT_ENV_VAR)
+            .map(|v| matches!(v.trim(), "1" | "true" | "on"))
+            .unwrap_or(false);
+        Ok(
+            Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
+                .checking_transparency(check),
+        )
     }
 
     pub fn new(devices: Devices, strategy: NttStrategy) -> Result<Backend> {
@@ -69,7 +81,30 @@ impl Backend {
             strategy,
             contexts: Mutex::new(HashMap::new()),
             keys: KeyCache::default(),
+            check_transparent: false,
         })
+    }
+
+    /// With `on`, [`Backend::is_transparent`] checks results as SEAL's CPU path does.
+    pub fn checking_transparency(mut self, on: bool) -> Backend {
+        self.check_transparent = on;
+        self
+    }
+
+    /// SEAL's `Ciphertext::is_transparent` of a result of `size` polynomials of
+    /// `poly_words` words (SEAL throws `logic_error` when it is), when checking is on:
+    /// waits for the device and downloads polynomials 1 and up. Off (the default), false:
+    /// the check would make every operation wait for the device.
+    pub fn is_transparent(&self, ct: &GpuImage, size: usize, poly_words: usize) -> Result<bool> {
+        if !self.check_transparent {
+            return Ok(false);
+        }
+        if size < 2 {
+            return Ok(true);
+        }
+        let mut words = vec![0u64; ct.len().saturating_sub(poly_words)];
+        ct.download_from(poly_words, &mut words)?;
+        Ok(words.iter().all(|&w| w == 0))
     }
 
     /// The device operations run on, in words.

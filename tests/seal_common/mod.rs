@@ -159,3 +159,34 @@ pub fn assert_no_cpu_fallback() {
         "operations that ran on the CPU instead of the device"
     );
 }
+
+/// Set in the environment of a child process started by [`run_child`].
+pub const CHILD_ENV_VAR: &str = "SEAL_GPU_TEST_CHILD";
+
+/// Whether this process is a child started by [`run_child`]. Child tests are `#[ignore]`d
+/// and return at once unless this holds, so `--include-ignored` in the parent stays safe.
+pub fn is_child() -> bool {
+    std::env::var_os(CHILD_ENV_VAR).is_some()
+}
+
+/// Runs the ignored test `name` of this test binary in a child process with `env` set:
+/// for settings the backend reads once when it is installed, and for code that might end
+/// the process. Fails unless the child succeeds and prints `CHILD OK`.
+pub fn run_child(name: &str, env: &[(&str, &str)]) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(CHILD_ENV_VAR, "1")
+        .envs(env.iter().copied())
+        .args(["--ignored", "--exact", name, "--nocapture"])
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("CHILD OK"),
+        "{name} ended with {}:\n{text}",
+        out.status
+    );
+}
