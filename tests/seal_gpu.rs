@@ -5,121 +5,34 @@
 //! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
 //! (`SEAL_OPENCL_POISON`) so unwritten words show up.
 
-use std::sync::Once;
+mod seal_common;
 
-use rand::{Rng, SeedableRng};
+use seal_common::*;
 use seal_opencl::seal_c::*;
 
-/// One parameter set with every key and tool the operations need.
-struct Fixture {
+/// A parameter set and the name its failures carry.
+struct Params {
     name: &'static str,
-    ctx: CkksContext,
-    encoder: CkksEncoder,
-    encryptor: Encryptor,
-    decryptor: Decryptor,
-    evaluator: Evaluator,
-    relin: RelinKeys,
-    galois: GaloisKeys,
-    scale: f64,
+    fx: Fixture,
 }
 
-/// Rotation steps the Galois keys cover (0: complex conjugation; rotate_vector by a step without its own key goes
-/// through SEAL's NAF decomposition into several apply_galois calls).
-const STEPS: [i32; 7] = [0, 1, -1, 4, 5, -7, 16];
-
-fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        std::env::set_var("SEAL_OPENCL_POISON", "1");
-        seal_opencl::ffi::install_backend().expect("an OpenCL device for the backend");
-    });
-}
-
-impl Fixture {
-    fn new(name: &'static str, n: u64, bits: &[i32], scale_bits: i32) -> Fixture {
-        install();
-        let ctx = CkksContext::new(n, bits).unwrap();
-        let keygen = KeyGenerator::new(&ctx).unwrap();
-        let pk = keygen.public_key().unwrap();
-        let sk = keygen.secret_key().unwrap();
-        Fixture {
+impl Params {
+    fn new(name: &'static str, n: u64, bits: &[i32], scale_bits: i32) -> Params {
+        Params {
             name,
-            encoder: CkksEncoder::new(&ctx).unwrap(),
-            encryptor: Encryptor::new(&ctx, &pk).unwrap(),
-            decryptor: Decryptor::new(&ctx, &sk).unwrap(),
-            evaluator: Evaluator::new(&ctx).unwrap(),
-            relin: keygen.relin_keys().unwrap(),
-            galois: keygen.galois_keys_from_steps(&STEPS).unwrap(),
-            scale: 2f64.powi(scale_bits),
-            ctx,
+            fx: Fixture::with_params(n, bits, scale_bits),
         }
     }
-
-    fn plain(&self, rng: &mut impl Rng) -> Plaintext {
-        let values: Vec<f64> = (0..self.encoder.slot_count())
-            .map(|_| rng.gen_range(-1.0..1.0))
-            .collect();
-        self.encoder
-            .encode(&values, &self.ctx.first_parms_id(), self.scale)
-            .unwrap()
-    }
-
-    fn encrypt(&self, rng: &mut impl Rng) -> Ciphertext {
-        self.encryptor.encrypt(&self.plain(rng)).unwrap()
-    }
 }
 
-fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
-
-/// A copy marked for the device.
-fn on_gpu(ct: &Ciphertext) -> Ciphertext {
-    let mut g = ct.clone();
-    g.gpu().unwrap();
-    assert!(g.on_gpu());
-    g
-}
-
-fn plain_on_gpu(p: &Plaintext) -> Plaintext {
-    let mut g = p.try_clone().unwrap();
-    g.gpu().unwrap();
-    g
-}
-
-/// Same metadata and words, and the same decryption.
-fn assert_same(fx: &Fixture, cpu: &Ciphertext, gpu: &Ciphertext, what: &str) {
-    let what = format!("{}: {what}", fx.name);
-    assert_eq!(gpu.size(), cpu.size(), "{what}: size");
-    assert_eq!(gpu.parms_id(), cpu.parms_id(), "{what}: parms_id");
-    assert_eq!(
-        gpu.coeff_modulus_size(),
-        cpu.coeff_modulus_size(),
-        "{what}: K"
-    );
-    assert_eq!(
-        gpu.scale().to_bits(),
-        cpu.scale().to_bits(),
-        "{what}: scale"
-    );
-    assert_eq!(gpu.is_ntt_form(), cpu.is_ntt_form(), "{what}: NTT form");
-    let (c, g) = (cpu.data().unwrap(), gpu.data().unwrap());
-    assert_eq!(c.len(), g.len(), "{what}: word count");
-    if let Some(i) = (0..c.len()).find(|&i| c[i] != g[i]) {
-        let differ = (0..c.len()).filter(|&i| c[i] != g[i]).count();
-        panic!(
-            "{what}: {differ} of {} words differ, first at {i}: cpu {:#x}, gpu {:#x}",
-            c.len(),
-            c[i],
-            g[i]
-        );
-    }
+/// Same metadata and words ([`assert_same`]), and the same decryption.
+fn assert_same_decryption(p: &Params, cpu: &Ciphertext, gpu: &Ciphertext, what: &str) {
+    let what = format!("{}: {what}", p.name);
+    assert_same(cpu, gpu, &what);
     assert!(gpu.on_gpu(), "{what}: the result lost its device mark");
     if cpu.size() == 2 && cpu.is_ntt_form() {
-        let dc = fx.decryptor.decrypt(cpu).unwrap();
-        let dg = fx.decryptor.decrypt(gpu).unwrap();
+        let dc = p.fx.decryptor.decrypt(cpu).unwrap();
+        let dg = p.fx.decryptor.decrypt(gpu).unwrap();
         assert_eq!(dc.data().unwrap(), dg.data().unwrap(), "{what}: decryption");
     }
 }
@@ -277,7 +190,8 @@ fn operations() -> Vec<(&'static str, Op)> {
     ]
 }
 
-fn check_all(fx: &Fixture) {
+fn check_all(params: &Params) {
+    let fx = &params.fx;
     let mut rng = rng();
     for (name, op) in operations() {
         let (a, b, p) = (
@@ -289,23 +203,19 @@ fn check_all(fx: &Fixture) {
         op(fx, &mut cpu, &b, &p);
         let mut gpu = on_gpu(&a);
         op(fx, &mut gpu, &on_gpu(&b), &plain_on_gpu(&p));
-        assert_same(fx, &cpu, &gpu, name);
+        assert_same_decryption(params, &cpu, &gpu, name);
     }
-    assert_eq!(
-        seal_opencl::ffi::cpu_fallbacks(),
-        Vec::<String>::new(),
-        "operations that ran on the CPU instead of the device"
-    );
+    assert_no_cpu_fallback();
 }
 
 #[test]
 fn n4096_three_primes() {
-    check_all(&Fixture::new("N=2^12 {35,30,35}", 4096, &[35, 30, 35], 30));
+    check_all(&Params::new("N=2^12 {35,30,35}", 4096, &[35, 30, 35], 30));
 }
 
 #[test]
 fn n8192_five_primes() {
-    check_all(&Fixture::new(
+    check_all(&Params::new(
         "N=2^13 {50,40,40,40,40}",
         8192,
         &[50, 40, 40, 40, 40],
@@ -315,12 +225,12 @@ fn n8192_five_primes() {
 
 #[test]
 fn n8192_sixty_bit_primes() {
-    check_all(&Fixture::new("N=2^13 {60,60,60}", 8192, &[60, 60, 60], 50));
+    check_all(&Params::new("N=2^13 {60,60,60}", 8192, &[60, 60, 60], 50));
 }
 
 #[test]
 fn n8192_mixed_30_to_60_bit_primes() {
-    check_all(&Fixture::new(
+    check_all(&Params::new(
         "N=2^13 {60,30,45,30,50}",
         8192,
         &[60, 30, 45, 30, 50],
@@ -332,7 +242,7 @@ fn n8192_mixed_30_to_60_bit_primes() {
 /// pool), give the same words: nothing depends on what a buffer held before.
 #[test]
 fn determinism() {
-    let fx = Fixture::new("N=2^12 determinism", 4096, &[35, 30, 35], 30);
+    let fx = Fixture::new();
     let mut rng = rng();
     let (a, b, p) = (
         fx.encrypt(&mut rng),

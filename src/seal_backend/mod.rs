@@ -425,6 +425,24 @@ impl Backend {
         })
     }
 
+    /// `step(ops, ct, plain)` after checking that `ct` holds `size` polynomials and `plain`
+    /// one at the level.
+    fn with_plain(
+        &self,
+        name: &'static str,
+        level: &Level,
+        ct: &GpuImage,
+        size: usize,
+        plain: &GpuImage,
+        step: impl FnOnce(&LevelOps, &Buffer<u64>, &Buffer<u64>) -> Result<()>,
+    ) -> Result<()> {
+        self.with_ops(name, level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            plain.expect(1, ops, "plain")?;
+            step(ops, ct.buffer()?, plain.buffer()?)
+        })
+    }
+
     /// dst = `step(ops, dst, src, size)`: `size` polynomials of src at level K written
     /// to a new buffer at level K - 1, which becomes dst's image.
     fn to_next_level(
@@ -468,10 +486,8 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_ops("multiply_plain", level, |ops| {
-            ct.expect(size, ops, "encrypted")?;
-            plain.expect(1, ops, "plain")?;
-            ops.multiply_plain(ct.buffer()?, size, plain.buffer()?)
+        self.with_plain("multiply_plain", level, ct, size, plain, |ops, c, p| {
+            ops.multiply_plain(c, size, p)
         })
     }
 
@@ -483,10 +499,8 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_ops("add_plain", level, |ops| {
-            ct.expect(size, ops, "encrypted")?;
-            plain.expect(1, ops, "plain")?;
-            ops.add(ct.buffer()?, plain.buffer()?, 1)
+        self.with_plain("add_plain", level, ct, size, plain, |ops, c, p| {
+            ops.add(c, p, 1)
         })
     }
 
@@ -498,10 +512,8 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_ops("sub_plain", level, |ops| {
-            ct.expect(size, ops, "encrypted")?;
-            plain.expect(1, ops, "plain")?;
-            ops.sub(ct.buffer()?, plain.buffer()?, 1)
+        self.with_plain("sub_plain", level, ct, size, plain, |ops, c, p| {
+            ops.sub(c, p, 1)
         })
     }
 

@@ -1,6 +1,6 @@
-//! Helpers shared by the SEAL-level tests of the GPU backend (`seal_gpu_state`,
-//! `seal_gpu_errors`): one small parameter set with every key, marking, and word-for-word
-//! comparison of a device ciphertext with its CPU counterpart.
+//! Helpers shared by the SEAL-level tests of the GPU backend (`seal_gpu`, `seal_gpu_state`,
+//! `seal_gpu_errors`, `seal_gpu_oom`): parameter sets with every key, marking, word-for-word
+//! comparison of a device ciphertext with its CPU counterpart, child processes.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::sync::Once;
@@ -19,9 +19,11 @@ pub fn install() {
     });
 }
 
-/// Rotation steps the fixture's Galois keys cover; 2 is deliberately missing (its NAF is
-/// the single step 2, so rotating by 2 has no key).
-pub const STEPS: [i32; 4] = [0, 1, -1, 4];
+/// Rotation steps the fixture's Galois keys cover (0: complex conjugation); 2 is
+/// deliberately missing (its NAF is the single step 2, so rotating by 2 has no key);
+/// rotate_vector by a step without its own key goes through SEAL's NAF decomposition into
+/// several apply_galois calls (3 = 4 - 1).
+pub const STEPS: [i32; 7] = [0, 1, -1, 4, 5, -7, 16];
 
 /// One parameter set (N = 2^12, primes {35, 30, 35}: two data levels) with every key and
 /// tool the operations need.
@@ -42,6 +44,8 @@ impl Fixture {
         Fixture::with_params(4096, &[35, 30, 35], 30)
     }
 
+    /// N = `n`, the primes of `bits` (SEAL's 128-bit security check applies), scale
+    /// 2^`scale_bits`, Galois keys for [`STEPS`].
     pub fn with_params(n: u64, bits: &[i32], scale_bits: i32) -> Fixture {
         install();
         let ctx = CkksContext::new(n, bits).unwrap();
