@@ -167,7 +167,8 @@ impl Backend {
             &level.key_moduli,
             level.using_keyswitching,
             self.strategy,
-        )?);
+        )?
+        .with_fused_tensor(self.devices.fused_tensor()));
         contexts.insert(level.key_parms_id, c.clone());
         Ok(c)
     }
