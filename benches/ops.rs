@@ -232,7 +232,7 @@ fn main() -> Result<()> {
             row.kernel_us,
             row.launches,
             row.gb_s,
-            row.ntt_share * 100.0,
+            row.ntt_share * 100.0 + 0.0,
             row.over_key_read.map_or("-".into(), |x| format!("{x:.2}")),
             if row.identical { "identical" } else { "DIFFERENT" }
         );
