@@ -34,10 +34,30 @@ const LOG_N: u32 = 13;
 
 /// The four backend configurations of Figure 20's optimisations we have switches for.
 const SETUPS: [Setup; 4] = [
-    Setup { name: "no memcache, unfused", ntt: "staged", fused: false, memcache: false },
-    Setup { name: "no memcache, fused", ntt: "staged", fused: true, memcache: false },
-    Setup { name: "memcache, unfused", ntt: "staged", fused: false, memcache: true },
-    Setup { name: "memcache, fused", ntt: "staged", fused: true, memcache: true },
+    Setup {
+        name: "no memcache, unfused",
+        ntt: "staged",
+        fused: false,
+        memcache: false,
+    },
+    Setup {
+        name: "no memcache, fused",
+        ntt: "staged",
+        fused: true,
+        memcache: false,
+    },
+    Setup {
+        name: "memcache, unfused",
+        ntt: "staged",
+        fused: false,
+        memcache: true,
+    },
+    Setup {
+        name: "memcache, fused",
+        ntt: "staged",
+        fused: true,
+        memcache: true,
+    },
 ];
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -50,7 +70,10 @@ struct Shape {
 impl std::str::FromStr for Shape {
     type Err = ();
     fn from_str(s: &str) -> std::result::Result<Shape, ()> {
-        let v: Vec<usize> = s.split('x').map(|x| x.parse().map_err(drop)).collect::<std::result::Result<_, _>>()?;
+        let v: Vec<usize> = s
+            .split('x')
+            .map(|x| x.parse().map_err(drop))
+            .collect::<std::result::Result<_, _>>()?;
         match v[..] {
             [m, n, k] if m > 0 && n > 0 && k > 0 => Ok(Shape { m, n, k }),
             _ => Err(()),
@@ -102,7 +125,8 @@ fn product(w: &Workload, s: Shape, a: &[Ciphertext], b: &[Ciphertext]) -> Result
             w.evaluator.multiply(&a[i * s.k], &b[j], &mut acc)?;
             for l in 1..s.k {
                 let mut t = Ciphertext::new()?;
-                w.evaluator.multiply(&a[i * s.k + l], &b[l * s.n + j], &mut t)?;
+                w.evaluator
+                    .multiply(&a[i * s.k + l], &b[l * s.n + j], &mut t)?;
                 w.evaluator.add_inplace(&mut acc, &t)?;
             }
             c.push(acc);
@@ -113,7 +137,12 @@ fn product(w: &Workload, s: Shape, a: &[Ciphertext], b: &[Ciphertext]) -> Result
 
 /// One whole process: phase times, and (device runs) whether C equals SEAL's CPU product
 /// of the same encrypted inputs.
-fn process(w: &Workload, s: Shape, values: &[Vec<f64>], device: bool) -> Result<([Duration; 3], bool)> {
+fn process(
+    w: &Workload,
+    s: Shape,
+    values: &[Vec<f64>],
+    device: bool,
+) -> Result<([Duration; 3], bool)> {
     let start = Instant::now();
     let encrypt = |v: &Vec<f64>| {
         w.encryptor
@@ -123,7 +152,10 @@ fn process(w: &Workload, s: Shape, values: &[Vec<f64>], device: bool) -> Result<
     let t_encrypt = start.elapsed();
     // Untimed: CPU copies of the inputs for the check.
     let cpu_inputs: Vec<Ciphertext> = if device {
-        inputs.iter().map(Ciphertext::try_clone).collect::<Result<_>>()?
+        inputs
+            .iter()
+            .map(Ciphertext::try_clone)
+            .collect::<Result<_>>()?
     } else {
         Vec::new()
     };
@@ -145,7 +177,9 @@ fn process(w: &Workload, s: Shape, values: &[Vec<f64>], device: bool) -> Result<
     let identical = if device {
         let (a, b) = cpu_inputs.split_at(s.m * s.k);
         let want = product(w, s, a, b)?;
-        want.iter().zip(&c).try_fold(true, |ok, (x, y)| Ok::<_, Error>(ok && x.data()? == y.data()?))?
+        want.iter().zip(&c).try_fold(true, |ok, (x, y)| {
+            Ok::<_, Error>(ok && x.data()? == y.data()?)
+        })?
     } else {
         true
     };
@@ -157,7 +191,14 @@ fn main() -> Result<()> {
     let shapes: Vec<Shape> = args.list(
         "--shapes",
         &[Shape { m: 10, n: 5, k: 1 }, Shape { m: 4, n: 3, k: 2 }],
-        &[Shape { m: 100, n: 10, k: 1 }, Shape { m: 10, n: 9, k: 8 }],
+        &[
+            Shape {
+                m: 100,
+                n: 10,
+                k: 1,
+            },
+            Shape { m: 10, n: 9, k: 8 },
+        ],
     )?;
     let reps = args.count("--reps", 1, 3)?;
     let bits = default_bit_sizes(default_data_primes(LOG_N));
@@ -177,7 +218,11 @@ fn main() -> Result<()> {
     let mut rows = Vec::new();
     for &s in &shapes {
         let values: Vec<Vec<f64>> = (0..s.m * s.k + s.k * s.n)
-            .map(|_| (0..w.encoder.slot_count()).map(|_| rng.gen_range(-1.0..1.0)).collect())
+            .map(|_| {
+                (0..w.encoder.slot_count())
+                    .map(|_| rng.gen_range(-1.0..1.0))
+                    .collect()
+            })
             .collect();
         let mut configs = Vec::new();
         let mut cpu_total = 0.0;
@@ -211,7 +256,13 @@ fn main() -> Result<()> {
                 t.compute_us / 1e3,
                 t.decrypt_decode_us / 1e3,
                 cpu_total / t.total_us,
-                if setup.is_none() { "-" } else if t.identical { "identical" } else { "DIFFERENT" }
+                if setup.is_none() {
+                    "-"
+                } else if t.identical {
+                    "identical"
+                } else {
+                    "DIFFERENT"
+                }
             );
             configs.push(t);
         }
@@ -223,10 +274,19 @@ fn main() -> Result<()> {
         });
     }
     let all = rows.iter().all(|r| r.configs.iter().all(|c| c.identical));
-    let body = Body { poly_modulus_degree: 1 << LOG_N, coeff_modulus_bits: bits, scale_bits, reps, rows };
+    let body = Body {
+        poly_modulus_degree: 1 << LOG_N,
+        coeff_modulus_bits: bits,
+        scale_bits,
+        reps,
+        rows,
+    };
     common::write_json(&args, &mut run, &body)?;
     if !run.cpu_fallbacks.is_empty() {
-        println!("SEAL ran these on the CPU for device operands: {:?}", run.cpu_fallbacks);
+        println!(
+            "SEAL ran these on the CPU for device operands: {:?}",
+            run.cpu_fallbacks
+        );
     }
     common::require_identical(all)
 }

@@ -67,13 +67,25 @@ fn random(rng: &mut impl Rng, moduli: &[u64], polys: usize, n: usize) -> Vec<u64
         .collect()
 }
 
-fn bench(queues: usize, log_n: u32, key_moduli: &[u64], per_stream: usize, reps: usize) -> Result<(Duration, bool)> {
+fn bench(
+    queues: usize,
+    log_n: u32,
+    key_moduli: &[u64],
+    per_stream: usize,
+    reps: usize,
+) -> Result<(Duration, bool)> {
     let devices = Devices::new(DeviceOptions {
         queues_per_tile: queues,
         ..DeviceOptions::from_env()?
     })?;
     let graphs: Vec<_> = (0..queues).map(|_| devices.graph()).collect();
-    let context = CkksContext::new(graphs[0].context(), log_n, key_moduli, true, NttStrategy::from_env()?)?;
+    let context = CkksContext::new(
+        graphs[0].context(),
+        log_n,
+        key_moduli,
+        true,
+        NttStrategy::from_env()?,
+    )?;
     let (n, l) = (1usize << log_n, key_moduli.len());
     let k = l - 1;
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
@@ -98,7 +110,10 @@ fn bench(queues: usize, log_n: u32, key_moduli: &[u64], per_stream: usize, reps:
             })
         })
         .collect::<Result<_>>()?;
-    let ops: Vec<LevelOps> = graphs.iter().map(|g| LevelOps::new(&context, g, k)).collect::<Result<_>>()?;
+    let ops: Vec<LevelOps> = graphs
+        .iter()
+        .map(|g| LevelOps::new(&context, g, k))
+        .collect::<Result<_>>()?;
     let mullin = |s: usize| {
         let (st, op) = (&streams[s], &ops[s]);
         op.tensor(&st.dst, &st.a, 2, &st.b, 2)?;
@@ -117,17 +132,24 @@ fn bench(queues: usize, log_n: u32, key_moduli: &[u64], per_stream: usize, reps:
         }
     }
     let first = cl::download(&streams[0].dst)?;
-    let identical = streams[1..]
-        .iter()
-        .try_fold(true, |ok, s| Ok::<_, Error>(ok && cl::download(&s.dst)? == first))?;
+    let identical = streams[1..].iter().try_fold(true, |ok, s| {
+        Ok::<_, Error>(ok && cl::download(&s.dst)? == first)
+    })?;
     Ok((median(times), identical))
 }
 
 fn main() -> Result<()> {
-    let args = Args::parse(USAGE, &["--queues", "--log-n", "--primes", "--per-stream", "--reps"])?;
+    let args = Args::parse(
+        USAGE,
+        &["--queues", "--log-n", "--primes", "--per-stream", "--reps"],
+    )?;
     let queues: Vec<usize> = args.list("--queues", &[1, 2, 4], &[1, 2, 4])?;
     let log_n = args.count("--log-n", 13, 15)? as u32;
-    let primes = args.count("--primes", default_data_primes(log_n), default_data_primes(log_n))?;
+    let primes = args.count(
+        "--primes",
+        default_data_primes(log_n),
+        default_data_primes(log_n),
+    )?;
     let per_stream = args.count("--per-stream", 4, 20)?;
     let reps = args.count("--reps", 2, 5)?;
     let bits = default_bit_sizes(primes);
@@ -139,7 +161,10 @@ fn main() -> Result<()> {
          enqueued interleaved from one thread; median of {reps} after a warm-up. Through SEAL \
          every operation runs on one queue, so this drives the library directly."
     );
-    println!("{:>6} {:>12} {:>12} {:>10}  check", "queues", "wall us", "MulLin/s", "x 1 queue");
+    println!(
+        "{:>6} {:>12} {:>12} {:>10}  check",
+        "queues", "wall us", "MulLin/s", "x 1 queue"
+    );
     let mut rows: Vec<Row> = Vec::new();
     for &q in &queues {
         let (t, identical) = bench(q, log_n, &key_moduli, per_stream, reps)?;
@@ -156,8 +181,15 @@ fn main() -> Result<()> {
         };
         println!(
             "{:>6} {:>12.1} {:>12.1} {:>9.2}x  {}",
-            q, row.wall_us, row.mullin_per_s, row.speedup_vs_one_queue,
-            if identical { "streams agree" } else { "STREAMS DIFFER" }
+            q,
+            row.wall_us,
+            row.mullin_per_s,
+            row.speedup_vs_one_queue,
+            if identical {
+                "streams agree"
+            } else {
+                "STREAMS DIFFER"
+            }
         );
         rows.push(row);
     }
@@ -165,10 +197,17 @@ fn main() -> Result<()> {
     let body = Body {
         poly_modulus_degree: 1 << log_n,
         coeff_modulus_bits: bits,
-        through_seal: "not possible: the SEAL backend runs every operation on one graph (one queue)",
+        through_seal:
+            "not possible: the SEAL backend runs every operation on one graph (one queue)",
         reps,
         rows,
     };
     common::write_json(&args, &mut run, &body)?;
-    if all { Ok(()) } else { Err(Error::Logic("streams on different queues gave different results".into())) }
+    if all {
+        Ok(())
+    } else {
+        Err(Error::Logic(
+            "streams on different queues gave different results".into(),
+        ))
+    }
 }

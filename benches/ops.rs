@@ -88,7 +88,13 @@ impl Op {
         }
     }
 
-    fn run(self, w: &Workload, x: &mut Ciphertext, b: &Ciphertext, plain: &Plaintext) -> Result<()> {
+    fn run(
+        self,
+        w: &Workload,
+        x: &mut Ciphertext,
+        b: &Ciphertext,
+        plain: &Plaintext,
+    ) -> Result<()> {
         let ev = &w.evaluator;
         match self {
             Op::NttForward => ev.transform_to_ntt_inplace(x),
@@ -153,7 +159,11 @@ fn copy_time(words: usize, reps: usize) -> Result<Duration> {
 fn main() -> Result<()> {
     let args = Args::parse(USAGE, &["--log-n", "--primes", "--reps"])?;
     let log_n = args.count("--log-n", 13, 15)? as u32;
-    let primes = args.count("--primes", default_data_primes(log_n), default_data_primes(log_n))?;
+    let primes = args.count(
+        "--primes",
+        default_data_primes(log_n),
+        default_data_primes(log_n),
+    )?;
     let reps = args.count("--reps", 3, 20)?;
     let bits = default_bit_sizes(primes);
     let n = 1usize << log_n;
@@ -165,8 +175,12 @@ fn main() -> Result<()> {
     let w = Workload::new(n as u64, &bits, 50)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
     let (a, b) = (w.encrypt_random(&mut rng)?, w.encrypt_random(&mut rng)?);
-    let values: Vec<f64> = (0..w.encoder.slot_count()).map(|_| rng.gen_range(-1.0..1.0)).collect();
-    let plain = w.encoder.encode(&values, &w.context.first_parms_id(), w.scale)?;
+    let values: Vec<f64> = (0..w.encoder.slot_count())
+        .map(|_| rng.gen_range(-1.0..1.0))
+        .collect();
+    let plain = w
+        .encoder
+        .encode(&values, &w.context.first_parms_id(), w.scale)?;
     let (mut b_dev, mut plain_dev) = (b.try_clone()?, plain.try_clone()?);
     b_dev.gpu()?;
     plain_dev.gpu()?;
@@ -209,7 +223,11 @@ fn main() -> Result<()> {
         let (t, result) = device(reps)?;
         let stats = profiler.add_operation(op.name(), t, reps as u32)?;
         let (read, written, plain_read, key) = op.traffic();
-        let written_bytes = if op == Op::Rescale { written * (primes - 1) * n * 8 } else { written * c };
+        let written_bytes = if op == Op::Rescale {
+            written * (primes - 1) * n * 8
+        } else {
+            written * c
+        };
         let bytes = (read + plain_read) * c + written_bytes + if key { key_bytes } else { 0 };
         let kernel_us = stats.kernel_ns / 1e3;
         let row = Row {
@@ -234,7 +252,11 @@ fn main() -> Result<()> {
             row.gb_s,
             row.ntt_share * 100.0 + 0.0,
             row.over_key_read.map_or("-".into(), |x| format!("{x:.2}")),
-            if row.identical { "identical" } else { "DIFFERENT" }
+            if row.identical {
+                "identical"
+            } else {
+                "DIFFERENT"
+            }
         );
         rows.push(row);
     }
@@ -252,7 +274,10 @@ fn main() -> Result<()> {
     };
     common::write_json(&args, &mut run, &body)?;
     if !run.cpu_fallbacks.is_empty() {
-        return Err(Error::Logic(format!("SEAL ran on the CPU: {:?}", run.cpu_fallbacks)));
+        return Err(Error::Logic(format!(
+            "SEAL ran on the CPU: {:?}",
+            run.cpu_fallbacks
+        )));
     }
     common::require_identical(all)
 }

@@ -89,7 +89,17 @@ fn main() -> Result<()> {
     println!("median of {reps} runs (CPU: {cpu_reps}) after a warm-up; baseline = naive NTT, unfused tensor, memcache off\n");
     println!(
         "{:>5} {:>2} {:<17} {:>11} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>5}  check",
-        "N", "K", "routine", "CPU us", "base us", "tuned us", "kernel us", "launches", "xCPU", "xbase", "NTT%"
+        "N",
+        "K",
+        "routine",
+        "CPU us",
+        "base us",
+        "tuned us",
+        "kernel us",
+        "launches",
+        "xCPU",
+        "xbase",
+        "NTT%"
     );
     let mut rows = Vec::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
@@ -104,7 +114,11 @@ fn main() -> Result<()> {
             bit_sets.push((nine, SecLevelType::None));
         }
         for (bits, security) in bit_sets {
-            let security = if log_n > 15 { SecLevelType::None } else { security };
+            let security = if log_n > 15 {
+                SecLevelType::None
+            } else {
+                security
+            };
             let w = Workload::with_security(1 << log_n, &bits, scale_bits, security)?;
             let (a, b) = (w.encrypt_random(&mut rng)?, w.encrypt_random(&mut rng)?);
             let cpu: Vec<_> = routines
@@ -170,8 +184,16 @@ fn main() -> Result<()> {
         }
     }
     println!("(K: data primes; launches: tuned/baseline kernels per routine; xCPU, xbase: tuned wall time speedups)");
-    let all = rows.iter().all(|r| r.tuned.identical && r.baseline.identical);
-    let body = Body { reps, cpu_reps, scale_bits, setups: [BASELINE, TUNED], rows };
+    let all = rows
+        .iter()
+        .all(|r| r.tuned.identical && r.baseline.identical);
+    let body = Body {
+        reps,
+        cpu_reps,
+        scale_bits,
+        setups: [BASELINE, TUNED],
+        rows,
+    };
     common::write_json(&args, &mut run, &body)?;
     common::require_identical(all)
 }

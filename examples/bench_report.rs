@@ -25,16 +25,24 @@ fn s(v: &Value) -> String {
 }
 
 fn bench_of(j: &Value) -> String {
-    s(j.get("bench").or_else(|| j.pointer("/run/bench")).unwrap_or(&Value::Null))
+    s(j.get("bench")
+        .or_else(|| j.pointer("/run/bench"))
+        .unwrap_or(&Value::Null))
 }
 
 fn device_of(j: &Value) -> String {
-    s(j.get("device").or_else(|| j.pointer("/run/device")).unwrap_or(&Value::Null))
+    s(j.get("device")
+        .or_else(|| j.pointer("/run/device"))
+        .unwrap_or(&Value::Null))
 }
 
 fn is_gpu(j: &Value) -> bool {
     let d = device_of(j);
-    (d.contains("GPU") || d.contains("NVIDIA")) && !j.pointer("/run/quick").and_then(Value::as_bool).unwrap_or(false)
+    (d.contains("GPU") || d.contains("NVIDIA"))
+        && !j
+            .pointer("/run/quick")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
 }
 
 fn rows(j: &Value) -> &[Value] {
@@ -42,7 +50,12 @@ fn rows(j: &Value) -> &[Value] {
 }
 
 fn table(out: &mut String, head: &[&str], body: impl IntoIterator<Item = Vec<String>>) {
-    let _ = writeln!(out, "| {} |\n|{}", head.join(" | "), "---|".repeat(head.len()));
+    let _ = writeln!(
+        out,
+        "| {} |\n|{}",
+        head.join(" | "),
+        "---|".repeat(head.len())
+    );
     for r in body {
         let _ = writeln!(out, "| {} |", r.join(" | "));
     }
@@ -50,7 +63,11 @@ fn table(out: &mut String, head: &[&str], body: impl IntoIterator<Item = Vec<Str
 }
 
 fn main() -> std::io::Result<()> {
-    let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "benches/results".into()));
+    let dir = PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or_else(|| "benches/results".into()),
+    );
     let mut files: Vec<(String, Value)> = Vec::new();
     for entry in std::fs::read_dir(&dir)? {
         let path = entry?.path();
@@ -69,73 +86,268 @@ fn main() -> std::io::Result<()> {
         let us = |v: &Value| format!("{:.1}", f(v));
         match bench.as_str() {
             "ntt" => {
-                table(&mut out, &["N", "L", "strategy", "fwd us", "inv us", "copy us", "memory floor us", "mulmod floor us", "fwd / max floor"],
+                table(
+                    &mut out,
+                    &[
+                        "N",
+                        "L",
+                        "strategy",
+                        "fwd us",
+                        "inv us",
+                        "copy us",
+                        "memory floor us",
+                        "mulmod floor us",
+                        "fwd / max floor",
+                    ],
                     rows(j).iter().map(|r| {
                         let (log_n, l) = (f(&r["log_n"]), f(&r["coeff_modulus_size"]));
                         let mem = f(&r["copy"]["median_us"]);
                         let mulmods = l * 2f64.powf(log_n - 1.0) * log_n;
                         let mul = mulmods / MULMOD_PER_S * 1e6;
-                        vec![format!("2^{log_n}"), l.to_string(), s(&r["strategy"]), us(&r["forward"]["median_us"]), us(&r["inverse"]["median_us"]),
-                             format!("{mem:.1}"), format!("{mem:.1}"), format!("{mul:.1}"), format!("{:.2}", f(&r["forward"]["median_us"]) / mem.max(mul))]
-                    }));
+                        vec![
+                            format!("2^{log_n}"),
+                            l.to_string(),
+                            s(&r["strategy"]),
+                            us(&r["forward"]["median_us"]),
+                            us(&r["inverse"]["median_us"]),
+                            format!("{mem:.1}"),
+                            format!("{mem:.1}"),
+                            format!("{mul:.1}"),
+                            format!("{:.2}", f(&r["forward"]["median_us"]) / mem.max(mul)),
+                        ]
+                    }),
+                );
                 out += "Roofline: memory floor = the measured device copy of the same words (one read + one write, as the transform ideally does); mulmod floor = L * N/2 * log2 N butterflies, one Shoup mulmod each, at 0.9e12 mulmod/s (DESIGN.md, measured on the H100 2026-11-22; on other devices this column uses the same constant and means nothing).\n\n";
             }
-            "routines" => table(&mut out, &["N", "K", "routine", "CPU us", "baseline us", "tuned us", "kernel us", "launches", "x CPU", "x baseline", "NTT share", "identical"],
-                rows(j).iter().map(|r| vec![
-                    format!("2^{}", r["log_n"]), (r["coeff_modulus_bits"].as_array().map_or(0, Vec::len).saturating_sub(1)).to_string(), s(&r["routine"]),
-                    us(&r["cpu_us"]), us(&r["baseline"]["wall_us"]), us(&r["tuned"]["wall_us"]), us(&r["tuned"]["kernel_us"]),
-                    format!("{}/{}", r["tuned"]["launches"], r["baseline"]["launches"]),
-                    format!("{:.1}", f(&r["speedup_vs_cpu"])), format!("{:.2}", f(&r["speedup_vs_baseline"])),
-                    format!("{:.0}%", f(&r["tuned"]["ntt_share"]) * 100.0),
-                    (r["tuned"]["identical"] == true && r["baseline"]["identical"] == true).to_string()])),
-            "ops" => table(&mut out, &["operation", "wall us", "kernel us", "launches", "GB/s", "x key read", "identical"],
-                rows(j).iter().map(|r| vec![s(&r["op"]), us(&r["wall_us"]), us(&r["kernel_us"]), s(&r["launches"]), us(&r["gb_s"]),
-                    r["over_key_read"].as_f64().map_or("-".into(), |x| format!("{x:.2}")), s(&r["identical"])])),
-            "matmul" => table(&mut out, &["shape", "config", "total ms", "encode+encrypt ms", "compute ms", "decrypt+decode ms", "identical"],
-                rows(j).iter().flat_map(|r| r["configs"].as_array().cloned().unwrap_or_default().into_iter().map(move |c| vec![
-                    s(&r["shape"]), s(&c["config"]), format!("{:.1}", f(&c["total_us"]) / 1e3), format!("{:.1}", f(&c["encode_encrypt_us"]) / 1e3),
-                    format!("{:.1}", f(&c["compute_us"]) / 1e3), format!("{:.1}", f(&c["decrypt_decode_us"]) / 1e3), s(&c["identical"])]))),
-            "multiqueue" => table(&mut out, &["queues", "wall us", "MulLin/s", "x 1 queue", "streams agree"],
-                rows(j).iter().map(|r| vec![s(&r["queues"]), us(&r["wall_us"]), us(&r["mullin_per_s"]), format!("{:.2}", f(&r["speedup_vs_one_queue"])), s(&r["identical"])])),
+            "routines" => table(
+                &mut out,
+                &[
+                    "N",
+                    "K",
+                    "routine",
+                    "CPU us",
+                    "baseline us",
+                    "tuned us",
+                    "kernel us",
+                    "launches",
+                    "x CPU",
+                    "x baseline",
+                    "NTT share",
+                    "identical",
+                ],
+                rows(j).iter().map(|r| {
+                    vec![
+                        format!("2^{}", r["log_n"]),
+                        (r["coeff_modulus_bits"]
+                            .as_array()
+                            .map_or(0, Vec::len)
+                            .saturating_sub(1))
+                        .to_string(),
+                        s(&r["routine"]),
+                        us(&r["cpu_us"]),
+                        us(&r["baseline"]["wall_us"]),
+                        us(&r["tuned"]["wall_us"]),
+                        us(&r["tuned"]["kernel_us"]),
+                        format!("{}/{}", r["tuned"]["launches"], r["baseline"]["launches"]),
+                        format!("{:.1}", f(&r["speedup_vs_cpu"])),
+                        format!("{:.2}", f(&r["speedup_vs_baseline"])),
+                        format!("{:.0}%", f(&r["tuned"]["ntt_share"]) * 100.0),
+                        (r["tuned"]["identical"] == true && r["baseline"]["identical"] == true)
+                            .to_string(),
+                    ]
+                }),
+            ),
+            "ops" => table(
+                &mut out,
+                &[
+                    "operation",
+                    "wall us",
+                    "kernel us",
+                    "launches",
+                    "GB/s",
+                    "x key read",
+                    "identical",
+                ],
+                rows(j).iter().map(|r| {
+                    vec![
+                        s(&r["op"]),
+                        us(&r["wall_us"]),
+                        us(&r["kernel_us"]),
+                        s(&r["launches"]),
+                        us(&r["gb_s"]),
+                        r["over_key_read"]
+                            .as_f64()
+                            .map_or("-".into(), |x| format!("{x:.2}")),
+                        s(&r["identical"]),
+                    ]
+                }),
+            ),
+            "matmul" => table(
+                &mut out,
+                &[
+                    "shape",
+                    "config",
+                    "total ms",
+                    "encode+encrypt ms",
+                    "compute ms",
+                    "decrypt+decode ms",
+                    "identical",
+                ],
+                rows(j).iter().flat_map(|r| {
+                    r["configs"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(move |c| {
+                            vec![
+                                s(&r["shape"]),
+                                s(&c["config"]),
+                                format!("{:.1}", f(&c["total_us"]) / 1e3),
+                                format!("{:.1}", f(&c["encode_encrypt_us"]) / 1e3),
+                                format!("{:.1}", f(&c["compute_us"]) / 1e3),
+                                format!("{:.1}", f(&c["decrypt_decode_us"]) / 1e3),
+                                s(&c["identical"]),
+                            ]
+                        })
+                }),
+            ),
+            "multiqueue" => table(
+                &mut out,
+                &[
+                    "queues",
+                    "wall us",
+                    "MulLin/s",
+                    "x 1 queue",
+                    "streams agree",
+                ],
+                rows(j).iter().map(|r| {
+                    vec![
+                        s(&r["queues"]),
+                        us(&r["wall_us"]),
+                        us(&r["mullin_per_s"]),
+                        format!("{:.2}", f(&r["speedup_vs_one_queue"])),
+                        s(&r["identical"]),
+                    ]
+                }),
+            ),
             _ => out += "(no table for this bench)\n\n",
         }
     }
 
     // Issue 5's targets: H100, default parameters (N = 2^15, {60, 50 x 7, 60}).
-    let gpu = |bench: &str| files.iter().rev().map(|(_, j)| j).find(|j| bench_of(j) == bench && is_gpu(j));
-    let routine = |name: &str| -> Option<&Value> {
-        rows(gpu("routines")?).iter().find(|r| r["routine"] == name && r["log_n"] == 15 && r["coeff_modulus_bits"].as_array().is_some_and(|b| b.len() == 9))
+    let gpu = |bench: &str| {
+        files
+            .iter()
+            .rev()
+            .map(|(_, j)| j)
+            .find(|j| bench_of(j) == bench && is_gpu(j))
     };
-    let op = |name: &str| gpu("ops").and_then(|j| rows(j).iter().find(|r| r["op"] == name)).map(|r| f(&r["wall_us"]));
-    let ntt = gpu("ntt").and_then(|j| rows(j).iter().filter(|r| r["log_n"] == 16 && r["coeff_modulus_size"] == 32)
-        .map(|r| f(&r["forward"]["median_us"])).min_by(f64::total_cmp));
-    let shown = |v: Option<f64>, target: f64| v.map_or(("not measured yet".to_string(), "-".to_string()),
-        |x| (format!("{x:.1}"), if x <= target { "met" } else { "not met" }.to_string()));
+    let routine = |name: &str| -> Option<&Value> {
+        rows(gpu("routines")?).iter().find(|r| {
+            r["routine"] == name
+                && r["log_n"] == 15
+                && r["coeff_modulus_bits"]
+                    .as_array()
+                    .is_some_and(|b| b.len() == 9)
+        })
+    };
+    let op = |name: &str| {
+        gpu("ops")
+            .and_then(|j| rows(j).iter().find(|r| r["op"] == name))
+            .map(|r| f(&r["wall_us"]))
+    };
+    let ntt = gpu("ntt").and_then(|j| {
+        rows(j)
+            .iter()
+            .filter(|r| r["log_n"] == 16 && r["coeff_modulus_size"] == 32)
+            .map(|r| f(&r["forward"]["median_us"]))
+            .min_by(f64::total_cmp)
+    });
+    let shown = |v: Option<f64>, target: f64| {
+        v.map_or(("not measured yet".to_string(), "-".to_string()), |x| {
+            (
+                format!("{x:.1}"),
+                if x <= target { "met" } else { "not met" }.to_string(),
+            )
+        })
+    };
     out += "## Targets (issue 5; H100, default parameters)\n\n";
     let mut body = Vec::new();
     for (what, ours, target, cuda) in [
-        ("MulLin (mult + relin)", routine("MulLin").map(|r| f(&r["tuned"]["wall_us"])), 100.0, "325"),
-        ("Rotate", routine("Rotate").map(|r| f(&r["tuned"]["wall_us"])), 100.0, "317"),
-        ("MulLinRS (mult + relin + rescale)", routine("MulLinRS").map(|r| f(&r["tuned"]["wall_us"])), 130.0, "394"),
+        (
+            "MulLin (mult + relin)",
+            routine("MulLin").map(|r| f(&r["tuned"]["wall_us"])),
+            100.0,
+            "325",
+        ),
+        (
+            "Rotate",
+            routine("Rotate").map(|r| f(&r["tuned"]["wall_us"])),
+            100.0,
+            "317",
+        ),
+        (
+            "MulLinRS (mult + relin + rescale)",
+            routine("MulLinRS").map(|r| f(&r["tuned"]["wall_us"])),
+            130.0,
+            "394",
+        ),
         ("rescale", op("rescale_to_next"), 25.0, "74.5"),
-        ("NTT 2^16 x 32 primes (forward, device time)", ntt, 30.0, "56"),
+        (
+            "NTT 2^16 x 32 primes (forward, device time)",
+            ntt,
+            30.0,
+            "56",
+        ),
     ] {
         let (v, met) = shown(ours, target);
-        body.push(vec![what.to_string(), format!("<= {target} us"), v, met, format!("{cuda} us")]);
+        body.push(vec![
+            what.to_string(),
+            format!("<= {target} us"),
+            v,
+            met,
+            format!("{cuda} us"),
+        ]);
     }
-    table(&mut out, &["", "target", "ours (us)", "", "best CUDA library, same H100"], body);
+    table(
+        &mut out,
+        &[
+            "",
+            "target",
+            "ours (us)",
+            "",
+            "best CUDA library, same H100",
+        ],
+        body,
+    );
     let mut ratios = Vec::new();
-    for name in ["MulLin", "MulLinRS", "SqrLinRS", "MulLinRSModSwAdd", "Rotate"] {
+    for name in [
+        "MulLin",
+        "MulLinRS",
+        "SqrLinRS",
+        "MulLinRSModSwAdd",
+        "Rotate",
+    ] {
         let r = routine(name);
-        let x = |k: &str, min: f64| r.map_or(("not measured yet".into(), "-".into()), |r| {
-            let v = f(&r[k]);
-            (format!("{v:.1}x"), if v >= min { "met" } else { "not met" }.into())
-        });
+        let x = |k: &str, min: f64| {
+            r.map_or(("not measured yet".into(), "-".into()), |r| {
+                let v = f(&r[k]);
+                (
+                    format!("{v:.1}x"),
+                    if v >= min { "met" } else { "not met" }.into(),
+                )
+            })
+        };
         let ((b, bm), (c, cm)) = (x("speedup_vs_baseline", 3.0), x("speedup_vs_cpu", 300.0));
         ratios.push(vec![name.to_string(), b, bm, c, cm]);
     }
     out += "Each GPU routine >= 3x our naive GPU baseline and >= 300x SEAL on one CPU thread (wall times):\n\n";
-    table(&mut out, &["routine", "x baseline", ">= 3x", "x SEAL CPU", ">= 300x"], ratios);
+    table(
+        &mut out,
+        &["routine", "x baseline", ">= 3x", "x SEAL CPU", ">= 300x"],
+        ratios,
+    );
     let path = dir.join("REPORT.md");
     std::fs::write(&path, out)?;
     println!("wrote {}", path.display());

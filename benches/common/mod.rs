@@ -57,10 +57,12 @@ impl Args {
     }
 
     /// A comma-separated list, or the default for `--quick` / a full run.
-    pub fn list<T: std::str::FromStr>(&self, name: &str, quick: &[T], full: &[T]) -> Result<Vec<T>>
-    where
-        T: Clone,
-    {
+    pub fn list<T: std::str::FromStr + Clone>(
+        &self,
+        name: &str,
+        quick: &[T],
+        full: &[T],
+    ) -> Result<Vec<T>> {
         match self.value(name) {
             Some(v) => v
                 .split(',')
@@ -77,7 +79,12 @@ impl Args {
 
     /// A number (at least 1), or the default for `--quick` / a full run.
     pub fn count(&self, name: &str, quick: usize, full: usize) -> Result<usize> {
-        Ok(self.list(name, &[quick], &[full])?.first().copied().unwrap_or(1).max(1))
+        Ok(self
+            .list(name, &[quick], &[full])?
+            .first()
+            .copied()
+            .unwrap_or(1)
+            .max(1))
     }
 
     /// Where the results go: `--json PATH`, else (not with `--quick`)
@@ -92,7 +99,10 @@ impl Args {
                     .chars()
                     .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
                     .collect();
-                Some(format!("benches/results/{bench}-{device}-{}.json", &run.date_utc[..10]))
+                Some(format!(
+                    "benches/results/{bench}-{device}-{}.json",
+                    &run.date_utc[..10]
+                ))
             }
         }
     }
@@ -154,8 +164,8 @@ pub struct Run {
 impl Run {
     /// The device the backend would take (`SEAL_OPENCL_DEVICE`) and the time now.
     pub fn new(bench: &'static str, quick: bool) -> Result<Run> {
-        let device = seal_opencl::ffi::describe_backend("")
-            .map_err(|e| Error::Logic(e.to_string()))?;
+        let device =
+            seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
         let unix = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -175,9 +185,14 @@ impl Run {
     }
 
     pub fn banner(&self) {
-        println!("seal-opencl {} bench on {}, {} UTC", self.bench, self.device, self.date_utc);
+        println!(
+            "seal-opencl {} bench on {}, {} UTC",
+            self.bench, self.device, self.date_utc
+        );
         if self.on_cpu_device() {
-            println!("(no GPU: the OpenCL device is the CPU, e.g. PoCL; device columns are its times)");
+            println!(
+                "(no GPU: the OpenCL device is the CPU, e.g. PoCL; device columns are its times)"
+            );
         }
     }
 }
@@ -195,8 +210,8 @@ pub fn write_json<T: Serialize>(args: &Args, run: &mut Run, body: &T) -> Result<
         #[serde(flatten)]
         body: &'a T,
     }
-    let text = serde_json::to_string_pretty(&File { run, body })
-        .map_err(|e| Error::Io(e.to_string()))?;
+    let text =
+        serde_json::to_string_pretty(&File { run, body }).map_err(|e| Error::Io(e.to_string()))?;
     if let Some(dir) = std::path::Path::new(&path).parent() {
         std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{path}: {e}")))?;
     }
@@ -215,6 +230,8 @@ pub fn require_identical(all: bool) -> Result<()> {
         println!("every GPU result is identical to SEAL's CPU result");
         Ok(())
     } else {
-        Err(Error::Logic("a GPU result differs from SEAL's CPU result".into()))
+        Err(Error::Logic(
+            "a GPU result differs from SEAL's CPU result".into(),
+        ))
     }
 }
