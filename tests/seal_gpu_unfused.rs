@@ -31,7 +31,10 @@ fn unfused_tensor_without_memcache_matches_seal() {
     let same = |cpu: &Ciphertext, dev: &Ciphertext, what: &str| {
         assert!(dev.on_gpu(), "{what}: lost its device mark");
         assert_eq!(cpu.size(), dev.size(), "{what}: size");
-        assert!(cpu.data().unwrap() == dev.data().unwrap(), "{what}: words differ");
+        assert!(
+            cpu.data().unwrap() == dev.data().unwrap(),
+            "{what}: words differ"
+        );
     };
 
     // 2 x 2, then the size-3 product times a size-2 ciphertext (3 x 2, four outputs).

@@ -155,7 +155,11 @@ impl DeviceOptions {
             ),
         };
         let switch = |name: &str| -> Result<bool> {
-            match var(name).as_deref().map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            match var(name)
+                .as_deref()
+                .map(|v| v.trim().to_ascii_lowercase())
+                .as_deref()
+            {
                 None | Some("1" | "on" | "true") => Ok(true),
                 Some("0" | "off" | "false") => Ok(false),
                 Some(other) => Err(Error::invalid(format!(
