@@ -20,14 +20,14 @@
 //! with every figure, and `speedup.svg`, a bar chart of the speedups.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
 use serde::Serialize;
 
 use seal_opencl::profiler;
-use seal_opencl::routines::{default_bit_sizes, default_data_primes, Routine, Workload};
-use seal_opencl::seal_c::{self, Ciphertext};
+use seal_opencl::routines::{
+    default_bit_sizes, default_data_primes, time_routine, Routine, Workload,
+};
 use seal_opencl::{Error, Result};
 
 struct Args {
@@ -105,51 +105,6 @@ struct Report<'a> {
     scale_bits: i32,
     reps: usize,
     rows: &'a [Row],
-}
-
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
-}
-
-/// Runs `routine` `reps` times on copies of (a, b) and returns the median time and the
-/// last result. With `profiler` (the GPU run), the operands are marked and made resident
-/// first (two negations), the profiler's events are cleared, each run starts from a
-/// device-to-device copy made before the clock starts, and ends with a synchronisation.
-fn time_routine(
-    w: &Workload,
-    routine: Routine,
-    a: &Ciphertext,
-    b: &Ciphertext,
-    reps: usize,
-    profiler: Option<&profiler::Profiler>,
-) -> Result<(Duration, Ciphertext)> {
-    let (mut a, mut b) = (a.try_clone()?, b.try_clone()?);
-    if let Some(profiler) = profiler {
-        for x in [&mut a, &mut b] {
-            x.gpu()?;
-            w.evaluator.negate_inplace(x)?;
-            w.evaluator.negate_inplace(x)?;
-        }
-        seal_c::synchronize()?;
-        profiler.clear_events();
-    }
-    let mut times = Vec::with_capacity(reps);
-    let mut last = None;
-    for _ in 0..reps {
-        let mut x = a.try_clone()?;
-        if profiler.is_some() {
-            seal_c::synchronize()?;
-        }
-        let start = Instant::now();
-        routine.run(w, &mut x, &b)?;
-        if profiler.is_some() {
-            seal_c::synchronize()?;
-        }
-        times.push(start.elapsed());
-        last = Some(x);
-    }
-    Ok((median(times), last.expect("reps >= 1")))
 }
 
 fn main() -> Result<()> {

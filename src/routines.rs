@@ -4,11 +4,14 @@
 //! (`examples/ckks_routines.rs`) and the benchmarks, which run each routine on CPU
 //! ciphertexts and on `.gpu()` ciphertexts and compare the words.
 
+use std::time::{Duration, Instant};
+
 use rand::Rng;
 
 use crate::error::{Error, Result};
+use crate::profiler::Profiler;
 use crate::seal_c::{
-    Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
+    self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
     KeyGenerator, RelinKeys, SecLevelType,
 };
 
@@ -137,6 +140,17 @@ impl Workload {
         } else {
             SecLevelType::TC128
         };
+        Workload::with_security(poly_modulus_degree, bit_sizes, scale_bits, security)
+    }
+
+    /// As [`Workload::new`] with SEAL's security check chosen by the caller (`None` lets
+    /// the benchmarks run seed 001's 9 primes at N = 2^13 and 2^14).
+    pub fn with_security(
+        poly_modulus_degree: u64,
+        bit_sizes: &[i32],
+        scale_bits: i32,
+        security: SecLevelType,
+    ) -> Result<Workload> {
         let context = CkksContext::new_with_security(poly_modulus_degree, bit_sizes, security)?;
         let keygen = KeyGenerator::new(&context)?;
         let public_key = keygen.public_key()?;
@@ -162,4 +176,73 @@ impl Workload {
             .encode(&values, &self.context.first_parms_id(), self.scale)?;
         self.encryptor.encrypt(&plain)
     }
+}
+
+/// Marks each ciphertext for the device and makes it resident there (two negations, so
+/// the words are unchanged), then waits: a timed operation on them then starts from
+/// device data.
+pub fn to_device(evaluator: &Evaluator, cts: &mut [&mut Ciphertext]) -> Result<()> {
+    for x in cts.iter_mut() {
+        x.gpu()?;
+        evaluator.negate_inplace(x)?;
+        evaluator.negate_inplace(x)?;
+    }
+    seal_c::synchronize()
+}
+
+/// The middle element after sorting (the upper one of an even count).
+pub fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// Runs `op` `reps` (>= 1) times, each on a fresh copy of `a`, and returns the median
+/// time and the last result. With `profiler` (a device run), `a`'s copy is made resident
+/// first ([`to_device`]), the profiler's events are cleared, each run's copy is made
+/// (device to device) before the clock starts, and each run ends with a synchronisation,
+/// so the profiler then holds exactly the launches of the `reps` runs.
+pub fn time_op(
+    evaluator: &Evaluator,
+    a: &Ciphertext,
+    reps: usize,
+    profiler: Option<&Profiler>,
+    mut op: impl FnMut(&mut Ciphertext) -> Result<()>,
+) -> Result<(Duration, Ciphertext)> {
+    let mut a = a.try_clone()?;
+    if let Some(profiler) = profiler {
+        to_device(evaluator, &mut [&mut a])?;
+        profiler.clear_events();
+    }
+    let mut times = Vec::with_capacity(reps);
+    let mut last = None;
+    for _ in 0..reps.max(1) {
+        let mut x = a.try_clone()?;
+        if profiler.is_some() {
+            seal_c::synchronize()?;
+        }
+        let start = Instant::now();
+        op(&mut x)?;
+        if profiler.is_some() {
+            seal_c::synchronize()?;
+        }
+        times.push(start.elapsed());
+        last = Some(x);
+    }
+    Ok((median(times), last.expect("reps >= 1")))
+}
+
+/// [`time_op`] of `routine` with second operand `b` (made resident too on a device run).
+pub fn time_routine(
+    w: &Workload,
+    routine: Routine,
+    a: &Ciphertext,
+    b: &Ciphertext,
+    reps: usize,
+    profiler: Option<&Profiler>,
+) -> Result<(Duration, Ciphertext)> {
+    let mut b = b.try_clone()?;
+    if profiler.is_some() {
+        to_device(&w.evaluator, &mut [&mut b])?;
+    }
+    time_op(&w.evaluator, a, reps, profiler, |x| routine.run(w, x, &b))
 }

@@ -28,6 +28,9 @@ pub struct CkksContext {
     key_moduli: Vec<Modulus>,
     using_keyswitching: bool,
     strategy: NttStrategy,
+    /// The tensor product as one multiply-add kernel (`true`, the default) or as separate
+    /// multiply and add kernels (the benchmarks' naive baseline).
+    fused_tensor: bool,
     kernels: CkksKernels,
     /// Index K - 1 holds level K, once built.
     levels: Mutex<Vec<Option<Arc<LevelData>>>>,
@@ -103,11 +106,23 @@ impl CkksContext {
             log_n,
             using_keyswitching,
             strategy,
+            fused_tensor: true,
             kernels: CkksKernels::new(ctx, log_n)?,
             key_moduli,
             levels: Mutex::new(levels),
             single: Mutex::new(single),
         })
+    }
+
+    /// The same context with the tensor product fused (`true`, the default) or unfused
+    /// (`crate::device::DeviceOptions::fused_tensor`, `SEAL_OPENCL_FUSED=0`).
+    pub fn with_fused_tensor(mut self, fused: bool) -> CkksContext {
+        self.fused_tensor = fused;
+        self
+    }
+
+    pub fn fused_tensor(&self) -> bool {
+        self.fused_tensor
     }
 
     pub fn log_n(&self) -> u32 {

@@ -26,6 +26,12 @@
 //!   ([`MemcacheConfig::max_bytes_held`]); a request beyond it fails as if the device ran
 //!   out (`Error::OutOfMemory`). Default: only the device's own limit. Lets a process
 //!   share a device, and tests provoke out-of-memory.
+//! - `SEAL_OPENCL_MEMCACHE=off`: every tile's [`Memcache`] starts deactivated, so every
+//!   buffer request is a device allocation and every free a device release (the
+//!   baseline of seed 001 VI-E's "without memcache"). Default `on`.
+//! - `SEAL_OPENCL_FUSED=0`: the CKKS tensor product runs unfused, one dyadic-product
+//!   kernel and one add kernel per term instead of one multiply-add kernel (the naive
+//!   baseline of the benchmarks; see `crate::ckks::ops::LevelOps::tensor`). Default `1`.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -47,6 +53,8 @@ pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
 pub const SYNC_ENV_VAR: &str = "SEAL_OPENCL_SYNC";
 pub const POISON_ENV_VAR: &str = "SEAL_OPENCL_POISON";
 pub const MAX_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_BYTES";
+pub const MEMCACHE_ENV_VAR: &str = "SEAL_OPENCL_MEMCACHE";
+pub const FUSED_ENV_VAR: &str = "SEAL_OPENCL_FUSED";
 
 /// The word `SEAL_OPENCL_POISON=1` fills buffers with.
 pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -94,6 +102,10 @@ pub struct DeviceOptions {
     /// Record every launch here; queues are created with profiling only when set.
     pub profiler: Option<Arc<Profiler>>,
     pub memcache: MemcacheConfig,
+    /// `false`: every tile's memcache is deactivated from the start.
+    pub memcache_active: bool,
+    /// `false`: the CKKS tensor product runs as separate multiply and add kernels.
+    pub fused_tensor: bool,
 }
 
 impl Default for DeviceOptions {
@@ -105,14 +117,16 @@ impl Default for DeviceOptions {
             sync_each_launch: false,
             profiler: None,
             memcache: MemcacheConfig::default(),
+            memcache_active: true,
+            fused_tensor: true,
         }
     }
 }
 
 impl DeviceOptions {
     /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_TILES`, `SEAL_OPENCL_QUEUES`,
-    /// `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_PROFILE` and
-    /// `SEAL_OPENCL_MAX_BYTES` (see the module doc).
+    /// `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_MEMCACHE`, `SEAL_OPENCL_FUSED`,
+    /// `SEAL_OPENCL_MAX_BYTES` and `SEAL_OPENCL_PROFILE` (see the module doc).
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let partition = match var(TILES_ENV_VAR) {
@@ -153,7 +167,22 @@ impl DeviceOptions {
             })?),
             None => None,
         };
+        let switch = |name: &str| -> Result<bool> {
+            match var(name)
+                .as_deref()
+                .map(|v| v.trim().to_ascii_lowercase())
+                .as_deref()
+            {
+                None | Some("1" | "on" | "true") => Ok(true),
+                Some("0" | "off" | "false") => Ok(false),
+                Some(other) => Err(Error::invalid(format!(
+                    "{name}={other:?} is not on / 1 or off / 0"
+                ))),
+            }
+        };
         Ok(DeviceOptions {
+            memcache_active: switch(MEMCACHE_ENV_VAR)?,
+            fused_tensor: switch(FUSED_ENV_VAR)?,
             selector: DeviceSelector::from_env()?,
             partition,
             queues_per_tile,
@@ -172,6 +201,7 @@ pub struct Devices {
     tiles: Vec<Arc<Tile>>,
     frames: FrameControl,
     next_graph: AtomicUsize,
+    fused_tensor: bool,
 }
 
 impl Devices {
@@ -236,6 +266,7 @@ impl Devices {
             tiles,
             frames,
             next_graph: AtomicUsize::new(0),
+            fused_tensor: options.fused_tensor,
         })
     }
 
@@ -252,6 +283,12 @@ impl Devices {
             tile: tile.clone(),
             queue: (k / self.tiles.len()) % tile.queues.len(),
         }
+    }
+
+    /// [`DeviceOptions::fused_tensor`]: whether CKKS contexts made for these devices use
+    /// the fused tensor kernel.
+    pub fn fused_tensor(&self) -> bool {
+        self.fused_tensor
     }
 
     /// The frames over every tile's pool and queues.
@@ -349,11 +386,15 @@ impl Tile {
             let kind = if sub_device { " (sub-device)" } else { "" };
             profiler.name_tile(index, &format!("{}{kind}", context.info().name));
         }
+        let memcache = Memcache::new(context.clone(), options.memcache);
+        if !options.memcache_active {
+            memcache.deactivate();
+        }
         Ok(Tile {
             index,
             device_index,
             sub_device,
-            memcache: Memcache::new(context.clone(), options.memcache),
+            memcache,
             context,
             queues,
             shared: Mutex::new(HashMap::new()),

@@ -197,13 +197,16 @@ impl Backend {
         if let Some(c) = contexts.get(&level.key_parms_id) {
             return Ok(c.clone());
         }
-        let c = Arc::new(CkksContext::new(
-            self.graph.context(),
-            level.log_n,
-            &level.key_moduli,
-            level.using_keyswitching,
-            self.strategy,
-        )?);
+        let c = Arc::new(
+            CkksContext::new(
+                self.graph.context(),
+                level.log_n,
+                &level.key_moduli,
+                level.using_keyswitching,
+                self.strategy,
+            )?
+            .with_fused_tensor(self.devices.fused_tensor()),
+        );
         contexts.insert(level.key_parms_id, c.clone());
         Ok(c)
     }
