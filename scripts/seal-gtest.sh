@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # SEAL's own googletest suite (native/tests of the patched tree) through the OpenCL backend:
 # configures and builds `sealtest` from tests/seal-gtest/ against the crate's staticlib, then
-#   1. runs GpuBackendTest.* with no backend of ours: those tests install their own recording
-#      backend and uninstall it at the end, which would switch ours off for every later test;
-#   2. runs the rest (or the gtest filter given as $1) with SEAL_OPENCL_INSTALL=1 and
-#      SEAL_GPU_ROUTE_ALL=1, so every ciphertext the tests create is marked and every CKKS
-#      Evaluator call goes to the backend, on the device that SEAL_OPENCL_DEVICE picks
-#      (default: the first GPU, else PoCL).
+# runs it with scripts/seal-gtest-run.sh (a gtest filter as $1 is passed on), unless
+# --build-only comes first.
 #
 # Paths come from the environment when set (tests/seal_gtest.rs sets them), else from
 # `cargo run --release --example build_info`. SEAL_GTEST_BUILD_DIR: the build tree
@@ -14,7 +10,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-filter=${1:-'-GpuBackendTest.*'}
+build_only=false
+if [[ "${1:-}" == "--build-only" ]]; then
+    build_only=true
+    shift
+fi
 
 if [[ -z "${SEAL_SOURCE_DIR:-}" || -z "${SEAL_OPENCL_INCLUDE_DIRS:-}" || -z "${SEAL_OPENCL_LIB:-}" ]]; then
     # `cargo build --lib` puts the current staticlib at target/release/libseal_opencl.a;
@@ -31,10 +31,4 @@ cmake -S tests/seal-gtest -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
     -DSEAL_OPENCL_LIB="$SEAL_OPENCL_LIB"
 cmake --build "$build_dir" --target sealtest --parallel "${JOBS:-$(nproc)}"
 
-sealtest="$build_dir/bin/sealtest"
-echo "== GpuBackendTest.* (SEAL's side of the interface, recording backend, not ours)"
-env -u SEAL_GPU_ROUTE_ALL -u SEAL_OPENCL_INSTALL "$sealtest" --gtest_filter='GpuBackendTest.*'
-
-echo "== $filter through the OpenCL backend, SEAL_GPU_ROUTE_ALL=1"
-SEAL_OPENCL_INSTALL=1 SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_EXPECT_ROUTED=1 \
-    "$sealtest" --gtest_filter="$filter"
+$build_only || scripts/seal-gtest-run.sh "$build_dir/bin/sealtest" "$@"

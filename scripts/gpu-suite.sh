@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the bundle scripts/gpu-bundle.sh makes (no Rust toolchain
+# there). Source gpu-env.sh first, which registers NVIDIA's OpenCL driver and sets
+# SEAL_OPENCL_DEVICE=gpu unless it is set.
+#   gpu-suite.sh tests    every test binary, the C++ Listing 1 example, SEAL's googletest
+#                         suite through the backend, and the main job (ckks_routines)
+#   gpu-suite.sh benches  every benchmark (with --quick when QUICK=1: a smoke run)
+# Everything goes to $OUT (or ./gpu-out): `<part>.log` with every program's output and
+# `<part>-results.tar` with the files the programs wrote (benchmark JSON, the main job's
+# profiler dump and chart). The exit status is 1 if any program failed; each failure is
+# listed at the end of the log.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+part=${1:?usage: gpu-suite.sh tests|benches}
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+bin=/tmp/seal-opencl-bundle
+rm -rf "$bin" && mkdir -p "$bin" && tar -C "$bin" -xJf "$here/bundle.tar.xz" || exit 2
+work=/tmp/seal-opencl-results
+rm -rf "$work" && mkdir -p "$work/benches/results"
+cd "$work"
+log="$out/$part.log"
+: >"$log"
+failed=()
+
+# run NAME COMMAND...: runs one program, its output appended to the log with a header
+# and its time, and remembers a failure.
+run() {
+  local name=$1
+  shift
+  echo "=== $name: $*" | tee -a "$log"
+  local start=$SECONDS
+  if "$@" >>"$log" 2>&1; then
+    echo "=== $name: ok ($((SECONDS - start)) s)" | tee -a "$log"
+  else
+    echo "=== $name: FAILED with $? ($((SECONDS - start)) s)" | tee -a "$log"
+    failed+=("$name")
+  fi
+}
+
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
+  echo "SEAL_OPENCL_DEVICE=${SEAL_OPENCL_DEVICE:-}"
+} >>"$log"
+
+case $part in
+tests)
+  for t in "$bin"/test-*; do
+    run "$(basename "$t")" "$t" --test-threads=4
+  done
+  run cpp-listing1 "$bin/cpp-listing1"
+  run cpp-sealtest "$here/seal-gtest-run.sh" "$bin/cpp-sealtest"
+  run ex-ckks_routines "$bin/ex-ckks_routines" --out "$work/ckks-routines"
+  ;;
+benches)
+  # The benches write benches/results/<bench>-<device>-<date>.json below the working folder.
+  quick=()
+  [ "${QUICK:-0}" = 1 ] && quick=(--quick)
+  for b in ntt runtime routines ops matmul multiqueue; do
+    run "bench-$b" "$bin/bench-$b" "${quick[@]}"
+  done
+  ;;
+*)
+  echo "unknown part $part (tests | benches)" >&2
+  exit 2
+  ;;
+esac
+
+tar -C "$work" -cf "$out/$part-results.tar" .
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" | tee -a "$log"
+  exit 1
+fi
+echo "all passed" | tee -a "$log"
