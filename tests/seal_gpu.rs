@@ -238,10 +238,21 @@ fn n8192_mixed_30_to_60_bit_primes() {
     ));
 }
 
-/// The same operations twice, each on freshly marked copies (new device buffers from the
-/// pool), give the same words: nothing depends on what a buffer held before.
+/// Determinism: every operation run three times gives the same words: twice on one
+/// backend (the second run on buffers the first one used, poisoned in between), and once
+/// on a second backend installed after the first was dropped (fresh pools, queues,
+/// tables and keys). In a child process, since it reinstalls the backend.
 #[test]
 fn determinism() {
+    run_child("child_determinism", &[]);
+}
+
+#[test]
+#[ignore = "run by determinism in a child process"]
+fn child_determinism() {
+    if !is_child() {
+        return;
+    }
     let fx = Fixture::new();
     let mut rng = rng();
     let (a, b, p) = (
@@ -249,12 +260,31 @@ fn determinism() {
         fx.encrypt(&mut rng),
         fx.plain(&mut rng),
     );
-    for (name, op) in operations() {
-        let run = || {
-            let mut g = on_gpu(&a);
-            op(&fx, &mut g, &on_gpu(&b), &plain_on_gpu(&p));
-            g.data().unwrap()
-        };
-        assert!(run() == run(), "{name}: two runs differ");
+    let run_all = || -> Vec<Vec<u64>> {
+        operations()
+            .into_iter()
+            .map(|(_, op)| {
+                let mut g = on_gpu(&a);
+                op(&fx, &mut g, &on_gpu(&b), &plain_on_gpu(&p));
+                g.data().unwrap()
+            })
+            .collect()
+    };
+    let first = run_all();
+    let again = run_all();
+    seal_opencl::ffi::uninstall_backend().unwrap();
+    seal_opencl::ffi::install_backend().unwrap();
+    let fresh = run_all();
+    for (i, (name, _)) in operations().iter().enumerate() {
+        assert!(
+            first[i] == again[i],
+            "{name}: a second run on one backend differs"
+        );
+        assert!(
+            first[i] == fresh[i],
+            "{name}: a run on a fresh backend differs"
+        );
     }
+    assert_no_cpu_fallback();
+    println!("CHILD OK");
 }
