@@ -169,21 +169,16 @@ __kernel void ckks_galois_ntt(__global u64 *dst, __global const u64 *src, uint g
     dst[gid] = src[base + index];
 }
 
-// values = barrett_reduce_64(values + (q >> 1), q) under the single prime q_index: the
-// rounding step ("add (q - 1) / 2 to change from flooring to rounding") of rescale and
-// key switching. On entry values < 2q. Global size residues * N.
-__kernel void ckks_add_half_reduce(__global u64 *values, __global const u64 *moduli,
-                                   uint q_index)
-{
-    size_t gid = get_global_id(0);
-    u64 q = moduli[(size_t)q_index * MODULI_STRIDE];
-    u64 r1 = moduli[(size_t)q_index * MODULI_STRIDE + 2];
-    values[gid] = barrett_reduce_64(values[gid] + (q >> 1), q, r1);
-}
-
-// "(ct mod q_last) mod q_i" plus SEAL's lazy neg_half_mod: for p < polys, i < K_out,
-// dst[p][i][k] = (q_i < q_last ? last[p][k] mod q_i : last[p][k])
-//                + (q_i - (q_last >> 1) mod q_i), in [0, 2 q_i) (not reduced, as SEAL).
+// "(ct mod q_last) mod q_i" of rescale and key switching, with both of SEAL's rounding
+// steps. On entry last[p][k] (p < polys) is the last residue of polynomial p in
+// coefficient form, straight out of an inverse NTT under q_last = moduli[last_q_index]:
+// lazy (< 2 q_last) or fully reduced. Each item first rounds it,
+// r = barrett_reduce_64(x + (q_last >> 1), q_last) (SEAL's "add (q - 1) / 2 to change
+// from flooring to rounding"), then for i < K_out
+// dst[p][i][k] = (q_i < q_last ? r mod q_i : r) + (q_i - (q_last >> 1) mod q_i).
+// On exit dst (polys * K_out residues) is in [0, 2 q_i), not reduced (SEAL's lazy
+// neg_half_mod; the lazy forward NTT takes it); last is unchanged. Every item (p, i, k)
+// recomputes r for its own word: one Barrett step is cheaper than a launch.
 // Global size polys * K_out * N.
 __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
                                 __global const u64 *moduli, uint last_q_index, uint K_out)
@@ -194,9 +189,11 @@ __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
     size_t p = r / K_out;
     uint i = (uint)(r % K_out);
     u64 q_last = moduli[(size_t)last_q_index * MODULI_STRIDE];
+    u64 r1_last = moduli[(size_t)last_q_index * MODULI_STRIDE + 2];
     u64 q = moduli[(size_t)i * MODULI_STRIDE];
     u64 r1 = moduli[(size_t)i * MODULI_STRIDE + 2];
-    u64 x = last[(p << LOG_N) + k];
+    // x < 2 q_last < 2^62 (primes have at most 61 bits), so the sum does not wrap.
+    u64 x = barrett_reduce_64(last[(p << LOG_N) + k] + (q_last >> 1), q_last, r1_last);
     u64 v = q < q_last ? barrett_reduce_64(x, q, r1) : x;
     u64 neg_half_mod = q - barrett_reduce_64(q_last >> 1, q, r1);
     dst[gid] = v + neg_half_mod;
@@ -245,18 +242,23 @@ __kernel void ckks_ks_decompose(__global u64 *dst, __global const u64 *t_target,
     dst[gid] = q_j <= q_i ? x : barrett_reduce_64(x, q_i, r1_i);
 }
 
-// Key switching's inner product with the key: for c < 2 and I < K + 1,
-// prod[c * (K + 1) + I][k] = sum_{J < K} dec[J * (K + 1) + I][k] * key[J][c][kp(I)][k]
-// mod q_I, with kp(I) = I for I < K, key_special_index for I = K; the key word of
-// (J, c, prime p) is ((J * 2 + c) * key_stride_primes + p) * N + k (SEAL's key vector).
+// Key switching's inner product with the key, the data primes' residues apart from the
+// special prime's. On entry dec (K * (K + 1) residues, the decomposition after a lazy
+// forward NTT) is < 4 q_I and key canonical; the key word of (J, c, prime p) is
+// ((J * 2 + c) * key_stride_primes + p) * N + k (SEAL's key vector). On exit, with
+// s(c, I) = sum_{J < K} dec[J * (K + 1) + I][k] * key[J][c][kp(I)][k] mod q_I,
+// kp(I) = I for I < K and key_special_index for I = K, all canonical:
+//   prod[c * K + I][k] = s(c, I) for I < K (2 * K residues: two polynomials at level K),
+//   last[c][k] = s(c, K) (2 residues, mod the special prime, for the mod-down's INTT).
 // One work item per (I, k), global size (K + 1) * N, computing both c (dec is loaded
 // once). Products (< 4q * q) accumulate exactly in 128 bits; the launcher passes
 // reduce_every, the number of products that fit after a reduction, so the accumulator
 // is reduced at most every reduce_every terms (never for 60-bit primes and K <= 64).
-__kernel void ckks_ks_inner_product(__global u64 *prod, __global const u64 *dec,
-                                    __global const u64 *key, __global const u64 *moduli,
-                                    uint K, uint key_stride_primes,
-                                    uint key_special_index, uint reduce_every)
+__kernel void ckks_ks_inner_product(__global u64 *prod, __global u64 *last,
+                                    __global const u64 *dec, __global const u64 *key,
+                                    __global const u64 *moduli, uint K,
+                                    uint key_stride_primes, uint key_special_index,
+                                    uint reduce_every)
 {
     size_t gid = get_global_id(0);
     size_t k = gid & CKKS_MASK;
@@ -280,6 +282,14 @@ __kernel void ckks_ks_inner_product(__global u64 *prod, __global const u64 *dec,
             left = reduce_every;
         }
     }
-    prod[((size_t)I << LOG_N) + k] = barrett_reduce_128(lo0, hi0, q, r0, r1);
-    prod[((K1 + I) << LOG_N) + k] = barrett_reduce_128(lo1, hi1, q, r0, r1);
+    u64 s0 = barrett_reduce_128(lo0, hi0, q, r0, r1);
+    u64 s1 = barrett_reduce_128(lo1, hi1, q, r0, r1);
+    // I is the same for N consecutive items: only a work group straddling I = K diverges.
+    if (I < K) {
+        prod[((size_t)I << LOG_N) + k] = s0;
+        prod[(((size_t)K + I) << LOG_N) + k] = s1;
+    } else {
+        last[k] = s0;
+        last[CKKS_N + k] = s1;
+    }
 }

@@ -1,6 +1,7 @@
 //! The elementwise CKKS kernels (`opencl/ckks.cl` through `ckks::kernels::CkksKernels`)
 //! equal their host references (`ckks::host`) word for word, on random canonical inputs
-//! with the edge values 0 and q - 1 mixed in, for several prime sets (40-60 bits; a mixed
+//! with the edge values 0 and q - 1 mixed in (0, q - 1, q and 2q - 1 where an input may
+//! be lazy, below 2q), for several prime sets (40-60 bits; a mixed
 //! 30/60-bit set where q_J > q_I and q_J < q_I both occur; one with a 17-bit prime).
 //! Outputs are poisoned before each kernel runs. The galois table formula is checked
 //! against the automorphism X -> X^elt through the host NTT. Bad arguments are
@@ -73,6 +74,17 @@ fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
     taken
         .into_iter()
         .map(|p| Modulus::new(p).unwrap())
+        .collect()
+}
+
+/// The `count` largest 61-bit primes (SEAL's largest modulus size), largest first. Not
+/// NTT-friendly (get_primes stops at SEAL's 60 bits): the kernels they test do not care.
+fn primes_61_bit(count: usize) -> Vec<Modulus> {
+    (0..1u64 << 20)
+        .map(|i| (1u64 << 61) - 1 - 2 * i)
+        .filter(|&v| seal_opencl::arith::is_prime(v))
+        .take(count)
+        .map(|v| Modulus::new(v).unwrap())
         .collect()
 }
 
@@ -415,32 +427,26 @@ fn galois_table_ntt_is_the_automorphism() {
     }
 }
 
-#[test]
-fn ckks_add_half_reduce_equals_host() {
-    let e = env();
-    let mut rng = rng();
-    for moduli in prime_sets() {
-        let k = moduli.len();
-        for q_index in [0, k - 1] {
-            let q = moduli[q_index].value();
-            let residues = 3;
-            let v: Vec<u64> = (0..residues * N).map(|_| word(&mut rng, 2 * q)).collect();
-            let dv = upload(&v);
-            e.kernels
-                .ckks_add_half_reduce(&e.graph, &dv, q_index, &table(&moduli), residues)
-                .unwrap();
-            let mut want = v.clone();
-            host::ckks_add_half_reduce(&mut want, q_index, &moduli);
-            assert_words(&down(&dv), &want, "ckks_add_half_reduce");
-        }
-    }
+/// `words` words below 2 q (an inverse NTT's lazy output), with the edges 0, q - 1, q and
+/// 2 q - 1 each at a fixed place and mixed in at random.
+fn unrounded(rng: &mut impl Rng, q: u64, words: usize) -> Vec<u64> {
+    let edges = [0, q - 1, q, 2 * q - 1];
+    let mut v: Vec<u64> = (0..words)
+        .map(|_| match rng.gen_range(0..16) {
+            e @ 0..=3 => edges[e],
+            _ => rng.gen_range(0..2 * q),
+        })
+        .collect();
+    v[..edges.len()].copy_from_slice(&edges);
+    v
 }
 
 #[test]
 fn ckks_moddown_prep_equals_host() {
     let e = env();
     let mut rng = rng();
-    for moduli in prime_sets() {
+    // The 61-bit set has the largest sums x + (q_last >> 1) < 2.5 q_last < 2^63.
+    for moduli in prime_sets().into_iter().chain([primes_61_bit(3)]) {
         let k = moduli.len();
         let mt = table(&moduli);
         // Rescale (last prime dropped, K - 1 outputs) and key switching (the special
@@ -449,7 +455,7 @@ fn ckks_moddown_prep_equals_host() {
         for (last_q_index, k_out) in [(k - 1, k - 1), (1, k)] {
             let polys = 2;
             let q_last = moduli[last_q_index].value();
-            let last: Vec<u64> = (0..polys * N).map(|_| word(&mut rng, q_last)).collect();
+            let last = unrounded(&mut rng, q_last, polys * N);
             let dst = poisoned(polys * k_out * N);
             e.kernels
                 .ckks_moddown_prep(
@@ -553,9 +559,60 @@ fn ckks_ks_decompose_equals_host() {
     }
 }
 
+/// Runs `ckks_ks_inner_product` on the device and its host reference on the same inputs
+/// (K = moduli_ext.len() - 1) and compares both outputs word for word. The device's
+/// outputs are poisoned and one residue longer than the kernel writes: that residue must
+/// stay poisoned.
+fn check_ks_inner_product(
+    dec: &[u64],
+    key: &[u64],
+    key_stride_primes: usize,
+    key_special_index: usize,
+    moduli_ext: &[Modulus],
+    what: &str,
+) {
+    let e = env();
+    let k = moduli_ext.len() - 1;
+    let (prod_words, last_words) = (2 * k * N, 2 * N);
+    let prod = poisoned(prod_words + N);
+    let last = poisoned(last_words + N);
+    e.kernels
+        .ckks_ks_inner_product(
+            &e.graph,
+            &prod,
+            &last,
+            &upload(dec),
+            &upload(key),
+            key_stride_primes,
+            key_special_index,
+            &table(moduli_ext),
+            k,
+        )
+        .unwrap();
+    let mut want_prod = vec![0; prod_words];
+    let mut want_last = vec![0; last_words];
+    host::ckks_ks_inner_product(
+        &mut want_prod,
+        &mut want_last,
+        dec,
+        key,
+        key_stride_primes,
+        key_special_index,
+        moduli_ext,
+        N,
+    );
+    for (buf, want, name) in [(&prod, &want_prod, "prod"), (&last, &want_last, "last")] {
+        let got = down(buf);
+        assert_words(&got[..want.len()], want, &format!("{what}: {name}"));
+        assert!(
+            got[want.len()..].iter().all(|&x| x == POISON),
+            "{what}: written past the end of {name}"
+        );
+    }
+}
+
 #[test]
 fn ckks_ks_inner_product_equals_host() {
-    let e = env();
     let mut rng = rng();
     for set in prime_sets() {
         // The key covers all primes of `set` (L_key = set.len(), special last); the data
@@ -566,24 +623,12 @@ fn ckks_ks_inner_product_equals_host() {
             moduli_ext.push(set[l_key - 1]);
             let dec = poly_array(&mut rng, &moduli_ext, k, |q| 4 * q);
             let key = canonical(&mut rng, &set, 2 * k);
-            let prod = poisoned(2 * (k + 1) * N);
-            e.kernels
-                .ckks_ks_inner_product(
-                    &e.graph,
-                    &prod,
-                    &upload(&dec),
-                    &upload(&key),
-                    l_key,
-                    l_key - 1,
-                    &table(&moduli_ext),
-                    k,
-                )
-                .unwrap();
-            let mut want = vec![0; 2 * (k + 1) * N];
-            host::ckks_ks_inner_product(&mut want, &dec, &key, l_key, l_key - 1, &moduli_ext, N);
-            assert_words(
-                &down(&prod),
-                &want,
+            check_ks_inner_product(
+                &dec,
+                &key,
+                l_key,
+                l_key - 1,
+                &moduli_ext,
                 &format!("ckks_ks_inner_product K = {k}"),
             );
         }
@@ -594,7 +639,6 @@ fn ckks_ks_inner_product_equals_host() {
 fn ckks_ks_inner_product_largest_words() {
     // dec = 4q - 1 and key = q - 1 everywhere with 60-bit primes: the 128-bit sum at its
     // largest.
-    let e = env();
     let set = primes(LOG_N, &[60, 60, 60, 60]);
     let k = 3;
     let dec: Vec<u64> = (0..k * (k + 1) * N)
@@ -603,24 +647,12 @@ fn ckks_ks_inner_product_largest_words() {
     let key: Vec<u64> = (0..2 * k * (k + 1) * N)
         .map(|w| set[(w / N) % (k + 1)].value() - 1)
         .collect();
-    let prod = poisoned(2 * (k + 1) * N);
-    e.kernels
-        .ckks_ks_inner_product(
-            &e.graph,
-            &prod,
-            &upload(&dec),
-            &upload(&key),
-            k + 1,
-            k,
-            &table(&set),
-            k,
-        )
-        .unwrap();
-    let mut want = vec![0; 2 * (k + 1) * N];
-    host::ckks_ks_inner_product(&mut want, &dec, &key, k + 1, k, &set, N);
-    assert_words(
-        &down(&prod),
-        &want,
+    check_ks_inner_product(
+        &dec,
+        &key,
+        k + 1,
+        k,
+        &set,
         "ckks_ks_inner_product of the largest words",
     );
 }
@@ -694,9 +726,6 @@ fn ckks_bad_arguments_are_rejected() {
     assert_rejected(kx.ckks_galois_ntt(g, &dst, &dst, 3, 6), &dst);
 
     // Rescale steps.
-    let v = poisoned(words);
-    assert_rejected(kx.ckks_add_half_reduce(g, &v, 3, &mt, 6), &v);
-    assert_rejected(kx.ckks_add_half_reduce(g, &v, 2, &mt, 7), &v);
     let dst = poisoned(words);
     assert_rejected(
         kx.ckks_moddown_prep(g, &dst, &upload(&[0; N]), 2, &mt, 2, 2),
@@ -727,21 +756,26 @@ fn ckks_bad_arguments_are_rejected() {
         &dst,
     );
     assert_rejected(kx.ckks_ks_decompose(g, &dst, &dst, &mt, 2), &dst);
-    let prod = poisoned(2 * 3 * N);
+    // K = 2 with the special prime third: prod 2 K = 4 residues, last 2.
+    let prod = poisoned(2 * 2 * N);
+    let last = poisoned(2 * N);
     let dec = upload(&vec![0; 2 * 3 * N]);
     let key = upload(&vec![0; 2 * 2 * 3 * N]);
-    assert_rejected(
-        kx.ckks_ks_inner_product(g, &prod, &dec, &short, 3, 2, &mt, 2),
-        &prod,
-    );
-    assert_rejected(
-        kx.ckks_ks_inner_product(g, &prod, &dec, &key, 3, 3, &mt, 2),
-        &prod,
-    );
-    assert_rejected(
-        kx.ckks_ks_inner_product(g, &prod, &prod, &key, 3, 2, &mt, 2),
-        &prod,
-    );
+    let inner = |p, l, d, k, special| kx.ckks_ks_inner_product(g, p, l, d, k, 3, special, &mt, 2);
+    for (p, l, d, k, special) in [
+        (&prod, &last, &dec, &short, 2),          // key too short
+        (&prod, &last, &dec, &key, 3),            // special index outside the key
+        (&prod, &last, &short, &key, 2),          // dec too short
+        (&prod, &prod, &dec, &key, 2),            // last is prod
+        (&prod, &last, &prod, &key, 2),           // dec is prod
+        (&prod, &last, &last, &key, 2),           // dec is last
+        (&prod, &last, &dec, &last, 2),           // key is last
+        (&last, &prod, &dec, &key, 2),            // prod (2 residues) too short
+        (&prod, &upload(&[0; N]), &dec, &key, 2), // last too short
+    ] {
+        assert_rejected(inner(p, l, d, k, special), &prod);
+        assert_rejected(inner(p, l, d, k, special), &last);
+    }
 }
 
 #[test]
@@ -773,15 +807,8 @@ fn ckks_kernels_reject_bad_sizes_and_foreign_graphs() {
 fn ckks_ks_inner_product_reduces_midway_with_61_bit_primes() {
     // 61-bit primes: products reach 2^124, so only 15 fit the 128-bit accumulator and
     // K = 17 takes the kernel's intermediate reduction. Largest words and random ones.
-    let e = env();
     let mut rng = rng();
-    // Not NTT-friendly (get_primes stops at SEAL's 60 bits): these kernels do not care.
-    let set: Vec<Modulus> = (0..1u64 << 20)
-        .map(|i| (1u64 << 61) - 1 - 2 * i)
-        .filter(|&v| seal_opencl::arith::is_prime(v))
-        .take(18)
-        .map(|v| Modulus::new(v).unwrap())
-        .collect();
+    let set = primes_61_bit(18);
     let k = 17;
     for largest in [true, false] {
         let dec: Vec<u64> = (0..k * (k + 1) * N)
@@ -804,21 +831,13 @@ fn ckks_ks_inner_product_reduces_midway_with_61_bit_primes() {
                 }
             })
             .collect();
-        let prod = poisoned(2 * (k + 1) * N);
-        e.kernels
-            .ckks_ks_inner_product(
-                &e.graph,
-                &prod,
-                &upload(&dec),
-                &upload(&key),
-                k + 1,
-                k,
-                &table(&set),
-                k,
-            )
-            .unwrap();
-        let mut want = vec![0; 2 * (k + 1) * N];
-        host::ckks_ks_inner_product(&mut want, &dec, &key, k + 1, k, &set, N);
-        assert_words(&down(&prod), &want, "ckks_ks_inner_product, 61-bit primes");
+        check_ks_inner_product(
+            &dec,
+            &key,
+            k + 1,
+            k,
+            &set,
+            "ckks_ks_inner_product, 61-bit primes",
+        );
     }
 }

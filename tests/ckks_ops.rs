@@ -51,14 +51,12 @@ fn host_switch_key(
     for (r, res) in dec.chunks_exact_mut(n).enumerate() {
         ntt_host::ntt_negacyclic_harvey_lazy(res, &tables[r % (k + 1)]);
     }
-    let mut prod = vec![0; 2 * (k + 1) * n];
-    host::ckks_ks_inner_product(&mut prod, &dec, key, l, l - 1, &ext, n);
+    let mut prod = vec![0; 2 * k * n];
     let mut last = vec![0; 2 * n];
-    host::ckks_gather_residue(&mut last, &prod, k + 1, k, 2, n);
+    host::ckks_ks_inner_product(&mut prod, &mut last, &dec, key, l, l - 1, &ext, n);
     for r in last.chunks_exact_mut(n) {
         ntt_host::inverse_ntt_negacyclic_harvey_lazy(r, &tables[k]);
     }
-    host::ckks_add_half_reduce(&mut last, k, &ext);
     let mut t = vec![0; 2 * k * n];
     host::ckks_moddown_prep(&mut t, &last, k, &ext, k, n);
     for (r, res) in t.chunks_exact_mut(n).enumerate() {
@@ -68,7 +66,7 @@ fn host_switch_key(
         .iter()
         .map(|q| ShoupOperand::new(invert_uint_mod(ext[k].value() % q.value(), q).unwrap(), q))
         .collect();
-    host::ckks_divide_round_finish(ct, k, &prod, k + 1, &t, &inv, &ext, k, 2, true, n);
+    host::ckks_divide_round_finish(ct, k, &prod, k, &t, &inv, &ext, k, 2, true, n);
 }
 
 #[test]

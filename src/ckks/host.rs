@@ -154,19 +154,12 @@ pub fn ckks_galois_ntt(dst: &mut [u64], src: &[u64], galois_elt: u32, log_n: u32
     }
 }
 
-/// values = barrett_reduce_64(values + (q >> 1), q) for q = moduli[q_index], every word.
-/// On entry values < 2q.
-pub fn ckks_add_half_reduce(values: &mut [u64], q_index: usize, moduli: &[Modulus]) {
-    let q = &moduli[q_index];
-    let half = q.value() >> 1;
-    for x in values {
-        *x = barrett_reduce_64(*x + half, q);
-    }
-}
-
-/// "(ct mod q_last) mod q_i" with SEAL's lazy `J += neg_half_mod`: `last` holds one residue
-/// (canonical mod q_last = moduli[last_q_index]) per polynomial; dst gets `k_out` residues
-/// per polynomial, primes 0..k_out, each in [0, 2 q_i) (not reduced).
+/// "(ct mod q_last) mod q_i" with SEAL's rounding and lazy `J += neg_half_mod`: `last`
+/// holds one residue per polynomial mod q_last = moduli[last_q_index], as an inverse NTT
+/// leaves it (on entry < 2 q_last); each word is first rounded,
+/// r = barrett_reduce_64(x + (q_last >> 1), q_last), then dst gets `k_out` residues per
+/// polynomial, primes 0..k_out, each (q_i < q_last ? r mod q_i : r) + q_i - (q_last >> 1)
+/// mod q_i, in [0, 2 q_i) (not reduced).
 pub fn ckks_moddown_prep(
     dst: &mut [u64],
     last: &[u64],
@@ -175,15 +168,19 @@ pub fn ckks_moddown_prep(
     k_out: usize,
     n: usize,
 ) {
-    let q_last = moduli[last_q_index].value();
-    let half = q_last >> 1;
+    let q_last = &moduli[last_q_index];
+    let half = q_last.value() >> 1;
     assert_eq!(dst.len(), last.len() * k_out);
     for (p, last) in last.chunks_exact(n).enumerate() {
+        let rounded: Vec<u64> = last
+            .iter()
+            .map(|&x| barrett_reduce_64(x + half, q_last))
+            .collect();
         for (i, qi) in moduli[..k_out].iter().enumerate() {
             let neg_half_mod = qi.value() - barrett_reduce_64(half, qi);
             let out = &mut dst[(p * k_out + i) * n..][..n];
-            for (d, &x) in out.iter_mut().zip(last) {
-                let v = if qi.value() < q_last {
+            for (d, &x) in out.iter_mut().zip(&rounded) {
+                let v = if qi.value() < q_last.value() {
                     barrett_reduce_64(x, qi)
                 } else {
                     x
@@ -253,12 +250,16 @@ pub fn ckks_ks_decompose(dst: &mut [u64], t_target: &[u64], moduli_ext: &[Modulu
     }
 }
 
-/// Key switching's inner product: `prod[c * (K + 1) + I] = sum_{J < K}
-/// dec[J * (K + 1) + I] * key[J][c][kp(I)] mod q_I` for c < 2, I < K + 1, kp(I) = I for
-/// I < K and `key_special_index` for I = K. Key word of (J, c, prime p, k) is
-/// ((J * 2 + c) * key_stride_primes + p) * n + k. On entry dec < 4 q_I, key canonical.
+/// Key switching's inner product, the data primes apart from the special prime: with
+/// s(c, I) = sum_{J < K} dec[J * (K + 1) + I] * key[J][c][kp(I)] mod q_I for c < 2,
+/// kp(I) = I for I < K and `key_special_index` for I = K, `prod[c * K + I] = s(c, I)` for
+/// I < K (2 K residues) and `last[c] = s(c, K)` (2 residues). Key word of (J, c, prime p,
+/// k) is ((J * 2 + c) * key_stride_primes + p) * n + k. On entry dec < 4 q_I, key
+/// canonical.
+#[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
 pub fn ckks_ks_inner_product(
     prod: &mut [u64],
+    last: &mut [u64],
     dec: &[u64],
     key: &[u64],
     key_stride_primes: usize,
@@ -267,11 +268,17 @@ pub fn ckks_ks_inner_product(
     n: usize,
 ) {
     let k = moduli_ext.len() - 1;
-    assert_eq!(prod.len(), 2 * (k + 1) * n);
+    assert_eq!(prod.len(), 2 * k * n);
+    assert_eq!(last.len(), 2 * n);
     for c in 0..2 {
         for (ii, q) in moduli_ext.iter().enumerate() {
             let kp = if ii < k { ii } else { key_special_index };
-            for kk in 0..n {
+            let out = if ii < k {
+                &mut prod[(c * k + ii) * n..][..n]
+            } else {
+                &mut last[c * n..][..n]
+            };
+            for (kk, d) in out.iter_mut().enumerate() {
                 let mut acc = 0;
                 for jj in 0..k {
                     // dec may be up to 4q: reduce it first so multiply_uint_mod's
@@ -280,7 +287,7 @@ pub fn ckks_ks_inner_product(
                     let y = key[((jj * 2 + c) * key_stride_primes + kp) * n + kk];
                     acc = add_uint_mod(acc, multiply_uint_mod(x, y, q), q);
                 }
-                prod[(c * (k + 1) + ii) * n + kk] = acc;
+                *d = acc;
             }
         }
     }

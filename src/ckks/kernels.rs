@@ -146,7 +146,6 @@ pub struct CkksKernels {
     copy_residues: Slot,
     gather_residue: Slot,
     galois_ntt: Slot,
-    add_half_reduce: Slot,
     moddown_prep: Slot,
     divide_round_finish: Slot,
     ks_decompose: Slot,
@@ -240,11 +239,10 @@ impl CkksKernels {
             copy_residues: slot("ckks_copy_residues", &[B, U, B, U, U])?,
             gather_residue: slot("ckks_gather_residue", &[B, B, U, U])?,
             galois_ntt: slot("ckks_galois_ntt", &[B, B, U])?,
-            add_half_reduce: slot("ckks_add_half_reduce", &[B, B, U])?,
             moddown_prep: slot("ckks_moddown_prep", &[B, B, B, U, U])?,
             divide_round_finish: slot("ckks_divide_round_finish", &[B, U, B, U, B, B, B, U, U])?,
             ks_decompose: slot("ckks_ks_decompose", &[B, B, B, U])?,
-            ks_inner_product: slot("ckks_ks_inner_product", &[B, B, B, B, U, U, U, U])?,
+            ks_inner_product: slot("ckks_ks_inner_product", &[B, B, B, B, B, U, U, U, U])?,
         })
     }
 
@@ -621,39 +619,17 @@ impl CkksKernels {
         unsafe { self.launch(graph, &self.galois_ntt, &args, words) }
     }
 
-    /// values = barrett_reduce_64(values + (q >> 1), q) for q = moduli[q_index], over
-    /// `residues` residues: the rounding step of rescale and key switching. On entry
-    /// values < 2q; on exit canonical.
-    pub fn ckks_add_half_reduce(
-        &self,
-        graph: &Graph,
-        values: &Buffer<u64>,
-        q_index: usize,
-        moduli: &ModuliTable,
-        residues: usize,
-    ) -> Result<()> {
-        const NAME: &str = "ckks_add_half_reduce";
-        nonzero(NAME, "residues", residues)?;
-        covers(NAME, moduli, q_index + 1)?;
-        let words = product(NAME, &[residues, self.coeff_count()])?;
-        holds(NAME, "values", values, words)?;
-        let args = [
-            Arg::Buf(values),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "q_index", q_index)?),
-        ];
-        // SAFETY: item w touches values[w] < residues * N (checked) and prime q_index of
-        // the table (checked to exist).
-        unsafe { self.launch(graph, &self.add_half_reduce, &args, words) }
-    }
-
     /// "(ct mod q_last) mod q_i" of SEAL's `divide_and_round_q_last_ntt_inplace` and
-    /// `switch_key_inplace`: `last` holds one residue per polynomial (canonical mod
-    /// q_last = moduli[last_q_index], already rounded by `ckks_add_half_reduce`); dst gets
-    /// `k_out` residues per polynomial (primes 0..k_out) with
-    /// dst[p][i] = (q_i < q_last ? last[p] mod q_i : last[p]) + q_i - (q_last >> 1) mod q_i,
+    /// `switch_key_inplace`, rounding included.
+    ///
+    /// On entry `last` holds one residue per polynomial mod q_last = moduli[last_q_index],
+    /// in coefficient form as an inverse NTT leaves it: lazy (< 2 q_last) or fully
+    /// reduced. The kernel rounds it, r = barrett_reduce_64(last[p] + (q_last >> 1),
+    /// q_last) (SEAL's "add (q - 1) / 2 to change from flooring to rounding"). On exit dst
+    /// holds `k_out` residues per polynomial (primes 0..k_out) with
+    /// dst[p][i] = (q_i < q_last ? r mod q_i : r) + q_i - (q_last >> 1) mod q_i,
     /// in [0, 2 q_i), not reduced (SEAL's lazy `J += neg_half_mod`; the lazy forward NTT
-    /// takes it). dst must not be last.
+    /// takes it); `last` is unchanged. dst must not be last.
     #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
     pub fn ckks_moddown_prep(
         &self,
@@ -789,21 +765,26 @@ impl CkksKernels {
         unsafe { self.launch(graph, &self.ks_decompose, &args, words) }
     }
 
-    /// Key switching's inner product with one key of SEAL's key vector: for c < 2 and
-    /// I < K + 1, prod[c * (K + 1) + I] = sum_{J < K} dec[J * (K + 1) + I] *
-    /// key[J][c][kp(I)] mod q_I, with kp(I) = I for I < K and `key_special_index` for
-    /// I = K. The key is uploaded contiguously: word
-    /// `((J * 2 + c) * key_stride_primes + p) * N + k` (SEAL's `key_vector[J].data()` one after another; key_stride_primes = all
-    /// key primes, key_special_index normally key_stride_primes - 1).
+    /// Key switching's inner product with one key of SEAL's key vector, the data primes'
+    /// residues apart from the special prime's: for c < 2 and I < K + 1, s(c, I) =
+    /// sum_{J < K} dec[J * (K + 1) + I] * key[J][c][kp(I)] mod q_I, with kp(I) = I for
+    /// I < K and `key_special_index` for I = K. The key is uploaded contiguously: word
+    /// `((J * 2 + c) * key_stride_primes + p) * N + k` (SEAL's `key_vector[J].data()` one
+    /// after another; key_stride_primes = all key primes, key_special_index normally
+    /// key_stride_primes - 1).
     ///
-    /// On entry dec < 4 q_I (the decomposition after a lazy forward NTT), key canonical;
-    /// on exit prod (2 (K + 1) residues) canonical. prod must be neither dec nor key.
-    /// Needs K <= key_stride_primes and key_special_index < key_stride_primes.
+    /// On entry dec < 4 q_I (the decomposition after a lazy forward NTT), key canonical.
+    /// On exit, all canonical, prod[c * K + I] = s(c, I) for I < K (2 K residues: two
+    /// polynomials at level K) and last[c] = s(c, K) (2 residues under the special prime,
+    /// ready for the mod-down's inverse NTT). prod and last must be different buffers,
+    /// and neither dec nor key. Needs K <= key_stride_primes and key_special_index <
+    /// key_stride_primes.
     #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
     pub fn ckks_ks_inner_product(
         &self,
         graph: &Graph,
         prod: &Buffer<u64>,
+        last: &Buffer<u64>,
         dec: &Buffer<u64>,
         key: &Buffer<u64>,
         key_stride_primes: usize,
@@ -820,10 +801,14 @@ impl CkksKernels {
                  fit a key of {key_stride_primes} primes"
             )));
         }
-        distinct(NAME, ("prod", "dec"), prod, dec)?;
-        distinct(NAME, ("prod", "key"), prod, key)?;
+        distinct(NAME, ("prod", "last"), prod, last)?;
+        for (output, out) in [("prod", prod), ("last", last)] {
+            distinct(NAME, (output, "dec"), out, dec)?;
+            distinct(NAME, (output, "key"), out, key)?;
+        }
         let n = self.coeff_count();
-        holds(NAME, "prod", prod, product(NAME, &[2, k + 1, n])?)?;
+        holds(NAME, "prod", prod, product(NAME, &[2, k, n])?)?;
+        holds(NAME, "last", last, product(NAME, &[2, n])?)?;
         holds(NAME, "dec", dec, product(NAME, &[k, k + 1, n])?)?;
         holds(
             NAME,
@@ -834,6 +819,7 @@ impl CkksKernels {
         let reduce_every = reduce_every(&moduli_ext.moduli()[..k + 1]);
         let args = [
             Arg::Buf(prod),
+            Arg::Buf(last),
             Arg::Buf(dec),
             Arg::Buf(key),
             Arg::Buf(moduli_ext.buffer()),
@@ -843,8 +829,9 @@ impl CkksKernels {
             Arg::U32(reduce_every),
         ];
         // SAFETY: item (I, k), I < K + 1, reads dec residue J (K + 1) + I < K (K + 1),
-        // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, writes prod
-        // residues I and K + 1 + I < 2 (K + 1), and prime I < K + 1 of the table.
+        // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, and prime
+        // I < K + 1 of the table; it writes prod residues I and K + I < 2 K when I < K,
+        // else last residues 0 and 1 (all lengths checked).
         unsafe { self.launch(graph, &self.ks_inner_product, &args, (k + 1) * n) }
     }
 }

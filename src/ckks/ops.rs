@@ -248,7 +248,8 @@ impl<'a> LevelOps<'a> {
         let kernels = self.context.kernels();
         let moduli = self.level.moduli();
         let n = self.n();
-        // The last residue of every polynomial, in coefficient form, rounded.
+        // The last residue of every polynomial, in coefficient form (rounded by
+        // ckks_moddown_prep).
         let last = self.scratch(polys * n)?;
         kernels.ckks_gather_residue(self.graph, last.buffer(), src, k, k - 1, polys)?;
         let single = self.context.single_prime_plan(self.graph.queue(), k - 1)?;
@@ -262,8 +263,8 @@ impl<'a> LevelOps<'a> {
         )?;
         self.graph
             .note_launches(ntt_name(NttDirection::Inverse), events)?;
-        kernels.ckks_add_half_reduce(self.graph, last.buffer(), k - 1, moduli, polys)?;
-        // (ct mod q_last) mod q_i, back to NTT form under each remaining prime.
+        // Rounding and (ct mod q_last) mod q_i in one kernel, back to NTT form under each
+        // remaining prime.
         let t = self.scratch(polys * (k - 1) * n)?;
         kernels.ckks_moddown_prep(
             self.graph,
@@ -330,11 +331,14 @@ impl<'a> LevelOps<'a> {
         kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
         drop(t_target);
         self.ntt(dec.buffer(), k, ext, NttDirection::Forward, false)?;
-        // Inner product with the key: two polynomials over the extended base.
-        let prod = self.scratch(2 * ext * n)?;
+        // Inner product with the key: two polynomials at level K in prod, their residues
+        // under the special prime in last.
+        let prod = self.scratch(2 * k * n)?;
+        let last = self.scratch(2 * n)?;
         kernels.ckks_ks_inner_product(
             self.graph,
             prod.buffer(),
+            last.buffer(),
             dec.buffer(),
             key.buffer(),
             self.context.key_moduli().len(),
@@ -343,9 +347,7 @@ impl<'a> LevelOps<'a> {
             k,
         )?;
         drop(dec);
-        // Mod-down by the special prime, with rounding.
-        let last = self.scratch(2 * n)?;
-        kernels.ckks_gather_residue(self.graph, last.buffer(), prod.buffer(), ext, k, 2)?;
+        // Mod-down by the special prime, with rounding (in ckks_moddown_prep).
         let single = self
             .context
             .single_prime_plan(self.graph.queue(), special)?;
@@ -359,7 +361,6 @@ impl<'a> LevelOps<'a> {
         )?;
         self.graph
             .note_launches(ntt_name(NttDirection::Inverse), events)?;
-        kernels.ckks_add_half_reduce(self.graph, last.buffer(), k, moduli, 2)?;
         let t = self.scratch(2 * k * n)?;
         kernels.ckks_moddown_prep(self.graph, t.buffer(), last.buffer(), k, moduli, k, 2)?;
         self.ntt(t.buffer(), 2, k, NttDirection::Forward, false)?;
@@ -368,7 +369,7 @@ impl<'a> LevelOps<'a> {
             ct,
             k,
             prod.buffer(),
-            ext,
+            k,
             t.buffer(),
             inv_special,
             moduli,
