@@ -382,12 +382,12 @@ pub fn cpu_fallbacks() -> Vec<String> {
     CPU_FALLBACKS.lock().clone()
 }
 
-impl From<&LevelParams> for Level {
-    fn from(p: &LevelParams) -> Level {
+impl<'a> From<&'a LevelParams> for Level<'a> {
+    fn from(p: &'a LevelParams) -> Level<'a> {
         Level {
             key_parms_id: p.key_parms_id,
             log_n: p.log_n,
-            key_moduli: p.key_moduli.clone(),
+            key_moduli: &p.key_moduli,
             using_keyswitching: p.using_keyswitching,
             primes: p.primes,
         }

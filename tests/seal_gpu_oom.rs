@@ -33,7 +33,7 @@ fn backend_out_of_memory_is_an_error_and_changes_nothing() {
     let level = Level {
         key_parms_id: ctx.key_parms_id(),
         log_n: N.trailing_zeros(),
-        key_moduli: key_moduli.clone(),
+        key_moduli: &key_moduli,
         using_keyswitching: true,
         primes: 2,
     };

@@ -30,15 +30,16 @@ use crate::error::{Error, Result};
 use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
 
-/// The parameter set and level of one operation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Level {
+/// The parameter set and level of one operation. Borrows the primes: they are read only
+/// when the parameter set is seen for the first time, so an operation copies nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Level<'a> {
     /// The key level's parms_id (names the parameter set).
     pub key_parms_id: [u64; 4],
     /// log2 N.
     pub log_n: u32,
     /// The key level's primes: data primes, then the special prime when key switching.
-    pub key_moduli: Vec<u64>,
+    pub key_moduli: &'a [u64],
     pub using_keyswitching: bool,
     /// K, the primes of the operation's level.
     pub primes: usize,
@@ -201,7 +202,7 @@ impl Backend {
             CkksContext::new(
                 self.graph.context(),
                 level.log_n,
-                &level.key_moduli,
+                level.key_moduli,
                 level.using_keyswitching,
                 self.strategy,
             )?
@@ -319,26 +320,37 @@ impl Backend {
         b: &GpuImage,
         b_size: usize,
     ) -> Result<()> {
-        self.with_ops("multiply", level, |ops| {
-            a.expect(a_size, ops, "encrypted1")?;
-            b.expect(b_size, ops, "encrypted2")?;
-            let size = a_size + b_size - 1;
-            let product = ops.alloc_result(size, ops.primes())?;
-            ops.tensor(product.buffer(), a.buffer()?, a_size, b.buffer()?, b_size)?;
-            a.replace(product, size * ops.poly_words());
-            Ok(())
-        })
+        self.tensor("multiply", level, a, a_size, Some((b, b_size)))
     }
 
     /// ct *= ct.
     pub fn square(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
-        self.with_ops("square", level, |ops| {
-            ct.expect(size, ops, "encrypted")?;
-            let out = 2 * size - 1;
-            let product = ops.alloc_result(out, ops.primes())?;
-            let src = ct.buffer()?;
-            ops.tensor(product.buffer(), src, size, src, size)?;
-            ct.replace(product, out * ops.poly_words());
+        self.tensor("square", level, ct, size, None)
+    }
+
+    /// a = a (x) b, or a (x) a without `b`, into a new buffer of a_size + b_size - 1
+    /// polynomials that becomes a's image.
+    fn tensor(
+        &self,
+        name: &'static str,
+        level: &Level,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: Option<(&GpuImage, usize)>,
+    ) -> Result<()> {
+        self.with_ops(name, level, |ops| {
+            a.expect(a_size, ops, "encrypted1")?;
+            let (b_buf, b_size) = match b {
+                Some((b, b_size)) => {
+                    b.expect(b_size, ops, "encrypted2")?;
+                    (b.buffer()?, b_size)
+                }
+                None => (a.buffer()?, a_size),
+            };
+            let size = a_size + b_size - 1;
+            let product = ops.alloc_result(size, ops.primes())?;
+            ops.tensor(product.buffer(), a.buffer()?, a_size, b_buf, b_size)?;
+            a.replace(product, size * ops.poly_words());
             Ok(())
         })
     }
