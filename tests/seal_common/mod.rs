@@ -114,9 +114,9 @@ pub fn on_gpu(ct: &Ciphertext) -> Ciphertext {
 /// A marked copy whose device image is the only current copy (device newer): negated
 /// twice on the device, so the words are `ct`'s.
 pub fn resident(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
-    let mut g = on_gpu(ct);
-    fx.evaluator.negate_inplace(&mut g).unwrap();
-    fx.evaluator.negate_inplace(&mut g).unwrap();
+    let mut g = ct.clone();
+    seal_opencl::routines::to_device(&fx.evaluator, &mut [&mut g]).unwrap();
+    assert!(g.on_gpu());
     g
 }
 
