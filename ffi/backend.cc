@@ -81,7 +81,11 @@ namespace seal_opencl
         class RustImage final : public seal::gpu::DeviceImage
         {
         public:
-            explicit RustImage(rust::Box<GpuImage> image) : image_(std::move(image))
+            // `owner` is the backend that made it: SEAL never hands an image of one backend
+            // instance to another (after an uninstall and install, buffers of the old OpenCL
+            // context would be used with the new one).
+            RustImage(rust::Box<GpuImage> image, const seal::gpu::Backend &owner)
+                : seal::gpu::DeviceImage(owner), image_(std::move(image))
             {}
 
             std::size_t uint64_count() const noexcept override
@@ -221,7 +225,7 @@ namespace seal_opencl
             {
                 return translated([&] {
                     return std::unique_ptr<seal::gpu::DeviceImage>(new RustImage(
-                        backend_->create_image(rust::Slice<const std::uint64_t>(data, uint64_count))));
+                        backend_->create_image(rust::Slice<const std::uint64_t>(data, uint64_count)), *this));
                 });
             }
 
@@ -244,7 +248,7 @@ namespace seal_opencl
             {
                 return translated([&] {
                     return std::unique_ptr<seal::gpu::DeviceImage>(
-                        new RustImage(backend_->clone_image(image_of(&image))));
+                        new RustImage(backend_->clone_image(image_of(&image)), *this));
                 });
             }
 
@@ -455,9 +459,10 @@ namespace seal_opencl
                     [&] { backend_->transform_from_ntt(params, result_image(encrypted_ntt), encrypted_ntt.size()); });
             }
 
-            bool is_transparent(const Ciphertext &encrypted) override
+            bool is_transparent(const Ciphertext &encrypted, const char *operation) override
             {
                 return translated([&] {
+                    (void)operation;
                     return backend_->is_transparent(
                         image_of(encrypted), encrypted.size(),
                         encrypted.poly_modulus_degree() * encrypted.coeff_modulus_size());
@@ -478,7 +483,7 @@ namespace seal_opencl
                 auto *image = dynamic_cast<RustImage *>(Access::image(object));
                 if (!image)
                 {
-                    auto fresh = std::unique_ptr<RustImage>(new RustImage(backend_->empty_image()));
+                    auto fresh = std::unique_ptr<RustImage>(new RustImage(backend_->empty_image(), *this));
                     image = fresh.get();
                     Access::set_image(object, std::move(fresh));
                 }

@@ -88,6 +88,17 @@ pub(crate) struct Handle {
 // and SEAL objects carry no thread affinity, so moving one to another thread is sound.
 unsafe impl Send for Handle {}
 
+// SAFETY: threads may share these as read-only operands, as SEAL allows: every `&self`
+// method calls a C API function that uses the object through a const reference (a context,
+// keys, a ciphertext or plaintext read or used as an input). The patched SEAL serializes the
+// lazy transfers such a read may start (upload on the first routed use, download on the
+// first host read) under the object's own mutex (seal-patch 0009, `gpu::object_mutex`).
+unsafe impl Sync for context::CkksContext {}
+unsafe impl Sync for ciphertext::Ciphertext {}
+unsafe impl Sync for ciphertext::Plaintext {}
+unsafe impl Sync for keys::RelinKeys {}
+unsafe impl Sync for keys::GaloisKeys {}
+
 impl Handle {
     /// Takes ownership of `ptr`, a fresh object from a `*_Create*` call that `destroy`
     /// releases. A null `ptr` (the call did not write it) is an error naming `call`.

@@ -171,9 +171,15 @@ namespace
             inner_->transform_from_ntt_inplace(c, d, e);
         }
 
-        bool is_transparent(const Ciphertext &encrypted) override
+        bool is_transparent(const Ciphertext &encrypted, const char *operation) override
         {
-            return inner_->is_transparent(encrypted);
+            return inner_->is_transparent(encrypted, operation);
+        }
+
+        // The images are the inner backend's.
+        bool owns(const gpu::DeviceImage &image) const noexcept override
+        {
+            return inner_->owns(image);
         }
 
         void on_cpu_fallback(const char *operation) override

@@ -1,0 +1,341 @@
+//! Regressions of what a new user met (issue 9): operations on device results after the
+//! backend was uninstalled, threads sharing an operand that is not on the device yet, and
+//! images of an old backend after an uninstall and install. Each call either gives SEAL's
+//! CPU words or throws SEAL's exception type (here: `ErrorKind::Logic`); nothing aborts.
+//!
+//! Uninstalling switches the backend off for the whole process, so those tests run in a
+//! child process each (`run_child`).
+
+mod seal_common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use seal_common::*;
+use seal_opencl::seal_c::*;
+use seal_opencl::{ErrorKind, Result};
+
+fn reinstall() {
+    seal_opencl::ffi::uninstall_backend().unwrap();
+    seal_opencl::ffi::install_backend().unwrap();
+}
+
+/// Fails unless `result` is SEAL's `logic_error` whose message says why.
+fn assert_unreachable<T: std::fmt::Debug>(result: Result<T>, what: &str) {
+    let err = result.expect_err(what);
+    assert_eq!(err.kind(), ErrorKind::Logic, "{what}: {err}");
+}
+
+/// A call on a device result `a` with other operands `b` (a ciphertext) and `p` (a
+/// plaintext), both at `a`'s level and scale.
+type Call = fn(&Fixture, &mut Ciphertext, &Ciphertext, &Plaintext) -> Result<()>;
+
+/// Evaluator entry points (those the issue saw abort first), copies and host reads. The
+/// bool says whether the call needs a product (size 3: relinearize) rather than a
+/// ciphertext of size 2 at the fixture's scale.
+fn calls_on_a_pending_result() -> Vec<(&'static str, bool, Call)> {
+    vec![
+        ("relinearize", true, |fx, a, _, _| {
+            fx.evaluator.relinearize_inplace(a, &fx.relin)
+        }),
+        ("rotate_vector", false, |fx, a, _, _| {
+            fx.evaluator.rotate_vector_inplace(a, 1, &fx.galois)
+        }),
+        ("multiply_plain", false, |fx, a, _, p| {
+            fx.evaluator.multiply_plain_inplace(a, p)
+        }),
+        ("rescale_to_next", false, |fx, a, _, _| {
+            fx.evaluator.rescale_to_next_inplace(a)
+        }),
+        ("mod_switch_to_next", false, |fx, a, _, _| {
+            fx.evaluator.mod_switch_to_next_inplace(a)
+        }),
+        ("multiply", false, |fx, a, b, _| {
+            fx.evaluator.multiply_inplace(a, b)
+        }),
+        ("negate", false, |fx, a, _, _| {
+            fx.evaluator.negate_inplace(a)
+        }),
+        ("add", false, |fx, a, b, _| fx.evaluator.add_inplace(a, b)),
+        ("transform_from_ntt", false, |fx, a, _, _| {
+            fx.evaluator.transform_from_ntt_inplace(a)
+        }),
+        ("host read", true, |_, a, _, _| a.data().map(drop)),
+        ("copy", false, |_, a, _, _| a.try_clone().map(drop)),
+        ("decrypt", false, |fx, a, _, _| {
+            fx.decryptor.decrypt(a).map(drop)
+        }),
+    ]
+}
+
+/// A result only the device holds: `a` * `b` (size 3) for `product`, else -`a`.
+fn pending_result(fx: &Fixture, a: &Ciphertext, b: &Ciphertext, product: bool) -> Ciphertext {
+    let mut x = on_gpu(a);
+    if product {
+        fx.evaluator.multiply_inplace(&mut x, b).unwrap();
+    } else {
+        fx.evaluator.negate_inplace(&mut x).unwrap();
+    }
+    x
+}
+
+/// Issue 9.1: after `uninstall_backend()`, every call on a result that only the device
+/// held throws `logic_error` before SEAL touches the words (SEAL's CPU path iterates
+/// with noexcept iterators: a throw there ended the process).
+#[test]
+fn calls_on_a_pending_result_after_uninstall_throw() {
+    run_child("child_calls_on_a_pending_result_after_uninstall_throw", &[]);
+}
+
+#[test]
+#[ignore = "run by calls_on_a_pending_result_after_uninstall_throw in a child process"]
+fn child_calls_on_a_pending_result_after_uninstall_throw() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b, p) = (
+        fx.encrypt(&mut rng),
+        fx.encrypt(&mut rng),
+        fx.plain(&mut rng),
+    );
+    let calls = calls_on_a_pending_result();
+    let mut pending: Vec<Ciphertext> = calls
+        .iter()
+        .map(|&(_, product, _)| pending_result(&fx, &a, &b, product))
+        .collect();
+    seal_opencl::ffi::uninstall_backend().unwrap();
+    for ((name, product, call), x) in calls.into_iter().zip(&mut pending) {
+        assert_unreachable(call(&fx, x, &b, &p), name);
+        let size = if product { 3 } else { 2 };
+        assert_eq!(x.size(), size, "{name}: the operand's metadata changed");
+    }
+    println!("CHILD OK");
+}
+
+/// Issue 9.1: uninstalling from one thread while two others issue operations: each call
+/// gives SEAL's words or throws `logic_error`; the process lives.
+#[test]
+fn uninstall_while_threads_issue_work() {
+    run_child("child_uninstall_while_threads_issue_work", &[]);
+}
+
+#[test]
+#[ignore = "run by uninstall_while_threads_issue_work in a child process"]
+fn child_uninstall_while_threads_issue_work() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let mut want = a.clone();
+    fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
+    fx.evaluator
+        .relinearize_inplace(&mut want, &fx.relin)
+        .unwrap();
+    for round in 0..3 {
+        seal_opencl::ffi::install_backend().unwrap();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for t in 0..2 {
+                let (ctx, relin, a, b, want, stop) = (&fx.ctx, &fx.relin, &a, &b, &want, &stop);
+                s.spawn(move || {
+                    let evaluator = Evaluator::new(ctx).unwrap();
+                    while !stop.load(Ordering::Relaxed) {
+                        let mut x = a.clone();
+                        let run = |x: &mut Ciphertext| -> Result<Vec<u64>> {
+                            x.gpu()?;
+                            evaluator.multiply_inplace(x, b)?;
+                            evaluator.relinearize_inplace(x, relin)?;
+                            x.data()
+                        };
+                        match run(&mut x) {
+                            Ok(words) => assert_words(
+                                &want.data().unwrap(),
+                                &words,
+                                &format!("round {round}, thread {t}"),
+                            ),
+                            Err(e) => assert_eq!(e.kind(), ErrorKind::Logic, "{e}"),
+                        }
+                    }
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            seal_opencl::ffi::uninstall_backend().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+    println!("CHILD OK");
+}
+
+/// Issue 9.2: 8 threads share an operand that is not on the device yet (a plaintext of
+/// multiply_plain, then a ciphertext of multiply), each with its own evaluator and result:
+/// the first routed use of the shared operand uploads it once, under the object's lock;
+/// every thread's result is SEAL's CPU result. A fresh shared operand every round, marked
+/// in odd rounds, unmarked (marked by the first call) in even ones.
+#[test]
+fn threads_share_an_operand_that_is_not_uploaded() {
+    const ROUNDS: usize = 200;
+    const THREADS: usize = 8;
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b, p) = (
+        fx.encrypt(&mut rng),
+        fx.encrypt(&mut rng),
+        fx.plain(&mut rng),
+    );
+    let mut by_plain = a.clone();
+    fx.evaluator
+        .multiply_plain_inplace(&mut by_plain, &p)
+        .unwrap();
+    let mut by_ct = a.clone();
+    fx.evaluator.multiply_inplace(&mut by_ct, &b).unwrap();
+    let (by_plain, by_ct) = (by_plain.data().unwrap(), by_ct.data().unwrap());
+
+    for round in 0..ROUNDS {
+        let mut shared_plain = p.clone();
+        let mut shared_ct = b.clone();
+        if round % 2 == 1 {
+            shared_plain.gpu().unwrap();
+            shared_ct.gpu().unwrap();
+        }
+        let results: Vec<(Vec<u64>, Vec<u64>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    let (ctx, a, shared_plain, shared_ct) =
+                        (&fx.ctx, &a, &shared_plain, &shared_ct);
+                    s.spawn(move || {
+                        let evaluator = Evaluator::new(ctx).unwrap();
+                        let mut x = a.clone();
+                        x.gpu().unwrap();
+                        evaluator
+                            .multiply_plain_inplace(&mut x, shared_plain)
+                            .unwrap();
+                        let mut y = a.clone();
+                        y.gpu().unwrap();
+                        evaluator.multiply_inplace(&mut y, shared_ct).unwrap();
+                        (x.data().unwrap(), y.data().unwrap())
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (t, (x, y)) in results.iter().enumerate() {
+            assert_words(
+                &by_plain,
+                x,
+                &format!("round {round}, thread {t}: multiply_plain"),
+            );
+            assert_words(&by_ct, y, &format!("round {round}, thread {t}: multiply"));
+        }
+        assert_eq!(
+            shared_plain.data().unwrap(),
+            p.data().unwrap(),
+            "round {round}"
+        );
+    }
+    assert_no_cpu_fallback();
+}
+
+/// Issue 9.2: threads making the first host read of a shared device result at once: the
+/// download happens once, under the object's lock, and every reader sees SEAL's words.
+#[test]
+fn threads_read_a_shared_device_result() {
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let mut want = a.clone();
+    fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
+    let want = want.data().unwrap();
+    for round in 0..50 {
+        let mut shared = on_gpu(&a);
+        fx.evaluator.multiply_inplace(&mut shared, &b).unwrap();
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let (shared, want) = (&shared, &want);
+                s.spawn(move || {
+                    assert_words(
+                        want,
+                        &shared.data().unwrap(),
+                        &format!("round {round}, thread {t}"),
+                    )
+                });
+            }
+        });
+    }
+}
+
+/// Issue 9.3: an uninstall and install leave objects with images of the old backend (its
+/// OpenCL context is gone). One whose host words are current drops that image and is
+/// uploaded to the new backend; one whose words only the old device held throws
+/// `logic_error` naming the cause, for operations, copies and host reads alike.
+#[test]
+fn images_of_an_old_backend_are_never_used() {
+    run_child("child_images_of_an_old_backend_are_never_used", &[]);
+}
+
+#[test]
+#[ignore = "run by images_of_an_old_backend_are_never_used in a child process"]
+fn child_images_of_an_old_backend_are_never_used() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+
+    // The issue's program: a in sync (decrypted), then reinstall, then two transforms.
+    let mut cpu = a.clone();
+    let mut gpu = on_gpu(&a);
+    for x in [&mut cpu, &mut gpu] {
+        fx.evaluator.negate_inplace(x).unwrap();
+    }
+    fx.decryptor.decrypt(&gpu).unwrap();
+    reinstall();
+    for x in [&mut cpu, &mut gpu] {
+        fx.evaluator.transform_from_ntt_inplace(x).unwrap();
+        fx.evaluator.transform_to_ntt_inplace(x).unwrap();
+    }
+    assert_same(
+        &cpu,
+        &gpu,
+        "in sync before the reinstall, transformed after",
+    );
+    let copy = gpu.try_clone().unwrap();
+    assert_same(&cpu, &copy, "a copy after the reinstall");
+
+    // In sync and copied straight after a reinstall: the copy takes the host words.
+    fx.decryptor.decrypt(&gpu).unwrap();
+    reinstall();
+    let copy = gpu.try_clone().unwrap();
+    assert_same(
+        &cpu,
+        &copy,
+        "a copy of an in-sync object after the reinstall",
+    );
+
+    // Results only the old device held.
+    let calls = calls_on_a_pending_result();
+    let mut pending: Vec<Ciphertext> = calls
+        .iter()
+        .map(|&(_, product, _)| pending_result(&fx, &a, &b, product))
+        .collect();
+    reinstall();
+    let p = fx.plain(&mut rng);
+    for ((name, _, call), x) in calls.into_iter().zip(&mut pending) {
+        assert_unreachable(call(&fx, x, &b, &p), name);
+    }
+    // Overwriting one as a result is fine: its old words are not needed.
+    let pending = &mut pending[0];
+    fx.evaluator.rescale_to_next(&gpu, pending).unwrap();
+    let mut want = cpu.clone();
+    fx.evaluator.rescale_to_next_inplace(&mut want).unwrap();
+    assert_same(
+        &want,
+        pending,
+        "a destination whose image was the old backend's",
+    );
+    println!("CHILD OK");
+}
