@@ -7,8 +7,9 @@
 //! Periodic explicit frames therefore act as a garbage collector; a frame that is never
 //! ended keeps every buffer freed in it.
 //!
-//! The SEAL integration opens a frame implicitly with the first GPU operation
-//! ([`FrameControl::ensure_started`]) and ends it in `Decryptor::decrypt`.
+//! The SEAL integration opens a frame only when the program asks
+//! (`GpuBackend_StartComputeFrame`); `Decryptor::decrypt` ends it. Without one, freed
+//! buffers go back to the pool at once, their reuse ordered on the device.
 //!
 //! Host work never waits inside a frame: starting one, allocating and freeing do not
 //! synchronise (pool reuse is ordered on the device, see `crate::memcache`); only
@@ -80,14 +81,6 @@ impl FrameControl {
             memcache.start_frame();
         }
         self.open.store(true, Ordering::Release);
-    }
-
-    /// The implicit start every operation calls first: one atomic load when a frame is
-    /// already open.
-    pub fn ensure_started(&self) {
-        if !self.is_open() {
-            self.start_compute_frame();
-        }
     }
 
     /// Waits for every queue, then closes the frame: clears the retain bits and returns

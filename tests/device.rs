@@ -320,7 +320,7 @@ fn the_sync_switch_waits_after_every_launch() {
 fn frames_cover_every_tile() {
     let devices = two_tiles_or_more(1);
     let frames = devices.frames();
-    frames.ensure_started();
+    frames.start_compute_frame();
     let ids: Vec<u64> = devices
         .tiles()
         .iter()

@@ -74,7 +74,7 @@ fn outside_a_frame_freed_buffers_are_reused_at_once() {
 }
 
 #[test]
-fn implicit_start_opens_once_and_ending_without_a_frame_is_harmless() {
+fn starting_twice_opens_once_and_ending_without_a_frame_is_harmless() {
     let (_ctx, q, pool, frames) = setup();
     assert_eq!(
         frames.end_compute_frame().unwrap(),
@@ -82,10 +82,10 @@ fn implicit_start_opens_once_and_ending_without_a_frame_is_harmless() {
         "decrypt without any GPU operation ends no frame"
     );
     assert!(!frames.is_open());
-    frames.ensure_started();
+    frames.start_compute_frame();
     assert!(frames.is_open());
     let a = pool.alloc(&q, 100).unwrap();
-    frames.ensure_started(); // a second operation: the frame stays the same
+    frames.start_compute_frame(); // a second start: the frame stays the same
     drop(a);
     assert_eq!(pool.stats().ready_to_free, 1);
     let report = frames.end_compute_frame().unwrap();
@@ -117,11 +117,11 @@ fn the_host_never_waits_inside_a_frame() {
     let (ctx, q, pool, frames) = setup();
     let fill = kernel(&ctx, &q, "fill");
     let blocker = Blocker::new(&ctx, &q, Duration::from_secs(20));
-    frames.ensure_started();
+    frames.start_compute_frame();
     for round in 0..20u64 {
         let buf = pool.alloc(&q, 256).unwrap();
         let _ = enqueue_fill(&fill, &q, buf.buffer(), 256, round);
-        frames.ensure_started();
+        frames.start_compute_frame();
         drop(buf);
     }
     let s = pool.stats();

@@ -351,9 +351,9 @@ fn plaintext_changed_after_upload_is_uploaded_again() {
     assert_no_cpu_fallback();
 }
 
-/// 200 rounds of four operations on one ciphertext inside one implicit frame.
+/// 200 rounds of four operations on one ciphertext without a decrypt in between.
 #[test]
-fn many_operations_in_one_frame() {
+fn many_operations_without_a_decrypt() {
     let fx = Fixture::new();
     let mut rng = rng();
     let (a, b, p) = (

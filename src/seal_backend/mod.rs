@@ -5,8 +5,11 @@
 //!
 //! One graph (an in-order queue on the first tile) runs every operation, so operations
 //! run in the order SEAL issues them and never wait for the device; downloads and the
-//! end of a compute frame wait. A compute frame opens implicitly with the first
-//! operation (seed 001 III-G) and `Decryptor::decrypt` ends it.
+//! end of a compute frame wait. No frame opens implicitly: a result's buffer goes back to
+//! the pool when its image dies (the pool orders its reuse behind the buffer's last use
+//! on the device), so a server that never decrypts keeps reusing buffers. Frames retain
+//! buffers only when the program opens one (`GpuBackend_StartComputeFrame`, seed 001
+//! III-G); `Decryptor::decrypt` ends it.
 //!
 //! Metadata is SEAL's: the backend checks that every image holds exactly the words the
 //! SEAL object's metadata says (size * K * N) and moves words; SEAL sets the metadata.
@@ -212,7 +215,7 @@ impl Backend {
         Ok(c)
     }
 
-    /// Runs `body` with the level's operations inside the (implicitly opened) frame.
+    /// Runs `body` with the level's operations.
     fn with_ops<T>(
         &self,
         name: &'static str,
@@ -220,7 +223,6 @@ impl Backend {
         body: impl FnOnce(&LevelOps) -> Result<T>,
     ) -> Result<T> {
         let _span = self.graph.operation_span(name);
-        self.devices.frames().ensure_started();
         let context = self.context(level)?;
         let ops = LevelOps::new(&context, &self.graph, level.primes)?;
         body(&ops)

@@ -1,0 +1,63 @@
+//! A server that never decrypts: 10^4 routed operations, each into a fresh result that dies
+//! right after, with no compute frame ever ended. The backend opens no frame implicitly, so
+//! every result buffer returns to the pool when its image dies: the pool's misses and the
+//! device memory it holds stay flat after the first operations (issue 10: before, every
+//! result was retained by an implicit frame until a decrypt, a fresh `clCreateBuffer` each).
+
+use seal_opencl::device::Devices;
+use seal_opencl::ntt::NttStrategy;
+use seal_opencl::seal_backend::{Backend, Level};
+use seal_opencl::seal_c::CkksContext;
+
+const N: usize = 4096;
+const OPERATIONS: usize = 10_000;
+const WARM_UP: usize = 100;
+
+#[test]
+fn results_return_to_the_pool_without_a_frame_end() {
+    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
+    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
+    let level = Level {
+        key_parms_id: ctx.key_parms_id(),
+        log_n: N.trailing_zeros(),
+        key_moduli: &key_moduli,
+        using_keyswitching: true,
+        primes: 2,
+    };
+    let backend = Backend::new(
+        Devices::from_env().unwrap(),
+        NttStrategy::from_env().unwrap(),
+    )
+    .unwrap();
+    let words: Vec<u64> = (0..2 * 2 * N)
+        .map(|i| (i as u64 * 7919 + 17) % key_moduli[(i / N) % 2])
+        .collect();
+    let (a, b) = (
+        backend.create_image(&words).unwrap(),
+        backend.create_image(&words).unwrap(),
+    );
+    let memcache = backend.devices().tiles()[0].memcache();
+    let mut after_warm_up = None;
+    for i in 0..OPERATIONS {
+        if i == WARM_UP {
+            after_warm_up = Some(memcache.stats());
+        }
+        // A copy (one buffer) multiplied into a product of 3 polynomials (another buffer).
+        let mut x = backend.clone_image(&a).unwrap();
+        backend.multiply(&level, &mut x, 2, &b, 2).unwrap();
+    }
+    let (before, after) = (after_warm_up.unwrap(), memcache.stats());
+    assert_eq!(
+        after.misses, before.misses,
+        "pool misses grew over {OPERATIONS} operations: {before} -> {after}"
+    );
+    assert_eq!(
+        after.peak_bytes_held, before.peak_bytes_held,
+        "device memory grew: {before} -> {after}"
+    );
+    assert!(after.hits >= (2 * (OPERATIONS - WARM_UP)) as u64, "{after}");
+    assert!(
+        !backend.devices().frames().is_open(),
+        "a frame was opened implicitly"
+    );
+}
