@@ -458,9 +458,7 @@ namespace seal_opencl
             bool is_transparent(const Ciphertext &encrypted) override
             {
                 return translated([&] {
-                    return backend_->is_transparent(
-                        image_of(encrypted), encrypted.size(),
-                        encrypted.poly_modulus_degree() * encrypted.coeff_modulus_size());
+                    return backend_->is_transparent(mutable_image_of(Access::image(encrypted)), encrypted.size(), encrypted.poly_modulus_degree() * encrypted.coeff_modulus_size(), "an operation");
                 });
             }
 

@@ -467,13 +467,13 @@ fn transparent_results_are_not_checked_on_the_device_by_default() {
     assert_no_cpu_fallback();
 }
 
-/// With `SEAL_OPENCL_CHECK_TRANSPARENT=1` the device path throws what SEAL's CPU path
+/// With `SEAL_OPENCL_CHECK_TRANSPARENT=eager` the device path throws what SEAL's CPU path
 /// throws for a transparent result, and leaves the same words.
 #[test]
 fn transparent_results_are_checked_when_asked() {
     run_child(
         "child_transparent_results_are_checked",
-        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "1")],
+        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "eager")],
     );
 }
 
