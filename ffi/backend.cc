@@ -462,10 +462,9 @@ namespace seal_opencl
             bool is_transparent(const Ciphertext &encrypted, const char *operation) override
             {
                 return translated([&] {
-                    (void)operation;
                     return backend_->is_transparent(
-                        image_of(encrypted), encrypted.size(),
-                        encrypted.poly_modulus_degree() * encrypted.coeff_modulus_size());
+                        mutable_image_of(Access::image(encrypted)), encrypted.size(),
+                        encrypted.poly_modulus_degree() * encrypted.coeff_modulus_size(), operation);
                 });
             }
 

@@ -103,12 +103,15 @@ mod bridge {
         fn end_compute_frame(self: &GpuBackend) -> Result<()>;
         fn synchronize(self: &GpuBackend) -> Result<()>;
 
-        /// SEAL's transparency check of a result (false unless checking is switched on).
+        /// SEAL's transparency check of `operation`'s result (by default enqueued on the
+        /// device and reported at the image's first download; see
+        /// `seal_backend::Backend::is_transparent`).
         fn is_transparent(
             self: &GpuBackend,
-            image: &GpuImage,
+            image: &mut GpuImage,
             size: usize,
             poly_words: usize,
+            operation: &str,
         ) -> Result<bool>;
 
         fn has_key(self: &GpuBackend, key: &KeyRef) -> bool;
@@ -437,8 +440,14 @@ impl GpuBackend {
         tagged(|| self.0.synchronize())
     }
 
-    fn is_transparent(&self, image: &GpuImage, size: usize, poly_words: usize) -> Tagged<bool> {
-        tagged(|| self.0.is_transparent(image, size, poly_words))
+    fn is_transparent(
+        &self,
+        image: &mut GpuImage,
+        size: usize,
+        poly_words: usize,
+        operation: &str,
+    ) -> Tagged<bool> {
+        tagged(|| self.0.is_transparent(image, size, poly_words, operation))
     }
 
     fn has_key(&self, key: &KeyRef) -> bool {

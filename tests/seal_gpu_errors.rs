@@ -404,9 +404,10 @@ fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
     t
 }
 
-/// Calls whose result is transparent: SEAL's CPU path (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT,
-/// on in this build) throws `logic_error("result ciphertext is transparent")` after
-/// computing. Returns (name, operand, plaintext, call).
+/// Calls whose result is transparent (issue 9's eleven cases): SEAL's CPU path
+/// (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on in this build) throws
+/// `logic_error("result ciphertext is transparent")` after computing. Returns (name,
+/// operand, plaintext, call); the call's second ciphertext is the operand itself.
 fn transparent_calls(
     fx: &Fixture,
     a: &Ciphertext,
@@ -419,61 +420,123 @@ fn transparent_calls(
             fx.scale,
         )
         .unwrap();
-    vec![
+    let t = transparent(fx, a);
+    let cases: [(&'static str, &Ciphertext, BadOp); 11] = [
+        ("multiply_plain by zero", a, |fx, a, _, p| {
+            fx.evaluator.multiply_plain_inplace(a, p)
+        }),
+        ("sub a ciphertext from its copy", a, |fx, a, b, _| {
+            fx.evaluator.sub_inplace(a, b)
+        }),
         (
-            "negate a transparent ciphertext",
-            transparent(fx, a),
-            zero.clone(),
-            |fx, a, _, _| fx.evaluator.negate_inplace(a),
-        ),
-        (
-            "multiply_plain by zero",
-            a.clone(),
-            zero.clone(),
-            |fx, a, _, p| fx.evaluator.multiply_plain_inplace(a, p),
-        ),
-        (
-            "sub a ciphertext from itself",
-            a.clone(),
-            zero,
+            "sub a ciphertext from itself, out of place",
+            a,
             |fx, a, _, _| {
-                let twin = a.clone();
-                fx.evaluator.sub_inplace(a, &twin)
+                // A copy of the result operand, so that it carries the operand's mark.
+                let x = a.clone();
+                fx.evaluator.sub(&x, &x, a)
             },
         ),
-    ]
+        (
+            "multiply by a ciphertext with zero c1",
+            &t,
+            |fx, a, b, _| fx.evaluator.multiply_inplace(a, b),
+        ),
+        ("add two transparent ciphertexts", &t, |fx, a, b, _| {
+            fx.evaluator.add_inplace(a, b)
+        }),
+        ("negate a transparent ciphertext", &t, |fx, a, _, _| {
+            fx.evaluator.negate_inplace(a)
+        }),
+        ("square a transparent ciphertext", &t, |fx, a, _, _| {
+            fx.evaluator.square_inplace(a)
+        }),
+        ("relinearize a transparent product", &t, |fx, a, _, _| {
+            // A transparent product of size 3 (where checked at once, square throws after
+            // computing it: SEAL's CPU path leaves it in `a`).
+            match fx.evaluator.square_inplace(a) {
+                Err(e) if e.kind() != ErrorKind::Logic => return Err(e),
+                _ => {}
+            }
+            fx.evaluator.relinearize_inplace(a, &fx.relin)
+        }),
+        ("rescale a transparent ciphertext", &t, |fx, a, _, _| {
+            fx.evaluator.rescale_to_next_inplace(a)
+        }),
+        ("mod_switch a transparent ciphertext", &t, |fx, a, _, _| {
+            fx.evaluator.mod_switch_to_next_inplace(a)
+        }),
+        ("rotate a transparent ciphertext", &t, |fx, a, _, _| {
+            fx.evaluator.rotate_vector_inplace(a, 1, &fx.galois)
+        }),
+    ];
+    cases
+        .into_iter()
+        .map(|(name, operand, call)| (name, operand.clone(), zero.clone(), call))
+        .collect()
 }
 
-/// By default the backend does not check transparency (`Backend::is_transparent` is false:
-/// a check waits for the device; seal-patch/README.md, "Routing"): the device call
-/// succeeds, with the words SEAL's CPU path computed before throwing.
+/// By default (`SEAL_OPENCL_CHECK_TRANSPARENT` unset: deferred) the device computes SEAL's
+/// transparency test as part of each operation without waiting: the call returns, and
+/// every host read of the result (its words, decrypt) throws SEAL's `logic_error`. A
+/// transparent result never reaches the host.
 #[test]
-fn transparent_results_are_not_checked_on_the_device_by_default() {
+fn transparent_results_throw_at_the_first_host_read_by_default() {
     let fx = Fixture::new();
     let a = fx.encrypt(&mut rng());
     for (name, operand, plain, op) in transparent_calls(&fx, &a) {
         let mut cpu = operand.clone();
-        let err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Logic, "{name}: CPU error {err}");
-        let mut gpu = resident(&fx, &operand);
-        op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain))
-            .unwrap_or_else(|e| panic!("{name}: the device checked transparency: {e}"));
-        assert!(
-            gpu.is_transparent(),
-            "{name}: the device result is not transparent"
+        let cpu_err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
+        assert_eq!(
+            cpu_err.kind(),
+            ErrorKind::Logic,
+            "{name}: CPU error {cpu_err}"
         );
-        assert_same(&cpu, &gpu, name);
+        let mut gpu = on_gpu(&operand);
+        op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain))
+            .unwrap_or_else(|e| panic!("{name}: the device call did not return: {e}"));
+        for (read, result) in [
+            ("host read", gpu.data().map(drop)),
+            ("decrypt", fx.decryptor.decrypt(&gpu).map(drop)),
+            ("host read again", gpu.data().map(drop)),
+        ] {
+            let err = result.expect_err(&format!("{name}: {read} of a transparent result"));
+            assert_eq!(err.kind(), ErrorKind::Logic, "{name}: {read}: {err}");
+        }
     }
     assert_no_cpu_fallback();
 }
 
-/// With `SEAL_OPENCL_CHECK_TRANSPARENT=1` the device path throws what SEAL's CPU path
+/// An unrecognised value of the switch is an error when the backend is installed (listing
+/// the accepted values), not a silent default.
+#[test]
+fn an_unknown_transparency_switch_is_refused() {
+    run_child(
+        "child_an_unknown_transparency_switch_is_refused",
+        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "maybe")],
+    );
+}
+
+#[test]
+#[ignore = "run by an_unknown_transparency_switch_is_refused in a child process"]
+fn child_an_unknown_transparency_switch_is_refused() {
+    if !is_child() {
+        return;
+    }
+    let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
+    for value in ["maybe", "deferred", "eager", "off"] {
+        assert!(err.contains(value), "{err}");
+    }
+    println!("CHILD OK");
+}
+
+/// With `SEAL_OPENCL_CHECK_TRANSPARENT=eager` the device path throws what SEAL's CPU path
 /// throws for a transparent result, and leaves the same words.
 #[test]
 fn transparent_results_are_checked_when_asked() {
     run_child(
         "child_transparent_results_are_checked",
-        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "1")],
+        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "eager")],
     );
 }
 

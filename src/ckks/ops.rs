@@ -46,9 +46,11 @@ impl<'a> LevelOps<'a> {
         self.context.coeff_count()
     }
 
-    /// A result buffer of `polys` polynomials at level `primes` (frames retain it).
+    /// A result buffer of `polys` polynomials at level `primes` (frames retain it), and
+    /// one word after them: the status word a device image keeps after its data, where
+    /// the transparency check of the result writes its flag without the host waiting.
     pub fn alloc_result(&self, polys: usize, primes: usize) -> Result<PoolBuffer> {
-        self.graph.alloc(polys * primes * self.n())
+        self.graph.alloc(polys * primes * self.n() + 1)
     }
 
     fn scratch(&self, words: usize) -> Result<PoolBuffer> {

@@ -16,21 +16,24 @@
 
 mod image;
 mod keys;
+mod transparency;
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
 pub use image::GpuImage;
 pub use keys::KeyId;
+pub use transparency::{TransparencyCheck, CHECK_TRANSPARENT_ENV_VAR};
 
 use crate::ckks::context::{CkksContext, KswitchKey};
+use crate::ckks::kernels::CkksKernels;
 use crate::ckks::ops::LevelOps;
 use crate::cl::Buffer;
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
-use crate::ntt::{NttDirection, NttStrategy};
+use crate::ntt::{NttDirection, NttStrategy, COEFF_COUNT_POWER_MIN};
 use keys::KeyCache;
 
 /// The parameter set and level of one operation. Borrows the primes: they are read only
@@ -55,24 +58,21 @@ pub struct Backend {
     strategy: NttStrategy,
     contexts: Mutex<HashMap<[u64; 4], Arc<CkksContext>>>,
     keys: KeyCache,
-    /// Answer SEAL's transparency check of results (see [`Backend::is_transparent`]).
-    check_transparent: bool,
+    /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
+    transparency: TransparencyCheck,
+    /// The kernels the deferred check launches, made at its first use.
+    flag_kernels: OnceLock<CkksKernels>,
 }
-
-/// `SEAL_OPENCL_CHECK_TRANSPARENT=1`: check every result for transparency as SEAL's CPU
-/// path does (each check waits for the device and downloads the result).
-pub const CHECK_TRANSPARENT_ENV_VAR: &str = "SEAL_OPENCL_CHECK_TRANSPARENT";
 
 impl Backend {
     /// The backend on the devices named by the environment (`SEAL_OPENCL_DEVICE`, ...,
-    /// see `crate::device`) with the NTT of `SEAL_OPENCL_NTT`.
+    /// see `crate::device`) with the NTT of `SEAL_OPENCL_NTT` and the transparency check
+    /// of `SEAL_OPENCL_CHECK_TRANSPARENT`.
     pub fn from_env() -> Result<Backend> {
-        let check = std::env::var(CHECK_TRANSPARENT_ENV_VAR)
-            .map(|v| matches!(v.trim(), "1" | "true" | "on"))
-            .unwrap_or(false);
+        let transparency = TransparencyCheck::from_env()?;
         Ok(
             Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
-                .checking_transparency(check),
+                .checking_transparency(transparency),
         )
     }
 
@@ -85,30 +85,77 @@ impl Backend {
             strategy,
             contexts: Mutex::new(HashMap::new()),
             keys: KeyCache::default(),
-            check_transparent: false,
+            transparency: TransparencyCheck::default(),
+            flag_kernels: OnceLock::new(),
         })
     }
 
-    /// With `on`, [`Backend::is_transparent`] checks results as SEAL's CPU path does.
-    pub fn checking_transparency(mut self, on: bool) -> Backend {
-        self.check_transparent = on;
+    /// Answers [`Backend::is_transparent`] in `mode` (the default is
+    /// [`TransparencyCheck::Deferred`]).
+    pub fn checking_transparency(mut self, mode: TransparencyCheck) -> Backend {
+        self.transparency = mode;
         self
     }
 
-    /// SEAL's `Ciphertext::is_transparent` of a result of `size` polynomials of
-    /// `poly_words` words (SEAL throws `logic_error` when it is), when checking is on:
-    /// waits for the device and downloads polynomials 1 and up. Off (the default), false:
-    /// the check would make every operation wait for the device.
-    pub fn is_transparent(&self, ct: &GpuImage, size: usize, poly_words: usize) -> Result<bool> {
-        if !self.check_transparent {
+    /// SEAL's `Ciphertext::is_transparent` of `operation`'s result `ct`, of `size`
+    /// polynomials of `poly_words` words (SEAL throws `logic_error` when it is true):
+    /// - with the check off ([`TransparencyCheck::Off`]), false;
+    /// - else with fewer than 2 polynomials, true, as SEAL says (no device needed);
+    /// - eager ([`TransparencyCheck::Eager`]): waits for the device and downloads
+    ///   polynomials 1 and up;
+    /// - deferred ([`TransparencyCheck::Deferred`]): enqueues the check
+    ///   (`ckks_transparency_flag` into the image's status word) and answers false at
+    ///   once; a transparent result makes the image's downloads fail with the
+    ///   `logic_error` naming `operation`. Without a status word (not expected) it checks
+    ///   eagerly, so no result goes unchecked.
+    pub fn is_transparent(
+        &self,
+        ct: &mut GpuImage,
+        size: usize,
+        poly_words: usize,
+        operation: &str,
+    ) -> Result<bool> {
+        if self.transparency == TransparencyCheck::Off {
             return Ok(false);
         }
         if size < 2 {
             return Ok(true);
         }
-        let mut words = vec![0u64; ct.len().saturating_sub(poly_words)];
-        ct.download_from(poly_words, &mut words)?;
-        Ok(words.iter().all(|&w| w == 0))
+        match (self.transparency, ct.status_word()) {
+            (TransparencyCheck::Deferred, Some(flag_at)) => {
+                self.flag_kernels()?.ckks_transparency_flag(
+                    &self.graph,
+                    ct.buffer()?,
+                    poly_words.min(flag_at),
+                    flag_at,
+                    flag_at,
+                )?;
+                ct.set_pending(operation, flag_at);
+                Ok(false)
+            }
+            _ => {
+                let mut words = vec![0u64; ct.len().saturating_sub(poly_words)];
+                ct.download_from(poly_words.min(ct.len()), &mut words)?;
+                Ok(words.iter().all(|&w| w == 0))
+            }
+        }
+    }
+
+    /// The kernels of the deferred transparency check, made once. The check does not
+    /// depend on N: built for a parameter set's N when there is one (its program is
+    /// already built), else the smallest.
+    fn flag_kernels(&self) -> Result<&CkksKernels> {
+        if let Some(kernels) = self.flag_kernels.get() {
+            return Ok(kernels);
+        }
+        let log_n = self
+            .contexts
+            .lock()
+            .values()
+            .next()
+            .map_or(COEFF_COUNT_POWER_MIN, |c| c.log_n());
+        let kernels = CkksKernels::new(self.graph.context(), log_n)?;
+        Ok(self.flag_kernels.get_or_init(|| kernels))
     }
 
     /// The device operations run on, in words.
