@@ -12,7 +12,7 @@ use crate::cl::{self, Buffer};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
-use crate::ntt::NttDirection;
+use crate::ntt::{NttDirection, NttPlan};
 
 /// One level's view of an operation: the context, the graph it runs on, and level K.
 pub struct LevelOps<'a> {
@@ -46,8 +46,8 @@ impl<'a> LevelOps<'a> {
         self.context.coeff_count()
     }
 
-    /// A result buffer of `polys` polynomials at level `primes` (frames retain it), and
-    /// one word after them: the status word a device image keeps after its data, where
+    /// A result buffer of `polys` polynomials at level `primes` (an open frame retains it),
+    /// and one word after them: the status word a device image keeps after its data, where
     /// the transparency check of the result writes its flag without the host waiting.
     pub fn alloc_result(&self, polys: usize, primes: usize) -> Result<PoolBuffer> {
         self.graph.alloc(polys * primes * self.n() + 1)
@@ -65,13 +65,28 @@ impl<'a> LevelOps<'a> {
         direction: NttDirection,
         reduce: bool,
     ) -> Result<()> {
-        let events = self.level.plan().transform(
+        self.ntt_with(self.level.plan(), buf, polys, primes, direction, reduce)
+    }
+
+    /// `plan`'s transform on this graph; its kernels' events are created only when the
+    /// graph records them (profiling).
+    fn ntt_with(
+        &self,
+        plan: &NttPlan,
+        buf: &Buffer<u64>,
+        polys: usize,
+        primes: usize,
+        direction: NttDirection,
+        reduce: bool,
+    ) -> Result<()> {
+        let events = plan.enqueue(
             self.graph.queue(),
             buf,
             polys,
             primes,
             direction,
             reduce,
+            self.graph.is_profiling(),
         )?;
         self.graph.note_launches(ntt_name(direction), events)
     }
@@ -255,16 +270,14 @@ impl<'a> LevelOps<'a> {
         let last = self.scratch(polys * n)?;
         kernels.ckks_gather_residue(self.graph, last.buffer(), src, k, k - 1, polys)?;
         let single = self.context.single_prime_plan(self.graph.queue(), k - 1)?;
-        let events = single.transform(
-            self.graph.queue(),
+        self.ntt_with(
+            &single,
             last.buffer(),
             polys,
             1,
             NttDirection::Inverse,
             true,
         )?;
-        self.graph
-            .note_launches(ntt_name(NttDirection::Inverse), events)?;
         // Rounding and (ct mod q_last) mod q_i in one kernel, back to NTT form under each
         // remaining prime.
         let t = self.scratch(polys * (k - 1) * n)?;
@@ -353,16 +366,7 @@ impl<'a> LevelOps<'a> {
         let single = self
             .context
             .single_prime_plan(self.graph.queue(), special)?;
-        let events = single.transform(
-            self.graph.queue(),
-            last.buffer(),
-            2,
-            1,
-            NttDirection::Inverse,
-            false,
-        )?;
-        self.graph
-            .note_launches(ntt_name(NttDirection::Inverse), events)?;
+        self.ntt_with(&single, last.buffer(), 2, 1, NttDirection::Inverse, false)?;
         let t = self.scratch(2 * k * n)?;
         kernels.ckks_moddown_prep(self.graph, t.buffer(), last.buffer(), k, moduli, k, 2)?;
         self.ntt(t.buffer(), 2, k, NttDirection::Forward, false)?;

@@ -520,6 +520,12 @@ impl Graph {
         self.tile.memcache.alloc_scratch(self.queue(), words)
     }
 
+    /// Whether launches on this graph are recorded (a profiler is attached): only then
+    /// do launches need events.
+    pub fn is_profiling(&self) -> bool {
+        self.tile.profiler.is_some()
+    }
+
     /// Enters a tracing span for operation `name` on this graph (closed when dropped).
     pub fn operation_span(&self, name: &'static str) -> tracing::span::EnteredSpan {
         tracing::info_span!(
@@ -544,7 +550,7 @@ impl Graph {
         global: impl Into<SpatialDims>,
         local: Option<SpatialDims>,
     ) -> Result<()> {
-        if self.tile.profiler.is_some() {
+        if self.is_profiling() {
             // SAFETY: forwarded from this function's contract.
             unsafe { self.launch_event(kernel, global, local) }.map(drop)
         } else {
