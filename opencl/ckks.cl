@@ -1,10 +1,8 @@
 // Elementwise CKKS kernels: the steps SEAL's Evaluator runs on RNS polynomials (add,
 // sub, negate, multiply_plain, the tensor product of ckks_multiply, the galois
-// permutation in NTT form, the pieces of rescaling and key switching, and SEAL's
-// transparency check of a result). Built after arith.cl with -D LOG_N=<log2 N> and
-// -D CKKS_TRANSPARENCY_GROUP=<work group size of ckks_transparency_flag>. Each kernel
-// mirrors the host reference of the same name in src/ckks/host.rs word for word;
-// tests/ckks_kernels.rs checks that.
+// permutation in NTT form, and the pieces of rescaling and key switching). Built after
+// arith.cl with -D LOG_N=<log2 N>. Each kernel mirrors the host reference of the same
+// name in src/ckks/host.rs word for word; tests/ckks_kernels.rs checks that.
 //
 // Layout (SEAL's): word (r * N + k) is coefficient k of residue polynomial r; in a
 // polynomial array with K residues per polynomial, residue r = p * K + j is polynomial p
@@ -17,9 +15,6 @@
 
 #ifndef LOG_N
 #error "ckks.cl needs -D LOG_N=<log2 of the polynomial degree>"
-#endif
-#ifndef CKKS_TRANSPARENCY_GROUP
-#error "ckks.cl needs -D CKKS_TRANSPARENCY_GROUP=<work items of ckks_transparency_flag>"
 #endif
 
 // Named apart from ntt.cl's N so both files can share one program.
@@ -296,54 +291,5 @@ __kernel void ckks_ks_inner_product(__global u64 *prod, __global u64 *last,
     } else {
         last[k] = s0;
         last[CKKS_N + k] = s1;
-    }
-}
-
-// SEAL's Ciphertext::is_transparent on the device: buf[flag_at] = 1 if every word of
-// buf[begin, end) is zero, else 0 (an empty range counts as zero). flag_at lies outside
-// the range (the launcher checks).
-//
-// Launch: ONE work group of CKKS_TRANSPARENCY_GROUP items (global = local = that size;
-// the launcher passes it with -D). The items read the range a chunk of one word each at
-// a time, OR "some word was nonzero" into local memory, and the whole group stops after
-// the first chunk holding a nonzero word. The data(1) of a real result is uniformly
-// random, so the first chunk almost always decides: the check costs one tiny launch,
-// and only an all-zero (transparent) range is scanned to the end.
-//
-// One barrier per chunk: chunk c ORs into found[c % 3], and item 0 clears the slot of
-// chunk c + 1 during chunk c. That slot was last read right after barrier c - 2, by
-// every item before it reached barrier c - 1, and chunk c + 1 writes it only after
-// barrier c, so the clear races with neither (two slots would not do: the clear would
-// meet the reads of chunk c - 1). Every item reads the same slot after the same barrier,
-// so all leave the loop together.
-__kernel __attribute__((reqd_work_group_size(CKKS_TRANSPARENCY_GROUP, 1, 1)))
-void ckks_transparency_flag(__global u64 *buf, uint begin, uint end, uint flag_at)
-{
-    __local volatile int found[3];
-    uint lid = (uint)get_local_id(0);
-    if (lid == 0) {
-        found[0] = 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    int nonzero = 0;
-    uint slot = 0;
-    for (size_t chunk = begin; chunk < end; chunk += CKKS_TRANSPARENCY_GROUP) {
-        uint next = slot == 2 ? 0 : slot + 1;
-        if (lid == 0) {
-            found[next] = 0;
-        }
-        size_t w = chunk + lid;
-        if (w < end && buf[w] != 0) {
-            atomic_or(&found[slot], 1);
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        nonzero = found[slot];
-        if (nonzero) {
-            break;
-        }
-        slot = next;
-    }
-    if (lid == 0) {
-        buf[flag_at] = nonzero ? 0 : 1;
     }
 }

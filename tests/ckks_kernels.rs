@@ -657,80 +657,6 @@ fn ckks_ks_inner_product_largest_words() {
     );
 }
 
-/// Runs `ckks_transparency_flag` over `words[begin..end]` with the flag word at
-/// `flag_at` poisoned (u64::MAX) first; checks the flag against the host reference and
-/// that no other word changed.
-#[track_caller]
-fn check_transparency_flag(words: &[u64], begin: usize, end: usize, flag_at: usize, what: &str) {
-    let e = env();
-    let mut data = words.to_vec();
-    data[flag_at] = u64::MAX;
-    let buf = upload(&data);
-    e.kernels
-        .ckks_transparency_flag(&e.graph, &buf, begin, end, flag_at)
-        .unwrap();
-    let got = down(&buf);
-    let want = host::ckks_transparency_flag(&data[begin..end]);
-    assert_eq!(
-        got[flag_at], want,
-        "{what}: flag (range {begin}..{end}, flag at {flag_at})"
-    );
-    if let Some(i) = (0..data.len()).find(|&i| i != flag_at && got[i] != data[i]) {
-        panic!(
-            "{what}: word {i} changed from {:#x} to {:#x}",
-            data[i], got[i]
-        );
-    }
-}
-
-#[test]
-fn ckks_transparency_flag_equals_host() {
-    let mut rng = rng();
-    let group = seal_opencl::ckks::kernels::TRANSPARENCY_GROUP;
-    let nonzero = |rng: &mut rand::rngs::StdRng| rng.gen_range(1..=u64::MAX);
-    // A 2-polynomial ciphertext of 3 primes, then the flag word: data(1) is the range.
-    let poly = 3 * N;
-    let mut ct: Vec<u64> = (0..2 * poly).map(|_| rng.gen()).collect();
-    ct.push(0);
-    check_transparency_flag(&ct, poly, 2 * poly, 2 * poly, "random data(1)");
-    ct[poly..2 * poly].fill(0);
-    check_transparency_flag(
-        &ct,
-        poly,
-        2 * poly,
-        2 * poly,
-        "zero data(1), random data(0)",
-    );
-
-    // Zero ranges of whole chunks and not, each with one nonzero word at the first, the
-    // last and a random position; the flag word after the range and before it.
-    for len in [
-        1,
-        3,
-        group - 1,
-        group,
-        group + 1,
-        5 * group + 7,
-        2 * poly - 1,
-    ] {
-        let (begin, end) = (1, 1 + len);
-        let mut words = vec![0u64; end + 1];
-        words[0] = nonzero(&mut rng); // outside the range: must not count
-        check_transparency_flag(&words, begin, end, end, &format!("{len} zero words"));
-        for at in [begin, end - 1, rng.gen_range(begin..end)] {
-            let mut one = words.clone();
-            one[at] = nonzero(&mut rng);
-            check_transparency_flag(&one, begin, end, end, &format!("{len} words, one at {at}"));
-            check_transparency_flag(&one, begin, end, 0, &format!("flag before, one at {at}"));
-        }
-    }
-
-    // An empty range is transparent (SEAL: no words of data(1) ..).
-    let words = vec![nonzero(&mut rng), 0, nonzero(&mut rng)];
-    check_transparency_flag(&words, 1, 1, 1, "empty range");
-    check_transparency_flag(&words, 3, 3, 0, "empty range at the end");
-}
-
 /// `result` is an InvalidArgument error, and `untouched` still holds only poison after
 /// the queue drained (nothing was enqueued).
 #[track_caller]
@@ -850,13 +776,6 @@ fn ckks_bad_arguments_are_rejected() {
         assert_rejected(inner(p, l, d, k, special), &prod);
         assert_rejected(inner(p, l, d, k, special), &last);
     }
-
-    // Transparency flag: reversed range, flag inside the range, buffer too short.
-    let buf = poisoned(2 * N);
-    assert_rejected(kx.ckks_transparency_flag(g, &buf, N, N - 1, 0), &buf);
-    assert_rejected(kx.ckks_transparency_flag(g, &buf, 0, N, N - 1), &buf);
-    assert_rejected(kx.ckks_transparency_flag(g, &buf, N, 2 * N, 2 * N), &buf);
-    assert_rejected(kx.ckks_transparency_flag(g, &buf, 0, 2 * N + 1, 0), &buf);
 }
 
 #[test]

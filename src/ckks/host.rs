@@ -300,9 +300,3 @@ pub fn shoup_words(operands: &[ShoupOperand]) -> Vec<u64> {
         .flat_map(|w| [w.operand, w.quotient])
         .collect()
 }
-
-/// SEAL's `Ciphertext::is_transparent` test of polynomials 1 and up: 1 if every word of
-/// `words` is zero (also when there are none), else 0 (the flag word the kernel writes).
-pub fn ckks_transparency_flag(words: &[u64]) -> u64 {
-    u64::from(words.iter().all(|&w| w == 0))
-}

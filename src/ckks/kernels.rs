@@ -27,11 +27,6 @@ pub const MODULI_STRIDE: usize = 4;
 /// below 2^122 exactly in 128 bits. SEAL's own limit (`SEAL_CIPHERTEXT_SIZE_MAX`) is 16.
 pub const TENSOR_SIZE_MAX: usize = 64;
 
-/// Work items of the one work group of `ckks_transparency_flag` (its chunk, in words): a
-/// size every OpenCL device takes, large enough that a random polynomial's first chunk
-/// holds a nonzero word. Passed to the program as `-D CKKS_TRANSPARENCY_GROUP`.
-pub const TRANSPARENCY_GROUP: usize = 256;
-
 /// The primes of a level in device memory, `MODULI_STRIDE` words each: q, then
 /// floor(2^128 / q) as two words (SEAL's `const_ratio()[0..2]`), then 0. Kernels index it
 /// by prime: the prime of residue r of a K-residue polynomial array is r % K.
@@ -155,7 +150,6 @@ pub struct CkksKernels {
     divide_round_finish: Slot,
     ks_decompose: Slot,
     ks_inner_product: Slot,
-    transparency_flag: Slot,
 }
 
 /// Whether two buffer handles name the same OpenCL memory object.
@@ -231,7 +225,7 @@ impl CkksKernels {
         }
         let program = ctx.program(
             &[sources::ARITH, sources::CKKS],
-            &format!("-D LOG_N={log_n} -D CKKS_TRANSPARENCY_GROUP={TRANSPARENCY_GROUP}"),
+            &format!("-D LOG_N={log_n}"),
         )?;
         let slot = |name, signature| Slot::new(&program, name, signature);
         Ok(CkksKernels {
@@ -249,7 +243,6 @@ impl CkksKernels {
             divide_round_finish: slot("ckks_divide_round_finish", &[B, U, B, U, B, B, B, U, U])?,
             ks_decompose: slot("ckks_ks_decompose", &[B, B, B, U])?,
             ks_inner_product: slot("ckks_ks_inner_product", &[B, B, B, B, B, U, U, U, U])?,
-            transparency_flag: slot("ckks_transparency_flag", &[B, U, U, U])?,
         })
     }
 
@@ -273,23 +266,6 @@ impl CkksKernels {
     /// Every word the kernel computes an index of from `global` work items and `args` lies
     /// inside the buffer it indexes (the launchers check this before calling).
     unsafe fn launch(&self, graph: &Graph, slot: &Slot, args: &[Arg], global: usize) -> Result<()> {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { self.launch_groups(graph, slot, args, global, None) }
-    }
-
-    /// [`CkksKernels::launch`] in work groups of `local` items (the implementation's
-    /// choice with `None`).
-    ///
-    /// # Safety
-    /// As for [`CkksKernels::launch`].
-    unsafe fn launch_groups(
-        &self,
-        graph: &Graph,
-        slot: &Slot,
-        args: &[Arg],
-        global: usize,
-        local: Option<usize>,
-    ) -> Result<()> {
         if !Arc::ptr_eq(graph.context(), &self.ctx) {
             return Err(Error::invalid(format!(
                 "{}: graph is on another OpenCL context than the CKKS kernels",
@@ -319,7 +295,7 @@ impl CkksKernels {
         if result.is_ok() {
             // SAFETY: this function's contract (every index in range) is the one
             // `Graph::launch` asks for.
-            result = unsafe { graph.launch(&kernel, global, local.map(Into::into)) };
+            result = unsafe { graph.launch(&kernel, global, None) };
         }
         // The arguments were captured at enqueue; let go of the caller's buffers.
         for (i, arg) in args.iter().enumerate() {
@@ -857,46 +833,6 @@ impl CkksKernels {
         // I < K + 1 of the table; it writes prod residues I and K + I < 2 K when I < K,
         // else last residues 0 and 1 (all lengths checked).
         unsafe { self.launch(graph, &self.ks_inner_product, &args, (k + 1) * n) }
-    }
-
-    /// SEAL's `Ciphertext::is_transparent` test of polynomials 1 and up, on the device:
-    /// buf[flag_at] = 1 if every word of buf[begin..end] is zero (or the range is empty),
-    /// else 0 (see `host::ckks_transparency_flag`). One work group of
-    /// [`TRANSPARENCY_GROUP`] items that stops at the first chunk holding a nonzero word,
-    /// so a real result (random data(1)) costs one small launch. Needs begin <= end and
-    /// flag_at outside the range.
-    pub fn ckks_transparency_flag(
-        &self,
-        graph: &Graph,
-        buf: &Buffer<u64>,
-        begin: usize,
-        end: usize,
-        flag_at: usize,
-    ) -> Result<()> {
-        const NAME: &str = "ckks_transparency_flag";
-        if begin > end || (begin..end).contains(&flag_at) {
-            return Err(Error::invalid(format!(
-                "{NAME}: range {begin}..{end} is reversed or holds flag_at = {flag_at}"
-            )));
-        }
-        holds(NAME, "buf", buf, end.max(flag_at + 1))?;
-        let args = [
-            Arg::Buf(buf),
-            Arg::U32(to_u32(NAME, "begin", begin)?),
-            Arg::U32(to_u32(NAME, "end", end)?),
-            Arg::U32(to_u32(NAME, "flag_at", flag_at)?),
-        ];
-        // SAFETY: the group reads buf[w] only for begin <= w < end and writes buf[flag_at],
-        // both inside buf (checked); one group of exactly the size the kernel requires.
-        unsafe {
-            self.launch_groups(
-                graph,
-                &self.transparency_flag,
-                &args,
-                TRANSPARENCY_GROUP,
-                Some(TRANSPARENCY_GROUP),
-            )
-        }
     }
 }
 

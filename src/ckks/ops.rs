@@ -46,11 +46,9 @@ impl<'a> LevelOps<'a> {
         self.context.coeff_count()
     }
 
-    /// A result buffer of `polys` polynomials at level `primes` (an open frame retains it),
-    /// and one word after them: the status word a device image keeps after its data, where
-    /// the transparency check of the result writes its flag without the host waiting.
+    /// A result buffer of `polys` polynomials at level `primes` (an open frame retains it).
     pub fn alloc_result(&self, polys: usize, primes: usize) -> Result<PoolBuffer> {
-        self.graph.alloc(polys * primes * self.n() + 1)
+        self.graph.alloc(polys * primes * self.n())
     }
 
     fn scratch(&self, words: usize) -> Result<PoolBuffer> {

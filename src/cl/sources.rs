@@ -12,6 +12,6 @@ pub const ARITH_TEST: &str = include_str!("../../opencl/arith_test.cl");
 pub const NTT: &str = include_str!("../../opencl/ntt.cl");
 
 /// The elementwise CKKS kernels (add/sub/negate, multiply_plain, tensor, residue copies,
-/// galois permutation, rescale and key-switching steps, the transparency check), built
-/// after `ARITH` with `-D LOG_N=.. -D CKKS_TRANSPARENCY_GROUP=..`.
+/// galois permutation, rescale and key-switching steps), built after `ARITH` with
+/// `-D LOG_N=..`.
 pub const CKKS: &str = include_str!("../../opencl/ckks.cl");

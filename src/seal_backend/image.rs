@@ -3,10 +3,11 @@
 //! reused for smaller requests, and an image shrinks without copying when polynomials or
 //! a plaintext's last prime are dropped).
 //!
-//! Every buffer an image owns holds at least one word more than the image: the status
-//! word at index `len`, where the device writes the result of SEAL's transparency check
-//! (`ckks_transparency_flag`) without the host waiting. A pending check is read at the
-//! image's first download, the first time the host waits for it anyway.
+//! An image also remembers a pending transparency check: SEAL asked whether the result it
+//! holds is transparent, and the backend answered without waiting for the device. The
+//! answer is needed only when the words reach the host, and every way they can (a host
+//! read, save, decrypt, a copy's download) goes through a download of this image or of a
+//! copy, which carries the check: the download tests the words it brought over.
 
 use crate::ckks::ops::LevelOps;
 use crate::cl::Buffer;
@@ -20,23 +21,17 @@ use crate::memcache::PoolBuffer;
 pub struct GpuImage {
     buffer: Option<PoolBuffer>,
     len: usize,
-    /// A transparency check enqueued on the device and not yet known to have passed.
+    /// SEAL's transparency check of the result the image holds, answered at its download.
     transparency: Option<PendingCheck>,
 }
 
-/// SEAL's transparency check of an operation's result, left to the device: the flag word
-/// at `flag_at` becomes 1 when the result is transparent.
+/// SEAL's transparency check of an operation's result: the result is transparent when
+/// words `from ..` of the image (polynomials 1 and up) are all zero.
 #[derive(Clone, Debug)]
 struct PendingCheck {
     /// The operation that produced the result (for the error message).
     operation: Box<str>,
-    flag_at: usize,
-}
-
-/// The words of a buffer for an image of `len` words: one more for the status word
-/// (`LevelOps::alloc_result` adds it to the results the operations install).
-fn words_with_status(len: usize) -> usize {
-    len + 1
+    from: usize,
 }
 
 impl GpuImage {
@@ -75,8 +70,7 @@ impl GpuImage {
     }
 
     /// Overwrites the image with `data` (blocking: `data` may go away after), reusing the
-    /// buffer when it is large enough (status word included). New contents: no pending
-    /// check.
+    /// buffer when it is large enough. New contents: no pending check.
     pub(crate) fn upload(&mut self, graph: &Graph, data: &[u64]) -> Result<()> {
         self.transparency = None;
         if data.is_empty() {
@@ -84,10 +78,9 @@ impl GpuImage {
             self.len = 0;
             return Ok(());
         }
-        let words = words_with_status(data.len());
         match &self.buffer {
-            Some(b) if b.words() >= words => {}
-            _ => self.buffer = Some(graph.alloc(words)?),
+            Some(b) if b.words() >= data.len() => {}
+            _ => self.buffer = Some(graph.alloc(data.len())?),
         }
         let buffer = self.buffer.as_ref().expect("allocated above");
         buffer.write(data)?;
@@ -102,9 +95,9 @@ impl GpuImage {
     }
 
     /// Copies words `offset ..` (as many as `out` holds) to the host; waits as `download`.
-    /// With a check pending, first reads its flag: a transparent result is SEAL's
-    /// `logic_error`, and `out` is left alone (every download answers the same, since
-    /// only a new result or upload replaces the check).
+    /// With a check pending, a transparent result is SEAL's `logic_error` (the words may
+    /// be in `out` then: SEAL keeps the object device-newer, so no read returns them, and
+    /// every download answers the same until a new result or upload replaces the check).
     pub(crate) fn download_from(&self, offset: usize, out: &mut [u64]) -> Result<()> {
         if offset + out.len() > self.len {
             return Err(Error::invalid(format!(
@@ -113,70 +106,54 @@ impl GpuImage {
                 self.len
             )));
         }
-        self.check_pending()?;
-        if out.is_empty() {
-            return Ok(());
+        if !out.is_empty() {
+            self.buffer()?.read(&mut *out).offset(offset).enq()?;
         }
-        self.buffer()?.read(out).offset(offset).enq()?;
-        Ok(())
+        self.check_pending(offset, out)
     }
 
-    /// Errors when a pending transparency check found the result transparent; waits for
-    /// the check (one word read).
-    fn check_pending(&self) -> Result<()> {
+    /// Errors when a pending check finds the result transparent, testing the words just
+    /// downloaded (`out`, from word `offset`) and reading the rest of polynomials 1 and
+    /// up only when the download did not cover them (never for SEAL's whole downloads).
+    /// A real ciphertext's polynomial 1 is uniformly random: the test stops at its first
+    /// word.
+    fn check_pending(&self, offset: usize, out: &[u64]) -> Result<()> {
         let Some(check) = &self.transparency else {
             return Ok(());
         };
-        let buffer = self
-            .buffer
-            .as_ref()
-            .ok_or_else(|| Error::Logic("pending transparency check without a buffer".into()))?;
-        let mut flag = [0u64];
-        buffer
-            .buffer()
-            .read(&mut flag[..])
-            .offset(check.flag_at)
-            .enq()?;
-        if flag[0] != 0 {
+        let transparent = if offset <= check.from && offset + out.len() >= self.len {
+            out[check.from - offset..].iter().all(|&w| w == 0)
+        } else {
+            let mut tail = vec![0u64; self.len - check.from];
+            self.buffer()?.read(&mut tail).offset(check.from).enq()?;
+            tail.iter().all(|&w| w == 0)
+        };
+        if transparent {
             return Err(Error::Logic(format!(
-                "result ciphertext is transparent (result of {}; seal-opencl checks on the \
-                 device and reports it at the first host read)",
+                "result ciphertext is transparent (result of {}; seal-opencl reports it at the                  first host read of the result)",
                 check.operation
             )));
         }
         Ok(())
     }
 
-    /// Where a transparency check of this image can write its flag: the status word at
-    /// `len`, when the buffer holds it (every buffer an image gets does).
-    pub(crate) fn status_word(&self) -> Option<usize> {
-        match &self.buffer {
-            Some(b) if self.len > 0 && b.words() > self.len => Some(self.len),
-            _ => None,
-        }
-    }
-
-    /// Records a check enqueued to write its flag at `flag_at` (replacing an older one:
-    /// the image now holds `operation`'s result).
-    pub(crate) fn set_pending(&mut self, operation: &str, flag_at: usize) {
+    /// Records SEAL's transparency check of `operation`'s result, polynomials 1 and up
+    /// starting at word `from` (replacing an older check: the image holds a new result).
+    pub(crate) fn set_pending(&mut self, operation: &str, from: usize) {
         self.transparency = Some(PendingCheck {
             operation: operation.into(),
-            flag_at,
+            from: from.min(self.len),
         });
     }
 
     /// A new image with the same words, copied on the device (enqueued). A pending check
-    /// comes along, its flag word copied with the data.
+    /// comes along.
     pub(crate) fn duplicate(&self, graph: &Graph) -> Result<GpuImage> {
         if self.len == 0 {
             return Ok(GpuImage::empty());
         }
-        let words = match &self.transparency {
-            Some(check) => self.len.max(check.flag_at + 1),
-            None => self.len,
-        };
-        let copy = graph.alloc(words_with_status(words))?;
-        crate::cl::copy_range(graph.queue(), self.buffer()?, 0, copy.buffer(), 0, words)?;
+        let copy = graph.alloc(self.len)?;
+        crate::cl::copy_range(graph.queue(), self.buffer()?, 0, copy.buffer(), 0, self.len)?;
         Ok(GpuImage {
             buffer: Some(copy),
             len: self.len,
@@ -184,17 +161,15 @@ impl GpuImage {
         })
     }
 
-    /// Makes `buffer` the image's, holding `len` words (and the status word after them):
-    /// a new result, not checked yet.
+    /// Makes `buffer` the image's, holding `len` words: a new result, not checked yet.
     pub(crate) fn replace(&mut self, buffer: PoolBuffer, len: usize) {
-        debug_assert!(buffer.words() >= words_with_status(len));
+        debug_assert!(buffer.words() >= len);
         self.buffer = Some(buffer);
         self.len = len;
         self.transparency = None;
     }
 
-    /// Keeps only the first `len` words (the buffer keeps its size, so the status word
-    /// still fits; a pending check keeps its flag word).
+    /// Keeps only the first `len` words.
     pub(crate) fn truncate(&mut self, len: usize) {
         self.len = self.len.min(len);
     }

@@ -19,7 +19,7 @@ mod keys;
 mod transparency;
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -28,12 +28,11 @@ pub use keys::KeyId;
 pub use transparency::{TransparencyCheck, CHECK_TRANSPARENT_ENV_VAR};
 
 use crate::ckks::context::{CkksContext, KswitchKey};
-use crate::ckks::kernels::CkksKernels;
 use crate::ckks::ops::LevelOps;
 use crate::cl::Buffer;
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
-use crate::ntt::{NttDirection, NttStrategy, COEFF_COUNT_POWER_MIN};
+use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
 
 /// The parameter set and level of one operation. Borrows the primes: they are read only
@@ -60,8 +59,6 @@ pub struct Backend {
     keys: KeyCache,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
     transparency: TransparencyCheck,
-    /// The kernels the deferred check launches, made at its first use.
-    flag_kernels: OnceLock<CkksKernels>,
 }
 
 impl Backend {
@@ -86,7 +83,6 @@ impl Backend {
             contexts: Mutex::new(HashMap::new()),
             keys: KeyCache::default(),
             transparency: TransparencyCheck::default(),
-            flag_kernels: OnceLock::new(),
         })
     }
 
@@ -103,11 +99,12 @@ impl Backend {
     /// - else with fewer than 2 polynomials, true, as SEAL says (no device needed);
     /// - eager ([`TransparencyCheck::Eager`]): waits for the device and downloads
     ///   polynomials 1 and up;
-    /// - deferred ([`TransparencyCheck::Deferred`]): enqueues the check
-    ///   (`ckks_transparency_flag` into the image's status word) and answers false at
-    ///   once; a transparent result makes the image's downloads fail with the
-    ///   `logic_error` naming `operation`. Without a status word (not expected) it checks
-    ///   eagerly, so no result goes unchecked.
+    /// - deferred ([`TransparencyCheck::Deferred`]): records the check on the image and
+    ///   answers false at once, without waiting or launching anything; the image's
+    ///   downloads (and those of its copies) test the words they bring to the host and
+    ///   fail with the `logic_error` naming `operation` when the result is transparent.
+    ///   The words can reach the host no other way, so no transparent result does
+    ///   silently, and an honest result costs the test of one word.
     pub fn is_transparent(
         &self,
         ct: &mut GpuImage,
@@ -121,41 +118,13 @@ impl Backend {
         if size < 2 {
             return Ok(true);
         }
-        match (self.transparency, ct.status_word()) {
-            (TransparencyCheck::Deferred, Some(flag_at)) => {
-                self.flag_kernels()?.ckks_transparency_flag(
-                    &self.graph,
-                    ct.buffer()?,
-                    poly_words.min(flag_at),
-                    flag_at,
-                    flag_at,
-                )?;
-                ct.set_pending(operation, flag_at);
-                Ok(false)
-            }
-            _ => {
-                let mut words = vec![0u64; ct.len().saturating_sub(poly_words)];
-                ct.download_from(poly_words.min(ct.len()), &mut words)?;
-                Ok(words.iter().all(|&w| w == 0))
-            }
+        if self.transparency == TransparencyCheck::Deferred {
+            ct.set_pending(operation, poly_words);
+            return Ok(false);
         }
-    }
-
-    /// The kernels of the deferred transparency check, made once. The check does not
-    /// depend on N: built for a parameter set's N when there is one (its program is
-    /// already built), else the smallest.
-    fn flag_kernels(&self) -> Result<&CkksKernels> {
-        if let Some(kernels) = self.flag_kernels.get() {
-            return Ok(kernels);
-        }
-        let log_n = self
-            .contexts
-            .lock()
-            .values()
-            .next()
-            .map_or(COEFF_COUNT_POWER_MIN, |c| c.log_n());
-        let kernels = CkksKernels::new(self.graph.context(), log_n)?;
-        Ok(self.flag_kernels.get_or_init(|| kernels))
+        let mut words = vec![0u64; ct.len().saturating_sub(poly_words)];
+        ct.download_from(poly_words.min(ct.len()), &mut words)?;
+        Ok(words.iter().all(|&w| w == 0))
     }
 
     /// The device operations run on, in words.
