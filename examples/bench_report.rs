@@ -231,6 +231,48 @@ fn main() -> std::io::Result<()> {
                     ]
                 }),
             ),
+            "host_path" => {
+                let floor = &j["driver_floor"];
+                let _ = writeln!(
+                    out,
+                    "N = 2^{}, {} calls per figure. Driver floor (empty kernel): {:.1} us per launch, \
+                     {:.1} us with an event, {:.0} launches/s from 1 thread, {:.0} from 8.\n",
+                    s(&j["log_n"]),
+                    s(&j["reps"]),
+                    f(&floor["launch_us"]),
+                    f(&floor["launch_event_us"]),
+                    f(&floor["launches_per_s_1_thread"]),
+                    f(&floor["launches_per_s_8_threads"]),
+                );
+                table(
+                    &mut out,
+                    &[
+                        "operation",
+                        "host us (issue)",
+                        "call + sync us",
+                        "stream us/call",
+                        "stream issue us/call",
+                        "check",
+                    ],
+                    j["operations"].as_array().into_iter().flatten().map(|r| {
+                        vec![
+                            s(&r["name"]),
+                            us(&r["issue_us"]),
+                            us(&r["call_us"]),
+                            us(&r["stream_us"]),
+                            us(&r["stream_issue_us"]),
+                            s(&r["identical"]),
+                        ]
+                    }),
+                );
+                table(
+                    &mut out,
+                    &["threads", "MulLin/s", "check"],
+                    j["threads"].as_array().into_iter().flatten().map(|r| {
+                        vec![s(&r["threads"]), us(&r["mullin_per_s"]), s(&r["identical"])]
+                    }),
+                );
+            }
             _ => out += "(no table for this bench)\n\n",
         }
     }

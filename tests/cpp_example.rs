@@ -1,6 +1,6 @@
-//! examples/cpp (seeds/001 Listing 1 in C++) builds with CMake against the patched SEAL
-//! and the crate's staticlib, and its GPU ciphertexts equal the CPU ones word for word
-//! on the default OpenCL device (PoCL on CI).
+//! examples/cpp (seeds/001 Listing 1 in C++, and the host-path benchmark) builds with CMake
+//! against the patched SEAL and the crate's staticlib, and its GPU ciphertexts equal the CPU
+//! ones word for word on the default OpenCL device (PoCL on CI).
 
 mod cpp_build;
 
@@ -51,6 +51,26 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
     assert!(
         output.status.success() && stdout.lines().any(|l| l == IDENTICAL),
         "listing1 exited with {} without reporting identical ciphertexts\n{}",
+        output.status,
+        cpp_build::printed(&output)
+    );
+
+    // The host-path benchmark (run for its figures on the GPU machine): a short run, for
+    // its check that every GPU result equals SEAL's CPU result.
+    let json = build.join("host_path-smoke.json");
+    let output = cpp_build::run(
+        "host_path",
+        Command::new(build.join("host_path"))
+            .args(["--log-n", "12", "--reps", "3", "--json"])
+            .arg(&json)
+            .env_remove("SEAL_OPENCL_DEVICE"),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success()
+            && stdout.contains("RESULT: every GPU result identical to SEAL's CPU result")
+            && json.exists(),
+        "host_path exited with {}\n{}",
         output.status,
         cpp_build::printed(&output)
     );

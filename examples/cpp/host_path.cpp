@@ -1,0 +1,586 @@
+// How long the host spends on routed SEAL calls, measured as a C++ program drives the backend
+// (issue 10): ciphertexts marked .gpu() and already resident, no profiler, SEAL's C++ API.
+//
+// Per operation: the host time to issue one call (from entering the Evaluator call to its
+// return), the whole call followed by a synchronization, and a stream of 100 independent calls
+// issued back to back and then synchronized (per call). Then MulLin throughput with 1, 2, 4, 8
+// threads (each its own Evaluator and operands). And the driver's own floor on the same device:
+// an empty kernel enqueued back to back without and with an event, from 1 and from 8 threads
+// (one in-order queue each). Every GPU result is compared word for word with SEAL's CPU result.
+//
+//   host_path [--log-n 15|13|...] [--reps R] [--json PATH]
+//
+// --log-n 15 (and 16): primes {60, 50 x 7, 60}, scale 2^50; 14: {60, 50 x 4, 60}; 13: {50, 30,
+// 30, 30, 50}, scale 2^30; 12: {36, 30, 36}. Times are medians over R calls (default 200).
+// Exit status 0 when every result matched, 1 on a mismatch, 2 on an error.
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "seal/seal.h"
+#include "seal_opencl.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace seal;
+using namespace std;
+using Clock = chrono::steady_clock;
+
+namespace
+{
+    double us_since(Clock::time_point start, Clock::time_point end)
+    {
+        return chrono::duration<double, micro>(end - start).count();
+    }
+
+    double median(vector<double> v)
+    {
+        sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    }
+
+    void synchronize()
+    {
+        gpu::require_backend("host_path")->synchronize();
+    }
+
+    vector<uint64_t> words_of(const Ciphertext &ct)
+    {
+        const uint64_t *data = ct.data();
+        return vector<uint64_t>(data, data + ct.size() * ct.poly_modulus_degree() * ct.coeff_modulus_size());
+    }
+
+    /* ---- the driver's floor: empty kernels through OpenCL directly ----------------------- */
+
+    void cl_check(cl_int status, const char *what)
+    {
+        if (status != CL_SUCCESS)
+        {
+            throw runtime_error(string(what) + " failed with OpenCL status " + to_string(status));
+        }
+    }
+
+    // The device the backend picks by default: the first GPU of any platform, else the first
+    // device (PoCL on a machine without a GPU).
+    cl_device_id default_device()
+    {
+        cl_uint count = 0;
+        cl_check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
+        vector<cl_platform_id> platforms(count);
+        cl_check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
+        cl_device_id fallback = nullptr;
+        for (auto platform : platforms)
+        {
+            cl_device_id device;
+            if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, nullptr) == CL_SUCCESS)
+            {
+                return device;
+            }
+            if (!fallback && clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS)
+            {
+                fallback = device;
+            }
+        }
+        if (!fallback)
+        {
+            throw runtime_error("no OpenCL device");
+        }
+        return fallback;
+    }
+
+    struct DriverFloor
+    {
+        string device;
+        double launch_us = 0;            // host time per enqueue, no event
+        double launch_event_us = 0;      // host time per enqueue with an event (released at once)
+        double launches_per_s_1 = 0;     // 1 thread, back to back, then finish
+        double launches_per_s_8 = 0;     // 8 threads, one queue each
+    };
+
+    DriverFloor measure_driver_floor()
+    {
+        DriverFloor floor;
+        cl_device_id device = default_device();
+        char name[256] = {};
+        clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
+        floor.device = name;
+        cl_int status;
+        cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
+        cl_check(status, "clCreateContext");
+        const char *source = "__kernel void empty(__global ulong *p) {}";
+        cl_program program = clCreateProgramWithSource(ctx, 1, &source, nullptr, &status);
+        cl_check(status, "clCreateProgramWithSource");
+        cl_check(clBuildProgram(program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
+        cl_mem buffer = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &status);
+        cl_check(status, "clCreateBuffer");
+
+        // Launches per second from `threads` threads, each its own queue and kernel object.
+        auto run = [&](int threads, int launches, bool events) {
+            vector<double> per_launch(threads);
+            vector<thread> pool;
+            atomic<int> ready{ 0 };
+            Clock::time_point start;
+            atomic<bool> go{ false };
+            for (int t = 0; t < threads; t++)
+            {
+                pool.emplace_back([&, t] {
+                    cl_int s;
+                    cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &s);
+                    cl_kernel k = clCreateKernel(program, "empty", &s);
+                    clSetKernelArg(k, 0, sizeof(cl_mem), &buffer);
+                    size_t global = 1;
+                    for (int i = 0; i < 100; i++) // warm-up
+                    {
+                        clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+                    }
+                    clFinish(q);
+                    ready++;
+                    while (!go)
+                    {
+                        this_thread::yield();
+                    }
+                    auto t0 = Clock::now();
+                    for (int i = 0; i < launches; i++)
+                    {
+                        cl_event e;
+                        clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, events ? &e : nullptr);
+                        if (events)
+                        {
+                            clReleaseEvent(e);
+                        }
+                    }
+                    per_launch[t] = us_since(t0, Clock::now()) / launches;
+                    clFinish(q);
+                    clReleaseKernel(k);
+                    clReleaseCommandQueue(q);
+                });
+            }
+            while (ready < threads)
+            {
+                this_thread::yield();
+            }
+            start = Clock::now();
+            go = true;
+            for (auto &th : pool)
+            {
+                th.join();
+            }
+            double wall = us_since(start, Clock::now());
+            return make_pair(median(per_launch), threads * launches / wall * 1e6);
+        };
+        floor.launch_us = run(1, 5000, false).first;
+        floor.launch_event_us = run(1, 5000, true).first;
+        floor.launches_per_s_1 = run(1, 5000, false).second;
+        floor.launches_per_s_8 = run(8, 2000, false).second;
+        clReleaseMemObject(buffer);
+        clReleaseProgram(program);
+        clReleaseContext(ctx);
+        return floor;
+    }
+
+    /* ---- SEAL through the backend --------------------------------------------------------- */
+
+    struct Params
+    {
+        int log_n = 15;
+        int reps = 200;
+        string json;
+    };
+
+    // The primes per N (the last one is the special prime), within SEAL's 128-bit security
+    // table; the scale is 2^(bits of the second prime).
+    vector<int> bit_sizes(int log_n)
+    {
+        switch (log_n)
+        {
+        case 12:
+            return { 36, 30, 36 };
+        case 13:
+            return { 50, 30, 30, 30, 50 };
+        case 14:
+            return { 60, 50, 50, 50, 50, 60 };
+        default:
+            return { 60, 50, 50, 50, 50, 50, 50, 50, 60 };
+        }
+    }
+
+    struct Fixture
+    {
+        explicit Fixture(const Params &p) : context(make_parms(p.log_n)), keygen(context), encoder(context)
+        {
+            keygen.create_relin_keys(relin_keys);
+            keygen.create_galois_keys(vector<int>{ 1 }, galois_keys);
+            PublicKey pk;
+            keygen.create_public_key(pk);
+            Encryptor encryptor(context, pk);
+            scale = pow(2.0, bit_sizes(p.log_n)[1]);
+            vector<double> values(encoder.slot_count());
+            for (size_t i = 0; i < values.size(); i++)
+            {
+                values[i] = sin(static_cast<double>(i));
+            }
+            encoder.encode(values, scale, plain);
+            encryptor.encrypt(plain, a);
+            encryptor.encrypt(plain, b);
+        }
+
+        static EncryptionParameters make_parms(int log_n)
+        {
+            EncryptionParameters parms(scheme_type::ckks);
+            const size_t n = size_t(1) << log_n;
+            parms.set_poly_modulus_degree(n);
+            parms.set_coeff_modulus(CoeffModulus::Create(n, bit_sizes(log_n)));
+            return parms;
+        }
+
+        SEALContext context;
+        KeyGenerator keygen;
+        CKKSEncoder encoder;
+        RelinKeys relin_keys;
+        GaloisKeys galois_keys;
+        double scale = 0;
+        Plaintext plain;
+        Ciphertext a, b;
+    };
+
+    // The second operands of a call: on the CPU the fixture's, on the device resident copies.
+    struct Operands
+    {
+        const Ciphertext &b;
+        const Plaintext &plain;
+    };
+
+    // One routed operation: `call` is timed on an operand built by `operand`.
+    struct Op
+    {
+        string name;
+        function<void(const Fixture &, Evaluator &, Ciphertext &, const Operands &)> call;
+        // The operand `call` starts from, computed on the CPU from the fixture.
+        function<Ciphertext(const Fixture &, Evaluator &)> operand;
+    };
+
+    vector<Op> operations()
+    {
+        auto fresh = [](const Fixture &f, Evaluator &) { return f.a; };
+        auto product = [](const Fixture &f, Evaluator &ev) {
+            Ciphertext x = f.a;
+            ev.multiply_inplace(x, f.b);
+            return x;
+        };
+        auto relinearized = [](const Fixture &f, Evaluator &ev) {
+            Ciphertext x = f.a;
+            ev.multiply_inplace(x, f.b);
+            ev.relinearize_inplace(x, f.relin_keys);
+            return x;
+        };
+        using O = const Operands &;
+        return {
+            { "add", [](const Fixture &, Evaluator &ev, Ciphertext &x, O o) { ev.add_inplace(x, o.b); }, fresh },
+            { "multiply", [](const Fixture &, Evaluator &ev, Ciphertext &x, O o) { ev.multiply_inplace(x, o.b); },
+              fresh },
+            { "multiply_plain",
+              [](const Fixture &, Evaluator &ev, Ciphertext &x, O o) { ev.multiply_plain_inplace(x, o.plain); },
+              fresh },
+            { "relinearize",
+              [](const Fixture &f, Evaluator &ev, Ciphertext &x, O) { ev.relinearize_inplace(x, f.relin_keys); },
+              product },
+            { "MulLin",
+              [](const Fixture &f, Evaluator &ev, Ciphertext &x, O o) {
+                  ev.multiply_inplace(x, o.b);
+                  ev.relinearize_inplace(x, f.relin_keys);
+              },
+              fresh },
+            { "rescale_to_next",
+              [](const Fixture &, Evaluator &ev, Ciphertext &x, O) { ev.rescale_to_next_inplace(x); }, relinearized },
+            { "rotate_vector 1",
+              [](const Fixture &f, Evaluator &ev, Ciphertext &x, O) {
+                  ev.rotate_vector_inplace(x, 1, f.galois_keys);
+              },
+              fresh },
+        };
+    }
+
+    struct OpResult
+    {
+        string name;
+        double issue_us, call_us, stream_us, stream_issue_us;
+        bool identical;
+    };
+
+    // The operand on the device: marked, uploaded and current there (its image the only copy).
+    Ciphertext resident(Evaluator &ev, const Ciphertext &source)
+    {
+        Ciphertext x = source;
+        x.gpu();
+        ev.negate_inplace(x);
+        ev.negate_inplace(x);
+        return x;
+    }
+
+    OpResult measure(const Fixture &f, const Op &op, int reps)
+    {
+        Evaluator ev(f.context);
+        // SEAL's CPU path: nothing here is marked.
+        const Ciphertext source = op.operand(f, ev);
+        Ciphertext want = source;
+        op.call(f, ev, want, Operands{ f.b, f.plain });
+        // The device path: every operand resident (keys upload on first use, in the warm-up).
+        const Ciphertext device_source = resident(ev, source);
+        const Ciphertext device_b = resident(ev, f.b);
+        Plaintext device_plain = f.plain;
+        device_plain.gpu();
+        const Operands device{ device_b, device_plain };
+
+        Ciphertext x;
+        vector<double> issue, call;
+        for (int r = 0; r < reps + 3; r++)
+        {
+            x = device_source; // a device-to-device copy, enqueued before the clock starts
+            synchronize();
+            auto t0 = Clock::now();
+            op.call(f, ev, x, device);
+            auto t1 = Clock::now();
+            synchronize();
+            auto t2 = Clock::now();
+            if (r >= 3) // warm-up: programs, keys, pool
+            {
+                issue.push_back(us_since(t0, t1));
+                call.push_back(us_since(t0, t2));
+            }
+        }
+        const bool identical = words_of(x) == words_of(want);
+
+        const int stream = 100;
+        vector<double> stream_us, stream_issue_us;
+        for (int round = 0; round < 5; round++)
+        {
+            vector<Ciphertext> xs(stream, device_source);
+            synchronize();
+            auto t0 = Clock::now();
+            for (auto &y : xs)
+            {
+                op.call(f, ev, y, device);
+            }
+            auto t1 = Clock::now();
+            synchronize();
+            auto t2 = Clock::now();
+            stream_issue_us.push_back(us_since(t0, t1) / stream);
+            stream_us.push_back(us_since(t0, t2) / stream);
+        }
+        return { op.name, median(issue), median(call), median(stream_us), median(stream_issue_us), identical };
+    }
+
+    struct ThreadResult
+    {
+        int threads;
+        double mullin_per_s;
+        bool identical;
+    };
+
+    ThreadResult measure_threads(const Fixture &f, int threads, int per_thread)
+    {
+        Evaluator cpu(f.context);
+        Ciphertext want = f.a;
+        cpu.multiply_inplace(want, f.b);
+        cpu.relinearize_inplace(want, f.relin_keys);
+        const vector<uint64_t> want_words = words_of(want);
+
+        vector<Ciphertext> as, bs;
+        for (int t = 0; t < threads; t++)
+        {
+            as.push_back(resident(cpu, f.a));
+            bs.push_back(resident(cpu, f.b));
+        }
+        vector<Ciphertext> last(threads);
+        atomic<int> ready{ 0 };
+        atomic<bool> go{ false };
+        vector<thread> pool;
+        for (int t = 0; t < threads; t++)
+        {
+            pool.emplace_back([&, t] {
+                Evaluator ev(f.context);
+                Ciphertext x;
+                ready++;
+                while (!go)
+                {
+                    this_thread::yield();
+                }
+                for (int i = 0; i < per_thread; i++)
+                {
+                    x = as[t];
+                    ev.multiply_inplace(x, bs[t]);
+                    ev.relinearize_inplace(x, f.relin_keys);
+                }
+                last[t] = x;
+            });
+        }
+        synchronize();
+        while (ready < threads)
+        {
+            this_thread::yield();
+        }
+        auto t0 = Clock::now();
+        go = true;
+        for (auto &th : pool)
+        {
+            th.join();
+        }
+        synchronize();
+        const double wall = us_since(t0, Clock::now());
+        bool identical = true;
+        for (auto &x : last)
+        {
+            identical &= words_of(x) == want_words;
+        }
+        return { threads, threads * per_thread / wall * 1e6, identical };
+    }
+
+    string today()
+    {
+        time_t now = time(nullptr);
+        char buf[16];
+        strftime(buf, sizeof(buf), "%Y-%m-%d", gmtime(&now));
+        return buf;
+    }
+
+    string file_safe(string s)
+    {
+        for (char &c : s)
+        {
+            if (!isalnum(static_cast<unsigned char>(c)))
+            {
+                c = '_';
+            }
+        }
+        return s;
+    }
+
+    int run(const Params &p)
+    {
+        const DriverFloor floor = measure_driver_floor();
+        cout << "device: " << floor.device << "\n"
+             << fixed << setprecision(1) << "driver floor (empty kernel, back to back): " << floor.launch_us
+             << " us per launch, " << floor.launch_event_us << " us with an event; " << floor.launches_per_s_1
+             << " launches/s from 1 thread, " << floor.launches_per_s_8 << " from 8 threads (own queues)\n";
+
+        seal_opencl::install_backend();
+        Fixture f(p);
+        cout << "N = 2^" << p.log_n << ", " << f.context.first_context_data()->parms().coeff_modulus().size()
+             << " data primes, " << p.reps << " calls per figure (medians), no profiler\n\n";
+        cout << left << setw(18) << "operation" << right << setw(10) << "issue us" << setw(10) << "call us"
+             << setw(12) << "stream us" << setw(14) << "stream issue" << "  check\n";
+        vector<OpResult> results;
+        bool all_identical = true;
+        for (const auto &op : operations())
+        {
+            OpResult r = measure(f, op, p.reps);
+            all_identical &= r.identical;
+            cout << left << setw(18) << r.name << right << setw(10) << r.issue_us << setw(10) << r.call_us << setw(12)
+                 << r.stream_us << setw(14) << r.stream_issue_us << "  " << (r.identical ? "identical" : "MISMATCH")
+                 << "\n";
+            results.push_back(r);
+        }
+        cout << "(issue: host time inside one call; call: issue + synchronize; stream: 100 independent calls "
+                "issued back to back, then synchronized, per call; stream issue: their issue time per call)\n\n";
+
+        vector<ThreadResult> threads;
+        const double one = measure_threads(f, 1, 100).mullin_per_s; // warm-up of the thread path
+        (void)one;
+        for (int t : { 1, 2, 4, 8 })
+        {
+            ThreadResult r = measure_threads(f, t, 100);
+            all_identical &= r.identical;
+            cout << "MulLin with " << t << " thread(s): " << r.mullin_per_s << " /s (each a copy, multiply, "
+                 << "relinearize; own Evaluator and operands)  " << (r.identical ? "identical" : "MISMATCH") << "\n";
+            threads.push_back(r);
+        }
+
+        string path = p.json.empty() ? "benches/results/host_path-" + file_safe(floor.device) + "-2^" +
+                                           to_string(p.log_n) + "-" + today() + ".json"
+                                     : p.json;
+        ofstream out(path);
+        if (out)
+        {
+            out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
+                << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+                << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
+                << ", \"launch_event_us\": " << floor.launch_event_us
+                << ", \"launches_per_s_1_thread\": " << floor.launches_per_s_1
+                << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8 << "},\n  \"operations\": [\n";
+            for (size_t i = 0; i < results.size(); i++)
+            {
+                const auto &r = results[i];
+                out << "    {\"name\": \"" << r.name << "\", \"issue_us\": " << r.issue_us << ", \"call_us\": " << r.call_us
+                    << ", \"stream_us\": " << r.stream_us << ", \"stream_issue_us\": " << r.stream_issue_us
+                    << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
+                    << (i + 1 < results.size() ? ",\n" : "\n");
+            }
+            out << "  ],\n  \"threads\": [\n";
+            for (size_t i = 0; i < threads.size(); i++)
+            {
+                out << "    {\"threads\": " << threads[i].threads << ", \"mullin_per_s\": " << threads[i].mullin_per_s
+                    << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
+                    << (i + 1 < threads.size() ? ",\n" : "\n");
+            }
+            out << "  ]\n}\n";
+            cout << "\nwrote " << path << "\n";
+        }
+        else
+        {
+            cout << "\n(could not write " << path << ")\n";
+        }
+        cout << (all_identical ? "RESULT: every GPU result identical to SEAL's CPU result\n"
+                               : "RESULT: MISMATCH between GPU and CPU results\n");
+        return all_identical ? 0 : 1;
+    }
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Params p;
+    for (int i = 1; i < argc; i++)
+    {
+        const string arg = argv[i];
+        if (i + 1 < argc && arg == "--log-n")
+        {
+            p.log_n = stoi(argv[++i]);
+        }
+        else if (i + 1 < argc && arg == "--reps")
+        {
+            p.reps = max(1, stoi(argv[++i]));
+        }
+        else if (i + 1 < argc && arg == "--json")
+        {
+            p.json = argv[++i];
+        }
+        else
+        {
+            cerr << "usage: host_path [--log-n 15] [--reps 200] [--json PATH]\n";
+            return 2;
+        }
+    }
+    try
+    {
+        return run(p);
+    }
+    catch (const exception &e)
+    {
+        cout << "RESULT: ERROR: " << e.what() << "\n";
+        return 2;
+    }
+}
