@@ -153,37 +153,15 @@ namespace seal_opencl
             return p;
         }
 
-        // Identifies key_vector `index` of a KSwitchKeys object and its current contents. The
-        // address tells objects apart; the fingerprint (words sampled from every key polynomial)
-        // tells a regenerated or reloaded key in the same object from the one uploaded before.
+        // Identifies key_vector `index` of a KSwitchKeys object and the version of its words
+        // (seal-patch 0010: the object's id is never reused, its version changes with every
+        // write access), without reading any key word.
         KeyRef key_ref(const seal::KSwitchKeys &keys, std::size_t index)
         {
             KeyRef ref;
-            ref.address = reinterpret_cast<std::size_t>(&keys);
+            ref.object = keys.gpu_id();
             ref.index = index;
-            std::uint64_t h = 0xcbf29ce484222325ULL ^ index;
-            auto mix = [&h](std::uint64_t w) {
-                h ^= w;
-                h *= 0x100000001b3ULL;
-                h ^= h >> 29;
-            };
-            for (const auto &key : keys.data()[index])
-            {
-                const auto &words = key.data().dyn_array();
-                const std::size_t count = words.size();
-                mix(count);
-                mix(reinterpret_cast<std::uintptr_t>(words.cbegin()));
-                const std::size_t step = count > 64 ? count / 64 : 1;
-                for (std::size_t i = 0; i < count; i += step)
-                {
-                    mix(words[i]);
-                }
-                if (count)
-                {
-                    mix(words[count - 1]);
-                }
-            }
-            ref.fingerprint = h;
+            ref.version = keys.gpu_version();
             return ref;
         }
 
@@ -466,6 +444,11 @@ namespace seal_opencl
                         mutable_image_of(Access::image(encrypted)), encrypted.size(),
                         encrypted.poly_modulus_degree() * encrypted.coeff_modulus_size(), operation);
                 });
+            }
+
+            void release_keys(std::uint64_t key_object) noexcept override
+            {
+                backend_->release_keys(key_object);
             }
 
             void on_cpu_fallback(const char *operation) override

@@ -68,13 +68,12 @@ mod bridge {
     /// One key vector of a KSwitchKeys object (RelinKeys or GaloisKeys).
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
     struct KeyRef {
-        /// Address of the KSwitchKeys object.
-        address: usize,
+        /// The KSwitchKeys object (`KSwitchKeys::gpu_id`: unique in the process).
+        object: u64,
         /// Index of the key vector (RelinKeys::get_index, GaloisKeys::get_index).
         index: usize,
-        /// Hash of words sampled from every key polynomial: changes when the object is
-        /// given new keys.
-        fingerprint: u64,
+        /// `KSwitchKeys::gpu_version`: changes when the object's words may have changed.
+        version: u64,
     }
 
     extern "Rust" {
@@ -115,6 +114,9 @@ mod bridge {
         ) -> Result<bool>;
 
         fn has_key(self: &GpuBackend, key: &KeyRef) -> bool;
+        /// Frees the device copies of every key vector of the KSwitchKeys object `object`
+        /// (it was destroyed).
+        fn release_keys(self: &GpuBackend, object: u64);
         fn upload_key(
             self: &GpuBackend,
             params: &LevelParams,
@@ -400,9 +402,9 @@ impl<'a> From<&'a LevelParams> for Level<'a> {
 impl From<&KeyRef> for KeyId {
     fn from(k: &KeyRef) -> KeyId {
         KeyId {
-            address: k.address,
+            object: k.object,
             index: k.index,
-            fingerprint: k.fingerprint,
+            version: k.version,
         }
     }
 }
@@ -452,6 +454,10 @@ impl GpuBackend {
 
     fn has_key(&self, key: &KeyRef) -> bool {
         self.0.has_key(&key.into())
+    }
+
+    fn release_keys(&self, object: u64) {
+        self.0.release_keys(object)
     }
 
     fn upload_key(

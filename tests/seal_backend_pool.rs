@@ -1,3 +1,5 @@
+//! Device memory stays bounded in a long-running server.
+//!
 //! A server that never decrypts: 10^4 routed operations, each into a fresh result that dies
 //! right after, with no compute frame ever ended. The backend opens no frame implicitly, so
 //! every result buffer returns to the pool when its image dies: the pool's misses and the
@@ -6,7 +8,7 @@
 
 use seal_opencl::device::Devices;
 use seal_opencl::ntt::NttStrategy;
-use seal_opencl::seal_backend::{Backend, Level};
+use seal_opencl::seal_backend::{Backend, KeyId, Level};
 use seal_opencl::seal_c::CkksContext;
 
 const N: usize = 4096;
@@ -60,4 +62,48 @@ fn results_return_to_the_pool_without_a_frame_end() {
         !backend.devices().frames().is_open(),
         "a frame was opened implicitly"
     );
+}
+
+/// Key vectors are freed when their KSwitchKeys object is destroyed (seal-patch 0010 calls
+/// `release_keys` from its destructor), each object's alone; a new version of an object's
+/// words replaces its upload instead of adding one.
+#[test]
+fn keys_are_freed_with_their_object() {
+    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
+    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
+    let level = Level {
+        key_parms_id: ctx.key_parms_id(),
+        log_n: N.trailing_zeros(),
+        key_moduli: &key_moduli,
+        using_keyswitching: true,
+        primes: 2,
+    };
+    let backend = Backend::new(
+        Devices::from_env().unwrap(),
+        NttStrategy::from_env().unwrap(),
+    )
+    .unwrap();
+    // Two keys of 2 polynomials over the 3 key primes, as SEAL stores a RelinKeys entry.
+    let words = vec![1u64; 2 * 2 * key_moduli.len() * N];
+    let key = |object, index, version| KeyId {
+        object,
+        index,
+        version,
+    };
+    for (object, index) in [(7, 0), (7, 1), (8, 0)] {
+        backend
+            .upload_key(&level, key(object, index, 0), 2, &words)
+            .unwrap();
+    }
+    assert_eq!(backend.key_count(), 3);
+    backend.upload_key(&level, key(7, 0, 1), 2, &words).unwrap();
+    assert_eq!(
+        backend.key_count(),
+        3,
+        "a new version replaces the old upload"
+    );
+    assert!(backend.has_key(&key(7, 0, 1)) && !backend.has_key(&key(7, 0, 0)));
+    backend.release_keys(7);
+    assert_eq!(backend.key_count(), 1);
+    assert!(backend.has_key(&key(8, 0, 0)) && !backend.has_key(&key(7, 1, 0)));
 }

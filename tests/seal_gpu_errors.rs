@@ -393,6 +393,33 @@ fn keys_of_another_generator_with_equal_parameters_are_used() {
     assert_no_cpu_fallback();
 }
 
+/// Keys assigned into an object that was used before (same object, same address, new words):
+/// its version changes (seal-patch 0010), so the device uploads the new keys instead of
+/// using the old ones.
+#[test]
+fn keys_assigned_into_a_used_object_are_uploaded_again() {
+    let fx = Fixture::new();
+    let other = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let mut keys = fx.keygen.relin_keys().unwrap();
+    for round in 0..3 {
+        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
+        for x in [&mut cpu, &mut gpu] {
+            fx.evaluator.multiply_inplace(x, &b).unwrap();
+            fx.evaluator.relinearize_inplace(x, &keys).unwrap();
+        }
+        assert_same(&cpu, &gpu, &format!("round {round}"));
+        let next = if round % 2 == 0 {
+            &other.relin
+        } else {
+            &fx.relin
+        };
+        keys.assign(next).unwrap();
+    }
+    assert_no_cpu_fallback();
+}
+
 /// `ct` with polynomial 1 (and any beyond) zero: transparent.
 fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
     let mut words = ct.data().unwrap();

@@ -203,6 +203,16 @@ impl Backend {
         Ok(())
     }
 
+    /// Frees the device copies of every key vector of the KSwitchKeys object `object`.
+    pub fn release_keys(&self, object: u64) {
+        self.keys.release(object);
+    }
+
+    /// How many key vectors are on the device.
+    pub fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+
     fn key(&self, key: &KeyId) -> Result<Arc<KswitchKey>> {
         self.keys.get(key).ok_or_else(|| {
             Error::Logic("key switching key is not on the device (upload_key first)".into())

@@ -212,6 +212,13 @@ impl RelinKeys {
     pub fn size(&self) -> u64 {
         kswitch_size(self.ptr())
     }
+
+    /// Copy assignment (`KSwitchKeys::operator=`): this object now holds `source`'s keys
+    /// (in the patched SEAL its version changes, so a GPU backend uploads them again).
+    pub fn assign(&mut self, source: &RelinKeys) -> Result<()> {
+        // SAFETY: both objects are live and distinct (`&mut self` and `&source`).
+        unsafe { seal_call!(KSwitchKeys_Set(self.ptr(), source.ptr())) }
+    }
 }
 
 impl GaloisKeys {

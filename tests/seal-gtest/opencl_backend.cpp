@@ -176,6 +176,11 @@ namespace
             return inner_->is_transparent(encrypted, operation);
         }
 
+        void release_keys(uint64_t key_object) noexcept override
+        {
+            inner_->release_keys(key_object);
+        }
+
         // The images are the inner backend's.
         bool owns(const gpu::DeviceImage &image) const noexcept override
         {
