@@ -10,8 +10,10 @@
 //! Defaults: N = 2^15 with `routines::default_data_primes` (seed 001's {60, 50 x 7, 60}),
 //! R = 20; `--quick`: N = 2^13, R = 3.
 //!
-//! Per operation: wall us (median over R runs, each ending with a synchronisation) and
-//! kernel us (profiler events per run), and GB/s = bytes / kernel time, where bytes counts
+//! Per operation: wall us (median over R runs, each ending with a synchronisation), host us
+//! (the backend's time to issue the call, from the profiler) and kernel us (profiler events
+//! per run); with the profiler attached, launches carry events, so these host times are
+//! above what a program without a profiler sees (examples/cpp/host_path measures that), and GB/s = bytes / kernel time, where bytes counts
 //! one ideal pass over the operands: every input polynomial read once, every output
 //! polynomial written once, plaintext and key read once (K data primes, c = K * N words
 //! per polynomial, 8 bytes per word; e.g. multiply: 2 + 2 read, 3 written; relinearize: 3
@@ -113,6 +115,8 @@ impl Op {
 struct Row {
     op: &'static str,
     wall_us: f64,
+    /// Host time the backend took to issue the call (profiler).
+    host_us: f64,
     kernel_us: f64,
     launches: f64,
     ntt_share: f64,
@@ -203,8 +207,8 @@ fn main() -> Result<()> {
         2.0 * key_bytes as f64 / (us(copy) * 1e3)
     );
     println!(
-        "{:<19} {:>10} {:>10} {:>8} {:>8} {:>5} {:>11}  check",
-        "operation", "wall us", "kernel us", "launches", "GB/s", "NTT%", "x key read"
+        "{:<19} {:>10} {:>10} {:>10} {:>8} {:>8} {:>5} {:>11}  check",
+        "operation", "wall us", "host us", "kernel us", "launches", "GB/s", "NTT%", "x key read"
     );
     let mut rows = Vec::new();
     for op in Op::ALL {
@@ -233,6 +237,7 @@ fn main() -> Result<()> {
         let row = Row {
             op: op.name(),
             wall_us: us(t),
+            host_us: stats.host_ns / 1e3,
             kernel_us,
             launches: stats.kernels.iter().map(|k| k.calls_per_loop).sum(),
             ntt_share: stats.ntt_share,
@@ -244,9 +249,10 @@ fn main() -> Result<()> {
             identical: result.data()? == cpu.data()?,
         };
         println!(
-            "{:<19} {:>10.1} {:>10.1} {:>8.0} {:>8.1} {:>4.0}% {:>11}  {}",
+            "{:<19} {:>10.1} {:>10.1} {:>10.1} {:>8.0} {:>8.1} {:>4.0}% {:>11}  {}",
             row.op,
             row.wall_us,
+            row.host_us,
             row.kernel_us,
             row.launches,
             row.gb_s,

@@ -17,7 +17,8 @@
 //! Per routine: medians over R runs after one warm-up run per configuration (each run
 //! ends with a device synchronisation; the CPU takes min(R, 5) runs); every GPU result is
 //! checked equal, word for word, to the CPU result of the same run. Columns: CPU us,
-//! baseline wall us, tuned wall us, tuned kernel us (profiler events), kernel launches per
+//! baseline wall us, tuned wall us, tuned host us (the backend's time to issue the
+//! routine's calls, profiler), tuned kernel us (profiler events), kernel launches per
 //! routine (tuned, baseline), speedups tuned vs CPU and tuned vs baseline, NTT share of
 //! the tuned kernel time. Defaults: sizes 13..16, both sets, R = 10; `--quick`: 2^13,
 //! default set, R = 3. JSON as `benches/ntt.rs` does
@@ -43,6 +44,8 @@ const USAGE: &str = "routines [--quick] [--sizes 13,14,15,16] [--sets default,9]
 #[derive(Serialize)]
 struct Device {
     wall_us: f64,
+    /// Host time the backend took to issue the routine's calls (profiler).
+    host_us: f64,
     kernel_us: f64,
     launches: f64,
     ntt_share: f64,
@@ -88,13 +91,14 @@ fn main() -> Result<()> {
     run.banner();
     println!("median of {reps} runs (CPU: {cpu_reps}) after a warm-up; baseline = naive NTT, unfused tensor, memcache off\n");
     println!(
-        "{:>5} {:>2} {:<17} {:>11} {:>11} {:>10} {:>10} {:>9} {:>8} {:>9} {:>5}  check",
+        "{:>5} {:>2} {:<17} {:>11} {:>11} {:>10} {:>9} {:>10} {:>9} {:>8} {:>9} {:>5}  check",
         "N",
         "K",
         "routine",
         "CPU us",
         "base us",
         "tuned us",
+        "host us",
         "kernel us",
         "launches",
         "xCPU",
@@ -140,6 +144,7 @@ fn main() -> Result<()> {
                         )?;
                         Ok(Device {
                             wall_us: us(t),
+                            host_us: op.host_ns / 1e3,
                             kernel_us: op.kernel_ns / 1e3,
                             launches: op.kernels.iter().map(|k| k.calls_per_loop).sum(),
                             ntt_share: op.ntt_share,
@@ -164,13 +169,14 @@ fn main() -> Result<()> {
                     tuned,
                 };
                 println!(
-                    "{:>5} {:>2} {:<17} {:>11.1} {:>11.1} {:>10.1} {:>10.1} {:>4.0}/{:<4.0} {:>7.1}x {:>8.2}x {:>4.0}%  {}",
+                    "{:>5} {:>2} {:<17} {:>11.1} {:>11.1} {:>10.1} {:>9.1} {:>10.1} {:>4.0}/{:<4.0} {:>7.1}x {:>8.2}x {:>4.0}%  {}",
                     format!("2^{log_n}"),
                     bits.len() - 1,
                     row.routine,
                     row.cpu_us,
                     row.baseline.wall_us,
                     row.tuned.wall_us,
+                    row.tuned.host_us,
                     row.tuned.kernel_us,
                     row.tuned.launches,
                     row.baseline.launches,

@@ -89,6 +89,8 @@ struct Row {
     routine: &'static str,
     cpu_ms: f64,
     gpu_wall_us: f64,
+    /// Host time the backend took to issue the routine's calls (profiler).
+    gpu_host_us: f64,
     gpu_kernel_us: f64,
     launches: f64,
     speedup: f64,
@@ -141,6 +143,7 @@ fn main() -> Result<()> {
             routine: routine.name(),
             cpu_ms: cpu_time.as_secs_f64() * 1e3,
             gpu_wall_us: gpu_time.as_secs_f64() * 1e6,
+            gpu_host_us: op.host_ns / 1e3,
             gpu_kernel_us: op.kernel_ns / 1e3,
             launches: op.kernels.iter().map(|k| k.calls_per_loop).sum(),
             speedup: cpu_time.as_secs_f64() / gpu_time.as_secs_f64(),
@@ -150,15 +153,23 @@ fn main() -> Result<()> {
     }
 
     println!(
-        "{:<18} {:>10} {:>13} {:>15} {:>9} {:>9} {:>10}  GPU == CPU",
-        "routine", "CPU ms", "GPU wall us", "GPU kernel us", "launches", "speedup", "NTT share"
+        "{:<18} {:>10} {:>13} {:>13} {:>15} {:>9} {:>9} {:>10}  GPU == CPU",
+        "routine",
+        "CPU ms",
+        "GPU wall us",
+        "GPU host us",
+        "GPU kernel us",
+        "launches",
+        "speedup",
+        "NTT share"
     );
     for r in &rows {
         println!(
-            "{:<18} {:>10.2} {:>13.1} {:>15.1} {:>9.0} {:>8.1}x {:>9.0}%  {}",
+            "{:<18} {:>10.2} {:>13.1} {:>13.1} {:>15.1} {:>9.0} {:>8.1}x {:>9.0}%  {}",
             r.routine,
             r.cpu_ms,
             r.gpu_wall_us,
+            r.gpu_host_us,
             r.gpu_kernel_us,
             r.launches,
             r.speedup,

@@ -297,3 +297,49 @@ fn the_environment_variable_dumps_at_process_exit() {
     assert!(base.with_extension("csv").exists());
     assert!(base.with_extension("trace.json").exists());
 }
+
+/// The backend behind SEAL records the host time of every routed call while profiling: an
+/// operation's `host_ns` covers the calls issued in its window, and the report has one row
+/// per routed call name. Without a profiler nothing is recorded (nothing to record into).
+#[test]
+fn routed_calls_record_their_host_time() {
+    use seal_opencl::ntt::NttStrategy;
+    use seal_opencl::seal_backend::{Backend, Level};
+    use seal_opencl::seal_c::CkksContext;
+
+    const N: usize = 4096;
+    let (p, devices) = profiled();
+    let backend = Backend::new(devices, NttStrategy::from_env().unwrap()).unwrap();
+    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
+    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
+    let level = Level {
+        key_parms_id: ctx.key_parms_id(),
+        log_n: N.trailing_zeros(),
+        key_moduli: &key_moduli,
+        using_keyswitching: true,
+        primes: 2,
+    };
+    let words: Vec<u64> = (0..2 * 2 * N).map(|i| i as u64 % key_moduli[0]).collect();
+    let mut a = backend.create_image(&words).unwrap();
+    let b = backend.create_image(&words).unwrap();
+    p.clear_events();
+    for _ in 0..3 {
+        backend.add(&level, &mut a, 2, &b, 2).unwrap();
+        backend.negate(&level, &mut a, 2).unwrap();
+    }
+    let op = p
+        .add_operation("add + negate", Duration::from_millis(1), 3)
+        .unwrap();
+    assert!(op.host_ns > 0.0, "{op:?}");
+    let report = p.report().unwrap();
+    let calls: Vec<(&str, u64)> = report
+        .host_calls
+        .iter()
+        .map(|h| (h.name.as_str(), h.calls))
+        .collect();
+    assert!(
+        calls.contains(&("add", 3)) && calls.contains(&("negate", 3)),
+        "{calls:?}"
+    );
+    assert!(report.host_calls.iter().all(|h| h.avg_ns > 0.0));
+}

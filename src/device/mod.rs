@@ -526,6 +526,11 @@ impl Graph {
         self.tile.profiler.is_some()
     }
 
+    /// The profiler launches on this graph are recorded into, if any.
+    pub fn profiler(&self) -> Option<&Arc<Profiler>> {
+        self.tile.profiler.as_ref()
+    }
+
     /// Enters a tracing span for operation `name` on this graph (closed when dropped).
     pub fn operation_span(&self, name: &'static str) -> tracing::span::EnteredSpan {
         tracing::info_span!(

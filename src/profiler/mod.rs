@@ -1,7 +1,8 @@
 //! The kernel profiler (seed 001 III-I, Listings 9-10): an event collector that records
 //! every kernel launch under its kernel name, and a data processor that turns the events
-//! into tables: average device time per kernel, named operations (external time, loop
-//! count, each kernel's share, the NTT share), exported as JSON and CSV, plus a
+//! into tables: average device time per kernel, named operations (external time, host
+//! time of the routed calls, loop count, each kernel's share, the NTT share), the host
+//! time per routed call, exported as JSON and CSV, plus a
 //! Chrome/Perfetto trace (`chrome://tracing`, ui.perfetto.dev) of the device timeline.
 //!
 //! # Turning it on
@@ -37,7 +38,8 @@ use crate::cl::{self, Event};
 use crate::error::Result;
 
 pub use report::{
-    KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport, CSV_HEADER, REPORT_FORMAT,
+    HostCallStats, KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport,
+    CSV_HEADER, REPORT_FORMAT,
 };
 
 /// `SEAL_OPENCL_PROFILE=path` turns profiling on for the whole process and writes, at
@@ -67,6 +69,10 @@ struct State {
     /// Resolved launches already grouped into operations (kept for the trace).
     grouped: Vec<KernelRecord>,
     operations: Vec<Operation>,
+    /// Host time of routed calls not yet grouped into an operation, in ns.
+    host_window_ns: u64,
+    /// Host time of every routed call by name: (calls, total ns).
+    host_calls: BTreeMap<&'static str, (u64, u64)>,
     tile_names: BTreeMap<usize, String>,
     /// Events whose timestamps could not be read (a queue without profiling).
     unprofiled: u64,
@@ -110,6 +116,19 @@ impl Profiler {
         }
     }
 
+    /// Records that the routed call `name` kept the host `host` long, from entering the
+    /// backend to returning to SEAL (library-internal: the SEAL backend calls it for every
+    /// operation while profiling). Next to the kernel times, it tells whether a workload is
+    /// bound by the host's issuing or by the device.
+    pub fn record_host(&self, name: &'static str, host: Duration) {
+        let ns = host.as_nanos() as u64;
+        let mut state = self.state.lock();
+        state.host_window_ns += ns;
+        let entry = state.host_calls.entry(name).or_default();
+        entry.0 += 1;
+        entry.1 += ns;
+    }
+
     /// Names tile `tile` in the trace (e.g. its device).
     pub fn name_tile(&self, tile: usize, name: &str) {
         self.state.lock().tile_names.insert(tile, name.to_string());
@@ -143,7 +162,8 @@ impl Profiler {
         let mut state = self.state.lock();
         state.resolve(true);
         let window = std::mem::take(&mut state.window);
-        let op = report::operation(name, external, loops, &window);
+        let host_ns = std::mem::take(&mut state.host_window_ns);
+        let op = report::operation(name, external, loops, &window, host_ns);
         state.grouped.extend(window);
         state.operations.push(op.clone());
         Ok(op)
@@ -155,6 +175,8 @@ impl Profiler {
         state.pending.clear();
         state.window.clear();
         state.grouped.clear();
+        state.host_window_ns = 0;
+        state.host_calls.clear();
         state.unprofiled = 0;
     }
 
@@ -170,6 +192,7 @@ impl Profiler {
         Ok(report::build_report(
             report::kernel_stats(state.grouped.iter().chain(state.window.iter())),
             state.operations.clone(),
+            &state.host_calls,
             &state.tile_names,
             state.unprofiled,
         ))

@@ -69,6 +69,11 @@ pub struct Operation {
     pub loops: u32,
     /// Host (wall) time per loop, as the caller measured it.
     pub external_ns: f64,
+    /// Host time per loop the routed calls of the operation took to issue (from entering
+    /// the backend to returning to SEAL; SEAL's own checks before the backend are not in
+    /// it). 0 when no routed call was recorded.
+    #[serde(default)]
+    pub host_ns: f64,
     /// Device time of all its kernels, per loop.
     pub kernel_ns: f64,
     /// Device time of its NTT kernels, per loop.
@@ -81,6 +86,15 @@ pub struct Operation {
     pub kernels: Vec<OperationKernel>,
 }
 
+/// The host time of one kind of routed call (see `Profiler::record_host`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostCallStats {
+    pub name: String,
+    pub calls: u64,
+    pub avg_ns: f64,
+    pub total_ns: u64,
+}
+
 /// What `Profiler::export_json` writes.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProfileReport {
@@ -91,6 +105,9 @@ pub struct ProfileReport {
     /// Largest total device time first.
     pub kernels: Vec<KernelStats>,
     pub operations: Vec<Operation>,
+    /// Host time per routed call, by operation name (SEAL's names), most total time first.
+    #[serde(default)]
+    pub host_calls: Vec<HostCallStats>,
     /// Launches whose events had no timestamps (queue created without profiling).
     pub unprofiled_events: u64,
 }
@@ -169,6 +186,7 @@ pub(super) fn operation(
     external: Duration,
     loops: u32,
     records: &[KernelRecord],
+    host_ns: u64,
 ) -> Operation {
     let loops_f = f64::from(loops.max(1));
     let stats = kernel_stats(records.iter());
@@ -184,6 +202,7 @@ pub(super) fn operation(
         name: name.to_string(),
         loops,
         external_ns,
+        host_ns: host_ns as f64 / loops_f,
         kernel_ns,
         ntt_ns,
         ntt_share: share(ntt_ns, kernel_ns),
@@ -205,9 +224,20 @@ pub(super) fn operation(
 pub(super) fn build_report(
     kernels: Vec<KernelStats>,
     operations: Vec<Operation>,
+    host_calls: &BTreeMap<&'static str, (u64, u64)>,
     tiles: &BTreeMap<usize, String>,
     unprofiled_events: u64,
 ) -> ProfileReport {
+    let mut host_calls: Vec<HostCallStats> = host_calls
+        .iter()
+        .map(|(&name, &(calls, total_ns))| HostCallStats {
+            name: name.to_string(),
+            calls,
+            avg_ns: total_ns as f64 / calls.max(1) as f64,
+            total_ns,
+        })
+        .collect();
+    host_calls.sort_by(|a, b| b.total_ns.cmp(&a.total_ns));
     ProfileReport {
         format: REPORT_FORMAT.to_string(),
         created_unix_s: SystemTime::now()
@@ -217,6 +247,7 @@ pub(super) fn build_report(
         tiles: tiles.clone(),
         kernels,
         operations,
+        host_calls,
         unprofiled_events,
     }
 }
@@ -258,6 +289,16 @@ pub(super) fn write_csv(path: &Path, report: &ProfileReport) -> Result<()> {
             k.total_ns as f64 / 1e3,
             share(k.total_ns as f64, total as f64),
             k.is_ntt
+        );
+    }
+    for h in &report.host_calls {
+        let _ = writeln!(
+            out,
+            "host,{},,,,,{},{:.3},{:.3},,",
+            csv_field(&h.name),
+            h.calls,
+            h.avg_ns / 1e3,
+            h.total_ns as f64 / 1e3
         );
     }
     for op in &report.operations {

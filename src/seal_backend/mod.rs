@@ -241,7 +241,8 @@ impl Backend {
         Ok(c)
     }
 
-    /// Runs `body` with the level's operations.
+    /// Runs `body` with the level's operations; while profiling, records the host time it
+    /// took under `name`.
     fn with_ops<T>(
         &self,
         name: &'static str,
@@ -249,6 +250,19 @@ impl Backend {
         body: impl FnOnce(&LevelOps) -> Result<T>,
     ) -> Result<T> {
         let _span = self.graph.operation_span(name);
+        let started = self.graph.profiler().map(|_| std::time::Instant::now());
+        let result = self.with_ops_untimed(level, body);
+        if let (Some(profiler), Some(started)) = (self.graph.profiler(), started) {
+            profiler.record_host(name, started.elapsed());
+        }
+        result
+    }
+
+    fn with_ops_untimed<T>(
+        &self,
+        level: &Level,
+        body: impl FnOnce(&LevelOps) -> Result<T>,
+    ) -> Result<T> {
         let context = self.context(level)?;
         let ops = LevelOps::new(&context, &self.graph, level.primes)?;
         body(&ops)
