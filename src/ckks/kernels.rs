@@ -15,7 +15,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::arith::Modulus;
-use crate::cl::{sources, Buffer, Context, Kernel, Program, Queue};
+use crate::cl::{self, sources, Buffer, Context, Kernel, Program, Queue};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
@@ -99,9 +99,10 @@ impl Arg<'_> {
 
 use Kind::{Buf as B, U32 as U};
 
-/// A kernel with its signature. Its arguments are set, the kernel enqueued and its buffer
-/// arguments unset again under the lock: OpenCL captures arguments at enqueue, so the
-/// kernel can be shared by threads, and it keeps no caller's buffer alive afterwards.
+/// A kernel with its signature. Its arguments are set (`cl::set_arg_raw`: one
+/// `clSetKernelArg` each, no retain) and the kernel enqueued under the lock: OpenCL captures
+/// arguments at enqueue, and the enqueued command keeps its buffers alive, so the kernel can
+/// be shared by threads and holds no caller's buffer.
 struct Slot {
     name: &'static str,
     signature: &'static [Kind],
@@ -281,29 +282,18 @@ impl CkksKernels {
             )));
         }
         let kernel = slot.kernel.lock();
-        let mut result = Ok(());
         for (i, arg) in args.iter().enumerate() {
-            let set = match *arg {
-                Arg::Buf(b) => kernel.set_arg(i as u32, b),
-                Arg::U32(v) => kernel.set_arg(i as u32, v),
+            let arg = match *arg {
+                Arg::Buf(b) => cl::KernelArg::Buf(b),
+                Arg::U32(v) => cl::KernelArg::U32(v),
             };
-            if let Err(e) = set {
-                result = Err(e.into());
-                break;
-            }
+            // SAFETY: every argument is set here, each of the kind the slot's signature
+            // (checked above) declares, under the slot's lock, before every enqueue.
+            unsafe { cl::set_arg_raw(&kernel, i as u32, arg) }?;
         }
-        if result.is_ok() {
-            // SAFETY: this function's contract (every index in range) is the one
-            // `Graph::launch` asks for.
-            result = unsafe { graph.launch(&kernel, global, None) };
-        }
-        // The arguments were captured at enqueue; let go of the caller's buffers.
-        for (i, arg) in args.iter().enumerate() {
-            if let Arg::Buf(_) = arg {
-                kernel.set_arg(i as u32, None::<&Buffer<u64>>)?;
-            }
-        }
-        result
+        // SAFETY: this function's contract (every index in range) is the one
+        // `Graph::launch` asks for.
+        unsafe { graph.launch(&kernel, global, None) }
     }
 
     /// Checks a same-shape elementwise launch; returns its word count polys * K * N.

@@ -178,6 +178,33 @@ pub fn poison(buf: &Buffer<u64>, pattern: u64) -> Result<()> {
     Ok(())
 }
 
+/// One argument of a kernel launch: a buffer of words or a 32-bit scalar.
+#[derive(Clone, Copy)]
+pub enum KernelArg<'a> {
+    Buf(&'a Buffer<u64>),
+    U32(u32),
+}
+
+/// Sets argument `index` of `kernel` with nothing but `clSetKernelArg`: no type lookup and,
+/// for a buffer, no retain in the kernel object and no release of the previous one (ocl's
+/// `set_arg` does both, several driver calls per argument on every launch).
+///
+/// # Safety
+/// The kernel must not be enqueued again without every argument set anew (the buffer may be
+/// freed once the launch that uses it is enqueued: an enqueued command keeps the memory
+/// objects it uses alive, OpenCL 1.2 section 5.2.2), and `arg` must have the type the
+/// kernel declares at `index`. The CKKS and NTT launchers set every argument, checked
+/// against the kernel's signature, under the kernel's lock before each enqueue.
+pub unsafe fn set_arg_raw(kernel: &Kernel, index: u32, arg: KernelArg) -> Result<()> {
+    let value = match arg {
+        KernelArg::Buf(b) => ocl::core::ArgVal::mem(b.as_core()),
+        KernelArg::U32(ref v) => ocl::core::ArgVal::scalar(v),
+    };
+    // SAFETY: the caller's guarantee (see `# Safety`).
+    unsafe { kernel.set_arg_unchecked(index, value) }?;
+    Ok(())
+}
+
 /// Enqueues `kernel` on its default queue over `global` work items (work groups of
 /// `local` if given); see [`enqueue_on`] for another queue.
 ///

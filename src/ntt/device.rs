@@ -634,10 +634,23 @@ impl NttPlan {
         };
         let mut events = Vec::with_capacity(if want_events { launches.len() } else { 0 });
         for launch in launches {
-            launch.kernel.set_arg(VALUES_ARG, values)?;
-            launch.kernel.set_arg(PRIMES_ARG, primes as u32)?;
-            if launch.takes_reduce {
-                launch.kernel.set_arg(REDUCE_ARG, reduce as u32)?;
+            // SAFETY: the per-call arguments are set here, with the types ntt.cl declares,
+            // under the plan's lock, before every enqueue; the tables were set when the
+            // kernel was built and stay alive with it.
+            unsafe {
+                cl::set_arg_raw(&launch.kernel, VALUES_ARG, cl::KernelArg::Buf(values))?;
+                cl::set_arg_raw(
+                    &launch.kernel,
+                    PRIMES_ARG,
+                    cl::KernelArg::U32(primes as u32),
+                )?;
+                if launch.takes_reduce {
+                    cl::set_arg_raw(
+                        &launch.kernel,
+                        REDUCE_ARG,
+                        cl::KernelArg::U32(reduce as u32),
+                    )?;
+                }
             }
             let mut event = want_events.then(Event::empty);
             // SAFETY: validate() checked values.len() >= residues * N. Each work item (or
@@ -655,11 +668,6 @@ impl NttPlan {
                 )?
             };
             events.extend(event);
-        }
-        // The arguments are captured; let go of the caller's buffer (the kernel object
-        // would otherwise keep it alive until the next call).
-        for launch in launches {
-            launch.kernel.set_arg(VALUES_ARG, None::<&Buffer<u64>>)?;
         }
         Ok(events)
     }
