@@ -235,7 +235,7 @@ fn main() -> std::io::Result<()> {
                 let floor = &j["driver_floor"];
                 let _ = writeln!(
                     out,
-                    "N = 2^{}, {} calls per figure. Driver floor (empty kernel): {:.1} us per launch, \
+                    "N = 2^{}, {} calls per figure. Driver floor (empty kernel, host time per enqueue): {:.1} us per launch, \
                      {:.1} us with an event, {:.0} launches/s from 1 thread, {:.0} from 8.\n",
                     s(&j["log_n"]),
                     s(&j["reps"]),

@@ -5,8 +5,9 @@
 // return), the whole call followed by a synchronization, and a stream of 100 independent calls
 // issued back to back and then synchronized (per call). Then MulLin throughput with 1, 2, 4, 8
 // threads (each its own Evaluator and operands). And the driver's own floor on the same device:
-// an empty kernel enqueued back to back without and with an event, from 1 and from 8 threads
-// (one in-order queue each). Every GPU result is compared word for word with SEAL's CPU result.
+// the host time to enqueue an empty kernel, without and with an event, from 1 thread and from
+// 8 threads at once (one in-order queue each; batches short enough that the driver's queue
+// never fills). Every GPU result is compared word for word with SEAL's CPU result.
 //
 //   host_path [--log-n 15|13|...] [--reps R] [--json PATH]
 //
@@ -31,6 +32,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -108,8 +110,8 @@ namespace
         string device;
         double launch_us = 0;            // host time per enqueue, no event
         double launch_event_us = 0;      // host time per enqueue with an event (released at once)
-        double launches_per_s_1 = 0;     // 1 thread, back to back, then finish
-        double launches_per_s_8 = 0;     // 8 threads, one queue each
+        double launches_per_s_1 = 0;     // 1 thread: 1 / its host time per enqueue
+        double launches_per_s_8 = 0;     // 8 threads enqueueing at once, one queue each
     };
 
     DriverFloor measure_driver_floor()
@@ -129,16 +131,22 @@ namespace
         cl_mem buffer = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &status);
         cl_check(status, "clCreateBuffer");
 
-        // Launches per second from `threads` threads, each its own queue and kernel object.
-        auto run = [&](int threads, int launches, bool events) {
-            vector<double> per_launch(threads);
+        // Host time per enqueue from `threads` threads at once, each its own queue and kernel
+        // object, in rounds: every thread enqueues 64 launches, the round's time runs from
+        // its start until the last thread has enqueued, then every queue is finished before
+        // the next round (so the driver's queue never fills: a full queue would make the
+        // enqueue wait for the device and measure the device instead). Returns the median
+        // host time per launch of one thread and the launches per second all threads
+        // together issue (threads * 64 / median round time).
+        auto run = [&](int threads, bool events) {
+            const int rounds = 60, batch = 64;
+            vector<double> per_launch, round_us;
+            mutex per_launch_mutex;
+            atomic<int> ready{ 0 }, started{ -1 }, enqueued{ 0 }, finished{ 0 };
             vector<thread> pool;
-            atomic<int> ready{ 0 };
-            Clock::time_point start;
-            atomic<bool> go{ false };
             for (int t = 0; t < threads; t++)
             {
-                pool.emplace_back([&, t] {
+                pool.emplace_back([&] {
                     cl_int s;
                     cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &s);
                     cl_kernel k = clCreateKernel(program, "empty", &s);
@@ -150,22 +158,32 @@ namespace
                     }
                     clFinish(q);
                     ready++;
-                    while (!go)
+                    for (int r = 0; r < rounds; r++)
                     {
-                        this_thread::yield();
-                    }
-                    auto t0 = Clock::now();
-                    for (int i = 0; i < launches; i++)
-                    {
-                        cl_event e;
-                        clEnqueueNDRangeKernel(q, k, 1, nullptr, &global, nullptr, 0, nullptr, events ? &e : nullptr);
-                        if (events)
+                        while (started.load() < r)
                         {
-                            clReleaseEvent(e);
+                            this_thread::yield();
                         }
+                        auto t0 = Clock::now();
+                        for (int i = 0; i < batch; i++)
+                        {
+                            cl_event e;
+                            clEnqueueNDRangeKernel(
+                                q, k, 1, nullptr, &global, nullptr, 0, nullptr, events ? &e : nullptr);
+                            if (events)
+                            {
+                                clReleaseEvent(e);
+                            }
+                        }
+                        const double us = us_since(t0, Clock::now()) / batch;
+                        enqueued++;
+                        clFinish(q);
+                        {
+                            lock_guard<mutex> lock(per_launch_mutex);
+                            per_launch.push_back(us);
+                        }
+                        finished++;
                     }
-                    per_launch[t] = us_since(t0, Clock::now()) / launches;
-                    clFinish(q);
                     clReleaseKernel(k);
                     clReleaseCommandQueue(q);
                 });
@@ -174,19 +192,30 @@ namespace
             {
                 this_thread::yield();
             }
-            start = Clock::now();
-            go = true;
+            for (int r = 0; r < rounds; r++)
+            {
+                auto t0 = Clock::now();
+                started = r;
+                while (enqueued.load() < threads * (r + 1))
+                {
+                    this_thread::yield();
+                }
+                round_us.push_back(us_since(t0, Clock::now()));
+                while (finished.load() < threads * (r + 1))
+                {
+                    this_thread::yield();
+                }
+            }
             for (auto &th : pool)
             {
                 th.join();
             }
-            double wall = us_since(start, Clock::now());
-            return make_pair(median(per_launch), threads * launches / wall * 1e6);
+            return make_pair(median(per_launch), threads * batch / median(round_us) * 1e6);
         };
-        floor.launch_us = run(1, 5000, false).first;
-        floor.launch_event_us = run(1, 5000, true).first;
-        floor.launches_per_s_1 = run(1, 5000, false).second;
-        floor.launches_per_s_8 = run(8, 2000, false).second;
+        floor.launch_us = run(1, false).first;
+        floor.launch_event_us = run(1, true).first;
+        floor.launches_per_s_1 = run(1, false).second;
+        floor.launches_per_s_8 = run(8, false).second;
         clReleaseMemObject(buffer);
         clReleaseProgram(program);
         clReleaseContext(ctx);
@@ -474,7 +503,7 @@ namespace
     {
         const DriverFloor floor = measure_driver_floor();
         cout << "device: " << floor.device << "\n"
-             << fixed << setprecision(1) << "driver floor (empty kernel, back to back): " << floor.launch_us
+             << fixed << setprecision(1) << "driver floor (empty kernel, host time per enqueue): " << floor.launch_us
              << " us per launch, " << floor.launch_event_us << " us with an event; " << floor.launches_per_s_1
              << " launches/s from 1 thread, " << floor.launches_per_s_8 << " from 8 threads (own queues)\n";
 
