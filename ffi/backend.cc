@@ -37,7 +37,7 @@ namespace seal_opencl
         using seal::gpu::Access;
 
         // Rust errors arrive as rust::Error whose message starts with the C++ exception type
-        // SEAL would throw (src/seal_backend/bridge.rs writes the tag).
+        // SEAL would throw (src/ffi.rs writes the tag).
         [[noreturn]] void rethrow_as_seal(const rust::Error &e)
         {
             const std::string message = e.what();

@@ -1,14 +1,12 @@
 //! Tiles and queues: partitioning, independent graphs on different queues (same results
-//! as one queue, and no waiting on each other), round-robin graphs, per-tile shared
-//! data, the sync-after-launch switch, frames over every tile.
+//! as one queue, and no waiting on each other), round-robin graphs, the sync-after-launch
+//! switch, frames over every tile.
 //!
 //! On a CPU device (PoCL in CI) the device is split into two sub-devices; on a GPU the
 //! tiles are whatever the driver exposes, and every GPU of the platform takes part.
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use seal_opencl::cl::{self, DeviceSelector, Kernel};
@@ -236,54 +234,6 @@ fn impossible_splits_and_bad_switches_are_errors() {
         ..Default::default()
     })
     .is_err());
-}
-
-#[test]
-fn shared_data_is_made_once_per_tile() {
-    let devices = two_tiles_or_more(1);
-    let made = AtomicUsize::new(0);
-    let table: Vec<u64> = (0..1000).collect();
-    std::thread::scope(|s| {
-        for _ in 0..4 {
-            s.spawn(|| {
-                for tile in devices.tiles() {
-                    let up = tile
-                        .shared("params:42", |t| {
-                            made.fetch_add(1, Ordering::SeqCst);
-                            let q = &t.queues()[0];
-                            t.context().upload(q, &table)
-                        })
-                        .unwrap();
-                    assert_eq!(cl::download(&up).unwrap(), table);
-                }
-            });
-        }
-    });
-    assert_eq!(
-        made.load(Ordering::SeqCst),
-        devices.tiles().len(),
-        "uploaded once per tile"
-    );
-
-    let t = &devices.tiles()[0];
-    let a = t
-        .shared("params:42", |_| -> seal_opencl::Result<cl::Buffer<u64>> {
-            unreachable!()
-        })
-        .unwrap();
-    let b = t
-        .shared("params:42", |_| -> seal_opencl::Result<cl::Buffer<u64>> {
-            unreachable!()
-        })
-        .unwrap();
-    assert!(Arc::ptr_eq(&a, &b));
-    // Another type under the same key is another value.
-    assert_eq!(*t.shared("params:42", |_| Ok(7u32)).unwrap(), 7);
-    // A failed make stores nothing; the next call makes it.
-    assert!(t
-        .shared::<u8, _>("flaky", |_| Err(Error::Logic("upload failed".into())))
-        .is_err());
-    assert_eq!(*t.shared("flaky", |_| Ok(1u8)).unwrap(), 1);
 }
 
 #[test]

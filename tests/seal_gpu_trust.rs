@@ -171,7 +171,8 @@ fn child_uninstall_while_threads_issue_work() {
 }
 
 /// Issue 9.2: 8 threads share an operand that is not on the device yet (a plaintext of
-/// multiply_plain, then a ciphertext of multiply), each with its own evaluator and result:
+/// multiply_plain, then a ciphertext of multiply) and the relinearization keys, each with
+/// its own evaluator and result:
 /// the first routed use of the shared operand uploads it once, under the object's lock;
 /// every thread's result is SEAL's CPU result. A fresh shared operand every round, marked
 /// in odd rounds, unmarked (marked by the first call) in even ones.
@@ -192,6 +193,9 @@ fn threads_share_an_operand_that_is_not_uploaded() {
         .unwrap();
     let mut by_ct = a.clone();
     fx.evaluator.multiply_inplace(&mut by_ct, &b).unwrap();
+    fx.evaluator
+        .relinearize_inplace(&mut by_ct, &fx.relin)
+        .unwrap();
     let (by_plain, by_ct) = (by_plain.data().unwrap(), by_ct.data().unwrap());
 
     for round in 0..ROUNDS {
@@ -204,8 +208,8 @@ fn threads_share_an_operand_that_is_not_uploaded() {
         let results: Vec<(Vec<u64>, Vec<u64>)> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..THREADS)
                 .map(|_| {
-                    let (ctx, a, shared_plain, shared_ct) =
-                        (&fx.ctx, &a, &shared_plain, &shared_ct);
+                    let (ctx, relin, a, shared_plain, shared_ct) =
+                        (&fx.ctx, &fx.relin, &a, &shared_plain, &shared_ct);
                     s.spawn(move || {
                         let evaluator = Evaluator::new(ctx).unwrap();
                         let mut x = a.clone();
@@ -216,6 +220,7 @@ fn threads_share_an_operand_that_is_not_uploaded() {
                         let mut y = a.clone();
                         y.gpu().unwrap();
                         evaluator.multiply_inplace(&mut y, shared_ct).unwrap();
+                        evaluator.relinearize_inplace(&mut y, relin).unwrap();
                         (x.data().unwrap(), y.data().unwrap())
                     })
                 })
@@ -228,7 +233,11 @@ fn threads_share_an_operand_that_is_not_uploaded() {
                 x,
                 &format!("round {round}, thread {t}: multiply_plain"),
             );
-            assert_words(&by_ct, y, &format!("round {round}, thread {t}: multiply"));
+            assert_words(
+                &by_ct,
+                y,
+                &format!("round {round}, thread {t}: multiply, relinearize"),
+            );
         }
         assert_eq!(
             shared_plain.data().unwrap(),
@@ -263,6 +272,46 @@ fn threads_read_a_shared_device_result() {
                     )
                 });
             }
+        });
+    }
+}
+
+/// A result computed on one thread and handed to another (a channel, no synchronization)
+/// is used there as SEAL's words: the other thread's operations are ordered after the
+/// first thread's on the device, and many threads share the keys.
+#[test]
+fn a_result_handed_to_another_thread_is_used_there() {
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let mut want = a.clone();
+    fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
+    fx.evaluator
+        .relinearize_inplace(&mut want, &fx.relin)
+        .unwrap();
+    fx.evaluator
+        .rotate_vector_inplace(&mut want, 1, &fx.galois)
+        .unwrap();
+    let want = want.data().unwrap();
+    let (ctx, relin, galois) = (&fx.ctx, &fx.relin, &fx.galois);
+    for round in 0..20 {
+        let (send, receive) = std::sync::mpsc::channel::<Ciphertext>();
+        std::thread::scope(|s| {
+            let (a, b) = (&a, &b);
+            s.spawn(move || {
+                let evaluator = Evaluator::new(ctx).unwrap();
+                let mut x = on_gpu(a);
+                evaluator.multiply_inplace(&mut x, b).unwrap();
+                evaluator.relinearize_inplace(&mut x, relin).unwrap();
+                send.send(x).unwrap();
+            });
+            let consumer = s.spawn(move || {
+                let evaluator = Evaluator::new(ctx).unwrap();
+                let mut x = receive.recv().unwrap();
+                evaluator.rotate_vector_inplace(&mut x, 1, galois).unwrap();
+                x.data().unwrap()
+            });
+            assert_words(&want, &consumer.join().unwrap(), &format!("round {round}"));
         });
     }
 }

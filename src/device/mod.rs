@@ -7,10 +7,10 @@
 //! program cache, [`Memcache`] and one or more in-order queues. Work on different tiles
 //! is assumed memory independent (XeHE's assumption): buffers do not move between tiles.
 //!
-//! A [`Graph`] (one SEAL Evaluator, or any explicit chain of operations) is bound to one
-//! queue of one tile; its commands run in order, and independent graphs on different
-//! queues run concurrently. Read-only data shared by graphs (parameter tables, keys) is
-//! uploaded once per tile through [`Tile::shared`].
+//! A [`Graph`] (a chain of operations) is bound to one queue of one tile; its commands run
+//! in order, and independent graphs on different queues run concurrently. The SEAL backend
+//! (`crate::seal_backend`) runs every operation on one graph; its read-only data (parameter
+//! tables, keys) is uploaded once, by the backend.
 //!
 //! Switches (read by [`DeviceOptions::from_env`]):
 //! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
@@ -33,12 +33,8 @@
 //!   kernel and one add kernel per term instead of one multiply-add kernel (the naive
 //!   baseline of the benchmarks; see `crate::ckks::ops::LevelOps::tensor`). Default `1`.
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 
 use crate::cl::{
     self, Context, DeviceSelector, Event, Kernel, PartitionScheme, Queue, SpatialDims,
@@ -354,9 +350,6 @@ fn tile_contexts(
     }
 }
 
-/// Values shared by every graph of a tile, by (key, type).
-type SharedSlot = Mutex<Option<Arc<dyn Any + Send + Sync>>>;
-
 /// One tile: a (sub-)device with its context, queues and buffer pool.
 pub struct Tile {
     index: usize,
@@ -365,7 +358,6 @@ pub struct Tile {
     context: Arc<Context>,
     queues: Vec<Queue>,
     memcache: Memcache,
-    shared: Mutex<HashMap<(String, TypeId), Arc<SharedSlot>>>,
     sync_each_launch: bool,
     profiler: Option<Arc<Profiler>>,
 }
@@ -397,7 +389,6 @@ impl Tile {
             memcache,
             context,
             queues,
-            shared: Mutex::new(HashMap::new()),
             sync_each_launch: options.sync_each_launch,
             profiler: options.profiler.clone(),
         })
@@ -444,36 +435,6 @@ impl Tile {
         })
     }
 
-    /// The value stored under `key` for type `T` on this tile, made by `make` on first
-    /// use (e.g. parameter tables uploaded to this tile's memory). Concurrent first
-    /// requests make it once; a failed `make` stores nothing, so a later call retries.
-    pub fn shared<T, F>(&self, key: &str, make: F) -> Result<Arc<T>>
-    where
-        T: Any + Send + Sync,
-        F: FnOnce(&Tile) -> Result<T>,
-    {
-        let slot = self
-            .shared
-            .lock()
-            .entry((key.to_string(), TypeId::of::<T>()))
-            .or_default()
-            .clone();
-        let mut value = slot.lock();
-        let any = match &*value {
-            Some(any) => any.clone(),
-            None => {
-                let _span =
-                    tracing::debug_span!("tile_shared_make", tile = self.index, key).entered();
-                let made: Arc<dyn Any + Send + Sync> = Arc::new(make(self)?);
-                *value = Some(made.clone());
-                made
-            }
-        };
-        // The slot is keyed by TypeId::of::<T>, so it only ever holds a T.
-        any.downcast::<T>()
-            .map_err(|_| Error::Logic(format!("shared value {key:?} has another type")))
-    }
-
     /// Waits for every queue of this tile.
     pub fn finish(&self) -> Result<()> {
         for queue in &self.queues {
@@ -483,9 +444,8 @@ impl Tile {
     }
 }
 
-/// A chain of operations bound to one in-order queue of one tile (an explicit handle: the
-/// SEAL integration keeps one per Evaluator). Cloning gives another handle to the same
-/// queue.
+/// A chain of operations bound to one in-order queue of one tile (the SEAL backend keeps
+/// one for every operation). Cloning gives another handle to the same queue.
 #[derive(Clone)]
 pub struct Graph {
     tile: Arc<Tile>,
