@@ -36,6 +36,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use parking_lot::{Mutex, MutexGuard};
+
 use crate::cl::{
     self, Context, DeviceSelector, Event, Kernel, PartitionScheme, Queue, SpatialDims,
 };
@@ -357,6 +359,8 @@ pub struct Tile {
     sub_device: bool,
     context: Arc<Context>,
     queues: Vec<Queue>,
+    /// One per queue: held while one operation enqueues its commands (`Graph::issuing`).
+    issue_locks: Vec<Mutex<()>>,
     memcache: Memcache,
     sync_each_launch: bool,
     profiler: Option<Arc<Profiler>>,
@@ -388,6 +392,7 @@ impl Tile {
             sub_device,
             memcache,
             context,
+            issue_locks: queues.iter().map(|_| Mutex::new(())).collect(),
             queues,
             sync_each_launch: options.sync_each_launch,
             profiler: options.profiler.clone(),
@@ -489,6 +494,15 @@ impl Graph {
     /// The profiler launches on this graph are recorded into, if any.
     pub fn profiler(&self) -> Option<&Arc<Profiler>> {
         self.tile.profiler.as_ref()
+    }
+
+    /// Held while one operation enqueues its commands on this graph's queue: threads that
+    /// share the queue take turns per operation instead of handing the kernel slots, the
+    /// pool and the driver's own lock to each other after every launch. The queue runs its
+    /// commands in order whatever the interleaving, so nothing runs later for it; graphs on
+    /// other queues do not wait for it.
+    pub fn issuing(&self) -> MutexGuard<'_, ()> {
+        self.tile.issue_locks[self.queue].lock()
     }
 
     /// Enters a tracing span for operation `name` on this graph (closed when dropped).

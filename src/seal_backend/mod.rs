@@ -250,6 +250,7 @@ impl Backend {
         body: impl FnOnce(&LevelOps) -> Result<T>,
     ) -> Result<T> {
         let _span = self.graph.operation_span(name);
+        let _issuing = self.graph.issuing();
         let started = self.graph.profiler().map(|_| std::time::Instant::now());
         let result = self.with_ops_untimed(level, body);
         if let (Some(profiler), Some(started)) = (self.graph.profiler(), started) {
