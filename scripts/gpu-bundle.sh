@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds every test, bench and example in release mode, plus the C++ programs (the
 # seed 001 Listing 1 example and SEAL's googletest suite against the staticlib), and packs
-# them with ../shared/device/gpu-env.sh and scripts/gpu-suite.sh into .gpu/ (ignored by
+# them with scripts/gpu-env.sh and scripts/gpu-suite.sh into .gpu/ (ignored by
 # git) for a run on the GPU machine, which has no Rust toolchain:
 #   device run, carry [".gpu"]:  . .gpu/gpu-env.sh && .gpu/gpu-suite.sh tests
 #                                . .gpu/gpu-env.sh && .gpu/gpu-suite.sh benches
@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 stage=target/release/gpu-stage
 rm -rf .gpu "$stage" && mkdir -p .gpu "$stage"
-cp ../shared/device/gpu-env.sh scripts/gpu-suite.sh scripts/seal-gtest-run.sh .gpu/
+cp scripts/gpu-env.sh scripts/gpu-suite.sh scripts/seal-gtest-run.sh .gpu/
 # copy_executables KIND PREFIX: copies the executables of targets of KIND (cargo's JSON
 # messages on stdin; the library's unit-test binary counts as kind "test").
 copy_executables() {
