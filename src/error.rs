@@ -110,13 +110,47 @@ impl Error {
 
 impl From<ocl::Error> for Error {
     fn from(e: ocl::Error) -> Self {
-        let text = e.to_string();
-        // CL_MEM_OBJECT_ALLOCATION_FAILURE (-4) and CL_OUT_OF_RESOURCES (-5) mean the
-        // device ran out; callers (the memcache) react to that differently.
-        if text.contains("MemObjectAllocationFailure") || text.contains("OutOfResources") {
+        classify(e.api_status(), e.to_string())
+    }
+}
+
+/// An OpenCL failure by its status code (not its message text, which drivers word
+/// differently): only `CL_MEM_OBJECT_ALLOCATION_FAILURE` and `CL_OUT_OF_HOST_MEMORY` mean
+/// memory ran out, which the memcache answers by flushing its free pool and trying again.
+/// `CL_OUT_OF_RESOURCES` is no such case: NVIDIA's driver also returns it after a kernel
+/// faulted, and a flush would not help.
+fn classify(status: Option<ocl::core::Status>, text: String) -> Error {
+    use ocl::core::Status;
+    match status {
+        Some(Status::CL_MEM_OBJECT_ALLOCATION_FAILURE | Status::CL_OUT_OF_HOST_MEMORY) => {
             Error::OutOfMemory(text)
-        } else {
-            Error::OpenCl(text)
+        }
+        _ => Error::OpenCl(text),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ocl::core::Status;
+
+    #[test]
+    fn opencl_failures_are_classified_by_status() {
+        let text = || "clCreateBuffer: CL_OUT_OF_RESOURCES".to_string();
+        for (status, out_of_memory) in [
+            (Some(Status::CL_MEM_OBJECT_ALLOCATION_FAILURE), true),
+            (Some(Status::CL_OUT_OF_HOST_MEMORY), true),
+            (Some(Status::CL_OUT_OF_RESOURCES), false),
+            (Some(Status::CL_INVALID_MEM_OBJECT), false),
+            (None, false),
+        ] {
+            let e = classify(status, text());
+            assert_eq!(
+                matches!(e, Error::OutOfMemory(_)),
+                out_of_memory,
+                "{status:?}: {e:?}"
+            );
+            assert_eq!(e.kind(), ErrorKind::Runtime);
         }
     }
 }
