@@ -95,15 +95,63 @@ fn keys_are_freed_with_their_object() {
             .upload_key(&level, key(object, index, 0), 2, &words)
             .unwrap();
     }
-    assert_eq!(backend.key_count(), 3);
+    assert_eq!(backend.key_stats().key_vectors, 3);
     backend.upload_key(&level, key(7, 0, 1), 2, &words).unwrap();
     assert_eq!(
-        backend.key_count(),
+        backend.key_stats().key_vectors,
         3,
         "a new version replaces the old upload"
     );
     assert!(backend.has_key(&key(7, 0, 1)) && !backend.has_key(&key(7, 0, 0)));
     backend.release_keys(7);
-    assert_eq!(backend.key_count(), 1);
+    assert_eq!(backend.key_stats().key_vectors, 1);
     assert!(backend.has_key(&key(8, 0, 0)) && !backend.has_key(&key(7, 1, 0)));
+}
+
+/// A server cycling through many clients' keys: the cache keeps at most its byte cap, the
+/// least recently used key vectors go first, and an evicted key is uploaded again on its
+/// next use (the caller asks `has_key`, as ffi/backend.cc does, and uploads).
+#[test]
+fn keys_beyond_the_cap_evict_the_least_recently_used() {
+    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
+    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
+    let level = Level {
+        key_parms_id: ctx.key_parms_id(),
+        log_n: N.trailing_zeros(),
+        key_moduli: &key_moduli,
+        using_keyswitching: true,
+        primes: 2,
+    };
+    let words = vec![1u64; 2 * 2 * key_moduli.len() * N];
+    let key_bytes = words.len() as u64 * 8;
+    let backend = Backend::new(
+        Devices::from_env().unwrap(),
+        NttStrategy::from_env().unwrap(),
+    )
+    .unwrap()
+    .with_max_key_bytes(3 * key_bytes);
+    let key = |object| KeyId {
+        object,
+        index: 0,
+        version: 0,
+    };
+    for object in 0..3 {
+        backend.upload_key(&level, key(object), 2, &words).unwrap();
+    }
+    // Object 0 used again: 1 is now the least recently used.
+    assert!(backend.has_key(&key(0)));
+    for object in 3..100 {
+        backend.upload_key(&level, key(object), 2, &words).unwrap();
+        let stats = backend.key_stats();
+        assert!(stats.bytes <= stats.max_bytes, "{stats:?}");
+        if object == 3 {
+            assert!(
+                backend.has_key(&key(0)) && !backend.has_key(&key(1)),
+                "LRU order"
+            );
+        }
+    }
+    let stats = backend.key_stats();
+    assert_eq!((stats.key_vectors, stats.evictions), (3, 97), "{stats:?}");
+    assert!(backend.has_key(&key(99)) && !backend.has_key(&key(5)));
 }

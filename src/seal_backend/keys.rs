@@ -3,6 +3,11 @@
 //! (`KSwitchKeys::gpu_id`, never reused in the process) and its index; the object's version
 //! (`KSwitchKeys::gpu_version`, bumped by every write access) tells changed words from the
 //! ones uploaded, which are then replaced. Destroying the object frees its device copies.
+//!
+//! The cache holds at most a byte cap of keys (`SEAL_OPENCL_MAX_KEY_BYTES`): a server that
+//! serves many clients, each with its own keys, evicts the least recently used key vectors
+//! and uploads them again on their next use. An operation holding an evicted key keeps it
+//! alive until it is enqueued, and OpenCL keeps the buffer until its commands finished.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,6 +15,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::ckks::context::KswitchKey;
+use crate::error::{Error, Result};
+
+/// `SEAL_OPENCL_MAX_KEY_BYTES` = N: device bytes of keys the backend keeps (default: a
+/// quarter of the device's memory).
+pub const MAX_KEY_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_KEY_BYTES";
 
 /// One key vector of one KSwitchKeys object, at one version of its words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -19,37 +29,139 @@ pub struct KeyId {
     pub version: u64,
 }
 
-/// A device key with the version of the words it was uploaded from.
-type Entry = (u64, Arc<KswitchKey>);
+struct Entry {
+    version: u64,
+    key: Arc<KswitchKey>,
+    bytes: u64,
+    /// The cache's clock at the last use (least recently used goes first).
+    used: u64,
+}
 
 #[derive(Default)]
-pub(super) struct KeyCache {
+struct State {
     /// By (object, index).
-    keys: Mutex<HashMap<(u64, usize), Entry>>,
+    keys: HashMap<(u64, usize), Entry>,
+    bytes: u64,
+    clock: u64,
+    evictions: u64,
+}
+
+/// What the key cache holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyCacheStats {
+    pub key_vectors: usize,
+    pub bytes: u64,
+    pub max_bytes: u64,
+    pub evictions: u64,
+}
+
+pub(super) struct KeyCache {
+    state: Mutex<State>,
+    max_bytes: u64,
 }
 
 impl KeyCache {
+    /// A cache of at most `max_bytes` of keys (a key vector larger than that is still
+    /// kept, alone).
+    pub(super) fn new(max_bytes: u64) -> KeyCache {
+        KeyCache {
+            state: Mutex::new(State::default()),
+            max_bytes,
+        }
+    }
+
+    /// The cap `SEAL_OPENCL_MAX_KEY_BYTES` names, if set.
+    pub(super) fn max_bytes_from_env() -> Result<Option<u64>> {
+        match std::env::var(MAX_KEY_BYTES_ENV_VAR) {
+            Ok(v) if !v.trim().is_empty() => v
+                .trim()
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n > 0)
+                .map(Some)
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "{MAX_KEY_BYTES_ENV_VAR}={v:?} is not a positive number of bytes"
+                    ))
+                }),
+            _ => Ok(None),
+        }
+    }
+
+    /// The default cap: a quarter of the device's memory.
+    pub(super) fn default_max_bytes(device_bytes: u64) -> u64 {
+        (device_bytes / 4).max(1)
+    }
+
     pub(super) fn get(&self, id: &KeyId) -> Option<Arc<KswitchKey>> {
-        match self.keys.lock().get(&(id.object, id.index)) {
-            Some((version, key)) if *version == id.version => Some(key.clone()),
+        let mut state = self.state.lock();
+        state.clock += 1;
+        let clock = state.clock;
+        match state.keys.get_mut(&(id.object, id.index)) {
+            Some(entry) if entry.version == id.version => {
+                entry.used = clock;
+                Some(entry.key.clone())
+            }
             _ => None,
         }
     }
 
     pub(super) fn insert(&self, id: KeyId, key: KswitchKey) {
-        self.keys
-            .lock()
-            .insert((id.object, id.index), (id.version, Arc::new(key)));
+        let bytes = key.buffer().len() as u64 * 8;
+        let mut state = self.state.lock();
+        state.clock += 1;
+        let entry = Entry {
+            version: id.version,
+            key: Arc::new(key),
+            bytes,
+            used: state.clock,
+        };
+        if let Some(old) = state.keys.insert((id.object, id.index), entry) {
+            state.bytes -= old.bytes;
+        }
+        state.bytes += bytes;
+        while state.bytes > self.max_bytes && state.keys.len() > 1 {
+            let oldest = state
+                .keys
+                .iter()
+                .filter(|(k, _)| **k != (id.object, id.index))
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| *k);
+            let Some(oldest) = oldest else { break };
+            let evicted = state.keys.remove(&oldest).expect("found above");
+            state.bytes -= evicted.bytes;
+            state.evictions += 1;
+            tracing::debug!(
+                object = oldest.0,
+                index = oldest.1,
+                bytes = evicted.bytes,
+                "key evicted from the device (SEAL_OPENCL_MAX_KEY_BYTES)"
+            );
+        }
     }
 
     /// Drops every key vector of `object` (an operation still holding one keeps it alive
     /// until it is enqueued; the device buffer goes with the last reference).
     pub(super) fn release(&self, object: u64) {
-        self.keys.lock().retain(|&(o, _), _| o != object);
+        let mut state = self.state.lock();
+        let mut freed = 0;
+        state.keys.retain(|&(o, _), e| {
+            let keep = o != object;
+            if !keep {
+                freed += e.bytes;
+            }
+            keep
+        });
+        state.bytes -= freed;
     }
 
-    /// Key vectors on the device.
-    pub(super) fn len(&self) -> usize {
-        self.keys.lock().len()
+    pub(super) fn stats(&self) -> KeyCacheStats {
+        let state = self.state.lock();
+        KeyCacheStats {
+            key_vectors: state.keys.len(),
+            bytes: state.bytes,
+            max_bytes: self.max_bytes,
+            evictions: state.evictions,
+        }
     }
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 pub use image::GpuImage;
-pub use keys::KeyId;
+pub use keys::{KeyCacheStats, KeyId, MAX_KEY_BYTES_ENV_VAR};
 pub use transparency::{TransparencyCheck, CHECK_TRANSPARENT_ENV_VAR};
 
 use crate::ckks::context::{CkksContext, KswitchKey};
@@ -67,23 +67,34 @@ impl Backend {
     /// of `SEAL_OPENCL_CHECK_TRANSPARENT`.
     pub fn from_env() -> Result<Backend> {
         let transparency = TransparencyCheck::from_env()?;
-        Ok(
-            Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
-                .checking_transparency(transparency),
-        )
+        let max_key_bytes = KeyCache::max_bytes_from_env()?;
+        let backend = Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
+            .checking_transparency(transparency);
+        Ok(match max_key_bytes {
+            Some(bytes) => backend.with_max_key_bytes(bytes),
+            None => backend,
+        })
     }
 
     pub fn new(devices: Devices, strategy: NttStrategy) -> Result<Backend> {
         let graph = devices.graph();
         tracing::info!(device = %graph.context().info().name, %strategy, "seal-opencl backend ready");
+        let key_bytes = KeyCache::default_max_bytes(graph.context().info().global_mem_bytes);
         Ok(Backend {
             devices,
             graph,
             strategy,
             contexts: Mutex::new(HashMap::new()),
-            keys: KeyCache::default(),
+            keys: KeyCache::new(key_bytes),
             transparency: TransparencyCheck::default(),
         })
+    }
+
+    /// Keeps at most `bytes` of keys on the device (least recently used evicted first;
+    /// the default is a quarter of the device's memory, `SEAL_OPENCL_MAX_KEY_BYTES`).
+    pub fn with_max_key_bytes(mut self, bytes: u64) -> Backend {
+        self.keys = KeyCache::new(bytes);
+        self
     }
 
     /// Answers [`Backend::is_transparent`] in `mode` (the default is
@@ -203,14 +214,15 @@ impl Backend {
         Ok(())
     }
 
-    /// Frees the device copies of every key vector of the KSwitchKeys object `object`.
+    /// Frees the device copies of every key vector of the KSwitchKeys object `object` (SEAL
+    /// destroyed it).
     pub fn release_keys(&self, object: u64) {
         self.keys.release(object);
     }
 
-    /// How many key vectors are on the device.
-    pub fn key_count(&self) -> usize {
-        self.keys.len()
+    /// What the key cache holds (key vectors, bytes, the cap, evictions so far).
+    pub fn key_stats(&self) -> KeyCacheStats {
+        self.keys.stats()
     }
 
     fn key(&self, key: &KeyId) -> Result<Arc<KswitchKey>> {

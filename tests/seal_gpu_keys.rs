@@ -1,0 +1,78 @@
+//! Keys through SEAL with a small key cap (`SEAL_OPENCL_MAX_KEY_BYTES`, read when the
+//! backend is installed, hence child processes): a server cycling through clients, each with
+//! its own relinearization and Galois keys, keeps at most the cap on the device, evicts the
+//! least recently used keys and uploads them again when a client comes back; every result is
+//! SEAL's CPU result. A soak test in small.
+
+mod seal_common;
+
+use seal_common::*;
+use seal_opencl::seal_c::*;
+
+/// Room for about two key vectors of the fixture (N = 2^12, 3 key primes, 2 keys of 2
+/// polynomials: 393216 bytes each).
+const CAP: &str = "800000";
+
+#[test]
+fn clients_cycle_through_a_small_key_cap() {
+    run_child(
+        "child_clients_cycle_through_a_small_key_cap",
+        &[("SEAL_OPENCL_MAX_KEY_BYTES", CAP)],
+    );
+}
+
+#[test]
+#[ignore = "run by clients_cycle_through_a_small_key_cap in a child process"]
+fn child_clients_cycle_through_a_small_key_cap() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let clients: Vec<(RelinKeys, GaloisKeys)> = (0..5)
+        .map(|_| {
+            let keygen = KeyGenerator::new(&fx.ctx).unwrap();
+            (
+                keygen.relin_keys().unwrap(),
+                keygen.galois_keys_from_steps(&[1]).unwrap(),
+            )
+        })
+        .collect();
+    for round in 0..3 {
+        for (client, (relin, galois)) in clients.iter().enumerate() {
+            let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
+            for x in [&mut cpu, &mut gpu] {
+                fx.evaluator.multiply_inplace(x, &b).unwrap();
+                fx.evaluator.relinearize_inplace(x, relin).unwrap();
+                fx.evaluator.rotate_vector_inplace(x, 1, galois).unwrap();
+            }
+            assert_same(&cpu, &gpu, &format!("round {round}, client {client}"));
+        }
+    }
+    assert_no_cpu_fallback();
+    println!("CHILD OK");
+}
+
+/// A cap that is not a positive number of bytes is an error when the backend is installed.
+#[test]
+fn a_bad_key_cap_is_refused() {
+    run_child(
+        "child_a_bad_key_cap_is_refused",
+        &[("SEAL_OPENCL_MAX_KEY_BYTES", "lots")],
+    );
+}
+
+#[test]
+#[ignore = "run by a_bad_key_cap_is_refused in a child process"]
+fn child_a_bad_key_cap_is_refused() {
+    if !is_child() {
+        return;
+    }
+    let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
+    assert!(
+        err.contains("SEAL_OPENCL_MAX_KEY_BYTES") && err.contains("lots"),
+        "{err}"
+    );
+    println!("CHILD OK");
+}
