@@ -364,10 +364,18 @@ fn tagged<T>(body: impl FnOnce() -> Result<T>) -> Tagged<T> {
 
 /// The backend as C++ holds it (`rust::Box<GpuBackend>` in ffi/backend.cc). Each method
 /// turns the bridge's views into the backend's types and its errors into [`TaggedError`].
-pub struct GpuBackend(Backend);
+///
+/// A panic inside a call is caught and becomes an error; from then on every call fails with
+/// an error that says so: the panic may have left the backend's state (pools, caches,
+/// images) half updated, and running on could return wrong words. Installing the backend
+/// again gives a fresh one.
+pub struct GpuBackend {
+    backend: Backend,
+    panicked: std::sync::atomic::AtomicBool,
+}
 
 fn new_gpu_backend() -> Tagged<Box<GpuBackend>> {
-    tagged(|| Ok(Box::new(GpuBackend(Backend::from_env()?))))
+    tagged(|| Ok(Box::new(GpuBackend::new(Backend::from_env()?))))
 }
 
 /// Operations SEAL reported as run on the CPU for device operands (each name once).
@@ -410,36 +418,66 @@ impl From<&KeyRef> for KeyId {
 }
 
 impl GpuBackend {
+    fn new(backend: Backend) -> GpuBackend {
+        GpuBackend {
+            backend,
+            panicked: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Runs one call: refused once a call panicked, else under [`no_panic`], its error
+    /// tagged for C++.
+    fn run<T>(&self, body: impl FnOnce(&Backend) -> Result<T>) -> Tagged<T> {
+        use std::sync::atomic::Ordering;
+        if self.panicked.load(Ordering::Acquire) {
+            return Err(TaggedError(Error::Logic(
+                "seal-opencl refuses further work after an internal error (panic) in an earlier \
+                 call: its state may be inconsistent; uninstall and install the backend again"
+                    .into(),
+            )));
+        }
+        let mut panicked = true;
+        let result = no_panic(|| {
+            let r = body(&self.backend);
+            panicked = false;
+            r
+        });
+        if panicked {
+            self.panicked.store(true, Ordering::Release);
+        }
+        result.map_err(TaggedError)
+    }
+
     fn create_image(&self, data: &[u64]) -> Tagged<Box<GpuImage>> {
-        tagged(|| self.0.create_image(data).map(Box::new))
+        self.run(|backend| backend.create_image(data).map(Box::new))
     }
 
     fn empty_image(&self) -> Box<GpuImage> {
-        Box::new(self.0.empty_image())
+        Box::new(self.backend.empty_image())
     }
 
     fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Tagged<()> {
-        tagged(|| self.0.upload(image, data))
+        self.run(|backend| backend.upload(image, data))
     }
 
     fn download(&self, image: &GpuImage, data: &mut [u64]) -> Tagged<()> {
-        tagged(|| self.0.download(image, data))
+        self.run(|backend| backend.download(image, data))
     }
 
     fn clone_image(&self, image: &GpuImage) -> Tagged<Box<GpuImage>> {
-        tagged(|| self.0.clone_image(image).map(Box::new))
+        self.run(|backend| backend.clone_image(image).map(Box::new))
     }
 
     fn start_compute_frame(&self) {
-        self.0.start_compute_frame()
+        self.backend.start_compute_frame()
     }
 
     fn end_compute_frame(&self) -> Tagged<()> {
-        tagged(|| self.0.end_compute_frame())
+        self.run(|backend| backend.end_compute_frame())
     }
 
     fn synchronize(&self) -> Tagged<()> {
-        tagged(|| self.0.synchronize())
+        self.run(|backend| backend.synchronize())
     }
 
     fn is_transparent(
@@ -449,15 +487,15 @@ impl GpuBackend {
         poly_words: usize,
         operation: &str,
     ) -> Tagged<bool> {
-        tagged(|| self.0.is_transparent(image, size, poly_words, operation))
+        self.run(|backend| backend.is_transparent(image, size, poly_words, operation))
     }
 
     fn has_key(&self, key: &KeyRef) -> bool {
-        self.0.has_key(&key.into())
+        self.backend.has_key(&key.into())
     }
 
     fn release_keys(&self, object: u64) {
-        self.0.release_keys(object)
+        self.backend.release_keys(object)
     }
 
     fn upload_key(
@@ -467,14 +505,13 @@ impl GpuBackend {
         decomposition_count: usize,
         words: &[u64],
     ) -> Tagged<()> {
-        tagged(|| {
-            self.0
-                .upload_key(&params.into(), key.into(), decomposition_count, words)
+        self.run(|backend| {
+            backend.upload_key(&params.into(), key.into(), decomposition_count, words)
         })
     }
 
     fn negate(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
-        tagged(|| self.0.negate(&params.into(), ct, size))
+        self.run(|backend| backend.negate(&params.into(), ct, size))
     }
 
     fn add(
@@ -485,7 +522,7 @@ impl GpuBackend {
         b: &GpuImage,
         b_size: usize,
     ) -> Tagged<()> {
-        tagged(|| self.0.add(&params.into(), a, a_size, b, b_size))
+        self.run(|backend| backend.add(&params.into(), a, a_size, b, b_size))
     }
 
     fn sub(
@@ -496,15 +533,15 @@ impl GpuBackend {
         b: &GpuImage,
         b_size: usize,
     ) -> Tagged<()> {
-        tagged(|| self.0.sub(&params.into(), a, a_size, b, b_size))
+        self.run(|backend| backend.sub(&params.into(), a, a_size, b, b_size))
     }
 
     fn double_inplace(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
-        tagged(|| self.0.double_inplace(&params.into(), ct, size))
+        self.run(|backend| backend.double_inplace(&params.into(), ct, size))
     }
 
     fn zero(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
-        tagged(|| self.0.zero(&params.into(), ct, size))
+        self.run(|backend| backend.zero(&params.into(), ct, size))
     }
 
     fn multiply(
@@ -515,11 +552,11 @@ impl GpuBackend {
         b: &GpuImage,
         b_size: usize,
     ) -> Tagged<()> {
-        tagged(|| self.0.multiply(&params.into(), a, a_size, b, b_size))
+        self.run(|backend| backend.multiply(&params.into(), a, a_size, b, b_size))
     }
 
     fn square(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
-        tagged(|| self.0.square(&params.into(), ct, size))
+        self.run(|backend| backend.square(&params.into(), ct, size))
     }
 
     fn relinearize(
@@ -530,10 +567,9 @@ impl GpuBackend {
         destination_size: usize,
         keys: &[KeyRef],
     ) -> Tagged<()> {
-        tagged(|| {
+        self.run(|backend| {
             let keys: Vec<KeyId> = keys.iter().map(KeyId::from).collect();
-            self.0
-                .relinearize(&params.into(), ct, size, destination_size, &keys)
+            backend.relinearize(&params.into(), ct, size, destination_size, &keys)
         })
     }
 
@@ -544,7 +580,7 @@ impl GpuBackend {
         size: usize,
         dst: &mut GpuImage,
     ) -> Tagged<()> {
-        tagged(|| self.0.rescale_to_next(&params.into(), src, size, dst))
+        self.run(|backend| backend.rescale_to_next(&params.into(), src, size, dst))
     }
 
     fn rescale_to_next_inplace(
@@ -553,7 +589,7 @@ impl GpuBackend {
         ct: &mut GpuImage,
         size: usize,
     ) -> Tagged<()> {
-        tagged(|| self.0.rescale_to_next_inplace(&params.into(), ct, size))
+        self.run(|backend| backend.rescale_to_next_inplace(&params.into(), ct, size))
     }
 
     fn mod_switch_to_next(
@@ -563,7 +599,7 @@ impl GpuBackend {
         size: usize,
         dst: &mut GpuImage,
     ) -> Tagged<()> {
-        tagged(|| self.0.mod_switch_to_next(&params.into(), src, size, dst))
+        self.run(|backend| backend.mod_switch_to_next(&params.into(), src, size, dst))
     }
 
     fn mod_switch_to_next_inplace(
@@ -572,11 +608,11 @@ impl GpuBackend {
         ct: &mut GpuImage,
         size: usize,
     ) -> Tagged<()> {
-        tagged(|| self.0.mod_switch_to_next_inplace(&params.into(), ct, size))
+        self.run(|backend| backend.mod_switch_to_next_inplace(&params.into(), ct, size))
     }
 
     fn mod_switch_plain_to_next(&self, params: &LevelParams, plain: &mut GpuImage) -> Tagged<()> {
-        tagged(|| self.0.mod_switch_plain_to_next(&params.into(), plain))
+        self.run(|backend| backend.mod_switch_plain_to_next(&params.into(), plain))
     }
 
     fn multiply_plain(
@@ -586,7 +622,7 @@ impl GpuBackend {
         size: usize,
         plain: &GpuImage,
     ) -> Tagged<()> {
-        tagged(|| self.0.multiply_plain(&params.into(), ct, size, plain))
+        self.run(|backend| backend.multiply_plain(&params.into(), ct, size, plain))
     }
 
     fn add_plain(
@@ -596,7 +632,7 @@ impl GpuBackend {
         size: usize,
         plain: &GpuImage,
     ) -> Tagged<()> {
-        tagged(|| self.0.add_plain(&params.into(), ct, size, plain))
+        self.run(|backend| backend.add_plain(&params.into(), ct, size, plain))
     }
 
     fn sub_plain(
@@ -606,7 +642,7 @@ impl GpuBackend {
         size: usize,
         plain: &GpuImage,
     ) -> Tagged<()> {
-        tagged(|| self.0.sub_plain(&params.into(), ct, size, plain))
+        self.run(|backend| backend.sub_plain(&params.into(), ct, size, plain))
     }
 
     fn apply_galois(
@@ -617,14 +653,11 @@ impl GpuBackend {
         galois_elt: u32,
         key: &KeyRef,
     ) -> Tagged<()> {
-        tagged(|| {
-            self.0
-                .apply_galois(&params.into(), ct, size, galois_elt, &key.into())
-        })
+        self.run(|backend| backend.apply_galois(&params.into(), ct, size, galois_elt, &key.into()))
     }
 
     fn transform_to_ntt(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
-        tagged(|| self.0.transform_to_ntt(&params.into(), ct, size))
+        self.run(|backend| backend.transform_to_ntt(&params.into(), ct, size))
     }
 
     fn transform_from_ntt(
@@ -633,6 +666,35 @@ impl GpuBackend {
         ct: &mut GpuImage,
         size: usize,
     ) -> Tagged<()> {
-        tagged(|| self.0.transform_from_ntt(&params.into(), ct, size))
+        self.run(|backend| backend.transform_from_ntt(&params.into(), ct, size))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ntt::NttStrategy;
+
+    /// A panic inside a call becomes an error, and every later call is refused: the panic
+    /// may have left the backend half updated.
+    #[test]
+    fn calls_after_a_panic_are_refused() {
+        let devices = crate::device::Devices::from_env().unwrap();
+        let backend = GpuBackend::new(Backend::new(devices, NttStrategy::Staged).unwrap());
+        assert!(backend.run(|_| Ok(())).is_ok());
+        let err = backend
+            .run(|_| -> Result<()> { panic!("an invariant broke") })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("[logic_error] internal error (panic)")
+                && err.contains("an invariant broke"),
+            "{err}"
+        );
+        let err = backend.run(|_| Ok(())).unwrap_err().to_string();
+        assert!(
+            err.starts_with("[logic_error]") && err.contains("refuses further work"),
+            "{err}"
+        );
     }
 }
