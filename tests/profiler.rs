@@ -2,6 +2,8 @@
 //! tables, JSON / CSV exports that parse back, a valid trace-event file, profiling only
 //! when on, and the `SEAL_OPENCL_PROFILE` dump at process exit.
 
+mod seal_common;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -303,22 +305,14 @@ fn the_environment_variable_dumps_at_process_exit() {
 /// per routed call name. Without a profiler nothing is recorded (nothing to record into).
 #[test]
 fn routed_calls_record_their_host_time() {
+    use seal_common::{BackendParams, BACKEND_N as N};
     use seal_opencl::ntt::NttStrategy;
-    use seal_opencl::seal_backend::{Backend, Level};
-    use seal_opencl::seal_c::CkksContext;
+    use seal_opencl::seal_backend::Backend;
 
-    const N: usize = 4096;
     let (p, devices) = profiled();
     let backend = Backend::new(devices, NttStrategy::from_env().unwrap()).unwrap();
-    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
-    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
-    let level = Level {
-        key_parms_id: ctx.key_parms_id(),
-        log_n: N.trailing_zeros(),
-        key_moduli: &key_moduli,
-        using_keyswitching: true,
-        primes: 2,
-    };
+    let params = BackendParams::new();
+    let (key_moduli, level) = (&params.key_moduli, params.level());
     let words: Vec<u64> = (0..2 * 2 * N).map(|i| i as u64 % key_moduli[0]).collect();
     let mut a = backend.create_image(&words).unwrap();
     let b = backend.create_image(&words).unwrap();

@@ -6,26 +6,19 @@
 //! device memory it holds stay flat after the first operations (issue 10: before, every
 //! result was retained by an implicit frame until a decrypt, a fresh `clCreateBuffer` each).
 
+mod seal_common;
+
+use seal_common::{BackendParams, BACKEND_N as N};
 use seal_opencl::device::Devices;
 use seal_opencl::ntt::NttStrategy;
-use seal_opencl::seal_backend::{Backend, KeyId, Level};
-use seal_opencl::seal_c::CkksContext;
-
-const N: usize = 4096;
+use seal_opencl::seal_backend::{Backend, KeyId};
 const OPERATIONS: usize = 10_000;
 const WARM_UP: usize = 100;
 
 #[test]
 fn results_return_to_the_pool_without_a_frame_end() {
-    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
-    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
-    let level = Level {
-        key_parms_id: ctx.key_parms_id(),
-        log_n: N.trailing_zeros(),
-        key_moduli: &key_moduli,
-        using_keyswitching: true,
-        primes: 2,
-    };
+    let params = BackendParams::new();
+    let (key_moduli, level) = (&params.key_moduli, params.level());
     let backend = Backend::new(
         Devices::from_env().unwrap(),
         NttStrategy::from_env().unwrap(),
@@ -69,15 +62,8 @@ fn results_return_to_the_pool_without_a_frame_end() {
 /// words replaces its upload instead of adding one.
 #[test]
 fn keys_are_freed_with_their_object() {
-    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
-    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
-    let level = Level {
-        key_parms_id: ctx.key_parms_id(),
-        log_n: N.trailing_zeros(),
-        key_moduli: &key_moduli,
-        using_keyswitching: true,
-        primes: 2,
-    };
+    let params = BackendParams::new();
+    let (key_moduli, level) = (&params.key_moduli, params.level());
     let backend = Backend::new(
         Devices::from_env().unwrap(),
         NttStrategy::from_env().unwrap(),
@@ -113,15 +99,8 @@ fn keys_are_freed_with_their_object() {
 /// next use (the caller asks `has_key`, as ffi/backend.cc does, and uploads).
 #[test]
 fn keys_beyond_the_cap_evict_the_least_recently_used() {
-    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
-    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
-    let level = Level {
-        key_parms_id: ctx.key_parms_id(),
-        log_n: N.trailing_zeros(),
-        key_moduli: &key_moduli,
-        using_keyswitching: true,
-        primes: 2,
-    };
+    let params = BackendParams::new();
+    let (key_moduli, level) = (&params.key_moduli, params.level());
     let words = vec![1u64; 2 * 2 * key_moduli.len() * N];
     let key_bytes = words.len() as u64 * 8;
     let backend = Backend::new(

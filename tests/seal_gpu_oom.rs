@@ -17,26 +17,19 @@ use seal_common::*;
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::NttStrategy;
-use seal_opencl::seal_backend::{Backend, GpuImage, Level};
+use seal_opencl::seal_backend::{Backend, GpuImage};
 use seal_opencl::seal_c::*;
 use seal_opencl::{Error, ErrorKind};
 
-const N: usize = 4096;
+const N: usize = BACKEND_N;
 /// Pool cap of both tests: room for a handful of N = 2^12 two-prime ciphertexts (128 KiB
 /// each) besides the parameter tables.
 const MAX_BYTES: u64 = 2 << 20;
 
 #[test]
 fn backend_out_of_memory_is_an_error_and_changes_nothing() {
-    let ctx = CkksContext::new(N as u64, &[35, 30, 35]).unwrap();
-    let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
-    let level = Level {
-        key_parms_id: ctx.key_parms_id(),
-        log_n: N.trailing_zeros(),
-        key_moduli: &key_moduli,
-        using_keyswitching: true,
-        primes: 2,
-    };
+    let params = BackendParams::new();
+    let (key_moduli, level) = (&params.key_moduli, params.level());
     let devices = Devices::new(DeviceOptions {
         memcache: MemcacheConfig {
             max_bytes_held: Some(MAX_BYTES),

@@ -67,15 +67,25 @@ fn calls_on_a_pending_result() -> Vec<(&'static str, bool, Call)> {
     ]
 }
 
-/// A result only the device holds: `a` * `b` (size 3) for `product`, else -`a`.
-fn pending_result(fx: &Fixture, a: &Ciphertext, b: &Ciphertext, product: bool) -> Ciphertext {
-    let mut x = on_gpu(a);
-    if product {
-        fx.evaluator.multiply_inplace(&mut x, b).unwrap();
-    } else {
-        fx.evaluator.negate_inplace(&mut x).unwrap();
-    }
-    x
+/// The calls of [`calls_on_a_pending_result`], each with a result only the device holds:
+/// `a` * `b` (size 3) where the call needs a product, else -`a`.
+fn calls_with_pending_results(
+    fx: &Fixture,
+    a: &Ciphertext,
+    b: &Ciphertext,
+) -> Vec<(&'static str, bool, Call, Ciphertext)> {
+    calls_on_a_pending_result()
+        .into_iter()
+        .map(|(name, product, call)| {
+            let mut x = on_gpu(a);
+            if product {
+                fx.evaluator.multiply_inplace(&mut x, b).unwrap();
+            } else {
+                fx.evaluator.negate_inplace(&mut x).unwrap();
+            }
+            (name, product, call, x)
+        })
+        .collect()
 }
 
 /// Issue 9.1: after `uninstall_backend()`, every call on a result that only the device
@@ -99,14 +109,10 @@ fn child_calls_on_a_pending_result_after_uninstall_throw() {
         fx.encrypt(&mut rng),
         fx.plain(&mut rng),
     );
-    let calls = calls_on_a_pending_result();
-    let mut pending: Vec<Ciphertext> = calls
-        .iter()
-        .map(|&(_, product, _)| pending_result(&fx, &a, &b, product))
-        .collect();
+    let calls = calls_with_pending_results(&fx, &a, &b);
     seal_opencl::ffi::uninstall_backend().unwrap();
-    for ((name, product, call), x) in calls.into_iter().zip(&mut pending) {
-        assert_unreachable(call(&fx, x, &b, &p), name);
+    for (name, product, call, mut x) in calls {
+        assert_unreachable(call(&fx, &mut x, &b, &p), name);
         let size = if product { 3 } else { 2 };
         assert_eq!(x.size(), size, "{name}: the operand's metadata changed");
     }
@@ -366,18 +372,14 @@ fn child_images_of_an_old_backend_are_never_used() {
     );
 
     // Results only the old device held.
-    let calls = calls_on_a_pending_result();
-    let mut pending: Vec<Ciphertext> = calls
-        .iter()
-        .map(|&(_, product, _)| pending_result(&fx, &a, &b, product))
-        .collect();
+    let mut calls = calls_with_pending_results(&fx, &a, &b);
     reinstall();
     let p = fx.plain(&mut rng);
-    for ((name, _, call), x) in calls.into_iter().zip(&mut pending) {
+    for (name, _, call, x) in &mut calls {
         assert_unreachable(call(&fx, x, &b, &p), name);
     }
     // Overwriting one as a result is fine: its old words are not needed.
-    let pending = &mut pending[0];
+    let pending = &mut calls[0].3;
     fx.evaluator.rescale_to_next(&gpu, pending).unwrap();
     let mut want = cpu.clone();
     fx.evaluator.rescale_to_next_inplace(&mut want).unwrap();

@@ -96,6 +96,35 @@ impl Fixture {
     }
 }
 
+/// N of [`BackendParams`].
+pub const BACKEND_N: usize = 4096;
+
+/// A parameter set for tests that drive `seal_backend::Backend` directly, without SEAL's
+/// Evaluator: SEAL's context (N = 2^12, primes {35, 30, 35}) for its primes and parms_id.
+pub struct BackendParams {
+    pub ctx: CkksContext,
+    pub key_moduli: Vec<u64>,
+}
+
+impl BackendParams {
+    pub fn new() -> BackendParams {
+        let ctx = CkksContext::new(BACKEND_N as u64, &[35, 30, 35]).unwrap();
+        let key_moduli = ctx.coeff_modulus(&ctx.key_parms_id()).unwrap();
+        BackendParams { ctx, key_moduli }
+    }
+
+    /// The backend's view of the first level (2 data primes).
+    pub fn level(&self) -> seal_opencl::seal_backend::Level<'_> {
+        seal_opencl::seal_backend::Level {
+            key_parms_id: self.ctx.key_parms_id(),
+            log_n: BACKEND_N.trailing_zeros(),
+            key_moduli: &self.key_moduli,
+            using_keyswitching: true,
+            primes: 2,
+        }
+    }
+}
+
 /// A random generator whose seed is printed, so a failure can be replayed.
 pub fn rng() -> rand::rngs::StdRng {
     let seed = rand::random();
