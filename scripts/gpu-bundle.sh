@@ -37,11 +37,11 @@ cargo build --release --examples --message-format=json | copy_executables exampl
 # prebuilt instead (below).
 rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest"
 
-# The C++ programs, built as tests/cpp_example.rs and scripts/seal-gtest.sh build them.
-cargo build --release --lib
-eval "$(cargo run --release --quiet --example build_info)"
+# The C++ programs, built as tests/cpp_example.rs and scripts/seal-gtest.sh build them
+# (seal-gtest.sh needs SEAL's source tree for its tests, so it takes the build's paths).
+scripts/install.sh target/release/cpp-install >/dev/null
 cmake -S examples/cpp -B target/release/cpp-example -DCMAKE_BUILD_TYPE=Release \
-  -DSEAL_OPENCL_INCLUDE_DIRS="$SEAL_OPENCL_INCLUDE_DIRS" -DSEAL_OPENCL_LIB="$SEAL_OPENCL_LIB" >/dev/null
+  -DCMAKE_PREFIX_PATH="$PWD/target/release/cpp-install" >/dev/null
 cmake --build target/release/cpp-example --parallel "$(nproc)" >/dev/null
 cp target/release/cpp-example/listing1 "$stage/cpp-listing1"
 cp target/release/cpp-example/host_path "$stage/cpp-host_path"
