@@ -87,7 +87,8 @@ mod bridge {
         type GpuImage;
 
         fn new_gpu_backend() -> Result<Box<GpuBackend>>;
-        /// Forwards SEAL's report of an operation that ran on the CPU to `tracing`.
+        /// Forwards SEAL's report of an operation that ran on the CPU to `tracing` (a warning,
+        /// once per operation name).
         fn report_cpu_fallback(operation: &str);
 
         fn len(self: &GpuImage) -> usize;
@@ -374,19 +375,31 @@ pub struct GpuBackend {
     panicked: std::sync::atomic::AtomicBool,
 }
 
+/// The backend `install_backend` hands to SEAL. First installs the stderr subscriber of
+/// `SEAL_OPENCL_LOG` (see [`crate::logging`]; kept if the process has one already), so a
+/// C++ host sees the events of the setup that follows and of every later call.
 fn new_gpu_backend() -> Tagged<Box<GpuBackend>> {
-    tagged(|| Ok(Box::new(GpuBackend::new(Backend::from_env()?))))
+    tagged(|| {
+        crate::logging::init_from_env()?;
+        Ok(Box::new(GpuBackend::new(Backend::from_env()?)))
+    })
 }
 
 /// Operations SEAL reported as run on the CPU for device operands (each name once).
 static CPU_FALLBACKS: parking_lot::Mutex<Vec<String>> = parking_lot::Mutex::new(Vec::new());
 
+/// A warning per operation name (SEAL reports each name once per process already; a name
+/// reported again, by another caller of the bridge, is not repeated).
 fn report_cpu_fallback(operation: &str) {
+    let mut reported = CPU_FALLBACKS.lock();
+    if reported.iter().any(|name| name == operation) {
+        return;
+    }
+    reported.push(operation.to_string());
+    drop(reported);
     tracing::warn!(
-        operation,
-        "not routed to the GPU backend: operands were downloaded and it ran on the CPU"
+        "{operation} ran on the CPU: SEAL does not route it to the GPU backend (its device operands were downloaded)"
     );
-    CPU_FALLBACKS.lock().push(operation.to_string());
 }
 
 /// The operations on device-marked operands that patched SEAL ran on the CPU instead of

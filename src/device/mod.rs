@@ -216,6 +216,7 @@ impl Devices {
         let _span = tracing::info_span!("devices_new").entered();
         let chosen = options.selector.resolve()?;
         let chosen_name = chosen.to_string();
+        tracing::info!(device = %chosen_name, selector = ?options.selector, "OpenCL device chosen");
         let devices: Vec<cl::DeviceEntry> = match options.selector {
             DeviceSelector::Index(..) => vec![chosen],
             _ => cl::list_devices()?
@@ -328,7 +329,8 @@ fn tile_contexts(
                 Ok(tiles) if !tiles.is_empty() => Ok(tiles),
                 Ok(_) => whole(),
                 Err(e) => {
-                    tracing::warn!(device = %entry, error = %e, "tile partition failed; using the whole device");
+                    // Nothing for the user to do: the whole device works, as with `whole`.
+                    tracing::info!(device = %entry, error = %e, "tile partition failed; using the whole device");
                     whole()
                 }
             }
@@ -505,9 +507,11 @@ impl Graph {
         self.tile.issue_locks[self.queue].lock()
     }
 
-    /// Enters a tracing span for operation `name` on this graph (closed when dropped).
+    /// Enters a tracing span for operation `name` on this graph (closed when dropped). A
+    /// debug span: below `SEAL_OPENCL_LOG=debug` (see `crate::logging`) it is disabled and
+    /// costs one comparison with the global maximum level.
     pub fn operation_span(&self, name: &'static str) -> tracing::span::EnteredSpan {
-        tracing::info_span!(
+        tracing::debug_span!(
             "operation",
             name,
             tile = self.tile.index,

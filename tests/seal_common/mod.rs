@@ -1,6 +1,7 @@
 //! Helpers shared by the SEAL-level tests of the GPU backend (`seal_gpu`, `seal_gpu_state`,
-//! `seal_gpu_errors`, `seal_gpu_oom`): parameter sets with every key, marking, word-for-word
-//! comparison of a device ciphertext with its CPU counterpart, child processes.
+//! `seal_gpu_errors`, `seal_gpu_oom`, `seal_gpu_logs`): parameter sets with every key,
+//! marking, word-for-word comparison of a device ciphertext with its CPU counterpart, child
+//! processes.
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::sync::Once;
@@ -206,6 +207,11 @@ pub fn is_child() -> bool {
 /// for settings the backend reads once when it is installed, and for code that might end
 /// the process. Fails unless the child succeeds and prints `CHILD OK`.
 pub fn run_child(name: &str, env: &[(&str, &str)]) {
+    run_child_output(name, env);
+}
+
+/// [`run_child`], returning what the child wrote (for a test of its stderr).
+pub fn run_child_output(name: &str, env: &[(&str, &str)]) -> std::process::Output {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .env(CHILD_ENV_VAR, "1")
         .envs(env.iter().copied())
@@ -222,4 +228,5 @@ pub fn run_child(name: &str, env: &[(&str, &str)]) {
         "{name} ended with {}:\n{text}",
         out.status
     );
+    out
 }
