@@ -9,16 +9,22 @@
 #include "seal-opencl/ffi/seal_opencl.h"
 #include "seal-opencl/src/ffi.rs.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "seal/ciphertext.h"
 #include "seal/context.h"
+#include "seal/evaluator.h"
 #include "seal/galoiskeys.h"
 #include "seal/gpu/access.h"
 #include "seal/gpu/backend.h"
@@ -192,11 +198,178 @@ namespace seal_opencl
             return ref;
         }
 
+        /* ---- SEAL_OPENCL_CROSSCHECK ------------------------------------------------------- */
+
+        constexpr const char *crosscheck_env_var = "SEAL_OPENCL_CROSSCHECK";
+
+        // Process-wide: comparisons made, mismatches found, the last mismatch's message, and the
+        // test hook that makes the next cross-checked result wrong on the device.
+        std::atomic<std::uint64_t> crosscheck_check_count{ 0 };
+        std::atomic<std::uint64_t> crosscheck_mismatch_count{ 0 };
+        std::atomic<bool> crosscheck_corrupt_next{ false };
+        std::mutex crosscheck_last_mutex;
+        std::string crosscheck_last;
+
+        // The setting SEAL_OPENCL_CROSSCHECK names: 0 (unset, empty or `0`: off) or N (every
+        // N-th routed operation; 1: every one). Anything else is std::invalid_argument.
+        std::uint64_t crosscheck_from_env()
+        {
+            const char *raw = std::getenv(crosscheck_env_var);
+            std::string value = raw ? raw : "";
+            const auto first = value.find_first_not_of(" \t\r\n");
+            const auto last = value.find_last_not_of(" \t\r\n");
+            value = first == std::string::npos ? "" : value.substr(first, last - first + 1);
+            if (value.empty())
+            {
+                return 0;
+            }
+            std::uint64_t every = 0;
+            bool ok = value.find_first_not_of("0123456789") == std::string::npos;
+            for (const char c : value)
+            {
+                const auto digit = static_cast<std::uint64_t>(c - '0');
+                if (!ok || every > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
+                {
+                    ok = false;
+                    break;
+                }
+                every = every * 10 + digit;
+            }
+            if (!ok)
+            {
+                throw std::invalid_argument(
+                    std::string("seal-opencl: ") + crosscheck_env_var + "=\"" + (raw ? raw : "") +
+                    "\" is not one of `0` (off), `1` (every routed operation) or a positive integer N (every "
+                    "N-th routed operation)");
+            }
+            return every;
+        }
+
+        [[noreturn]] void crosscheck_mismatch(const std::string &text)
+        {
+            crosscheck_mismatch_count.fetch_add(1, std::memory_order_relaxed);
+            const std::string message = "seal-opencl: " + std::string(crosscheck_env_var) + ": " + text;
+            {
+                std::lock_guard<std::mutex> lock(crosscheck_last_mutex);
+                crosscheck_last = message;
+            }
+            throw std::logic_error(message);
+        }
+
+        std::string hex(std::uint64_t word)
+        {
+            static const char digits[] = "0123456789abcdef";
+            std::string text = "0x";
+            bool started = false;
+            for (int shift = 60; shift >= 0; shift -= 4)
+            {
+                const auto d = static_cast<unsigned>((word >> shift) & 0xf);
+                started = started || d != 0 || shift == 0;
+                if (started)
+                {
+                    text.push_back(digits[d]);
+                }
+            }
+            return text;
+        }
+
+        // "multiply (N = 4096, 3 primes)": the operation and the parameters of its level.
+        std::string crosscheck_call(const char *operation, const SEALContext::ContextData &context_data)
+        {
+            const auto &parms = context_data.parms();
+            return std::string(operation) + " (N = " + std::to_string(parms.poly_modulus_degree()) + ", " +
+                   std::to_string(parms.coeff_modulus().size()) + " primes)";
+        }
+
+        // Compares the device result's words with SEAL's CPU result's; a difference is a mismatch
+        // naming the first differing word (its index, and where it lies: polynomial, prime,
+        // coefficient of the result's level) and how many differ.
+        void crosscheck_words(
+            const std::string &call, const std::uint64_t *cpu, std::size_t cpu_count, const std::uint64_t *device,
+            std::size_t device_count, std::size_t n, std::size_t primes)
+        {
+            crosscheck_check_count.fetch_add(1, std::memory_order_relaxed);
+            if (cpu_count != device_count)
+            {
+                crosscheck_mismatch(
+                    call + ": the device result has " + std::to_string(device_count) + " words, SEAL's CPU result " +
+                    std::to_string(cpu_count));
+            }
+            std::size_t first = cpu_count;
+            std::size_t differ = 0;
+            for (std::size_t i = 0; i < cpu_count; i++)
+            {
+                if (cpu[i] != device[i] && differ++ == 0)
+                {
+                    first = i;
+                }
+            }
+            if (differ)
+            {
+                const std::size_t poly_words = n * primes;
+                crosscheck_mismatch(
+                    call + ": the device result differs from SEAL's CPU result in " + std::to_string(differ) + " of " +
+                    std::to_string(cpu_count) + " words; first at word " + std::to_string(first) +
+                    " (polynomial " + std::to_string(first / poly_words) + ", prime " +
+                    std::to_string(first % poly_words / n) + ", coefficient " + std::to_string(first % n) +
+                    "): device " + hex(device[first]) + ", CPU " + hex(cpu[first]));
+            }
+        }
+
+        // The metadata SEAL's CPU path gave a cross-checked ciphertext result, checked against
+        // what the SEAL side sets on the device result after the operation virtual returned.
+        // SEAL asks Backend::is_transparent about the result right after setting it (same thread,
+        // same Evaluator call), which is where it is compared; every operation virtual clears it
+        // first, so a record never outlives the call that made it.
+        struct PendingMetadata
+        {
+            const seal::gpu::Backend *backend = nullptr;
+            const Ciphertext *result = nullptr;
+            std::string call;
+            seal::parms_id_type parms_id{};
+            std::size_t size = 0;
+            std::size_t n = 0;
+            std::size_t primes = 0;
+            double scale = 0;
+            bool is_ntt_form = false;
+            std::uint64_t correction_factor = 0;
+        };
+
+        thread_local PendingMetadata pending_metadata;
+
+        // Set while this thread computes a CPU reference: an operation routed meanwhile would mean
+        // SEAL's CPU path reached the device (it never should: every operand is unmarked).
+        thread_local bool computing_reference = false;
+
+        bool is_transparent_error(const std::exception &e)
+        {
+            return std::string(e.what()).find("result ciphertext is transparent") != std::string::npos;
+        }
+
+        // Thrown by a cross-check that cannot compare this call (see OpenClBackend::crosschecked).
+        struct SkipCrosscheck
+        {};
+
+        // A device failure while downloading an operand for the CPU reference: rethrown as it
+        // is, not taken for SEAL's CPU path refusing the operands.
+        struct OperandDownloadFailed
+        {
+            std::exception_ptr error;
+        };
+
         class OpenClBackend final : public seal::gpu::Backend
         {
         public:
-            explicit OpenClBackend(rust::Box<GpuBackend> backend) : backend_(std::move(backend))
-            {}
+            // `crosscheck_every`: SEAL_OPENCL_CROSSCHECK (0: off). Constructed before it is installed,
+            // so the prototype ciphertext is unmarked even with SEAL_GPU_ROUTE_ALL.
+            OpenClBackend(rust::Box<GpuBackend> backend, std::uint64_t crosscheck_every)
+                : backend_(std::move(backend)), crosscheck_every_(crosscheck_every)
+            {
+                if (Access::is_marked(unmarked_))
+                {
+                    throw std::logic_error("seal-opencl: the backend must be constructed before it is installed");
+                }
+            }
 
             std::unique_ptr<seal::gpu::DeviceImage> create_image(
                 const std::uint64_t *data, std::size_t uint64_count) override
@@ -245,12 +418,23 @@ namespace seal_opencl
                 translated([&] { backend_->synchronize(); });
             }
 
+            // Every operation virtual: `device` runs it on the device; `reference(cpu, result)`
+            // computes SEAL's CPU result into `result` (an unmarked host object) from host copies
+            // of the operands (`cpu.copy(x)`) with SEAL's own Evaluator (`cpu.evaluator`). It runs
+            // only for the calls SEAL_OPENCL_CROSSCHECK samples; off, this is one branch.
+
             void negate_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data,
                 Ciphertext &encrypted) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] { backend_->negate(params, result_image(encrypted), encrypted.size()); });
+                routed(
+                    "negate", context, context_data, encrypted,
+                    [&] { translated([&] { backend_->negate(params, result_image(encrypted), encrypted.size()); }); },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.negate_inplace(result);
+                    });
             }
 
             void add_inplace(
@@ -258,18 +442,33 @@ namespace seal_opencl
                 const Ciphertext &encrypted2) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    if (&encrypted1 == &encrypted2)
-                    {
-                        backend_->double_inplace(params, result_image(encrypted1), encrypted1.size());
-                    }
-                    else
-                    {
-                        backend_->add(
-                            params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
-                            encrypted2.size());
-                    }
-                });
+                routed(
+                    "add", context, context_data, encrypted1,
+                    [&] {
+                        translated([&] {
+                            if (&encrypted1 == &encrypted2)
+                            {
+                                backend_->double_inplace(params, result_image(encrypted1), encrypted1.size());
+                            }
+                            else
+                            {
+                                backend_->add(
+                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
+                                    encrypted2.size());
+                            }
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted1);
+                        if (&encrypted1 == &encrypted2)
+                        {
+                            cpu.evaluator.add_inplace(result, result);
+                        }
+                        else
+                        {
+                            cpu.evaluator.add_inplace(result, cpu.copy(encrypted2));
+                        }
+                    });
             }
 
             void sub_inplace(
@@ -277,18 +476,33 @@ namespace seal_opencl
                 const Ciphertext &encrypted2) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    if (&encrypted1 == &encrypted2)
-                    {
-                        backend_->zero(params, result_image(encrypted1), encrypted1.size());
-                    }
-                    else
-                    {
-                        backend_->sub(
-                            params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
-                            encrypted2.size());
-                    }
-                });
+                routed(
+                    "sub", context, context_data, encrypted1,
+                    [&] {
+                        translated([&] {
+                            if (&encrypted1 == &encrypted2)
+                            {
+                                backend_->zero(params, result_image(encrypted1), encrypted1.size());
+                            }
+                            else
+                            {
+                                backend_->sub(
+                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
+                                    encrypted2.size());
+                            }
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted1);
+                        if (&encrypted1 == &encrypted2)
+                        {
+                            cpu.evaluator.sub_inplace(result, result);
+                        }
+                        else
+                        {
+                            cpu.evaluator.sub_inplace(result, cpu.copy(encrypted2));
+                        }
+                    });
             }
 
             void multiply_inplace(
@@ -296,18 +510,33 @@ namespace seal_opencl
                 const Ciphertext &encrypted2) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    if (&encrypted1 == &encrypted2)
-                    {
-                        backend_->square(params, result_image(encrypted1), encrypted1.size());
-                    }
-                    else
-                    {
-                        backend_->multiply(
-                            params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
-                            encrypted2.size());
-                    }
-                });
+                routed(
+                    "multiply", context, context_data, encrypted1,
+                    [&] {
+                        translated([&] {
+                            if (&encrypted1 == &encrypted2)
+                            {
+                                backend_->square(params, result_image(encrypted1), encrypted1.size());
+                            }
+                            else
+                            {
+                                backend_->multiply(
+                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
+                                    encrypted2.size());
+                            }
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted1);
+                        if (&encrypted1 == &encrypted2)
+                        {
+                            cpu.evaluator.multiply_inplace(result, result);
+                        }
+                        else
+                        {
+                            cpu.evaluator.multiply_inplace(result, cpu.copy(encrypted2));
+                        }
+                    });
             }
 
             void square_inplace(
@@ -315,7 +544,13 @@ namespace seal_opencl
                 Ciphertext &encrypted) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] { backend_->square(params, result_image(encrypted), encrypted.size()); });
+                routed(
+                    "square", context, context_data, encrypted,
+                    [&] { translated([&] { backend_->square(params, result_image(encrypted), encrypted.size()); }); },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.square_inplace(result);
+                    });
             }
 
             void relinearize_inplace(
@@ -323,17 +558,32 @@ namespace seal_opencl
                 const seal::RelinKeys &relin_keys, std::size_t destination_size) override
             {
                 const auto params = level_params(context, context_data);
-                // One key per step, as SEAL's relinearize_internal: the last polynomial first.
-                std::vector<KeyRef> keys;
-                for (std::size_t size = encrypted.size(); size > destination_size; size--)
-                {
-                    keys.push_back(resident_key(*backend_, params, relin_keys, seal::RelinKeys::get_index(size - 1)));
-                }
-                translated([&] {
-                    backend_->relinearize(
-                        params, result_image(encrypted), encrypted.size(), destination_size,
-                        rust::Slice<const KeyRef>(keys.data(), keys.size()));
-                });
+                routed(
+                    "relinearize", context, context_data, encrypted,
+                    [&] {
+                        // One key per step, as SEAL's relinearize_internal: the last polynomial first.
+                        std::vector<KeyRef> keys;
+                        for (std::size_t size = encrypted.size(); size > destination_size; size--)
+                        {
+                            keys.push_back(
+                                resident_key(*backend_, params, relin_keys, seal::RelinKeys::get_index(size - 1)));
+                        }
+                        translated([&] {
+                            backend_->relinearize(
+                                params, result_image(encrypted), encrypted.size(), destination_size,
+                                rust::Slice<const KeyRef>(keys.data(), keys.size()));
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        // SEAL's public relinearize always goes down to 2 polynomials (as every
+                        // Evaluator call that reaches this virtual does).
+                        if (destination_size != 2)
+                        {
+                            throw SkipCrosscheck{};
+                        }
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.relinearize_inplace(result, relin_keys);
+                    });
             }
 
             void rescale_to_next(
@@ -341,17 +591,26 @@ namespace seal_opencl
                 Ciphertext &destination) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    if (&encrypted == &destination)
-                    {
-                        backend_->rescale_to_next_inplace(params, result_image(destination), encrypted.size());
-                    }
-                    else
-                    {
-                        backend_->rescale_to_next(
-                            params, image_of(encrypted), encrypted.size(), result_image(destination));
-                    }
-                });
+                routed(
+                    "rescale_to_next", context, context_data, destination,
+                    [&] {
+                        translated([&] {
+                            if (&encrypted == &destination)
+                            {
+                                backend_->rescale_to_next_inplace(params, result_image(destination), encrypted.size());
+                            }
+                            else
+                            {
+                                backend_->rescale_to_next(
+                                    params, image_of(encrypted), encrypted.size(), result_image(destination));
+                            }
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        // SEAL leaves the destination's correction factor as it was.
+                        result.correction_factor() = destination.correction_factor();
+                        cpu.evaluator.rescale_to_next(cpu.copy(encrypted), result);
+                    });
             }
 
             void mod_switch_to_next(
@@ -359,24 +618,38 @@ namespace seal_opencl
                 Ciphertext &destination) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    if (&encrypted == &destination)
-                    {
-                        backend_->mod_switch_to_next_inplace(params, result_image(destination), encrypted.size());
-                    }
-                    else
-                    {
-                        backend_->mod_switch_to_next(
-                            params, image_of(encrypted), encrypted.size(), result_image(destination));
-                    }
-                });
+                routed(
+                    "mod_switch_to_next", context, context_data, destination,
+                    [&] {
+                        translated([&] {
+                            if (&encrypted == &destination)
+                            {
+                                backend_->mod_switch_to_next_inplace(
+                                    params, result_image(destination), encrypted.size());
+                            }
+                            else
+                            {
+                                backend_->mod_switch_to_next(
+                                    params, image_of(encrypted), encrypted.size(), result_image(destination));
+                            }
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        cpu.evaluator.mod_switch_to_next(cpu.copy(encrypted), result);
+                    });
             }
 
             void mod_switch_to_next_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data, Plaintext &plain) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] { backend_->mod_switch_plain_to_next(params, result_image(plain)); });
+                routed(
+                    "mod_switch_to_next (plaintext)", context, context_data, plain,
+                    [&] { translated([&] { backend_->mod_switch_plain_to_next(params, result_image(plain)); }); },
+                    [&](Reference &cpu, Plaintext &result) {
+                        result = cpu.copy(plain);
+                        cpu.evaluator.mod_switch_to_next_inplace(result);
+                    });
             }
 
             void multiply_plain_inplace(
@@ -384,9 +657,18 @@ namespace seal_opencl
                 const Plaintext &plain) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    backend_->multiply_plain(params, result_image(encrypted), encrypted.size(), image_of(plain));
-                });
+                routed(
+                    "multiply_plain", context, context_data, encrypted,
+                    [&] {
+                        translated([&] {
+                            backend_->multiply_plain(
+                                params, result_image(encrypted), encrypted.size(), image_of(plain));
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.multiply_plain_inplace(result, cpu.copy(plain));
+                    });
             }
 
             void add_plain_inplace(
@@ -394,9 +676,17 @@ namespace seal_opencl
                 const Plaintext &plain) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    backend_->add_plain(params, result_image(encrypted), encrypted.size(), image_of(plain));
-                });
+                routed(
+                    "add_plain", context, context_data, encrypted,
+                    [&] {
+                        translated([&] {
+                            backend_->add_plain(params, result_image(encrypted), encrypted.size(), image_of(plain));
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.add_plain_inplace(result, cpu.copy(plain));
+                    });
             }
 
             void sub_plain_inplace(
@@ -404,9 +694,17 @@ namespace seal_opencl
                 const Plaintext &plain) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] {
-                    backend_->sub_plain(params, result_image(encrypted), encrypted.size(), image_of(plain));
-                });
+                routed(
+                    "sub_plain", context, context_data, encrypted,
+                    [&] {
+                        translated([&] {
+                            backend_->sub_plain(params, result_image(encrypted), encrypted.size(), image_of(plain));
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.sub_plain_inplace(result, cpu.copy(plain));
+                    });
             }
 
             void apply_galois_inplace(
@@ -414,10 +712,19 @@ namespace seal_opencl
                 std::uint32_t galois_elt, const seal::GaloisKeys &galois_keys) override
             {
                 const auto params = level_params(context, context_data);
-                const KeyRef key = resident_key(*backend_, params, galois_keys, seal::GaloisKeys::get_index(galois_elt));
-                translated([&] {
-                    backend_->apply_galois(params, result_image(encrypted), encrypted.size(), galois_elt, key);
-                });
+                routed(
+                    "apply_galois", context, context_data, encrypted,
+                    [&] {
+                        const KeyRef key =
+                            resident_key(*backend_, params, galois_keys, seal::GaloisKeys::get_index(galois_elt));
+                        translated([&] {
+                            backend_->apply_galois(params, result_image(encrypted), encrypted.size(), galois_elt, key);
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.apply_galois_inplace(result, galois_elt, galois_keys);
+                    });
             }
 
             void transform_to_ntt_inplace(
@@ -425,7 +732,16 @@ namespace seal_opencl
                 Ciphertext &encrypted) override
             {
                 const auto params = level_params(context, context_data);
-                translated([&] { backend_->transform_to_ntt(params, result_image(encrypted), encrypted.size()); });
+                routed(
+                    "transform_to_ntt", context, context_data, encrypted,
+                    [&] {
+                        translated(
+                            [&] { backend_->transform_to_ntt(params, result_image(encrypted), encrypted.size()); });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu.evaluator.transform_to_ntt_inplace(result);
+                    });
             }
 
             void transform_from_ntt_inplace(
@@ -433,12 +749,25 @@ namespace seal_opencl
                 Ciphertext &encrypted_ntt) override
             {
                 const auto params = level_params(context, context_data);
-                translated(
-                    [&] { backend_->transform_from_ntt(params, result_image(encrypted_ntt), encrypted_ntt.size()); });
+                routed(
+                    "transform_from_ntt", context, context_data, encrypted_ntt,
+                    [&] {
+                        translated([&] {
+                            backend_->transform_from_ntt(params, result_image(encrypted_ntt), encrypted_ntt.size());
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted_ntt);
+                        cpu.evaluator.transform_from_ntt_inplace(result);
+                    });
             }
 
             bool is_transparent(const Ciphertext &encrypted, const char *operation) override
             {
+                if (crosscheck_every_ != 0)
+                {
+                    check_pending_metadata(encrypted);
+                }
                 return translated([&] {
                     return backend_->is_transparent(
                         mutable_image_of(Access::image(encrypted)), encrypted.size(),
@@ -457,6 +786,248 @@ namespace seal_opencl
             }
 
         private:
+            // Host copies of device operands and SEAL's Evaluator, for one CPU reference.
+            class Reference
+            {
+            public:
+                Reference(OpenClBackend &backend, const SEALContext &context)
+                    : evaluator(context), backend_(backend), context_(context)
+                {}
+
+                // An unmarked ciphertext with `x`'s metadata and the words of its device image.
+                Ciphertext copy(const Ciphertext &x)
+                {
+                    Ciphertext host(backend_.unmarked_);
+                    host.resize(context_, x.parms_id(), x.size());
+                    backend_.download_operand(Access::image(x), host.data(), host.dyn_array().size());
+                    host.scale() = x.scale();
+                    host.is_ntt_form() = x.is_ntt_form();
+                    host.correction_factor() = x.correction_factor();
+                    return host;
+                }
+
+                // A plaintext (never marked when constructed) with `p`'s metadata and image words.
+                Plaintext copy(const Plaintext &p)
+                {
+                    Plaintext host(p.coeff_count());
+                    backend_.download_operand(Access::image(p), host.data(), p.coeff_count());
+                    host.parms_id() = p.parms_id();
+                    host.scale() = p.scale();
+                    return host;
+                }
+
+                seal::Evaluator evaluator;
+
+            private:
+                OpenClBackend &backend_;
+                const SEALContext &context_;
+            };
+
+            template <class T>
+            T unmarked_result() const
+            {
+                if constexpr (std::is_same_v<T, Ciphertext>)
+                {
+                    return Ciphertext(unmarked_);
+                }
+                else
+                {
+                    return T();
+                }
+            }
+
+            // Runs one routed operation, cross-checked when SEAL_OPENCL_CROSSCHECK samples it.
+            template <class T, class Device, class Ref>
+            void routed(
+                const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
+                T &result, Device &&device, Ref &&reference)
+            {
+                if (crosscheck_every_ == 0)
+                {
+                    device();
+                    return;
+                }
+                crosschecked(operation, context, context_data, result, device, reference);
+            }
+
+            // SEAL's CPU result first (from the device images of the inputs, before the device
+            // overwrites them), then the device operation, then the device result's words against
+            // the CPU's; the metadata SEAL sets afterwards is compared in is_transparent.
+            template <class T, class Device, class Ref>
+            void crosschecked(
+                const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
+                T &result, Device &device, Ref &reference)
+            {
+                pending_metadata = PendingMetadata{};
+                if (computing_reference)
+                {
+                    throw std::logic_error(
+                        std::string("seal-opencl: ") + crosscheck_env_var + ": SEAL's CPU reference for an operation "
+                        "routed " + operation + " to the device");
+                }
+                if (crosscheck_calls_.fetch_add(1, std::memory_order_relaxed) % crosscheck_every_ != 0)
+                {
+                    device();
+                    return;
+                }
+                const std::string call = crosscheck_call(operation, context_data);
+                T cpu_result = unmarked_result<T>();
+                std::string cpu_error;
+                try
+                {
+                    Reference cpu(*this, context);
+                    computing_reference = true;
+                    reference(cpu, cpu_result);
+                    computing_reference = false;
+                }
+                catch (const SkipCrosscheck &)
+                {
+                    computing_reference = false;
+                    device();
+                    return;
+                }
+                catch (const OperandDownloadFailed &failed)
+                {
+                    computing_reference = false;
+                    std::rethrow_exception(failed.error);
+                }
+                catch (const std::exception &e)
+                {
+                    computing_reference = false;
+                    // SEAL computes, then refuses a transparent result: its words and metadata
+                    // are in cpu_result, and are compared as any other's.
+                    if (!is_transparent_error(e))
+                    {
+                        cpu_error = e.what();
+                    }
+                }
+                device();
+                if (!cpu_error.empty())
+                {
+                    crosscheck_mismatch(
+                        call + ": SEAL's CPU path threw \"" + cpu_error + "\" where the device computed a result");
+                }
+                auto *image = Access::image(result);
+                const auto next_ptr = context.get_context_data(cpu_result.parms_id());
+                if (!image || !next_ptr)
+                {
+                    crosscheck_mismatch(call + ": no device result or no CPU result to compare");
+                }
+                if (crosscheck_corrupt_next.exchange(false))
+                {
+                    corrupt(*image);
+                }
+                std::vector<std::uint64_t> words(image->uint64_count());
+                translated([&] {
+                    backend_->download(image_of(image), rust::Slice<std::uint64_t>(words.data(), words.size()));
+                });
+                const auto &next = *next_ptr;
+                crosscheck_words(
+                    call, cpu_result.data(), cpu_result.dyn_array().size(), words.data(), words.size(),
+                    next.parms().poly_modulus_degree(), next.parms().coeff_modulus().size());
+                if constexpr (std::is_same_v<T, Ciphertext>)
+                {
+                    auto &pending = pending_metadata;
+                    pending.backend = this;
+                    pending.result = &result;
+                    pending.call = call;
+                    pending.parms_id = cpu_result.parms_id();
+                    pending.size = cpu_result.size();
+                    pending.n = cpu_result.poly_modulus_degree();
+                    pending.primes = cpu_result.coeff_modulus_size();
+                    pending.scale = cpu_result.scale();
+                    pending.is_ntt_form = cpu_result.is_ntt_form();
+                    pending.correction_factor = cpu_result.correction_factor();
+                }
+            }
+
+            // Downloads an input operand's device image (current on entry to every virtual).
+            void download_operand(const seal::gpu::DeviceImage *image, std::uint64_t *data, std::size_t count)
+            {
+                if (!image || image->uint64_count() < count)
+                {
+                    throw std::logic_error("seal-opencl: an operand's device image is missing or short");
+                }
+                try
+                {
+                    backend_->download(image_of(image), rust::Slice<std::uint64_t>(data, count));
+                }
+                catch (const rust::Error &e)
+                {
+                    // The operand is a transparent result whose report is pending (deferred
+                    // check): its first host read reports it; this call is not compared.
+                    if (is_transparent_error(e))
+                    {
+                        throw SkipCrosscheck{};
+                    }
+                    try
+                    {
+                        rethrow_as_seal(e);
+                    }
+                    catch (...)
+                    {
+                        throw OperandDownloadFailed{ std::current_exception() };
+                    }
+                }
+            }
+
+            // The test hook: makes the device result wrong (one bit of its middle word).
+            void corrupt(seal::gpu::DeviceImage &image)
+            {
+                std::vector<std::uint64_t> words(image.uint64_count());
+                if (words.empty())
+                {
+                    return;
+                }
+                translated([&] {
+                    backend_->download(image_of(&image), rust::Slice<std::uint64_t>(words.data(), words.size()));
+                    words[words.size() / 2] ^= 1;
+                    backend_->upload(
+                        mutable_image_of(&image), rust::Slice<const std::uint64_t>(words.data(), words.size()));
+                });
+            }
+
+            // Compares the metadata SEAL set on a cross-checked result with SEAL's CPU result's.
+            void check_pending_metadata(const Ciphertext &encrypted)
+            {
+                if (pending_metadata.backend != this || pending_metadata.result != &encrypted)
+                {
+                    return;
+                }
+                const PendingMetadata want = std::move(pending_metadata);
+                pending_metadata = PendingMetadata{};
+                std::string differs;
+                const auto field = [&](const char *name, bool same, const std::string &device, const std::string &cpu) {
+                    if (!same && differs.empty())
+                    {
+                        differs = std::string(name) + ": device " + device + ", CPU " + cpu;
+                    }
+                };
+                field("parms_id", encrypted.parms_id() == want.parms_id, "", "");
+                field("size", encrypted.size() == want.size, std::to_string(encrypted.size()), std::to_string(want.size));
+                field(
+                    "poly_modulus_degree", encrypted.poly_modulus_degree() == want.n,
+                    std::to_string(encrypted.poly_modulus_degree()), std::to_string(want.n));
+                field(
+                    "coeff_modulus_size", encrypted.coeff_modulus_size() == want.primes,
+                    std::to_string(encrypted.coeff_modulus_size()), std::to_string(want.primes));
+                double device_scale = encrypted.scale();
+                double cpu_scale = want.scale;
+                field(
+                    "scale", std::memcmp(&device_scale, &cpu_scale, sizeof(double)) == 0,
+                    std::to_string(device_scale), std::to_string(cpu_scale));
+                field(
+                    "is_ntt_form", encrypted.is_ntt_form() == want.is_ntt_form,
+                    encrypted.is_ntt_form() ? "true" : "false", want.is_ntt_form ? "true" : "false");
+                field(
+                    "correction_factor", encrypted.correction_factor() == want.correction_factor,
+                    std::to_string(encrypted.correction_factor()), std::to_string(want.correction_factor));
+                if (!differs.empty())
+                {
+                    crosscheck_mismatch(want.call + ": the metadata SEAL set on the device result differs (" + differs + ")");
+                }
+            }
+
             // The image of a result operand, created empty when it has none of ours yet (a
             // fresh destination, or a stale image of a foreign backend).
             template <class T>
@@ -473,6 +1044,11 @@ namespace seal_opencl
             }
 
             rust::Box<GpuBackend> backend_;
+            // SEAL_OPENCL_CROSSCHECK: 0 (off) or every how many routed operations are compared.
+            const std::uint64_t crosscheck_every_;
+            std::atomic<std::uint64_t> crosscheck_calls_{ 0 };
+            // Copies are unmarked too: host objects for the CPU reference under SEAL_GPU_ROUTE_ALL.
+            const Ciphertext unmarked_;
         };
 
         std::mutex install_mutex;
@@ -485,13 +1061,40 @@ namespace seal_opencl
         {
             return;
         }
+        const std::uint64_t crosscheck = crosscheck_from_env();
         auto backend = translated([] { return new_gpu_backend(); });
-        seal::gpu::set_backend(std::make_shared<OpenClBackend>(std::move(backend)));
+        seal::gpu::set_backend(std::make_shared<OpenClBackend>(std::move(backend), crosscheck));
     }
 
     void uninstall_backend()
     {
         std::lock_guard<std::mutex> lock(install_mutex);
         seal::gpu::set_backend(nullptr);
+    }
+
+    std::uint64_t crosscheck_checks() noexcept
+    {
+        return crosscheck_check_count.load(std::memory_order_relaxed);
+    }
+
+    std::uint64_t crosscheck_mismatches() noexcept
+    {
+        return crosscheck_mismatch_count.load(std::memory_order_relaxed);
+    }
+
+    std::string crosscheck_last_mismatch()
+    {
+        std::lock_guard<std::mutex> lock(crosscheck_last_mutex);
+        return crosscheck_last;
+    }
+
+    void crosscheck_corrupt_next_result() noexcept
+    {
+        crosscheck_corrupt_next.store(true);
+    }
+
+    rust::String crosscheck_last_mismatch_text()
+    {
+        return rust::String(crosscheck_last_mismatch());
     }
 } // namespace seal_opencl

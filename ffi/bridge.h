@@ -33,4 +33,7 @@ namespace seal_opencl
     rust::String describe_backend(rust::Str selector);
     // Never throws: a rust::Error becomes {ok = false, text = its message}.
     BackendProbe probe_backend(rust::Str selector) noexcept;
+
+    // seal_opencl::crosscheck_last_mismatch() (ffi/seal_opencl.h), for Rust.
+    rust::String crosscheck_last_mismatch_text();
 } // namespace seal_opencl

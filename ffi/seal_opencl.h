@@ -1,6 +1,9 @@
 // The C++ entry points of seal-opencl for programs that use the patched SEAL directly.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 namespace seal_opencl
 {
     // Installs the OpenCL backend into patched SEAL (seal::gpu::set_backend). The device comes
@@ -12,4 +15,18 @@ namespace seal_opencl
     // Uninstalls it (seal::gpu::set_backend(nullptr)). Device ciphertexts must be brought to
     // the host (e.g. decrypted or read) before, or their host reads throw std::logic_error.
     void uninstall_backend();
+
+    // SEAL_OPENCL_CROSSCHECK (read by install_backend: unset or `0` off, `1` every routed
+    // operation, N every N-th, anything else std::invalid_argument): the sampled operations also
+    // run on SEAL's CPU path from host copies of the operands, and the device result's words and
+    // metadata must equal SEAL's; a difference throws std::logic_error from the Evaluator call.
+    // Process-wide counts: results compared, mismatches found; the last mismatch's message.
+    std::uint64_t crosscheck_checks() noexcept;
+    std::uint64_t crosscheck_mismatches() noexcept;
+    std::string crosscheck_last_mismatch();
+
+    // Test hook: the next cross-checked operation's device result gets one word wrong (one bit
+    // flipped on the device, after the operation and before the comparison), so a test sees a
+    // mismatch detected. Without cross-checking it waits for the first cross-checked operation.
+    void crosscheck_corrupt_next_result() noexcept;
 } // namespace seal_opencl

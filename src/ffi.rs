@@ -269,6 +269,18 @@ mod bridge {
         /// Uninstalls whatever backend is installed.
         fn uninstall_backend() -> Result<()>;
 
+        /// `SEAL_OPENCL_CROSSCHECK`: how many device results were compared with SEAL's CPU
+        /// results in this process.
+        fn crosscheck_checks() -> u64;
+        /// `SEAL_OPENCL_CROSSCHECK`: how many of them differed (each threw `logic_error`).
+        fn crosscheck_mismatches() -> u64;
+        /// The message of the last mismatch (empty if none).
+        #[cxx_name = "crosscheck_last_mismatch_text"]
+        fn crosscheck_last_mismatch() -> String;
+        /// Test hook: the next cross-checked operation's device result gets one bit of one
+        /// word flipped on the device, so that the comparison must fail.
+        fn crosscheck_corrupt_next_result();
+
         /// SEAL's `NTTTables(coeff_count_power, Modulus(modulus))`.
         fn seal_ntt_tables(coeff_count_power: i32, modulus: u64) -> Result<SealNttTables>;
         /// SEAL's `ntt_negacyclic_harvey` on one polynomial of 2^coeff_count_power
@@ -308,10 +320,12 @@ mod bridge {
 }
 
 pub use bridge::{
-    describe_backend, install_backend, probe_backend, seal_barrett_reduce_128,
-    seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
-    seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
-    seal_shoup_quotient, uninstall_backend, BackendProbe, KeyRef, LevelParams, SealNttTables,
+    crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
+    crosscheck_mismatches, describe_backend, install_backend, probe_backend,
+    seal_barrett_reduce_128, seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes,
+    seal_multiply_uint_mod, seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse,
+    seal_ntt_tables, seal_shoup_quotient, uninstall_backend, BackendProbe, KeyRef, LevelParams,
+    SealNttTables,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {

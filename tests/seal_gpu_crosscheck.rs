@@ -1,0 +1,340 @@
+//! `SEAL_OPENCL_CROSSCHECK`: sampled routed operations also run on SEAL's CPU path, from
+//! host copies of the device operands, and the device result's words and metadata must
+//! equal SEAL's (ffi/backend.cc, `OpenClBackend::crosschecked`). The backend reads the
+//! switch once, when it is installed, so every test runs in a child process
+//! ([`run_child`]).
+//!
+//! A mismatch cannot be provoked honestly through SEAL's API (the device computes SEAL's
+//! words), so `seal_opencl::ffi::crosscheck_corrupt_next_result()` flips one bit of the
+//! next cross-checked result on the device, after the operation and before the
+//! comparison, as a wrong kernel would: the comparison must see it.
+
+mod seal_common;
+
+use seal_common::*;
+use seal_opencl::ffi::{
+    crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
+    crosscheck_mismatches,
+};
+use seal_opencl::seal_c::*;
+use seal_opencl::{ErrorKind, Result};
+
+const ENV_VAR: &str = "SEAL_OPENCL_CROSSCHECK";
+
+/// A call on (x, b, plain), `x` the result operand.
+type Op = fn(&Fixture, &mut Ciphertext, &Ciphertext, &Plaintext) -> Result<()>;
+
+/// `x` one level down, out of place into a fresh destination.
+fn rescaled_into_fresh(fx: &Fixture, x: &mut Ciphertext) -> Result<()> {
+    // A copy carries the mark of `x`, so the destination goes to the device too.
+    let mut d = x.clone();
+    fx.evaluator.rescale_to_next(x, &mut d)?;
+    *x = d;
+    Ok(())
+}
+
+/// (name, routed operations it makes, call): every routed operation, from fresh operands
+/// (size 2, first level, NTT form).
+fn cases() -> Vec<(&'static str, u64, Op)> {
+    vec![
+        ("negate", 1, |fx, x, _, _| fx.evaluator.negate_inplace(x)),
+        ("add", 1, |fx, x, b, _| fx.evaluator.add_inplace(x, b)),
+        ("sub", 1, |fx, x, b, _| fx.evaluator.sub_inplace(x, b)),
+        ("add_plain", 1, |fx, x, _, p| {
+            fx.evaluator.add_plain_inplace(x, p)
+        }),
+        ("sub_plain", 1, |fx, x, _, p| {
+            fx.evaluator.sub_plain_inplace(x, p)
+        }),
+        ("multiply_plain", 1, |fx, x, _, p| {
+            fx.evaluator.multiply_plain_inplace(x, p)
+        }),
+        ("multiply", 1, |fx, x, b, _| {
+            fx.evaluator.multiply_inplace(x, b)
+        }),
+        ("square", 1, |fx, x, _, _| fx.evaluator.square_inplace(x)),
+        ("multiply a size-3 product (size 4)", 2, |fx, x, b, _| {
+            // Scale 1 keeps the product's scale in bounds.
+            let mut one = b.clone();
+            one.set_scale(1.0);
+            fx.evaluator.multiply_inplace(x, &one)?;
+            fx.evaluator.multiply_inplace(x, &one)
+        }),
+        ("multiply, relinearize, rescale", 3, |fx, x, b, _| {
+            fx.evaluator.multiply_inplace(x, b)?;
+            fx.evaluator.relinearize_inplace(x, &fx.relin)?;
+            fx.evaluator.rescale_to_next_inplace(x)
+        }),
+        (
+            "square, relinearize, rescale into a fresh destination",
+            3,
+            |fx, x, _, _| {
+                fx.evaluator.square_inplace(x)?;
+                fx.evaluator.relinearize_inplace(x, &fx.relin)?;
+                rescaled_into_fresh(fx, x)
+            },
+        ),
+        ("mod_switch_to_next", 1, |fx, x, _, _| {
+            fx.evaluator.mod_switch_to_next_inplace(x)
+        }),
+        ("mod_switch_to_next out of place", 1, |fx, x, _, _| {
+            let mut d = x.clone();
+            fx.evaluator.mod_switch_to_next(x, &mut d)?;
+            *x = d;
+            Ok(())
+        }),
+        (
+            "mod_switch_to_next of a plaintext, add_plain at the next level",
+            3,
+            |fx, x, _, p| {
+                let mut q = p.try_clone()?;
+                fx.evaluator.mod_switch_to_next_plain_inplace(&mut q)?;
+                fx.evaluator.mod_switch_to_next_inplace(x)?;
+                fx.evaluator.add_plain_inplace(x, &q)
+            },
+        ),
+        ("rotate by 1", 1, |fx, x, _, _| {
+            fx.evaluator.rotate_vector_inplace(x, 1, &fx.galois)
+        }),
+        (
+            "rotate by 3 (two Galois steps: 4 and -1)",
+            2,
+            |fx, x, _, _| fx.evaluator.rotate_vector_inplace(x, 3, &fx.galois),
+        ),
+        ("complex_conjugate", 1, |fx, x, _, _| {
+            fx.evaluator.complex_conjugate_inplace(x, &fx.galois)
+        }),
+        ("transform_from_ntt, transform_to_ntt", 2, |fx, x, _, _| {
+            fx.evaluator.transform_from_ntt_inplace(x)?;
+            fx.evaluator.transform_to_ntt_inplace(x)
+        }),
+    ]
+}
+
+/// Runs every case on CPU operands and on device operands: every call succeeds and equals
+/// SEAL's CPU result. Returns the number of routed operations made.
+fn run_cases(fx: &Fixture) -> u64 {
+    let mut rng = rng();
+    let mut calls = 0;
+    for (name, routed, op) in cases() {
+        let (a, b, p) = (
+            fx.encrypt(&mut rng),
+            fx.encrypt(&mut rng),
+            fx.plain(&mut rng),
+        );
+        let mut cpu = a.clone();
+        op(fx, &mut cpu, &b, &p).unwrap_or_else(|e| panic!("{name} on the CPU: {e}"));
+        let mut gpu = on_gpu(&a);
+        op(fx, &mut gpu, &on_gpu(&b), &plain_on_gpu(&p))
+            .unwrap_or_else(|e| panic!("{name} on the device: {e}"));
+        assert_same(&cpu, &gpu, name);
+        calls += routed;
+    }
+    assert_no_cpu_fallback();
+    calls
+}
+
+#[test]
+fn every_operation_is_compared_with_1() {
+    run_child("child_every_operation", &[(ENV_VAR, "1")]);
+}
+
+#[test]
+#[ignore = "run by every_operation_is_compared_with_1 in a child process"]
+fn child_every_operation() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let calls = run_cases(&fx);
+    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+    assert_eq!(
+        crosscheck_checks(),
+        calls,
+        "every routed operation compared"
+    );
+    println!("CHILD OK");
+}
+
+#[test]
+fn every_third_operation_is_compared_with_3() {
+    run_child("child_every_third_operation", &[(ENV_VAR, "3")]);
+}
+
+#[test]
+#[ignore = "run by every_third_operation_is_compared_with_3 in a child process"]
+fn child_every_third_operation() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let calls = run_cases(&fx);
+    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+    // Routed operations 1, 4, 7, ... of the backend.
+    assert_eq!(crosscheck_checks(), calls.div_ceil(3));
+    println!("CHILD OK");
+}
+
+#[test]
+fn nothing_is_compared_with_0() {
+    run_child("child_nothing_is_compared", &[(ENV_VAR, "0")]);
+}
+
+#[test]
+#[ignore = "run by nothing_is_compared_with_0 in a child process"]
+fn child_nothing_is_compared() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    // Armed, but nothing is cross-checked: no result is touched.
+    crosscheck_corrupt_next_result();
+    run_cases(&fx);
+    assert_eq!(crosscheck_checks(), 0);
+    assert_eq!(crosscheck_mismatches(), 0);
+    println!("CHILD OK");
+}
+
+#[test]
+fn a_wrong_device_result_is_detected() {
+    run_child("child_a_wrong_device_result_is_detected", &[(ENV_VAR, "1")]);
+}
+
+#[test]
+#[ignore = "run by a_wrong_device_result_is_detected in a child process"]
+fn child_a_wrong_device_result_is_detected() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+
+    // A ciphertext result: multiply (3 polynomials of 2 primes, N = 4096).
+    let mut gpu = on_gpu(&a);
+    crosscheck_corrupt_next_result();
+    let err = fx
+        .evaluator
+        .multiply_inplace(&mut gpu, &on_gpu(&b))
+        .expect_err("a wrong device result passed the cross-check");
+    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
+    assert_eq!(crosscheck_mismatches(), 1);
+    let message = crosscheck_last_mismatch();
+    eprintln!("{message}");
+    for part in [
+        "SEAL_OPENCL_CROSSCHECK",
+        "multiply (N = 4096, 2 primes)",
+        "in 1 of 24576 words; first at word 12288 (polynomial 1, prime 1, coefficient 0)",
+        "device 0x",
+        "CPU 0x",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message:?}");
+    }
+
+    // A plaintext result: mod_switch_to_next (one prime left: 4096 words).
+    let mut plain = plain_on_gpu(&fx.plain(&mut rng));
+    crosscheck_corrupt_next_result();
+    let err = fx
+        .evaluator
+        .mod_switch_to_next_plain_inplace(&mut plain)
+        .expect_err("a wrong device plaintext passed the cross-check");
+    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
+    assert_eq!(crosscheck_mismatches(), 2);
+    let message = crosscheck_last_mismatch();
+    eprintln!("{message}");
+    for part in [
+        "mod_switch_to_next (plaintext) (N = 4096, 2 primes)",
+        "in 1 of 4096 words; first at word 2048 (polynomial 0, prime 0, coefficient 2048)",
+    ] {
+        assert!(message.contains(part), "{part:?} not in {message:?}");
+    }
+
+    // The hook is spent: the next operations pass.
+    let checks = crosscheck_checks();
+    let calls = run_cases(&fx);
+    assert_eq!(crosscheck_checks(), checks + calls);
+    assert_eq!(crosscheck_mismatches(), 2);
+    println!("CHILD OK");
+}
+
+/// SEAL's CPU path throws "result ciphertext is transparent" after computing; the words it
+/// computed are compared anyway (no false mismatch), and the device path reports the
+/// result as it does without cross-checking (deferred: at the first host read). An operand
+/// that is itself a transparent result with its report pending cannot be downloaded for
+/// the CPU reference: that call is not compared.
+#[test]
+fn transparent_results_are_no_mismatch() {
+    run_child("child_transparent_results", &[(ENV_VAR, "1")]);
+}
+
+#[test]
+#[ignore = "run by transparent_results_are_no_mismatch in a child process"]
+fn child_transparent_results() {
+    if !is_child() {
+        return;
+    }
+    let fx = Fixture::new();
+    let a = fx.encrypt(&mut rng());
+
+    // a - a: transparent.
+    let mut gpu = on_gpu(&a);
+    let twin = gpu.clone();
+    fx.evaluator.sub_inplace(&mut gpu, &twin).unwrap();
+    assert_eq!(crosscheck_checks(), 1);
+    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+    let err = gpu
+        .data()
+        .expect_err("a transparent result reached the host");
+    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
+
+    // The square of a ciphertext with zero c1 (compared), then its relinearization (its
+    // operand's report is pending: not compared).
+    let mut words = a.data().unwrap();
+    let poly = (a.coeff_modulus_size() * a.poly_modulus_degree()) as usize;
+    words[poly..].fill(0);
+    let mut t = a.clone();
+    t.set_data(&fx.ctx, &words).unwrap();
+    let mut gpu = on_gpu(&t);
+    fx.evaluator.square_inplace(&mut gpu).unwrap();
+    assert_eq!(crosscheck_checks(), 2);
+    fx.evaluator
+        .relinearize_inplace(&mut gpu, &fx.relin)
+        .unwrap();
+    assert_eq!(crosscheck_checks(), 2);
+    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+    assert!(gpu.data().is_err(), "a transparent result reached the host");
+    println!("CHILD OK");
+}
+
+/// Values other than `0`, `1` or a positive integer are refused when the backend is
+/// installed, listing the accepted values.
+#[test]
+fn an_unknown_crosscheck_value_is_refused() {
+    for value in ["maybe", "-1", "1.5", "99999999999999999999999"] {
+        run_child(
+            "child_an_unknown_crosscheck_value_is_refused",
+            &[(ENV_VAR, value), ("CROSSCHECK_TEST_VALUE", value)],
+        );
+    }
+}
+
+#[test]
+#[ignore = "run by an_unknown_crosscheck_value_is_refused in a child process"]
+fn child_an_unknown_crosscheck_value_is_refused() {
+    if !is_child() {
+        return;
+    }
+    let value = std::env::var("CROSSCHECK_TEST_VALUE").unwrap();
+    let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
+    for part in [
+        ENV_VAR,
+        value.as_str(),
+        "`0`",
+        "`1`",
+        "a positive integer N",
+    ] {
+        assert!(err.contains(part), "{part:?} not in {err:?}");
+    }
+    assert!(!gpu_backend_installed());
+    println!("CHILD OK");
+}
