@@ -129,6 +129,8 @@ fn classify(status: Option<ocl::core::Status>, text: String) -> Error {
     }
 }
 
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +156,3 @@ mod tests {
         }
     }
 }
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -237,7 +237,7 @@ pub(super) fn build_report(
             total_ns,
         })
         .collect();
-    host_calls.sort_by(|a, b| b.total_ns.cmp(&a.total_ns));
+    host_calls.sort_by_key(|h| std::cmp::Reverse(h.total_ns));
     ProfileReport {
         format: REPORT_FORMAT.to_string(),
         created_unix_s: SystemTime::now()
