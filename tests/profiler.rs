@@ -306,11 +306,9 @@ fn the_environment_variable_dumps_at_process_exit() {
 #[test]
 fn routed_calls_record_their_host_time() {
     use seal_common::{BackendParams, BACKEND_N as N};
-    use seal_opencl::ntt::NttStrategy;
-    use seal_opencl::seal_backend::Backend;
 
     let (p, devices) = profiled();
-    let backend = Backend::new(devices, NttStrategy::from_env().unwrap()).unwrap();
+    let backend = seal_common::backend_on(devices);
     let params = BackendParams::new();
     let (key_moduli, level) = (&params.key_moduli, params.level());
     let words: Vec<u64> = (0..2 * 2 * N).map(|i| i as u64 % key_moduli[0]).collect();

@@ -8,10 +8,9 @@
 
 mod seal_common;
 
-use seal_common::{BackendParams, BACKEND_N as N};
+use seal_common::{backend_on, BackendParams, BACKEND_N as N};
 use seal_opencl::device::Devices;
-use seal_opencl::ntt::NttStrategy;
-use seal_opencl::seal_backend::{Backend, KeyId};
+use seal_opencl::seal_backend::KeyId;
 const OPERATIONS: usize = 10_000;
 const WARM_UP: usize = 100;
 
@@ -19,11 +18,7 @@ const WARM_UP: usize = 100;
 fn results_return_to_the_pool_without_a_frame_end() {
     let params = BackendParams::new();
     let (key_moduli, level) = (&params.key_moduli, params.level());
-    let backend = Backend::new(
-        Devices::from_env().unwrap(),
-        NttStrategy::from_env().unwrap(),
-    )
-    .unwrap();
+    let backend = backend_on(Devices::from_env().unwrap());
     let words: Vec<u64> = (0..2 * 2 * N)
         .map(|i| (i as u64 * 7919 + 17) % key_moduli[(i / N) % 2])
         .collect();
@@ -64,11 +59,7 @@ fn results_return_to_the_pool_without_a_frame_end() {
 fn keys_are_freed_with_their_object() {
     let params = BackendParams::new();
     let (key_moduli, level) = (&params.key_moduli, params.level());
-    let backend = Backend::new(
-        Devices::from_env().unwrap(),
-        NttStrategy::from_env().unwrap(),
-    )
-    .unwrap();
+    let backend = backend_on(Devices::from_env().unwrap());
     // Two keys of 2 polynomials over the 3 key primes, as SEAL stores a RelinKeys entry.
     let words = vec![1u64; 2 * 2 * key_moduli.len() * N];
     let key = |object, index, version| KeyId {
@@ -103,12 +94,7 @@ fn keys_beyond_the_cap_evict_the_least_recently_used() {
     let (key_moduli, level) = (&params.key_moduli, params.level());
     let words = vec![1u64; 2 * 2 * key_moduli.len() * N];
     let key_bytes = words.len() as u64 * 8;
-    let backend = Backend::new(
-        Devices::from_env().unwrap(),
-        NttStrategy::from_env().unwrap(),
-    )
-    .unwrap()
-    .with_max_key_bytes(3 * key_bytes);
+    let backend = backend_on(Devices::from_env().unwrap()).with_max_key_bytes(3 * key_bytes);
     let key = |object| KeyId {
         object,
         index: 0,

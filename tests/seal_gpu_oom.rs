@@ -16,8 +16,7 @@ mod seal_common;
 use seal_common::*;
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::memcache::MemcacheConfig;
-use seal_opencl::ntt::NttStrategy;
-use seal_opencl::seal_backend::{Backend, GpuImage};
+use seal_opencl::seal_backend::GpuImage;
 use seal_opencl::seal_c::*;
 use seal_opencl::{Error, ErrorKind};
 
@@ -38,7 +37,7 @@ fn backend_out_of_memory_is_an_error_and_changes_nothing() {
         ..DeviceOptions::default()
     })
     .unwrap();
-    let backend = Backend::new(devices, NttStrategy::from_env().unwrap()).unwrap();
+    let backend = backend_on(devices);
     let words = |seed: u64| -> Vec<u64> {
         (0..2 * 2 * N)
             .map(|i| (seed * 0x9E37_79B9 + i as u64 * 7919) % key_moduli[(i / N) % 2])

@@ -126,6 +126,16 @@ impl BackendParams {
     }
 }
 
+/// The backend behind SEAL on `devices`, with the NTT of `SEAL_OPENCL_NTT`, for tests that
+/// drive it without SEAL's Evaluator.
+pub fn backend_on(devices: seal_opencl::device::Devices) -> seal_opencl::seal_backend::Backend {
+    seal_opencl::seal_backend::Backend::new(
+        devices,
+        seal_opencl::ntt::NttStrategy::from_env().unwrap(),
+    )
+    .unwrap()
+}
+
 /// A random generator whose seed is printed, so a failure can be replayed.
 pub fn rng() -> rand::rngs::StdRng {
     let seed = rand::random();
