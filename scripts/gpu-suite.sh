@@ -4,8 +4,9 @@
 # SEAL_OPENCL_DEVICE=gpu unless it is set.
 #   gpu-suite.sh tests    every test binary, the C++ Listing 1 example, SEAL's googletest
 #                         suite through the backend, and the main job (ckks_routines)
-#   gpu-suite.sh benches  every benchmark, the C++ host-path one included (with --quick when
-#                         QUICK=1: a smoke run)
+#   gpu-suite.sh benches  every benchmark, the C++ host-path one included, and the
+#                         differential fuzzer (examples/seal_fuzz.rs) (with --quick, or fewer
+#                         operations, when QUICK=1: a smoke run)
 # Everything goes to $OUT (or ./gpu-out): `<part>.log` with every program's output and
 # `<part>-results.tar` with the files the programs wrote (benchmark JSON, the main job's
 # profiler dump and chart). The exit status is 1 if any program failed; each failure is
@@ -61,6 +62,11 @@ benches)
   for b in ntt runtime routines ops matmul multiqueue; do
     run "bench-$b" "$bin/bench-$b" "${quick[@]}"
   done
+  # Differential fuzzing against SEAL's CPU path (issue 12.3): >= 10^4 Evaluator calls over
+  # N = 2^12..2^16; exits 1 on a mismatch, printing the shortest reproducer.
+  fuzz_ops=10000
+  [ "${QUICK:-0}" = 1 ] && fuzz_ops=300
+  run ex-seal_fuzz "$bin/ex-seal_fuzz" --ops "$fuzz_ops" --out "$work/benches/results/seal_fuzz.json"
   # The host's cost of routed calls through SEAL's C++ API, no profiler (issue 10).
   reps=200
   [ "${QUICK:-0}" = 1 ] && reps=5

@@ -8,6 +8,7 @@
 //! operations) -> `ffi` (the cxx bridge; C++ reaches the backend only through it).
 //! Beside them: `sys` (bindgen over SEAL's C API), `seal_c` (safe wrappers over it, for
 //! tests, examples and benchmarks), `routines` (seed 001's CKKS routines over `seal_c`),
+//! `fuzz` (differential fuzzing of the backend against SEAL's CPU path, over `seal_c`),
 //! `build_info` (where the build put SEAL, for C++ programs), `logging` (`SEAL_OPENCL_LOG`: the
 //! stderr subscriber installed with the backend).
 
@@ -19,6 +20,7 @@ pub mod device;
 pub mod error;
 pub mod ffi;
 pub mod frame;
+pub mod fuzz;
 pub mod logging;
 pub mod memcache;
 pub mod ntt;

@@ -1,0 +1,1001 @@
+//! Differential fuzzing of the GPU backend against SEAL's CPU path (issue 12.3).
+//!
+//! A [`Program`] is a random sequence of [`Step`]s over one parameter set: encryptions and
+//! encodings at random levels and scales, and every routed CKKS Evaluator operation on
+//! random live operands, valid or not (mismatched levels, scales or NTT forms, size 3 to a
+//! rotation, missing Galois keys, the end of the modulus chain, scales out of bounds,
+//! transparent results, ...). Every ciphertext and plaintext lives twice: an unmarked CPU
+//! copy and a `.gpu()` copy (host newer or already resident). Each Evaluator call runs on
+//! both; then
+//! - both succeed: the results have the same metadata and words (compared at once when the
+//!   step says so, else later, so device-newer results also feed further operations);
+//! - both fail: with the same HRESULT (the same C++ exception type), and the GPU path's
+//!   operands are intact (words and metadata), or changed exactly as SEAL's CPU path
+//!   changed its own (SEAL throws some errors after writing the destination);
+//! - anything else is a [`Failure`].
+//!
+//! A failing program is shrunk ([`shrink`]: delta debugging, dropping runs of steps while it
+//! still fails) and printed as the operations it runs ([`trace`]). Steps name operands by
+//! index modulo the live objects, so every subsequence of a program is a program.
+//!
+//! SEAL throws `logic_error` for a transparent result at the operation; the backend checks
+//! that later by default, so the fuzzer needs `SEAL_OPENCL_CHECK_TRANSPARENT=eager`
+//! ([`install_backend`] sets it before installing the backend).
+
+use std::fmt;
+
+use rand::{Rng, SeedableRng};
+
+use crate::error::{Error, Result};
+use crate::seal_c::{
+    Ciphertext, CkksContext, CkksEncoder, Encryptor, Evaluator, GaloisKeys, KeyGenerator, ParmsId,
+    Plaintext, RelinKeys, SecLevelType,
+};
+
+/// Rotation steps with Galois keys (0: complex conjugation).
+const KEY_STEPS: [i32; 5] = [0, 1, -1, 4, -7];
+/// Rotation steps the fuzzer asks for: with keys, through SEAL's NAF decomposition (3 = 4 -
+/// 1, 5 = 4 + 1), and without any key (2: its NAF is the step itself).
+const ROTATIONS: [i32; 8] = [0, 1, -1, 2, 3, 4, 5, -7];
+/// Live ciphertexts and plaintexts kept at most (a new one replaces an old one).
+const MAX_CTS: usize = 6;
+const MAX_PLAINS: usize = 3;
+
+/// Installs the backend for fuzzing: eager transparency checks (see the module doc) and
+/// poisoned pool buffers (words a kernel fails to write show up). Must run before anything
+/// else installs it in this process.
+pub fn install_backend() -> Result<()> {
+    std::env::set_var("SEAL_OPENCL_CHECK_TRANSPARENT", "eager");
+    std::env::set_var("SEAL_OPENCL_POISON", "1");
+    crate::ffi::install_backend().map_err(|e| Error::Logic(e.to_string()))
+}
+
+/// A parameter set: N = 2^`log_n` and the primes' bit sizes (the last one the special
+/// prime when there are two or more; a single prime is a context without key switching).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSet {
+    pub log_n: u32,
+    pub bits: Vec<i32>,
+}
+
+impl ParamSet {
+    /// A random set: N from 2^12 to 2^`max_log_n`, 1 to 15 primes of 30 to 60 bits.
+    pub fn random(rng: &mut impl Rng, max_log_n: u32) -> ParamSet {
+        let count = rng.gen_range(1..=15);
+        ParamSet {
+            log_n: rng.gen_range(12..=max_log_n),
+            bits: (0..count).map(|_| rng.gen_range(30..=60)).collect(),
+        }
+    }
+}
+
+/// `LOG_N:BITS,BITS,...`, e.g. `13:60,40,40,60`; `BITSxCOUNT` repeats (`13:30x15`).
+impl std::str::FromStr for ParamSet {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<ParamSet> {
+        let bad = || Error::invalid(format!("parameter set {s:?} is not LOG_N:BITS,BITS,..."));
+        let (log_n, bits) = s.split_once(':').ok_or_else(bad)?;
+        let mut all = Vec::new();
+        for item in bits.split(',') {
+            let (b, n) = item.split_once('x').unwrap_or((item, "1"));
+            let (b, n): (i32, usize) = (
+                b.trim().parse().map_err(|_| bad())?,
+                n.trim().parse().map_err(|_| bad())?,
+            );
+            all.extend(std::iter::repeat_n(b, n));
+        }
+        Ok(ParamSet {
+            log_n: log_n.trim().parse().map_err(|_| bad())?,
+            bits: all,
+        })
+    }
+}
+
+impl fmt::Display for ParamSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bits: Vec<String> = self.bits.iter().map(i32::to_string).collect();
+        write!(f, "{}:{}", self.log_n, bits.join(","))
+    }
+}
+
+/// One parameter set's SEAL objects: context, levels, tools and keys (none for a single
+/// prime: SEAL refuses key switching there).
+pub struct Setup {
+    pub params: ParamSet,
+    /// Data levels, first to last.
+    chain: Vec<ParmsId>,
+    /// Scales a step picks from: powers of two and primes of the chain.
+    scales: Vec<f64>,
+    encoder: CkksEncoder,
+    encryptor: Encryptor,
+    evaluator: Evaluator,
+    keys: Option<(RelinKeys, GaloisKeys)>,
+}
+
+impl Setup {
+    /// Errors: SEAL's, for sets it refuses (no security check is made).
+    pub fn new(params: &ParamSet) -> Result<Setup> {
+        let ctx =
+            CkksContext::new_with_security(1 << params.log_n, &params.bits, SecLevelType::None)?;
+        let keygen = KeyGenerator::new(&ctx)?;
+        let keys = if ctx.using_keyswitching() {
+            Some((
+                keygen.relin_keys()?,
+                keygen.galois_keys_from_steps(&KEY_STEPS)?,
+            ))
+        } else {
+            None
+        };
+        let chain = ctx.parms_id_chain()?;
+        let primes = ctx.coeff_modulus(&chain[0])?;
+        // Small scales leave room for products at the lowest levels; large ones and the
+        // primes themselves (SEAL's usual choice) go out of bounds sooner.
+        let mut scales: Vec<f64> = [10, 15, 20, 25, 30, 40]
+            .iter()
+            .map(|&b| 2f64.powi(b))
+            .collect();
+        scales.extend(primes.iter().rev().take(2).map(|&q| q as f64));
+        Ok(Setup {
+            params: params.clone(),
+            encoder: CkksEncoder::new(&ctx)?,
+            encryptor: Encryptor::new(&ctx, &keygen.public_key()?)?,
+            evaluator: Evaluator::new(&ctx)?,
+            keys,
+            chain,
+            scales,
+        })
+    }
+
+    fn level_name(&self, id: &ParmsId) -> String {
+        match self.chain.iter().position(|p| p == id) {
+            Some(i) => format!("L{}", self.chain.len() - 1 - i),
+            None => "L?".into(),
+        }
+    }
+}
+
+/// What a step does. Operands are live objects by index (modulo their count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Encrypt,
+    Encode,
+    /// An all-zero plaintext: multiplying by it gives a transparent result.
+    EncodeZero,
+    SetScale,
+    Negate,
+    Add,
+    Sub,
+    AddMany,
+    Multiply,
+    Square,
+    Relinearize,
+    RescaleToNext,
+    RescaleTo,
+    ModSwitchToNext,
+    ModSwitchTo,
+    ModSwitchPlainToNext,
+    MultiplyPlain,
+    AddPlain,
+    SubPlain,
+    RotateVector,
+    ComplexConjugate,
+    ApplyGalois,
+    TransformToNtt,
+    TransformFromNtt,
+}
+
+impl Kind {
+    /// The draw of [`Program::random`]: operations once each, new operands and the usual
+    /// chain (multiply, relinearize, rescale) more often.
+    const WEIGHTED: [Kind; 30] = [
+        Kind::Encrypt,
+        Kind::Encrypt,
+        Kind::Encrypt,
+        Kind::Encode,
+        Kind::Encode,
+        Kind::EncodeZero,
+        Kind::SetScale,
+        Kind::Negate,
+        Kind::Add,
+        Kind::Sub,
+        Kind::AddMany,
+        Kind::Multiply,
+        Kind::Multiply,
+        Kind::Square,
+        Kind::Relinearize,
+        Kind::Relinearize,
+        Kind::RescaleToNext,
+        Kind::RescaleToNext,
+        Kind::RescaleTo,
+        Kind::ModSwitchToNext,
+        Kind::ModSwitchTo,
+        Kind::ModSwitchPlainToNext,
+        Kind::MultiplyPlain,
+        Kind::AddPlain,
+        Kind::SubPlain,
+        Kind::RotateVector,
+        Kind::ComplexConjugate,
+        Kind::ApplyGalois,
+        Kind::TransformToNtt,
+        Kind::TransformFromNtt,
+    ];
+}
+
+/// One step: `a`, `b`, `c` pick operands, `arg` a level, scale, rotation or Galois element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub kind: Kind,
+    a: usize,
+    b: usize,
+    c: usize,
+    arg: usize,
+    /// In place (the result replaces `a`) or into a new ciphertext.
+    inplace: bool,
+    /// On the GPU path, the second operand is an unmarked host copy; for new objects, the
+    /// GPU copy starts resident (device newer) instead of host newer.
+    mixed: bool,
+    /// Compare the result at once (else later: when replaced, and at the end).
+    check: bool,
+}
+
+impl Step {
+    fn random(rng: &mut impl Rng, kind: Kind) -> Step {
+        Step {
+            kind,
+            a: rng.gen_range(0..64),
+            b: rng.gen_range(0..64),
+            c: rng.gen_range(0..64),
+            arg: rng.gen_range(0..64),
+            inplace: rng.gen(),
+            mixed: rng.gen_bool(0.25),
+            check: rng.gen(),
+        }
+    }
+}
+
+/// A random program: its steps, and the seed of the values it encodes.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub seed: u64,
+    pub steps: Vec<Step>,
+}
+
+impl Program {
+    /// A random program of `len` steps for any parameter set (the first three make two
+    /// ciphertexts and a plaintext, so operations have operands from the start).
+    pub fn random(rng: &mut impl Rng, len: usize) -> Program {
+        let mut steps: Vec<Step> = [Kind::Encrypt, Kind::Encrypt, Kind::Encode]
+            .iter()
+            .map(|&kind| Step::random(rng, kind))
+            .collect();
+        while steps.len() < len {
+            let kind = Kind::WEIGHTED[rng.gen_range(0..Kind::WEIGHTED.len())];
+            steps.push(Step::random(rng, kind));
+        }
+        steps.truncate(len);
+        Program {
+            seed: rng.gen(),
+            steps,
+        }
+    }
+}
+
+/// A difference between the two paths, at step `step` of the program.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    pub step: usize,
+    pub what: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {}: {}", self.step, self.what)
+    }
+}
+
+/// What a run did: Evaluator calls valid on both paths (same words), invalid on both (same
+/// exception), and other steps (encryptions, encodings, scale changes, skipped steps).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub valid: u64,
+    pub invalid: u64,
+    pub other: u64,
+}
+
+impl Counts {
+    pub fn add(&mut self, other: Counts) {
+        self.valid += other.valid;
+        self.invalid += other.invalid;
+        self.other += other.other;
+    }
+}
+
+/// A SEAL object on both paths.
+struct Pair<T> {
+    cpu: T,
+    gpu: T,
+}
+
+/// The live objects of a run.
+struct World<'s> {
+    setup: &'s Setup,
+    rng: rand::rngs::StdRng,
+    cts: Vec<Pair<Ciphertext>>,
+    plains: Vec<Pair<Plaintext>>,
+    counts: Counts,
+    /// The operations as run, one line each (for a reproducer).
+    trace: Vec<String>,
+}
+
+/// Runs `program` on `setup`. `Err` is a harness error (SEAL refused to build an operand
+/// the program needs in a way that is not a fuzzing result); `Ok(Err(_))` a failure.
+pub fn run(setup: &Setup, program: &Program) -> Result<std::result::Result<Counts, Failure>> {
+    let mut world = World::new(setup, program.seed);
+    Ok(world.run(program)?.map(|()| world.counts))
+}
+
+/// The operations `program` runs, one line each, as far as it gets.
+pub fn trace(setup: &Setup, program: &Program) -> Result<Vec<String>> {
+    let mut world = World::new(setup, program.seed);
+    let outcome = world.run(program)?;
+    if let Err(failure) = outcome {
+        world.trace.push(format!("FAILS: {failure}"));
+    }
+    Ok(world.trace)
+}
+
+/// The shortest program found for which `fails` holds (at most `budget` calls; `program`
+/// itself fails): delta debugging, dropping runs of steps, halving the run length when none
+/// can go. For a fuzzing failure, `fails` runs the candidate ([`run`]).
+pub fn shrink(
+    program: &Program,
+    budget: usize,
+    mut fails: impl FnMut(&Program) -> Result<bool>,
+) -> Result<Program> {
+    let mut best = program.clone();
+    let mut runs = 0;
+    let mut chunk = best.steps.len().div_ceil(2);
+    while chunk >= 1 && runs < budget {
+        let mut i = 0;
+        let mut dropped = false;
+        while i < best.steps.len() && runs < budget {
+            let mut candidate = best.clone();
+            candidate
+                .steps
+                .drain(i..(i + chunk).min(candidate.steps.len()));
+            runs += 1;
+            if fails(&candidate)? {
+                best = candidate;
+                dropped = true;
+            } else {
+                i += chunk;
+            }
+        }
+        if !dropped {
+            chunk /= 2;
+        }
+    }
+    Ok(best)
+}
+
+/// The HRESULT of a SEAL call's error (0 for an error that did not come from SEAL).
+fn hresult(e: &Error) -> i64 {
+    match e {
+        Error::Seal { hresult, .. } => *hresult,
+        _ => 0,
+    }
+}
+
+/// How two ciphertexts differ (None: same metadata and words). Reads `gpu`'s words (a
+/// download when the device is newer).
+fn ct_difference(cpu: &Ciphertext, gpu: &Ciphertext) -> Result<Option<String>> {
+    let meta = |c: &Ciphertext| (c.size(), c.parms_id(), c.scale().to_bits(), c.is_ntt_form());
+    if meta(cpu) != meta(gpu) {
+        return Ok(Some(format!(
+            "metadata (size, parms_id, scale bits, NTT) {:?} != {:?}",
+            meta(cpu),
+            meta(gpu)
+        )));
+    }
+    Ok(word_difference(&cpu.data()?, &gpu.data()?))
+}
+
+fn plain_difference(cpu: &Plaintext, gpu: &Plaintext) -> Result<Option<String>> {
+    let meta = |p: &Plaintext| {
+        (
+            p.coeff_count(),
+            p.parms_id(),
+            p.scale().to_bits(),
+            p.is_ntt_form(),
+        )
+    };
+    if meta(cpu) != meta(gpu) {
+        return Ok(Some(format!(
+            "plaintext metadata (coeff_count, parms_id, scale bits, NTT) {:?} != {:?}",
+            meta(cpu),
+            meta(gpu)
+        )));
+    }
+    Ok(word_difference(&cpu.data()?, &gpu.data()?))
+}
+
+fn word_difference(want: &[u64], got: &[u64]) -> Option<String> {
+    let i = (0..want.len()).find(|&i| want[i] != got[i])?;
+    let differ = (0..want.len()).filter(|&i| want[i] != got[i]).count();
+    Some(format!(
+        "{differ} of {} words differ, first at {i}: CPU {:#x}, GPU {:#x}",
+        want.len(),
+        want[i],
+        got[i]
+    ))
+}
+
+/// Where an operation writes: its first operand, or a new ciphertext.
+enum Target<'a> {
+    InPlace(&'a mut Ciphertext),
+    To(&'a Ciphertext, &'a mut Ciphertext),
+}
+
+/// Calls `$ev.$to(src, args.., dest)` or `$ev.$inplace(a, args..)` for `$target`.
+macro_rules! call {
+    ($ev:expr, $target:expr, $to:ident, $inplace:ident $(, $arg:expr)*) => {
+        match $target {
+            Target::InPlace(x) => $ev.$inplace(x $(, $arg)*),
+            Target::To(x, dest) => $ev.$to(x $(, $arg)*, dest),
+        }
+    };
+}
+
+/// The second operand of a binary operation, per path.
+#[derive(Clone, Copy)]
+enum Second {
+    None,
+    Ct(usize),
+    Plain(usize),
+}
+
+impl<'s> World<'s> {
+    fn new(setup: &'s Setup, seed: u64) -> World<'s> {
+        World {
+            setup,
+            rng: rand::rngs::StdRng::seed_from_u64(seed),
+            cts: Vec::new(),
+            plains: Vec::new(),
+            counts: Counts::default(),
+            trace: Vec::new(),
+        }
+    }
+
+    fn run(&mut self, program: &Program) -> Result<std::result::Result<(), Failure>> {
+        for (i, step) in program.steps.iter().enumerate() {
+            if let Err(what) = self.step(step)? {
+                return Ok(Err(Failure { step: i, what }));
+            }
+        }
+        for i in 0..self.cts.len() {
+            if let Err(what) = self.compare_ct(i, "at the end")? {
+                return Ok(Err(Failure {
+                    step: program.steps.len(),
+                    what,
+                }));
+            }
+        }
+        for i in 0..self.plains.len() {
+            if let Err(what) = self.compare_plain(i)? {
+                return Ok(Err(Failure {
+                    step: program.steps.len(),
+                    what,
+                }));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    fn compare_ct(&self, i: usize, when: &str) -> Result<std::result::Result<(), String>> {
+        let p = &self.cts[i];
+        Ok(match ct_difference(&p.cpu, &p.gpu)? {
+            Some(d) => Err(format!("c{i} {when}: {d}")),
+            None => Ok(()),
+        })
+    }
+
+    fn compare_plain(&self, i: usize) -> Result<std::result::Result<(), String>> {
+        let p = &self.plains[i];
+        Ok(match plain_difference(&p.cpu, &p.gpu)? {
+            Some(d) => Err(format!("p{i}: {d}")),
+            None => Ok(()),
+        })
+    }
+
+    fn note(&mut self, line: String) {
+        self.trace.push(line);
+    }
+
+    /// One step. `Ok(Err(what))` is a difference between the paths.
+    fn step(&mut self, s: &Step) -> Result<std::result::Result<(), String>> {
+        let setup = self.setup;
+        let level = |arg: usize| setup.chain[arg % setup.chain.len()];
+        let scale = setup.scales[s.arg % setup.scales.len()];
+        match s.kind {
+            Kind::Encrypt => {
+                let id = level(s.arg);
+                let Some(plain) =
+                    self.encode(&id, setup.scales[s.b % setup.scales.len()], false)?
+                else {
+                    return self.skipped(s);
+                };
+                let cpu = setup.encryptor.encrypt(&plain)?;
+                let mut gpu = cpu.try_clone()?;
+                if s.mixed {
+                    crate::routines::to_device(&setup.evaluator, &mut [&mut gpu])?;
+                } else {
+                    gpu.gpu()?;
+                }
+                let line = format!(
+                    "encrypt at {} scale {} ({})",
+                    setup.level_name(&id),
+                    cpu.scale(),
+                    if s.mixed { "resident" } else { "host newer" }
+                );
+                self.counts.other += 1;
+                Ok(self.add_ct(s.c, Pair { cpu, gpu }, line)?.map(drop))
+            }
+            Kind::Encode | Kind::EncodeZero => {
+                let id = level(s.arg);
+                let Some(cpu) = self.encode(
+                    &id,
+                    setup.scales[s.b % setup.scales.len()],
+                    s.kind == Kind::EncodeZero,
+                )?
+                else {
+                    return self.skipped(s);
+                };
+                let mut gpu = cpu.try_clone()?;
+                if !s.mixed {
+                    gpu.gpu()?;
+                }
+                self.note(format!(
+                    "p{} = encode{} at {} scale {} ({})",
+                    s.c % MAX_PLAINS,
+                    if s.kind == Kind::EncodeZero {
+                        " zeros"
+                    } else {
+                        ""
+                    },
+                    setup.level_name(&id),
+                    cpu.scale(),
+                    if s.mixed { "unmarked" } else { "marked" }
+                ));
+                self.counts.other += 1;
+                let pair = Pair { cpu, gpu };
+                if self.plains.len() < MAX_PLAINS {
+                    self.plains.push(pair);
+                } else {
+                    let i = s.c % MAX_PLAINS;
+                    if let Err(what) = self.compare_plain(i)? {
+                        return Ok(Err(what));
+                    }
+                    self.plains[i] = pair;
+                }
+                Ok(Ok(()))
+            }
+            Kind::SetScale => {
+                if self.cts.is_empty() {
+                    return self.skipped(s);
+                }
+                let i = s.a % self.cts.len();
+                self.cts[i].cpu.set_scale(scale);
+                self.cts[i].gpu.set_scale(scale);
+                self.note(format!("c{i}.set_scale({scale})"));
+                self.counts.other += 1;
+                Ok(Ok(()))
+            }
+            Kind::ModSwitchPlainToNext => self.mod_switch_plain(s),
+            _ => self.evaluate(s),
+        }
+    }
+
+    fn skipped(&mut self, s: &Step) -> Result<std::result::Result<(), String>> {
+        self.counts.other += 1;
+        self.note(format!("(skipped {:?})", s.kind));
+        Ok(Ok(()))
+    }
+
+    /// Random values (or zeros) at level `id` and `scale`; None where SEAL's encoder refuses
+    /// the scale (not a fuzzing result: the encoder is not routed).
+    fn encode(&mut self, id: &ParmsId, scale: f64, zero: bool) -> Result<Option<Plaintext>> {
+        let slots = self.setup.encoder.slot_count();
+        let values: Vec<f64> = (0..slots)
+            .map(|_| {
+                if zero {
+                    0.0
+                } else {
+                    self.rng.gen_range(-1.0..1.0)
+                }
+            })
+            .collect();
+        Ok(self.setup.encoder.encode(&values, id, scale).ok())
+    }
+
+    /// Keeps `pair` as a live ciphertext (replacing slot `slot` when full, after comparing
+    /// the one it replaces); `Ok(Ok(i))`: it is `c{i}`.
+    fn add_ct(
+        &mut self,
+        slot: usize,
+        pair: Pair<Ciphertext>,
+        what: String,
+    ) -> Result<std::result::Result<usize, String>> {
+        let i = if self.cts.len() < MAX_CTS {
+            self.cts.push(pair);
+            self.cts.len() - 1
+        } else {
+            let i = slot % MAX_CTS;
+            if let Err(what) = self.compare_ct(i, "when replaced")? {
+                return Ok(Err(what));
+            }
+            self.cts[i] = pair;
+            i
+        };
+        self.note(format!("c{i} = {what}"));
+        Ok(Ok(i))
+    }
+
+    fn mod_switch_plain(&mut self, s: &Step) -> Result<std::result::Result<(), String>> {
+        if self.plains.is_empty() {
+            return self.skipped(s);
+        }
+        let ev = &self.setup.evaluator;
+        let i = s.a % self.plains.len();
+        let before = self.plains[i].cpu.try_clone()?;
+        let line = format!("p{i}.mod_switch_to_next (in place)");
+        let p = &mut self.plains[i];
+        let (cpu, gpu) = (
+            ev.mod_switch_to_next_plain_inplace(&mut p.cpu),
+            ev.mod_switch_to_next_plain_inplace(&mut p.gpu),
+        );
+        let outcome = match (&cpu, &gpu) {
+            (Ok(()), Ok(())) => {
+                self.counts.valid += 1;
+                if s.check {
+                    self.compare_plain(i)?
+                } else {
+                    Ok(())
+                }
+            }
+            (Err(c), Err(g)) if hresult(c) == hresult(g) => {
+                self.counts.invalid += 1;
+                match plain_difference(&before, &self.plains[i].gpu)? {
+                    Some(d) => Err(format!("p{i} changed by a failed call: {d}")),
+                    None => {
+                        self.plains[i].cpu = before;
+                        Ok(())
+                    }
+                }
+            }
+            _ => Err(format!("CPU {cpu:?}, GPU {gpu:?}")),
+        };
+        self.note(format!("{line}: {}", outcome_text(&cpu)));
+        Ok(outcome.map_err(|d| format!("{line}: {d}")))
+    }
+
+    /// One Evaluator call on both paths, compared.
+    fn evaluate(&mut self, s: &Step) -> Result<std::result::Result<(), String>> {
+        if self.cts.is_empty() {
+            return self.skipped(s);
+        }
+        let setup = self.setup;
+        let n = self.cts.len();
+        let a = s.a % n;
+        let second = match s.kind {
+            Kind::Add | Kind::Sub | Kind::Multiply | Kind::AddMany => {
+                Second::Ct(self.pick(&self.cts, a, s.b, |c| (c.parms_id(), c.scale().to_bits())))
+            }
+            Kind::MultiplyPlain | Kind::AddPlain | Kind::SubPlain if self.plains.is_empty() => {
+                return self.skipped(s)
+            }
+            Kind::MultiplyPlain => {
+                Second::Plain(self.pick(&self.plains, a, s.b, |p| (p.parms_id(), 0)))
+            }
+            Kind::AddPlain | Kind::SubPlain => {
+                Second::Plain(self.pick(&self.plains, a, s.b, |p| {
+                    (p.parms_id(), p.scale().to_bits())
+                }))
+            }
+            _ => Second::None,
+        };
+        let needs_keys = matches!(
+            s.kind,
+            Kind::Relinearize | Kind::RotateVector | Kind::ComplexConjugate | Kind::ApplyGalois
+        );
+        if needs_keys && setup.keys.is_none() {
+            return self.skipped(s);
+        }
+        // A binary operation with both operands the same ciphertext can only write a new one.
+        let inplace = s.inplace && !matches!(second, Second::Ct(b) if b == a);
+        let line = self.describe(s, a, second, inplace);
+
+        let before = self.cts[a].cpu.try_clone()?;
+        let mut fresh = (Ciphertext::new()?, Ciphertext::new()?);
+        let cpu = self.call(s, a, second, inplace, false, &mut fresh.0);
+        let gpu = self.call(s, a, second, inplace, true, &mut fresh.1);
+        let outcome = match (&cpu, &gpu) {
+            (Ok(()), Ok(())) => {
+                self.counts.valid += 1;
+                if inplace {
+                    if s.check {
+                        self.compare_ct(a, "")?
+                    } else {
+                        Ok(())
+                    }
+                } else {
+                    let (cpu, gpu) = fresh;
+                    match self.add_ct(s.c, Pair { cpu, gpu }, line.clone())? {
+                        Ok(i) if s.check => self.compare_ct(i, "")?,
+                        other => other.map(drop),
+                    }
+                }
+            }
+            (Err(c), Err(g)) if hresult(c) == hresult(g) => {
+                self.counts.invalid += 1;
+                self.after_failure(a, second, &before)?
+            }
+            _ => Err(format!("CPU {cpu:?}, GPU {gpu:?}")),
+        };
+        if inplace || cpu.is_err() {
+            self.note(format!("{line}: {}", outcome_text(&cpu)));
+        }
+        Ok(outcome.map_err(|d| format!("{line}: {d}")))
+    }
+
+    /// After both paths failed alike: the GPU path's operands are intact or changed as SEAL's
+    /// CPU path changed its own; the CPU copy of `a` is restored where only it changed.
+    fn after_failure(
+        &mut self,
+        a: usize,
+        second: Second,
+        before: &Ciphertext,
+    ) -> Result<std::result::Result<(), String>> {
+        if let Some(d) = ct_difference(before, &self.cts[a].gpu)? {
+            if ct_difference(&self.cts[a].cpu, &self.cts[a].gpu)?.is_some() {
+                return Ok(Err(format!("c{a} changed by a failed call: {d}")));
+            }
+        } else {
+            self.cts[a].cpu = before.try_clone()?;
+        }
+        Ok(match second {
+            Second::Ct(b) if b != a => self.compare_ct(b, "(second operand of a failed call)")?,
+            Second::Plain(p) => self.compare_plain(p)?,
+            _ => Ok(()),
+        })
+    }
+
+    /// The second operand for `c{a}` among `pool`: three times in four the first from
+    /// `pick` on that agrees with `a` on `key` (level and scale, so that chains of valid
+    /// operations get long), else (or if none does) simply `pick` modulo the count.
+    fn pick<T>(
+        &self,
+        pool: &[Pair<T>],
+        a: usize,
+        pick: usize,
+        key: impl Fn(&T) -> (ParmsId, u64),
+    ) -> usize {
+        let n = pool.len();
+        let a = &self.cts[a].cpu;
+        let want = (a.parms_id(), a.scale().to_bits());
+        let matches = |j: &usize| {
+            let (id, scale) = key(&pool[*j].cpu);
+            id == want.0 && (scale == 0 || scale == want.1)
+        };
+        let start = pick / 4;
+        if !pick.is_multiple_of(4) {
+            if let Some(j) = (start..start + n).map(|j| j % n).find(matches) {
+                return j;
+            }
+        }
+        start % n
+    }
+
+    fn describe(&self, s: &Step, a: usize, second: Second, inplace: bool) -> String {
+        let c = &self.cts[a].cpu;
+        let mut args = format!(
+            "c{a} [size {} {} scale {}{}]",
+            c.size(),
+            self.setup.level_name(&c.parms_id()),
+            c.scale(),
+            if c.is_ntt_form() { "" } else { " not NTT" }
+        );
+        match second {
+            Second::Ct(b) => args += &format!(", c{b}"),
+            Second::Plain(p) => args += &format!(", p{p}"),
+            Second::None => {}
+        }
+        match s.kind {
+            Kind::RescaleTo | Kind::ModSwitchTo => {
+                let id = self.setup.chain[s.arg % self.setup.chain.len()];
+                args += &format!(", {}", self.setup.level_name(&id));
+            }
+            Kind::RotateVector => args += &format!(", {}", ROTATIONS[s.arg % ROTATIONS.len()]),
+            Kind::ApplyGalois => args += &format!(", {}", self.galois_elt(s.arg)),
+            _ => {}
+        }
+        let mixed = if s.mixed && !matches!(second, Second::None) {
+            " (GPU path: second operand unmarked)"
+        } else {
+            ""
+        };
+        let op = format!("{:?}", s.kind).to_lowercase();
+        if inplace {
+            format!("{op}_inplace({args}){mixed}")
+        } else {
+            format!("{op}({args}){mixed}")
+        }
+    }
+
+    /// A Galois element: odd ones (with or without a key) and an even one (invalid).
+    fn galois_elt(&self, arg: usize) -> u32 {
+        let two_n = 2u32 << self.setup.params.log_n;
+        [3, 5, 25, two_n - 1, 4][arg % 5]
+    }
+
+    /// The step's call on one path (`gpu`): in place on `a` or into `fresh`.
+    fn call(
+        &mut self,
+        s: &Step,
+        a: usize,
+        second: Second,
+        inplace: bool,
+        gpu: bool,
+        fresh: &mut Ciphertext,
+    ) -> Result<()> {
+        let setup = self.setup;
+        let ev = &setup.evaluator;
+        let elt = self.galois_elt(s.arg);
+        // The second operand, a copy so that it may alias `a` (copies keep the mark; the
+        // GPU path's `mixed` copy is the unmarked CPU one).
+        let b = match second {
+            Second::Ct(b) if gpu && s.mixed => Some(self.cts[b].cpu.try_clone()?),
+            Second::Ct(b) if gpu => Some(self.cts[b].gpu.try_clone()?),
+            Second::Ct(b) => Some(self.cts[b].cpu.try_clone()?),
+            _ => None,
+        };
+        let plain = match second {
+            Second::Plain(p) if gpu && !s.mixed => Some(&self.plains[p].gpu),
+            Second::Plain(p) => Some(&self.plains[p].cpu),
+            _ => None,
+        };
+        let x = if gpu {
+            &mut self.cts[a].gpu
+        } else {
+            &mut self.cts[a].cpu
+        };
+        let target = if inplace {
+            Target::InPlace(x)
+        } else {
+            Target::To(x, fresh)
+        };
+        let level = setup.chain[s.arg % setup.chain.len()];
+        let keys = setup.keys.as_ref();
+        let b = b.as_ref();
+        match s.kind {
+            Kind::Negate => call!(ev, target, negate, negate_inplace),
+            Kind::Add => call!(
+                ev,
+                target,
+                add,
+                add_inplace,
+                b.ok_or_else(|| missing("second ciphertext"))?
+            ),
+            Kind::Sub => call!(
+                ev,
+                target,
+                sub,
+                sub_inplace,
+                b.ok_or_else(|| missing("second ciphertext"))?
+            ),
+            Kind::Multiply => call!(
+                ev,
+                target,
+                multiply,
+                multiply_inplace,
+                b.ok_or_else(|| missing("second ciphertext"))?
+            ),
+            Kind::AddMany => match target {
+                Target::InPlace(x) => {
+                    let sum = x.try_clone()?;
+                    ev.add_many(
+                        &[&sum, b.ok_or_else(|| missing("second ciphertext"))?, &sum],
+                        x,
+                    )
+                }
+                Target::To(x, dest) => {
+                    ev.add_many(&[x, b.ok_or_else(|| missing("second ciphertext"))?], dest)
+                }
+            },
+            Kind::Square => call!(ev, target, square, square_inplace),
+            Kind::Relinearize => call!(
+                ev,
+                target,
+                relinearize,
+                relinearize_inplace,
+                &keys.ok_or_else(|| missing("keys"))?.0
+            ),
+            Kind::RescaleToNext => call!(ev, target, rescale_to_next, rescale_to_next_inplace),
+            Kind::RescaleTo => call!(ev, target, rescale_to, rescale_to_inplace, &level),
+            Kind::ModSwitchToNext => {
+                call!(ev, target, mod_switch_to_next, mod_switch_to_next_inplace)
+            }
+            Kind::ModSwitchTo => call!(ev, target, mod_switch_to, mod_switch_to_inplace, &level),
+            Kind::MultiplyPlain => call!(
+                ev,
+                target,
+                multiply_plain,
+                multiply_plain_inplace,
+                plain.ok_or_else(|| missing("plaintext"))?
+            ),
+            Kind::AddPlain => call!(
+                ev,
+                target,
+                add_plain,
+                add_plain_inplace,
+                plain.ok_or_else(|| missing("plaintext"))?
+            ),
+            Kind::SubPlain => call!(
+                ev,
+                target,
+                sub_plain,
+                sub_plain_inplace,
+                plain.ok_or_else(|| missing("plaintext"))?
+            ),
+            Kind::RotateVector => call!(
+                ev,
+                target,
+                rotate_vector,
+                rotate_vector_inplace,
+                ROTATIONS[s.arg % ROTATIONS.len()],
+                &keys.ok_or_else(|| missing("keys"))?.1
+            ),
+            Kind::ComplexConjugate => call!(
+                ev,
+                target,
+                complex_conjugate,
+                complex_conjugate_inplace,
+                &keys.ok_or_else(|| missing("keys"))?.1
+            ),
+            Kind::ApplyGalois => {
+                call!(
+                    ev,
+                    target,
+                    apply_galois,
+                    apply_galois_inplace,
+                    elt,
+                    &keys.ok_or_else(|| missing("keys"))?.1
+                )
+            }
+            Kind::TransformToNtt => call!(ev, target, transform_to_ntt, transform_to_ntt_inplace),
+            Kind::TransformFromNtt => {
+                call!(ev, target, transform_from_ntt, transform_from_ntt_inplace)
+            }
+            Kind::Encrypt
+            | Kind::Encode
+            | Kind::EncodeZero
+            | Kind::SetScale
+            | Kind::ModSwitchPlainToNext => Err(Error::Logic(format!(
+                "fuzz: {:?} is not an Evaluator call on ciphertexts",
+                s.kind
+            ))),
+        }
+    }
+}
+
+/// A step's operand that its kind needs and the caller did not pick.
+fn missing(what: &str) -> Error {
+    Error::Logic(format!("fuzz: the step has no {what}"))
+}
+
+fn outcome_text(r: &Result<()>) -> String {
+    match r {
+        Ok(()) => "ok".into(),
+        Err(e) => format!("throws ({e})"),
+    }
+}

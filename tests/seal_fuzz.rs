@@ -1,0 +1,120 @@
+//! Differential fuzzing (`seal_opencl::fuzz`, issue 12.3) in small: random programs of
+//! every routed operation, valid and invalid, on `.gpu()` copies and on SEAL's CPU path,
+//! over parameter sets of N = 2^12 and 2^13 (one prime without key switching, two primes,
+//! more levels, 30- to 60-bit primes), with a fixed seed. `examples/seal_fuzz.rs` runs the
+//! large version on the GPU machine. The backend needs eager transparency checks
+//! (`fuzz::install_backend`), and the detection test a cross-check setting, so each test
+//! runs in a child process.
+
+mod seal_common;
+
+use rand::SeedableRng;
+use seal_common::{is_child, run_child};
+use seal_opencl::fuzz::{self, Kind, ParamSet, Program, Setup};
+
+const SEED: u64 = 0x5ea1_f022;
+
+/// Parameter sets of the test: a single prime (no special prime, no key switching), the
+/// smallest chain with key switching, mixed sizes, 60-bit primes, and many small primes.
+const SETS: [&str; 5] = [
+    "12:50",
+    "12:30,30",
+    "12:40,30,30,50",
+    "13:60,60,60",
+    "13:30x8",
+];
+
+#[test]
+fn random_programs_give_seals_words_and_errors() {
+    run_child("child_random_programs_give_seals_words_and_errors", &[]);
+}
+
+#[test]
+#[ignore = "run by random_programs_give_seals_words_and_errors in a child process"]
+fn child_random_programs_give_seals_words_and_errors() {
+    if !is_child() {
+        return;
+    }
+    fuzz::install_backend().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
+    let mut total = fuzz::Counts::default();
+    for set in SETS {
+        let setup = Setup::new(&set.parse().unwrap()).unwrap();
+        for _ in 0..6 {
+            let program = Program::random(&mut rng, 60);
+            match fuzz::run(&setup, &program).unwrap() {
+                Ok(counts) => total.add(counts),
+                Err(failure) => {
+                    let short = fuzz::shrink(&program, 200, |p| Ok(fuzz::run(&setup, p)?.is_err()))
+                        .unwrap();
+                    panic!(
+                        "{set}: {failure}\nshortest reproducer:\n{}",
+                        fuzz::trace(&setup, &short).unwrap().join("\n")
+                    );
+                }
+            }
+        }
+    }
+    eprintln!("{total:?}");
+    // Both outcomes occur, so the comparison of each ran.
+    assert!(total.valid > 500 && total.invalid > 200, "{total:?}");
+    println!("CHILD OK");
+}
+
+/// A device result with one wrong bit (the cross-check's test hook makes the GPU path throw)
+/// is a failure the fuzzer reports at its step.
+#[test]
+fn a_wrong_device_result_is_a_failure() {
+    run_child(
+        "child_a_wrong_device_result_is_a_failure",
+        &[("SEAL_OPENCL_CROSSCHECK", "1")],
+    );
+}
+
+#[test]
+#[ignore = "run by a_wrong_device_result_is_a_failure in a child process"]
+fn child_a_wrong_device_result_is_a_failure() {
+    if !is_child() {
+        return;
+    }
+    fuzz::install_backend().unwrap();
+    let setup = Setup::new(&"12:40,30,50".parse().unwrap()).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
+    let program = Program::random(&mut rng, 30);
+    seal_opencl::ffi::crosscheck_corrupt_next_result();
+    let failure = fuzz::run(&setup, &program).unwrap().unwrap_err();
+    assert!(failure.what.contains("GPU Err"), "{failure}");
+    println!("CHILD OK");
+}
+
+/// Shrinking keeps what makes a program fail and drops the rest: here "a multiply before a
+/// rescale" out of 60 random steps.
+#[test]
+fn shrinking_finds_the_shortest_failing_program() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
+    let fails = |p: &Program| {
+        let multiply = p.steps.iter().position(|s| s.kind == Kind::Multiply);
+        let rescale = p.steps.iter().rposition(|s| s.kind == Kind::RescaleToNext);
+        matches!((multiply, rescale), (Some(m), Some(r)) if m < r)
+    };
+    let program = loop {
+        let p = Program::random(&mut rng, 60);
+        if fails(&p) {
+            break p;
+        }
+    };
+    let short = fuzz::shrink(&program, 1000, |p| Ok(fails(p))).unwrap();
+    let kinds: Vec<Kind> = short.steps.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [Kind::Multiply, Kind::RescaleToNext]);
+}
+
+/// The parameter-set syntax of `examples/seal_fuzz.rs`.
+#[test]
+fn parameter_sets_parse() {
+    let set: ParamSet = "13:60,30x3,60".parse().unwrap();
+    assert_eq!(set.log_n, 13);
+    assert_eq!(set.bits, [60, 30, 30, 30, 60]);
+    assert_eq!(set.to_string(), "13:60,30,30,30,60");
+    assert!("13".parse::<ParamSet>().is_err());
+    assert!("13:6o".parse::<ParamSet>().is_err());
+}
