@@ -371,6 +371,11 @@ namespace seal_opencl
                 }
             }
 
+            DeviceMemory device_memory() const
+            {
+                return backend_->device_memory();
+            }
+
             std::unique_ptr<seal::gpu::DeviceImage> create_image(
                 const std::uint64_t *data, std::size_t uint64_count) override
             {
@@ -1091,6 +1096,16 @@ namespace seal_opencl
     void crosscheck_corrupt_next_result() noexcept
     {
         crosscheck_corrupt_next.store(true);
+    }
+
+    DeviceMemory installed_device_memory()
+    {
+        auto backend = std::dynamic_pointer_cast<OpenClBackend>(seal::gpu::backend());
+        if (!backend)
+        {
+            throw std::logic_error("seal-opencl: the OpenCL backend is not installed");
+        }
+        return backend->device_memory();
     }
 
     rust::String crosscheck_last_mismatch_text()

@@ -12,6 +12,7 @@ namespace seal_opencl
     // Defined by the generated header seal-opencl/src/ffi.rs.h.
     struct SealNttTables;
     struct BackendProbe;
+    struct DeviceMemory;
 
     // Each throws std::invalid_argument (or SEAL's own exception) for arguments SEAL
     // would reject; cxx turns that into a Rust Err.
@@ -33,6 +34,10 @@ namespace seal_opencl
     rust::String describe_backend(rust::Str selector);
     // Never throws: a rust::Error becomes {ok = false, text = its message}.
     BackendProbe probe_backend(rust::Str selector) noexcept;
+
+    // The device memory of the installed backend; throws std::logic_error when the installed
+    // backend (if any) is not seal-opencl's.
+    DeviceMemory installed_device_memory();
 
     // seal_opencl::crosscheck_last_mismatch() (ffi/seal_opencl.h), for Rust.
     rust::String crosscheck_last_mismatch_text();

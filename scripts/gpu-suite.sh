@@ -5,8 +5,8 @@
 #   gpu-suite.sh tests    every test binary, the C++ Listing 1 example, SEAL's googletest
 #                         suite through the backend, and the main job (ckks_routines)
 #   gpu-suite.sh benches  every benchmark, the C++ host-path one included, and the
-#                         differential fuzzer (examples/seal_fuzz.rs) (with --quick, or fewer
-#                         operations, when QUICK=1: a smoke run)
+#                         differential fuzzer and the soak run (examples/seal_fuzz.rs, soak.rs)
+#                         (with --quick, or fewer operations, when QUICK=1: a smoke run)
 # Everything goes to $OUT (or ./gpu-out): `<part>.log` with every program's output and
 # `<part>-results.tar` with the files the programs wrote (benchmark JSON, the main job's
 # profiler dump and chart). The exit status is 1 if any program failed; each failure is
@@ -67,6 +67,12 @@ benches)
   fuzz_ops=10000
   [ "${QUICK:-0}" = 1 ] && fuzz_ops=300
   run ex-seal_fuzz "$bin/ex-seal_fuzz" --ops "$fuzz_ops" --out "$work/benches/results/seal_fuzz.json"
+  # Soak (issue 12.1): 1000 clients' key sets under a 64 MiB key cap (evicting), then 10^5
+  # saved results without a decrypt; device memory printed as it goes.
+  soak=(--sets 1000 --operations 100000)
+  [ "${QUICK:-0}" = 1 ] && soak=(--sets 50 --operations 2000)
+  run ex-soak env SEAL_OPENCL_MAX_KEY_BYTES=67108864 "$bin/ex-soak" "${soak[@]}" \
+    --out "$work/benches/results/soak.json"
   # The host's cost of routed calls through SEAL's C++ API, no profiler (issue 10).
   reps=200
   [ "${QUICK:-0}" = 1 ] && reps=5

@@ -76,6 +76,27 @@ mod bridge {
         version: u64,
     }
 
+    /// The device memory the installed backend holds (`installed_device_memory`): its
+    /// pools summed over tiles, and its key cache.
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    struct DeviceMemory {
+        /// Bytes the pools hold: free, in use and waiting for a frame's end.
+        pool_bytes_held: u64,
+        /// Largest `pool_bytes_held` seen (summed over tiles' peaks).
+        pool_peak_bytes_held: u64,
+        /// Bytes handed out and not freed.
+        pool_bytes_in_use: u64,
+        /// Requests served from a free pool.
+        pool_hits: u64,
+        /// Requests that needed a device allocation.
+        pool_misses: u64,
+        /// Device copies of keys: vectors, bytes, the cap, evictions so far.
+        key_vectors: usize,
+        key_bytes: u64,
+        max_key_bytes: u64,
+        key_evictions: u64,
+    }
+
     extern "Rust" {
         /// The OpenCL device the backend would run on, as `P:D platform / device (kind)`.
         /// `selector` is `gpu`, `cpu` or `P:D`; empty means `SEAL_OPENCL_DEVICE`.
@@ -113,6 +134,8 @@ mod bridge {
             poly_words: usize,
             operation: &str,
         ) -> Result<bool>;
+
+        fn device_memory(self: &GpuBackend) -> DeviceMemory;
 
         fn has_key(self: &GpuBackend, key: &KeyRef) -> bool;
         /// Frees the device copies of every key vector of the KSwitchKeys object `object`
@@ -269,6 +292,9 @@ mod bridge {
         /// Uninstalls whatever backend is installed.
         fn uninstall_backend() -> Result<()>;
 
+        /// The device memory of the installed OpenCL backend. Errors: none is installed.
+        fn installed_device_memory() -> Result<DeviceMemory>;
+
         /// `SEAL_OPENCL_CROSSCHECK`: how many device results were compared with SEAL's CPU
         /// results in this process.
         fn crosscheck_checks() -> u64;
@@ -321,11 +347,11 @@ mod bridge {
 
 pub use bridge::{
     crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
-    crosscheck_mismatches, describe_backend, install_backend, probe_backend,
-    seal_barrett_reduce_128, seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes,
-    seal_multiply_uint_mod, seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse,
-    seal_ntt_tables, seal_shoup_quotient, uninstall_backend, BackendProbe, KeyRef, LevelParams,
-    SealNttTables,
+    crosscheck_mismatches, describe_backend, install_backend, installed_device_memory,
+    probe_backend, seal_barrett_reduce_128, seal_barrett_reduce_64, seal_coeff_modulus_create,
+    seal_get_primes, seal_multiply_uint_mod, seal_multiply_uint_mod_shoup, seal_ntt_forward,
+    seal_ntt_inverse, seal_ntt_tables, seal_shoup_quotient, uninstall_backend, BackendProbe,
+    DeviceMemory, KeyRef, LevelParams, SealNttTables,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {
@@ -515,6 +541,21 @@ impl GpuBackend {
         operation: &str,
     ) -> Tagged<bool> {
         self.run(|backend| backend.is_transparent(image, size, poly_words, operation))
+    }
+
+    fn device_memory(&self) -> DeviceMemory {
+        let (pool, keys) = (self.backend.pool_stats(), self.backend.key_stats());
+        DeviceMemory {
+            pool_bytes_held: pool.bytes_held,
+            pool_peak_bytes_held: pool.peak_bytes_held,
+            pool_bytes_in_use: pool.bytes_in_use,
+            pool_hits: pool.hits,
+            pool_misses: pool.misses,
+            key_vectors: keys.key_vectors,
+            key_bytes: keys.bytes,
+            max_key_bytes: keys.max_bytes,
+            key_evictions: keys.evictions,
+        }
     }
 
     fn has_key(&self, key: &KeyRef) -> bool {

@@ -8,7 +8,7 @@
 //! operations) -> `ffi` (the cxx bridge; C++ reaches the backend only through it).
 //! Beside them: `sys` (bindgen over SEAL's C API), `seal_c` (safe wrappers over it, for
 //! tests, examples and benchmarks), `routines` (seed 001's CKKS routines over `seal_c`),
-//! `fuzz` (differential fuzzing of the backend against SEAL's CPU path, over `seal_c`),
+//! `soak` (long-running server soak runs, over `seal_c`), `fuzz` (differential fuzzing of the backend against SEAL's CPU path, over `seal_c`),
 //! `build_info` (where the build put SEAL, for C++ programs), `logging` (`SEAL_OPENCL_LOG`: the
 //! stderr subscriber installed with the backend).
 
@@ -28,6 +28,7 @@ pub mod profiler;
 pub mod routines;
 pub mod seal_backend;
 pub mod seal_c;
+pub mod soak;
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};

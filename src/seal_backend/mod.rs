@@ -32,6 +32,7 @@ use crate::ckks::ops::LevelOps;
 use crate::cl::Buffer;
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
+use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
 
@@ -218,6 +219,28 @@ impl Backend {
     /// destroyed it).
     pub fn release_keys(&self, object: u64) {
         self.keys.release(object);
+    }
+
+    /// The pools' counters and bytes, summed over every tile (the peak is the sum of the
+    /// tiles' peaks).
+    pub fn pool_stats(&self) -> MemcacheStats {
+        let mut sum = MemcacheStats::default();
+        for tile in self.devices.tiles() {
+            let s = tile.memcache().stats();
+            sum.hits += s.hits;
+            sum.misses += s.misses;
+            sum.uncached += s.uncached;
+            sum.device_allocations += s.device_allocations;
+            sum.device_releases += s.device_releases;
+            sum.oom_retries += s.oom_retries;
+            sum.bytes_held += s.bytes_held;
+            sum.bytes_in_use += s.bytes_in_use;
+            sum.peak_bytes_held += s.peak_bytes_held;
+            sum.free_buffers += s.free_buffers;
+            sum.live_buffers += s.live_buffers;
+            sum.ready_to_free += s.ready_to_free;
+        }
+        sum
     }
 
     /// What the key cache holds (key vectors, bytes, the cap, evictions so far).

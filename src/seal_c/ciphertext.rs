@@ -209,12 +209,18 @@ impl Ciphertext {
     /// marked). Goes through one uncompressed `Ciphertext_Save`, so it costs a copy or two
     /// of the words, not a C call per word.
     pub fn data(&self) -> Result<Vec<u64>> {
-        let bytes = save(
+        let bytes = self.save()?;
+        trailing_words(&bytes, self.uint64_count() as usize, "Ciphertext_Save")
+    }
+
+    /// SEAL's uncompressed serialization (`Ciphertext::save`): a host read, so a
+    /// device-newer ciphertext downloads first (and stays marked).
+    pub fn save(&self) -> Result<Vec<u8>> {
+        save(
             self.ptr(),
             (sys::Ciphertext_SaveSize, "Ciphertext_SaveSize"),
             (sys::Ciphertext_Save, "Ciphertext_Save"),
-        )?;
-        trailing_words(&bytes, self.uint64_count() as usize, "Ciphertext_Save")
+        )
     }
 
     /// Overwrites all words (same layout as `data`), keeping the metadata. SEAL validates
@@ -229,11 +235,7 @@ impl Ciphertext {
                 words.len()
             )));
         }
-        let bytes = save(
-            self.ptr(),
-            (sys::Ciphertext_SaveSize, "Ciphertext_SaveSize"),
-            (sys::Ciphertext_Save, "Ciphertext_Save"),
-        )?;
+        let bytes = self.save()?;
         // Checks the layout before writing through it.
         trailing_words(&bytes, count, "Ciphertext_Save")?;
         load_with_words(
