@@ -321,6 +321,12 @@ impl Plaintext {
         self.handle.get()
     }
 
+    /// The C API handle (a `seal::Plaintext *`) for C functions these wrappers do not
+    /// cover; valid while `self` lives.
+    pub fn as_ptr(&self) -> *mut c_void {
+        self.ptr()
+    }
+
     /// The number of words (`coeff_modulus_size * poly_modulus_degree` for CKKS).
     pub fn coeff_count(&self) -> u64 {
         read_u64(
