@@ -111,6 +111,8 @@ pub struct Setup {
     encryptor: Encryptor,
     evaluator: Evaluator,
     keys: Option<(RelinKeys, GaloisKeys)>,
+    /// A ciphertext and keys of another parameter set (one more prime): SEAL rejects them.
+    foreign: (Ciphertext, RelinKeys, GaloisKeys),
 }
 
 impl Setup {
@@ -127,6 +129,19 @@ impl Setup {
         } else {
             None
         };
+        let foreign = {
+            let mut bits = params.bits.clone();
+            bits.insert(0, 30);
+            let ctx = CkksContext::new_with_security(1 << params.log_n, &bits, SecLevelType::None)?;
+            let keygen = KeyGenerator::new(&ctx)?;
+            let plain =
+                CkksEncoder::new(&ctx)?.encode(&[0.5], &ctx.first_parms_id(), 2f64.powi(20))?;
+            (
+                Encryptor::new(&ctx, &keygen.public_key()?)?.encrypt(&plain)?,
+                keygen.relin_keys()?,
+                keygen.galois_keys_from_steps(&KEY_STEPS)?,
+            )
+        };
         let chain = ctx.parms_id_chain()?;
         let primes = ctx.coeff_modulus(&chain[0])?;
         // Small scales leave room for products at the lowest levels; large ones and the
@@ -142,6 +157,7 @@ impl Setup {
             encryptor: Encryptor::new(&ctx, &keygen.public_key()?)?,
             evaluator: Evaluator::new(&ctx)?,
             keys,
+            foreign,
             chain,
             scales,
         })
@@ -159,6 +175,8 @@ impl Setup {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Encrypt,
+    /// A ciphertext of another parameter set.
+    Foreign,
     Encode,
     /// An all-zero plaintext: multiplying by it gives a transparent result.
     EncodeZero,
@@ -188,8 +206,9 @@ pub enum Kind {
 impl Kind {
     /// The draw of [`Program::random`]: operations once each, new operands and the usual
     /// chain (multiply, relinearize, rescale) more often.
-    const WEIGHTED: [Kind; 30] = [
+    const WEIGHTED: [Kind; 31] = [
         Kind::Encrypt,
+        Kind::Foreign,
         Kind::Encrypt,
         Kind::Encrypt,
         Kind::Encode,
@@ -541,6 +560,19 @@ impl<'s> World<'s> {
                 self.counts.other += 1;
                 Ok(self.add_ct(s.c, Pair { cpu, gpu }, line)?.map(drop))
             }
+            Kind::Foreign => {
+                let cpu = setup.foreign.0.try_clone()?;
+                let mut gpu = cpu.try_clone()?;
+                gpu.gpu()?;
+                self.counts.other += 1;
+                Ok(self
+                    .add_ct(
+                        s.c,
+                        Pair { cpu, gpu },
+                        "a ciphertext of another parameter set".into(),
+                    )?
+                    .map(drop))
+            }
             Kind::Encode | Kind::EncodeZero => {
                 let id = level(s.arg);
                 let Some(cpu) = self.encode(
@@ -819,11 +851,19 @@ impl<'s> World<'s> {
             Kind::ApplyGalois => args += &format!(", {}", self.galois_elt(s.arg)),
             _ => {}
         }
-        let mixed = if s.mixed && !matches!(second, Second::None) {
+        let mut mixed = if s.mixed && !matches!(second, Second::None) {
             " (GPU path: second operand unmarked)"
         } else {
             ""
-        };
+        }
+        .to_string();
+        let keyed = matches!(
+            s.kind,
+            Kind::Relinearize | Kind::RotateVector | Kind::ComplexConjugate | Kind::ApplyGalois
+        );
+        if keyed && s.c % 8 == 0 {
+            mixed += " (keys of another parameter set)";
+        }
         let op = format!("{:?}", s.kind).to_lowercase();
         if inplace {
             format!("{op}_inplace({args}){mixed}")
@@ -875,7 +915,11 @@ impl<'s> World<'s> {
             Target::To(x, fresh)
         };
         let level = setup.chain[s.arg % setup.chain.len()];
-        let keys = setup.keys.as_ref();
+        let keys = if s.c % 8 == 0 {
+            Some((&setup.foreign.1, &setup.foreign.2))
+        } else {
+            setup.keys.as_ref().map(|(r, g)| (r, g))
+        };
         let b = b.as_ref();
         match s.kind {
             Kind::Negate => call!(ev, target, negate, negate_inplace),
@@ -918,7 +962,7 @@ impl<'s> World<'s> {
                 target,
                 relinearize,
                 relinearize_inplace,
-                &keys.ok_or_else(|| missing("keys"))?.0
+                keys.ok_or_else(|| missing("keys"))?.0
             ),
             Kind::RescaleToNext => call!(ev, target, rescale_to_next, rescale_to_next_inplace),
             Kind::RescaleTo => call!(ev, target, rescale_to, rescale_to_inplace, &level),
@@ -953,14 +997,14 @@ impl<'s> World<'s> {
                 rotate_vector,
                 rotate_vector_inplace,
                 ROTATIONS[s.arg % ROTATIONS.len()],
-                &keys.ok_or_else(|| missing("keys"))?.1
+                keys.ok_or_else(|| missing("keys"))?.1
             ),
             Kind::ComplexConjugate => call!(
                 ev,
                 target,
                 complex_conjugate,
                 complex_conjugate_inplace,
-                &keys.ok_or_else(|| missing("keys"))?.1
+                keys.ok_or_else(|| missing("keys"))?.1
             ),
             Kind::ApplyGalois => {
                 call!(
@@ -969,7 +1013,7 @@ impl<'s> World<'s> {
                     apply_galois,
                     apply_galois_inplace,
                     elt,
-                    &keys.ok_or_else(|| missing("keys"))?.1
+                    keys.ok_or_else(|| missing("keys"))?.1
                 )
             }
             Kind::TransformToNtt => call!(ev, target, transform_to_ntt, transform_to_ntt_inplace),
@@ -977,6 +1021,7 @@ impl<'s> World<'s> {
                 call!(ev, target, transform_from_ntt, transform_from_ntt_inplace)
             }
             Kind::Encrypt
+            | Kind::Foreign
             | Kind::Encode
             | Kind::EncodeZero
             | Kind::SetScale

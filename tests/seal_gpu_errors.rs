@@ -281,6 +281,23 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
             InvalidArgument,
         ),
         (
+            // Found by the fuzzer (tests/seal_fuzz.rs): SEAL's resize of the destination
+            // throws; the device computed a product of 17 polynomials.
+            "multiply into more than SEAL_CIPHERTEXT_SIZE_MAX (16) polynomials",
+            |fx, rng| {
+                let (mut a, mut b, p) = fresh(fx, rng);
+                a.set_scale(1.0);
+                b.set_scale(1.0);
+                for _ in 0..14 {
+                    fx.evaluator.multiply_inplace(&mut a, &b).unwrap();
+                }
+                assert_eq!(a.size(), 16);
+                (a, b, p)
+            },
+            |fx, a, b, _| fx.evaluator.multiply_inplace(a, b),
+            InvalidArgument,
+        ),
+        (
             "transform_to_ntt of a ciphertext in NTT form",
             fresh,
             |fx, a, _, _| fx.evaluator.transform_to_ntt_inplace(a),

@@ -36,6 +36,9 @@ use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
 
+/// SEAL's most polynomials in a ciphertext (`SEAL_CIPHERTEXT_SIZE_MAX`).
+pub const SEAL_CIPHERTEXT_SIZE_MAX: usize = 16;
+
 /// The parameter set and level of one operation. Borrows the primes: they are read only
 /// when the parameter set is seen for the first time, so an operation copies nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -407,7 +410,9 @@ impl Backend {
     }
 
     /// a = a (x) b, or a (x) a without `b`, into a new buffer of a_size + b_size - 1
-    /// polynomials that becomes a's image.
+    /// polynomials that becomes a's image. Errors: `InvalidArgument` for a product of more
+    /// than [`SEAL_CIPHERTEXT_SIZE_MAX`] polynomials, as SEAL's resize of the destination
+    /// throws (the device would compute it; SEAL must not get a ciphertext it refuses).
     fn tensor(
         &self,
         name: &'static str,
@@ -416,6 +421,13 @@ impl Backend {
         a_size: usize,
         b: Option<(&GpuImage, usize)>,
     ) -> Result<()> {
+        let size = a_size + b.map_or(a_size, |(_, b_size)| b_size) - 1;
+        if size > SEAL_CIPHERTEXT_SIZE_MAX {
+            return Err(Error::InvalidArgument(format!(
+                "{name}: the product would have {size} polynomials, more than \
+                 SEAL_CIPHERTEXT_SIZE_MAX ({SEAL_CIPHERTEXT_SIZE_MAX})"
+            )));
+        }
         self.with_ops(name, level, |ops| {
             a.expect(a_size, ops, "encrypted1")?;
             let (b_buf, b_size) = match b {
@@ -425,7 +437,6 @@ impl Backend {
                 }
                 None => (a.buffer()?, a_size),
             };
-            let size = a_size + b_size - 1;
             let product = ops.alloc_result(size, ops.primes())?;
             ops.tensor(product.buffer(), a.buffer()?, a_size, b_buf, b_size)?;
             a.replace(product, size * ops.poly_words());
