@@ -24,6 +24,9 @@ use std::path::PathBuf;
 use rand::SeedableRng;
 use serde::Serialize;
 
+mod common;
+
+use common::Flags;
 use seal_opencl::profiler;
 use seal_opencl::routines::{
     default_bit_sizes, default_data_primes, time_routine, Routine, Workload,
@@ -46,24 +49,20 @@ fn parse_args() -> Result<Args> {
         routines: Routine::ALL.to_vec(),
         out: PathBuf::from("target/ckks-routines"),
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| Error::InvalidArgument(format!("{flag} needs a value")))
-        };
-        let number = |v: String| {
-            v.parse::<usize>()
-                .map_err(|_| Error::InvalidArgument(format!("{v:?} is not a number")))
-        };
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next_flag() {
         match flag.as_str() {
-            "--log-n" => args.log_n = number(value()?)? as u32,
-            "--primes" => args.primes = Some(number(value()?)?),
-            "--reps" => args.reps = Some(number(value()?)?.max(1)),
+            "--log-n" => args.log_n = flags.number(&flag)?,
+            "--primes" => args.primes = Some(flags.number(&flag)?),
+            "--reps" => args.reps = Some(flags.number::<usize>(&flag)?.max(1)),
             "--routines" => {
-                args.routines = value()?.split(',').map(str::parse).collect::<Result<_>>()?
+                args.routines = flags
+                    .value(&flag)?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_>>()?
             }
-            "--out" => args.out = PathBuf::from(value()?),
+            "--out" => args.out = PathBuf::from(flags.value(&flag)?),
             "-h" | "--help" => {
                 println!("usage: ckks_routines [--log-n 13..16] [--primes P] [--reps R] [--routines A,B] [--out DIR]");
                 std::process::exit(0);

@@ -23,6 +23,9 @@ use std::time::Instant;
 use rand::SeedableRng;
 use serde::Serialize;
 
+mod common;
+
+use common::Flags;
 use seal_opencl::fuzz::{self, Counts, ParamSet, Program, Setup};
 use seal_opencl::{Error, Result};
 
@@ -50,23 +53,15 @@ fn parse_args() -> Result<Args> {
     };
     let mut random_sets = 0;
     let mut sets = DEFAULT_SETS.to_string();
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| Error::InvalidArgument(format!("{flag} needs a value")))
-        };
-        let number = |v: String| {
-            v.parse::<u64>()
-                .map_err(|_| Error::InvalidArgument(format!("{v:?} is not a number")))
-        };
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next_flag() {
         match flag.as_str() {
-            "--ops" => args.ops = number(value()?)?,
-            "--seed" => args.seed = number(value()?)?,
-            "--params" => sets = value()?,
-            "--random-params" => random_sets = number(value()?)?,
-            "--program-len" => args.program_len = number(value()?)? as usize,
-            "--out" => args.out = Some(PathBuf::from(value()?)),
+            "--ops" => args.ops = flags.number(&flag)?,
+            "--seed" => args.seed = flags.number(&flag)?,
+            "--params" => sets = flags.value(&flag)?,
+            "--random-params" => random_sets = flags.number(&flag)?,
+            "--program-len" => args.program_len = flags.number(&flag)?,
+            "--out" => args.out = Some(PathBuf::from(flags.value(&flag)?)),
             "--trace" => args.trace = true,
             _ => return Err(Error::InvalidArgument(format!("unknown flag {flag}"))),
         }

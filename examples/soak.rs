@@ -21,6 +21,9 @@ use std::time::Instant;
 
 use serde_json::json;
 
+mod common;
+
+use common::Flags;
 use seal_opencl::ffi::DeviceMemory;
 use seal_opencl::soak::{self, Soak};
 use seal_opencl::{Error, Result};
@@ -41,22 +44,14 @@ fn parse_args() -> Result<Args> {
         every: 100,
         out: None,
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .ok_or_else(|| Error::InvalidArgument(format!("{flag} needs a value")))
-        };
-        let number = |v: String| {
-            v.parse::<usize>()
-                .map_err(|_| Error::InvalidArgument(format!("{v:?} is not a number")))
-        };
+    let mut flags = Flags::from_env();
+    while let Some(flag) = flags.next_flag() {
         match flag.as_str() {
-            "--sets" => args.sets = number(value()?)?,
-            "--operations" => args.operations = number(value()?)?,
-            "--log-n" => args.log_n = number(value()?)? as u32,
-            "--every" => args.every = number(value()?)?.max(1),
-            "--out" => args.out = Some(PathBuf::from(value()?)),
+            "--sets" => args.sets = flags.number(&flag)?,
+            "--operations" => args.operations = flags.number(&flag)?,
+            "--log-n" => args.log_n = flags.number(&flag)?,
+            "--every" => args.every = flags.number::<usize>(&flag)?.max(1),
+            "--out" => args.out = Some(PathBuf::from(flags.value(&flag)?)),
             _ => return Err(Error::InvalidArgument(format!("unknown flag {flag}"))),
         }
     }

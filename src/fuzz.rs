@@ -204,6 +204,14 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Whether the operation needs key-switching keys.
+    fn switches_keys(self) -> bool {
+        matches!(
+            self,
+            Kind::Relinearize | Kind::RotateVector | Kind::ComplexConjugate | Kind::ApplyGalois
+        )
+    }
+
     /// The draw of [`Program::random`]: operations once each, new operands and the usual
     /// chain (multiply, relinearize, rescale) more often.
     const WEIGHTED: [Kind; 31] = [
@@ -259,6 +267,11 @@ pub struct Step {
 }
 
 impl Step {
+    /// A key-switching step uses keys of another parameter set one time in eight.
+    fn foreign_keys(&self) -> bool {
+        self.c.is_multiple_of(8)
+    }
+
     fn random(rng: &mut impl Rng, kind: Kind) -> Step {
         Step {
             kind,
@@ -736,11 +749,7 @@ impl<'s> World<'s> {
             }
             _ => Second::None,
         };
-        let needs_keys = matches!(
-            s.kind,
-            Kind::Relinearize | Kind::RotateVector | Kind::ComplexConjugate | Kind::ApplyGalois
-        );
-        if needs_keys && setup.keys.is_none() {
+        if s.kind.switches_keys() && setup.keys.is_none() {
             return self.skipped(s);
         }
         // A binary operation with both operands the same ciphertext can only write a new one.
@@ -857,11 +866,7 @@ impl<'s> World<'s> {
             ""
         }
         .to_string();
-        let keyed = matches!(
-            s.kind,
-            Kind::Relinearize | Kind::RotateVector | Kind::ComplexConjugate | Kind::ApplyGalois
-        );
-        if keyed && s.c % 8 == 0 {
+        if s.kind.switches_keys() && s.foreign_keys() {
             mixed += " (keys of another parameter set)";
         }
         let op = format!("{:?}", s.kind).to_lowercase();
@@ -915,7 +920,7 @@ impl<'s> World<'s> {
             Target::To(x, fresh)
         };
         let level = setup.chain[s.arg % setup.chain.len()];
-        let keys = if s.c % 8 == 0 {
+        let keys = if s.foreign_keys() {
             Some((&setup.foreign.1, &setup.foreign.2))
         } else {
             setup.keys.as_ref().map(|(r, g)| (r, g))

@@ -102,6 +102,25 @@ pub struct MemcacheStats {
     pub ready_to_free: usize,
 }
 
+/// The sum of two pools' counters (several tiles); `peak_bytes_held` sums the peaks, an
+/// upper bound of the peak of the sum.
+impl std::ops::AddAssign for MemcacheStats {
+    fn add_assign(&mut self, o: MemcacheStats) {
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.uncached += o.uncached;
+        self.device_allocations += o.device_allocations;
+        self.device_releases += o.device_releases;
+        self.oom_retries += o.oom_retries;
+        self.bytes_held += o.bytes_held;
+        self.bytes_in_use += o.bytes_in_use;
+        self.peak_bytes_held += o.peak_bytes_held;
+        self.free_buffers += o.free_buffers;
+        self.live_buffers += o.live_buffers;
+        self.ready_to_free += o.ready_to_free;
+    }
+}
+
 impl fmt::Display for MemcacheStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(

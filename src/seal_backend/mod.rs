@@ -224,24 +224,11 @@ impl Backend {
         self.keys.release(object);
     }
 
-    /// The pools' counters and bytes, summed over every tile (the peak is the sum of the
-    /// tiles' peaks).
+    /// The pools' counters and bytes, summed over every tile.
     pub fn pool_stats(&self) -> MemcacheStats {
         let mut sum = MemcacheStats::default();
         for tile in self.devices.tiles() {
-            let s = tile.memcache().stats();
-            sum.hits += s.hits;
-            sum.misses += s.misses;
-            sum.uncached += s.uncached;
-            sum.device_allocations += s.device_allocations;
-            sum.device_releases += s.device_releases;
-            sum.oom_retries += s.oom_retries;
-            sum.bytes_held += s.bytes_held;
-            sum.bytes_in_use += s.bytes_in_use;
-            sum.peak_bytes_held += s.peak_bytes_held;
-            sum.free_buffers += s.free_buffers;
-            sum.live_buffers += s.live_buffers;
-            sum.ready_to_free += s.ready_to_free;
+            sum += tile.memcache().stats();
         }
         sum
     }

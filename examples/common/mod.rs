@@ -1,0 +1,33 @@
+//! Command-line flags shared by the examples: `--flag value` pairs read in order (a folder
+//! without `main.rs`, so cargo does not take it for an example).
+
+use seal_opencl::{Error, Result};
+
+/// The program's arguments after its name.
+pub struct Flags(std::iter::Skip<std::env::Args>);
+
+impl Flags {
+    pub fn from_env() -> Flags {
+        Flags(std::env::args().skip(1))
+    }
+
+    /// The next flag, if any.
+    pub fn next_flag(&mut self) -> Option<String> {
+        self.0.next()
+    }
+
+    /// The value after `flag`. Errors: `InvalidArgument` when there is none.
+    pub fn value(&mut self, flag: &str) -> Result<String> {
+        self.0
+            .next()
+            .ok_or_else(|| Error::InvalidArgument(format!("{flag} needs a value")))
+    }
+
+    /// The value after `flag` as a number. Errors: `InvalidArgument` when there is none or
+    /// it is not a number.
+    pub fn number<T: std::str::FromStr>(&mut self, flag: &str) -> Result<T> {
+        let v = self.value(flag)?;
+        v.parse()
+            .map_err(|_| Error::InvalidArgument(format!("{flag} {v:?}: not a number")))
+    }
+}
