@@ -8,7 +8,8 @@
 //!    keys and Galois keys for steps 1 and -1), served MulLin and rotations, 8 connected at
 //!    once and an earlier one served again each round. Prints the device memory (pool and
 //!    key cache) every `--every` sets; fails if key bytes exceed the cap
-//!    (`SEAL_OPENCL_MAX_KEY_BYTES`, default a quarter of the device).
+//!    (`SEAL_OPENCL_MAX_KEY_BYTES`, default a quarter of the device) or pool misses grow
+//!    once more than 8 clients came.
 //! 2. A server that never decrypts: `--operations` requests (MulLin + rescale, rotation,
 //!    addition) with every result saved with SEAL's `save` and dropped; fails if pool misses
 //!    or pool bytes grow after the first `--every` x 10 operations.

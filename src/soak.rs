@@ -147,7 +147,8 @@ fn same(cpu: &[u8], gpu: &[u8], what: &str) -> Result<()> {
 /// `sets` clients, one new per round (the oldest of [`WINDOW`] leaves), each served MulLin
 /// and a rotation, plus one earlier client served again; `report(sets_done, memory)` every
 /// `every` rounds and at the end. Errors: a result that differs from SEAL's CPU result, key
-/// bytes over the cap, and SEAL's or the device's errors.
+/// bytes over the cap, pool misses that grow once more than [`WINDOW`] clients came (every
+/// request needs the same buffers), and SEAL's or the device's errors.
 pub fn clients(
     soak: &mut Soak,
     sets: usize,
@@ -156,6 +157,7 @@ pub fn clients(
 ) -> Result<ClientsSummary> {
     let mut live: VecDeque<Client> = VecDeque::new();
     let mut summary = ClientsSummary::default();
+    let mut warm_misses = None;
     for set in 1..=sets {
         if live.len() == WINDOW {
             live.pop_front();
@@ -178,6 +180,16 @@ pub fn clients(
                     "after {set} key sets the key cache holds {} bytes, over its cap {}",
                     m.key_bytes, m.max_key_bytes
                 )));
+            }
+            // Warm once the window is full and a client has left.
+            if set > WINDOW {
+                let misses = *warm_misses.get_or_insert(m.pool_misses);
+                if m.pool_misses != misses {
+                    return Err(Error::Logic(format!(
+                        "after {set} key sets the pool missed {} times, {misses} once warm",
+                        m.pool_misses
+                    )));
+                }
             }
             summary.peak_key_bytes = summary.peak_key_bytes.max(m.key_bytes);
             summary.peak_pool_bytes = summary.peak_pool_bytes.max(m.pool_bytes_held);
