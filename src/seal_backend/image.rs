@@ -8,9 +8,15 @@
 //! answer is needed only when the words reach the host, and every way they can (a host
 //! read, save, decrypt, a copy's download) goes through a download of this image or of a
 //! copy, which carries the check: the download tests the words it brought over.
+//!
+//! An upload from page-locked words (`PinnedHost`) returns before the copy finished; the
+//! image keeps its event so that the SEAL object waits for it before a host write
+//! (`wait_upload`, seal-patch/0012).
 
 use crate::ckks::ops::LevelOps;
-use crate::cl::Buffer;
+use parking_lot::Mutex;
+
+use crate::cl::{Buffer, Event, PinnedHost};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -23,6 +29,8 @@ pub struct GpuImage {
     len: usize,
     /// SEAL's transparency check of the result the image holds, answered at its download.
     transparency: Option<PendingCheck>,
+    /// The last upload, when it may still read the SEAL object's host words.
+    upload: Mutex<Option<Event>>,
 }
 
 /// SEAL's transparency check of an operation's result: the result is transparent when
@@ -69,10 +77,18 @@ impl GpuImage {
         Ok(())
     }
 
-    /// Overwrites the image with `data` (blocking: `data` may go away after), reusing the
-    /// buffer when it is large enough. New contents: no pending check.
-    pub(crate) fn upload(&mut self, graph: &Graph, data: &[u64]) -> Result<()> {
+    /// Overwrites the image with `data`, reusing the buffer when it is large enough. New
+    /// contents: no pending check. Returns before the copy finished when `data` lies in
+    /// `pinned` memory (which keeps it until then; the owner calls `wait_upload` before it
+    /// writes `data`); otherwise blocks, so `data` may go away after.
+    pub(crate) fn upload(
+        &mut self,
+        graph: &Graph,
+        data: &[u64],
+        pinned: &PinnedHost,
+    ) -> Result<()> {
         self.transparency = None;
+        self.wait_upload();
         if data.is_empty() {
             self.buffer = None;
             self.len = 0;
@@ -83,9 +99,26 @@ impl GpuImage {
             _ => self.buffer = Some(graph.alloc(data.len())?),
         }
         let buffer = self.buffer.as_ref().expect("allocated above");
-        buffer.write(data)?;
+        // The length is set first: a failed copy leaves an image that no operation trusts
+        // anyway (SEAL keeps the object host-newer when upload throws).
         self.len = data.len();
+        match pinned.write(buffer.buffer(), data)? {
+            Some(event) => *self.upload.get_mut() = Some(event),
+            None => buffer.write(data)?,
+        }
         Ok(())
+    }
+
+    /// Waits until the last upload no longer reads the host words it was given. Its
+    /// success does not matter here: the caller is about to overwrite those words, which
+    /// makes the image stale, and a failed copy shows in the device's next error.
+    pub fn wait_upload(&self) {
+        let pending = self.upload.lock().take();
+        if let Some(event) = pending {
+            if let Err(e) = crate::cl::wait(&event) {
+                tracing::debug!("upload from page-locked memory failed: {e}");
+            }
+        }
     }
 
     /// Copies the first `out.len()` words to the host; waits for the work writing them
@@ -158,6 +191,7 @@ impl GpuImage {
             buffer: Some(copy),
             len: self.len,
             transparency: self.transparency.clone(),
+            upload: Mutex::new(None),
         })
     }
 
