@@ -4,8 +4,8 @@
 # SEAL_OPENCL_DEVICE=gpu unless it is set.
 #   gpu-suite.sh tests    every test binary, the C++ Listing 1 example, SEAL's googletest
 #                         suite through the backend, and the main job (ckks_routines)
-#   gpu-suite.sh benches  every benchmark, the C++ host-path one included (with --quick when
-#                         QUICK=1: a smoke run)
+#   gpu-suite.sh benches  every benchmark, the C++ host-path and request ones included (with
+#                         --quick when QUICK=1: a smoke run)
 # Everything goes to $OUT (or ./gpu-out): `<part>.log` with every program's output and
 # `<part>-results.tar` with the files the programs wrote (benchmark JSON, the main job's
 # profiler dump and chart). The exit status is 1 if any program failed; each failure is
@@ -66,6 +66,11 @@ benches)
   [ "${QUICK:-0}" = 1 ] && reps=5
   for log_n in 15 13; do
     run "cpp-host_path-2^$log_n" "$bin/cpp-host_path" --log-n "$log_n" --reps "$reps"
+  done
+  # A server's request (upload 2, MulLinRS, download 1) and raw transfer bandwidth, from
+  # page-locked and pageable host memory (issue 14).
+  for log_n in 15 13; do
+    run "cpp-request-2^$log_n" "$bin/cpp-request" --log-n "$log_n" --reps "$reps"
   done
   ;;
 *)

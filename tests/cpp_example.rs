@@ -1,4 +1,4 @@
-//! examples/cpp (seeds/001 Listing 1 in C++, and the host-path benchmark) builds as a user's
+//! examples/cpp (seeds/001 Listing 1 in C++, the host-path and request benchmarks) builds as a user's
 //! project does: `scripts/install.sh` into a fresh prefix, then CMake's
 //! `find_package(SEALOpenCL)`; its GPU ciphertexts equal the CPU ones word for word on the
 //! default OpenCL device (PoCL on CI).
@@ -70,6 +70,24 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
             && stdout.contains("RESULT: every GPU result identical to SEAL's CPU result")
             && json.exists(),
         "host_path exited with {}\n{}",
+        output.status,
+        cpp_build::printed(&output)
+    );
+    // The request and transfer benchmark (issue 14), as short and for the same check.
+    let json = build.join("request-smoke.json");
+    let output = cpp_build::run(
+        "request",
+        Command::new(build.join("request"))
+            .args(["--log-n", "12", "--reps", "3", "--json"])
+            .arg(&json)
+            .env_remove("SEAL_OPENCL_DEVICE"),
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success()
+            && stdout.contains("RESULT: every GPU result identical to SEAL's CPU result")
+            && json.exists(),
+        "request exited with {}\n{}",
         output.status,
         cpp_build::printed(&output)
     );

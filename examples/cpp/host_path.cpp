@@ -15,9 +15,7 @@
 // 30, 30, 50}, scale 2^30; 12: {36, 30, 36}. Times are medians over R calls (default 200).
 // Exit status 0 when every result matched, 1 on a mismatch, 2 on an error.
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-
+#include "bench_common.h"
 #include "seal/seal.h"
 #include "seal_opencl.h"
 
@@ -39,71 +37,18 @@
 #include <thread>
 #include <vector>
 
+using namespace bench;
 using namespace seal;
 using namespace std;
-using Clock = chrono::steady_clock;
 
 namespace
 {
-    double us_since(Clock::time_point start, Clock::time_point end)
-    {
-        return chrono::duration<double, micro>(end - start).count();
-    }
-
-    double median(vector<double> v)
-    {
-        sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    }
-
     void synchronize()
     {
         gpu::require_backend("host_path")->synchronize();
     }
 
-    vector<uint64_t> words_of(const Ciphertext &ct)
-    {
-        const uint64_t *data = ct.data();
-        return vector<uint64_t>(data, data + ct.size() * ct.poly_modulus_degree() * ct.coeff_modulus_size());
-    }
-
     /* ---- the driver's floor: empty kernels through OpenCL directly ----------------------- */
-
-    void cl_check(cl_int status, const char *what)
-    {
-        if (status != CL_SUCCESS)
-        {
-            throw runtime_error(string(what) + " failed with OpenCL status " + to_string(status));
-        }
-    }
-
-    // The device the backend picks by default: the first GPU of any platform, else the first
-    // device (PoCL on a machine without a GPU).
-    cl_device_id default_device()
-    {
-        cl_uint count = 0;
-        cl_check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-        vector<cl_platform_id> platforms(count);
-        cl_check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-        cl_device_id fallback = nullptr;
-        for (auto platform : platforms)
-        {
-            cl_device_id device;
-            if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, nullptr) == CL_SUCCESS)
-            {
-                return device;
-            }
-            if (!fallback && clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS)
-            {
-                fallback = device;
-            }
-        }
-        if (!fallback)
-        {
-            throw runtime_error("no OpenCL device");
-        }
-        return fallback;
-    }
 
     struct DriverFloor
     {
@@ -231,23 +176,6 @@ namespace
         string json;
     };
 
-    // The primes per N (the last one is the special prime), within SEAL's 128-bit security
-    // table; the scale is 2^(bits of the second prime).
-    vector<int> bit_sizes(int log_n)
-    {
-        switch (log_n)
-        {
-        case 12:
-            return { 36, 30, 36 };
-        case 13:
-            return { 50, 30, 30, 30, 50 };
-        case 14:
-            return { 60, 50, 50, 50, 50, 60 };
-        default:
-            return { 60, 50, 50, 50, 50, 50, 50, 50, 60 };
-        }
-    }
-
     struct Fixture
     {
         explicit Fixture(const Params &p) : context(make_parms(p.log_n)), keygen(context), encoder(context)
@@ -266,15 +194,6 @@ namespace
             encoder.encode(values, scale, plain);
             encryptor.encrypt(plain, a);
             encryptor.encrypt(plain, b);
-        }
-
-        static EncryptionParameters make_parms(int log_n)
-        {
-            EncryptionParameters parms(scheme_type::ckks);
-            const size_t n = size_t(1) << log_n;
-            parms.set_poly_modulus_degree(n);
-            parms.set_coeff_modulus(CoeffModulus::Create(n, bit_sizes(log_n)));
-            return parms;
         }
 
         SEALContext context;
@@ -477,26 +396,6 @@ namespace
             identical &= words_of(x) == want_words;
         }
         return { threads, threads * per_thread / wall * 1e6, identical };
-    }
-
-    string today()
-    {
-        time_t now = time(nullptr);
-        char buf[16];
-        strftime(buf, sizeof(buf), "%Y-%m-%d", gmtime(&now));
-        return buf;
-    }
-
-    string file_safe(string s)
-    {
-        for (char &c : s)
-        {
-            if (!isalnum(static_cast<unsigned char>(c)))
-            {
-                c = '_';
-            }
-        }
-        return s;
     }
 
     int run(const Params &p)
