@@ -12,6 +12,9 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <exception>
+#include <fstream>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -126,5 +129,81 @@ namespace bench
             }
         }
         return s;
+    }
+
+    // The command line of the benchmarks: [--log-n N] [--reps R] [--json PATH].
+    struct Params
+    {
+        int log_n = 15;
+        int reps = 100;
+        string json;
+    };
+
+    // Parses the command line over `p`'s defaults; false (with `usage` on stderr) for anything
+    // else.
+    inline bool parse_params(int argc, char **argv, Params &p, const char *usage)
+    {
+        for (int i = 1; i < argc; i++)
+        {
+            const string arg = argv[i];
+            if (i + 1 < argc && arg == "--log-n")
+            {
+                p.log_n = stoi(argv[++i]);
+            }
+            else if (i + 1 < argc && arg == "--reps")
+            {
+                p.reps = max(1, stoi(argv[++i]));
+            }
+            else if (i + 1 < argc && arg == "--json")
+            {
+                p.json = argv[++i];
+            }
+            else
+            {
+                cerr << "usage: " << usage << "\n";
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // Writes a benchmark's JSON to `path` (saying where, or that it could not) and its verdict;
+    // returns the exit status: 0 when every GPU result was identical to SEAL's CPU result, 1 not.
+    inline int write_results(const string &path, const string &json, bool all_identical)
+    {
+        ofstream out(path);
+        if (out << json)
+        {
+            cout << "\nwrote " << path << "\n";
+        }
+        else
+        {
+            cout << "\n(could not write " << path << ")\n";
+        }
+        cout << (all_identical ? "RESULT: every GPU result identical to SEAL's CPU result\n"
+                               : "RESULT: MISMATCH between GPU and CPU results\n");
+        return all_identical ? 0 : 1;
+    }
+
+    // A benchmark's main: `run` with the command line parsed over the defaults (`reps`
+    // repetitions); exit status 2 for a bad command line or an error `run` threw (printed).
+    template <class Run>
+    int bench_main(int argc, char **argv, int reps, const char *usage, Run run)
+    {
+        Params p;
+        p.reps = reps;
+        if (!parse_params(argc, argv, p, usage))
+        {
+            return 2;
+        }
+        try
+        {
+            return run(p);
+        }
+        catch (const exception &e)
+        {
+            cout << "RESULT: ERROR: " << e.what() << "\n";
+            return 2;
+        }
     }
 } // namespace bench

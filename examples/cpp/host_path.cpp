@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -168,13 +167,6 @@ namespace
     }
 
     /* ---- SEAL through the backend --------------------------------------------------------- */
-
-    struct Params
-    {
-        int log_n = 15;
-        int reps = 200;
-        string json;
-    };
 
     struct Fixture
     {
@@ -441,74 +433,34 @@ namespace
         string path = p.json.empty() ? "benches/results/host_path-" + file_safe(floor.device) + "-2^" +
                                            to_string(p.log_n) + "-" + today() + ".json"
                                      : p.json;
-        ofstream out(path);
-        if (out)
+        ostringstream out;
+        out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
+            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+            << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
+            << ", \"launch_event_us\": " << floor.launch_event_us
+            << ", \"launches_per_s_1_thread\": " << floor.launches_per_s_1
+            << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8 << "},\n  \"operations\": [\n";
+        for (size_t i = 0; i < results.size(); i++)
         {
-            out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
-                << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
-                << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
-                << ", \"launch_event_us\": " << floor.launch_event_us
-                << ", \"launches_per_s_1_thread\": " << floor.launches_per_s_1
-                << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8 << "},\n  \"operations\": [\n";
-            for (size_t i = 0; i < results.size(); i++)
-            {
-                const auto &r = results[i];
-                out << "    {\"name\": \"" << r.name << "\", \"issue_us\": " << r.issue_us << ", \"call_us\": " << r.call_us
-                    << ", \"stream_us\": " << r.stream_us << ", \"stream_issue_us\": " << r.stream_issue_us
-                    << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
-                    << (i + 1 < results.size() ? ",\n" : "\n");
-            }
-            out << "  ],\n  \"threads\": [\n";
-            for (size_t i = 0; i < threads.size(); i++)
-            {
-                out << "    {\"threads\": " << threads[i].threads << ", \"mullin_per_s\": " << threads[i].mullin_per_s
-                    << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
-                    << (i + 1 < threads.size() ? ",\n" : "\n");
-            }
-            out << "  ]\n}\n";
-            cout << "\nwrote " << path << "\n";
+            const auto &r = results[i];
+            out << "    {\"name\": \"" << r.name << "\", \"issue_us\": " << r.issue_us << ", \"call_us\": " << r.call_us
+                << ", \"stream_us\": " << r.stream_us << ", \"stream_issue_us\": " << r.stream_issue_us
+                << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
+                << (i + 1 < results.size() ? ",\n" : "\n");
         }
-        else
+        out << "  ],\n  \"threads\": [\n";
+        for (size_t i = 0; i < threads.size(); i++)
         {
-            cout << "\n(could not write " << path << ")\n";
+            out << "    {\"threads\": " << threads[i].threads << ", \"mullin_per_s\": " << threads[i].mullin_per_s
+                << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
+                << (i + 1 < threads.size() ? ",\n" : "\n");
         }
-        cout << (all_identical ? "RESULT: every GPU result identical to SEAL's CPU result\n"
-                               : "RESULT: MISMATCH between GPU and CPU results\n");
-        return all_identical ? 0 : 1;
+        out << "  ]\n}\n";
+        return write_results(path, out.str(), all_identical);
     }
 } // namespace
 
 int main(int argc, char **argv)
 {
-    Params p;
-    for (int i = 1; i < argc; i++)
-    {
-        const string arg = argv[i];
-        if (i + 1 < argc && arg == "--log-n")
-        {
-            p.log_n = stoi(argv[++i]);
-        }
-        else if (i + 1 < argc && arg == "--reps")
-        {
-            p.reps = max(1, stoi(argv[++i]));
-        }
-        else if (i + 1 < argc && arg == "--json")
-        {
-            p.json = argv[++i];
-        }
-        else
-        {
-            cerr << "usage: host_path [--log-n 15] [--reps 200] [--json PATH]\n";
-            return 2;
-        }
-    }
-    try
-    {
-        return run(p);
-    }
-    catch (const exception &e)
-    {
-        cout << "RESULT: ERROR: " << e.what() << "\n";
-        return 2;
-    }
+    return bench_main(argc, argv, 200, "host_path [--log-n 15] [--reps 200] [--json PATH]", run);
 }

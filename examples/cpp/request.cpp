@@ -24,7 +24,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -37,13 +37,6 @@ using namespace std;
 
 namespace
 {
-    struct Params
-    {
-        int log_n = 15;
-        int reps = 100;
-        string json;
-    };
-
     /* ---- raw bandwidth ----------------------------------------------------------------- */
 
     struct Bandwidth
@@ -251,74 +244,34 @@ namespace
         string path = p.json.empty() ? "benches/results/request-" + file_safe(device) + "-2^" + to_string(p.log_n) +
                                            "-" + today() + ".json"
                                      : p.json;
-        ofstream out(path);
-        if (out)
+        ostringstream out;
+        out << fixed << setprecision(2) << "{\n  \"bench\": \"request\",\n  \"device\": \"" << device
+            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+            << ",\n  \"bandwidth\": [\n";
+        for (size_t i = 0; i < bandwidth.size(); i++)
         {
-            out << fixed << setprecision(2) << "{\n  \"bench\": \"request\",\n  \"device\": \"" << device
-                << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
-                << ",\n  \"bandwidth\": [\n";
-            for (size_t i = 0; i < bandwidth.size(); i++)
-            {
-                const auto &b = bandwidth[i];
-                out << "    {\"log_n\": " << b.log_n << ", \"bytes\": " << b.bytes
-                    << ", \"upload_pinned_gbs\": " << b.upload_pinned << ", \"upload_pageable_gbs\": " << b.upload_pageable
-                    << ", \"download_pinned_gbs\": " << b.download_pinned
-                    << ", \"download_pageable_gbs\": " << b.download_pageable << "}"
-                    << (i + 1 < bandwidth.size() ? ",\n" : "\n");
-            }
-            out << "  ],\n  \"requests\": [\n";
-            for (size_t i = 0; i < requests.size(); i++)
-            {
-                const auto &r = requests[i];
-                out << "    {\"threads\": " << r.threads << ", \"requests_per_s\": " << r.per_s
-                    << ", \"median_us\": " << r.median_us << ", \"receive_us\": " << r.receive_us
-                    << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
-                    << (i + 1 < requests.size() ? ",\n" : "\n");
-            }
-            out << "  ]\n}\n";
-            cout << "\nwrote " << path << "\n";
+            const auto &b = bandwidth[i];
+            out << "    {\"log_n\": " << b.log_n << ", \"bytes\": " << b.bytes
+                << ", \"upload_pinned_gbs\": " << b.upload_pinned << ", \"upload_pageable_gbs\": " << b.upload_pageable
+                << ", \"download_pinned_gbs\": " << b.download_pinned
+                << ", \"download_pageable_gbs\": " << b.download_pageable << "}"
+                << (i + 1 < bandwidth.size() ? ",\n" : "\n");
         }
-        else
+        out << "  ],\n  \"requests\": [\n";
+        for (size_t i = 0; i < requests.size(); i++)
         {
-            cout << "\n(could not write " << path << ")\n";
+            const auto &r = requests[i];
+            out << "    {\"threads\": " << r.threads << ", \"requests_per_s\": " << r.per_s
+                << ", \"median_us\": " << r.median_us << ", \"receive_us\": " << r.receive_us
+                << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
+                << (i + 1 < requests.size() ? ",\n" : "\n");
         }
-        cout << (all_identical ? "RESULT: every GPU result identical to SEAL's CPU result\n"
-                               : "RESULT: MISMATCH between GPU and CPU results\n");
-        return all_identical ? 0 : 1;
+        out << "  ]\n}\n";
+        return write_results(path, out.str(), all_identical);
     }
 } // namespace
 
 int main(int argc, char **argv)
 {
-    Params p;
-    for (int i = 1; i < argc; i++)
-    {
-        const string arg = argv[i];
-        if (i + 1 < argc && arg == "--log-n")
-        {
-            p.log_n = stoi(argv[++i]);
-        }
-        else if (i + 1 < argc && arg == "--reps")
-        {
-            p.reps = max(1, stoi(argv[++i]));
-        }
-        else if (i + 1 < argc && arg == "--json")
-        {
-            p.json = argv[++i];
-        }
-        else
-        {
-            cerr << "usage: request [--log-n 15] [--reps 100] [--json PATH]\n";
-            return 2;
-        }
-    }
-    try
-    {
-        return run(p);
-    }
-    catch (const exception &e)
-    {
-        cout << "RESULT: ERROR: " << e.what() << "\n";
-        return 2;
-    }
+    return bench_main(argc, argv, 100, "request [--log-n 15] [--reps 100] [--json PATH]", run);
 }

@@ -88,7 +88,6 @@ impl GpuImage {
         pinned: &PinnedHost,
     ) -> Result<()> {
         self.transparency = None;
-        self.wait_upload();
         if data.is_empty() {
             self.buffer = None;
             self.len = 0;
@@ -102,10 +101,15 @@ impl GpuImage {
         // The length is set first: a failed copy leaves an image that no operation trusts
         // anyway (SEAL keeps the object host-newer when upload throws).
         self.len = data.len();
-        match pinned.write(buffer.buffer(), data)? {
-            Some(event) => *self.upload.get_mut() = Some(event),
-            None => buffer.write(data)?,
-        }
+        // An older upload's event is no longer needed: on the in-order queue the new copy
+        // ends after it.
+        *self.upload.get_mut() = match pinned.write(buffer.buffer(), data)? {
+            Some(event) => Some(event),
+            None => {
+                buffer.write(data)?;
+                None
+            }
+        };
         Ok(())
     }
 
@@ -210,12 +214,19 @@ impl GpuImage {
 
     /// Moves the contents out (pending check included), leaving the image empty (for
     /// in-place operations that write a new buffer; `restore` puts them back if the
-    /// operation fails).
+    /// operation fails). The last upload's event stays: it guards the SEAL object's host
+    /// words, which a whole overwrite (encrypt into a device-newer object) may replace
+    /// without a download.
     pub(crate) fn take(&mut self) -> GpuImage {
-        std::mem::take(self)
+        let upload = self.upload.get_mut().take();
+        let taken = std::mem::take(self);
+        *self.upload.get_mut() = upload;
+        taken
     }
 
     pub(crate) fn restore(&mut self, previous: GpuImage) {
+        let upload = self.upload.get_mut().take();
         *self = previous;
+        *self.upload.get_mut() = upload;
     }
 }
