@@ -16,7 +16,8 @@
 //! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
 //!   N splits each device equally into N sub-devices ("fake tiles", for testing
 //!   multi-tile code on one device, e.g. PoCL's CPU).
-//! - `SEAL_OPENCL_QUEUES` = N: in-order queues per tile (default 1).
+//! - `SEAL_OPENCL_QUEUES` = N: in-order queues per tile (default
+//!   [`DEFAULT_QUEUES_PER_TILE`]; the SEAL backend gives each thread one, round robin).
 //! - `SEAL_OPENCL_SYNC=1`: every launch waits for its kernel to finish (seed 001
 //!   Listing 7), to find which kernel of a sequence goes wrong. Off it costs one `bool`.
 //! - `SEAL_OPENCL_POISON` = 1 | hexadecimal word: every pooled buffer handed out is filled
@@ -33,6 +34,8 @@
 //!   kernel and one add kernel per term instead of one multiply-add kernel (the naive
 //!   baseline of the benchmarks; see `crate::ckks::ops::LevelOps::tensor`). Default `1`.
 
+mod uses;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -45,6 +48,7 @@ use crate::error::{Error, Result};
 use crate::frame::FrameControl;
 use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer};
 use crate::profiler::{self, Profiler};
+pub use uses::BufferUses;
 
 pub const TILES_ENV_VAR: &str = "SEAL_OPENCL_TILES";
 pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
@@ -53,6 +57,11 @@ pub const POISON_ENV_VAR: &str = "SEAL_OPENCL_POISON";
 pub const MAX_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_BYTES";
 pub const MEMCACHE_ENV_VAR: &str = "SEAL_OPENCL_MEMCACHE";
 pub const FUSED_ENV_VAR: &str = "SEAL_OPENCL_FUSED";
+
+/// Queues per tile when `SEAL_OPENCL_QUEUES` is unset: one each for up to 8 threads
+/// issuing SEAL operations at once, so their kernels can overlap on the device and no
+/// thread waits for another's issue lock.
+pub const DEFAULT_QUEUES_PER_TILE: usize = 8;
 
 /// The word `SEAL_OPENCL_POISON=1` fills buffers with.
 pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -140,7 +149,7 @@ impl DeviceOptions {
                     )))
                 }
             },
-            None => 1,
+            None => DEFAULT_QUEUES_PER_TILE,
         };
         let sync_each_launch = matches!(
             var(SYNC_ENV_VAR).as_deref().map(str::trim),
