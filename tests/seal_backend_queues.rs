@@ -189,3 +189,34 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
     writer.stop();
     reader.stop();
 }
+
+/// `synchronize` waits for operations issued on any thread's queue, not only the caller's.
+#[test]
+fn synchronize_waits_for_every_queue_issued_on() {
+    let params = params();
+    let (backend, writer, writer_queue, _, _) = two_queues();
+    let x0 = words(params, 8);
+    let x_words = x0.clone();
+    let x = writer.run(move || backend.create_image(&x_words).unwrap());
+    let held = hold(backend, params, writer_queue);
+    let x = writer.run(move || {
+        let mut x = x;
+        backend.negate(&params.level(), &mut x, 2).unwrap();
+        x
+    });
+    let (done_tx, done_rx) = mpsc::channel();
+    let syncing = thread::spawn(move || {
+        backend.synchronize().unwrap();
+        done_tx.send(()).unwrap();
+    });
+    assert!(
+        done_rx
+            .recv_timeout(std::time::Duration::from_millis(300))
+            .is_err(),
+        "synchronize returned while the writer's queue was held"
+    );
+    cl::complete_user_event(&held).unwrap();
+    done_rx.recv().unwrap();
+    syncing.join().unwrap();
+    assert_eq!(download(backend, &x), sum(params, &vec![0; x0.len()], &x0, true));
+}

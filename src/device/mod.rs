@@ -36,7 +36,7 @@
 
 mod uses;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -308,6 +308,14 @@ impl Devices {
     pub fn finish(&self) -> Result<()> {
         self.tiles.iter().try_for_each(|t| t.finish())
     }
+
+    /// Waits for every queue an operation was issued on since its last wait here
+    /// ([`Graph::issuing`]): everything issued before the call has finished when it
+    /// returns, and idle queues cost nothing (a synchronize with 8 queues and one busy
+    /// thread waits once, not 8 times).
+    pub fn finish_issued(&self) -> Result<()> {
+        self.tiles.iter().try_for_each(|t| t.finish_issued())
+    }
 }
 
 /// The contexts (with their sub-devices) that `entry` becomes under `partition`.
@@ -372,6 +380,8 @@ pub struct Tile {
     queues: Vec<Queue>,
     /// One per queue: held while one operation enqueues its commands (`Graph::issuing`).
     issue_locks: Vec<Mutex<()>>,
+    /// One per queue: an operation was issued on it since `finish_issued` last waited.
+    issued: Vec<AtomicBool>,
     memcache: Memcache,
     sync_each_launch: bool,
     profiler: Option<Arc<Profiler>>,
@@ -404,6 +414,7 @@ impl Tile {
             memcache,
             context,
             issue_locks: queues.iter().map(|_| Mutex::new(())).collect(),
+            issued: queues.iter().map(|_| AtomicBool::new(false)).collect(),
             queues,
             sync_each_launch: options.sync_each_launch,
             profiler: options.profiler.clone(),
@@ -457,6 +468,32 @@ impl Tile {
             queue.finish()?;
         }
         Ok(())
+    }
+
+    /// Waits for the queues of this tile that were issued on since the last call (see
+    /// [`Devices::finish_issued`]). The flag is cleared before the wait and set by an
+    /// operation only after its commands are enqueued, so an operation racing with this
+    /// call is either waited for or leaves its flag for the next call.
+    pub fn finish_issued(&self) -> Result<()> {
+        for (queue, issued) in self.queues.iter().zip(&self.issued) {
+            if issued.swap(false, Ordering::AcqRel) {
+                queue.finish().inspect_err(|_| issued.store(true, Ordering::Release))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One operation issuing on a queue ([`Graph::issuing`]): holds the queue's issue lock and,
+/// when dropped (the commands are enqueued), marks the queue for [`Tile::finish_issued`].
+pub struct Issuing<'a> {
+    _lock: MutexGuard<'a, ()>,
+    issued: &'a AtomicBool,
+}
+
+impl Drop for Issuing<'_> {
+    fn drop(&mut self) {
+        self.issued.store(true, Ordering::Release);
     }
 }
 
@@ -512,8 +549,11 @@ impl Graph {
     /// pool and the driver's own lock to each other after every launch. The queue runs its
     /// commands in order whatever the interleaving, so nothing runs later for it; graphs on
     /// other queues do not wait for it.
-    pub fn issuing(&self) -> MutexGuard<'_, ()> {
-        self.tile.issue_locks[self.queue].lock()
+    pub fn issuing(&self) -> Issuing<'_> {
+        Issuing {
+            _lock: self.tile.issue_locks[self.queue].lock(),
+            issued: &self.tile.issued[self.queue],
+        }
     }
 
     /// Enters a tracing span for operation `name` on this graph (closed when dropped). A

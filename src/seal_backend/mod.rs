@@ -193,7 +193,9 @@ impl Backend {
 
     /// A device-to-device copy (enqueued; no wait).
     pub fn clone_image(&self, image: &GpuImage) -> Result<GpuImage> {
-        image.duplicate(self.graph())
+        let graph = self.graph();
+        let _issuing = graph.issuing();
+        image.duplicate(graph)
     }
 
     /* ---- frames ------------------------------------------------------------------- */
@@ -206,8 +208,9 @@ impl Backend {
         self.devices.frames().end_compute_frame().map(drop)
     }
 
+    /// Waits for every operation issued so far (on the queues that were issued on).
     pub fn synchronize(&self) -> Result<()> {
-        self.devices.finish()
+        self.devices.finish_issued()
     }
 
     /* ---- keys --------------------------------------------------------------------- */
