@@ -539,7 +539,7 @@ namespace
         (void)one;
         for (int t : { 1, 2, 4, 8 })
         {
-            ThreadResult r = measure_threads(f, t, 100);
+            ThreadResult r = measure_threads(f, t, 400);
             all_identical &= r.identical;
             cout << "MulLin with " << t << " thread(s): " << r.mullin_per_s << " /s (each a copy, multiply, "
                  << "relinearize; own Evaluator and operands)  " << (r.identical ? "identical" : "MISMATCH") << "\n";
