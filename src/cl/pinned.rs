@@ -206,11 +206,16 @@ impl PinnedHost {
         }
     }
 
-    /// Enqueues the copy of `data` into the start of `buffer` without blocking when `data`
-    /// lies in a block in use, and returns its event (the block keeps it until the copy
+    /// Enqueues the copy of `data` into the start of `buffer` on `queue` without blocking
+    /// when `data` lies in a block in use, and returns its event (the block keeps it until the copy
     /// finished, see [`PinnedHost::deallocate`]); None when it does not (nothing enqueued:
     /// the caller copies with a blocking write).
-    pub fn write(&self, buffer: &Buffer<u64>, data: &[u64]) -> Result<Option<Event>> {
+    pub fn write(
+        &self,
+        queue: &Queue,
+        buffer: &Buffer<u64>,
+        data: &[u64],
+    ) -> Result<Option<Event>> {
         if data.is_empty() || data.len() > buffer.len() {
             return Ok(None);
         }
@@ -234,7 +239,12 @@ impl PinnedHost {
         // (a SEAL object) waits for it (`GpuImage::wait_upload`) before writing the words.
         // The length was checked against the buffer above.
         unsafe {
-            buffer.write(data).block(false).enew(&mut event).enq()?;
+            buffer
+                .write(data)
+                .queue(queue)
+                .block(false)
+                .enew(&mut event)
+                .enq()?;
         }
         block.reading.push(event.clone());
         Ok(Some(event))
