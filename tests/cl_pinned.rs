@@ -68,7 +68,7 @@ fn words_outside_the_blocks_are_not_written_here() {
     let buffer = ctx.buffer(&queue, 16).unwrap();
     let words: Vec<u64> = (0..16).collect();
     assert!(
-        pinned.write(&buffer, &words).unwrap().is_none(),
+        pinned.write(&queue, &buffer, &words).unwrap().is_none(),
         "pageable words: the caller writes them, blocking"
     );
 }

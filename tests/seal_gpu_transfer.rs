@@ -122,6 +122,40 @@ fn destroying_a_marked_object_with_an_upload_in_flight_is_safe() {
     assert_same(&cpu, &gpu, "sum of destroyed inputs");
 }
 
+/// Threads share a marked input that is not on the device yet: the first to use it uploads
+/// it without waiting, on its own queue, and the others (on theirs) are ordered behind that
+/// copy on the device. Repeated with fresh words each round; every sum is SEAL's.
+#[test]
+fn threads_share_an_input_whose_upload_is_in_flight() {
+    let fx = Fixture::new();
+    let mut rng = rng();
+    for round in 0..4 {
+        let x = fx.encrypt(&mut rng);
+        let shared = on_gpu(&x);
+        let starts: Vec<Ciphertext> = (0..4).map(|_| fx.encrypt(&mut rng)).collect();
+        let sums: Vec<Ciphertext> = std::thread::scope(|scope| {
+            let workers: Vec<_> = starts
+                .iter()
+                .map(|start| {
+                    let (ctx, shared) = (&fx.ctx, &shared);
+                    scope.spawn(move || {
+                        let evaluator = Evaluator::new(ctx).unwrap();
+                        let mut sum = on_gpu(start);
+                        evaluator.add_inplace(&mut sum, shared).unwrap();
+                        sum
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        for (t, (start, sum)) in starts.iter().zip(&sums).enumerate() {
+            let mut want = start.clone();
+            fx.evaluator.add_inplace(&mut want, &x).unwrap();
+            assert_same(&want, sum, &format!("round {round}, thread {t}"));
+        }
+    }
+}
+
 /// Child: marking moves a ciphertext's words into page-locked memory (and a result's host
 /// read allocates there), and they go back when the objects die.
 #[test]
