@@ -113,11 +113,6 @@ impl PinnedHost {
         host_memory_bytes().map_or(4 << 30, |bytes| bytes / 4)
     }
 
-    /// The cap on all blocks together.
-    pub fn max_bytes(&self) -> u64 {
-        self.max_bytes
-    }
-
     /// Bytes of all blocks, in use or free.
     pub fn total_bytes(&self) -> u64 {
         self.state.lock().total
