@@ -233,3 +233,41 @@ fn synchronize_waits_for_every_queue_issued_on() {
         sum(params, &vec![0; x0.len()], &x0, true)
     );
 }
+
+/// Without an open frame, ending one (what SEAL's decrypt does before its download) does
+/// not wait for other threads' queues; with a frame open it waits for every queue.
+#[test]
+fn a_frame_end_waits_for_other_queues_only_when_a_frame_is_open() {
+    let params = params();
+    let (backend, writer, writer_queue, _, _) = two_queues();
+    let x_words = words(params, 9);
+    let x = writer.run(move || backend.create_image(&x_words).unwrap());
+    let held = hold(backend, params, writer_queue);
+    let x = writer.run(move || {
+        let mut x = x;
+        backend.negate(&params.level(), &mut x, 2).unwrap();
+        x
+    });
+    let end_frame = || {
+        let (done_tx, done_rx) = mpsc::channel();
+        let ending = thread::spawn(move || {
+            backend.end_compute_frame().unwrap();
+            done_tx.send(()).unwrap();
+        });
+        (ending, done_rx)
+    };
+    let (ending, done) = end_frame();
+    done.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("ending no frame waited for another thread's queue");
+    ending.join().unwrap();
+    backend.start_compute_frame();
+    let (ending, done) = end_frame();
+    assert!(
+        done.recv_timeout(std::time::Duration::from_millis(300)).is_err(),
+        "ending an open frame returned while a queue was held"
+    );
+    cl::complete_user_event(&held).unwrap();
+    done.recv().unwrap();
+    ending.join().unwrap();
+    drop(x);
+}
