@@ -192,11 +192,8 @@ __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
     u64 r1_last = moduli[(size_t)last_q_index * MODULI_STRIDE + 2];
     u64 q = moduli[(size_t)i * MODULI_STRIDE];
     u64 r1 = moduli[(size_t)i * MODULI_STRIDE + 2];
-    // x < 2 q_last < 2^62 (primes have at most 61 bits), so the sum does not wrap.
-    u64 x = barrett_reduce_64(last[(p << LOG_N) + k] + (q_last >> 1), q_last, r1_last);
-    u64 v = q < q_last ? barrett_reduce_64(x, q, r1) : x;
-    u64 neg_half_mod = q - barrett_reduce_64(q_last >> 1, q, r1);
-    dst[gid] = v + neg_half_mod;
+    dst[gid] = moddown_round(last[(p << LOG_N) + k], q_last, r1_last, q, r1,
+                             moddown_fix(q_last, q, r1));
 }
 
 // The last step of rescale (divide_and_round_q_last_ntt_inplace) and of key switching:
@@ -218,9 +215,7 @@ __kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
     u64 q = moduli[(size_t)i * MODULI_STRIDE];
     size_t s = ((p * src_stride + i) << LOG_N) + k;
     size_t d = ((p * dst_stride + i) << LOG_N) + k;
-    u64 x = src[s];
-    // x < q and t < 4q, so the sum is in (0, 5q) < 2^64; Shoup takes any 64-bit input.
-    u64 y = multiply_uint_mod_shoup(x + (q << 2) - t[gid], inv[2 * i], inv[2 * i + 1], q);
+    u64 y = moddown_finish(src[s], t[gid], inv[2 * i], inv[2 * i + 1], q);
     dst[d] = accumulate ? add_uint_mod(dst[d], y, q) : y;
 }
 

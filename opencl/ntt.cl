@@ -20,8 +20,9 @@
 // Tables: root_powers and inv_root_powers as L consecutive tables of N (operand, quotient)
 // word pairs (SEAL's MultiplyUIntModOperand), read as ulong2: buffers are aligned far
 // beyond 16 bytes and every pair starts at an even word. params: PARAMS_STRIDE words per
-// prime: q, N^-1 (operand, quotient), and the last inverse root times N^-1 (operand,
-// quotient), as SEAL's mul_root_scalar computes it.
+// prime: q, N^-1 (operand, quotient), the last inverse root times N^-1 (operand,
+// quotient), as SEAL's mul_root_scalar computes it, and q's Barrett word r1 (for the
+// mod-down's rounding).
 //
 // Build options: LOG_N for every kernel; the staged kernels also need LOG_S (rounds done
 // by ntt_*_strided; 0 when the whole transform fits one work group), LOG_C (columns per
@@ -217,26 +218,77 @@ ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
     }
 }
 
-// Forward, gaps G/2 .. 1 on blocks; the transform's last launch. On entry values in
-// [0, 4q); on exit in [0, q), or [0, 4q) unless `reduce`. Writes leave through local
-// memory so that neighbouring work items store neighbouring words.
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict root_powers,
-                   __global const u64 *restrict params, uint coeff_modulus_size,
-                   uint reduce)
+// What a staged pass does to each word it loads from global memory: nothing, or the
+// mod-down's rounding and reduction under prime q (moddown_round in arith.cl, the
+// fusion of ckks_moddown_prep).
+typedef struct {
+    uint round;
+    u64 q_last, r1_last, q, r1, fix;
+} load_op;
+
+ALWAYS_INLINE load_op plain_load(void)
 {
-    __local u64 lmem[B * PADDED_G];
+    load_op op = {0, 0, 0, 0, 0, 0};
+    return op;
+}
+
+// The mod-down's loads under prime `prime`, the last residue being under `last_prime`.
+ALWAYS_INLINE load_op moddown_load(__global const u64 *params, uint last_prime, uint prime)
+{
+    load_op op;
+    op.round = 1;
+    op.q_last = params[last_prime * PARAMS_STRIDE];
+    op.r1_last = params[last_prime * PARAMS_STRIDE + 5];
+    op.q = params[prime * PARAMS_STRIDE];
+    op.r1 = params[prime * PARAMS_STRIDE + 5];
+    op.fix = moddown_fix(op.q_last, op.q, op.r1);
+    return op;
+}
+
+ALWAYS_INLINE u64 apply_load(load_op op, u64 x)
+{
+    return op.round ? moddown_round(x, op.q_last, op.r1_last, op.q, op.r1, op.fix) : x;
+}
+
+// What the forward transform's last pass does with each output word x < 4q: store it
+// (reduced to [0, q) with `reduce`), or the mod-down's last step (moddown_finish in
+// arith.cl, the fusion of ckks_divide_round_finish): out = (src - x) * inv mod q, or
+// out += that mod q with `accumulate`. `src` points at the residue of the same
+// coefficients as `out`.
+typedef struct {
+    uint finish, reduce, accumulate;
+    __global const u64 *src;
+    u64 inv, inv_q;
+} store_op;
+
+ALWAYS_INLINE store_op plain_store(uint reduce)
+{
+    store_op op = {0, reduce, 0, 0, 0, 0};
+    return op;
+}
+
+ALWAYS_INLINE void apply_store(store_op op, __global u64 *out, uint e, u64 x, u64 q)
+{
+    if (op.finish) {
+        u64 y = moddown_finish(op.src[e], x, op.inv, op.inv_q, q);
+        out[e] = op.accumulate ? add_uint_mod(out[e], y, q) : y;
+    } else {
+        out[e] = op.reduce ? reduce_once(reduce_once(x, q << 1), q) : x;
+    }
+}
+
+// Forward, gaps G/2 .. 1 on blocks; the transform's last launch. `in` and `out` are the
+// residue's N words (the same for a plain transform). On entry values in [0, 4q) after
+// `ld`; on exit as `st` says. Writes leave through local memory so that neighbouring work
+// items store neighbouring words.
+ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
+                                  __local u64 *lmem, __global const ulong2 *w, u64 q,
+                                  uint group_in_residue, load_op ld, store_op st)
+{
     const uint lid = get_local_id(0);
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    const u64 q = params[prime * PARAMS_STRIDE];
-    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
     const uint bl = lid >> (LOG_G - 3);
     const uint u = lid & (G / 8 - 1);
     const uint block = group_in_residue * B + bl;
-    __global u64 *gblock = values + (size_t)residue * N + block * G;
     __local u64 *lblock = lmem + bl * PADDED_G;
     const uint root_base = N + block * G;
     u64 v[8];
@@ -244,7 +296,7 @@ void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict r
     // Step 0 (gaps G/2, G/4, G/8) straight from global memory: t = u + i G/8.
 #pragma unroll
     for (uint i = 0; i < 8; i++)
-        v[i] = gblock[u + i * (G / 8)];
+        v[i] = apply_load(ld, in[block * G + u + i * (G / 8)]);
     fwd_step(v, 3, LOG_G - 3, u, G / 8, w, root_base, q);
 #pragma unroll
     for (uint i = 0; i < 8; i++)
@@ -271,36 +323,41 @@ void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict r
         lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global u64 *gout = values + (size_t)residue * N + group_in_residue * (B * G);
-    const u64 two_q = q << 1;
+    const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
         uint e = lid + i * BLOCK_WG;
-        u64 x = lmem[(e >> LOG_G) * PADDED_G + PAD(e & (G - 1))];
-        if (reduce)
-            x = reduce_once(reduce_once(x, two_q), q);
-        gout[e] = x;
+        apply_store(st, out, first + e, lmem[(e >> LOG_G) * PADDED_G + PAD(e & (G - 1))], q);
     }
 }
 
-// Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
-// LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). On entry
-// values in [0, 2q); on exit in [0, 2q). Reads enter through local memory.
+// The plain forward block pass: in place, final reduction with `reduce`.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_inv_block(__global u64 *restrict values,
-                   __global const u64 *restrict inv_root_powers,
+void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict root_powers,
                    __global const u64 *restrict params, uint coeff_modulus_size,
                    uint reduce)
 {
     __local u64 lmem[B * PADDED_G];
-    const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
     const uint prime = residue % coeff_modulus_size;
-    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    __global u64 *r = values + (size_t)residue * N;
+    fwd_block_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
+                   params[prime * PARAMS_STRIDE], (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
+                   plain_load(), plain_store(reduce));
+}
+
+// Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
+// LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). Reads
+// residue `in`, writes residue `out` (the same for a plain transform). On entry values in
+// [0, 2q); on exit in [0, 2q). Reads enter through local memory.
+ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
+                                  __local u64 *lmem, __global const ulong2 *w,
+                                  __global const u64 *pr, uint group_in_residue,
+                                  uint reduce)
+{
+    const uint lid = get_local_id(0);
     const u64 q = pr[0];
-    __global const ulong2 *w = (__global const ulong2 *)inv_root_powers + prime * N;
     const uint bl = lid >> (LOG_G - 3);
     const uint u = lid & (G / 8 - 1);
     const uint block = group_in_residue * B + bl;
@@ -308,7 +365,7 @@ void ntt_inv_block(__global u64 *restrict values,
     const uint x_base = block * G;
     u64 v[8];
 
-    __global const u64 *gin = values + (size_t)residue * N + group_in_residue * (B * G);
+    __global const u64 *gin = in + group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
         uint e = lid + i * BLOCK_WG;
@@ -340,7 +397,7 @@ void ntt_inv_block(__global u64 *restrict values,
     for (uint i = 0; i < 8; i++)
         v[i] = lblock[PAD(u + i * (G / 8))];
     inv_step(v, 3, LOG_G - 3, u, G / 8, w, N, x_base, pr, LOG_S == 0);
-    __global u64 *gblock = values + (size_t)residue * N + block * G;
+    __global u64 *gblock = out + block * G;
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
         u64 x = v[i];
@@ -350,27 +407,105 @@ void ntt_inv_block(__global u64 *restrict values,
     }
 }
 
+// The plain inverse block pass, in place.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block(__global u64 *restrict values,
+                   __global const u64 *restrict inv_root_powers,
+                   __global const u64 *restrict params, uint coeff_modulus_size,
+                   uint reduce)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    __global u64 *r = values + (size_t)residue * N;
+    inv_block_pass(r, r, lmem, (__global const ulong2 *)inv_root_powers + prime * N,
+                   params + prime * PARAMS_STRIDE, (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
+                   reduce);
+}
+
+// The inverse block pass reading its input from another buffer: residue j of polynomial
+// p (j < coeff_modulus_size) comes from residue p * src_stride + src_first + j of src
+// (e.g. the last residue of every polynomial of a ciphertext, or a polynomial at an
+// offset); values gets the output in place of a copy followed by ntt_inv_block. src
+// must not be values.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block_gather(__global u64 *restrict values,
+                          __global const u64 *restrict inv_root_powers,
+                          __global const u64 *restrict params, uint coeff_modulus_size,
+                          uint reduce, __global const u64 *restrict src, uint src_stride,
+                          uint src_first)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    __global const u64 *in = src + ((size_t)poly * src_stride + src_first + prime) * N;
+    inv_block_pass(in, values + (size_t)residue * N, lmem,
+                   (__global const ulong2 *)inv_root_powers + prime * N,
+                   params + prime * PARAMS_STRIDE, (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
+                   reduce);
+}
+
+// The mod-down's forward transforms (SEAL's divide_and_round_q_last_ntt_inplace and the
+// end of switch_key_inplace) over residue r = p * coeff_modulus_size + i, prime i:
+// loads round `last` (residue p, coefficient form under prime last_prime, < 2 q_last)
+// under q_i (ckks_moddown_prep), stores finish the division,
+//     dst[p * dst_stride + i] (+)= (src[p * src_stride + i] - x) * inv_i mod q_i
+// (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i).
+// With LOG_S = 0 this one launch does all; otherwise ntt_fwd_strided_moddown first
+// leaves the rounded, partly transformed words in values, which this pass reads.
+// dst may be src only with equal strides; dst is neither values nor last.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block_moddown(__global u64 *restrict values,
+                           __global const u64 *restrict root_powers,
+                           __global const u64 *restrict params, uint coeff_modulus_size,
+                           __global const u64 *restrict last, uint last_prime,
+                           __global u64 *dst, uint dst_stride, __global const u64 *src,
+                           uint src_stride, __global const u64 *restrict inv,
+                           uint accumulate)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    store_op st;
+    st.finish = 1;
+    st.reduce = 0;
+    st.accumulate = accumulate;
+    st.src = src + ((size_t)poly * src_stride + prime) * N;
+    st.inv = inv[2 * prime];
+    st.inv_q = inv[2 * prime + 1];
+#if LOG_S == 0
+    __global const u64 *in = last + (size_t)poly * N;
+    load_op ld = moddown_load(params, last_prime, prime);
+#else
+    __global const u64 *in = values + (size_t)residue * N;
+    load_op ld = plain_load();
+#endif
+    fwd_block_pass(in, dst + ((size_t)poly * dst_stride + prime) * N, lmem,
+                   (__global const ulong2 *)root_powers + prime * N, q,
+                   (uint)(group % GROUPS_PER_BLOCK_RESIDUE), ld, st);
+}
+
 #if LOG_S != 0
 
 // Forward, gaps N/2 .. G (S-point sub-transforms of the classes mod G); the transform's
-// first launch. On entry values in [0, 4q); on exit in [0, 4q). The class of column c is
-// at residue word c + t G, staged in local memory at t C + c.
-__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_fwd_strided(__global u64 *restrict values,
-                     __global const u64 *restrict root_powers,
-                     __global const u64 *restrict params, uint coeff_modulus_size)
+// first launch. Reads residue `in` through `ld`, writes residue `out`. On entry values in
+// [0, 4q) after `ld`; on exit in [0, 4q). The class of column c is at residue word
+// c + t G, staged in local memory at t C + c.
+ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
+                                    __local u64 *lmem, __global const ulong2 *w, u64 q,
+                                    uint group_in_residue, load_op ld)
 {
-    __local u64 lmem[S * C];
     const uint lid = get_local_id(0);
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    const u64 q = params[prime * PARAMS_STRIDE];
-    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
-    __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
+    __global const u64 *gin = in + group_in_residue * C + c;
+    __global u64 *gcol = out + group_in_residue * C + c;
     __local u64 *lcol = lmem + c;
     u64 v[8];
 
@@ -381,7 +516,7 @@ void ntt_fwd_strided(__global u64 *restrict values,
         if (st == 0) {
 #pragma unroll
             for (uint i = 0; i < 8; i++)
-                v[i] = gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G];
+                v[i] = apply_load(ld, gin[(size_t)step_pos(3, lg, u, S / 8, i) * G]);
         } else {
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
@@ -409,6 +544,43 @@ void ntt_fwd_strided(__global u64 *restrict values,
     for (uint i = 0; i < 8; i++)
         gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G] = v[i];
 #endif
+}
+
+// The plain forward strided pass, in place.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_fwd_strided(__global u64 *restrict values,
+                     __global const u64 *restrict root_powers,
+                     __global const u64 *restrict params, uint coeff_modulus_size)
+{
+    __local u64 lmem[S * C];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    __global u64 *r = values + (size_t)residue * N;
+    fwd_strided_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
+                     params[prime * PARAMS_STRIDE],
+                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE), plain_load());
+}
+
+// The mod-down's first forward pass (see ntt_fwd_block_moddown): residue
+// r = p * coeff_modulus_size + i of values gets the rounded `last` residue p under
+// prime i, partly transformed.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_fwd_strided_moddown(__global u64 *restrict values,
+                             __global const u64 *restrict root_powers,
+                             __global const u64 *restrict params, uint coeff_modulus_size,
+                             __global const u64 *restrict last, uint last_prime)
+{
+    __local u64 lmem[S * C];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    fwd_strided_pass(last + (size_t)poly * N, values + (size_t)residue * N, lmem,
+                     (__global const ulong2 *)root_powers + prime * N,
+                     params[prime * PARAMS_STRIDE],
+                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE),
+                     moddown_load(params, last_prime, prime));
 }
 
 // Inverse, gaps G .. N/2 (S-point sub-transforms of the classes mod G); the transform's

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::arith::Modulus;
-use crate::cl::{self, sources, Buffer, Context, Kernel, Program, Queue};
+use crate::cl::{self, same_buffer, sources, Buffer, Context, Kernel, Program, Queue};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
@@ -151,11 +151,6 @@ pub struct CkksKernels {
     divide_round_finish: Slot,
     ks_decompose: Slot,
     ks_inner_product: Slot,
-}
-
-/// Whether two buffer handles name the same OpenCL memory object.
-fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {
-    a.as_core().as_ptr() == b.as_core().as_ptr()
 }
 
 /// `a * b * ...` or an error naming the kernel when it overflows.

@@ -7,7 +7,9 @@
 //!   only (seed 001 Listing 14): the baseline.
 //! - `Staged`: radix-8 in registers, local memory between steps (seed 001 V-B5, Listing
 //!   17), and at most two passes over global memory; see `StagedLayout` and
-//!   `opencl/ntt.cl`.
+//!   `opencl/ntt.cl`. Staged plans also run the mod-down of rescaling and key switching
+//!   with its element-wise steps fused into the passes' loads and stores
+//!   ([`NttPlan::inverse_from`], [`NttPlan::forward_moddown`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,7 +20,7 @@ use parking_lot::Mutex;
 use super::host::mul_root_scalar;
 use super::{create_ntt_tables, NttTables};
 use crate::arith::{Modulus, ShoupOperand};
-use crate::cl::{self, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
+use crate::cl::{self, same_buffer, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
 use crate::error::{Error, Result};
 
 /// Environment variable that overrides the strategy of `NttStrategy::from_env`:
@@ -237,10 +239,64 @@ const VALUES_ARG: u32 = 0;
 const PRIMES_ARG: u32 = 3;
 const REDUCE_ARG: u32 = 4;
 
-/// The launches of a forward and an inverse transform, in order.
+/// The launches of a forward and an inverse transform, in order, and a staged plan's
+/// fused passes.
 struct Launches {
     forward: Vec<Launch>,
     inverse: Vec<Launch>,
+    fused: Option<FusedPasses>,
+}
+
+/// A staged plan's passes with specialised loads and stores (`opencl/ntt.cl`):
+/// `inv_gather` replaces the inverse's first pass (`ntt_inv_block`), `fwd_strided` (two
+/// passes only) and `fwd_block` the forward's passes. Each holds its tables; the rest is
+/// set per call.
+struct FusedPasses {
+    inv_gather: Launch,
+    fwd_strided: Option<Launch>,
+    fwd_block: Launch,
+}
+
+/// The kind of a kernel argument set per call.
+#[derive(Clone, Copy)]
+enum PerCall {
+    Buf,
+    U32,
+}
+
+/// Argument indices of `ntt_inv_block_gather` after the shared ones and `reduce`: src,
+/// src_stride, src_first.
+const GATHER_SRC_ARG: u32 = 5;
+/// Arguments of the `*_moddown` passes after the shared ones, in order: last,
+/// last_prime, then (block pass only) dst, dst_stride, src, src_stride, inv, accumulate.
+const MODDOWN_LAST_ARG: u32 = 4;
+
+/// The mod-down of SEAL's rescale (`divide_and_round_q_last_ntt_inplace`) and key
+/// switching (the end of `switch_key_inplace`) after the last residue's inverse NTT, as
+/// [`NttPlan::forward_moddown`] runs it over `count` polynomials and the plan's first
+/// `primes` primes: for p < count and i < primes,
+///     dst[p * dst_stride + i] (+)= (src[p * src_stride + i] - NTT_i(round(last[p]))) * inv_i,
+/// everything mod q_i, where round is SEAL's rounding of the last residue and its
+/// reduction mod q_i (`host::ckks_moddown_prep`) and the difference and product those of
+/// `host::ckks_divide_round_finish`. Strides count residues.
+pub struct ModDown<'a> {
+    /// `count` residues in coefficient form under the plan's prime `last_prime`, < 2 q_last
+    /// (an inverse NTT's output, lazy or not).
+    pub last: &'a Buffer<u64>,
+    pub last_prime: usize,
+    /// The intermediate of a two-pass layout (count * primes * N words); unused with one
+    /// pass (any buffer then, e.g. `last`).
+    pub scratch: &'a Buffer<u64>,
+    /// Canonical on entry and exit (dst on entry only if accumulating).
+    pub dst: &'a Buffer<u64>,
+    pub dst_stride: usize,
+    pub src: &'a Buffer<u64>,
+    pub src_stride: usize,
+    /// `primes` Shoup pairs (operand, quotient) of q_last^-1 mod q_i.
+    pub inv: &'a Buffer<u64>,
+    pub accumulate: bool,
+    pub count: usize,
+    pub primes: usize,
 }
 
 /// The forward and inverse negacyclic NTT of one parameter set on one device: N and the
@@ -261,7 +317,7 @@ pub struct NttPlan {
     /// The same for SEAL's `inv_root_powers`.
     _inv_root_powers: Buffer<u64>,
     /// `PARAMS_STRIDE` words per prime: q, N^-1 (operand, quotient), the last inverse root
-    /// times N^-1 (operand, quotient).
+    /// times N^-1 (operand, quotient), q's Barrett word r1.
     _params: Buffer<u64>,
 }
 
@@ -341,12 +397,13 @@ impl NttPlan {
             let inv_n = t.inv_degree_modulo();
             let last_root = t.get_from_inv_root_powers()[t.coeff_count() - 1];
             let scaled = mul_root_scalar(last_root, inv_n, t.modulus());
-            p[..5].copy_from_slice(&[
+            p[..6].copy_from_slice(&[
                 t.modulus().value(),
                 inv_n.operand,
                 inv_n.quotient,
                 scaled.operand,
                 scaled.quotient,
+                t.modulus().const_ratio()[1],
             ]);
         }
         let params = ctx.upload(queue, &params)?;
@@ -387,30 +444,85 @@ impl NttPlan {
                     inverse: (0..log_n)
                         .map(|g| round("ntt_inv_naive", &inv_root_powers, g, g == log_n - 1))
                         .collect::<Result<_>>()?,
+                    fused: None,
                 }
             }
             Some(layout) => {
-                let staged = |name: &str, roots: &Buffer<u64>, wg: usize, takes_reduce: bool| {
-                    let extra: &[u32] = if takes_reduce { &[0] } else { &[] };
+                // The arguments after the shared four are set per call; `per_call` lists
+                // their kinds (placeholders until then), `reduce` whether the first is the
+                // final-reduction switch.
+                let staged = |name: &str,
+                              roots: &Buffer<u64>,
+                              wg: usize,
+                              reduce: bool,
+                              per_call: &[PerCall]| {
+                    let mut builder = Kernel::builder();
+                    builder
+                        .program(&program)
+                        .name(name)
+                        .arg(None::<&Buffer<u64>>)
+                        .arg(roots)
+                        .arg(&params)
+                        .arg(l);
+                    for kind in per_call {
+                        match kind {
+                            PerCall::Buf => builder.arg(None::<&Buffer<u64>>),
+                            PerCall::U32 => builder.arg(0u32),
+                        };
+                    }
                     Ok::<_, Error>(Launch {
-                        kernel: kernel(name, roots, extra)?,
+                        kernel: builder.build()?,
                         items_per_residue: n / 8,
                         work_group: Some(wg),
-                        takes_reduce,
+                        takes_reduce: reduce,
                     })
                 };
+                use PerCall::{Buf as B, U32 as U};
                 let block = layout.block_work_group_size();
+                let strided = layout.strided_work_group_size();
                 let mut forward = Vec::with_capacity(2);
                 let mut inverse = Vec::with_capacity(2);
-                if let Some(strided) = layout.strided_work_group_size() {
-                    forward.push(staged("ntt_fwd_strided", &root_powers, strided, false)?);
+                if let Some(wg) = strided {
+                    forward.push(staged("ntt_fwd_strided", &root_powers, wg, false, &[])?);
                 }
-                forward.push(staged("ntt_fwd_block", &root_powers, block, true)?);
-                inverse.push(staged("ntt_inv_block", &inv_root_powers, block, true)?);
-                if let Some(strided) = layout.strided_work_group_size() {
-                    inverse.push(staged("ntt_inv_strided", &inv_root_powers, strided, true)?);
+                forward.push(staged("ntt_fwd_block", &root_powers, block, true, &[U])?);
+                inverse.push(staged(
+                    "ntt_inv_block",
+                    &inv_root_powers,
+                    block,
+                    true,
+                    &[U],
+                )?);
+                if let Some(wg) = strided {
+                    inverse.push(staged("ntt_inv_strided", &inv_root_powers, wg, true, &[U])?);
                 }
-                Launches { forward, inverse }
+                // Argument lists: see GATHER_SRC_ARG and MODDOWN_LAST_ARG.
+                let fused = FusedPasses {
+                    inv_gather: staged(
+                        "ntt_inv_block_gather",
+                        &inv_root_powers,
+                        block,
+                        true,
+                        &[U, B, U, U],
+                    )?,
+                    fwd_strided: strided
+                        .map(|wg| {
+                            staged("ntt_fwd_strided_moddown", &root_powers, wg, false, &[B, U])
+                        })
+                        .transpose()?,
+                    fwd_block: staged(
+                        "ntt_fwd_block_moddown",
+                        &root_powers,
+                        block,
+                        false,
+                        &[B, U, B, U, B, U, B, U],
+                    )?,
+                };
+                Launches {
+                    forward,
+                    inverse,
+                    fused: Some(fused),
+                }
             }
         };
 
@@ -582,6 +694,216 @@ impl NttPlan {
         self.run(queue, values, count, primes, direction, reduce, events)
     }
 
+    /// Whether [`NttPlan::inverse_from`] and [`NttPlan::forward_moddown`] run on this plan
+    /// (staged plans; the naive strategy has no fused passes).
+    pub fn has_fused_passes(&self) -> bool {
+        self.layout.is_some()
+    }
+
+    /// The inverse transform (as [`NttPlan::transform`]) of `count` polynomials of `primes`
+    /// residues read from `src` into `values`, as a copy followed by the transform would
+    /// leave them, without the copy: residue j of polynomial p is read from residue
+    /// p * src_stride + src_first + j of src (the last residue of each polynomial of a
+    /// ciphertext, a polynomial at an offset). `src` is unchanged and must not be `values`.
+    ///
+    /// Errors: as [`NttPlan::transform`]; a naive plan; `src` is `values` or holds fewer
+    /// than ((count - 1) * src_stride + src_first + primes) * N words.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inverse_from(
+        &self,
+        queue: &Queue,
+        values: &Buffer<u64>,
+        src: &Buffer<u64>,
+        src_stride: usize,
+        src_first: usize,
+        count: usize,
+        primes: usize,
+        reduce: bool,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        let residues = self.validate(queue, values, count, primes)?;
+        if same_buffer(values, src) {
+            return Err(Error::invalid("inverse_from: src must not be values"));
+        }
+        let src_words = (count - 1)
+            .checked_mul(src_stride)
+            .and_then(|r| r.checked_add(src_first + primes))
+            .and_then(|r| r.checked_mul(self.coeff_count()))
+            .ok_or_else(|| Error::invalid("inverse_from: source extent overflows"))?;
+        if src.len() < src_words {
+            return Err(Error::invalid(format!(
+                "inverse_from: src holds {} words; {src_words} are read",
+                src.len()
+            )));
+        }
+        let launches = self.launches.lock();
+        let fused = launches
+            .fused
+            .as_ref()
+            .ok_or_else(|| Error::invalid("inverse_from needs a staged NTT plan"))?;
+        let first = &fused.inv_gather;
+        let args = [
+            (VALUES_ARG, cl::KernelArg::Buf(values)),
+            (PRIMES_ARG, cl::KernelArg::U32(primes as u32)),
+            (REDUCE_ARG, cl::KernelArg::U32(reduce as u32)),
+            (GATHER_SRC_ARG, cl::KernelArg::Buf(src)),
+            (GATHER_SRC_ARG + 1, cl::KernelArg::U32(to_u32(src_stride)?)),
+            (GATHER_SRC_ARG + 2, cl::KernelArg::U32(to_u32(src_first)?)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: residue r < residues of values (checked to hold residues * N words) is
+        // written, words below N of it; it reads residue (r / primes) * src_stride +
+        // src_first + r % primes <= (count - 1) * src_stride + src_first + primes - 1 of
+        // src (checked above); tables as in `run`.
+        unsafe { launch_with(queue, first, &args, residues, events, &mut out) }?;
+        for launch in &launches.inverse[1..] {
+            // SAFETY: as in `run`: the plain pass in place on values (checked).
+            unsafe {
+                launch_plain(
+                    queue, launch, values, primes, reduce, residues, events, &mut out,
+                )
+            }?;
+        }
+        Ok(out)
+    }
+
+    /// The mod-down's forward transforms with its element-wise steps fused into their
+    /// first loads and last stores (see [`ModDown`]): one launch with a one-pass layout,
+    /// two otherwise. The unfused equivalent is `ckks_moddown_prep`, the lazy forward
+    /// transform and `ckks_divide_round_finish`.
+    ///
+    /// Errors: a naive plan; `count` or `primes` is 0; `primes` or `last_prime` outside
+    /// the plan; a stride below `primes`; a buffer shorter than the words it is read or
+    /// written at; dst is src with different strides, or dst, scratch, last or inv alias
+    /// where one of them is written.
+    pub fn forward_moddown(&self, queue: &Queue, md: &ModDown, events: bool) -> Result<Vec<Event>> {
+        let l = self.moduli.len();
+        if md.primes == 0 || md.primes > l || md.last_prime >= l {
+            return Err(Error::invalid(format!(
+                "forward_moddown: {} primes and last prime {} in a plan of {l}",
+                md.primes, md.last_prime
+            )));
+        }
+        if md.count == 0 {
+            return Err(Error::invalid("forward_moddown: no polynomials"));
+        }
+        if queue.device() != self.ctx.device() {
+            return Err(Error::invalid(
+                "queue is on another device than the NTT plan",
+            ));
+        }
+        for (what, stride) in [("dst_stride", md.dst_stride), ("src_stride", md.src_stride)] {
+            if stride < md.primes {
+                return Err(Error::invalid(format!(
+                    "forward_moddown: {what} = {stride} is below {} primes",
+                    md.primes
+                )));
+            }
+        }
+        if same_buffer(md.dst, md.src) && md.dst_stride != md.src_stride {
+            return Err(Error::invalid(
+                "forward_moddown: dst is src with different strides",
+            ));
+        }
+        let two_pass = self.launches_per_transform() == 2;
+        let mut written = vec![("dst", md.dst)];
+        if two_pass {
+            written.push(("scratch", md.scratch));
+        }
+        for (name, w) in &written {
+            for (other, o) in [("last", md.last), ("inv", md.inv), ("scratch", md.scratch)] {
+                if *name != other && same_buffer(w, o) {
+                    return Err(Error::invalid(format!(
+                        "forward_moddown: {name} must not be {other}"
+                    )));
+                }
+            }
+        }
+        if two_pass && same_buffer(md.scratch, md.src) {
+            return Err(Error::invalid("forward_moddown: scratch must not be src"));
+        }
+        let n = self.coeff_count();
+        let words = |residues: Option<usize>| {
+            residues
+                .and_then(|r| r.checked_mul(n))
+                .ok_or_else(|| Error::invalid("forward_moddown: sizes overflow"))
+        };
+        let extent = |stride: usize| {
+            words(
+                (md.count - 1)
+                    .checked_mul(stride)
+                    .and_then(|r| r.checked_add(md.primes)),
+            )
+        };
+        let residues = md
+            .count
+            .checked_mul(md.primes)
+            .filter(|&r| r <= u32::MAX as usize)
+            .ok_or_else(|| Error::invalid("forward_moddown: too many residues"))?;
+        let mut needs = vec![
+            ("last", md.last, words(Some(md.count))?),
+            ("dst", md.dst, extent(md.dst_stride)?),
+            ("src", md.src, extent(md.src_stride)?),
+            ("inv", md.inv, 2 * md.primes),
+        ];
+        if two_pass {
+            needs.push(("scratch", md.scratch, words(Some(residues))?));
+        }
+        for (name, buf, need) in needs {
+            if buf.len() < need {
+                return Err(Error::invalid(format!(
+                    "forward_moddown: {name} holds {} words; {need} are touched",
+                    buf.len()
+                )));
+            }
+        }
+        let launches = self.launches.lock();
+        let fused = launches
+            .fused
+            .as_ref()
+            .ok_or_else(|| Error::invalid("forward_moddown needs a staged NTT plan"))?;
+        let shared = [
+            (VALUES_ARG, cl::KernelArg::Buf(md.scratch)),
+            (PRIMES_ARG, cl::KernelArg::U32(md.primes as u32)),
+            (MODDOWN_LAST_ARG, cl::KernelArg::Buf(md.last)),
+            (
+                MODDOWN_LAST_ARG + 1,
+                cl::KernelArg::U32(md.last_prime as u32),
+            ),
+        ];
+        let mut out = Vec::new();
+        if let Some(strided) = &fused.fwd_strided {
+            // SAFETY: residue r < residues of scratch (checked to hold residues * N) is
+            // written, residue r / primes < count of last read (checked), primes
+            // r % primes and last_prime below the plan's L (checked); tables as in `run`.
+            unsafe { launch_with(queue, strided, &shared, residues, events, &mut out) }?;
+        }
+        let mut args = shared.to_vec();
+        args.extend([
+            (MODDOWN_LAST_ARG + 2, cl::KernelArg::Buf(md.dst)),
+            (
+                MODDOWN_LAST_ARG + 3,
+                cl::KernelArg::U32(to_u32(md.dst_stride)?),
+            ),
+            (MODDOWN_LAST_ARG + 4, cl::KernelArg::Buf(md.src)),
+            (
+                MODDOWN_LAST_ARG + 5,
+                cl::KernelArg::U32(to_u32(md.src_stride)?),
+            ),
+            (MODDOWN_LAST_ARG + 6, cl::KernelArg::Buf(md.inv)),
+            (
+                MODDOWN_LAST_ARG + 7,
+                cl::KernelArg::U32(md.accumulate as u32),
+            ),
+        ]);
+        // SAFETY: residue r = p * primes + i (p < count, i < primes) reads residue r of
+        // scratch (two passes) or p of last (one pass), residue p * stride + i <=
+        // (count - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
+        // checked); tables as in `run`.
+        unsafe { launch_with(queue, &fused.fwd_block, &args, residues, events, &mut out) }?;
+        Ok(out)
+    }
+
     /// Checks the arguments; returns the number of residues (count * primes).
     fn validate(
         &self,
@@ -634,43 +956,91 @@ impl NttPlan {
         };
         let mut events = Vec::with_capacity(if want_events { launches.len() } else { 0 });
         for launch in launches {
-            // SAFETY: the per-call arguments are set here, with the types ntt.cl declares,
-            // under the plan's lock, before every enqueue; the tables were set when the
-            // kernel was built and stay alive with it.
+            // SAFETY: validate() checked values.len() >= residues * N.
             unsafe {
-                cl::set_arg_raw(&launch.kernel, VALUES_ARG, cl::KernelArg::Buf(values))?;
-                cl::set_arg_raw(
-                    &launch.kernel,
-                    PRIMES_ARG,
-                    cl::KernelArg::U32(primes as u32),
-                )?;
-                if launch.takes_reduce {
-                    cl::set_arg_raw(
-                        &launch.kernel,
-                        REDUCE_ARG,
-                        cl::KernelArg::U32(reduce as u32),
-                    )?;
-                }
-            }
-            let mut event = want_events.then(Event::empty);
-            // SAFETY: validate() checked values.len() >= residues * N. Each work item (or
-            // work group of the required size, for staged kernels) serves residue
-            // `item / items_per_residue` < residues and touches words below N of it; the
-            // root tables hold L * N pairs, indexed by prime = residue % primes < L and
-            // root index < N, and params L * PARAMS_STRIDE words.
-            unsafe {
-                cl::enqueue_on(
+                launch_plain(
                     queue,
-                    &launch.kernel,
-                    residues * launch.items_per_residue,
-                    launch.work_group.map(SpatialDims::from),
-                    event.as_mut(),
-                )?
-            };
-            events.extend(event);
+                    launch,
+                    values,
+                    primes,
+                    reduce,
+                    residues,
+                    want_events,
+                    &mut events,
+                )
+            }?;
         }
         Ok(events)
     }
+}
+
+fn to_u32(v: usize) -> Result<u32> {
+    u32::try_from(v)
+        .map_err(|_| Error::invalid(format!("{v} does not fit a 32-bit kernel argument")))
+}
+
+/// Enqueues one pass of a plain transform in place on `values`.
+///
+/// # Safety
+/// `values` holds at least `residues` * N words and `primes` is at most the plan's L.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_plain(
+    queue: &Queue,
+    launch: &Launch,
+    values: &Buffer<u64>,
+    primes: usize,
+    reduce: bool,
+    residues: usize,
+    want_event: bool,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    let mut args = vec![
+        (VALUES_ARG, cl::KernelArg::Buf(values)),
+        (PRIMES_ARG, cl::KernelArg::U32(primes as u32)),
+    ];
+    if launch.takes_reduce {
+        args.push((REDUCE_ARG, cl::KernelArg::U32(reduce as u32)));
+    }
+    // SAFETY: each work item (or work group of the required size, for staged kernels)
+    // serves residue `item / items_per_residue` < residues and touches words below N of
+    // it (the caller's contract); the root tables hold L * N pairs, indexed by prime =
+    // residue % primes < L and root index < N, and params L * PARAMS_STRIDE words.
+    unsafe { launch_with(queue, launch, &args, residues, want_event, events) }
+}
+
+/// Sets `args` (index, value) of `launch`'s kernel and enqueues it over `residues`
+/// residues; pushes its event when `want_event`.
+///
+/// # Safety
+/// `args` set every per-call argument of the kernel with the types ntt.cl declares (the
+/// tables were set when the kernel was built and stay alive with it), the caller holds
+/// the plan's lock, and every index the kernel computes from `residues` and `args` lies
+/// inside the buffer it indexes.
+unsafe fn launch_with(
+    queue: &Queue,
+    launch: &Launch,
+    args: &[(u32, cl::KernelArg)],
+    residues: usize,
+    want_event: bool,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    for &(index, arg) in args {
+        // SAFETY: the caller's contract: the kernel declares this type at `index`.
+        unsafe { cl::set_arg_raw(&launch.kernel, index, arg) }?;
+    }
+    let mut event = want_event.then(Event::empty);
+    // SAFETY: the caller's contract (every index in range).
+    unsafe {
+        cl::enqueue_on(
+            queue,
+            &launch.kernel,
+            residues * launch.items_per_residue,
+            launch.work_group.map(SpatialDims::from),
+            event.as_mut(),
+        )
+    }?;
+    events.extend(event);
+    Ok(())
 }
 
 /// Which way a transform goes.

@@ -7,7 +7,7 @@ pub mod host;
 mod tables;
 
 pub use device::{
-    NttDirection, NttPlan, NttStrategy, StagedLayout, DEVICE_COEFF_COUNT_POWER_MAX,
+    ModDown, NttDirection, NttPlan, NttStrategy, StagedLayout, DEVICE_COEFF_COUNT_POWER_MAX,
     DEVICE_COEFF_COUNT_POWER_MIN, NTT_STRATEGY_ENV_VAR, STAGED_COEFF_COUNT_POWER_MIN,
 };
 pub use tables::{

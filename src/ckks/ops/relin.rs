@@ -1,0 +1,123 @@
+//! SEAL's `switch_key_inplace` for CKKS and `relinearize_internal` (Evaluator::relinearize),
+//! which key-switches the ciphertext's polynomials beyond the second, last first. Rotations
+//! reach key switching through [`super::galois`].
+
+use super::moddown::{LastResidue, ModDownSpec};
+use super::LevelOps;
+use crate::ckks::context::KswitchKey;
+use crate::cl::{self, Buffer};
+use crate::error::{Error, Result};
+use crate::ntt::NttDirection;
+
+impl LevelOps<'_> {
+    /// SEAL's relinearize_internal: `ct` holds `size` polynomials; for each key, last
+    /// polynomial first, key-switches that polynomial into the first two. `keys[s]`
+    /// switches polynomial `size - 1 - s`. On exit the first `size - keys.len()`
+    /// polynomials hold the result (the caller truncates).
+    pub fn relinearize(&self, ct: &Buffer<u64>, size: usize, keys: &[&KswitchKey]) -> Result<()> {
+        if keys.len() + 2 > size {
+            return Err(Error::invalid(format!(
+                "relinearize {size} polynomials with {} keys",
+                keys.len()
+            )));
+        }
+        for (step, key) in keys.iter().enumerate() {
+            let target = size - 1 - step;
+            self.switch_key(ct, ct, target * self.poly_words(), key)?;
+        }
+        Ok(())
+    }
+
+    /// SEAL's switch_key_inplace for CKKS: key-switches `target` (one polynomial of K
+    /// residues in NTT form, at word `target_offset` of `target`, a multiple of N) with
+    /// `key` and adds the result to the first two polynomials of `ct`. `target` may be
+    /// `ct` itself (the polynomial is read before `ct` is written).
+    pub fn switch_key(
+        &self,
+        ct: &Buffer<u64>,
+        target: &Buffer<u64>,
+        target_offset: usize,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let k = self.primes();
+        if key.decomposition_count() < k {
+            return Err(Error::invalid(
+                "kswitch_keys is not valid for encryption parameters (too few keys for the level)",
+            ));
+        }
+        let n = self.n();
+        if !target_offset.is_multiple_of(n) {
+            return Err(Error::invalid(format!(
+                "switch_key: target offset {target_offset} is not a multiple of N = {n}"
+            )));
+        }
+        let special = self.context.special_index()?;
+        let inv_special = self.level.inv_special()?;
+        let kernels = self.context.kernels();
+        let moduli = self.level.moduli();
+        let ext = k + 1;
+
+        // t_target: the target in coefficient form, read where it lies when the plan can.
+        let t_target = self.scratch(k * n)?;
+        let plan = self.level.plan();
+        if self.context.fused() && plan.has_fused_passes() {
+            let events = plan.inverse_from(
+                self.graph.queue(),
+                t_target.buffer(),
+                target,
+                k,
+                target_offset / n,
+                1,
+                k,
+                true,
+                self.graph.is_profiling(),
+            )?;
+            self.graph.note_launches("ntt_inverse", events)?;
+        } else {
+            cl::copy_range(
+                self.graph.queue(),
+                target,
+                target_offset,
+                t_target.buffer(),
+                0,
+                k * n,
+            )?;
+            self.ntt(t_target.buffer(), 1, k, NttDirection::Inverse, true)?;
+        }
+        // Every residue J under every prime I of the extended base, back in NTT form.
+        let dec = self.scratch(k * ext * n)?;
+        kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
+        drop(t_target);
+        self.ntt(dec.buffer(), k, ext, NttDirection::Forward, false)?;
+        // Inner product with the key: two polynomials at level K in prod, their residues
+        // under the special prime in last.
+        let prod = self.scratch(2 * k * n)?;
+        let last = self.scratch(2 * n)?;
+        kernels.ckks_ks_inner_product(
+            self.graph,
+            prod.buffer(),
+            last.buffer(),
+            dec.buffer(),
+            key.buffer(),
+            self.context.key_moduli().len(),
+            special,
+            moduli,
+            k,
+        )?;
+        drop(dec);
+        // Mod-down by the special prime into the first two polynomials of ct.
+        self.mod_down(&ModDownSpec {
+            last: LastResidue::Scratch(last.buffer()),
+            last_key_prime: special,
+            last_prime: k,
+            inv: inv_special,
+            dst: ct,
+            dst_stride: k,
+            src: prod.buffer(),
+            src_stride: k,
+            primes: k,
+            polys: 2,
+            accumulate: true,
+        })
+    }
+}
