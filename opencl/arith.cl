@@ -77,6 +77,15 @@ inline u64 mad_uint_mod(u64 a, u64 b, u64 c, u64 q, u64 r0, u64 r1)
     return barrett_reduce_128(lo, hi, q, r0, r1);
 }
 
+// (hi:lo) += a * b, exact in 128 bits (the caller bounds the number of terms).
+inline void mul_acc_128(u64 *lo, u64 *hi, u64 a, u64 b)
+{
+    u64 p_lo = a * b;
+    u64 p_hi = mul_hi(a, b);
+    *lo += p_lo;
+    *hi += p_hi + (*lo < p_lo);
+}
+
 // The mod-down of rescaling and key switching (SEAL's divide_and_round_q_last_ntt_inplace,
 // switch_key_inplace), per word; src/ckks/host.rs holds their references of the same
 // names, tested through the kernels that use them (ckks.cl's ckks_moddown_prep and

@@ -28,15 +28,6 @@
     const u64 r0 = (moduli)[(size_t)(j) * MODULI_STRIDE + 1]; \
     const u64 r1 = (moduli)[(size_t)(j) * MODULI_STRIDE + 2]
 
-// (hi:lo) += a * b, exact in 128 bits (the caller bounds the number of terms).
-inline void ckks_mul_acc_128(u64 *lo, u64 *hi, u64 a, u64 b)
-{
-    u64 p_lo = a * b;
-    u64 p_hi = mul_hi(a, b);
-    *lo += p_lo;
-    *hi += p_hi + (*lo < p_lo);
-}
-
 // SEAL's reverse_bits<uint32_t>(x, bits): the low `bits` bits of x reversed.
 inline uint ckks_reverse_bits_u32(uint x, uint bits)
 {
@@ -110,8 +101,8 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
         u64 a0 = a[gid], a1 = a[gid + stride];
         u64 b0 = b[gid], b1 = b[gid + stride];
         u64 lo = 0, hi = 0;
-        ckks_mul_acc_128(&lo, &hi, a0, b1);
-        ckks_mul_acc_128(&lo, &hi, a1, b0);
+        mul_acc_128(&lo, &hi, a0, b1);
+        mul_acc_128(&lo, &hi, a1, b0);
         dst[gid] = multiply_uint_mod(a0, b0, q, r0, r1);
         dst[gid + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
         dst[gid + 2 * stride] = multiply_uint_mod(a1, b1, q, r0, r1);
@@ -123,7 +114,7 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
         uint i_hi = t < s1 - 1 ? t : s1 - 1;
         u64 lo = 0, hi = 0;
         for (uint i = i_lo; i <= i_hi; i++) {
-            ckks_mul_acc_128(&lo, &hi, a[gid + i * stride], b[gid + (t - i) * stride]);
+            mul_acc_128(&lo, &hi, a[gid + i * stride], b[gid + (t - i) * stride]);
         }
         dst[gid + t * stride] = barrett_reduce_128(lo, hi, q, r0, r1);
     }
@@ -267,8 +258,8 @@ __kernel void ckks_ks_inner_product(__global u64 *prod, __global u64 *last,
         u64 x = dec[(((size_t)J * K1 + I) << LOG_N) + k];
         size_t key0 = (((size_t)J * 2) * key_stride_primes + kp) << LOG_N;
         size_t key1 = (((size_t)J * 2 + 1) * key_stride_primes + kp) << LOG_N;
-        ckks_mul_acc_128(&lo0, &hi0, x, key[key0 + k]);
-        ckks_mul_acc_128(&lo1, &hi1, x, key[key1 + k]);
+        mul_acc_128(&lo0, &hi0, x, key[key0 + k]);
+        mul_acc_128(&lo1, &hi1, x, key[key1 + k]);
         if (--left == 0) {
             lo0 = barrett_reduce_128(lo0, hi0, q, r0, r1);
             lo1 = barrett_reduce_128(lo1, hi1, q, r0, r1);

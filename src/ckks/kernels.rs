@@ -823,8 +823,9 @@ impl CkksKernels {
 
 /// How many products x * y (x < 4q, y < q, q the largest of `moduli`) fit in a 128-bit
 /// accumulator that starts below q: the inner-product kernel reduces after that many.
-/// At least 16 (q < 2^61); at least 64 for SEAL's 60-bit primes.
-fn reduce_every(moduli: &[Modulus]) -> u32 {
+/// At least 16 (q < 2^61); at least 64 for SEAL's 60-bit primes. The fused key switching
+/// (`NttPlan::forward_key_switch`) accumulates the same products.
+pub fn reduce_every(moduli: &[Modulus]) -> u32 {
     let q = moduli.iter().map(Modulus::value).max().unwrap_or(2) as u128;
     let largest_product = (4 * q - 1) * (q - 1);
     let terms = (u128::MAX - (q - 1)) / largest_product.max(1);

@@ -9,7 +9,8 @@
 //!   17), and at most two passes over global memory; see `StagedLayout` and
 //!   `opencl/ntt.cl`. Staged plans also run the mod-down of rescaling and key switching
 //!   with its element-wise steps fused into the passes' loads and stores
-//!   ([`NttPlan::inverse_from`], [`NttPlan::forward_moddown`]).
+//!   ([`NttPlan::inverse_from`], [`NttPlan::forward_moddown`]) and key switching with
+//!   its decomposition and inner product fused likewise ([`NttPlan::forward_key_switch`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -248,13 +249,15 @@ struct Launches {
 }
 
 /// A staged plan's passes with specialised loads and stores (`opencl/ntt.cl`):
-/// `inv_gather` replaces the inverse's first pass (`ntt_inv_block`), `fwd_strided` (two
-/// passes only) and `fwd_block` the forward's passes. Each holds its tables; the rest is
-/// set per call.
+/// `inv_gather` replaces the inverse's first pass (`ntt_inv_block`); the mod-down's
+/// (`moddown_*`) and key switching's (`ks_*`) forward passes replace the forward's, the
+/// strided ones with two passes only. Each holds its tables; the rest is set per call.
 struct FusedPasses {
     inv_gather: Launch,
-    fwd_strided: Option<Launch>,
-    fwd_block: Launch,
+    moddown_strided: Option<Launch>,
+    moddown_block: Launch,
+    ks_strided: Option<Launch>,
+    ks_block: Launch,
 }
 
 /// The kind of a kernel argument set per call.
@@ -270,6 +273,38 @@ const GATHER_SRC_ARG: u32 = 5;
 /// Arguments of the `*_moddown` passes after the shared ones, in order: last,
 /// last_prime, then (block pass only) dst, dst_stride, src, src_stride, inv, accumulate.
 const MODDOWN_LAST_ARG: u32 = 4;
+/// Arguments of the `*_ks` passes after the shared ones, in order: t_target, then (block
+/// pass only) target, target_first, key, key_stride_primes, key_special_index,
+/// reduce_every, prod, last.
+const KS_T_TARGET_ARG: u32 = 4;
+
+/// Key switching's decomposition and inner product with the key after the target's
+/// inverse NTT, as [`NttPlan::forward_key_switch`] runs them at level K over the plan's
+/// first K + 1 primes (the level's, then the special prime): for c < 2 and I < K + 1,
+///     s(c, I) = sum_{J < K} NTT_I(t_target[J] mod q_I) * key[J][c][kp(I)] mod q_I,
+/// with the target's own residue J in NTT form in place of NTT_J(t_target[J]) (SEAL's
+/// choice), kp(I) = I for I < K and `key_special_index` for I = K; prod[c * K + I] =
+/// s(c, I) for I < K and last[c] = s(c, K), canonical. The host composition is
+/// `host::ckks_ks_decompose`, the lazy forward NTT and `host::ckks_ks_inner_product`.
+pub struct KeySwitch<'a> {
+    /// K canonical residues in coefficient form (the target after the inverse NTT).
+    pub t_target: &'a Buffer<u64>,
+    /// The target in NTT form: K residues from residue `target_first`.
+    pub target: &'a Buffer<u64>,
+    pub target_first: usize,
+    /// SEAL's key vector, contiguous: word ((J * 2 + c) * key_stride_primes + p) * N + k.
+    pub key: &'a Buffer<u64>,
+    pub key_stride_primes: usize,
+    pub key_special_index: usize,
+    /// Products accumulated between reductions of the 128-bit sums (at least 1).
+    pub reduce_every: u32,
+    /// Outputs: 2 K and 2 residues.
+    pub prod: &'a Buffer<u64>,
+    pub last: &'a Buffer<u64>,
+    /// The intermediate of a two-pass layout (K (K + 1) N words); unused with one pass.
+    pub scratch: &'a Buffer<u64>,
+    pub k: usize,
+}
 
 /// The mod-down of SEAL's rescale (`divide_and_round_q_last_ntt_inplace`) and key
 /// switching (the end of `switch_key_inplace`) after the last residue's inverse NTT, as
@@ -317,7 +352,7 @@ pub struct NttPlan {
     /// The same for SEAL's `inv_root_powers`.
     _inv_root_powers: Buffer<u64>,
     /// `PARAMS_STRIDE` words per prime: q, N^-1 (operand, quotient), the last inverse root
-    /// times N^-1 (operand, quotient), q's Barrett word r1.
+    /// times N^-1 (operand, quotient), q's Barrett words r1, r0.
     _params: Buffer<u64>,
 }
 
@@ -397,13 +432,14 @@ impl NttPlan {
             let inv_n = t.inv_degree_modulo();
             let last_root = t.get_from_inv_root_powers()[t.coeff_count() - 1];
             let scaled = mul_root_scalar(last_root, inv_n, t.modulus());
-            p[..6].copy_from_slice(&[
+            p[..7].copy_from_slice(&[
                 t.modulus().value(),
                 inv_n.operand,
                 inv_n.quotient,
                 scaled.operand,
                 scaled.quotient,
                 t.modulus().const_ratio()[1],
+                t.modulus().const_ratio()[0],
             ]);
         }
         let params = ctx.upload(queue, &params)?;
@@ -505,17 +541,29 @@ impl NttPlan {
                         true,
                         &[U, B, U, U],
                     )?,
-                    fwd_strided: strided
+                    moddown_strided: strided
                         .map(|wg| {
                             staged("ntt_fwd_strided_moddown", &root_powers, wg, false, &[B, U])
                         })
                         .transpose()?,
-                    fwd_block: staged(
+                    moddown_block: staged(
                         "ntt_fwd_block_moddown",
                         &root_powers,
                         block,
                         false,
                         &[B, U, B, U, B, U, B, U],
+                    )?,
+                    ks_strided: strided
+                        .map(|wg| {
+                            staged("ntt_fwd_strided_decompose", &root_powers, wg, false, &[B])
+                        })
+                        .transpose()?,
+                    ks_block: staged(
+                        "ntt_fwd_block_ks",
+                        &root_powers,
+                        block,
+                        false,
+                        &[B, B, U, B, U, U, U, B, B],
                     )?,
                 };
                 Launches {
@@ -872,7 +920,7 @@ impl NttPlan {
             ),
         ];
         let mut out = Vec::new();
-        if let Some(strided) = &fused.fwd_strided {
+        if let Some(strided) = &fused.moddown_strided {
             // SAFETY: residue r < residues of scratch (checked to hold residues * N) is
             // written, residue r / primes < count of last read (checked), primes
             // r % primes and last_prime below the plan's L (checked); tables as in `run`.
@@ -900,7 +948,138 @@ impl NttPlan {
         // scratch (two passes) or p of last (one pass), residue p * stride + i <=
         // (count - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
         // checked); tables as in `run`.
-        unsafe { launch_with(queue, &fused.fwd_block, &args, residues, events, &mut out) }?;
+        unsafe {
+            launch_with(
+                queue,
+                &fused.moddown_block,
+                &args,
+                residues,
+                events,
+                &mut out,
+            )
+        }?;
+        Ok(out)
+    }
+
+    /// Key switching's forward transforms with the decomposition fused into their loads
+    /// and the inner product with the key into the last pass (see [`KeySwitch`]): one
+    /// launch with a one-pass layout, two otherwise; the decomposed residues in NTT form
+    /// are never stored.
+    ///
+    /// Errors: a naive plan; K = 0 or K + 1 above the plan's primes; a key shape that does
+    /// not fit (K or the special index beyond key_stride_primes); a buffer shorter than
+    /// the words read or written; an output aliasing another buffer.
+    pub fn forward_key_switch(
+        &self,
+        queue: &Queue,
+        ks: &KeySwitch,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        let k = ks.k;
+        if k == 0 || k + 1 > self.moduli.len() {
+            return Err(Error::invalid(format!(
+                "forward_key_switch: K = {k} needs K + 1 primes; the plan has {}",
+                self.moduli.len()
+            )));
+        }
+        if k > ks.key_stride_primes || ks.key_special_index >= ks.key_stride_primes {
+            return Err(Error::invalid(format!(
+                "forward_key_switch: K = {k} and special index {} do not fit a key of {} primes",
+                ks.key_special_index, ks.key_stride_primes
+            )));
+        }
+        if ks.reduce_every == 0 {
+            return Err(Error::invalid("forward_key_switch: reduce_every is 0"));
+        }
+        if queue.device() != self.ctx.device() {
+            return Err(Error::invalid(
+                "queue is on another device than the NTT plan",
+            ));
+        }
+        let two_pass = self.launches_per_transform() == 2;
+        let n = self.coeff_count();
+        let words = |factors: &[usize]| {
+            factors
+                .iter()
+                .try_fold(n, |acc, &f| acc.checked_mul(f))
+                .ok_or_else(|| Error::invalid("forward_key_switch: sizes overflow"))
+        };
+        let mut needs = vec![
+            ("t_target", ks.t_target, words(&[k])?),
+            ("target", ks.target, words(&[ks.target_first + k])?),
+            ("key", ks.key, words(&[2 * k, ks.key_stride_primes])?),
+            ("prod", ks.prod, words(&[2 * k])?),
+            ("last", ks.last, words(&[2])?),
+        ];
+        let mut written = vec![("prod", ks.prod), ("last", ks.last)];
+        if two_pass {
+            needs.push(("scratch", ks.scratch, words(&[k, k + 1])?));
+            written.push(("scratch", ks.scratch));
+        }
+        for (name, buf, need) in &needs {
+            if buf.len() < *need {
+                return Err(Error::invalid(format!(
+                    "forward_key_switch: {name} holds {} words; {need} are touched",
+                    buf.len()
+                )));
+            }
+        }
+        for (name, w) in &written {
+            for (other, o, _) in &needs {
+                if name != other && same_buffer(w, o) {
+                    return Err(Error::invalid(format!(
+                        "forward_key_switch: {name} must not be {other}"
+                    )));
+                }
+            }
+        }
+        let launches = self.launches.lock();
+        let fused = launches
+            .fused
+            .as_ref()
+            .ok_or_else(|| Error::invalid("forward_key_switch needs a staged NTT plan"))?;
+        let values = if two_pass { ks.scratch } else { ks.t_target };
+        let ext = (k + 1) as u32;
+        let mut out = Vec::new();
+        if let Some(strided) = &fused.ks_strided {
+            let args = [
+                (VALUES_ARG, cl::KernelArg::Buf(values)),
+                (PRIMES_ARG, cl::KernelArg::U32(ext)),
+                (KS_T_TARGET_ARG, cl::KernelArg::Buf(ks.t_target)),
+            ];
+            // SAFETY: residue r = J (K + 1) + I < K (K + 1) of scratch (checked) is
+            // written from residue J < K of t_target (checked); primes I, J < K + 1 of
+            // the plan (checked); tables as in `run`.
+            unsafe { launch_with(queue, strided, &args, k * (k + 1), events, &mut out) }?;
+        }
+        let args = [
+            (VALUES_ARG, cl::KernelArg::Buf(values)),
+            (PRIMES_ARG, cl::KernelArg::U32(ext)),
+            (KS_T_TARGET_ARG, cl::KernelArg::Buf(ks.t_target)),
+            (KS_T_TARGET_ARG + 1, cl::KernelArg::Buf(ks.target)),
+            (
+                KS_T_TARGET_ARG + 2,
+                cl::KernelArg::U32(to_u32(ks.target_first)?),
+            ),
+            (KS_T_TARGET_ARG + 3, cl::KernelArg::Buf(ks.key)),
+            (
+                KS_T_TARGET_ARG + 4,
+                cl::KernelArg::U32(to_u32(ks.key_stride_primes)?),
+            ),
+            (
+                KS_T_TARGET_ARG + 5,
+                cl::KernelArg::U32(ks.key_special_index as u32),
+            ),
+            (KS_T_TARGET_ARG + 6, cl::KernelArg::U32(ks.reduce_every)),
+            (KS_T_TARGET_ARG + 7, cl::KernelArg::Buf(ks.prod)),
+            (KS_T_TARGET_ARG + 8, cl::KernelArg::Buf(ks.last)),
+        ];
+        // SAFETY: group (I, g), I < K + 1, reads residues J (K + 1) + I < K (K + 1) of
+        // scratch (two passes) or J < K of t_target (one pass), target residue
+        // target_first + J < target_first + K, key residue (2 J + c) * stride + kp <
+        // 2 K stride (kp < stride), and writes prod residue c K + I < 2 K or last
+        // residue c < 2 (all checked); tables as in `run`.
+        unsafe { launch_with(queue, &fused.ks_block, &args, k + 1, events, &mut out) }?;
         Ok(out)
     }
 

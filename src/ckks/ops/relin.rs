@@ -5,9 +5,10 @@
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
+use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Buffer};
 use crate::error::{Error, Result};
-use crate::ntt::NttDirection;
+use crate::ntt::{KeySwitch, NttDirection};
 
 impl LevelOps<'_> {
     /// SEAL's relinearize_internal: `ct` holds `size` polynomials; for each key, last
@@ -31,7 +32,9 @@ impl LevelOps<'_> {
     /// SEAL's switch_key_inplace for CKKS: key-switches `target` (one polynomial of K
     /// residues in NTT form, at word `target_offset` of `target`, a multiple of N) with
     /// `key` and adds the result to the first two polynomials of `ct`. `target` may be
-    /// `ct` itself (the polynomial is read before `ct` is written).
+    /// `ct` itself (the polynomial is read before `ct` is written). Fused: 8 launches with
+    /// a two-pass NTT layout, 4 with one (the target's inverse NTT, the forward NTTs with
+    /// the decomposition and the inner product in them, the mod-down).
     pub fn switch_key(
         &self,
         ct: &Buffer<u64>,
@@ -57,12 +60,20 @@ impl LevelOps<'_> {
         let moduli = self.level.moduli();
         let ext = k + 1;
 
-        // t_target: the target in coefficient form, read where it lies when the plan can.
+        // t_target: the target in coefficient form. Fused: read where it lies, then the
+        // decomposition and the inner product with the key inside the forward transforms
+        // (NttPlan::forward_key_switch). Unfused: a copy, the transform, the
+        // decomposition, its transforms and the inner product, one launch each.
         let t_target = self.scratch(k * n)?;
         let plan = self.level.plan();
-        if self.context.fused() && plan.has_fused_passes() {
+        let fused = self.context.fused() && plan.has_fused_passes();
+        let queue = self.graph.queue();
+        let profiling = self.graph.is_profiling();
+        let prod = self.scratch(2 * k * n)?;
+        let last = self.scratch(2 * n)?;
+        if fused {
             let events = plan.inverse_from(
-                self.graph.queue(),
+                queue,
                 t_target.buffer(),
                 target,
                 k,
@@ -70,41 +81,54 @@ impl LevelOps<'_> {
                 1,
                 k,
                 true,
-                self.graph.is_profiling(),
+                profiling,
             )?;
             self.graph.note_launches("ntt_inverse", events)?;
-        } else {
-            cl::copy_range(
-                self.graph.queue(),
-                target,
-                target_offset,
-                t_target.buffer(),
-                0,
-                k * n,
+            let between = if plan.launches_per_transform() == 2 {
+                Some(self.scratch(k * ext * n)?)
+            } else {
+                None
+            };
+            let events = plan.forward_key_switch(
+                queue,
+                &KeySwitch {
+                    t_target: t_target.buffer(),
+                    target,
+                    target_first: target_offset / n,
+                    key: key.buffer(),
+                    key_stride_primes: self.context.key_moduli().len(),
+                    key_special_index: special,
+                    reduce_every: reduce_every(&moduli.moduli()[..ext]),
+                    prod: prod.buffer(),
+                    last: last.buffer(),
+                    scratch: between.as_ref().map_or(t_target.buffer(), |b| b.buffer()),
+                    k,
+                },
+                profiling,
             )?;
+            self.graph.note_launches("ntt_forward_ks", events)?;
+        } else {
+            cl::copy_range(queue, target, target_offset, t_target.buffer(), 0, k * n)?;
             self.ntt(t_target.buffer(), 1, k, NttDirection::Inverse, true)?;
+            // Every residue J under every prime I of the extended base, back in NTT form.
+            let dec = self.scratch(k * ext * n)?;
+            kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
+            self.ntt(dec.buffer(), k, ext, NttDirection::Forward, false)?;
+            // Inner product with the key: two polynomials at level K in prod, their
+            // residues under the special prime in last.
+            kernels.ckks_ks_inner_product(
+                self.graph,
+                prod.buffer(),
+                last.buffer(),
+                dec.buffer(),
+                key.buffer(),
+                self.context.key_moduli().len(),
+                special,
+                moduli,
+                k,
+            )?;
         }
-        // Every residue J under every prime I of the extended base, back in NTT form.
-        let dec = self.scratch(k * ext * n)?;
-        kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
         drop(t_target);
-        self.ntt(dec.buffer(), k, ext, NttDirection::Forward, false)?;
-        // Inner product with the key: two polynomials at level K in prod, their residues
-        // under the special prime in last.
-        let prod = self.scratch(2 * k * n)?;
-        let last = self.scratch(2 * n)?;
-        kernels.ckks_ks_inner_product(
-            self.graph,
-            prod.buffer(),
-            last.buffer(),
-            dec.buffer(),
-            key.buffer(),
-            self.context.key_moduli().len(),
-            special,
-            moduli,
-            k,
-        )?;
-        drop(dec);
         // Mod-down by the special prime into the first two polynomials of ct.
         self.mod_down(&ModDownSpec {
             last: LastResidue::Scratch(last.buffer()),
