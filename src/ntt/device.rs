@@ -21,6 +21,7 @@ use parking_lot::Mutex;
 use super::host::mul_root_scalar;
 use super::{create_ntt_tables, NttTables};
 use crate::arith::{Modulus, ShoupOperand};
+use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{self, same_buffer, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
 use crate::error::{Error, Result};
 
@@ -230,15 +231,17 @@ struct Launch {
     items_per_residue: usize,
     /// The required work-group size (staged kernels), or None (naive).
     work_group: Option<usize>,
-    /// Whether argument `REDUCE_ARG` is the final-reduction switch of this launch.
+    /// Whether the kernel's first own argument (`OWN_ARGS`) is the final-reduction switch.
     takes_reduce: bool,
 }
 
-/// Argument indices shared by every NTT kernel in ntt.cl.
+/// Argument indices shared by every NTT kernel in ntt.cl: the values, and the number of
+/// primes per polynomial (`coeff_modulus_size`: residue r uses prime r % it). The tables
+/// (1, 2) are set at plan time; the kernel's own arguments follow from `OWN_ARGS`, in the
+/// order ntt.cl declares them (`reduce` first where a kernel takes it).
 const VALUES_ARG: u32 = 0;
-/// The number of primes per polynomial (`coeff_modulus_size`): residue r uses prime r % it.
 const PRIMES_ARG: u32 = 3;
-const REDUCE_ARG: u32 = 4;
+const OWN_ARGS: u32 = 4;
 
 /// The launches of a forward and an inverse transform, in order, and a staged plan's
 /// fused passes.
@@ -266,17 +269,6 @@ enum PerCall {
     Buf,
     U32,
 }
-
-/// Argument indices of `ntt_inv_block_gather` after the shared ones and `reduce`: src,
-/// src_stride, src_first.
-const GATHER_SRC_ARG: u32 = 5;
-/// Arguments of the `*_moddown` passes after the shared ones, in order: last,
-/// last_prime, then (block pass only) dst, dst_stride, src, src_stride, inv, accumulate.
-const MODDOWN_LAST_ARG: u32 = 4;
-/// Arguments of the `*_ks` passes after the shared ones, in order: t_target, then (block
-/// pass only) target, target_first, key, key_stride_primes, key_special_index,
-/// reduce_every, prod, last.
-const KS_T_TARGET_ARG: u32 = 4;
 
 /// Key switching's decomposition and inner product with the key after the target's
 /// inverse NTT, as [`NttPlan::forward_key_switch`] runs them at level K over the plan's
@@ -532,7 +524,8 @@ impl NttPlan {
                 if let Some(wg) = strided {
                     inverse.push(staged("ntt_inv_strided", &inv_root_powers, wg, true, &[U])?);
                 }
-                // Argument lists: see GATHER_SRC_ARG and MODDOWN_LAST_ARG.
+                // Their own arguments: see ntt.cl and the launches in `inverse_from`,
+                // `forward_moddown` and `forward_key_switch`.
                 let fused = FusedPasses {
                     inv_gather: staged(
                         "ntt_inv_block_gather",
@@ -770,34 +763,26 @@ impl NttPlan {
         events: bool,
     ) -> Result<Vec<Event>> {
         let residues = self.validate(queue, values, count, primes)?;
-        if same_buffer(values, src) {
-            return Err(Error::invalid("inverse_from: src must not be values"));
-        }
-        let src_words = (count - 1)
-            .checked_mul(src_stride)
-            .and_then(|r| r.checked_add(src_first + primes))
-            .and_then(|r| r.checked_mul(self.coeff_count()))
-            .ok_or_else(|| Error::invalid("inverse_from: source extent overflows"))?;
-        if src.len() < src_words {
-            return Err(Error::invalid(format!(
-                "inverse_from: src holds {} words; {src_words} are read",
-                src.len()
-            )));
-        }
+        const WHAT: &str = "inverse_from";
+        let src_words = self.extent(WHAT, count, src_stride, src_first + primes)?;
+        check_buffers(
+            WHAT,
+            &[("values", values, 0, true), ("src", src, src_words, false)],
+            None,
+        )?;
         let launches = self.launches.lock();
-        let fused = launches
-            .fused
-            .as_ref()
-            .ok_or_else(|| Error::invalid("inverse_from needs a staged NTT plan"))?;
+        let fused = fused_passes(&launches, WHAT)?;
         let first = &fused.inv_gather;
-        let args = [
-            (VALUES_ARG, cl::KernelArg::Buf(values)),
-            (PRIMES_ARG, cl::KernelArg::U32(primes as u32)),
-            (REDUCE_ARG, cl::KernelArg::U32(reduce as u32)),
-            (GATHER_SRC_ARG, cl::KernelArg::Buf(src)),
-            (GATHER_SRC_ARG + 1, cl::KernelArg::U32(to_u32(src_stride)?)),
-            (GATHER_SRC_ARG + 2, cl::KernelArg::U32(to_u32(src_first)?)),
-        ];
+        let args = per_call(
+            values,
+            primes,
+            &[
+                U32(reduce as u32),
+                Buf(src),
+                U32(to_u32(src_stride)?),
+                U32(to_u32(src_first)?),
+            ],
+        );
         let mut out = Vec::new();
         // SAFETY: residue r < residues of values (checked to hold residues * N words) is
         // written, words below N of it; it reads residue (r / primes) * src_stride +
@@ -832,14 +817,11 @@ impl NttPlan {
                 md.primes, md.last_prime
             )));
         }
+        const WHAT: &str = "forward_moddown";
         if md.count == 0 {
             return Err(Error::invalid("forward_moddown: no polynomials"));
         }
-        if queue.device() != self.ctx.device() {
-            return Err(Error::invalid(
-                "queue is on another device than the NTT plan",
-            ));
-        }
+        self.check_queue(queue)?;
         for (what, stride) in [("dst_stride", md.dst_stride), ("src_stride", md.src_stride)] {
             if stride < md.primes {
                 return Err(Error::invalid(format!(
@@ -853,97 +835,60 @@ impl NttPlan {
                 "forward_moddown: dst is src with different strides",
             ));
         }
-        let two_pass = self.launches_per_transform() == 2;
-        let mut written = vec![("dst", md.dst)];
-        if two_pass {
-            written.push(("scratch", md.scratch));
-        }
-        for (name, w) in &written {
-            for (other, o) in [("last", md.last), ("inv", md.inv), ("scratch", md.scratch)] {
-                if *name != other && same_buffer(w, o) {
-                    return Err(Error::invalid(format!(
-                        "forward_moddown: {name} must not be {other}"
-                    )));
-                }
-            }
-        }
-        if two_pass && same_buffer(md.scratch, md.src) {
-            return Err(Error::invalid("forward_moddown: scratch must not be src"));
-        }
-        let n = self.coeff_count();
-        let words = |residues: Option<usize>| {
-            residues
-                .and_then(|r| r.checked_mul(n))
-                .ok_or_else(|| Error::invalid("forward_moddown: sizes overflow"))
-        };
-        let extent = |stride: usize| {
-            words(
-                (md.count - 1)
-                    .checked_mul(stride)
-                    .and_then(|r| r.checked_add(md.primes)),
-            )
-        };
         let residues = md
             .count
             .checked_mul(md.primes)
             .filter(|&r| r <= u32::MAX as usize)
             .ok_or_else(|| Error::invalid("forward_moddown: too many residues"))?;
-        let mut needs = vec![
-            ("last", md.last, words(Some(md.count))?),
-            ("dst", md.dst, extent(md.dst_stride)?),
-            ("src", md.src, extent(md.src_stride)?),
-            ("inv", md.inv, 2 * md.primes),
-        ];
-        if two_pass {
-            needs.push(("scratch", md.scratch, words(Some(residues))?));
-        }
-        for (name, buf, need) in needs {
-            if buf.len() < need {
-                return Err(Error::invalid(format!(
-                    "forward_moddown: {name} holds {} words; {need} are touched",
-                    buf.len()
-                )));
-            }
-        }
+        // With one pass the scratch is not touched.
+        let two_pass = self.launches_per_transform() == 2;
+        let scratch_words = if two_pass {
+            self.extent(WHAT, residues, 1, 1)?
+        } else {
+            0
+        };
+        check_buffers(
+            WHAT,
+            &[
+                ("last", md.last, self.extent(WHAT, md.count, 1, 1)?, false),
+                (
+                    "dst",
+                    md.dst,
+                    self.extent(WHAT, md.count, md.dst_stride, md.primes)?,
+                    true,
+                ),
+                (
+                    "src",
+                    md.src,
+                    self.extent(WHAT, md.count, md.src_stride, md.primes)?,
+                    false,
+                ),
+                ("inv", md.inv, 2 * md.primes, false),
+                ("scratch", md.scratch, scratch_words, two_pass),
+            ],
+            // Each work item reads its src word before writing the same dst word.
+            Some(("dst", "src")),
+        )?;
         let launches = self.launches.lock();
-        let fused = launches
-            .fused
-            .as_ref()
-            .ok_or_else(|| Error::invalid("forward_moddown needs a staged NTT plan"))?;
-        let shared = [
-            (VALUES_ARG, cl::KernelArg::Buf(md.scratch)),
-            (PRIMES_ARG, cl::KernelArg::U32(md.primes as u32)),
-            (MODDOWN_LAST_ARG, cl::KernelArg::Buf(md.last)),
-            (
-                MODDOWN_LAST_ARG + 1,
-                cl::KernelArg::U32(md.last_prime as u32),
-            ),
-        ];
+        let fused = fused_passes(&launches, WHAT)?;
+        let last = [Buf(md.last), U32(md.last_prime as u32)];
         let mut out = Vec::new();
         if let Some(strided) = &fused.moddown_strided {
+            let args = per_call(md.scratch, md.primes, &last);
             // SAFETY: residue r < residues of scratch (checked to hold residues * N) is
             // written, residue r / primes < count of last read (checked), primes
             // r % primes and last_prime below the plan's L (checked); tables as in `run`.
-            unsafe { launch_with(queue, strided, &shared, residues, events, &mut out) }?;
+            unsafe { launch_with(queue, strided, &args, residues, events, &mut out) }?;
         }
-        let mut args = shared.to_vec();
-        args.extend([
-            (MODDOWN_LAST_ARG + 2, cl::KernelArg::Buf(md.dst)),
-            (
-                MODDOWN_LAST_ARG + 3,
-                cl::KernelArg::U32(to_u32(md.dst_stride)?),
-            ),
-            (MODDOWN_LAST_ARG + 4, cl::KernelArg::Buf(md.src)),
-            (
-                MODDOWN_LAST_ARG + 5,
-                cl::KernelArg::U32(to_u32(md.src_stride)?),
-            ),
-            (MODDOWN_LAST_ARG + 6, cl::KernelArg::Buf(md.inv)),
-            (
-                MODDOWN_LAST_ARG + 7,
-                cl::KernelArg::U32(md.accumulate as u32),
-            ),
-        ]);
+        let finish = [
+            Buf(md.dst),
+            U32(to_u32(md.dst_stride)?),
+            Buf(md.src),
+            U32(to_u32(md.src_stride)?),
+            Buf(md.inv),
+            U32(md.accumulate as u32),
+        ];
+        let args = per_call(md.scratch, md.primes, &[&last[..], &finish[..]].concat());
         // SAFETY: residue r = p * primes + i (p < count, i < primes) reads residue r of
         // scratch (two passes) or p of last (one pass), residue p * stride + i <=
         // (count - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
@@ -991,89 +936,55 @@ impl NttPlan {
         if ks.reduce_every == 0 {
             return Err(Error::invalid("forward_key_switch: reduce_every is 0"));
         }
-        if queue.device() != self.ctx.device() {
-            return Err(Error::invalid(
-                "queue is on another device than the NTT plan",
-            ));
-        }
+        const WHAT: &str = "forward_key_switch";
+        self.check_queue(queue)?;
+        // With one pass the scratch is not touched.
         let two_pass = self.launches_per_transform() == 2;
-        let n = self.coeff_count();
-        let words = |factors: &[usize]| {
-            factors
-                .iter()
-                .try_fold(n, |acc, &f| acc.checked_mul(f))
-                .ok_or_else(|| Error::invalid("forward_key_switch: sizes overflow"))
-        };
-        let mut needs = vec![
-            ("t_target", ks.t_target, words(&[k])?),
-            ("target", ks.target, words(&[ks.target_first + k])?),
-            ("key", ks.key, words(&[2 * k, ks.key_stride_primes])?),
-            ("prod", ks.prod, words(&[2 * k])?),
-            ("last", ks.last, words(&[2])?),
-        ];
-        let mut written = vec![("prod", ks.prod), ("last", ks.last)];
-        if two_pass {
-            needs.push(("scratch", ks.scratch, words(&[k, k + 1])?));
-            written.push(("scratch", ks.scratch));
-        }
-        for (name, buf, need) in &needs {
-            if buf.len() < *need {
-                return Err(Error::invalid(format!(
-                    "forward_key_switch: {name} holds {} words; {need} are touched",
-                    buf.len()
-                )));
-            }
-        }
-        for (name, w) in &written {
-            for (other, o, _) in &needs {
-                if name != other && same_buffer(w, o) {
-                    return Err(Error::invalid(format!(
-                        "forward_key_switch: {name} must not be {other}"
-                    )));
-                }
-            }
-        }
+        let residues = |count: usize, stride: usize| self.extent(WHAT, count, stride, 0);
+        let scratch_words = if two_pass { residues(k, k + 1)? } else { 0 };
+        check_buffers(
+            WHAT,
+            &[
+                ("t_target", ks.t_target, residues(1, k)?, false),
+                (
+                    "target",
+                    ks.target,
+                    residues(1, ks.target_first + k)?,
+                    false,
+                ),
+                ("key", ks.key, residues(2 * k, ks.key_stride_primes)?, false),
+                ("prod", ks.prod, residues(2, k)?, true),
+                ("last", ks.last, residues(1, 2)?, true),
+                ("scratch", ks.scratch, scratch_words, two_pass),
+            ],
+            None,
+        )?;
         let launches = self.launches.lock();
-        let fused = launches
-            .fused
-            .as_ref()
-            .ok_or_else(|| Error::invalid("forward_key_switch needs a staged NTT plan"))?;
+        let fused = fused_passes(&launches, WHAT)?;
         let values = if two_pass { ks.scratch } else { ks.t_target };
-        let ext = (k + 1) as u32;
         let mut out = Vec::new();
         if let Some(strided) = &fused.ks_strided {
-            let args = [
-                (VALUES_ARG, cl::KernelArg::Buf(values)),
-                (PRIMES_ARG, cl::KernelArg::U32(ext)),
-                (KS_T_TARGET_ARG, cl::KernelArg::Buf(ks.t_target)),
-            ];
+            let args = per_call(values, k + 1, &[Buf(ks.t_target)]);
             // SAFETY: residue r = J (K + 1) + I < K (K + 1) of scratch (checked) is
             // written from residue J < K of t_target (checked); primes I, J < K + 1 of
             // the plan (checked); tables as in `run`.
             unsafe { launch_with(queue, strided, &args, k * (k + 1), events, &mut out) }?;
         }
-        let args = [
-            (VALUES_ARG, cl::KernelArg::Buf(values)),
-            (PRIMES_ARG, cl::KernelArg::U32(ext)),
-            (KS_T_TARGET_ARG, cl::KernelArg::Buf(ks.t_target)),
-            (KS_T_TARGET_ARG + 1, cl::KernelArg::Buf(ks.target)),
-            (
-                KS_T_TARGET_ARG + 2,
-                cl::KernelArg::U32(to_u32(ks.target_first)?),
-            ),
-            (KS_T_TARGET_ARG + 3, cl::KernelArg::Buf(ks.key)),
-            (
-                KS_T_TARGET_ARG + 4,
-                cl::KernelArg::U32(to_u32(ks.key_stride_primes)?),
-            ),
-            (
-                KS_T_TARGET_ARG + 5,
-                cl::KernelArg::U32(ks.key_special_index as u32),
-            ),
-            (KS_T_TARGET_ARG + 6, cl::KernelArg::U32(ks.reduce_every)),
-            (KS_T_TARGET_ARG + 7, cl::KernelArg::Buf(ks.prod)),
-            (KS_T_TARGET_ARG + 8, cl::KernelArg::Buf(ks.last)),
-        ];
+        let args = per_call(
+            values,
+            k + 1,
+            &[
+                Buf(ks.t_target),
+                Buf(ks.target),
+                U32(to_u32(ks.target_first)?),
+                Buf(ks.key),
+                U32(to_u32(ks.key_stride_primes)?),
+                U32(ks.key_special_index as u32),
+                U32(ks.reduce_every),
+                Buf(ks.prod),
+                Buf(ks.last),
+            ],
+        );
         // SAFETY: group (I, g), I < K + 1, reads residues J (K + 1) + I < K (K + 1) of
         // scratch (two passes) or J < K of t_target (one pass), target residue
         // target_first + J < target_first + K, key residue (2 J + c) * stride + kp <
@@ -1081,6 +992,32 @@ impl NttPlan {
         // residue c < 2 (all checked); tables as in `run`.
         unsafe { launch_with(queue, &fused.ks_block, &args, k + 1, events, &mut out) }?;
         Ok(out)
+    }
+
+    fn check_queue(&self, queue: &Queue) -> Result<()> {
+        if queue.device() != self.ctx.device() {
+            return Err(Error::invalid(
+                "queue is on another device than the NTT plan",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Words up to the end of residue `(count - 1) * stride + last` (exclusive): the
+    /// extent of `count` polynomials `stride` residues apart, each touching residues below
+    /// `last`; `count * stride * N` with `last` = 0. An error names `what` on overflow.
+    fn extent(&self, what: &str, count: usize, stride: usize, last: usize) -> Result<usize> {
+        let residues = if last == 0 {
+            count.checked_mul(stride)
+        } else {
+            count
+                .checked_sub(1)
+                .and_then(|c| c.checked_mul(stride))
+                .and_then(|r| r.checked_add(last))
+        };
+        residues
+            .and_then(|r| r.checked_mul(self.coeff_count()))
+            .ok_or_else(|| Error::invalid(format!("{what}: sizes overflow")))
     }
 
     /// Checks the arguments; returns the number of residues (count * primes).
@@ -1094,11 +1031,7 @@ impl NttPlan {
         if count == 0 {
             return Err(Error::invalid("NTT of zero polynomials"));
         }
-        if queue.device() != self.ctx.device() {
-            return Err(Error::invalid(
-                "queue is on another device than the NTT plan",
-            ));
-        }
+        self.check_queue(queue)?;
         let residues = count
             .checked_mul(primes)
             .filter(|&r| r <= u32::MAX as usize)
@@ -1153,6 +1086,60 @@ impl NttPlan {
     }
 }
 
+/// The per-call arguments of an NTT kernel: the values, the primes per polynomial, then
+/// the kernel's own arguments in order.
+fn per_call<'a>(
+    values: &'a Buffer<u64>,
+    primes: usize,
+    own: &[cl::KernelArg<'a>],
+) -> Vec<(u32, cl::KernelArg<'a>)> {
+    let shared = [(VALUES_ARG, Buf(values)), (PRIMES_ARG, U32(primes as u32))];
+    shared
+        .into_iter()
+        .chain((OWN_ARGS..).zip(own.iter().copied()))
+        .collect()
+}
+
+/// Checks the buffers of a fused launch, each (name, buffer, words touched, written):
+/// every buffer holds its words, and no written buffer is another of the list, but for
+/// the pair `may_alias` (written, read) whose kernel reads each word before writing it.
+fn check_buffers(
+    what: &str,
+    buffers: &[(&str, &Buffer<u64>, usize, bool)],
+    may_alias: Option<(&str, &str)>,
+) -> Result<()> {
+    for &(name, buf, need, _) in buffers {
+        if buf.len() < need {
+            return Err(Error::invalid(format!(
+                "{what}: {name} holds {} words; {need} are touched",
+                buf.len()
+            )));
+        }
+    }
+    for &(name, written, _, is_written) in buffers {
+        for &(other, buf, _, _) in buffers {
+            if is_written
+                && name != other
+                && may_alias != Some((name, other))
+                && same_buffer(written, buf)
+            {
+                return Err(Error::invalid(format!(
+                    "{what}: {name} must not be {other}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A staged plan's fused passes, or an error naming `what` for a naive plan.
+fn fused_passes<'l>(launches: &'l Launches, what: &str) -> Result<&'l FusedPasses> {
+    launches
+        .fused
+        .as_ref()
+        .ok_or_else(|| Error::invalid(format!("{what} needs a staged NTT plan")))
+}
+
 fn to_u32(v: usize) -> Result<u32> {
     u32::try_from(v)
         .map_err(|_| Error::invalid(format!("{v} does not fit a 32-bit kernel argument")))
@@ -1173,13 +1160,9 @@ unsafe fn launch_plain(
     want_event: bool,
     events: &mut Vec<Event>,
 ) -> Result<()> {
-    let mut args = vec![
-        (VALUES_ARG, cl::KernelArg::Buf(values)),
-        (PRIMES_ARG, cl::KernelArg::U32(primes as u32)),
-    ];
-    if launch.takes_reduce {
-        args.push((REDUCE_ARG, cl::KernelArg::U32(reduce as u32)));
-    }
+    let reduce = [U32(reduce as u32)];
+    let own: &[cl::KernelArg] = if launch.takes_reduce { &reduce } else { &[] };
+    let args = per_call(values, primes, own);
     // SAFETY: each work item (or work group of the required size, for staged kernels)
     // serves residue `item / items_per_residue` < residues and touches words below N of
     // it (the caller's contract); the root tables hold L * N pairs, indexed by prime =
