@@ -9,9 +9,12 @@
 // reduced mod prime j. A moduli table holds MODULI_STRIDE words per prime: q, then
 // floor(2^128 / q) as (r0, r1), then a zero pad (so a prime is one aligned 32-byte row).
 //
-// Launch: one work item per output word unless a kernel says otherwise; the launchers in
-// src/ckks/kernels.rs check every buffer length against the global size they use, so
-// the kernels do not bound-check.
+// Launch: one work item per output word unless a kernel says otherwise, over a 2-D range:
+// dimension 0 runs over the words of one row (one polynomial's residues: residue j of a
+// word is its index >> LOG_N, no division), dimension 1 over the rows (polynomials); a
+// kernel of one row ignores dimension 1. Work groups are WORK_GROUP_SIZE items of
+// dimension 0 (src/ckks/kernels.rs). The launchers check every buffer length against the
+// range they use, so the kernels do not bound-check.
 
 #ifndef LOG_N
 #error "ckks.cl needs -D LOG_N=<log2 of the polynomial degree>"
@@ -21,6 +24,9 @@
 #define CKKS_N ((size_t)1 << LOG_N)
 #define CKKS_MASK (CKKS_N - 1)
 #define MODULI_STRIDE 4
+
+// Word w of row p of rows of `width` words each: p * width + w.
+#define ROW_WORD(width) (get_global_id(1) * (size_t)(width) + get_global_id(0))
 
 // The constants of prime `j` of a moduli table.
 #define LOAD_MODULUS(moduli, j, q, r0, r1)        \
@@ -44,8 +50,8 @@ inline uint ckks_reverse_bits_u32(uint x, uint bits)
 __kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const u64 *b,
                        __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    uint j = (uint)((gid >> LOG_N) % K);
+    uint j = (uint)(get_global_id(0) >> LOG_N);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     u64 q = moduli[(size_t)j * MODULI_STRIDE];
     dst[gid] = add_uint_mod(a[gid], b[gid], q);
 }
@@ -54,8 +60,8 @@ __kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const 
 __kernel void ckks_sub(__global u64 *dst, __global const u64 *a, __global const u64 *b,
                        __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    uint j = (uint)((gid >> LOG_N) % K);
+    uint j = (uint)(get_global_id(0) >> LOG_N);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     u64 q = moduli[(size_t)j * MODULI_STRIDE];
     dst[gid] = sub_uint_mod(a[gid], b[gid], q);
 }
@@ -64,8 +70,8 @@ __kernel void ckks_sub(__global u64 *dst, __global const u64 *a, __global const 
 __kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
                           __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    uint j = (uint)((gid >> LOG_N) % K);
+    uint j = (uint)(get_global_id(0) >> LOG_N);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     u64 q = moduli[(size_t)j * MODULI_STRIDE];
     dst[gid] = negate_uint_mod(a[gid], q);
 }
@@ -75,9 +81,8 @@ __kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
 __kernel void ckks_multiply_plain(__global u64 *ct, __global const u64 *plain,
                                   __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    size_t words_per_poly = (size_t)K << LOG_N;
-    size_t pk = gid % words_per_poly;
+    size_t pk = get_global_id(0);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     uint j = (uint)(pk >> LOG_N);
     LOAD_MODULUS(moduli, j, q, r0, r1);
     ct[gid] = multiply_uint_mod(ct[gid], plain[pk], q, r0, r1);
@@ -122,16 +127,14 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
 
 // dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for j < residues_per_poly
 // (strides in residues): SEAL's mod_switch_drop_to_next and other residue copies.
-// Global size polys * residues_per_poly * N.
+// Range (residues_per_poly * N, polys).
 __kernel void ckks_copy_residues(__global u64 *dst, uint dst_stride,
                                  __global const u64 *src, uint src_stride,
                                  uint residues_per_poly)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    size_t p = r / residues_per_poly;
-    size_t j = r % residues_per_poly;
+    size_t k = get_global_id(0) & CKKS_MASK;
+    size_t j = get_global_id(0) >> LOG_N;
+    size_t p = get_global_id(1);
     dst[((p * dst_stride + j) << LOG_N) + k] = src[((p * src_stride + j) << LOG_N) + k];
 }
 
@@ -170,15 +173,14 @@ __kernel void ckks_galois_ntt(__global u64 *dst, __global const u64 *src, uint g
 // On exit dst (polys * K_out residues) is in [0, 2 q_i), not reduced (SEAL's lazy
 // neg_half_mod; the lazy forward NTT takes it); last is unchanged. Every item (p, i, k)
 // recomputes r for its own word: one Barrett step is cheaper than a launch.
-// Global size polys * K_out * N.
+// Range (K_out * N, polys).
 __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
                                 __global const u64 *moduli, uint last_q_index, uint K_out)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    size_t p = r / K_out;
-    uint i = (uint)(r % K_out);
+    size_t gid = ROW_WORD((size_t)K_out << LOG_N);
+    size_t k = get_global_id(0) & CKKS_MASK;
+    size_t p = get_global_id(1);
+    uint i = (uint)(get_global_id(0) >> LOG_N);
     u64 q_last = moduli[(size_t)last_q_index * MODULI_STRIDE];
     u64 r1_last = moduli[(size_t)last_q_index * MODULI_STRIDE + 2];
     u64 q = moduli[(size_t)i * MODULI_STRIDE];
@@ -191,18 +193,17 @@ __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
 // y = (x + 4 q_i - t) * q_last^-1 mod q_i with x = src[p * src_stride + i][k] (canonical)
 // and t = t[p * K_out + i][k] < 4 q_i (after a lazy forward NTT); then dst = y, or
 // dst = dst + y mod q_i when accumulate. inv holds K_out Shoup pairs (operand, quotient).
-// Global size polys * K_out * N.
+// Range (K_out * N, polys).
 __kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
                                        __global const u64 *src, uint src_stride,
                                        __global const u64 *t, __global const u64 *inv,
                                        __global const u64 *moduli, uint K_out,
                                        uint accumulate)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    size_t p = r / K_out;
-    uint i = (uint)(r % K_out);
+    size_t gid = ROW_WORD((size_t)K_out << LOG_N);
+    size_t k = get_global_id(0) & CKKS_MASK;
+    size_t p = get_global_id(1);
+    uint i = (uint)(get_global_id(0) >> LOG_N);
     u64 q = moduli[(size_t)i * MODULI_STRIDE];
     size_t s = ((p * src_stride + i) << LOG_N) + k;
     size_t d = ((p * dst_stride + i) << LOG_N) + k;
@@ -212,15 +213,14 @@ __kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
 
 // Key switching's RNS decomposition: for J < K and I < K + 1 (moduli_ext has the K data
 // primes then the special prime), dst[J * (K + 1) + I][k] = q_J <= q_I ? x :
-// x mod q_I with x = t_target[J][k]. Global size K * (K + 1) * N.
+// x mod q_I with x = t_target[J][k]. Range ((K + 1) * N, K).
 __kernel void ckks_ks_decompose(__global u64 *dst, __global const u64 *t_target,
                                 __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    uint J = (uint)(r / (K + 1));
-    uint I = (uint)(r % (K + 1));
+    size_t gid = ROW_WORD((size_t)(K + 1) << LOG_N);
+    size_t k = get_global_id(0) & CKKS_MASK;
+    uint J = (uint)get_global_id(1);
+    uint I = (uint)(get_global_id(0) >> LOG_N);
     u64 q_j = moduli[(size_t)J * MODULI_STRIDE];
     u64 q_i = moduli[(size_t)I * MODULI_STRIDE];
     u64 r1_i = moduli[(size_t)I * MODULI_STRIDE + 2];
