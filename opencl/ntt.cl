@@ -261,18 +261,19 @@ ALWAYS_INLINE u64 apply_load(load_op op, u64 x)
 
 // What the forward transform's last pass does with each output word x < 4q: store it
 // (reduced to [0, q) with `reduce`), or the mod-down's last step (moddown_finish in
-// arith.cl, the fusion of ckks_divide_round_finish): out = (src - x) * inv mod q, or
-// out += that mod q with `accumulate`. `src` points at the residue of the same
-// coefficients as `out`.
+// arith.cl, the fusion of ckks_divide_round_finish): out = (src - x) * inv mod q, plus
+// acc mod q with `add`. `src` and `acc` point at the residues of the same coefficients
+// as `out` (acc may be out).
 typedef struct {
-    uint finish, reduce, accumulate;
+    uint finish, reduce, add;
     __global const u64 *src;
+    __global const u64 *acc;
     u64 inv, inv_q;
 } store_op;
 
 ALWAYS_INLINE store_op plain_store(uint reduce)
 {
-    store_op op = {0, reduce, 0, 0, 0, 0};
+    store_op op = {0, reduce, 0, 0, 0, 0, 0};
     return op;
 }
 
@@ -280,7 +281,7 @@ ALWAYS_INLINE void apply_store(store_op op, __global u64 *out, uint e, u64 x, u6
 {
     if (op.finish) {
         u64 y = moddown_finish(op.src[e], x, op.inv, op.inv_q, q);
-        out[e] = op.accumulate ? add_uint_mod(out[e], y, q) : y;
+        out[e] = op.add ? add_uint_mod(op.acc[e], y, q) : y;
     } else {
         out[e] = op.reduce ? reduce_once(reduce_once(x, q << 1), q) : x;
     }
@@ -477,11 +478,14 @@ void ntt_inv_block_gather(__global u64 *restrict values,
 // end of switch_key_inplace) over residue r = p * coeff_modulus_size + i, prime i:
 // loads round `last` (residue p, coefficient form under prime last_prime, < 2 q_last)
 // under q_i (ckks_moddown_prep), stores finish the division,
-//     dst[p * dst_stride + i] (+)= (src[p * src_stride + i] - x) * inv_i mod q_i
-// (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i).
-// With LOG_S = 0 this one launch does all; otherwise ntt_fwd_strided_moddown first
-// leaves the rounded, partly transformed words in values, which this pass reads.
-// dst may be src only with equal strides; dst is neither values nor last.
+//     dst[p * dst_stride + i] = (src[p * src_stride + i] - x) * inv_i mod q_i
+// (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i),
+// plus acc[p * dst_stride + i] mod q_i for the first acc_polys polynomials (key
+// switching adds into the ciphertext: acc = dst; a rotation into the permuted first
+// polynomial). With LOG_S = 0 this one launch does all; otherwise
+// ntt_fwd_strided_moddown first leaves the rounded, partly transformed words in values,
+// which this pass reads. dst may be src only with equal strides, and may be acc; dst is
+// neither values nor last.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_fwd_block_moddown(__global u64 *restrict values,
                            __global const u64 *restrict root_powers,
@@ -489,7 +493,7 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
                            __global const u64 *restrict last, uint last_prime,
                            __global u64 *dst, uint dst_stride, __global const u64 *src,
                            uint src_stride, __global const u64 *restrict inv,
-                           uint accumulate)
+                           __global const u64 *acc, uint acc_polys)
 {
     __local u64 lmem[B * PADDED_G];
     const size_t group = get_group_id(0);
@@ -500,8 +504,9 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
     store_op st;
     st.finish = 1;
     st.reduce = 0;
-    st.accumulate = accumulate;
+    st.add = poly < acc_polys;
     st.src = src + ((size_t)poly * src_stride + prime) * N;
+    st.acc = acc + ((size_t)poly * dst_stride + prime) * N;
     st.inv = inv[2 * prime];
     st.inv_q = inv[2 * prime + 1];
 #if LOG_S == 0

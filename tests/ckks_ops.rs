@@ -240,6 +240,45 @@ fn switch_key_matches_host_composition() {
     }
 }
 
+#[test]
+fn apply_galois_matches_host_composition() {
+    let mut rng = rng();
+    let devices = devices(None);
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in CONFIGS {
+        let n = 1 << log_n;
+        let key_moduli = key_moduli(log_n);
+        let context = context(&graph, log_n, strategy, fused);
+        let l = key_moduli.len();
+        let k = 3;
+        // A rotation's element (3) and the conjugation's (2N - 1).
+        for galois_elt in [3, 2 * n as u32 - 1] {
+            let key_words = random_poly(&mut rng, &key_moduli, 2 * (l - 1), n);
+            let key = KswitchKey::upload(&context, graph.queue(), l - 1, &key_words).unwrap();
+            let ct = random_poly(&mut rng, &key_moduli[..k], 2, n);
+            let mut permuted = vec![0; ct.len()];
+            host::ckks_galois_ntt(&mut permuted, &ct, galois_elt, log_n);
+            // SEAL: the permuted first polynomial, the second key-switched into both.
+            let mut want = permuted.clone();
+            want[k * n..].fill(0);
+            host_switch_key(
+                &mut want,
+                &permuted[k * n..],
+                &key_words,
+                &key_moduli,
+                k,
+                log_n,
+            );
+            let buf = graph.context().upload(graph.queue(), &ct).unwrap();
+            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            ops.apply_galois(&buf, galois_elt, &key).unwrap();
+            let got = cl::download(&buf).unwrap();
+            let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
+            assert_same(&got, &want, &what);
+        }
+    }
+}
+
 /// Kernel launches of `op` on a profiled graph.
 fn launches(profiler: &Profiler, graph: &Graph, op: impl FnOnce()) -> u64 {
     graph.finish().unwrap();

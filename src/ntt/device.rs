@@ -302,7 +302,8 @@ pub struct KeySwitch<'a> {
 /// switching (the end of `switch_key_inplace`) after the last residue's inverse NTT, as
 /// [`NttPlan::forward_moddown`] runs it over `count` polynomials and the plan's first
 /// `primes` primes: for p < count and i < primes,
-///     dst[p * dst_stride + i] (+)= (src[p * src_stride + i] - NTT_i(round(last[p]))) * inv_i,
+///     dst[p * dst_stride + i] = (src[p * src_stride + i] - NTT_i(round(last[p]))) * inv_i
+///                                [+ acc[p * dst_stride + i] for p < acc_polys],
 /// everything mod q_i, where round is SEAL's rounding of the last residue and its
 /// reduction mod q_i (`host::ckks_moddown_prep`) and the difference and product those of
 /// `host::ckks_divide_round_finish`. Strides count residues.
@@ -314,14 +315,17 @@ pub struct ModDown<'a> {
     /// The intermediate of a two-pass layout (count * primes * N words); unused with one
     /// pass (any buffer then, e.g. `last`).
     pub scratch: &'a Buffer<u64>,
-    /// Canonical on entry and exit (dst on entry only if accumulating).
+    /// Canonical on exit.
     pub dst: &'a Buffer<u64>,
     pub dst_stride: usize,
     pub src: &'a Buffer<u64>,
     pub src_stride: usize,
     /// `primes` Shoup pairs (operand, quotient) of q_last^-1 mod q_i.
     pub inv: &'a Buffer<u64>,
-    pub accumulate: bool,
+    /// Canonical words added to the first `acc_polys` polynomials, laid out as dst (acc
+    /// may be dst: key switching adds into the ciphertext); unused with `acc_polys` = 0.
+    pub acc: &'a Buffer<u64>,
+    pub acc_polys: usize,
     pub count: usize,
     pub primes: usize,
 }
@@ -544,7 +548,7 @@ impl NttPlan {
                         &root_powers,
                         block,
                         false,
-                        &[B, U, B, U, B, U, B, U],
+                        &[B, U, B, U, B, U, B, B, U],
                     )?,
                     ks_strided: strided
                         .map(|wg| {
@@ -768,7 +772,7 @@ impl NttPlan {
         check_buffers(
             WHAT,
             &[("values", values, 0, true), ("src", src, src_words, false)],
-            None,
+            &[],
         )?;
         let launches = self.launches.lock();
         let fused = fused_passes(&launches, WHAT)?;
@@ -818,8 +822,11 @@ impl NttPlan {
             )));
         }
         const WHAT: &str = "forward_moddown";
-        if md.count == 0 {
-            return Err(Error::invalid("forward_moddown: no polynomials"));
+        if md.count == 0 || md.acc_polys > md.count {
+            return Err(Error::invalid(format!(
+                "forward_moddown: {} polynomials, {} of them added to",
+                md.count, md.acc_polys
+            )));
         }
         self.check_queue(queue)?;
         for (what, stride) in [("dst_stride", md.dst_stride), ("src_stride", md.src_stride)] {
@@ -865,9 +872,15 @@ impl NttPlan {
                 ),
                 ("inv", md.inv, 2 * md.primes, false),
                 ("scratch", md.scratch, scratch_words, two_pass),
+                (
+                    "acc",
+                    md.acc,
+                    self.extent(WHAT, md.acc_polys, md.dst_stride, md.primes)?,
+                    false,
+                ),
             ],
-            // Each work item reads its src word before writing the same dst word.
-            Some(("dst", "src")),
+            // Each work item reads its src and acc words before writing the same dst word.
+            &[("dst", "src"), ("dst", "acc")],
         )?;
         let launches = self.launches.lock();
         let fused = fused_passes(&launches, WHAT)?;
@@ -886,7 +899,8 @@ impl NttPlan {
             Buf(md.src),
             U32(to_u32(md.src_stride)?),
             Buf(md.inv),
-            U32(md.accumulate as u32),
+            Buf(md.acc),
+            U32(md.acc_polys as u32),
         ];
         let args = per_call(md.scratch, md.primes, &[&last[..], &finish[..]].concat());
         // SAFETY: residue r = p * primes + i (p < count, i < primes) reads residue r of
@@ -957,7 +971,7 @@ impl NttPlan {
                 ("last", ks.last, residues(1, 2)?, true),
                 ("scratch", ks.scratch, scratch_words, two_pass),
             ],
-            None,
+            &[],
         )?;
         let launches = self.launches.lock();
         let fused = fused_passes(&launches, WHAT)?;
@@ -1005,9 +1019,12 @@ impl NttPlan {
 
     /// Words up to the end of residue `(count - 1) * stride + last` (exclusive): the
     /// extent of `count` polynomials `stride` residues apart, each touching residues below
-    /// `last`; `count * stride * N` with `last` = 0. An error names `what` on overflow.
+    /// `last`; `count * stride * N` with `last` = 0; 0 for no polynomials. An error names
+    /// `what` on overflow.
     fn extent(&self, what: &str, count: usize, stride: usize, last: usize) -> Result<usize> {
-        let residues = if last == 0 {
+        let residues = if count == 0 {
+            Some(0)
+        } else if last == 0 {
             count.checked_mul(stride)
         } else {
             count
@@ -1102,11 +1119,11 @@ fn per_call<'a>(
 
 /// Checks the buffers of a fused launch, each (name, buffer, words touched, written):
 /// every buffer holds its words, and no written buffer is another of the list, but for
-/// the pair `may_alias` (written, read) whose kernel reads each word before writing it.
+/// the pairs `may_alias` (written, read) whose kernel reads each word before writing it.
 fn check_buffers(
     what: &str,
     buffers: &[(&str, &Buffer<u64>, usize, bool)],
-    may_alias: Option<(&str, &str)>,
+    may_alias: &[(&str, &str)],
 ) -> Result<()> {
     for &(name, buf, need, _) in buffers {
         if buf.len() < need {
@@ -1120,7 +1137,7 @@ fn check_buffers(
         for &(other, buf, _, _) in buffers {
             if is_written
                 && name != other
-                && may_alias != Some((name, other))
+                && !may_alias.contains(&(name, other))
                 && same_buffer(written, buf)
             {
                 return Err(Error::invalid(format!(

@@ -4,7 +4,7 @@
 
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
-use crate::cl::{self, Buffer};
+use crate::cl::Buffer;
 use crate::error::Result;
 
 impl LevelOps<'_> {
@@ -20,8 +20,8 @@ impl LevelOps<'_> {
             galois_elt,
             2 * self.primes(),
         )?;
-        cl::copy_range(self.graph.queue(), permuted.buffer(), 0, ct, 0, words)?;
-        cl::fill_range(self.graph.queue(), ct, words, words, 0)?;
-        self.switch_key(ct, permuted.buffer(), words, key)
+        // ct = (permuted[0], 0) + the key-switched permuted[1], with the first term added
+        // by the mod-down's last store.
+        self.switch_key_into(ct, (permuted.buffer(), 1), permuted.buffer(), words, key)
     }
 }

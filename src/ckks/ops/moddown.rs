@@ -7,8 +7,8 @@
 //! 1. x_p back to coefficients (inverse NTT under q_last);
 //! 2. rounded, r = (x_p + q_last / 2) mod q_last, brought under each q_i with SEAL's
 //!    correction, and forward-transformed under q_i (lazy);
-//! 3. (y_p,i - that) * q_last^-1 mod q_i, stored, or added to the destination (key
-//!    switching adds into the ciphertext).
+//! 3. (y_p,i - that) * q_last^-1 mod q_i, stored, or added to a polynomial (key
+//!    switching adds into the ciphertext, a rotation into the permuted first polynomial).
 //!
 //! Fused ([`CkksContext::fused`] and a staged NTT plan): step 1 reads x_p where it lies
 //! (`NttPlan::inverse_from`, no gather), step 2's element-wise work rides on the forward
@@ -20,7 +20,7 @@
 //! [`CkksContext::fused`]: crate::ckks::context::CkksContext::fused
 
 use super::LevelOps;
-use crate::cl::Buffer;
+use crate::cl::{self, same_buffer, Buffer};
 use crate::error::Result;
 use crate::ntt::{ModDown, NttDirection};
 
@@ -37,8 +37,9 @@ pub(super) enum LastResidue<'b> {
 }
 
 /// One mod-down: for p < polys and i < primes,
-/// dst[p * dst_stride + i] (+)= (src[p * src_stride + i] - round(last_p) mod q_i) *
-/// q_last^-1 mod q_i, all canonical on exit; strides count residues.
+/// dst[p * dst_stride + i] = (src[p * src_stride + i] - round(last_p) mod q_i) *
+/// q_last^-1 [+ acc[p * dst_stride + i] for p < acc_polys] mod q_i, all canonical on exit;
+/// strides count residues.
 pub(super) struct ModDownSpec<'b> {
     pub last: LastResidue<'b>,
     /// The dropped prime's index among the key primes (its one-prime NTT plan) ...
@@ -53,7 +54,9 @@ pub(super) struct ModDownSpec<'b> {
     pub src_stride: usize,
     pub primes: usize,
     pub polys: usize,
-    pub accumulate: bool,
+    /// The addend of the first polynomials (laid out as dst; may be dst) and how many
+    /// polynomials get it; None: nothing added (rescale).
+    pub acc: Option<(&'b Buffer<u64>, usize)>,
 }
 
 impl LevelOps<'_> {
@@ -109,7 +112,8 @@ impl LevelOps<'_> {
                 src: md.src,
                 src_stride: md.src_stride,
                 inv: md.inv,
-                accumulate: md.accumulate,
+                acc: md.acc.map_or(md.dst, |(acc, _)| acc),
+                acc_polys: md.acc.map_or(0, |(_, polys)| polys),
                 count: md.polys,
                 primes: md.primes,
             },
@@ -160,6 +164,19 @@ impl LevelOps<'_> {
             NttDirection::Forward,
             false,
         )?;
+        // ckks_divide_round_finish adds into dst: dst first gets the addend (the first
+        // acc polynomials, zeros after them) unless it holds it already.
+        if let Some((acc, acc_polys)) = md.acc {
+            let queue = self.graph.queue();
+            let extent = |polys: usize| ((polys - 1) * md.dst_stride + md.primes) * n;
+            if acc_polys > 0 && !same_buffer(acc, md.dst) {
+                cl::copy_range(queue, acc, 0, md.dst, 0, extent(acc_polys))?;
+            }
+            if acc_polys < md.polys {
+                let from = acc_polys * md.dst_stride * n;
+                cl::fill_range(queue, md.dst, from, extent(md.polys) - from, 0)?;
+            }
+        }
         kernels.ckks_divide_round_finish(
             self.graph,
             md.dst,
@@ -171,7 +188,7 @@ impl LevelOps<'_> {
             moduli,
             md.primes,
             md.polys,
-            md.accumulate,
+            md.acc.is_some(),
         )
     }
 }

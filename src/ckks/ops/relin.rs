@@ -42,6 +42,20 @@ impl LevelOps<'_> {
         target_offset: usize,
         key: &KswitchKey,
     ) -> Result<()> {
+        self.switch_key_into(ct, (ct, 2), target, target_offset, key)
+    }
+
+    /// [`LevelOps::switch_key`] writing ct's first two polynomials as the key-switched
+    /// pair plus `acc`'s first `acc.1` polynomials (laid out as ct; `acc` may be ct), so
+    /// that a rotation adds its permuted first polynomial without copying it first.
+    pub(super) fn switch_key_into(
+        &self,
+        ct: &Buffer<u64>,
+        acc: (&Buffer<u64>, usize),
+        target: &Buffer<u64>,
+        target_offset: usize,
+        key: &KswitchKey,
+    ) -> Result<()> {
         let k = self.primes();
         if key.decomposition_count() < k {
             return Err(Error::invalid(
@@ -141,7 +155,7 @@ impl LevelOps<'_> {
             src_stride: k,
             primes: k,
             polys: 2,
-            accumulate: true,
+            acc: Some(acc),
         })
     }
 }

@@ -46,7 +46,7 @@ impl LevelOps<'_> {
             src_stride: k,
             primes: k - 1,
             polys,
-            accumulate: false,
+            acc: None,
         })
     }
 }
