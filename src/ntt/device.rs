@@ -263,11 +263,12 @@ struct FusedPasses {
     ks_block: Launch,
 }
 
-/// The kind of a kernel argument set per call.
+/// A kernel argument after the shared four, at plan time: a buffer placeholder (set per
+/// call), or a 32-bit value (fixed, or a placeholder set per call).
 #[derive(Clone, Copy)]
-enum PerCall {
+enum Extra {
     Buf,
-    U32,
+    U32(u32),
 }
 
 /// Key switching's decomposition and inner product with the key after the target's
@@ -440,9 +441,11 @@ impl NttPlan {
         }
         let params = ctx.upload(queue, &params)?;
 
-        // Every kernel: (values, roots, params, L, ...), values set per call.
+        // Every kernel: (values, roots, params, L, ...), values set per call; `extra`
+        // gives the arguments after these four: fixed values, or placeholders of the
+        // per-call ones.
         let l = tables.len() as u32;
-        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[u32]| -> Result<Kernel> {
+        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[Extra]| -> Result<Kernel> {
             let mut builder = Kernel::builder();
             builder
                 .program(&program)
@@ -451,8 +454,11 @@ impl NttPlan {
                 .arg(roots)
                 .arg(&params)
                 .arg(l);
-            for &x in extra {
-                builder.arg(x);
+            for x in extra {
+                match *x {
+                    Extra::Buf => builder.arg(None::<&Buffer<u64>>),
+                    Extra::U32(v) => builder.arg(v),
+                };
             }
             Ok(builder.build()?)
         };
@@ -462,7 +468,7 @@ impl NttPlan {
                 // One launch per round with (reduce, log_gap); reduce only in the last.
                 let round = |name: &str, roots: &Buffer<u64>, log_gap: u32, last: bool| {
                     Ok::<_, Error>(Launch {
-                        kernel: kernel(name, roots, &[0, log_gap])?,
+                        kernel: kernel(name, roots, &[Extra::U32(0), Extra::U32(log_gap)])?,
                         items_per_residue: n / 2,
                         work_group: None,
                         takes_reduce: last,
@@ -480,36 +486,22 @@ impl NttPlan {
                 }
             }
             Some(layout) => {
-                // The arguments after the shared four are set per call; `per_call` lists
-                // their kinds (placeholders until then), `reduce` whether the first is the
-                // final-reduction switch.
+                // Every argument after the shared four is set per call; `reduce`: whether
+                // the first is the final-reduction switch.
                 let staged = |name: &str,
                               roots: &Buffer<u64>,
                               wg: usize,
                               reduce: bool,
-                              per_call: &[PerCall]| {
-                    let mut builder = Kernel::builder();
-                    builder
-                        .program(&program)
-                        .name(name)
-                        .arg(None::<&Buffer<u64>>)
-                        .arg(roots)
-                        .arg(&params)
-                        .arg(l);
-                    for kind in per_call {
-                        match kind {
-                            PerCall::Buf => builder.arg(None::<&Buffer<u64>>),
-                            PerCall::U32 => builder.arg(0u32),
-                        };
-                    }
+                              per_call: &[Extra]| {
                     Ok::<_, Error>(Launch {
-                        kernel: builder.build()?,
+                        kernel: kernel(name, roots, per_call)?,
                         items_per_residue: n / 8,
                         work_group: Some(wg),
                         takes_reduce: reduce,
                     })
                 };
-                use PerCall::{Buf as B, U32 as U};
+                const B: Extra = Extra::Buf;
+                const U: Extra = Extra::U32(0);
                 let block = layout.block_work_group_size();
                 let strided = layout.strided_work_group_size();
                 let mut forward = Vec::with_capacity(2);

@@ -22,7 +22,7 @@
 use super::LevelOps;
 use crate::cl::{self, same_buffer, Buffer};
 use crate::error::Result;
-use crate::ntt::{ModDown, NttDirection};
+use crate::ntt::{ModDown, NttDirection, NttPlan};
 
 /// Where the residue being dropped lies, in NTT form.
 pub(super) enum LastResidue<'b> {
@@ -68,7 +68,7 @@ impl LevelOps<'_> {
         let single = self.context.single_prime_plan(queue, md.last_key_prime)?;
         let plan = self.level.plan();
         if !(self.context.fused() && plan.has_fused_passes() && single.has_fused_passes()) {
-            return self.mod_down_unfused(md);
+            return self.mod_down_unfused(md, &single);
         }
         // Step 1: x_p in coefficient form (lazy: step 2 rounds it).
         let gathered;
@@ -123,13 +123,11 @@ impl LevelOps<'_> {
     }
 
     /// [`LevelOps::mod_down`] step by step, one kernel or transform each.
-    fn mod_down_unfused(&self, md: &ModDownSpec) -> Result<()> {
+    /// `single` is the plan over the dropped prime alone.
+    fn mod_down_unfused(&self, md: &ModDownSpec, single: &NttPlan) -> Result<()> {
         let n = self.n();
         let kernels = self.context.kernels();
         let moduli = self.level.moduli();
-        let single = self
-            .context
-            .single_prime_plan(self.graph.queue(), md.last_key_prime)?;
         let gathered;
         let coeffs = match md.last {
             LastResidue::Within { buf, stride, index } => {
@@ -146,7 +144,7 @@ impl LevelOps<'_> {
             }
             LastResidue::Scratch(buf) => buf,
         };
-        self.ntt_with(&single, coeffs, md.polys, 1, NttDirection::Inverse, false)?;
+        self.ntt_with(single, coeffs, md.polys, 1, NttDirection::Inverse, false)?;
         let t = self.scratch(md.polys * md.primes * n)?;
         kernels.ckks_moddown_prep(
             self.graph,
