@@ -142,12 +142,14 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 }
 
 /// Every configuration the mod-down runs in: one-pass (2^10, 2^12 on a device with
-/// work groups of 2^12 words) and two-pass (2^13) staged layouts, fused and unfused,
-/// and the naive transforms.
-const CONFIGS: [(u32, NttStrategy, bool); 7] = [
+/// work groups of 2^12 words) and two-pass (2^13: S = 2^6, a multiple of 3 rounds in the
+/// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, and the naive
+/// transforms.
+const CONFIGS: [(u32, NttStrategy, bool); 8] = [
     (10, NttStrategy::Staged, true),
     (12, NttStrategy::Staged, true),
     (13, NttStrategy::Staged, true),
+    (14, NttStrategy::Staged, true),
     (12, NttStrategy::Staged, false),
     (13, NttStrategy::Staged, false),
     (12, NttStrategy::Naive, true),
