@@ -235,10 +235,11 @@ fn main() -> std::io::Result<()> {
                 let floor = &j["driver_floor"];
                 let _ = writeln!(
                     out,
-                    "N = 2^{}, {} calls per figure. Driver floor (empty kernel, host time per enqueue): {:.1} us per launch, \
-                     {:.1} us with an event, {:.0} launches/s from 1 thread, {:.0} from 8.\n",
+                    "N = 2^{}, {} calls per figure, SEAL_OPENCL_QUEUES {}. Driver floor (empty kernel, host time per \
+                     enqueue): {:.1} us per launch, {:.1} us with an event, {:.0} launches/s from 1 thread, {:.0} from 8.\n",
                     s(&j["log_n"]),
                     s(&j["reps"]),
+                    j["queues"].as_str().unwrap_or("1 (before per-thread queues)"),
                     f(&floor["launch_us"]),
                     f(&floor["launch_event_us"]),
                     f(&floor["launches_per_s_1_thread"]),

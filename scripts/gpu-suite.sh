@@ -67,6 +67,10 @@ benches)
   for log_n in 15 13; do
     run "cpp-host_path-2^$log_n" "$bin/cpp-host_path" --log-n "$log_n" --reps "$reps"
   done
+  # The same at 2^15 with every thread on one shared queue (SEAL_OPENCL_QUEUES=1, the design
+  # before per-thread queues), for the threads comparison in one run.
+  run "cpp-host_path-2^15-one-queue" env SEAL_OPENCL_QUEUES=1 "$bin/cpp-host_path" --log-n 15 \
+    --reps "$reps" --json "benches/results/host_path-one-queue-2^15.json"
   ;;
 *)
   echo "unknown part $part (tests | benches)" >&2

@@ -114,6 +114,13 @@ namespace
         double launches_per_s_8 = 0;     // 8 threads enqueueing at once, one queue each
     };
 
+    // The backend's queues per tile as this run set them (threads take one each, round robin).
+    string queues_setting()
+    {
+        const char *v = getenv("SEAL_OPENCL_QUEUES");
+        return v && *v ? string(v) : string("default (8)");
+    }
+
     DriverFloor measure_driver_floor()
     {
         DriverFloor floor;
@@ -502,7 +509,7 @@ namespace
     int run(const Params &p)
     {
         const DriverFloor floor = measure_driver_floor();
-        cout << "device: " << floor.device << "\n"
+        cout << "device: " << floor.device << "\nSEAL_OPENCL_QUEUES: " << queues_setting() << "\n"
              << fixed << setprecision(1) << "driver floor (empty kernel, host time per enqueue): " << floor.launch_us
              << " us per launch, " << floor.launch_event_us << " us with an event; " << floor.launches_per_s_1
              << " launches/s from 1 thread, " << floor.launches_per_s_8 << " from 8 threads (own queues)\n";
@@ -532,7 +539,7 @@ namespace
         (void)one;
         for (int t : { 1, 2, 4, 8 })
         {
-            ThreadResult r = measure_threads(f, t, 100);
+            ThreadResult r = measure_threads(f, t, 400);
             all_identical &= r.identical;
             cout << "MulLin with " << t << " thread(s): " << r.mullin_per_s << " /s (each a copy, multiply, "
                  << "relinearize; own Evaluator and operands)  " << (r.identical ? "identical" : "MISMATCH") << "\n";
@@ -547,6 +554,7 @@ namespace
         {
             out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
                 << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+                << ",\n  \"queues\": \"" << queues_setting() << "\""
                 << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
                 << ", \"launch_event_us\": " << floor.launch_event_us
                 << ", \"launches_per_s_1_thread\": " << floor.launches_per_s_1

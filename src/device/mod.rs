@@ -16,7 +16,8 @@
 //! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
 //!   N splits each device equally into N sub-devices ("fake tiles", for testing
 //!   multi-tile code on one device, e.g. PoCL's CPU).
-//! - `SEAL_OPENCL_QUEUES` = N: in-order queues per tile (default 1).
+//! - `SEAL_OPENCL_QUEUES` = N: in-order queues per tile (default
+//!   [`DEFAULT_QUEUES_PER_TILE`]; the SEAL backend gives each thread one, round robin).
 //! - `SEAL_OPENCL_SYNC=1`: every launch waits for its kernel to finish (seed 001
 //!   Listing 7), to find which kernel of a sequence goes wrong. Off it costs one `bool`.
 //! - `SEAL_OPENCL_POISON` = 1 | hexadecimal word: every pooled buffer handed out is filled
@@ -35,7 +36,9 @@
 //!   transforms (the naive baseline of the benchmarks; see
 //!   `crate::ckks::ops::LevelOps::tensor` and `ops/moddown.rs`). Default `1`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod uses;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -47,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::frame::FrameControl;
 use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer};
 use crate::profiler::{self, Profiler};
+pub use uses::BufferUses;
 
 pub const TILES_ENV_VAR: &str = "SEAL_OPENCL_TILES";
 pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
@@ -55,6 +59,11 @@ pub const POISON_ENV_VAR: &str = "SEAL_OPENCL_POISON";
 pub const MAX_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_BYTES";
 pub const MEMCACHE_ENV_VAR: &str = "SEAL_OPENCL_MEMCACHE";
 pub const FUSED_ENV_VAR: &str = "SEAL_OPENCL_FUSED";
+
+/// Queues per tile when `SEAL_OPENCL_QUEUES` is unset: one each for up to 8 threads
+/// issuing SEAL operations at once, so their kernels can overlap on the device and no
+/// thread waits for another's issue lock.
+pub const DEFAULT_QUEUES_PER_TILE: usize = 8;
 
 /// The word `SEAL_OPENCL_POISON=1` fills buffers with.
 pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -143,7 +152,7 @@ impl DeviceOptions {
                     )))
                 }
             },
-            None => 1,
+            None => DEFAULT_QUEUES_PER_TILE,
         };
         let sync_each_launch = matches!(
             var(SYNC_ENV_VAR).as_deref().map(str::trim),
@@ -302,6 +311,14 @@ impl Devices {
     pub fn finish(&self) -> Result<()> {
         self.tiles.iter().try_for_each(|t| t.finish())
     }
+
+    /// Waits for every queue an operation was issued on since its last wait here
+    /// ([`Graph::issuing`]): everything issued before the call has finished when it
+    /// returns, and idle queues cost nothing (a synchronize with 8 queues and one busy
+    /// thread waits once, not 8 times).
+    pub fn finish_issued(&self) -> Result<()> {
+        self.tiles.iter().try_for_each(|t| t.finish_issued())
+    }
 }
 
 /// The contexts (with their sub-devices) that `entry` becomes under `partition`.
@@ -366,6 +383,8 @@ pub struct Tile {
     queues: Vec<Queue>,
     /// One per queue: held while one operation enqueues its commands (`Graph::issuing`).
     issue_locks: Vec<Mutex<()>>,
+    /// One per queue: an operation was issued on it since `finish_issued` last waited.
+    issued: Vec<AtomicBool>,
     memcache: Memcache,
     sync_each_launch: bool,
     profiler: Option<Arc<Profiler>>,
@@ -398,6 +417,7 @@ impl Tile {
             memcache,
             context,
             issue_locks: queues.iter().map(|_| Mutex::new(())).collect(),
+            issued: queues.iter().map(|_| AtomicBool::new(false)).collect(),
             queues,
             sync_each_launch: options.sync_each_launch,
             profiler: options.profiler.clone(),
@@ -451,6 +471,32 @@ impl Tile {
             queue.finish()?;
         }
         Ok(())
+    }
+
+    /// Waits for the queues of this tile that were issued on since the last call (see
+    /// [`Devices::finish_issued`]). The flag is cleared before the wait and set by an
+    /// operation only after its commands are enqueued, so an operation racing with this
+    /// call is either waited for or leaves its flag for the next call.
+    pub fn finish_issued(&self) -> Result<()> {
+        for (queue, issued) in self.queues.iter().zip(&self.issued) {
+            if issued.swap(false, Ordering::AcqRel) {
+                queue.finish().inspect_err(|_| issued.store(true, Ordering::Release))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One operation issuing on a queue ([`Graph::issuing`]): holds the queue's issue lock and,
+/// when dropped (the commands are enqueued), marks the queue for [`Tile::finish_issued`].
+pub struct Issuing<'a> {
+    _lock: MutexGuard<'a, ()>,
+    issued: &'a AtomicBool,
+}
+
+impl Drop for Issuing<'_> {
+    fn drop(&mut self) {
+        self.issued.store(true, Ordering::Release);
     }
 }
 
@@ -506,8 +552,11 @@ impl Graph {
     /// pool and the driver's own lock to each other after every launch. The queue runs its
     /// commands in order whatever the interleaving, so nothing runs later for it; graphs on
     /// other queues do not wait for it.
-    pub fn issuing(&self) -> MutexGuard<'_, ()> {
-        self.tile.issue_locks[self.queue].lock()
+    pub fn issuing(&self) -> Issuing<'_> {
+        Issuing {
+            _lock: self.tile.issue_locks[self.queue].lock(),
+            issued: &self.tile.issued[self.queue],
+        }
     }
 
     /// Enters a tracing span for operation `name` on this graph (closed when dropped). A

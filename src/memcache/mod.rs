@@ -583,6 +583,12 @@ impl PoolBuffer {
 
     /// Uploads `data` to the start of the buffer (blocking).
     pub fn write(&self, data: &[u64]) -> Result<()> {
+        self.write_on(self.queue(), data)
+    }
+
+    /// Uploads `data` to the start of the buffer with a blocking write on `queue` (which
+    /// the caller has ordered behind every use of the buffer).
+    pub fn write_on(&self, queue: &Queue, data: &[u64]) -> Result<()> {
         if data.len() > self.len {
             return Err(Error::invalid(format!(
                 "writing {} words into a buffer of {}",
@@ -590,7 +596,7 @@ impl PoolBuffer {
                 self.len
             )));
         }
-        self.buffer().write(data).enq()?;
+        self.buffer().write(data).queue(queue).enq()?;
         Ok(())
     }
 

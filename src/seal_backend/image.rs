@@ -8,10 +8,19 @@
 //! answer is needed only when the words reach the host, and every way they can (a host
 //! read, save, decrypt, a copy's download) goes through a download of this image or of a
 //! copy, which carries the check: the download tests the words it brought over.
+//!
+//! Threads issue on queues of their own, and an image can be used from several (a result
+//! handed to another thread, a plaintext shared by many): every use goes through
+//! [`GpuImage::read_on`] or [`GpuImage::write_on`], which order it behind the uses of
+//! other queues ([`BufferUses`]); when the buffer goes back to the pool, the uses on
+//! queues other than the one it was handed out for go with it, so its next holder waits
+//! for them too.
+
+use parking_lot::Mutex;
 
 use crate::ckks::ops::LevelOps;
 use crate::cl::Buffer;
-use crate::device::Graph;
+use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 
@@ -21,6 +30,8 @@ use crate::memcache::PoolBuffer;
 pub struct GpuImage {
     buffer: Option<PoolBuffer>,
     len: usize,
+    /// The queues that used the buffer; a lock because threads read a shared image at once.
+    uses: Mutex<BufferUses>,
     /// SEAL's transparency check of the result the image holds, answered at its download.
     transparency: Option<PendingCheck>,
 }
@@ -48,11 +59,27 @@ impl GpuImage {
         self.len == 0
     }
 
-    pub(crate) fn buffer(&self) -> Result<&Buffer<u64>> {
+    fn buffer(&self) -> Result<&Buffer<u64>> {
         match &self.buffer {
             Some(b) if self.len > 0 => Ok(b.buffer()),
             _ => Err(Error::Logic("operand's device image holds no words".into())),
         }
+    }
+
+    /// The buffer, for commands that read it on `graph`'s queue: they are ordered behind
+    /// the last writer on another queue.
+    pub(crate) fn read_on(&self, graph: &Graph) -> Result<&Buffer<u64>> {
+        let buffer = self.buffer()?;
+        self.uses.lock().before_read(graph.queue())?;
+        Ok(buffer)
+    }
+
+    /// The buffer, for commands that write it (and may read it) on `graph`'s queue: they
+    /// are ordered behind every use on another queue.
+    pub(crate) fn write_on(&mut self, graph: &Graph) -> Result<&Buffer<u64>> {
+        self.buffer()?;
+        self.uses.get_mut().before_write(graph.queue())?;
+        self.buffer()
     }
 
     /// Checks that the image holds `polys` polynomials at the operations' level.
@@ -70,20 +97,26 @@ impl GpuImage {
     }
 
     /// Overwrites the image with `data` (blocking: `data` may go away after), reusing the
-    /// buffer when it is large enough. New contents: no pending check.
+    /// buffer when it is large enough (after every command using it, on any queue). New
+    /// contents: no pending check.
     pub(crate) fn upload(&mut self, graph: &Graph, data: &[u64]) -> Result<()> {
         self.transparency = None;
         if data.is_empty() {
-            self.buffer = None;
+            self.release_buffer();
             self.len = 0;
             return Ok(());
         }
         match &self.buffer {
-            Some(b) if b.words() >= data.len() => {}
-            _ => self.buffer = Some(graph.alloc(data.len())?),
+            Some(b) if b.words() >= data.len() => {
+                self.uses.get_mut().before_host_write(graph.queue())?;
+            }
+            _ => {
+                self.release_buffer();
+                self.buffer = Some(graph.alloc(data.len())?);
+            }
         }
         let buffer = self.buffer.as_ref().expect("allocated above");
-        buffer.write(data)?;
+        buffer.write_on(graph.queue(), data)?;
         self.len = data.len();
         Ok(())
     }
@@ -107,9 +140,22 @@ impl GpuImage {
             )));
         }
         if !out.is_empty() {
-            self.buffer()?.read(&mut *out).offset(offset).enq()?;
+            self.read_words(offset, out)?;
         }
         self.check_pending(offset, out)
+    }
+
+    /// Blocking read of words `offset ..` into `out`, on the last writer's queue (behind
+    /// the write) or, with none recorded, the buffer's own.
+    fn read_words(&self, offset: usize, out: &mut [u64]) -> Result<()> {
+        let buffer = self.buffer()?;
+        let uses = self.uses.lock();
+        let mut read = buffer.read(out).offset(offset);
+        if let Some(queue) = uses.writer_queue() {
+            read = read.queue(queue);
+        }
+        read.enq()?;
+        Ok(())
     }
 
     /// Errors when a pending check finds the result transparent, testing the words just
@@ -125,7 +171,7 @@ impl GpuImage {
             out[check.from - offset..].iter().all(|&w| w == 0)
         } else {
             let mut tail = vec![0u64; self.len - check.from];
-            self.buffer()?.read(&mut tail).offset(check.from).enq()?;
+            self.read_words(check.from, &mut tail)?;
             tail.iter().all(|&w| w == 0)
         };
         if transparent {
@@ -153,20 +199,46 @@ impl GpuImage {
             return Ok(GpuImage::empty());
         }
         let copy = graph.alloc(self.len)?;
-        crate::cl::copy_range(graph.queue(), self.buffer()?, 0, copy.buffer(), 0, self.len)?;
+        let source = self.read_on(graph)?;
+        crate::cl::copy_range(graph.queue(), source, 0, copy.buffer(), 0, self.len)?;
         Ok(GpuImage {
             buffer: Some(copy),
             len: self.len,
+            uses: Mutex::new(BufferUses::written_on(graph.queue())),
             transparency: self.transparency.clone(),
         })
     }
 
-    /// Makes `buffer` the image's, holding `len` words: a new result, not checked yet.
-    pub(crate) fn replace(&mut self, buffer: PoolBuffer, len: usize) {
+    /// Makes `buffer` the image's, holding `len` words written by commands on `graph`'s
+    /// queue: a new result, not checked yet.
+    pub(crate) fn replace(&mut self, graph: &Graph, buffer: PoolBuffer, len: usize) {
         debug_assert!(buffer.words() >= len);
+        self.release_buffer();
         self.buffer = Some(buffer);
+        *self.uses.get_mut() = BufferUses::written_on(graph.queue());
         self.len = len;
         self.transparency = None;
+    }
+
+    /// Gives the buffer back to its pool with the uses the pool does not see (those on
+    /// queues other than the one it was handed out for), so its next holder waits for them.
+    fn release_buffer(&mut self) {
+        let Some(mut buffer) = self.buffer.take() else {
+            return;
+        };
+        let mut uses = std::mem::take(self.uses.get_mut());
+        match uses.markers_except(buffer.queue()) {
+            Ok(markers) => markers.iter().for_each(|m| buffer.record_use(m)),
+            Err(e) => {
+                // No marker (a lost device): wait on the host instead, so the next holder
+                // still comes after every use; if even that fails the device is gone and
+                // nothing will run on the buffer again.
+                tracing::warn!(error = %e, "no marker for a freed buffer; waiting for its queues");
+                if let Err(e) = uses.finish_all() {
+                    tracing::error!(error = %e, "waiting for a freed buffer's queues failed");
+                }
+            }
+        }
     }
 
     /// Keeps only the first `len` words.
@@ -183,5 +255,11 @@ impl GpuImage {
 
     pub(crate) fn restore(&mut self, previous: GpuImage) {
         *self = previous;
+    }
+}
+
+impl Drop for GpuImage {
+    fn drop(&mut self) {
+        self.release_buffer();
     }
 }

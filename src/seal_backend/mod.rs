@@ -3,9 +3,15 @@
 //! CKKS operations on images. `crate::ffi` is its only caller from C++; it is plain Rust,
 //! so it can be tested and used without SEAL.
 //!
-//! One graph (an in-order queue on the first tile) runs every operation, so operations
-//! run in the order SEAL issues them and never wait for the device; downloads and the
-//! end of a compute frame wait. No frame opens implicitly: a result's buffer goes back to
+//! Every thread issues on a graph of its own (one of the first tile's in-order queues,
+//! round robin by thread: [`Backend::graph`]), so one thread's operations run in the order
+//! it issues them, threads do not wait for each other's issue lock, and their kernels can
+//! overlap on the device. An image used on several queues (a result handed to another
+//! thread, a shared plaintext) orders each use behind those of other queues on the device
+//! (`GpuImage::read_on` / `write_on`); keys and parameter tables are uploaded with blocking
+//! writes, so every queue can read them at once. Nothing waits for the device but
+//! downloads (for the last writer only) and the end of a compute frame. No frame opens
+//! implicitly: a result's buffer goes back to
 //! the pool when its image dies (the pool orders its reuse behind the buffer's last use
 //! on the device), so a server that never decrypts keeps reusing buffers. Frames retain
 //! buffers only when the program opens one (`GpuBackend_StartComputeFrame`, seed 001
@@ -19,9 +25,10 @@ mod keys;
 mod transparency;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::RwLock;
 
 pub use image::GpuImage;
 pub use keys::{KeyCacheStats, KeyId, MAX_KEY_BYTES_ENV_VAR};
@@ -53,9 +60,11 @@ pub struct Level<'a> {
 /// The backend: devices, the graph operations run on, device data per parameter set, keys.
 pub struct Backend {
     devices: Devices,
-    graph: Graph,
+    /// One per queue of the first tile; each thread issues on one ([`Backend::graph`]).
+    graphs: Vec<Graph>,
     strategy: NttStrategy,
-    contexts: Mutex<HashMap<[u64; 4], Arc<CkksContext>>>,
+    /// Read by every operation of every thread, written once per parameter set.
+    contexts: RwLock<HashMap<[u64; 4], Arc<CkksContext>>>,
     keys: KeyCache,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
     transparency: TransparencyCheck,
@@ -77,14 +86,18 @@ impl Backend {
     }
 
     pub fn new(devices: Devices, strategy: NttStrategy) -> Result<Backend> {
-        let graph = devices.graph();
-        tracing::info!(device = %graph.context().info().name, %strategy, "seal-opencl backend ready");
-        let key_bytes = KeyCache::default_max_bytes(graph.context().info().global_mem_bytes);
+        let tile = devices.tiles()[0].clone();
+        let graphs = (0..tile.queues().len())
+            .map(|queue| tile.graph(queue))
+            .collect::<Result<Vec<_>>>()?;
+        let info = tile.context().info();
+        tracing::info!(device = %info.name, %strategy, queues = graphs.len(), "seal-opencl backend ready");
+        let key_bytes = KeyCache::default_max_bytes(info.global_mem_bytes);
         Ok(Backend {
             devices,
-            graph,
+            graphs,
             strategy,
-            contexts: Mutex::new(HashMap::new()),
+            contexts: RwLock::new(HashMap::new()),
             keys: KeyCache::new(key_bytes),
             transparency: TransparencyCheck::default(),
         })
@@ -138,9 +151,16 @@ impl Backend {
         Ok(words.iter().all(|&w| w == 0))
     }
 
+    /// The graph the calling thread issues on: threads take the tile's queues round robin
+    /// in the order they first issue anything, so up to one thread per queue each has a
+    /// queue of its own (more share them; the issue lock takes turns per operation).
+    pub fn graph(&self) -> &Graph {
+        &self.graphs[thread_ordinal() % self.graphs.len()]
+    }
+
     /// The device operations run on, in words.
     pub fn description(&self) -> String {
-        let info = self.graph.context().info();
+        let info = self.graph().context().info();
         format!("{} ({})", info.name, info.platform)
     }
 
@@ -153,7 +173,7 @@ impl Backend {
     /// A new image holding a copy of `data` (blocking upload: `data` may go away after).
     pub fn create_image(&self, data: &[u64]) -> Result<GpuImage> {
         let mut image = GpuImage::empty();
-        image.upload(&self.graph, data)?;
+        image.upload(self.graph(), data)?;
         Ok(image)
     }
 
@@ -163,7 +183,7 @@ impl Backend {
     }
 
     pub fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Result<()> {
-        image.upload(&self.graph, data)
+        image.upload(self.graph(), data)
     }
 
     /// Waits for the work writing the image, then copies its first `data.len()` words.
@@ -173,7 +193,9 @@ impl Backend {
 
     /// A device-to-device copy (enqueued; no wait).
     pub fn clone_image(&self, image: &GpuImage) -> Result<GpuImage> {
-        image.duplicate(&self.graph)
+        let graph = self.graph();
+        let _issuing = graph.issuing();
+        image.duplicate(graph)
     }
 
     /* ---- frames ------------------------------------------------------------------- */
@@ -186,8 +208,9 @@ impl Backend {
         self.devices.frames().end_compute_frame().map(drop)
     }
 
+    /// Waits for every operation issued so far (on the queues that were issued on).
     pub fn synchronize(&self) -> Result<()> {
-        self.devices.finish()
+        self.devices.finish_issued()
     }
 
     /* ---- keys --------------------------------------------------------------------- */
@@ -209,7 +232,7 @@ impl Backend {
     ) -> Result<()> {
         let context = self.context(level)?;
         let device_key =
-            KswitchKey::upload(&context, self.graph.queue(), decomposition_count, words)?;
+            KswitchKey::upload(&context, self.graph().queue(), decomposition_count, words)?;
         self.keys.insert(key, device_key);
         Ok(())
     }
@@ -235,13 +258,16 @@ impl Backend {
 
     /// The device data of `level`'s parameter set, made on first use.
     fn context(&self, level: &Level) -> Result<Arc<CkksContext>> {
-        let mut contexts = self.contexts.lock();
+        if let Some(c) = self.contexts.read().get(&level.key_parms_id) {
+            return Ok(c.clone());
+        }
+        let mut contexts = self.contexts.write();
         if let Some(c) = contexts.get(&level.key_parms_id) {
             return Ok(c.clone());
         }
         let c = Arc::new(
             CkksContext::new(
-                self.graph.context(),
+                self.graph().context(),
                 level.log_n,
                 level.key_moduli,
                 level.using_keyswitching,
@@ -261,11 +287,12 @@ impl Backend {
         level: &Level,
         body: impl FnOnce(&LevelOps) -> Result<T>,
     ) -> Result<T> {
-        let _span = self.graph.operation_span(name);
-        let _issuing = self.graph.issuing();
-        let started = self.graph.profiler().map(|_| std::time::Instant::now());
-        let result = self.with_ops_untimed(level, body);
-        if let (Some(profiler), Some(started)) = (self.graph.profiler(), started) {
+        let graph = self.graph();
+        let _span = graph.operation_span(name);
+        let _issuing = graph.issuing();
+        let started = graph.profiler().map(|_| std::time::Instant::now());
+        let result = self.with_ops_untimed(graph, level, body);
+        if let (Some(profiler), Some(started)) = (graph.profiler(), started) {
             profiler.record_host(name, started.elapsed());
         }
         result
@@ -273,18 +300,19 @@ impl Backend {
 
     fn with_ops_untimed<T>(
         &self,
+        graph: &Graph,
         level: &Level,
         body: impl FnOnce(&LevelOps) -> Result<T>,
     ) -> Result<T> {
         let context = self.context(level)?;
-        let ops = LevelOps::new(&context, &self.graph, level.primes)?;
+        let ops = LevelOps::new(&context, graph, level.primes)?;
         body(&ops)
     }
 
     pub fn negate(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("negate", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
-            ops.negate(ct.buffer()?, size)
+            ops.negate(ct.write_on(ops.graph())?, size)
         })
     }
 
@@ -330,17 +358,18 @@ impl Backend {
             if b_size > a_size {
                 // The result grows: a new buffer with a's polynomials, then b's tail.
                 let grown = ops.alloc_result(b_size, ops.primes())?;
-                ops.copy_tail(grown.buffer(), a.buffer()?, 0, a_size, false)?;
+                ops.copy_tail(grown.buffer(), a.read_on(ops.graph())?, 0, a_size, false)?;
                 ops.copy_tail(
                     grown.buffer(),
-                    b.buffer()?,
+                    b.read_on(ops.graph())?,
                     a_size,
                     b_size - a_size,
                     subtract,
                 )?;
-                a.replace(grown, b_size * ops.poly_words());
+                a.replace(ops.graph(), grown, b_size * ops.poly_words());
             }
-            let (dst, src) = (a.buffer()?, b.buffer()?);
+            let src = b.read_on(ops.graph())?;
+            let dst = a.write_on(ops.graph())?;
             if subtract {
                 ops.sub(dst, src, common)
             } else {
@@ -353,7 +382,7 @@ impl Backend {
     pub fn double_inplace(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("add", level, |ops| {
             ct.expect(size, ops, "encrypted1")?;
-            let buf = ct.buffer()?;
+            let buf = ct.write_on(ops.graph())?;
             ops.add(buf, buf, size)
         })
     }
@@ -362,7 +391,7 @@ impl Backend {
     pub fn zero(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("sub", level, |ops| {
             ct.expect(size, ops, "encrypted1")?;
-            ops.zero(ct.buffer()?, size)
+            ops.zero(ct.write_on(ops.graph())?, size)
         })
     }
 
@@ -398,14 +427,14 @@ impl Backend {
             let (b_buf, b_size) = match b {
                 Some((b, b_size)) => {
                     b.expect(b_size, ops, "encrypted2")?;
-                    (b.buffer()?, b_size)
+                    (b.read_on(ops.graph())?, b_size)
                 }
-                None => (a.buffer()?, a_size),
+                None => (a.read_on(ops.graph())?, a_size),
             };
             let size = a_size + b_size - 1;
             let product = ops.alloc_result(size, ops.primes())?;
-            ops.tensor(product.buffer(), a.buffer()?, a_size, b_buf, b_size)?;
-            a.replace(product, size * ops.poly_words());
+            ops.tensor(product.buffer(), a.read_on(ops.graph())?, a_size, b_buf, b_size)?;
+            a.replace(ops.graph(), product, size * ops.poly_words());
             Ok(())
         })
     }
@@ -435,7 +464,7 @@ impl Backend {
                 .map(|k| self.key(k))
                 .collect::<Result<Vec<_>>>()?;
             let keys: Vec<&KswitchKey> = device_keys.iter().map(|k| &**k).collect();
-            ops.relinearize(ct.buffer()?, size, &keys)?;
+            ops.relinearize(ct.write_on(ops.graph())?, size, &keys)?;
             ct.truncate(destination_size * ops.poly_words());
             Ok(())
         })
@@ -498,7 +527,7 @@ impl Backend {
         &self,
         name: &'static str,
         level: &Level,
-        ct: &GpuImage,
+        ct: &mut GpuImage,
         size: usize,
         plain: &GpuImage,
         step: impl FnOnce(&LevelOps, &Buffer<u64>, &Buffer<u64>) -> Result<()>,
@@ -506,7 +535,8 @@ impl Backend {
         self.with_ops(name, level, |ops| {
             ct.expect(size, ops, "encrypted")?;
             plain.expect(1, ops, "plain")?;
-            step(ops, ct.buffer()?, plain.buffer()?)
+            let plain = plain.read_on(ops.graph())?;
+            step(ops, ct.write_on(ops.graph())?, plain)
         })
     }
 
@@ -528,8 +558,8 @@ impl Backend {
                 return Err(Error::invalid("end of modulus switching chain reached"));
             }
             let out = ops.alloc_result(size, primes)?;
-            step(ops, out.buffer(), src.buffer()?, size)?;
-            dst.replace(out, size * primes * (1 << level.log_n));
+            step(ops, out.buffer(), src.read_on(ops.graph())?, size)?;
+            dst.replace(ops.graph(), out, size * primes * (1 << level.log_n));
             Ok(())
         })
     }
@@ -602,23 +632,32 @@ impl Backend {
                 return Err(Error::invalid("Galois element is not valid"));
             }
             let key = self.key(key)?;
-            ops.apply_galois(ct.buffer()?, galois_elt, &key)
+            ops.apply_galois(ct.write_on(ops.graph())?, galois_elt, &key)
         })
     }
 
     pub fn transform_to_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_to_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
-            ops.transform(ct.buffer()?, size, NttDirection::Forward)
+            ops.transform(ct.write_on(ops.graph())?, size, NttDirection::Forward)
         })
     }
 
     pub fn transform_from_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_from_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted_ntt")?;
-            ops.transform(ct.buffer()?, size, NttDirection::Inverse)
+            ops.transform(ct.write_on(ops.graph())?, size, NttDirection::Inverse)
         })
     }
+}
+
+/// A number of the calling thread's own, given out in the order threads first ask.
+fn thread_ordinal() -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static ORDINAL: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    ORDINAL.with(|ordinal| *ordinal)
 }
 
 /// Runs `op(src, dst)` with the image's contents as src and the image itself as dst (for

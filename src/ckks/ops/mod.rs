@@ -52,6 +52,11 @@ impl<'a> LevelOps<'a> {
         })
     }
 
+    /// The graph the operations are enqueued on.
+    pub fn graph(&self) -> &Graph {
+        self.graph
+    }
+
     /// K.
     pub fn primes(&self) -> usize {
         self.level.primes()

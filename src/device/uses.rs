@@ -1,0 +1,126 @@
+//! Which queues have used one device buffer, so that a command on another queue is
+//! ordered after them on the device: no host wait, and no event per launch.
+//!
+//! Threads issue on queues of their own (`crate::seal_backend`), and a buffer can move
+//! between them: a result written on one thread's queue is read on another's after a join
+//! or a channel, a shared plaintext is read on several at once. The host order of those
+//! calls says nothing about the device order of different queues, so every use is
+//! recorded here and, where a use on queue Q meets an earlier one on another queue P, a
+//! marker on P (enqueued at that moment: it completes after everything P was given so far,
+//! a superset of the earlier use) and a barrier on Q carry the dependency. Uses on the same
+//! queue need nothing (in order), so a thread working on its own ciphertexts creates no
+//! event at all.
+
+use crate::cl::{self, Event, Queue};
+use crate::error::Result;
+
+/// The uses that later commands must wait for: the last writer and the readers since.
+#[derive(Debug, Default)]
+pub struct BufferUses {
+    writer: Option<QueueUse>,
+    readers: Vec<QueueUse>,
+}
+
+/// Commands of one queue up to now, with the marker standing for them once one was needed.
+#[derive(Debug)]
+struct QueueUse {
+    queue: Queue,
+    marker: Option<Event>,
+}
+
+impl QueueUse {
+    fn new(queue: &Queue) -> QueueUse {
+        QueueUse {
+            queue: queue.clone(),
+            marker: None,
+        }
+    }
+
+    /// A marker after this use, made on the first request and shared by later ones (it
+    /// still covers the use: nothing is recorded in this entry after it).
+    fn marker(&mut self) -> Result<Event> {
+        if let Some(marker) = &self.marker {
+            return Ok(marker.clone());
+        }
+        let marker = self.queue.enqueue_marker::<&cl::EventList>(None)?;
+        self.marker = Some(marker.clone());
+        Ok(marker)
+    }
+}
+
+impl BufferUses {
+    /// Contents just written by commands on `queue`.
+    pub fn written_on(queue: &Queue) -> BufferUses {
+        BufferUses {
+            writer: Some(QueueUse::new(queue)),
+            readers: Vec::new(),
+        }
+    }
+
+    /// Orders commands enqueued on `queue` after this call behind the last writer, and
+    /// records `queue` as a reader (a later writer waits for it).
+    pub fn before_read(&mut self, queue: &Queue) -> Result<()> {
+        let mut waits = Vec::new();
+        if let Some(writer) = self.writer.as_mut() {
+            if cl::same_queue(&writer.queue, queue) {
+                // Reads on the writer's queue are in order behind it: no entry needed.
+                return Ok(());
+            }
+            waits.push(writer.marker()?);
+        }
+        cl::enqueue_barrier(queue, &waits)?;
+        match self
+            .readers
+            .iter_mut()
+            .find(|r| cl::same_queue(&r.queue, queue))
+        {
+            // A marker made before this read does not cover it.
+            Some(reader) => reader.marker = None,
+            None => self.readers.push(QueueUse::new(queue)),
+        }
+        Ok(())
+    }
+
+    /// Orders commands enqueued on `queue` after this call behind every recorded use on
+    /// another queue, then records `queue` as the only writer.
+    pub fn before_write(&mut self, queue: &Queue) -> Result<()> {
+        let waits = self.markers_except(queue)?;
+        cl::enqueue_barrier(queue, &waits)?;
+        *self = BufferUses::written_on(queue);
+        Ok(())
+    }
+
+    /// Orders commands on `queue` behind every recorded use on any queue, itself
+    /// included, and forgets them: for a host write through a blocking command on
+    /// `queue` (the buffer is unused on the device when it returns).
+    pub fn before_host_write(&mut self, queue: &Queue) -> Result<()> {
+        let waits = self.markers_except(queue)?;
+        cl::enqueue_barrier(queue, &waits)?;
+        *self = BufferUses::default();
+        Ok(())
+    }
+
+    /// The queue whose commands a host read must follow: the last writer's, if any.
+    pub fn writer_queue(&self) -> Option<&Queue> {
+        self.writer.as_ref().map(|w| &w.queue)
+    }
+
+    /// Markers after every recorded use on a queue other than `queue`.
+    pub fn markers_except(&mut self, queue: &Queue) -> Result<Vec<Event>> {
+        self.writer
+            .iter_mut()
+            .chain(self.readers.iter_mut())
+            .filter(|u| !cl::same_queue(&u.queue, queue))
+            .map(QueueUse::marker)
+            .collect()
+    }
+
+    /// Waits on the host for every queue with a recorded use (the fallback where a marker
+    /// cannot be made, e.g. after a device error).
+    pub fn finish_all(&self) -> Result<()> {
+        for u in self.writer.iter().chain(self.readers.iter()) {
+            u.queue.finish()?;
+        }
+        Ok(())
+    }
+}

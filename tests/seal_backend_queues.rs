@@ -1,0 +1,222 @@
+//! Threads issue on queues of their own, and an image moving between them is ordered on
+//! the device (issue 10): each test holds one thread's queue still with a user event, so
+//! a command that skipped the ordering would run early, on the wrong words, and the
+//! result would differ.
+
+mod seal_common;
+
+use std::sync::mpsc;
+use std::thread;
+
+use seal_common::{backend_on, BackendParams, BACKEND_N as N};
+use seal_opencl::cl::{self, Event};
+use seal_opencl::device::{DeviceOptions, Devices};
+use seal_opencl::seal_backend::{Backend, GpuImage};
+
+/// A thread that keeps running closures sent to it, so it keeps its queue.
+struct Worker {
+    jobs: mpsc::Sender<Box<dyn FnOnce() + Send>>,
+    handle: thread::JoinHandle<()>,
+}
+
+impl Worker {
+    fn spawn() -> Worker {
+        let (jobs, rx) = mpsc::channel::<Box<dyn FnOnce() + Send>>();
+        let handle = thread::spawn(move || rx.into_iter().for_each(|job| job()));
+        Worker { jobs, handle }
+    }
+
+    /// Runs `job` on the worker and returns its result.
+    fn run<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = mpsc::channel();
+        self.jobs
+            .send(Box::new(move || tx.send(job()).unwrap()))
+            .unwrap();
+        rx.recv().unwrap()
+    }
+
+    fn stop(self) {
+        drop(self.jobs);
+        self.handle.join().unwrap();
+    }
+}
+
+/// The backend on 4 queues, and two workers that issue on different ones, with the index
+/// of each one's queue.
+fn two_queues() -> (&'static Backend, Worker, usize, Worker, usize) {
+    let devices = Devices::new(DeviceOptions {
+        queues_per_tile: 4,
+        ..DeviceOptions::from_env().unwrap()
+    })
+    .unwrap();
+    let backend: &'static Backend = Box::leak(Box::new(backend_on(devices)));
+    let first = Worker::spawn();
+    let first_queue = first.run(move || backend.graph().queue_index());
+    loop {
+        let other = Worker::spawn();
+        let queue = other.run(move || backend.graph().queue_index());
+        if queue != first_queue {
+            return (backend, first, first_queue, other, queue);
+        }
+        other.stop();
+    }
+}
+
+/// Makes queue `index` wait, on the device, until the returned event is completed. The
+/// level's device data is made first (with blocking uploads, which a held queue would
+/// never finish).
+fn hold(backend: &Backend, params: &BackendParams, index: usize) -> Event {
+    let mut warm_up = backend.create_image(&words(params, 0)).unwrap();
+    backend.negate(&params.level(), &mut warm_up, 2).unwrap();
+    let tile = &backend.devices().tiles()[0];
+    let held = tile.context().user_event().unwrap();
+    cl::enqueue_barrier(&tile.queues()[index], std::slice::from_ref(&held)).unwrap();
+    held
+}
+
+/// Two polynomials at the level of [`BackendParams::level`], fully reduced.
+fn words(params: &BackendParams, seed: u64) -> Vec<u64> {
+    (0..2 * 2 * N)
+        .map(|i| (i as u64 * 7919 + seed * 104_729 + 17) % params.key_moduli[(i / N) % 2])
+        .collect()
+}
+
+fn sum(params: &BackendParams, a: &[u64], b: &[u64], negate_b: bool) -> Vec<u64> {
+    (0..a.len())
+        .map(|i| {
+            let q = params.key_moduli[(i / N) % 2];
+            let b = if negate_b { (q - b[i]) % q } else { b[i] };
+            (a[i] + b) % q
+        })
+        .collect()
+}
+
+fn download(backend: &Backend, image: &GpuImage) -> Vec<u64> {
+    let mut out = vec![0u64; image.len()];
+    backend.download(image, &mut out).unwrap();
+    out
+}
+
+fn params() -> &'static BackendParams {
+    Box::leak(Box::new(BackendParams::new()))
+}
+
+/// x written (negated) on a held queue, then read on another: the read waits for the
+/// write, so z + x sees -x.
+#[test]
+fn a_read_on_another_queue_waits_for_the_writer() {
+    let params = params();
+    let (backend, writer, writer_queue, reader, _) = two_queues();
+    let (x0, z0) = (words(params, 1), words(params, 2));
+    let (x_words, z_words) = (x0.clone(), z0.clone());
+    let x = writer.run(move || backend.create_image(&x_words).unwrap());
+    let z = reader.run(move || backend.create_image(&z_words).unwrap());
+    let held = hold(backend, params, writer_queue);
+    let x = writer.run(move || {
+        let mut x = x;
+        backend.negate(&params.level(), &mut x, 2).unwrap();
+        x
+    });
+    let z = reader.run(move || {
+        let mut z = z;
+        backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
+        (z, x)
+    });
+    cl::complete_user_event(&held).unwrap();
+    let (z, x) = z;
+    assert_eq!(download(backend, &z), sum(params, &z0, &x0, true));
+    assert_eq!(download(backend, &x), sum(params, &vec![0; x0.len()], &x0, true));
+    writer.stop();
+    reader.stop();
+}
+
+/// x read on a held queue, then written in place on another: the write waits for the
+/// read, so z + x sees x as it was.
+#[test]
+fn a_write_on_another_queue_waits_for_the_readers() {
+    let params = params();
+    let (backend, writer, _, reader, reader_queue) = two_queues();
+    let (x0, z0) = (words(params, 3), words(params, 4));
+    let (x_words, z_words) = (x0.clone(), z0.clone());
+    let x = writer.run(move || backend.create_image(&x_words).unwrap());
+    let z = reader.run(move || backend.create_image(&z_words).unwrap());
+    let held = hold(backend, params, reader_queue);
+    let (z, x) = reader.run(move || {
+        let mut z = z;
+        backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
+        (z, x)
+    });
+    let x = writer.run(move || {
+        let mut x = x;
+        backend.negate(&params.level(), &mut x, 2).unwrap();
+        x
+    });
+    cl::complete_user_event(&held).unwrap();
+    assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
+    assert_eq!(download(backend, &x), sum(params, &vec![0; x0.len()], &x0, true));
+    writer.stop();
+    reader.stop();
+}
+
+/// x (allocated on the writer's queue) read on a held queue, then dropped: its buffer goes
+/// back to the pool, and the writer's next result, which reuses it, waits for the read.
+#[test]
+fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
+    let params = params();
+    let (backend, writer, _, reader, reader_queue) = two_queues();
+    let (x0, y0, z0) = (words(params, 5), words(params, 6), words(params, 7));
+    let (x_words, y_words, z_words) = (x0.clone(), y0.clone(), z0.clone());
+    let (x, y) = writer.run(move || {
+        (
+            backend.create_image(&x_words).unwrap(),
+            backend.create_image(&y_words).unwrap(),
+        )
+    });
+    let z = reader.run(move || backend.create_image(&z_words).unwrap());
+    let held = hold(backend, params, reader_queue);
+    let z = reader.run(move || {
+        let mut z = z;
+        backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
+        z // x dies here, its read still held
+    });
+    let memcache = backend.devices().tiles()[0].memcache();
+    let hits = memcache.stats().hits;
+    let copy = writer.run(move || backend.clone_image(&y).unwrap());
+    assert_eq!(memcache.stats().hits, hits + 1, "the copy did not reuse x's buffer");
+    cl::complete_user_event(&held).unwrap();
+    assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
+    assert_eq!(download(backend, &copy), y0);
+    writer.stop();
+    reader.stop();
+}
+
+/// `synchronize` waits for operations issued on any thread's queue, not only the caller's.
+#[test]
+fn synchronize_waits_for_every_queue_issued_on() {
+    let params = params();
+    let (backend, writer, writer_queue, _, _) = two_queues();
+    let x0 = words(params, 8);
+    let x_words = x0.clone();
+    let x = writer.run(move || backend.create_image(&x_words).unwrap());
+    let held = hold(backend, params, writer_queue);
+    let x = writer.run(move || {
+        let mut x = x;
+        backend.negate(&params.level(), &mut x, 2).unwrap();
+        x
+    });
+    let (done_tx, done_rx) = mpsc::channel();
+    let syncing = thread::spawn(move || {
+        backend.synchronize().unwrap();
+        done_tx.send(()).unwrap();
+    });
+    assert!(
+        done_rx
+            .recv_timeout(std::time::Duration::from_millis(300))
+            .is_err(),
+        "synchronize returned while the writer's queue was held"
+    );
+    cl::complete_user_event(&held).unwrap();
+    done_rx.recv().unwrap();
+    syncing.join().unwrap();
+    assert_eq!(download(backend, &x), sum(params, &vec![0; x0.len()], &x0, true));
+}
