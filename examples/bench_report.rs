@@ -274,6 +274,54 @@ fn main() -> std::io::Result<()> {
                     }),
                 );
             }
+            "request" => {
+                let _ = writeln!(
+                    out,
+                    "Transfers of one ciphertext (2 polynomials, first level), GB/s, median of {}: \
+                     from/to the backend's page-locked memory (marked objects' words) and pageable memory.\n",
+                    s(&j["reps"]),
+                );
+                table(
+                    &mut out,
+                    &[
+                        "N",
+                        "MB",
+                        "upload pinned",
+                        "upload pageable",
+                        "download pinned",
+                        "download pageable",
+                    ],
+                    j["bandwidth"].as_array().into_iter().flatten().map(|r| {
+                        vec![
+                            format!("2^{}", s(&r["log_n"])),
+                            format!("{:.1}", f(&r["bytes"]) / 1e6),
+                            format!("{:.1}", f(&r["upload_pinned_gbs"])),
+                            format!("{:.1}", f(&r["upload_pageable_gbs"])),
+                            format!("{:.1}", f(&r["download_pinned_gbs"])),
+                            format!("{:.1}", f(&r["download_pageable_gbs"])),
+                        ]
+                    }),
+                );
+                let _ = writeln!(
+                    out,
+                    "Request at N = 2^{}: the client's words in two marked inputs (receive, timed apart), \
+                     multiply, relinearize, rescale, host read of the result.\n",
+                    s(&j["log_n"]),
+                );
+                table(
+                    &mut out,
+                    &["threads", "requests/s", "median us", "receive us", "check"],
+                    j["requests"].as_array().into_iter().flatten().map(|r| {
+                        vec![
+                            s(&r["threads"]),
+                            us(&r["requests_per_s"]),
+                            us(&r["median_us"]),
+                            us(&r["receive_us"]),
+                            s(&r["identical"]),
+                        ]
+                    }),
+                );
+            }
             _ => out += "(no table for this bench)\n\n",
         }
     }
@@ -391,6 +439,74 @@ fn main() -> std::io::Result<()> {
         &["routine", "x baseline", ">= 3x", "x SEAL CPU", ">= 300x"],
         ratios,
     );
+
+    // Issue 14's targets: transfers of a 4 MB ciphertext and the request at N = 2^15.
+    let request = files
+        .iter()
+        .rev()
+        .map(|(_, j)| j)
+        .find(|j| bench_of(j) == "request" && is_gpu(j) && j["log_n"] == 15);
+    let bandwidth = |key: &str| {
+        request.and_then(|j| {
+            j["bandwidth"]
+                .as_array()?
+                .iter()
+                .find(|r| r["log_n"] == 15)
+                .map(|r| f(&r[key]))
+        })
+    };
+    let threads = |n: u64| {
+        request.and_then(|j| {
+            j["requests"]
+                .as_array()?
+                .iter()
+                .find(|r| r["threads"] == n)
+                .cloned()
+        })
+    };
+    let one = threads(1);
+    let four_vs_one = one
+        .as_ref()
+        .zip(threads(4))
+        .map(|(o, q)| f(&q["requests_per_s"]) / f(&o["requests_per_s"]));
+    let judged = |v: Option<f64>, unit: &str, ok: &dyn Fn(f64) -> bool| {
+        v.map_or(("not measured yet".to_string(), "-".to_string()), |x| {
+            (
+                format!("{x:.1}{unit}"),
+                if ok(x) { "met" } else { "not met" }.to_string(),
+            )
+        })
+    };
+    let at_least = |min: f64| move |x: f64| x >= min;
+    let mut transfer_rows = Vec::new();
+    for (what, v, target) in [
+        (
+            "upload of a 4 MB ciphertext (page-locked)",
+            judged(bandwidth("upload_pinned_gbs"), " GB/s", &at_least(35.0)),
+            ">= 35 GB/s",
+        ),
+        (
+            "download of a 4 MB ciphertext (page-locked)",
+            judged(bandwidth("download_pinned_gbs"), " GB/s", &at_least(35.0)),
+            ">= 35 GB/s",
+        ),
+        (
+            "request, 1 thread, median",
+            judged(one.as_ref().map(|r| f(&r["median_us"])), " us", &|x| {
+                x <= 700.0
+            }),
+            "<= 700 us",
+        ),
+        (
+            "requests/s, 4 threads vs 1",
+            judged(four_vs_one, "x", &at_least(2.5)),
+            ">= 2.5x",
+        ),
+    ] {
+        transfer_rows.push(vec![what.to_string(), target.to_string(), v.0, v.1]);
+    }
+    out += "\n## Targets (issue 14; H100, N = 2^15, {60, 50 x 7, 60})\n\n";
+    table(&mut out, &["", "target", "ours", ""], transfer_rows);
     let path = dir.join("REPORT.md");
     std::fs::write(&path, out)?;
     println!("wrote {}", path.display());

@@ -28,6 +28,7 @@
 #include "seal/galoiskeys.h"
 #include "seal/gpu/access.h"
 #include "seal/gpu/backend.h"
+#include "seal/gpu/hostpool.h"
 #include "seal/kswitchkeys.h"
 #include "seal/plaintext.h"
 #include "seal/relinkeys.h"
@@ -99,6 +100,11 @@ namespace seal_opencl
                 return image_->len();
             }
 
+            void wait_upload() const noexcept override
+            {
+                image_->wait_upload();
+            }
+
             GpuImage &get() noexcept
             {
                 return *image_;
@@ -111,6 +117,29 @@ namespace seal_opencl
 
         private:
             rust::Box<GpuImage> image_;
+        };
+
+        // The backend's page-locked memory as SEAL's HostPool allocates from it (seal-patch/0012).
+        // Addresses cross the bridge as integers: the Rust side owns the mapped blocks.
+        class RustHostMemory final : public seal::gpu::HostMemory
+        {
+        public:
+            explicit RustHostMemory(rust::Box<PinnedHostRef> pinned) : pinned_(std::move(pinned))
+            {}
+
+            void *allocate(std::size_t byte_count) noexcept override
+            {
+                return reinterpret_cast<void *>(pinned_->allocate(byte_count));
+            }
+
+            void deallocate(void *data, std::size_t byte_count) noexcept override
+            {
+                (void)byte_count; // the Rust side knows its blocks' sizes
+                pinned_->deallocate(reinterpret_cast<std::size_t>(data));
+            }
+
+        private:
+            rust::Box<PinnedHostRef> pinned_;
         };
 
         const GpuImage &image_of(const seal::gpu::DeviceImage *image)
@@ -363,12 +392,18 @@ namespace seal_opencl
             // `crosscheck_every`: SEAL_OPENCL_CROSSCHECK (0: off). Constructed before it is installed,
             // so the prototype ciphertext is unmarked even with SEAL_GPU_ROUTE_ALL.
             OpenClBackend(rust::Box<GpuBackend> backend, std::uint64_t crosscheck_every)
-                : backend_(std::move(backend)), crosscheck_every_(crosscheck_every)
+                : backend_(std::move(backend)), crosscheck_every_(crosscheck_every),
+                  host_pool_(seal::gpu::HostPool::make_handle(std::make_shared<RustHostMemory>(backend_->pinned_host())))
             {
                 if (Access::is_marked(unmarked_))
                 {
                     throw std::logic_error("seal-opencl: the backend must be constructed before it is installed");
                 }
+            }
+
+            seal::MemoryPoolHandle host_pool() const override
+            {
+                return host_pool_;
             }
 
             std::unique_ptr<seal::gpu::DeviceImage> create_image(
@@ -1046,6 +1081,9 @@ namespace seal_opencl
             rust::Box<GpuBackend> backend_;
             // SEAL_OPENCL_CROSSCHECK: 0 (off) or every how many routed operations are compared.
             const std::uint64_t crosscheck_every_;
+            // Where marked objects' host words live (seal-patch/0012): the Rust side's
+            // page-locked blocks, kept alive by every allocation even after an uninstall.
+            const seal::MemoryPoolHandle host_pool_;
             std::atomic<std::uint64_t> crosscheck_calls_{ 0 };
             // Copies are unmarked too: host objects for the CPU reference under SEAL_GPU_ROUTE_ALL.
             const Ciphertext unmarked_;

@@ -4,15 +4,16 @@
 # SEAL_OPENCL_DEVICE=gpu unless it is set.
 #   gpu-suite.sh tests    every test binary, the C++ Listing 1 example, SEAL's googletest
 #                         suite through the backend, and the main job (ckks_routines)
-#   gpu-suite.sh benches  every benchmark, the C++ host-path one included (with --quick when
-#                         QUICK=1: a smoke run)
+#   gpu-suite.sh benches  every benchmark, the C++ host-path and request ones included (with
+#                         --quick when QUICK=1: a smoke run)
+#   gpu-suite.sh request  only the request and transfer benchmark (issue 14), N = 2^15 and 2^13
 # Everything goes to $OUT (or ./gpu-out): `<part>.log` with every program's output and
 # `<part>-results.tar` with the files the programs wrote (benchmark JSON, the main job's
 # profiler dump and chart). The exit status is 1 if any program failed; each failure is
 # listed at the end of the log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: gpu-suite.sh tests|benches}
+part=${1:?usage: gpu-suite.sh tests|benches|request}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 bin=/tmp/seal-opencl-bundle
@@ -37,6 +38,14 @@ run() {
     echo "=== $name: FAILED with $? ($((SECONDS - start)) s)" | tee -a "$log"
     failed+=("$name")
   fi
+}
+
+# run_request REPS: a server's request (upload 2, MulLinRS, download 1) and raw transfer
+# bandwidth, from page-locked and pageable host memory (issue 14).
+run_request() {
+  for log_n in 15 13; do
+    run "cpp-request-2^$log_n" "$bin/cpp-request" --log-n "$log_n" --reps "$1"
+  done
 }
 
 {
@@ -71,9 +80,13 @@ benches)
   # before per-thread queues), for the threads comparison in one run.
   run "cpp-host_path-2^15-one-queue" env SEAL_OPENCL_QUEUES=1 "$bin/cpp-host_path" --log-n 15 \
     --reps "$reps" --json "benches/results/host_path-one-queue-2^15.json"
+  run_request "$reps"
+  ;;
+request)
+  run_request 100
   ;;
 *)
-  echo "unknown part $part (tests | benches)" >&2
+  echo "unknown part $part (tests | benches | request)" >&2
   exit 2
   ;;
 esac

@@ -19,7 +19,7 @@ use std::fmt;
 
 use crate::cl::DeviceSelector;
 use crate::error::{Error, ErrorKind, Result};
-use crate::seal_backend::{Backend, GpuImage, KeyId, Level};
+use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
 
 #[cxx::bridge(namespace = "seal_opencl")]
 mod bridge {
@@ -98,6 +98,15 @@ mod bridge {
         fn upload(self: &GpuBackend, image: &mut GpuImage, data: &[u64]) -> Result<()>;
         fn download(self: &GpuBackend, image: &GpuImage, data: &mut [u64]) -> Result<()>;
         fn clone_image(self: &GpuBackend, image: &GpuImage) -> Result<Box<GpuImage>>;
+        /// Waits until the image's last upload no longer reads the SEAL object's host words.
+        fn wait_upload(self: &GpuImage);
+
+        /// Page-locked host memory for marked objects' words (seal-patch/0012).
+        type PinnedHostRef;
+        fn pinned_host(self: &GpuBackend) -> Box<PinnedHostRef>;
+        /// An address of `bytes` page-locked bytes, 0 when none are left.
+        fn allocate(self: &PinnedHostRef, bytes: usize) -> usize;
+        fn deallocate(self: &PinnedHostRef, address: usize);
 
         fn start_compute_frame(self: &GpuBackend);
         fn end_compute_frame(self: &GpuBackend) -> Result<()>;
@@ -493,6 +502,10 @@ impl GpuBackend {
 
     fn clone_image(&self, image: &GpuImage) -> Tagged<Box<GpuImage>> {
         self.run(|backend| backend.clone_image(image).map(Box::new))
+    }
+
+    fn pinned_host(&self) -> Box<PinnedHostRef> {
+        Box::new(PinnedHostRef::new(self.backend.pinned_host().clone()))
     }
 
     fn start_compute_frame(&self) {

@@ -1,4 +1,4 @@
-//! examples/cpp (seeds/001 Listing 1 in C++, and the host-path benchmark) builds as a user's
+//! examples/cpp (seeds/001 Listing 1 in C++, the host-path and request benchmarks) builds as a user's
 //! project does: `scripts/install.sh` into a fresh prefix, then CMake's
 //! `find_package(SEALOpenCL)`; its GPU ciphertexts equal the CPU ones word for word on the
 //! default OpenCL device (PoCL on CI).
@@ -54,12 +54,20 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
         cpp_build::printed(&output)
     );
 
-    // The host-path benchmark (run for its figures on the GPU machine): a short run, for
-    // its check that every GPU result equals SEAL's CPU result.
-    let json = build.join("host_path-smoke.json");
+    // The C++ benchmarks (run for their figures on the GPU machine): short runs, for their
+    // check that every GPU result equals SEAL's CPU result.
+    for bench in ["host_path", "request"] {
+        smoke_run(&build, bench);
+    }
+}
+
+/// Runs the C++ benchmark `name` of `build` briefly (N = 2^12, 3 repetitions) on the default
+/// device; it must report identical results and write its JSON.
+fn smoke_run(build: &Path, name: &str) {
+    let json = build.join(format!("{name}-smoke.json"));
     let output = cpp_build::run(
-        "host_path",
-        Command::new(build.join("host_path"))
+        name,
+        Command::new(build.join(name))
             .args(["--log-n", "12", "--reps", "3", "--json"])
             .arg(&json)
             .env_remove("SEAL_OPENCL_DEVICE"),
@@ -69,7 +77,7 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
         output.status.success()
             && stdout.contains("RESULT: every GPU result identical to SEAL's CPU result")
             && json.exists(),
-        "host_path exited with {}\n{}",
+        "{name} exited with {}\n{}",
         output.status,
         cpp_build::printed(&output)
     );

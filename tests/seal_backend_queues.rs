@@ -125,7 +125,10 @@ fn a_read_on_another_queue_waits_for_the_writer() {
     cl::complete_user_event(&held).unwrap();
     let (z, x) = z;
     assert_eq!(download(backend, &z), sum(params, &z0, &x0, true));
-    assert_eq!(download(backend, &x), sum(params, &vec![0; x0.len()], &x0, true));
+    assert_eq!(
+        download(backend, &x),
+        sum(params, &vec![0; x0.len()], &x0, true)
+    );
     writer.stop();
     reader.stop();
 }
@@ -153,7 +156,10 @@ fn a_write_on_another_queue_waits_for_the_readers() {
     });
     cl::complete_user_event(&held).unwrap();
     assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
-    assert_eq!(download(backend, &x), sum(params, &vec![0; x0.len()], &x0, true));
+    assert_eq!(
+        download(backend, &x),
+        sum(params, &vec![0; x0.len()], &x0, true)
+    );
     writer.stop();
     reader.stop();
 }
@@ -182,7 +188,11 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
     let memcache = backend.devices().tiles()[0].memcache();
     let hits = memcache.stats().hits;
     let copy = writer.run(move || backend.clone_image(&y).unwrap());
-    assert_eq!(memcache.stats().hits, hits + 1, "the copy did not reuse x's buffer");
+    assert_eq!(
+        memcache.stats().hits,
+        hits + 1,
+        "the copy did not reuse x's buffer"
+    );
     cl::complete_user_event(&held).unwrap();
     assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
     assert_eq!(download(backend, &copy), y0);
@@ -218,5 +228,8 @@ fn synchronize_waits_for_every_queue_issued_on() {
     cl::complete_user_event(&held).unwrap();
     done_rx.recv().unwrap();
     syncing.join().unwrap();
-    assert_eq!(download(backend, &x), sum(params, &vec![0; x0.len()], &x0, true));
+    assert_eq!(
+        download(backend, &x),
+        sum(params, &vec![0; x0.len()], &x0, true)
+    );
 }

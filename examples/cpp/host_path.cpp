@@ -15,9 +15,7 @@
 // 30, 30, 50}, scale 2^30; 12: {36, 30, 36}. Times are medians over R calls (default 200).
 // Exit status 0 when every result matched, 1 on a mismatch, 2 on an error.
 
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-
+#include "bench_common.h"
 #include "seal/seal.h"
 #include "seal_opencl.h"
 
@@ -28,7 +26,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -39,71 +36,18 @@
 #include <thread>
 #include <vector>
 
+using namespace bench;
 using namespace seal;
 using namespace std;
-using Clock = chrono::steady_clock;
 
 namespace
 {
-    double us_since(Clock::time_point start, Clock::time_point end)
-    {
-        return chrono::duration<double, micro>(end - start).count();
-    }
-
-    double median(vector<double> v)
-    {
-        sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    }
-
     void synchronize()
     {
         gpu::require_backend("host_path")->synchronize();
     }
 
-    vector<uint64_t> words_of(const Ciphertext &ct)
-    {
-        const uint64_t *data = ct.data();
-        return vector<uint64_t>(data, data + ct.size() * ct.poly_modulus_degree() * ct.coeff_modulus_size());
-    }
-
     /* ---- the driver's floor: empty kernels through OpenCL directly ----------------------- */
-
-    void cl_check(cl_int status, const char *what)
-    {
-        if (status != CL_SUCCESS)
-        {
-            throw runtime_error(string(what) + " failed with OpenCL status " + to_string(status));
-        }
-    }
-
-    // The device the backend picks by default: the first GPU of any platform, else the first
-    // device (PoCL on a machine without a GPU).
-    cl_device_id default_device()
-    {
-        cl_uint count = 0;
-        cl_check(clGetPlatformIDs(0, nullptr, &count), "clGetPlatformIDs");
-        vector<cl_platform_id> platforms(count);
-        cl_check(clGetPlatformIDs(count, platforms.data(), nullptr), "clGetPlatformIDs");
-        cl_device_id fallback = nullptr;
-        for (auto platform : platforms)
-        {
-            cl_device_id device;
-            if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_GPU, 1, &device, nullptr) == CL_SUCCESS)
-            {
-                return device;
-            }
-            if (!fallback && clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) == CL_SUCCESS)
-            {
-                fallback = device;
-            }
-        }
-        if (!fallback)
-        {
-            throw runtime_error("no OpenCL device");
-        }
-        return fallback;
-    }
 
     struct DriverFloor
     {
@@ -231,30 +175,6 @@ namespace
 
     /* ---- SEAL through the backend --------------------------------------------------------- */
 
-    struct Params
-    {
-        int log_n = 15;
-        int reps = 200;
-        string json;
-    };
-
-    // The primes per N (the last one is the special prime), within SEAL's 128-bit security
-    // table; the scale is 2^(bits of the second prime).
-    vector<int> bit_sizes(int log_n)
-    {
-        switch (log_n)
-        {
-        case 12:
-            return { 36, 30, 36 };
-        case 13:
-            return { 50, 30, 30, 30, 50 };
-        case 14:
-            return { 60, 50, 50, 50, 50, 60 };
-        default:
-            return { 60, 50, 50, 50, 50, 50, 50, 50, 60 };
-        }
-    }
-
     struct Fixture
     {
         explicit Fixture(const Params &p) : context(make_parms(p.log_n)), keygen(context), encoder(context)
@@ -273,15 +193,6 @@ namespace
             encoder.encode(values, scale, plain);
             encryptor.encrypt(plain, a);
             encryptor.encrypt(plain, b);
-        }
-
-        static EncryptionParameters make_parms(int log_n)
-        {
-            EncryptionParameters parms(scheme_type::ckks);
-            const size_t n = size_t(1) << log_n;
-            parms.set_poly_modulus_degree(n);
-            parms.set_coeff_modulus(CoeffModulus::Create(n, bit_sizes(log_n)));
-            return parms;
         }
 
         SEALContext context;
@@ -486,26 +397,6 @@ namespace
         return { threads, threads * per_thread / wall * 1e6, identical };
     }
 
-    string today()
-    {
-        time_t now = time(nullptr);
-        char buf[16];
-        strftime(buf, sizeof(buf), "%Y-%m-%d", gmtime(&now));
-        return buf;
-    }
-
-    string file_safe(string s)
-    {
-        for (char &c : s)
-        {
-            if (!isalnum(static_cast<unsigned char>(c)))
-            {
-                c = '_';
-            }
-        }
-        return s;
-    }
-
     int run(const Params &p)
     {
         const DriverFloor floor = measure_driver_floor();
@@ -549,75 +440,35 @@ namespace
         string path = p.json.empty() ? "benches/results/host_path-" + file_safe(floor.device) + "-2^" +
                                            to_string(p.log_n) + "-" + today() + ".json"
                                      : p.json;
-        ofstream out(path);
-        if (out)
+        ostringstream out;
+        out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
+            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+            << ",\n  \"queues\": \"" << queues_setting() << "\""
+            << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
+            << ", \"launch_event_us\": " << floor.launch_event_us
+            << ", \"launches_per_s_1_thread\": " << floor.launches_per_s_1
+            << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8 << "},\n  \"operations\": [\n";
+        for (size_t i = 0; i < results.size(); i++)
         {
-            out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
-                << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
-                << ",\n  \"queues\": \"" << queues_setting() << "\""
-                << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
-                << ", \"launch_event_us\": " << floor.launch_event_us
-                << ", \"launches_per_s_1_thread\": " << floor.launches_per_s_1
-                << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8 << "},\n  \"operations\": [\n";
-            for (size_t i = 0; i < results.size(); i++)
-            {
-                const auto &r = results[i];
-                out << "    {\"name\": \"" << r.name << "\", \"issue_us\": " << r.issue_us << ", \"call_us\": " << r.call_us
-                    << ", \"stream_us\": " << r.stream_us << ", \"stream_issue_us\": " << r.stream_issue_us
-                    << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
-                    << (i + 1 < results.size() ? ",\n" : "\n");
-            }
-            out << "  ],\n  \"threads\": [\n";
-            for (size_t i = 0; i < threads.size(); i++)
-            {
-                out << "    {\"threads\": " << threads[i].threads << ", \"mullin_per_s\": " << threads[i].mullin_per_s
-                    << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
-                    << (i + 1 < threads.size() ? ",\n" : "\n");
-            }
-            out << "  ]\n}\n";
-            cout << "\nwrote " << path << "\n";
+            const auto &r = results[i];
+            out << "    {\"name\": \"" << r.name << "\", \"issue_us\": " << r.issue_us << ", \"call_us\": " << r.call_us
+                << ", \"stream_us\": " << r.stream_us << ", \"stream_issue_us\": " << r.stream_issue_us
+                << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
+                << (i + 1 < results.size() ? ",\n" : "\n");
         }
-        else
+        out << "  ],\n  \"threads\": [\n";
+        for (size_t i = 0; i < threads.size(); i++)
         {
-            cout << "\n(could not write " << path << ")\n";
+            out << "    {\"threads\": " << threads[i].threads << ", \"mullin_per_s\": " << threads[i].mullin_per_s
+                << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
+                << (i + 1 < threads.size() ? ",\n" : "\n");
         }
-        cout << (all_identical ? "RESULT: every GPU result identical to SEAL's CPU result\n"
-                               : "RESULT: MISMATCH between GPU and CPU results\n");
-        return all_identical ? 0 : 1;
+        out << "  ]\n}\n";
+        return write_results(path, out.str(), all_identical);
     }
 } // namespace
 
 int main(int argc, char **argv)
 {
-    Params p;
-    for (int i = 1; i < argc; i++)
-    {
-        const string arg = argv[i];
-        if (i + 1 < argc && arg == "--log-n")
-        {
-            p.log_n = stoi(argv[++i]);
-        }
-        else if (i + 1 < argc && arg == "--reps")
-        {
-            p.reps = max(1, stoi(argv[++i]));
-        }
-        else if (i + 1 < argc && arg == "--json")
-        {
-            p.json = argv[++i];
-        }
-        else
-        {
-            cerr << "usage: host_path [--log-n 15] [--reps 200] [--json PATH]\n";
-            return 2;
-        }
-    }
-    try
-    {
-        return run(p);
-    }
-    catch (const exception &e)
-    {
-        cout << "RESULT: ERROR: " << e.what() << "\n";
-        return 2;
-    }
+    return bench_main(argc, argv, 200, "host_path [--log-n 15] [--reps 200] [--json PATH]", run);
 }

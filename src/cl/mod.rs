@@ -3,6 +3,7 @@
 //! kernels. This is the only module that talks to `ocl`; the rest of the crate uses the
 //! types re-exported here.
 
+mod pinned;
 mod select;
 pub mod sources;
 mod subdevice;
@@ -17,6 +18,7 @@ use ocl::flags::{CommandQueueProperties, DeviceType};
 use parking_lot::Mutex;
 
 pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
+pub use pinned::{pinned_bytes_in_use, PinnedHost, MAX_PINNED_BYTES_ENV_VAR};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
 pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,

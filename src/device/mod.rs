@@ -480,7 +480,9 @@ impl Tile {
     pub fn finish_issued(&self) -> Result<()> {
         for (queue, issued) in self.queues.iter().zip(&self.issued) {
             if issued.swap(false, Ordering::AcqRel) {
-                queue.finish().inspect_err(|_| issued.store(true, Ordering::Release))?;
+                queue
+                    .finish()
+                    .inspect_err(|_| issued.store(true, Ordering::Release))?;
             }
         }
         Ok(())

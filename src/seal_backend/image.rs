@@ -15,11 +15,15 @@
 //! other queues ([`BufferUses`]); when the buffer goes back to the pool, the uses on
 //! queues other than the one it was handed out for go with it, so its next holder waits
 //! for them too.
+//!
+//! An upload from page-locked words (`PinnedHost`) returns before the copy finished; the
+//! image keeps its event so that the SEAL object waits for it before a host write
+//! (`wait_upload`, seal-patch/0012).
 
 use parking_lot::Mutex;
 
 use crate::ckks::ops::LevelOps;
-use crate::cl::Buffer;
+use crate::cl::{Buffer, Event, PinnedHost};
 use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -34,6 +38,8 @@ pub struct GpuImage {
     uses: Mutex<BufferUses>,
     /// SEAL's transparency check of the result the image holds, answered at its download.
     transparency: Option<PendingCheck>,
+    /// The last upload, when it may still read the SEAL object's host words.
+    upload: Mutex<Option<Event>>,
 }
 
 /// SEAL's transparency check of an operation's result: the result is transparent when
@@ -96,29 +102,61 @@ impl GpuImage {
         Ok(())
     }
 
-    /// Overwrites the image with `data` (blocking: `data` may go away after), reusing the
-    /// buffer when it is large enough (after every command using it, on any queue). New
-    /// contents: no pending check.
-    pub(crate) fn upload(&mut self, graph: &Graph, data: &[u64]) -> Result<()> {
+    /// Overwrites the image with `data` on `graph`'s queue, reusing the buffer when it is
+    /// large enough (after every command using it, on any queue). New contents: no pending
+    /// check. Returns before the copy finished when `data` lies in `pinned` memory (which
+    /// keeps it until then; the owner calls `wait_upload` before it writes `data`), and
+    /// records the copy as the buffer's writer; otherwise blocks, so `data` may go away
+    /// after.
+    pub(crate) fn upload(
+        &mut self,
+        graph: &Graph,
+        data: &[u64],
+        pinned: &PinnedHost,
+    ) -> Result<()> {
         self.transparency = None;
         if data.is_empty() {
             self.release_buffer();
             self.len = 0;
             return Ok(());
         }
+        let queue = graph.queue();
         match &self.buffer {
-            Some(b) if b.words() >= data.len() => {
-                self.uses.get_mut().before_host_write(graph.queue())?;
-            }
+            Some(b) if b.words() >= data.len() => self.uses.get_mut().before_write(queue)?,
             _ => {
                 self.release_buffer();
                 self.buffer = Some(graph.alloc(data.len())?);
             }
         }
         let buffer = self.buffer.as_ref().expect("allocated above");
-        buffer.write_on(graph.queue(), data)?;
         self.len = data.len();
+        // An older upload's event is no longer needed: the new copy, on the same queue or
+        // ordered behind the old one's, ends after it.
+        *self.upload.get_mut() = match pinned.write(queue, buffer.buffer(), data)? {
+            Some(event) => {
+                *self.uses.get_mut() = BufferUses::written_on(queue);
+                Some(event)
+            }
+            None => {
+                buffer.write_on(queue, data)?;
+                // Blocking: the buffer is unused on the device now.
+                *self.uses.get_mut() = BufferUses::default();
+                None
+            }
+        };
         Ok(())
+    }
+
+    /// Waits until the last upload no longer reads the host words it was given. Its
+    /// success does not matter here: the caller is about to overwrite those words, which
+    /// makes the image stale, and a failed copy shows in the device's next error.
+    pub fn wait_upload(&self) {
+        let pending = self.upload.lock().take();
+        if let Some(event) = pending {
+            if let Err(e) = crate::cl::wait(&event) {
+                tracing::debug!("upload from page-locked memory failed: {e}");
+            }
+        }
     }
 
     /// Copies the first `out.len()` words to the host; waits for the work writing them
@@ -206,6 +244,7 @@ impl GpuImage {
             len: self.len,
             uses: Mutex::new(BufferUses::written_on(graph.queue())),
             transparency: self.transparency.clone(),
+            upload: Mutex::new(None),
         })
     }
 
@@ -248,13 +287,20 @@ impl GpuImage {
 
     /// Moves the contents out (pending check included), leaving the image empty (for
     /// in-place operations that write a new buffer; `restore` puts them back if the
-    /// operation fails).
+    /// operation fails). The last upload's event stays: it guards the SEAL object's host
+    /// words, which a whole overwrite (encrypt into a device-newer object) may replace
+    /// without a download.
     pub(crate) fn take(&mut self) -> GpuImage {
-        std::mem::take(self)
+        let upload = self.upload.get_mut().take();
+        let taken = std::mem::take(self);
+        *self.upload.get_mut() = upload;
+        taken
     }
 
     pub(crate) fn restore(&mut self, previous: GpuImage) {
+        let upload = self.upload.get_mut().take();
         *self = previous;
+        *self.upload.get_mut() = upload;
     }
 }
 

@@ -22,6 +22,7 @@
 
 mod image;
 mod keys;
+mod transfer;
 mod transparency;
 
 use std::collections::HashMap;
@@ -32,11 +33,12 @@ use parking_lot::RwLock;
 
 pub use image::GpuImage;
 pub use keys::{KeyCacheStats, KeyId, MAX_KEY_BYTES_ENV_VAR};
+pub use transfer::PinnedHostRef;
 pub use transparency::{TransparencyCheck, CHECK_TRANSPARENT_ENV_VAR};
 
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::ops::LevelOps;
-use crate::cl::Buffer;
+use crate::cl::{Buffer, PinnedHost};
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::ntt::{NttDirection, NttStrategy};
@@ -68,6 +70,9 @@ pub struct Backend {
     keys: KeyCache,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
     transparency: TransparencyCheck,
+    /// Page-locked host memory for marked SEAL objects' words (seal-patch/0012); shared
+    /// with SEAL's `HostPool`, which keeps it while objects hold its memory.
+    pinned: Arc<PinnedHost>,
 }
 
 impl Backend {
@@ -77,8 +82,12 @@ impl Backend {
     pub fn from_env() -> Result<Backend> {
         let transparency = TransparencyCheck::from_env()?;
         let max_key_bytes = KeyCache::max_bytes_from_env()?;
-        let backend = Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
+        let max_pinned_bytes = PinnedHost::max_bytes_from_env()?;
+        let mut backend = Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
             .checking_transparency(transparency);
+        if let Some(bytes) = max_pinned_bytes {
+            backend = backend.with_max_pinned_bytes(bytes);
+        }
         Ok(match max_key_bytes {
             Some(bytes) => backend.with_max_key_bytes(bytes),
             None => backend,
@@ -93,6 +102,11 @@ impl Backend {
         let info = tile.context().info();
         tracing::info!(device = %info.name, %strategy, queues = graphs.len(), "seal-opencl backend ready");
         let key_bytes = KeyCache::default_max_bytes(info.global_mem_bytes);
+        // Blocks are mapped once, on the first queue; copies from them run on any queue.
+        let pinned = Arc::new(PinnedHost::new(
+            graphs[0].queue().clone(),
+            PinnedHost::default_max_bytes(),
+        ));
         Ok(Backend {
             devices,
             graphs,
@@ -100,7 +114,20 @@ impl Backend {
             contexts: RwLock::new(HashMap::new()),
             keys: KeyCache::new(key_bytes),
             transparency: TransparencyCheck::default(),
+            pinned,
         })
+    }
+
+    /// Keeps at most `bytes` of page-locked host memory for marked objects (the default
+    /// is a quarter of the host's memory, `SEAL_OPENCL_MAX_PINNED_BYTES`; 0: none).
+    pub fn with_max_pinned_bytes(mut self, bytes: u64) -> Backend {
+        self.pinned = Arc::new(PinnedHost::new(self.graphs[0].queue().clone(), bytes));
+        self
+    }
+
+    /// The page-locked host memory SEAL allocates marked objects' words from.
+    pub fn pinned_host(&self) -> &Arc<PinnedHost> {
+        &self.pinned
     }
 
     /// Keeps at most `bytes` of keys on the device (least recently used evicted first;
@@ -170,10 +197,11 @@ impl Backend {
 
     /* ---- images ------------------------------------------------------------------- */
 
-    /// A new image holding a copy of `data` (blocking upload: `data` may go away after).
+    /// A new image holding a copy of `data` (see `GpuImage::upload`: asynchronous from
+    /// page-locked words, else blocking).
     pub fn create_image(&self, data: &[u64]) -> Result<GpuImage> {
         let mut image = GpuImage::empty();
-        image.upload(self.graph(), data)?;
+        image.upload(self.graph(), data, &self.pinned)?;
         Ok(image)
     }
 
@@ -183,7 +211,7 @@ impl Backend {
     }
 
     pub fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Result<()> {
-        image.upload(self.graph(), data)
+        image.upload(self.graph(), data, &self.pinned)
     }
 
     /// Waits for the work writing the image, then copies its first `data.len()` words.
@@ -433,7 +461,13 @@ impl Backend {
             };
             let size = a_size + b_size - 1;
             let product = ops.alloc_result(size, ops.primes())?;
-            ops.tensor(product.buffer(), a.read_on(ops.graph())?, a_size, b_buf, b_size)?;
+            ops.tensor(
+                product.buffer(),
+                a.read_on(ops.graph())?,
+                a_size,
+                b_buf,
+                b_size,
+            )?;
             a.replace(ops.graph(), product, size * ops.poly_words());
             Ok(())
         })
