@@ -77,6 +77,42 @@ inline u64 mad_uint_mod(u64 a, u64 b, u64 c, u64 q, u64 r0, u64 r1)
     return barrett_reduce_128(lo, hi, q, r0, r1);
 }
 
+// (hi:lo) += a * b, exact in 128 bits (the caller bounds the number of terms).
+inline void mul_acc_128(u64 *lo, u64 *hi, u64 a, u64 b)
+{
+    u64 p_lo = a * b;
+    u64 p_hi = mul_hi(a, b);
+    *lo += p_lo;
+    *hi += p_hi + (*lo < p_lo);
+}
+
+// The mod-down of rescaling and key switching (SEAL's divide_and_round_q_last_ntt_inplace,
+// switch_key_inplace), per word; src/ckks/host.rs holds their references of the same
+// names, tested through the kernels that use them (ckks.cl's ckks_moddown_prep and
+// ckks_divide_round_finish, ntt.cl's *_moddown passes).
+//
+// q_i - (q_last >> 1) mod q_i: SEAL's neg_half_mod.
+inline u64 moddown_fix(u64 q_last, u64 q, u64 r1)
+{
+    return q - barrett_reduce_64(q_last >> 1, q, r1);
+}
+
+// x (< 2 q_last, an inverse NTT's output) rounded, r = (x + (q_last >> 1)) mod q_last
+// (SEAL's "add (q - 1) / 2 to change from flooring to rounding"), then brought under q:
+// (q < q_last ? r mod q : r) + fix, in [0, 2q). x + q_last / 2 < 2^62: no wrap.
+inline u64 moddown_round(u64 x, u64 q_last, u64 r1_last, u64 q, u64 r1, u64 fix)
+{
+    u64 r = barrett_reduce_64(x + (q_last >> 1), q_last, r1_last);
+    return (q < q_last ? barrett_reduce_64(r, q, r1) : r) + fix;
+}
+
+// (x + 4q - t) * inv mod q, inv = q_last^-1 mod q with its Shoup quotient: x < q, t < 4q
+// (a lazy forward NTT's output), so the sum lies in (0, 5q) < 2^64.
+inline u64 moddown_finish(u64 x, u64 t, u64 inv, u64 inv_q, u64 q)
+{
+    return multiply_uint_mod_shoup(x + (q << 2) - t, inv, inv_q, q);
+}
+
 // Harvey forward butterfly: x, y < 4q on entry and exit.
 inline void butterfly_forward_lazy(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {

@@ -9,9 +9,12 @@
 // reduced mod prime j. A moduli table holds MODULI_STRIDE words per prime: q, then
 // floor(2^128 / q) as (r0, r1), then a zero pad (so a prime is one aligned 32-byte row).
 //
-// Launch: one work item per output word unless a kernel says otherwise; the launchers in
-// src/ckks/kernels.rs check every buffer length against the global size they use, so
-// the kernels do not bound-check.
+// Launch: one work item per output word unless a kernel says otherwise, over a 2-D range:
+// dimension 0 runs over the words of one row (one polynomial's residues: residue j of a
+// word is its index >> LOG_N, no division), dimension 1 over the rows (polynomials); a
+// kernel of one row ignores dimension 1. Work groups are WORK_GROUP_SIZE items of
+// dimension 0 (src/ckks/kernels.rs). The launchers check every buffer length against the
+// range they use, so the kernels do not bound-check.
 
 #ifndef LOG_N
 #error "ckks.cl needs -D LOG_N=<log2 of the polynomial degree>"
@@ -22,20 +25,14 @@
 #define CKKS_MASK (CKKS_N - 1)
 #define MODULI_STRIDE 4
 
+// Word w of row p of rows of `width` words each: p * width + w.
+#define ROW_WORD(width) (get_global_id(1) * (size_t)(width) + get_global_id(0))
+
 // The constants of prime `j` of a moduli table.
 #define LOAD_MODULUS(moduli, j, q, r0, r1)        \
     const u64 q = (moduli)[(size_t)(j) * MODULI_STRIDE];      \
     const u64 r0 = (moduli)[(size_t)(j) * MODULI_STRIDE + 1]; \
     const u64 r1 = (moduli)[(size_t)(j) * MODULI_STRIDE + 2]
-
-// (hi:lo) += a * b, exact in 128 bits (the caller bounds the number of terms).
-inline void ckks_mul_acc_128(u64 *lo, u64 *hi, u64 a, u64 b)
-{
-    u64 p_lo = a * b;
-    u64 p_hi = mul_hi(a, b);
-    *lo += p_lo;
-    *hi += p_hi + (*lo < p_lo);
-}
 
 // SEAL's reverse_bits<uint32_t>(x, bits): the low `bits` bits of x reversed.
 inline uint ckks_reverse_bits_u32(uint x, uint bits)
@@ -53,8 +50,8 @@ inline uint ckks_reverse_bits_u32(uint x, uint bits)
 __kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const u64 *b,
                        __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    uint j = (uint)((gid >> LOG_N) % K);
+    uint j = (uint)(get_global_id(0) >> LOG_N);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     u64 q = moduli[(size_t)j * MODULI_STRIDE];
     dst[gid] = add_uint_mod(a[gid], b[gid], q);
 }
@@ -63,8 +60,8 @@ __kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const 
 __kernel void ckks_sub(__global u64 *dst, __global const u64 *a, __global const u64 *b,
                        __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    uint j = (uint)((gid >> LOG_N) % K);
+    uint j = (uint)(get_global_id(0) >> LOG_N);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     u64 q = moduli[(size_t)j * MODULI_STRIDE];
     dst[gid] = sub_uint_mod(a[gid], b[gid], q);
 }
@@ -73,8 +70,8 @@ __kernel void ckks_sub(__global u64 *dst, __global const u64 *a, __global const 
 __kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
                           __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    uint j = (uint)((gid >> LOG_N) % K);
+    uint j = (uint)(get_global_id(0) >> LOG_N);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     u64 q = moduli[(size_t)j * MODULI_STRIDE];
     dst[gid] = negate_uint_mod(a[gid], q);
 }
@@ -84,9 +81,8 @@ __kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
 __kernel void ckks_multiply_plain(__global u64 *ct, __global const u64 *plain,
                                   __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    size_t words_per_poly = (size_t)K << LOG_N;
-    size_t pk = gid % words_per_poly;
+    size_t pk = get_global_id(0);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
     uint j = (uint)(pk >> LOG_N);
     LOAD_MODULUS(moduli, j, q, r0, r1);
     ct[gid] = multiply_uint_mod(ct[gid], plain[pk], q, r0, r1);
@@ -110,8 +106,8 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
         u64 a0 = a[gid], a1 = a[gid + stride];
         u64 b0 = b[gid], b1 = b[gid + stride];
         u64 lo = 0, hi = 0;
-        ckks_mul_acc_128(&lo, &hi, a0, b1);
-        ckks_mul_acc_128(&lo, &hi, a1, b0);
+        mul_acc_128(&lo, &hi, a0, b1);
+        mul_acc_128(&lo, &hi, a1, b0);
         dst[gid] = multiply_uint_mod(a0, b0, q, r0, r1);
         dst[gid + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
         dst[gid + 2 * stride] = multiply_uint_mod(a1, b1, q, r0, r1);
@@ -123,7 +119,7 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
         uint i_hi = t < s1 - 1 ? t : s1 - 1;
         u64 lo = 0, hi = 0;
         for (uint i = i_lo; i <= i_hi; i++) {
-            ckks_mul_acc_128(&lo, &hi, a[gid + i * stride], b[gid + (t - i) * stride]);
+            mul_acc_128(&lo, &hi, a[gid + i * stride], b[gid + (t - i) * stride]);
         }
         dst[gid + t * stride] = barrett_reduce_128(lo, hi, q, r0, r1);
     }
@@ -131,16 +127,14 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
 
 // dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for j < residues_per_poly
 // (strides in residues): SEAL's mod_switch_drop_to_next and other residue copies.
-// Global size polys * residues_per_poly * N.
+// Range (residues_per_poly * N, polys).
 __kernel void ckks_copy_residues(__global u64 *dst, uint dst_stride,
                                  __global const u64 *src, uint src_stride,
                                  uint residues_per_poly)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    size_t p = r / residues_per_poly;
-    size_t j = r % residues_per_poly;
+    size_t k = get_global_id(0) & CKKS_MASK;
+    size_t j = get_global_id(0) >> LOG_N;
+    size_t p = get_global_id(1);
     dst[((p * dst_stride + j) << LOG_N) + k] = src[((p * src_stride + j) << LOG_N) + k];
 }
 
@@ -179,62 +173,54 @@ __kernel void ckks_galois_ntt(__global u64 *dst, __global const u64 *src, uint g
 // On exit dst (polys * K_out residues) is in [0, 2 q_i), not reduced (SEAL's lazy
 // neg_half_mod; the lazy forward NTT takes it); last is unchanged. Every item (p, i, k)
 // recomputes r for its own word: one Barrett step is cheaper than a launch.
-// Global size polys * K_out * N.
+// Range (K_out * N, polys).
 __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
                                 __global const u64 *moduli, uint last_q_index, uint K_out)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    size_t p = r / K_out;
-    uint i = (uint)(r % K_out);
+    size_t gid = ROW_WORD((size_t)K_out << LOG_N);
+    size_t k = get_global_id(0) & CKKS_MASK;
+    size_t p = get_global_id(1);
+    uint i = (uint)(get_global_id(0) >> LOG_N);
     u64 q_last = moduli[(size_t)last_q_index * MODULI_STRIDE];
     u64 r1_last = moduli[(size_t)last_q_index * MODULI_STRIDE + 2];
     u64 q = moduli[(size_t)i * MODULI_STRIDE];
     u64 r1 = moduli[(size_t)i * MODULI_STRIDE + 2];
-    // x < 2 q_last < 2^62 (primes have at most 61 bits), so the sum does not wrap.
-    u64 x = barrett_reduce_64(last[(p << LOG_N) + k] + (q_last >> 1), q_last, r1_last);
-    u64 v = q < q_last ? barrett_reduce_64(x, q, r1) : x;
-    u64 neg_half_mod = q - barrett_reduce_64(q_last >> 1, q, r1);
-    dst[gid] = v + neg_half_mod;
+    dst[gid] = moddown_round(last[(p << LOG_N) + k], q_last, r1_last, q, r1,
+                             moddown_fix(q_last, q, r1));
 }
 
 // The last step of rescale (divide_and_round_q_last_ntt_inplace) and of key switching:
 // y = (x + 4 q_i - t) * q_last^-1 mod q_i with x = src[p * src_stride + i][k] (canonical)
 // and t = t[p * K_out + i][k] < 4 q_i (after a lazy forward NTT); then dst = y, or
 // dst = dst + y mod q_i when accumulate. inv holds K_out Shoup pairs (operand, quotient).
-// Global size polys * K_out * N.
+// Range (K_out * N, polys).
 __kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
                                        __global const u64 *src, uint src_stride,
                                        __global const u64 *t, __global const u64 *inv,
                                        __global const u64 *moduli, uint K_out,
                                        uint accumulate)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    size_t p = r / K_out;
-    uint i = (uint)(r % K_out);
+    size_t gid = ROW_WORD((size_t)K_out << LOG_N);
+    size_t k = get_global_id(0) & CKKS_MASK;
+    size_t p = get_global_id(1);
+    uint i = (uint)(get_global_id(0) >> LOG_N);
     u64 q = moduli[(size_t)i * MODULI_STRIDE];
     size_t s = ((p * src_stride + i) << LOG_N) + k;
     size_t d = ((p * dst_stride + i) << LOG_N) + k;
-    u64 x = src[s];
-    // x < q and t < 4q, so the sum is in (0, 5q) < 2^64; Shoup takes any 64-bit input.
-    u64 y = multiply_uint_mod_shoup(x + (q << 2) - t[gid], inv[2 * i], inv[2 * i + 1], q);
+    u64 y = moddown_finish(src[s], t[gid], inv[2 * i], inv[2 * i + 1], q);
     dst[d] = accumulate ? add_uint_mod(dst[d], y, q) : y;
 }
 
 // Key switching's RNS decomposition: for J < K and I < K + 1 (moduli_ext has the K data
 // primes then the special prime), dst[J * (K + 1) + I][k] = q_J <= q_I ? x :
-// x mod q_I with x = t_target[J][k]. Global size K * (K + 1) * N.
+// x mod q_I with x = t_target[J][k]. Range ((K + 1) * N, K).
 __kernel void ckks_ks_decompose(__global u64 *dst, __global const u64 *t_target,
                                 __global const u64 *moduli, uint K)
 {
-    size_t gid = get_global_id(0);
-    size_t k = gid & CKKS_MASK;
-    size_t r = gid >> LOG_N;
-    uint J = (uint)(r / (K + 1));
-    uint I = (uint)(r % (K + 1));
+    size_t gid = ROW_WORD((size_t)(K + 1) << LOG_N);
+    size_t k = get_global_id(0) & CKKS_MASK;
+    uint J = (uint)get_global_id(1);
+    uint I = (uint)(get_global_id(0) >> LOG_N);
     u64 q_j = moduli[(size_t)J * MODULI_STRIDE];
     u64 q_i = moduli[(size_t)I * MODULI_STRIDE];
     u64 r1_i = moduli[(size_t)I * MODULI_STRIDE + 2];
@@ -272,8 +258,8 @@ __kernel void ckks_ks_inner_product(__global u64 *prod, __global u64 *last,
         u64 x = dec[(((size_t)J * K1 + I) << LOG_N) + k];
         size_t key0 = (((size_t)J * 2) * key_stride_primes + kp) << LOG_N;
         size_t key1 = (((size_t)J * 2 + 1) * key_stride_primes + kp) << LOG_N;
-        ckks_mul_acc_128(&lo0, &hi0, x, key[key0 + k]);
-        ckks_mul_acc_128(&lo1, &hi1, x, key[key1 + k]);
+        mul_acc_128(&lo0, &hi0, x, key[key0 + k]);
+        mul_acc_128(&lo1, &hi1, x, key[key1 + k]);
         if (--left == 0) {
             lo0 = barrett_reduce_128(lo0, hi0, q, r0, r1);
             lo1 = barrett_reduce_128(lo1, hi1, q, r0, r1);

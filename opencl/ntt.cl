@@ -20,8 +20,9 @@
 // Tables: root_powers and inv_root_powers as L consecutive tables of N (operand, quotient)
 // word pairs (SEAL's MultiplyUIntModOperand), read as ulong2: buffers are aligned far
 // beyond 16 bytes and every pair starts at an even word. params: PARAMS_STRIDE words per
-// prime: q, N^-1 (operand, quotient), and the last inverse root times N^-1 (operand,
-// quotient), as SEAL's mul_root_scalar computes it.
+// prime: q, N^-1 (operand, quotient), the last inverse root times N^-1 (operand,
+// quotient), as SEAL's mul_root_scalar computes it, and q's Barrett words r1, r0 (for
+// the fused passes' reductions).
 //
 // Build options: LOG_N for every kernel; the staged kernels also need LOG_S (rounds done
 // by ntt_*_strided; 0 when the whole transform fits one work group), LOG_C (columns per
@@ -217,26 +218,93 @@ ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
     }
 }
 
-// Forward, gaps G/2 .. 1 on blocks; the transform's last launch. On entry values in
-// [0, 4q); on exit in [0, q), or [0, 4q) unless `reduce`. Writes leave through local
-// memory so that neighbouring work items store neighbouring words.
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict root_powers,
-                   __global const u64 *restrict params, uint coeff_modulus_size,
-                   uint reduce)
+// What a staged pass does to each word it loads from global memory: nothing; the
+// mod-down's rounding and reduction under prime q (moddown_round in arith.cl, the fusion
+// of ckks_moddown_prep); or key switching's decomposition, a canonical word under prime
+// q_in reduced under q (ckks_ks_decompose).
+#define LOAD_PLAIN 0
+#define LOAD_MODDOWN 1
+#define LOAD_DECOMPOSE 2
+typedef struct {
+    uint kind;
+    u64 q_in, r1_in, q, r1, fix;
+} load_op;
+
+ALWAYS_INLINE load_op plain_load(void)
 {
-    __local u64 lmem[B * PADDED_G];
+    load_op op = {LOAD_PLAIN, 0, 0, 0, 0, 0};
+    return op;
+}
+
+// Loads of words under prime `in_prime` into a transform under prime `prime`.
+ALWAYS_INLINE load_op prime_load(uint kind, __global const u64 *params, uint in_prime,
+                                 uint prime)
+{
+    load_op op;
+    op.kind = kind;
+    op.q_in = params[in_prime * PARAMS_STRIDE];
+    op.r1_in = params[in_prime * PARAMS_STRIDE + 5];
+    op.q = params[prime * PARAMS_STRIDE];
+    op.r1 = params[prime * PARAMS_STRIDE + 5];
+    op.fix = kind == LOAD_MODDOWN ? moddown_fix(op.q_in, op.q, op.r1) : 0;
+    return op;
+}
+
+ALWAYS_INLINE u64 apply_load(load_op op, u64 x)
+{
+    if (op.kind == LOAD_MODDOWN)
+        return moddown_round(x, op.q_in, op.r1_in, op.q, op.r1, op.fix);
+    if (op.kind == LOAD_DECOMPOSE)
+        return op.q_in <= op.q ? x : barrett_reduce_64(x, op.q, op.r1);
+    return x;
+}
+
+// What the forward transform's last pass does with each output word x < 4q: store it
+// (reduced to [0, q) with `reduce`), or the mod-down's last step (moddown_finish in
+// arith.cl, the fusion of ckks_divide_round_finish): out = (src - x) * inv mod q, plus
+// acc mod q with `add`. `src` and `acc` point at the residues of the same coefficients
+// as `out` (acc may be out).
+typedef struct {
+    uint finish, reduce, add;
+    __global const u64 *src;
+    __global const u64 *acc;
+    u64 inv, inv_q;
+} store_op;
+
+ALWAYS_INLINE store_op plain_store(uint reduce)
+{
+    store_op op = {0, reduce, 0, 0, 0, 0, 0};
+    return op;
+}
+
+ALWAYS_INLINE void apply_store(store_op op, __global u64 *out, uint e, u64 x, u64 q)
+{
+    if (op.finish) {
+        u64 y = moddown_finish(op.src[e], x, op.inv, op.inv_q, q);
+        out[e] = op.add ? add_uint_mod(op.acc[e], y, q) : y;
+    } else {
+        out[e] = op.reduce ? reduce_once(reduce_once(x, q << 1), q) : x;
+    }
+}
+
+// Forward, gaps G/2 .. 1 on blocks; the transform's last launch. Reads residue `in`
+// through `ld` (on entry [0, 4q) after it) and leaves the group's B * G outputs, in
+// [0, 4q), in local memory: word e of the group (e < B * G) at lmem[block_slot(e)],
+// after a barrier. A caller that transforms again with the same lmem must pass a
+// barrier between its last read and the next call.
+ALWAYS_INLINE uint block_slot(uint e)
+{
+    return (e >> LOG_G) * PADDED_G + PAD(e & (G - 1));
+}
+
+ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem,
+                                       __global const ulong2 *w, u64 q,
+                                       uint group_in_residue, load_op ld)
+{
     const uint lid = get_local_id(0);
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    const u64 q = params[prime * PARAMS_STRIDE];
-    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
     const uint bl = lid >> (LOG_G - 3);
     const uint u = lid & (G / 8 - 1);
     const uint block = group_in_residue * B + bl;
-    __global u64 *gblock = values + (size_t)residue * N + block * G;
     __local u64 *lblock = lmem + bl * PADDED_G;
     const uint root_base = N + block * G;
     u64 v[8];
@@ -244,7 +312,7 @@ void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict r
     // Step 0 (gaps G/2, G/4, G/8) straight from global memory: t = u + i G/8.
 #pragma unroll
     for (uint i = 0; i < 8; i++)
-        v[i] = gblock[u + i * (G / 8)];
+        v[i] = apply_load(ld, in[block * G + u + i * (G / 8)]);
     fwd_step(v, 3, LOG_G - 3, u, G / 8, w, root_base, q);
 #pragma unroll
     for (uint i = 0; i < 8; i++)
@@ -271,36 +339,51 @@ void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict r
         lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global u64 *gout = values + (size_t)residue * N + group_in_residue * (B * G);
-    const u64 two_q = q << 1;
+}
+
+// The forward block pass: the transform, then `st` on each output word, residue `out`
+// (the same as `in` for a plain transform). Writes leave through local memory so that
+// neighbouring work items store neighbouring words.
+ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
+                                  __local u64 *lmem, __global const ulong2 *w, u64 q,
+                                  uint group_in_residue, load_op ld, store_op st)
+{
+    fwd_block_transform(in, lmem, w, q, group_in_residue, ld);
+    const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
-        uint e = lid + i * BLOCK_WG;
-        u64 x = lmem[(e >> LOG_G) * PADDED_G + PAD(e & (G - 1))];
-        if (reduce)
-            x = reduce_once(reduce_once(x, two_q), q);
-        gout[e] = x;
+        uint e = get_local_id(0) + i * BLOCK_WG;
+        apply_store(st, out, first + e, lmem[block_slot(e)], q);
     }
 }
 
-// Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
-// LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). On entry
-// values in [0, 2q); on exit in [0, 2q). Reads enter through local memory.
+// The plain forward block pass: in place, final reduction with `reduce`.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_inv_block(__global u64 *restrict values,
-                   __global const u64 *restrict inv_root_powers,
+void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict root_powers,
                    __global const u64 *restrict params, uint coeff_modulus_size,
                    uint reduce)
 {
     __local u64 lmem[B * PADDED_G];
-    const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
     const uint prime = residue % coeff_modulus_size;
-    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    __global u64 *r = values + (size_t)residue * N;
+    fwd_block_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
+                   params[prime * PARAMS_STRIDE], (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
+                   plain_load(), plain_store(reduce));
+}
+
+// Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
+// LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). Reads
+// residue `in`, writes residue `out` (the same for a plain transform). On entry values in
+// [0, 2q); on exit in [0, 2q). Reads enter through local memory.
+ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
+                                  __local u64 *lmem, __global const ulong2 *w,
+                                  __global const u64 *pr, uint group_in_residue,
+                                  uint reduce)
+{
+    const uint lid = get_local_id(0);
     const u64 q = pr[0];
-    __global const ulong2 *w = (__global const ulong2 *)inv_root_powers + prime * N;
     const uint bl = lid >> (LOG_G - 3);
     const uint u = lid & (G / 8 - 1);
     const uint block = group_in_residue * B + bl;
@@ -308,7 +391,7 @@ void ntt_inv_block(__global u64 *restrict values,
     const uint x_base = block * G;
     u64 v[8];
 
-    __global const u64 *gin = values + (size_t)residue * N + group_in_residue * (B * G);
+    __global const u64 *gin = in + group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
         uint e = lid + i * BLOCK_WG;
@@ -340,7 +423,7 @@ void ntt_inv_block(__global u64 *restrict values,
     for (uint i = 0; i < 8; i++)
         v[i] = lblock[PAD(u + i * (G / 8))];
     inv_step(v, 3, LOG_G - 3, u, G / 8, w, N, x_base, pr, LOG_S == 0);
-    __global u64 *gblock = values + (size_t)residue * N + block * G;
+    __global u64 *gblock = out + block * G;
 #pragma unroll
     for (uint i = 0; i < 8; i++) {
         u64 x = v[i];
@@ -350,27 +433,202 @@ void ntt_inv_block(__global u64 *restrict values,
     }
 }
 
+// The plain inverse block pass, in place.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block(__global u64 *restrict values,
+                   __global const u64 *restrict inv_root_powers,
+                   __global const u64 *restrict params, uint coeff_modulus_size,
+                   uint reduce)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    __global u64 *r = values + (size_t)residue * N;
+    inv_block_pass(r, r, lmem, (__global const ulong2 *)inv_root_powers + prime * N,
+                   params + prime * PARAMS_STRIDE, (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
+                   reduce);
+}
+
+// The inverse block pass reading its input from another buffer: residue j of polynomial
+// p (j < coeff_modulus_size) comes from residue p * src_stride + src_first + j of src
+// (e.g. the last residue of every polynomial of a ciphertext, or a polynomial at an
+// offset); values gets the output in place of a copy followed by ntt_inv_block. src
+// must not be values.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block_gather(__global u64 *restrict values,
+                          __global const u64 *restrict inv_root_powers,
+                          __global const u64 *restrict params, uint coeff_modulus_size,
+                          uint reduce, __global const u64 *restrict src, uint src_stride,
+                          uint src_first)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    __global const u64 *in = src + ((size_t)poly * src_stride + src_first + prime) * N;
+    inv_block_pass(in, values + (size_t)residue * N, lmem,
+                   (__global const ulong2 *)inv_root_powers + prime * N,
+                   params + prime * PARAMS_STRIDE, (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
+                   reduce);
+}
+
+// The mod-down's forward transforms (SEAL's divide_and_round_q_last_ntt_inplace and the
+// end of switch_key_inplace) over residue r = p * coeff_modulus_size + i, prime i:
+// loads round `last` (residue p, coefficient form under prime last_prime, < 2 q_last)
+// under q_i (ckks_moddown_prep), stores finish the division,
+//     dst[p * dst_stride + i] = (src[p * src_stride + i] - x) * inv_i mod q_i
+// (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i),
+// plus acc[p * dst_stride + i] mod q_i for the first acc_polys polynomials (key
+// switching adds into the ciphertext: acc = dst; a rotation into the permuted first
+// polynomial). With LOG_S = 0 this one launch does all; otherwise
+// ntt_fwd_strided_moddown first leaves the rounded, partly transformed words in values,
+// which this pass reads. dst may be src only with equal strides, and may be acc; dst is
+// neither values nor last.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block_moddown(__global u64 *restrict values,
+                           __global const u64 *restrict root_powers,
+                           __global const u64 *restrict params, uint coeff_modulus_size,
+                           __global const u64 *restrict last, uint last_prime,
+                           __global u64 *dst, uint dst_stride, __global const u64 *src,
+                           uint src_stride, __global const u64 *restrict inv,
+                           __global const u64 *acc, uint acc_polys)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    store_op st;
+    st.finish = 1;
+    st.reduce = 0;
+    st.add = poly < acc_polys;
+    st.src = src + ((size_t)poly * src_stride + prime) * N;
+    st.acc = acc + ((size_t)poly * dst_stride + prime) * N;
+    st.inv = inv[2 * prime];
+    st.inv_q = inv[2 * prime + 1];
+#if LOG_S == 0
+    __global const u64 *in = last + (size_t)poly * N;
+    load_op ld = prime_load(LOAD_MODDOWN, params, last_prime, prime);
+#else
+    __global const u64 *in = values + (size_t)residue * N;
+    load_op ld = plain_load();
+#endif
+    fwd_block_pass(in, dst + ((size_t)poly * dst_stride + prime) * N, lmem,
+                   (__global const ulong2 *)root_powers + prime * N, q,
+                   (uint)(group % GROUPS_PER_BLOCK_RESIDUE), ld, st);
+}
+
+// Key switching's forward transforms with the inner product with the key fused in
+// (SEAL's switch_key_inplace, its loops over I and J). Work group (I, g), I < K + 1 =
+// coeff_modulus_size (prime I of the plan; the special prime at I = K), loops over
+// J < K: it transforms decomposed residue J under prime I and accumulates, in registers,
+// its products with both key polynomials,
+//     s(c, I) = sum_J NTT_I(t_target[J] mod q_I) * key[J][c][kp(I)],
+// kp(I) = I < K ? I : key_special_index, key word ((J * 2 + c) * key_stride_primes + p) * N
+// + k (SEAL's key vector). So the K (K + 1) decomposed residues in NTT form are never
+// stored, and each key word is read once. As SEAL does, J = I takes the target's own
+// residue in NTT form (residue target_first + J of target) instead of a transform. The
+// transform's input: with LOG_S = 0, t_target (K canonical residues in coefficient
+// form), decomposed on load; otherwise what ntt_fwd_strided_decompose left in values
+// (residue J (K + 1) + I). Products (< 4q * q) accumulate exactly in 128 bits, reduced
+// every reduce_every terms (see ckks_ks_inner_product). On exit, canonical, prod[c K + I]
+// = s(c, I) for I < K and last[c] = s(c, K). prod and last alias no input.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block_ks(__global const u64 *restrict values,
+                      __global const u64 *restrict root_powers,
+                      __global const u64 *restrict params, uint coeff_modulus_size,
+                      __global const u64 *restrict t_target,
+                      __global const u64 *restrict target, uint target_first,
+                      __global const u64 *restrict key, uint key_stride_primes,
+                      uint key_special_index, uint reduce_every,
+                      __global u64 *restrict prod, __global u64 *restrict last)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint I = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
+    const uint K = coeff_modulus_size - 1;
+    __global const u64 *pr = params + I * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+    const uint kp = I < K ? I : key_special_index;
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + I * N;
+    const uint lid = get_local_id(0);
+    const uint first = group_in_residue * (B * G);
+    u64 lo0[8], hi0[8], lo1[8], hi1[8];
+#pragma unroll
+    for (uint i = 0; i < 8; i++)
+        lo0[i] = hi0[i] = lo1[i] = hi1[i] = 0;
+    uint left = reduce_every;
+    for (uint J = 0; J < K; J++) {
+        u64 x[8];
+        // J and I are the same for the whole work group: the branch and its barrier are
+        // uniform.
+        if (J == I) {
+            __global const u64 *t = target + (size_t)(target_first + J) * N + first;
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                x[i] = t[lid + i * BLOCK_WG];
+        } else {
+#if LOG_S == 0
+            fwd_block_transform(t_target + (size_t)J * N, lmem, w, q, group_in_residue,
+                                prime_load(LOAD_DECOMPOSE, params, J, I));
+#else
+            fwd_block_transform(values + ((size_t)J * coeff_modulus_size + I) * N, lmem, w,
+                                q, group_in_residue, plain_load());
+#endif
+#pragma unroll
+            for (uint i = 0; i < 8; i++)
+                x[i] = lmem[block_slot(lid + i * BLOCK_WG)];
+            // Every read of lmem happens before the next transform writes it.
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        __global const u64 *k0 = key + ((size_t)(2 * J) * key_stride_primes + kp) * N + first;
+        __global const u64 *k1 =
+            key + ((size_t)(2 * J + 1) * key_stride_primes + kp) * N + first;
+#pragma unroll
+        for (uint i = 0; i < 8; i++) {
+            uint e = lid + i * BLOCK_WG;
+            mul_acc_128(&lo0[i], &hi0[i], x[i], k0[e]);
+            mul_acc_128(&lo1[i], &hi1[i], x[i], k1[e]);
+        }
+        if (--left == 0) {
+#pragma unroll
+            for (uint i = 0; i < 8; i++) {
+                lo0[i] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
+                lo1[i] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+                hi0[i] = hi1[i] = 0;
+            }
+            left = reduce_every;
+        }
+    }
+    __global u64 *out0 = I < K ? prod + (size_t)I * N : last;
+    __global u64 *out1 = I < K ? prod + (size_t)(K + I) * N : last + N;
+#pragma unroll
+    for (uint i = 0; i < 8; i++) {
+        uint e = first + lid + i * BLOCK_WG;
+        out0[e] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
+        out1[e] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+    }
+}
+
 #if LOG_S != 0
 
 // Forward, gaps N/2 .. G (S-point sub-transforms of the classes mod G); the transform's
-// first launch. On entry values in [0, 4q); on exit in [0, 4q). The class of column c is
-// at residue word c + t G, staged in local memory at t C + c.
-__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_fwd_strided(__global u64 *restrict values,
-                     __global const u64 *restrict root_powers,
-                     __global const u64 *restrict params, uint coeff_modulus_size)
+// first launch. Reads residue `in` through `ld`, writes residue `out`. On entry values in
+// [0, 4q) after `ld`; on exit in [0, 4q). The class of column c is at residue word
+// c + t G, staged in local memory at t C + c.
+ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
+                                    __local u64 *lmem, __global const ulong2 *w, u64 q,
+                                    uint group_in_residue, load_op ld)
 {
-    __local u64 lmem[S * C];
     const uint lid = get_local_id(0);
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    const u64 q = params[prime * PARAMS_STRIDE];
-    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
-    __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
+    __global const u64 *gin = in + group_in_residue * C + c;
+    __global u64 *gcol = out + group_in_residue * C + c;
     __local u64 *lcol = lmem + c;
     u64 v[8];
 
@@ -381,7 +639,7 @@ void ntt_fwd_strided(__global u64 *restrict values,
         if (st == 0) {
 #pragma unroll
             for (uint i = 0; i < 8; i++)
-                v[i] = gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G];
+                v[i] = apply_load(ld, gin[(size_t)step_pos(3, lg, u, S / 8, i) * G]);
         } else {
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
@@ -409,6 +667,67 @@ void ntt_fwd_strided(__global u64 *restrict values,
     for (uint i = 0; i < 8; i++)
         gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G] = v[i];
 #endif
+}
+
+// The plain forward strided pass, in place.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_fwd_strided(__global u64 *restrict values,
+                     __global const u64 *restrict root_powers,
+                     __global const u64 *restrict params, uint coeff_modulus_size)
+{
+    __local u64 lmem[S * C];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    __global u64 *r = values + (size_t)residue * N;
+    fwd_strided_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
+                     params[prime * PARAMS_STRIDE],
+                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE), plain_load());
+}
+
+// The mod-down's first forward pass (see ntt_fwd_block_moddown): residue
+// r = p * coeff_modulus_size + i of values gets the rounded `last` residue p under
+// prime i, partly transformed.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_fwd_strided_moddown(__global u64 *restrict values,
+                             __global const u64 *restrict root_powers,
+                             __global const u64 *restrict params, uint coeff_modulus_size,
+                             __global const u64 *restrict last, uint last_prime)
+{
+    __local u64 lmem[S * C];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    fwd_strided_pass(last + (size_t)poly * N, values + (size_t)residue * N, lmem,
+                     (__global const ulong2 *)root_powers + prime * N,
+                     params[prime * PARAMS_STRIDE],
+                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE),
+                     prime_load(LOAD_MODDOWN, params, last_prime, prime));
+}
+
+// Key switching's first forward pass (see ntt_fwd_block_ks): residue r = J (K + 1) + I
+// of values (K (K + 1) residues, coeff_modulus_size = K + 1) gets residue J of t_target
+// (canonical, coefficient form) reduced under prime I, partly transformed. Residues
+// J = I are left alone: SEAL takes those from the target in NTT form.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_fwd_strided_decompose(__global u64 *restrict values,
+                               __global const u64 *restrict root_powers,
+                               __global const u64 *restrict params,
+                               uint coeff_modulus_size,
+                               __global const u64 *restrict t_target)
+{
+    __local u64 lmem[S * C];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint J = residue / coeff_modulus_size;
+    const uint I = residue % coeff_modulus_size;
+    if (J == I)
+        return;
+    fwd_strided_pass(t_target + (size_t)J * N, values + (size_t)residue * N, lmem,
+                     (__global const ulong2 *)root_powers + I * N, params[I * PARAMS_STRIDE],
+                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE),
+                     prime_load(LOAD_DECOMPOSE, params, J, I));
 }
 
 // Inverse, gaps G .. N/2 (S-point sub-transforms of the classes mod G); the transform's

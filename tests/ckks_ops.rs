@@ -9,8 +9,10 @@ use seal_opencl::ckks::context::{CkksContext, KswitchKey};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
-use seal_opencl::device::{DeviceOptions, Devices};
+use seal_opencl::device::{DeviceOptions, Devices, Graph};
+use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
+use seal_opencl::profiler::Profiler;
 
 fn rng() -> rand::rngs::StdRng {
     let seed = rand::random();
@@ -69,40 +71,282 @@ fn host_switch_key(
     host::ckks_divide_round_finish(ct, k, &prod, k, &t, &inv, &ext, k, 2, true, n);
 }
 
-#[test]
-fn switch_key_matches_host_composition() {
-    let mut rng = rng();
-    let log_n = 12;
-    let n = 1 << log_n;
-    let key_moduli: Vec<Modulus> = coeff_modulus_create(n as u64, &[50, 40, 60, 60])
+/// SEAL's divide_and_round_q_last_ntt_inplace + drop (mod_switch_scale_to_next) on the
+/// host, step for step as the unfused `LevelOps::rescale`: `ct` holds `polys` polynomials
+/// of K = moduli.len() residues; the result K - 1.
+fn host_rescale(ct: &[u64], moduli: &[Modulus], polys: usize, log_n: u32) -> Vec<u64> {
+    let n = 1usize << log_n;
+    let k = moduli.len();
+    let tables = create_ntt_tables(log_n, moduli).unwrap();
+    let mut last = vec![0; polys * n];
+    host::ckks_gather_residue(&mut last, ct, k, k - 1, polys, n);
+    for r in last.chunks_exact_mut(n) {
+        ntt_host::inverse_ntt_negacyclic_harvey_lazy(r, &tables[k - 1]);
+    }
+    let mut t = vec![0; polys * (k - 1) * n];
+    host::ckks_moddown_prep(&mut t, &last, k - 1, moduli, k - 1, n);
+    for (r, res) in t.chunks_exact_mut(n).enumerate() {
+        ntt_host::ntt_negacyclic_harvey_lazy(res, &tables[r % (k - 1)]);
+    }
+    let inv: Vec<ShoupOperand> = moduli[..k - 1]
+        .iter()
+        .map(|q| {
+            ShoupOperand::new(
+                invert_uint_mod(moduli[k - 1].value() % q.value(), q).unwrap(),
+                q,
+            )
+        })
+        .collect();
+    let mut out = vec![0; polys * (k - 1) * n];
+    host::ckks_divide_round_finish(
+        &mut out,
+        k - 1,
+        ct,
+        k,
+        &t,
+        &inv,
+        moduli,
+        k - 1,
+        polys,
+        false,
+        n,
+    );
+    out
+}
+
+const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+
+/// Devices whose pooled buffers come poisoned (so a word a kernel fails to write shows),
+/// with `profiler` attached if given.
+fn devices(profiler: Option<Arc<Profiler>>) -> Devices {
+    Devices::new(DeviceOptions {
+        memcache: MemcacheConfig {
+            poison: Some(POISON),
+            ..Default::default()
+        },
+        profiler,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+/// The key primes of the tests: three data primes of different sizes (a prime larger
+/// than the one dropped and one smaller take different branches of the rounding), then
+/// the special prime.
+fn key_moduli(log_n: u32) -> Vec<Modulus> {
+    coeff_modulus_create(1 << log_n, &[50, 40, 60, 60])
         .unwrap()
         .into_iter()
         .map(|q| Modulus::new(q).unwrap())
-        .collect();
-    let values: Vec<u64> = key_moduli.iter().map(|q| q.value()).collect();
-    let devices = Devices::new(DeviceOptions::default()).unwrap();
+        .collect()
+}
+
+/// Every configuration the mod-down runs in: one-pass (2^10, 2^12 on a device with
+/// work groups of 2^12 words) and two-pass (2^13: S = 2^6, a multiple of 3 rounds in the
+/// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, and the naive
+/// transforms.
+const CONFIGS: [(u32, NttStrategy, bool); 8] = [
+    (10, NttStrategy::Staged, true),
+    (12, NttStrategy::Staged, true),
+    (13, NttStrategy::Staged, true),
+    (14, NttStrategy::Staged, true),
+    (12, NttStrategy::Staged, false),
+    (13, NttStrategy::Staged, false),
+    (12, NttStrategy::Naive, true),
+    (10, NttStrategy::Naive, false),
+];
+
+fn context(graph: &Graph, log_n: u32, strategy: NttStrategy, fused: bool) -> CkksContext {
+    let values: Vec<u64> = key_moduli(log_n).iter().map(|q| q.value()).collect();
+    CkksContext::new(graph.context(), log_n, &values, true, strategy)
+        .unwrap()
+        .with_fused(fused)
+}
+
+fn assert_same(got: &[u64], want: &[u64], what: &str) {
+    let bad = (0..want.len()).filter(|&i| got[i] != want[i]).count();
+    assert_eq!(
+        bad,
+        0,
+        "{what}: {bad} words differ (first at {:?})",
+        (0..want.len()).find(|&i| got[i] != want[i])
+    );
+}
+
+#[test]
+fn rescale_matches_host_composition() {
+    let mut rng = rng();
+    let devices = devices(None);
     let graph = devices.graph();
-    let context =
-        CkksContext::new(graph.context(), log_n, &values, true, NttStrategy::Staged).unwrap();
-    let l = key_moduli.len();
-    for k in [3, 2, 1] {
-        let key_words = random_poly(&mut rng, &key_moduli, 2 * (l - 1), n);
-        let key = KswitchKey::upload(&context, graph.queue(), l - 1, &key_words).unwrap();
-        let ct = random_poly(&mut rng, &key_moduli[..k], 3, n);
-        let mut want = ct.clone();
-        let target = ct[2 * k * n..].to_vec();
-        host_switch_key(&mut want, &target, &key_words, &key_moduli, k, log_n);
-        let buf = graph.context().upload(graph.queue(), &ct).unwrap();
-        let ops = LevelOps::new(&context, &graph, k).unwrap();
-        ops.switch_key(&buf, &buf, 2 * k * n, &key).unwrap();
-        let got = cl::download(&buf).unwrap();
-        let bad = (0..want.len()).filter(|&i| got[i] != want[i]).count();
-        assert_eq!(
-            bad,
-            0,
-            "K = {k}: {bad} words differ (first at {:?})",
-            (0..want.len()).find(|&i| got[i] != want[i])
-        );
+    let mut layouts = Vec::new();
+    for (log_n, strategy, fused) in CONFIGS {
+        let n = 1 << log_n;
+        let moduli = key_moduli(log_n);
+        let context = context(&graph, log_n, strategy, fused);
+        for (k, polys) in [(3, 2), (3, 3), (2, 2)] {
+            let ct = random_poly(&mut rng, &moduli[..k], polys, n);
+            let want = host_rescale(&ct, &moduli[..k], polys, log_n);
+            let src = graph.context().upload(graph.queue(), &ct).unwrap();
+            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            layouts.push(
+                context
+                    .level(graph.queue(), k)
+                    .unwrap()
+                    .plan()
+                    .launches_per_transform(),
+            );
+            let dst = ops.alloc_result(polys, k - 1).unwrap();
+            ops.rescale(dst.buffer(), &src, polys).unwrap();
+            let got = cl::download(dst.buffer()).unwrap();
+            assert_same(
+                &got,
+                &want,
+                &format!("2^{log_n} {strategy} fused={fused} K={k} polys={polys}"),
+            );
+            assert_same(&cl::download(&src).unwrap(), &ct, "rescale's source");
+        }
     }
-    let _ = Arc::strong_count(graph.context());
+    assert!(
+        layouts.contains(&1) && layouts.contains(&2),
+        "one- and two-pass layouts: {layouts:?}"
+    );
+}
+
+#[test]
+fn switch_key_matches_host_composition() {
+    let mut rng = rng();
+    let devices = devices(None);
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in CONFIGS {
+        let n = 1 << log_n;
+        let key_moduli = key_moduli(log_n);
+        let context = context(&graph, log_n, strategy, fused);
+        let l = key_moduli.len();
+        for k in [3, 2, 1] {
+            let key_words = random_poly(&mut rng, &key_moduli, 2 * (l - 1), n);
+            let key = KswitchKey::upload(&context, graph.queue(), l - 1, &key_words).unwrap();
+            let ct = random_poly(&mut rng, &key_moduli[..k], 3, n);
+            let mut want = ct.clone();
+            let target = ct[2 * k * n..].to_vec();
+            host_switch_key(&mut want, &target, &key_words, &key_moduli, k, log_n);
+            let buf = graph.context().upload(graph.queue(), &ct).unwrap();
+            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            ops.switch_key(&buf, &buf, 2 * k * n, &key).unwrap();
+            let got = cl::download(&buf).unwrap();
+            assert_same(
+                &got,
+                &want,
+                &format!("2^{log_n} {strategy} fused={fused} K={k}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn apply_galois_matches_host_composition() {
+    let mut rng = rng();
+    let devices = devices(None);
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in CONFIGS {
+        let n = 1 << log_n;
+        let key_moduli = key_moduli(log_n);
+        let context = context(&graph, log_n, strategy, fused);
+        let l = key_moduli.len();
+        let k = 3;
+        // A rotation's element (3) and the conjugation's (2N - 1).
+        for galois_elt in [3, 2 * n as u32 - 1] {
+            let key_words = random_poly(&mut rng, &key_moduli, 2 * (l - 1), n);
+            let key = KswitchKey::upload(&context, graph.queue(), l - 1, &key_words).unwrap();
+            let ct = random_poly(&mut rng, &key_moduli[..k], 2, n);
+            let mut permuted = vec![0; ct.len()];
+            host::ckks_galois_ntt(&mut permuted, &ct, galois_elt, log_n);
+            // SEAL: the permuted first polynomial, the second key-switched into both.
+            let mut want = permuted.clone();
+            want[k * n..].fill(0);
+            host_switch_key(
+                &mut want,
+                &permuted[k * n..],
+                &key_words,
+                &key_moduli,
+                k,
+                log_n,
+            );
+            let buf = graph.context().upload(graph.queue(), &ct).unwrap();
+            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            ops.apply_galois(&buf, galois_elt, &key).unwrap();
+            let got = cl::download(&buf).unwrap();
+            let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
+            assert_same(&got, &want, &what);
+        }
+    }
+}
+
+/// Kernel launches of `op` on a profiled graph.
+fn launches(profiler: &Profiler, graph: &Graph, op: impl FnOnce()) -> u64 {
+    graph.finish().unwrap();
+    profiler.clear_events();
+    op();
+    profiler
+        .kernel_stats()
+        .unwrap()
+        .iter()
+        .map(|s| s.count)
+        .sum()
+}
+
+/// The fused launch budget: rescale in 4 launches with a two-pass NTT layout (2 with
+/// one); switch_key in 8 (4): the target's inverse NTT, the decomposition and inner
+/// product inside the forward NTT, the mod-down's inverse and forward NTTs.
+#[test]
+fn rescale_and_switch_key_launch_counts() {
+    let mut rng = rng();
+    let profiler = Profiler::new();
+    let devices = devices(Some(profiler.clone()));
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in CONFIGS {
+        let n = 1 << log_n;
+        let key_moduli = key_moduli(log_n);
+        let context = context(&graph, log_n, strategy, fused);
+        let k = 3;
+        let ops = LevelOps::new(&context, &graph, k).unwrap();
+        let per_transform = context
+            .level(graph.queue(), k)
+            .unwrap()
+            .plan()
+            .launches_per_transform() as u64;
+        let ct = graph
+            .context()
+            .upload(
+                graph.queue(),
+                &random_poly(&mut rng, &key_moduli[..k], 3, n),
+            )
+            .unwrap();
+        let dst = ops.alloc_result(2, k - 1).unwrap();
+        let key_words = random_poly(&mut rng, &key_moduli, 2 * (key_moduli.len() - 1), n);
+        let key = KswitchKey::upload(&context, graph.queue(), k, &key_words).unwrap();
+        // Build the one-prime plans outside the counted launches.
+        ops.rescale(dst.buffer(), &ct, 2).unwrap();
+        ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap();
+        let rescale = launches(&profiler, &graph, || {
+            ops.rescale(dst.buffer(), &ct, 2).unwrap()
+        });
+        let switch_key = launches(&profiler, &graph, || {
+            ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap()
+        });
+        let what = format!("2^{log_n} {strategy} fused={fused}");
+        if fused && strategy == NttStrategy::Staged {
+            assert_eq!(rescale, 2 * per_transform, "rescale, {what}");
+            assert!(rescale <= 4, "rescale, {what}");
+            assert_eq!(switch_key, 4 * per_transform, "switch_key, {what}");
+        } else {
+            // gather, INTT, prep, NTT, finish.
+            assert_eq!(rescale, 3 + 2 * per_transform, "rescale, {what}");
+            // (copy,) INTT, decompose, NTT, inner product, then the unfused mod-down.
+            assert_eq!(
+                switch_key,
+                2 + 2 * per_transform + 2 + 2 * per_transform,
+                "switch_key, {what}"
+            );
+        }
+    }
 }

@@ -394,3 +394,108 @@ fn bad_arguments_are_errors() {
     }
     assert!("fastest".parse::<NttStrategy>().is_err());
 }
+
+/// `inverse_from` reads residues at a stride and offset of another buffer: equal to the
+/// host's inverse of the gathered residues, on one- (2^12) and two-pass (2^13) layouts.
+#[test]
+fn inverse_from_equals_host_on_gathered_residues() {
+    let (ctx, queue) = device();
+    let mut rng = rng();
+    for log_n in [12, 13] {
+        let n = 1usize << log_n;
+        let moduli = primes(log_n, &[50, 40, 60]);
+        let tables = create_ntt_tables(log_n, &moduli).unwrap();
+        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, NttStrategy::Staged).unwrap();
+        // 2 polynomials of residues 1 and 2 (primes 0 and 1 of the plan) from a source of
+        // 2 polynomials of 4 residues.
+        let (stride, first, count, primes) = (4, 1, 2, 2);
+        // Source residue r holds words below the prime it is read under (residue
+        // p * stride + first + j under prime j; the others are never read).
+        let prime_of = |r: usize| (r % stride).saturating_sub(first).min(primes - 1);
+        let src_words: Vec<u64> = (0..count * stride)
+            .flat_map(|r| {
+                let q = moduli[prime_of(r)].value();
+                (0..n).map(|_| rng.gen_range(0..q)).collect::<Vec<_>>()
+            })
+            .collect();
+        let mut want = Vec::new();
+        for p in 0..count {
+            for j in 0..primes {
+                let mut res = src_words[(p * stride + first + j) * n..][..n].to_vec();
+                host::inverse_ntt_negacyclic_harvey(&mut res, &tables[j]);
+                want.extend(res);
+            }
+        }
+        let src_buf = ctx.upload(&queue, &src_words).unwrap();
+        let values = ctx.buffer(&queue, count * primes * n).unwrap();
+        cl::poison(&values, POISON).unwrap();
+        plan.inverse_from(
+            &queue, &values, &src_buf, stride, first, count, primes, true, false,
+        )
+        .unwrap();
+        assert_eq!(cl::download(&values).unwrap(), want, "2^{log_n}");
+        let src_before = cl::download(&src_buf).unwrap();
+        assert_eq!(src_before, src_words, "source unchanged");
+    }
+}
+
+#[test]
+fn fused_passes_reject_bad_arguments() {
+    let (ctx, queue) = device();
+    let moduli = primes(12, &[50, 40]);
+    let n = 4096;
+    let buf = |words| ctx.buffer(&queue, words).unwrap();
+    let (values, src) = (buf(2 * n), buf(4 * n));
+    let naive = NttPlan::new(&ctx, &queue, 12, &moduli, NttStrategy::Naive).unwrap();
+    assert_invalid(
+        naive.inverse_from(&queue, &values, &src, 2, 0, 1, 2, true, false),
+        "naive plan",
+    );
+    let plan = NttPlan::new(&ctx, &queue, 12, &moduli, NttStrategy::Staged).unwrap();
+    assert_invalid(
+        plan.inverse_from(&queue, &values, &values, 2, 0, 1, 2, true, false),
+        "src is values",
+    );
+    assert_invalid(
+        plan.inverse_from(&queue, &values, &src, 2, 3, 1, 2, true, false),
+        "src too short",
+    );
+    let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
+    let md = |dst, acc_polys| seal_opencl::ntt::ModDown {
+        last: &last,
+        last_prime: 1,
+        scratch: &last,
+        dst,
+        dst_stride: 1,
+        src: &src,
+        src_stride: 1,
+        inv: &inv,
+        acc: &src,
+        acc_polys,
+        count: 1,
+        primes: 1,
+    };
+    assert!(plan.forward_moddown(&queue, &md(&dst, 0), false).is_ok());
+    assert_invalid(
+        plan.forward_moddown(&queue, &md(&last, 0), false),
+        "dst is last",
+    );
+    assert_invalid(
+        plan.forward_moddown(&queue, &md(&dst, 2), false),
+        "acc_polys > count",
+    );
+    let ks = seal_opencl::ntt::KeySwitch {
+        t_target: &values,
+        target: &values,
+        target_first: 0,
+        key: &src,
+        key_stride_primes: 2,
+        key_special_index: 1,
+        reduce_every: 1,
+        prod: &dst,
+        last: &last,
+        scratch: &values,
+        k: 2,
+    };
+    assert_invalid(plan.forward_key_switch(&queue, &ks, false), "K + 1 > L");
+}

@@ -28,9 +28,10 @@ pub struct CkksContext {
     key_moduli: Vec<Modulus>,
     using_keyswitching: bool,
     strategy: NttStrategy,
-    /// The tensor product as one multiply-add kernel (`true`, the default) or as separate
-    /// multiply and add kernels (the benchmarks' naive baseline).
-    fused_tensor: bool,
+    /// Fused kernels (`true`, the default): the tensor product as one multiply-add kernel,
+    /// the mod-down's steps inside its transforms. `false`: one kernel per step (the
+    /// benchmarks' naive baseline).
+    fused: bool,
     kernels: CkksKernels,
     /// Index K - 1 holds level K, once built.
     levels: Mutex<Vec<Option<Arc<LevelData>>>>,
@@ -106,7 +107,7 @@ impl CkksContext {
             log_n,
             using_keyswitching,
             strategy,
-            fused_tensor: true,
+            fused: true,
             kernels: CkksKernels::new(ctx, log_n)?,
             key_moduli,
             levels: Mutex::new(levels),
@@ -114,15 +115,16 @@ impl CkksContext {
         })
     }
 
-    /// The same context with the tensor product fused (`true`, the default) or unfused
+    /// The same context with fused kernels (`true`, the default) or one kernel per step
     /// (`crate::device::DeviceOptions::fused_tensor`, `SEAL_OPENCL_FUSED=0`).
-    pub fn with_fused_tensor(mut self, fused: bool) -> CkksContext {
-        self.fused_tensor = fused;
+    pub fn with_fused(mut self, fused: bool) -> CkksContext {
+        self.fused = fused;
         self
     }
 
-    pub fn fused_tensor(&self) -> bool {
-        self.fused_tensor
+    /// Whether the tensor product and the mod-down run fused.
+    pub fn fused(&self) -> bool {
+        self.fused
     }
 
     pub fn log_n(&self) -> u32 {

@@ -154,12 +154,34 @@ pub fn ckks_galois_ntt(dst: &mut [u64], src: &[u64], galois_elt: u32, log_n: u32
     }
 }
 
+/// SEAL's neg_half_mod: q_i - (q_last >> 1) mod q_i (arith.cl's `moddown_fix`).
+pub fn moddown_fix(q_last: &Modulus, q: &Modulus) -> u64 {
+    q.value() - barrett_reduce_64(q_last.value() >> 1, q)
+}
+
+/// One word of the mod-down's input under q (arith.cl's `moddown_round`): x (< 2 q_last,
+/// an inverse NTT's output) rounded, r = (x + (q_last >> 1)) mod q_last, then
+/// (q < q_last ? r mod q : r) + fix, in [0, 2q) (not reduced).
+pub fn moddown_round(x: u64, q_last: &Modulus, q: &Modulus, fix: u64) -> u64 {
+    let r = barrett_reduce_64(x + (q_last.value() >> 1), q_last);
+    let r = if q.value() < q_last.value() {
+        barrett_reduce_64(r, q)
+    } else {
+        r
+    };
+    r + fix
+}
+
+/// The mod-down's last step on one word (arith.cl's `moddown_finish`): (x + 4q - t) * inv
+/// mod q, for x < q and t < 4q.
+pub fn moddown_finish(x: u64, t: u64, inv: ShoupOperand, q: &Modulus) -> u64 {
+    multiply_uint_mod_shoup(x + (q.value() << 2) - t, inv, q)
+}
+
 /// "(ct mod q_last) mod q_i" with SEAL's rounding and lazy `J += neg_half_mod`: `last`
 /// holds one residue per polynomial mod q_last = moduli[last_q_index], as an inverse NTT
-/// leaves it (on entry < 2 q_last); each word is first rounded,
-/// r = barrett_reduce_64(x + (q_last >> 1), q_last), then dst gets `k_out` residues per
-/// polynomial, primes 0..k_out, each (q_i < q_last ? r mod q_i : r) + q_i - (q_last >> 1)
-/// mod q_i, in [0, 2 q_i) (not reduced).
+/// leaves it (on entry < 2 q_last); dst gets `k_out` residues per polynomial, primes
+/// 0..k_out, each word [`moddown_round`] of the last residue's word under q_i.
 pub fn ckks_moddown_prep(
     dst: &mut [u64],
     last: &[u64],
@@ -169,30 +191,20 @@ pub fn ckks_moddown_prep(
     n: usize,
 ) {
     let q_last = &moduli[last_q_index];
-    let half = q_last.value() >> 1;
     assert_eq!(dst.len(), last.len() * k_out);
     for (p, last) in last.chunks_exact(n).enumerate() {
-        let rounded: Vec<u64> = last
-            .iter()
-            .map(|&x| barrett_reduce_64(x + half, q_last))
-            .collect();
         for (i, qi) in moduli[..k_out].iter().enumerate() {
-            let neg_half_mod = qi.value() - barrett_reduce_64(half, qi);
+            let fix = moddown_fix(q_last, qi);
             let out = &mut dst[(p * k_out + i) * n..][..n];
-            for (d, &x) in out.iter_mut().zip(&rounded) {
-                let v = if qi.value() < q_last.value() {
-                    barrett_reduce_64(x, qi)
-                } else {
-                    x
-                };
-                *d = v + neg_half_mod;
+            for (d, &x) in out.iter_mut().zip(last) {
+                *d = moddown_round(x, q_last, qi, fix);
             }
         }
     }
 }
 
 /// The last step of rescale and key switching: for p < polys, i < k_out,
-/// y = (src[p * src_stride + i] + 4 q_i - t[p * k_out + i]) * inv[i] mod q_i, then
+/// y = [`moddown_finish`] of src[p * src_stride + i] and t[p * k_out + i] under q_i, then
 /// dst[p * dst_stride + i] = y, or dst + y mod q_i with `accumulate`. On entry t < 4 q_i,
 /// src canonical, `inv[i]` = q_last^-1 mod q_i with its Shoup quotient.
 #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
@@ -215,8 +227,7 @@ pub fn ckks_divide_round_finish(
             let s0 = (p * src_stride + i) * n;
             let t0 = (p * k_out + i) * n;
             for k in 0..n {
-                let x = src[s0 + k];
-                let y = multiply_uint_mod_shoup(x + (q.value() << 2) - t[t0 + k], inv[i], q);
+                let y = moddown_finish(src[s0 + k], t[t0 + k], inv[i], q);
                 let d = &mut dst[d0 + k];
                 *d = if accumulate {
                     add_uint_mod(*d, y, q)

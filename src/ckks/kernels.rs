@@ -15,13 +15,19 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::arith::Modulus;
-use crate::cl::{self, sources, Buffer, Context, Kernel, Program, Queue};
+use crate::cl::{self, same_buffer, sources, Buffer, Context, Kernel, Program, Queue};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
 
 /// Words per prime in a [`ModuliTable`] (`MODULI_STRIDE` in ckks.cl): q, r0, r1, 0.
 pub const MODULI_STRIDE: usize = 4;
+
+/// Work items per work group of every CKKS kernel, along dimension 0 of its range (the
+/// words of one row): 256 items read 2 KiB of neighbouring words from each buffer. A row
+/// with fewer words, or a number of words it does not divide, gets the largest power of
+/// two that divides it.
+pub const WORK_GROUP_SIZE: usize = 256;
 
 /// The most polynomials per tensor operand: the kernel sums at most min(s1, s2) products
 /// below 2^122 exactly in 128 bits. SEAL's own limit (`SEAL_CIPHERTEXT_SIZE_MAX`) is 16.
@@ -153,11 +159,6 @@ pub struct CkksKernels {
     ks_inner_product: Slot,
 }
 
-/// Whether two buffer handles name the same OpenCL memory object.
-fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {
-    a.as_core().as_ptr() == b.as_core().as_ptr()
-}
-
 /// `a * b * ...` or an error naming the kernel when it overflows.
 fn product(kernel: &str, factors: &[usize]) -> Result<usize> {
     factors
@@ -260,13 +261,21 @@ impl CkksKernels {
         1 << self.log_n
     }
 
-    /// Sets `args`, enqueues `global` work items of `slot` on `graph`, unsets the buffer
-    /// arguments (also after an error).
+    /// Sets `args` and enqueues `slot` on `graph` over the range (`width`, `rows`): item
+    /// (w, p) serves word w of row p (see ckks.cl), in work groups of [`WORK_GROUP_SIZE`]
+    /// items along the row (fewer when `width` asks for it: `width` is a multiple of N).
     ///
     /// # Safety
-    /// Every word the kernel computes an index of from `global` work items and `args` lies
-    /// inside the buffer it indexes (the launchers check this before calling).
-    unsafe fn launch(&self, graph: &Graph, slot: &Slot, args: &[Arg], global: usize) -> Result<()> {
+    /// Every word the kernel computes an index of from the range and `args` lies inside
+    /// the buffer it indexes (the launchers check this before calling).
+    unsafe fn launch(
+        &self,
+        graph: &Graph,
+        slot: &Slot,
+        args: &[Arg],
+        width: usize,
+        rows: usize,
+    ) -> Result<()> {
         if !Arc::ptr_eq(graph.context(), &self.ctx) {
             return Err(Error::invalid(format!(
                 "{}: graph is on another OpenCL context than the CKKS kernels",
@@ -291,9 +300,10 @@ impl CkksKernels {
             // (checked above) declares, under the slot's lock, before every enqueue.
             unsafe { cl::set_arg_raw(&kernel, i as u32, arg) }?;
         }
+        let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
         // SAFETY: this function's contract (every index in range) is the one
         // `Graph::launch` asks for.
-        unsafe { graph.launch(&kernel, global, None) }
+        unsafe { graph.launch(&kernel, (width, rows), Some((local, 1).into())) }
     }
 
     /// Checks a same-shape elementwise launch; returns its word count polys * K * N.
@@ -342,9 +352,10 @@ impl CkksKernels {
             Arg::Buf(moduli.buffer()),
             Arg::U32(to_u32("ckks_add", "K", k)?),
         ];
-        // SAFETY: work item w < words touches word w of dst, a and b (each checked to hold
-        // `words`) and prime (w / N) % K < K of the table (checked to hold K primes).
-        unsafe { self.launch(graph, &self.add, &args, words) }
+        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w < words of dst,
+        // a and b (each checked to hold `words`) and prime w / N < K of the table (checked
+        // to hold K primes).
+        unsafe { self.launch(graph, &self.add, &args, words / polys, polys) }
     }
 
     /// dst = a - b mod q_j; as [`CkksKernels::ckks_add`].
@@ -373,8 +384,9 @@ impl CkksKernels {
             Arg::Buf(moduli.buffer()),
             Arg::U32(to_u32("ckks_sub", "K", k)?),
         ];
-        // SAFETY: as in ckks_add: word w < words of each buffer, prime < K of the table.
-        unsafe { self.launch(graph, &self.sub, &args, words) }
+        // SAFETY: as in ckks_add: word p K N + w < words of each buffer, prime < K of the
+        // table.
+        unsafe { self.launch(graph, &self.sub, &args, words / polys, polys) }
     }
 
     /// dst = -a mod q_j over `polys` polynomials of `k` residues; dst may be a.
@@ -394,8 +406,9 @@ impl CkksKernels {
             Arg::Buf(moduli.buffer()),
             Arg::U32(to_u32("ckks_negate", "K", k)?),
         ];
-        // SAFETY: word w < words of dst and a (both checked), prime < K of the table.
-        unsafe { self.launch(graph, &self.negate, &args, words) }
+        // SAFETY: word p K N + w < words of dst and a (both checked), prime < K of the
+        // table.
+        unsafe { self.launch(graph, &self.negate, &args, words / polys, polys) }
     }
 
     /// ct[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for p < polys (SEAL's
@@ -420,9 +433,9 @@ impl CkksKernels {
             Arg::Buf(moduli.buffer()),
             Arg::U32(to_u32(NAME, "K", k)?),
         ];
-        // SAFETY: item w < words touches ct[w] (checked), plain[w % (K * N)] (plain holds
-        // K * N) and prime < K of the table.
-        unsafe { self.launch(graph, &self.multiply_plain, &args, words) }
+        // SAFETY: item (w, p) touches ct[p K N + w] < words (checked), plain[w], w < K N
+        // (plain holds K N), and prime w / N < K of the table.
+        unsafe { self.launch(graph, &self.multiply_plain, &args, words / polys, polys) }
     }
 
     /// The tensor product of SEAL's `ckks_multiply` in NTT form: `a` holds `s1`
@@ -469,7 +482,7 @@ impl CkksKernels {
         // SAFETY: item g < K * N reads a[g + i * K * N] for i < s1, b[...] for l < s2 and
         // writes dst[g + t * K * N] for t < s1 + s2 - 1, all inside the checked lengths;
         // prime g / N < K of the table.
-        unsafe { self.launch(graph, &self.tensor, &args, poly_words) }
+        unsafe { self.launch(graph, &self.tensor, &args, poly_words, 1) }
     }
 
     /// dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for p < polys and j <
@@ -518,9 +531,9 @@ impl CkksKernels {
             Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
             Arg::U32(to_u32(NAME, "residues_per_poly", residues_per_poly)?),
         ];
-        // SAFETY: item (p, j, k) touches residue p * stride + j <= (polys - 1) * stride +
-        // residues_per_poly - 1 of each buffer, inside the extents checked above.
-        unsafe { self.launch(graph, &self.copy_residues, &args, words) }
+        // SAFETY: item (j N + k, p) touches residue p * stride + j <= (polys - 1) * stride
+        // + residues_per_poly - 1 of each buffer, inside the extents checked above.
+        unsafe { self.launch(graph, &self.copy_residues, &args, words / polys, polys) }
     }
 
     /// SEAL's `mod_switch_drop_to_next` on the data: dst (K - 1 residues per polynomial)
@@ -575,7 +588,7 @@ impl CkksKernels {
         ];
         // SAFETY: item (p, k) writes dst[p * N + k] < polys * N and reads residue
         // p * src_stride + index <= (polys - 1) * src_stride + index of src (both checked).
-        unsafe { self.launch(graph, &self.gather_residue, &args, words) }
+        unsafe { self.launch(graph, &self.gather_residue, &args, words, 1) }
     }
 
     /// SEAL's `GaloisTool::apply_galois_ntt` on each of `residues` residues:
@@ -606,7 +619,7 @@ impl CkksKernels {
         let args = [Arg::Buf(dst), Arg::Buf(src), Arg::U32(galois_elt)];
         // SAFETY: item w writes dst[w] and reads src[w - w % N + index] with index < N
         // (masked), both below residues * N (checked).
-        unsafe { self.launch(graph, &self.galois_ntt, &args, words) }
+        unsafe { self.launch(graph, &self.galois_ntt, &args, words, 1) }
     }
 
     /// "(ct mod q_last) mod q_i" of SEAL's `divide_and_round_q_last_ntt_inplace` and
@@ -647,10 +660,10 @@ impl CkksKernels {
             Arg::U32(to_u32(NAME, "last_q_index", last_q_index)?),
             Arg::U32(to_u32(NAME, "K_out", k_out)?),
         ];
-        // SAFETY: item (p, i, k) writes dst[(p * K_out + i) * N + k] < polys * K_out * N,
+        // SAFETY: item (i N + k, p) writes dst[(p * K_out + i) * N + k] < polys K_out N,
         // reads last[p * N + k] < polys * N, and primes i < K_out and last_q_index of the
         // table (all checked).
-        unsafe { self.launch(graph, &self.moddown_prep, &args, words) }
+        unsafe { self.launch(graph, &self.moddown_prep, &args, words / polys, polys) }
     }
 
     /// The final step of rescale and of key switching: for p < polys, i < k_out,
@@ -716,10 +729,18 @@ impl CkksKernels {
             Arg::U32(to_u32(NAME, "K_out", k_out)?),
             Arg::U32(accumulate as u32),
         ];
-        // SAFETY: item (p, i, k) reads t[(p * K_out + i) * N + k] < polys * K_out * N,
+        // SAFETY: item (i N + k, p) reads t[(p * K_out + i) * N + k] < polys K_out N,
         // residue p * stride + i <= (polys - 1) * stride + K_out - 1 of src and dst,
         // inv[2i + 1] < 2 K_out and prime i < K_out of the table (all checked).
-        unsafe { self.launch(graph, &self.divide_round_finish, &args, words) }
+        unsafe {
+            self.launch(
+                graph,
+                &self.divide_round_finish,
+                &args,
+                words / polys,
+                polys,
+            )
+        }
     }
 
     /// Key switching's RNS decomposition: `moduli_ext` holds the K data primes then the
@@ -750,9 +771,9 @@ impl CkksKernels {
             Arg::Buf(moduli_ext.buffer()),
             Arg::U32(to_u32(NAME, "K", k)?),
         ];
-        // SAFETY: item (J, I, k) writes dst[w] for w < K (K + 1) N, reads t_target[J * N +
-        // k] < K N, and primes J, I < K + 1 of the table (all checked).
-        unsafe { self.launch(graph, &self.ks_decompose, &args, words) }
+        // SAFETY: item (I N + k, J) writes dst[(J (K + 1) + I) N + k] < K (K + 1) N, reads
+        // t_target[J * N + k] < K N, and primes J, I < K + 1 of the table (all checked).
+        unsafe { self.launch(graph, &self.ks_decompose, &args, words / k, k) }
     }
 
     /// Key switching's inner product with one key of SEAL's key vector, the data primes'
@@ -822,14 +843,15 @@ impl CkksKernels {
         // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, and prime
         // I < K + 1 of the table; it writes prod residues I and K + I < 2 K when I < K,
         // else last residues 0 and 1 (all lengths checked).
-        unsafe { self.launch(graph, &self.ks_inner_product, &args, (k + 1) * n) }
+        unsafe { self.launch(graph, &self.ks_inner_product, &args, (k + 1) * n, 1) }
     }
 }
 
 /// How many products x * y (x < 4q, y < q, q the largest of `moduli`) fit in a 128-bit
 /// accumulator that starts below q: the inner-product kernel reduces after that many.
-/// At least 16 (q < 2^61); at least 64 for SEAL's 60-bit primes.
-fn reduce_every(moduli: &[Modulus]) -> u32 {
+/// At least 16 (q < 2^61); at least 64 for SEAL's 60-bit primes. The fused key switching
+/// (`NttPlan::forward_key_switch`) accumulates the same products.
+pub fn reduce_every(moduli: &[Modulus]) -> u32 {
     let q = moduli.iter().map(Modulus::value).max().unwrap_or(2) as u128;
     let largest_product = (4 * q - 1) * (q - 1);
     let terms = (u128::MAX - (q - 1)) / largest_product.max(1);

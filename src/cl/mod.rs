@@ -180,6 +180,12 @@ pub fn poison(buf: &Buffer<u64>, pattern: u64) -> Result<()> {
     Ok(())
 }
 
+/// Whether two buffer handles name the same OpenCL memory object (two distinct
+/// sub-buffers of one allocation do not; launchers check aliasing with this).
+pub fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {
+    a.as_core().as_ptr() == b.as_core().as_ptr()
+}
+
 /// One argument of a kernel launch: a buffer of words or a 32-bit scalar.
 #[derive(Clone, Copy)]
 pub enum KernelArg<'a> {

@@ -31,8 +31,10 @@
 //!   buffer request is a device allocation and every free a device release (the
 //!   baseline of seed 001 VI-E's "without memcache"). Default `on`.
 //! - `SEAL_OPENCL_FUSED=0`: the CKKS tensor product runs unfused, one dyadic-product
-//!   kernel and one add kernel per term instead of one multiply-add kernel (the naive
-//!   baseline of the benchmarks; see `crate::ckks::ops::LevelOps::tensor`). Default `1`.
+//!   kernel and one add kernel per term instead of one multiply-add kernel, and the
+//!   mod-down of rescale and key switching one kernel per step instead of inside its
+//!   transforms (the naive baseline of the benchmarks; see
+//!   `crate::ckks::ops::LevelOps::tensor` and `ops/moddown.rs`). Default `1`.
 
 mod uses;
 
@@ -111,7 +113,8 @@ pub struct DeviceOptions {
     pub memcache: MemcacheConfig,
     /// `false`: every tile's memcache is deactivated from the start.
     pub memcache_active: bool,
-    /// `false`: the CKKS tensor product runs as separate multiply and add kernels.
+    /// `false`: the CKKS tensor product runs as separate multiply and add kernels, the
+    /// mod-down one kernel per step (`CkksContext::fused`).
     pub fused_tensor: bool,
 }
 
@@ -294,7 +297,7 @@ impl Devices {
     }
 
     /// [`DeviceOptions::fused_tensor`]: whether CKKS contexts made for these devices use
-    /// the fused tensor kernel.
+    /// the fused kernels.
     pub fn fused_tensor(&self) -> bool {
         self.fused_tensor
     }

@@ -7,7 +7,10 @@
 //!   only (seed 001 Listing 14): the baseline.
 //! - `Staged`: radix-8 in registers, local memory between steps (seed 001 V-B5, Listing
 //!   17), and at most two passes over global memory; see `StagedLayout` and
-//!   `opencl/ntt.cl`.
+//!   `opencl/ntt.cl`. Staged plans also run the mod-down of rescaling and key switching
+//!   with its element-wise steps fused into the passes' loads and stores
+//!   ([`NttPlan::inverse_from`], [`NttPlan::forward_moddown`]) and key switching with
+//!   its decomposition and inner product fused likewise ([`NttPlan::forward_key_switch`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,7 +21,8 @@ use parking_lot::Mutex;
 use super::host::mul_root_scalar;
 use super::{create_ntt_tables, NttTables};
 use crate::arith::{Modulus, ShoupOperand};
-use crate::cl::{self, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
+use crate::cl::KernelArg::{Buf, U32};
+use crate::cl::{self, same_buffer, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
 use crate::error::{Error, Result};
 
 /// Environment variable that overrides the strategy of `NttStrategy::from_env`:
@@ -227,20 +231,104 @@ struct Launch {
     items_per_residue: usize,
     /// The required work-group size (staged kernels), or None (naive).
     work_group: Option<usize>,
-    /// Whether argument `REDUCE_ARG` is the final-reduction switch of this launch.
+    /// Whether the kernel's first own argument (`OWN_ARGS`) is the final-reduction switch.
     takes_reduce: bool,
 }
 
-/// Argument indices shared by every NTT kernel in ntt.cl.
+/// Argument indices shared by every NTT kernel in ntt.cl: the values, and the number of
+/// primes per polynomial (`coeff_modulus_size`: residue r uses prime r % it). The tables
+/// (1, 2) are set at plan time; the kernel's own arguments follow from `OWN_ARGS`, in the
+/// order ntt.cl declares them (`reduce` first where a kernel takes it).
 const VALUES_ARG: u32 = 0;
-/// The number of primes per polynomial (`coeff_modulus_size`): residue r uses prime r % it.
 const PRIMES_ARG: u32 = 3;
-const REDUCE_ARG: u32 = 4;
+const OWN_ARGS: u32 = 4;
 
-/// The launches of a forward and an inverse transform, in order.
+/// The launches of a forward and an inverse transform, in order, and a staged plan's
+/// fused passes.
 struct Launches {
     forward: Vec<Launch>,
     inverse: Vec<Launch>,
+    fused: Option<FusedPasses>,
+}
+
+/// A staged plan's passes with specialised loads and stores (`opencl/ntt.cl`):
+/// `inv_gather` replaces the inverse's first pass (`ntt_inv_block`); the mod-down's
+/// (`moddown_*`) and key switching's (`ks_*`) forward passes replace the forward's, the
+/// strided ones with two passes only. Each holds its tables; the rest is set per call.
+struct FusedPasses {
+    inv_gather: Launch,
+    moddown_strided: Option<Launch>,
+    moddown_block: Launch,
+    ks_strided: Option<Launch>,
+    ks_block: Launch,
+}
+
+/// A kernel argument after the shared four, at plan time: a buffer placeholder (set per
+/// call), or a 32-bit value (fixed, or a placeholder set per call).
+#[derive(Clone, Copy)]
+enum Extra {
+    Buf,
+    U32(u32),
+}
+
+/// Key switching's decomposition and inner product with the key after the target's
+/// inverse NTT, as [`NttPlan::forward_key_switch`] runs them at level K over the plan's
+/// first K + 1 primes (the level's, then the special prime): for c < 2 and I < K + 1,
+///     s(c, I) = sum_{J < K} NTT_I(t_target[J] mod q_I) * key[J][c][kp(I)] mod q_I,
+/// with the target's own residue J in NTT form in place of NTT_J(t_target[J]) (SEAL's
+/// choice), kp(I) = I for I < K and `key_special_index` for I = K; prod[c * K + I] =
+/// s(c, I) for I < K and last[c] = s(c, K), canonical. The host composition is
+/// `host::ckks_ks_decompose`, the lazy forward NTT and `host::ckks_ks_inner_product`.
+pub struct KeySwitch<'a> {
+    /// K canonical residues in coefficient form (the target after the inverse NTT).
+    pub t_target: &'a Buffer<u64>,
+    /// The target in NTT form: K residues from residue `target_first`.
+    pub target: &'a Buffer<u64>,
+    pub target_first: usize,
+    /// SEAL's key vector, contiguous: word ((J * 2 + c) * key_stride_primes + p) * N + k.
+    pub key: &'a Buffer<u64>,
+    pub key_stride_primes: usize,
+    pub key_special_index: usize,
+    /// Products accumulated between reductions of the 128-bit sums (at least 1).
+    pub reduce_every: u32,
+    /// Outputs: 2 K and 2 residues.
+    pub prod: &'a Buffer<u64>,
+    pub last: &'a Buffer<u64>,
+    /// The intermediate of a two-pass layout (K (K + 1) N words); unused with one pass.
+    pub scratch: &'a Buffer<u64>,
+    pub k: usize,
+}
+
+/// The mod-down of SEAL's rescale (`divide_and_round_q_last_ntt_inplace`) and key
+/// switching (the end of `switch_key_inplace`) after the last residue's inverse NTT, as
+/// [`NttPlan::forward_moddown`] runs it over `count` polynomials and the plan's first
+/// `primes` primes: for p < count and i < primes,
+///     dst[p * dst_stride + i] = (src[p * src_stride + i] - NTT_i(round(last[p]))) * inv_i
+///                                [+ acc[p * dst_stride + i] for p < acc_polys],
+/// everything mod q_i, where round is SEAL's rounding of the last residue and its
+/// reduction mod q_i (`host::ckks_moddown_prep`) and the difference and product those of
+/// `host::ckks_divide_round_finish`. Strides count residues.
+pub struct ModDown<'a> {
+    /// `count` residues in coefficient form under the plan's prime `last_prime`, < 2 q_last
+    /// (an inverse NTT's output, lazy or not).
+    pub last: &'a Buffer<u64>,
+    pub last_prime: usize,
+    /// The intermediate of a two-pass layout (count * primes * N words); unused with one
+    /// pass (any buffer then, e.g. `last`).
+    pub scratch: &'a Buffer<u64>,
+    /// Canonical on exit.
+    pub dst: &'a Buffer<u64>,
+    pub dst_stride: usize,
+    pub src: &'a Buffer<u64>,
+    pub src_stride: usize,
+    /// `primes` Shoup pairs (operand, quotient) of q_last^-1 mod q_i.
+    pub inv: &'a Buffer<u64>,
+    /// Canonical words added to the first `acc_polys` polynomials, laid out as dst (acc
+    /// may be dst: key switching adds into the ciphertext); unused with `acc_polys` = 0.
+    pub acc: &'a Buffer<u64>,
+    pub acc_polys: usize,
+    pub count: usize,
+    pub primes: usize,
 }
 
 /// The forward and inverse negacyclic NTT of one parameter set on one device: N and the
@@ -261,7 +349,7 @@ pub struct NttPlan {
     /// The same for SEAL's `inv_root_powers`.
     _inv_root_powers: Buffer<u64>,
     /// `PARAMS_STRIDE` words per prime: q, N^-1 (operand, quotient), the last inverse root
-    /// times N^-1 (operand, quotient).
+    /// times N^-1 (operand, quotient), q's Barrett words r1, r0.
     _params: Buffer<u64>,
 }
 
@@ -341,19 +429,23 @@ impl NttPlan {
             let inv_n = t.inv_degree_modulo();
             let last_root = t.get_from_inv_root_powers()[t.coeff_count() - 1];
             let scaled = mul_root_scalar(last_root, inv_n, t.modulus());
-            p[..5].copy_from_slice(&[
+            p[..7].copy_from_slice(&[
                 t.modulus().value(),
                 inv_n.operand,
                 inv_n.quotient,
                 scaled.operand,
                 scaled.quotient,
+                t.modulus().const_ratio()[1],
+                t.modulus().const_ratio()[0],
             ]);
         }
         let params = ctx.upload(queue, &params)?;
 
-        // Every kernel: (values, roots, params, L, ...), values set per call.
+        // Every kernel: (values, roots, params, L, ...), values set per call; `extra`
+        // gives the arguments after these four: fixed values, or placeholders of the
+        // per-call ones.
         let l = tables.len() as u32;
-        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[u32]| -> Result<Kernel> {
+        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[Extra]| -> Result<Kernel> {
             let mut builder = Kernel::builder();
             builder
                 .program(&program)
@@ -362,8 +454,11 @@ impl NttPlan {
                 .arg(roots)
                 .arg(&params)
                 .arg(l);
-            for &x in extra {
-                builder.arg(x);
+            for x in extra {
+                match *x {
+                    Extra::Buf => builder.arg(None::<&Buffer<u64>>),
+                    Extra::U32(v) => builder.arg(v),
+                };
             }
             Ok(builder.build()?)
         };
@@ -373,7 +468,7 @@ impl NttPlan {
                 // One launch per round with (reduce, log_gap); reduce only in the last.
                 let round = |name: &str, roots: &Buffer<u64>, log_gap: u32, last: bool| {
                     Ok::<_, Error>(Launch {
-                        kernel: kernel(name, roots, &[0, log_gap])?,
+                        kernel: kernel(name, roots, &[Extra::U32(0), Extra::U32(log_gap)])?,
                         items_per_residue: n / 2,
                         work_group: None,
                         takes_reduce: last,
@@ -387,30 +482,84 @@ impl NttPlan {
                     inverse: (0..log_n)
                         .map(|g| round("ntt_inv_naive", &inv_root_powers, g, g == log_n - 1))
                         .collect::<Result<_>>()?,
+                    fused: None,
                 }
             }
             Some(layout) => {
-                let staged = |name: &str, roots: &Buffer<u64>, wg: usize, takes_reduce: bool| {
-                    let extra: &[u32] = if takes_reduce { &[0] } else { &[] };
+                // Every argument after the shared four is set per call; `reduce`: whether
+                // the first is the final-reduction switch.
+                let staged = |name: &str,
+                              roots: &Buffer<u64>,
+                              wg: usize,
+                              reduce: bool,
+                              per_call: &[Extra]| {
                     Ok::<_, Error>(Launch {
-                        kernel: kernel(name, roots, extra)?,
+                        kernel: kernel(name, roots, per_call)?,
                         items_per_residue: n / 8,
                         work_group: Some(wg),
-                        takes_reduce,
+                        takes_reduce: reduce,
                     })
                 };
+                const B: Extra = Extra::Buf;
+                const U: Extra = Extra::U32(0);
                 let block = layout.block_work_group_size();
+                let strided = layout.strided_work_group_size();
                 let mut forward = Vec::with_capacity(2);
                 let mut inverse = Vec::with_capacity(2);
-                if let Some(strided) = layout.strided_work_group_size() {
-                    forward.push(staged("ntt_fwd_strided", &root_powers, strided, false)?);
+                if let Some(wg) = strided {
+                    forward.push(staged("ntt_fwd_strided", &root_powers, wg, false, &[])?);
                 }
-                forward.push(staged("ntt_fwd_block", &root_powers, block, true)?);
-                inverse.push(staged("ntt_inv_block", &inv_root_powers, block, true)?);
-                if let Some(strided) = layout.strided_work_group_size() {
-                    inverse.push(staged("ntt_inv_strided", &inv_root_powers, strided, true)?);
+                forward.push(staged("ntt_fwd_block", &root_powers, block, true, &[U])?);
+                inverse.push(staged(
+                    "ntt_inv_block",
+                    &inv_root_powers,
+                    block,
+                    true,
+                    &[U],
+                )?);
+                if let Some(wg) = strided {
+                    inverse.push(staged("ntt_inv_strided", &inv_root_powers, wg, true, &[U])?);
                 }
-                Launches { forward, inverse }
+                // Their own arguments: see ntt.cl and the launches in `inverse_from`,
+                // `forward_moddown` and `forward_key_switch`.
+                let fused = FusedPasses {
+                    inv_gather: staged(
+                        "ntt_inv_block_gather",
+                        &inv_root_powers,
+                        block,
+                        true,
+                        &[U, B, U, U],
+                    )?,
+                    moddown_strided: strided
+                        .map(|wg| {
+                            staged("ntt_fwd_strided_moddown", &root_powers, wg, false, &[B, U])
+                        })
+                        .transpose()?,
+                    moddown_block: staged(
+                        "ntt_fwd_block_moddown",
+                        &root_powers,
+                        block,
+                        false,
+                        &[B, U, B, U, B, U, B, B, U],
+                    )?,
+                    ks_strided: strided
+                        .map(|wg| {
+                            staged("ntt_fwd_strided_decompose", &root_powers, wg, false, &[B])
+                        })
+                        .transpose()?,
+                    ks_block: staged(
+                        "ntt_fwd_block_ks",
+                        &root_powers,
+                        block,
+                        false,
+                        &[B, B, U, B, U, U, U, B, B],
+                    )?,
+                };
+                Launches {
+                    forward,
+                    inverse,
+                    fused: Some(fused),
+                }
             }
         };
 
@@ -582,6 +731,304 @@ impl NttPlan {
         self.run(queue, values, count, primes, direction, reduce, events)
     }
 
+    /// Whether [`NttPlan::inverse_from`] and [`NttPlan::forward_moddown`] run on this plan
+    /// (staged plans; the naive strategy has no fused passes).
+    pub fn has_fused_passes(&self) -> bool {
+        self.layout.is_some()
+    }
+
+    /// The inverse transform (as [`NttPlan::transform`]) of `count` polynomials of `primes`
+    /// residues read from `src` into `values`, as a copy followed by the transform would
+    /// leave them, without the copy: residue j of polynomial p is read from residue
+    /// p * src_stride + src_first + j of src (the last residue of each polynomial of a
+    /// ciphertext, a polynomial at an offset). `src` is unchanged and must not be `values`.
+    ///
+    /// Errors: as [`NttPlan::transform`]; a naive plan; `src` is `values` or holds fewer
+    /// than ((count - 1) * src_stride + src_first + primes) * N words.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inverse_from(
+        &self,
+        queue: &Queue,
+        values: &Buffer<u64>,
+        src: &Buffer<u64>,
+        src_stride: usize,
+        src_first: usize,
+        count: usize,
+        primes: usize,
+        reduce: bool,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        let residues = self.validate(queue, values, count, primes)?;
+        const WHAT: &str = "inverse_from";
+        let src_words = self.extent(WHAT, count, src_stride, src_first + primes)?;
+        check_buffers(
+            WHAT,
+            &[("values", values, 0, true), ("src", src, src_words, false)],
+            &[],
+        )?;
+        let launches = self.launches.lock();
+        let fused = fused_passes(&launches, WHAT)?;
+        let first = &fused.inv_gather;
+        let args = per_call(
+            values,
+            primes,
+            &[
+                U32(reduce as u32),
+                Buf(src),
+                U32(to_u32(src_stride)?),
+                U32(to_u32(src_first)?),
+            ],
+        );
+        let mut out = Vec::new();
+        // SAFETY: residue r < residues of values (checked to hold residues * N words) is
+        // written, words below N of it; it reads residue (r / primes) * src_stride +
+        // src_first + r % primes <= (count - 1) * src_stride + src_first + primes - 1 of
+        // src (checked above); tables as in `run`.
+        unsafe { launch_with(queue, first, &args, residues, events, &mut out) }?;
+        for launch in &launches.inverse[1..] {
+            // SAFETY: as in `run`: the plain pass in place on values (checked).
+            unsafe {
+                launch_plain(
+                    queue, launch, values, primes, reduce, residues, events, &mut out,
+                )
+            }?;
+        }
+        Ok(out)
+    }
+
+    /// The mod-down's forward transforms with its element-wise steps fused into their
+    /// first loads and last stores (see [`ModDown`]): one launch with a one-pass layout,
+    /// two otherwise. The unfused equivalent is `ckks_moddown_prep`, the lazy forward
+    /// transform and `ckks_divide_round_finish`.
+    ///
+    /// Errors: a naive plan; `count` or `primes` is 0; `primes` or `last_prime` outside
+    /// the plan; a stride below `primes`; a buffer shorter than the words it is read or
+    /// written at; dst is src with different strides, or dst, scratch, last or inv alias
+    /// where one of them is written.
+    pub fn forward_moddown(&self, queue: &Queue, md: &ModDown, events: bool) -> Result<Vec<Event>> {
+        let l = self.moduli.len();
+        if md.primes == 0 || md.primes > l || md.last_prime >= l {
+            return Err(Error::invalid(format!(
+                "forward_moddown: {} primes and last prime {} in a plan of {l}",
+                md.primes, md.last_prime
+            )));
+        }
+        const WHAT: &str = "forward_moddown";
+        if md.count == 0 || md.acc_polys > md.count {
+            return Err(Error::invalid(format!(
+                "forward_moddown: {} polynomials, {} of them added to",
+                md.count, md.acc_polys
+            )));
+        }
+        self.check_queue(queue)?;
+        for (what, stride) in [("dst_stride", md.dst_stride), ("src_stride", md.src_stride)] {
+            if stride < md.primes {
+                return Err(Error::invalid(format!(
+                    "forward_moddown: {what} = {stride} is below {} primes",
+                    md.primes
+                )));
+            }
+        }
+        if same_buffer(md.dst, md.src) && md.dst_stride != md.src_stride {
+            return Err(Error::invalid(
+                "forward_moddown: dst is src with different strides",
+            ));
+        }
+        let residues = md
+            .count
+            .checked_mul(md.primes)
+            .filter(|&r| r <= u32::MAX as usize)
+            .ok_or_else(|| Error::invalid("forward_moddown: too many residues"))?;
+        // With one pass the scratch is not touched.
+        let two_pass = self.launches_per_transform() == 2;
+        let scratch_words = if two_pass {
+            self.extent(WHAT, residues, 1, 1)?
+        } else {
+            0
+        };
+        check_buffers(
+            WHAT,
+            &[
+                ("last", md.last, self.extent(WHAT, md.count, 1, 1)?, false),
+                (
+                    "dst",
+                    md.dst,
+                    self.extent(WHAT, md.count, md.dst_stride, md.primes)?,
+                    true,
+                ),
+                (
+                    "src",
+                    md.src,
+                    self.extent(WHAT, md.count, md.src_stride, md.primes)?,
+                    false,
+                ),
+                ("inv", md.inv, 2 * md.primes, false),
+                ("scratch", md.scratch, scratch_words, two_pass),
+                (
+                    "acc",
+                    md.acc,
+                    self.extent(WHAT, md.acc_polys, md.dst_stride, md.primes)?,
+                    false,
+                ),
+            ],
+            // Each work item reads its src and acc words before writing the same dst word.
+            &[("dst", "src"), ("dst", "acc")],
+        )?;
+        let launches = self.launches.lock();
+        let fused = fused_passes(&launches, WHAT)?;
+        let last = [Buf(md.last), U32(md.last_prime as u32)];
+        let mut out = Vec::new();
+        if let Some(strided) = &fused.moddown_strided {
+            let args = per_call(md.scratch, md.primes, &last);
+            // SAFETY: residue r < residues of scratch (checked to hold residues * N) is
+            // written, residue r / primes < count of last read (checked), primes
+            // r % primes and last_prime below the plan's L (checked); tables as in `run`.
+            unsafe { launch_with(queue, strided, &args, residues, events, &mut out) }?;
+        }
+        let finish = [
+            Buf(md.dst),
+            U32(to_u32(md.dst_stride)?),
+            Buf(md.src),
+            U32(to_u32(md.src_stride)?),
+            Buf(md.inv),
+            Buf(md.acc),
+            U32(md.acc_polys as u32),
+        ];
+        let args = per_call(md.scratch, md.primes, &[&last[..], &finish[..]].concat());
+        // SAFETY: residue r = p * primes + i (p < count, i < primes) reads residue r of
+        // scratch (two passes) or p of last (one pass), residue p * stride + i <=
+        // (count - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
+        // checked); tables as in `run`.
+        unsafe {
+            launch_with(
+                queue,
+                &fused.moddown_block,
+                &args,
+                residues,
+                events,
+                &mut out,
+            )
+        }?;
+        Ok(out)
+    }
+
+    /// Key switching's forward transforms with the decomposition fused into their loads
+    /// and the inner product with the key into the last pass (see [`KeySwitch`]): one
+    /// launch with a one-pass layout, two otherwise; the decomposed residues in NTT form
+    /// are never stored.
+    ///
+    /// Errors: a naive plan; K = 0 or K + 1 above the plan's primes; a key shape that does
+    /// not fit (K or the special index beyond key_stride_primes); a buffer shorter than
+    /// the words read or written; an output aliasing another buffer.
+    pub fn forward_key_switch(
+        &self,
+        queue: &Queue,
+        ks: &KeySwitch,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        let k = ks.k;
+        if k == 0 || k + 1 > self.moduli.len() {
+            return Err(Error::invalid(format!(
+                "forward_key_switch: K = {k} needs K + 1 primes; the plan has {}",
+                self.moduli.len()
+            )));
+        }
+        if k > ks.key_stride_primes || ks.key_special_index >= ks.key_stride_primes {
+            return Err(Error::invalid(format!(
+                "forward_key_switch: K = {k} and special index {} do not fit a key of {} primes",
+                ks.key_special_index, ks.key_stride_primes
+            )));
+        }
+        if ks.reduce_every == 0 {
+            return Err(Error::invalid("forward_key_switch: reduce_every is 0"));
+        }
+        const WHAT: &str = "forward_key_switch";
+        self.check_queue(queue)?;
+        // With one pass the scratch is not touched.
+        let two_pass = self.launches_per_transform() == 2;
+        let residues = |count: usize, stride: usize| self.extent(WHAT, count, stride, 0);
+        let scratch_words = if two_pass { residues(k, k + 1)? } else { 0 };
+        check_buffers(
+            WHAT,
+            &[
+                ("t_target", ks.t_target, residues(1, k)?, false),
+                (
+                    "target",
+                    ks.target,
+                    residues(1, ks.target_first + k)?,
+                    false,
+                ),
+                ("key", ks.key, residues(2 * k, ks.key_stride_primes)?, false),
+                ("prod", ks.prod, residues(2, k)?, true),
+                ("last", ks.last, residues(1, 2)?, true),
+                ("scratch", ks.scratch, scratch_words, two_pass),
+            ],
+            &[],
+        )?;
+        let launches = self.launches.lock();
+        let fused = fused_passes(&launches, WHAT)?;
+        let values = if two_pass { ks.scratch } else { ks.t_target };
+        let mut out = Vec::new();
+        if let Some(strided) = &fused.ks_strided {
+            let args = per_call(values, k + 1, &[Buf(ks.t_target)]);
+            // SAFETY: residue r = J (K + 1) + I < K (K + 1) of scratch (checked) is
+            // written from residue J < K of t_target (checked); primes I, J < K + 1 of
+            // the plan (checked); tables as in `run`.
+            unsafe { launch_with(queue, strided, &args, k * (k + 1), events, &mut out) }?;
+        }
+        let args = per_call(
+            values,
+            k + 1,
+            &[
+                Buf(ks.t_target),
+                Buf(ks.target),
+                U32(to_u32(ks.target_first)?),
+                Buf(ks.key),
+                U32(to_u32(ks.key_stride_primes)?),
+                U32(ks.key_special_index as u32),
+                U32(ks.reduce_every),
+                Buf(ks.prod),
+                Buf(ks.last),
+            ],
+        );
+        // SAFETY: group (I, g), I < K + 1, reads residues J (K + 1) + I < K (K + 1) of
+        // scratch (two passes) or J < K of t_target (one pass), target residue
+        // target_first + J < target_first + K, key residue (2 J + c) * stride + kp <
+        // 2 K stride (kp < stride), and writes prod residue c K + I < 2 K or last
+        // residue c < 2 (all checked); tables as in `run`.
+        unsafe { launch_with(queue, &fused.ks_block, &args, k + 1, events, &mut out) }?;
+        Ok(out)
+    }
+
+    fn check_queue(&self, queue: &Queue) -> Result<()> {
+        if queue.device() != self.ctx.device() {
+            return Err(Error::invalid(
+                "queue is on another device than the NTT plan",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Words up to the end of residue `(count - 1) * stride + last` (exclusive): the
+    /// extent of `count` polynomials `stride` residues apart, each touching residues below
+    /// `last`; `count * stride * N` with `last` = 0; 0 for no polynomials. An error names
+    /// `what` on overflow.
+    fn extent(&self, what: &str, count: usize, stride: usize, last: usize) -> Result<usize> {
+        let residues = if count == 0 {
+            Some(0)
+        } else if last == 0 {
+            count.checked_mul(stride)
+        } else {
+            count
+                .checked_sub(1)
+                .and_then(|c| c.checked_mul(stride))
+                .and_then(|r| r.checked_add(last))
+        };
+        residues
+            .and_then(|r| r.checked_mul(self.coeff_count()))
+            .ok_or_else(|| Error::invalid(format!("{what}: sizes overflow")))
+    }
+
     /// Checks the arguments; returns the number of residues (count * primes).
     fn validate(
         &self,
@@ -593,11 +1040,7 @@ impl NttPlan {
         if count == 0 {
             return Err(Error::invalid("NTT of zero polynomials"));
         }
-        if queue.device() != self.ctx.device() {
-            return Err(Error::invalid(
-                "queue is on another device than the NTT plan",
-            ));
-        }
+        self.check_queue(queue)?;
         let residues = count
             .checked_mul(primes)
             .filter(|&r| r <= u32::MAX as usize)
@@ -634,43 +1077,141 @@ impl NttPlan {
         };
         let mut events = Vec::with_capacity(if want_events { launches.len() } else { 0 });
         for launch in launches {
-            // SAFETY: the per-call arguments are set here, with the types ntt.cl declares,
-            // under the plan's lock, before every enqueue; the tables were set when the
-            // kernel was built and stay alive with it.
+            // SAFETY: validate() checked values.len() >= residues * N.
             unsafe {
-                cl::set_arg_raw(&launch.kernel, VALUES_ARG, cl::KernelArg::Buf(values))?;
-                cl::set_arg_raw(
-                    &launch.kernel,
-                    PRIMES_ARG,
-                    cl::KernelArg::U32(primes as u32),
-                )?;
-                if launch.takes_reduce {
-                    cl::set_arg_raw(
-                        &launch.kernel,
-                        REDUCE_ARG,
-                        cl::KernelArg::U32(reduce as u32),
-                    )?;
-                }
-            }
-            let mut event = want_events.then(Event::empty);
-            // SAFETY: validate() checked values.len() >= residues * N. Each work item (or
-            // work group of the required size, for staged kernels) serves residue
-            // `item / items_per_residue` < residues and touches words below N of it; the
-            // root tables hold L * N pairs, indexed by prime = residue % primes < L and
-            // root index < N, and params L * PARAMS_STRIDE words.
-            unsafe {
-                cl::enqueue_on(
+                launch_plain(
                     queue,
-                    &launch.kernel,
-                    residues * launch.items_per_residue,
-                    launch.work_group.map(SpatialDims::from),
-                    event.as_mut(),
-                )?
-            };
-            events.extend(event);
+                    launch,
+                    values,
+                    primes,
+                    reduce,
+                    residues,
+                    want_events,
+                    &mut events,
+                )
+            }?;
         }
         Ok(events)
     }
+}
+
+/// The per-call arguments of an NTT kernel: the values, the primes per polynomial, then
+/// the kernel's own arguments in order.
+fn per_call<'a>(
+    values: &'a Buffer<u64>,
+    primes: usize,
+    own: &[cl::KernelArg<'a>],
+) -> Vec<(u32, cl::KernelArg<'a>)> {
+    let shared = [(VALUES_ARG, Buf(values)), (PRIMES_ARG, U32(primes as u32))];
+    shared
+        .into_iter()
+        .chain((OWN_ARGS..).zip(own.iter().copied()))
+        .collect()
+}
+
+/// Checks the buffers of a fused launch, each (name, buffer, words touched, written):
+/// every buffer holds its words, and no written buffer is another of the list, but for
+/// the pairs `may_alias` (written, read) whose kernel reads each word before writing it.
+fn check_buffers(
+    what: &str,
+    buffers: &[(&str, &Buffer<u64>, usize, bool)],
+    may_alias: &[(&str, &str)],
+) -> Result<()> {
+    for &(name, buf, need, _) in buffers {
+        if buf.len() < need {
+            return Err(Error::invalid(format!(
+                "{what}: {name} holds {} words; {need} are touched",
+                buf.len()
+            )));
+        }
+    }
+    for &(name, written, _, is_written) in buffers {
+        for &(other, buf, _, _) in buffers {
+            if is_written
+                && name != other
+                && !may_alias.contains(&(name, other))
+                && same_buffer(written, buf)
+            {
+                return Err(Error::invalid(format!(
+                    "{what}: {name} must not be {other}"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A staged plan's fused passes, or an error naming `what` for a naive plan.
+fn fused_passes<'l>(launches: &'l Launches, what: &str) -> Result<&'l FusedPasses> {
+    launches
+        .fused
+        .as_ref()
+        .ok_or_else(|| Error::invalid(format!("{what} needs a staged NTT plan")))
+}
+
+fn to_u32(v: usize) -> Result<u32> {
+    u32::try_from(v)
+        .map_err(|_| Error::invalid(format!("{v} does not fit a 32-bit kernel argument")))
+}
+
+/// Enqueues one pass of a plain transform in place on `values`.
+///
+/// # Safety
+/// `values` holds at least `residues` * N words and `primes` is at most the plan's L.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_plain(
+    queue: &Queue,
+    launch: &Launch,
+    values: &Buffer<u64>,
+    primes: usize,
+    reduce: bool,
+    residues: usize,
+    want_event: bool,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    let reduce = [U32(reduce as u32)];
+    let own: &[cl::KernelArg] = if launch.takes_reduce { &reduce } else { &[] };
+    let args = per_call(values, primes, own);
+    // SAFETY: each work item (or work group of the required size, for staged kernels)
+    // serves residue `item / items_per_residue` < residues and touches words below N of
+    // it (the caller's contract); the root tables hold L * N pairs, indexed by prime =
+    // residue % primes < L and root index < N, and params L * PARAMS_STRIDE words.
+    unsafe { launch_with(queue, launch, &args, residues, want_event, events) }
+}
+
+/// Sets `args` (index, value) of `launch`'s kernel and enqueues it over `residues`
+/// residues; pushes its event when `want_event`.
+///
+/// # Safety
+/// `args` set every per-call argument of the kernel with the types ntt.cl declares (the
+/// tables were set when the kernel was built and stay alive with it), the caller holds
+/// the plan's lock, and every index the kernel computes from `residues` and `args` lies
+/// inside the buffer it indexes.
+unsafe fn launch_with(
+    queue: &Queue,
+    launch: &Launch,
+    args: &[(u32, cl::KernelArg)],
+    residues: usize,
+    want_event: bool,
+    events: &mut Vec<Event>,
+) -> Result<()> {
+    for &(index, arg) in args {
+        // SAFETY: the caller's contract: the kernel declares this type at `index`.
+        unsafe { cl::set_arg_raw(&launch.kernel, index, arg) }?;
+    }
+    let mut event = want_event.then(Event::empty);
+    // SAFETY: the caller's contract (every index in range).
+    unsafe {
+        cl::enqueue_on(
+            queue,
+            &launch.kernel,
+            residues * launch.items_per_residue,
+            launch.work_group.map(SpatialDims::from),
+            event.as_mut(),
+        )
+    }?;
+    events.extend(event);
+    Ok(())
 }
 
 /// Which way a transform goes.

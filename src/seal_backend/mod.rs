@@ -322,7 +322,7 @@ impl Backend {
                 level.using_keyswitching,
                 self.strategy,
             )?
-            .with_fused_tensor(self.devices.fused_tensor()),
+            .with_fused(self.devices.fused_tensor()),
         );
         contexts.insert(level.key_parms_id, c.clone());
         Ok(c)
@@ -526,11 +526,8 @@ impl Backend {
                 .iter()
                 .map(|k| self.key(k))
                 .collect::<Result<Vec<_>>>()?;
-            let buf = ct.write_on(ops.graph())?;
-            for (step, key) in device_keys.iter().enumerate() {
-                let target = size - 1 - step;
-                ops.switch_key(buf, buf, target * ops.poly_words(), key)?;
-            }
+            let keys: Vec<&KswitchKey> = device_keys.iter().map(|k| &**k).collect();
+            ops.relinearize(ct.write_on(ops.graph())?, size, &keys)?;
             ct.truncate(destination_size * ops.poly_words());
             Ok(())
         })

@@ -1,0 +1,129 @@
+//! SEAL's CKKS Evaluator operations as sequences of kernels on one graph's queue (seed 001
+//! Listing 7): each function only enqueues and returns; temporaries come from the
+//! graph's pool as scratch buffers and go back as soon as the sequence is enqueued.
+//!
+//! Ciphertexts are buffers in SEAL's layout (polynomial, then prime, then coefficient)
+//! at a level of K primes, in NTT form unless stated. Every function names the SEAL
+//! routine it reproduces; their outputs equal SEAL's word for word because each step
+//! computes the same residues and every output is fully reduced, as SEAL's are.
+//!
+//! One file per SEAL operation, each an `impl LevelOps` block:
+//!
+//! | file | SEAL |
+//! |---|---|
+//! | `elementwise.rs` | negate, add, sub, multiply_plain_ntt |
+//! | `tensor.rs` | ckks_multiply (multiply, square) |
+//! | `relin.rs` | relinearize_internal, switch_key_inplace |
+//! | `galois.rs` | apply_galois_inplace (rotate_vector, complex_conjugate) |
+//! | `rescale.rs` | mod_switch_scale_to_next, mod_switch_drop_to_next |
+//! | `moddown.rs` | divide_and_round_q_last_ntt_inplace and the end of switch_key_inplace, shared |
+//!
+//! This file holds the level's view and the transforms.
+
+mod elementwise;
+mod galois;
+mod moddown;
+mod relin;
+mod rescale;
+mod tensor;
+
+use super::context::{CkksContext, LevelData};
+use crate::cl::Buffer;
+use crate::device::Graph;
+use crate::error::Result;
+use crate::memcache::PoolBuffer;
+use crate::ntt::{NttDirection, NttPlan};
+
+/// One level's view of an operation: the context, the graph it runs on, and level K.
+pub struct LevelOps<'a> {
+    context: &'a CkksContext,
+    graph: &'a Graph,
+    level: std::sync::Arc<LevelData>,
+}
+
+impl<'a> LevelOps<'a> {
+    /// Operations at the level of `primes` (K) primes of `context`, on `graph`.
+    pub fn new(context: &'a CkksContext, graph: &'a Graph, primes: usize) -> Result<Self> {
+        let level = context.level(graph.queue(), primes)?;
+        Ok(LevelOps {
+            context,
+            graph,
+            level,
+        })
+    }
+
+    /// The graph the operations are enqueued on.
+    pub fn graph(&self) -> &Graph {
+        self.graph
+    }
+
+    /// K.
+    pub fn primes(&self) -> usize {
+        self.level.primes()
+    }
+
+    /// Words of one polynomial at this level (K * N).
+    pub fn poly_words(&self) -> usize {
+        self.primes() * self.context.coeff_count()
+    }
+
+    fn n(&self) -> usize {
+        self.context.coeff_count()
+    }
+
+    /// A result buffer of `polys` polynomials at level `primes` (an open frame retains it).
+    pub fn alloc_result(&self, polys: usize, primes: usize) -> Result<PoolBuffer> {
+        self.graph.alloc(polys * primes * self.n())
+    }
+
+    fn scratch(&self, words: usize) -> Result<PoolBuffer> {
+        self.graph.alloc_scratch(words)
+    }
+
+    fn ntt(
+        &self,
+        buf: &Buffer<u64>,
+        polys: usize,
+        primes: usize,
+        direction: NttDirection,
+        reduce: bool,
+    ) -> Result<()> {
+        self.ntt_with(self.level.plan(), buf, polys, primes, direction, reduce)
+    }
+
+    /// `plan`'s transform on this graph; its kernels' events are created only when the
+    /// graph records them (profiling).
+    fn ntt_with(
+        &self,
+        plan: &NttPlan,
+        buf: &Buffer<u64>,
+        polys: usize,
+        primes: usize,
+        direction: NttDirection,
+        reduce: bool,
+    ) -> Result<()> {
+        let events = plan.enqueue(
+            self.graph.queue(),
+            buf,
+            polys,
+            primes,
+            direction,
+            reduce,
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches(ntt_name(direction), events)
+    }
+
+    /// Forward (SEAL's transform_to_ntt_inplace) or inverse (transform_from_ntt_inplace)
+    /// NTT of `polys` polynomials, fully reduced.
+    pub fn transform(&self, ct: &Buffer<u64>, polys: usize, direction: NttDirection) -> Result<()> {
+        self.ntt(ct, polys, self.primes(), direction, true)
+    }
+}
+
+fn ntt_name(direction: NttDirection) -> &'static str {
+    match direction {
+        NttDirection::Forward => "ntt_forward",
+        NttDirection::Inverse => "ntt_inverse",
+    }
+}

@@ -1,0 +1,192 @@
+//! The mod-down shared by rescaling and key switching: SEAL's
+//! `RNSTool::divide_and_round_q_last_ntt_inplace` (in `mod_switch_scale_to_next`) and the
+//! last loop of `switch_key_inplace` compute the same thing. For each polynomial p, with
+//! x_p its residue under the prime being dropped (q_last: the level's last prime, or the
+//! special prime) and y_p,i its residues under the primes kept, both in NTT form:
+//!
+//! 1. x_p back to coefficients (inverse NTT under q_last);
+//! 2. rounded, r = (x_p + q_last / 2) mod q_last, brought under each q_i with SEAL's
+//!    correction, and forward-transformed under q_i (lazy);
+//! 3. (y_p,i - that) * q_last^-1 mod q_i, stored, or added to a polynomial (key
+//!    switching adds into the ciphertext, a rotation into the permuted first polynomial).
+//!
+//! Fused ([`CkksContext::fused`] and a staged NTT plan): step 1 reads x_p where it lies
+//! (`NttPlan::inverse_from`, no gather), step 2's element-wise work rides on the forward
+//! transform's loads and step 3 on its stores (`NttPlan::forward_moddown`): 4 launches
+//! with a two-pass NTT layout, 2 with one. Unfused (the naive NTT strategy, or
+//! `SEAL_OPENCL_FUSED=0`): gather, inverse NTT, `ckks_moddown_prep`, forward NTT,
+//! `ckks_divide_round_finish`, as the host references spell it.
+//!
+//! [`CkksContext::fused`]: crate::ckks::context::CkksContext::fused
+
+use super::LevelOps;
+use crate::cl::{self, same_buffer, Buffer};
+use crate::error::Result;
+use crate::ntt::{ModDown, NttDirection, NttPlan};
+
+/// Where the residue being dropped lies, in NTT form.
+pub(super) enum LastResidue<'b> {
+    /// Residue `index` of every polynomial of `buf` (`stride` residues each); left as is.
+    Within {
+        buf: &'b Buffer<u64>,
+        stride: usize,
+        index: usize,
+    },
+    /// One residue per polynomial, packed, in a temporary the mod-down may overwrite.
+    Scratch(&'b Buffer<u64>),
+}
+
+/// One mod-down: for p < polys and i < primes,
+/// dst[p * dst_stride + i] = (src[p * src_stride + i] - round(last_p) mod q_i) *
+/// q_last^-1 [+ acc[p * dst_stride + i] for p < acc_polys] mod q_i, all canonical on exit;
+/// strides count residues.
+pub(super) struct ModDownSpec<'b> {
+    pub last: LastResidue<'b>,
+    /// The dropped prime's index among the key primes (its one-prime NTT plan) ...
+    pub last_key_prime: usize,
+    /// ... and in the level's moduli (K - 1 when rescaling, K for the special prime).
+    pub last_prime: usize,
+    /// `primes` Shoup pairs of q_last^-1 mod q_i (`LevelData::inv_last`, `inv_special`).
+    pub inv: &'b Buffer<u64>,
+    pub dst: &'b Buffer<u64>,
+    pub dst_stride: usize,
+    pub src: &'b Buffer<u64>,
+    pub src_stride: usize,
+    pub primes: usize,
+    pub polys: usize,
+    /// The addend of the first polynomials (laid out as dst; may be dst) and how many
+    /// polynomials get it; None: nothing added (rescale).
+    pub acc: Option<(&'b Buffer<u64>, usize)>,
+}
+
+impl LevelOps<'_> {
+    /// Runs `md` (see the module's documentation).
+    pub(super) fn mod_down(&self, md: &ModDownSpec) -> Result<()> {
+        let n = self.n();
+        let queue = self.graph.queue();
+        let profiling = self.graph.is_profiling();
+        let single = self.context.single_prime_plan(queue, md.last_key_prime)?;
+        let plan = self.level.plan();
+        if !(self.context.fused() && plan.has_fused_passes() && single.has_fused_passes()) {
+            return self.mod_down_unfused(md, &single);
+        }
+        // Step 1: x_p in coefficient form (lazy: step 2 rounds it).
+        let gathered;
+        let coeffs = match md.last {
+            LastResidue::Within { buf, stride, index } => {
+                gathered = self.scratch(md.polys * n)?;
+                let events = single.inverse_from(
+                    queue,
+                    gathered.buffer(),
+                    buf,
+                    stride,
+                    index,
+                    md.polys,
+                    1,
+                    false,
+                    profiling,
+                )?;
+                self.graph.note_launches("ntt_inverse", events)?;
+                gathered.buffer()
+            }
+            LastResidue::Scratch(buf) => {
+                self.ntt_with(&single, buf, md.polys, 1, NttDirection::Inverse, false)?;
+                buf
+            }
+        };
+        // Steps 2 and 3 on the forward transforms' loads and stores; a two-pass layout
+        // keeps the words between its passes in `between`.
+        let between = if plan.launches_per_transform() == 2 {
+            Some(self.scratch(md.polys * md.primes * n)?)
+        } else {
+            None
+        };
+        let events = plan.forward_moddown(
+            queue,
+            &ModDown {
+                last: coeffs,
+                last_prime: md.last_prime,
+                scratch: between.as_ref().map_or(coeffs, |b| b.buffer()),
+                dst: md.dst,
+                dst_stride: md.dst_stride,
+                src: md.src,
+                src_stride: md.src_stride,
+                inv: md.inv,
+                acc: md.acc.map_or(md.dst, |(acc, _)| acc),
+                acc_polys: md.acc.map_or(0, |(_, polys)| polys),
+                count: md.polys,
+                primes: md.primes,
+            },
+            profiling,
+        )?;
+        self.graph.note_launches("ntt_forward_moddown", events)
+    }
+
+    /// [`LevelOps::mod_down`] step by step, one kernel or transform each.
+    /// `single` is the plan over the dropped prime alone.
+    fn mod_down_unfused(&self, md: &ModDownSpec, single: &NttPlan) -> Result<()> {
+        let n = self.n();
+        let kernels = self.context.kernels();
+        let moduli = self.level.moduli();
+        let gathered;
+        let coeffs = match md.last {
+            LastResidue::Within { buf, stride, index } => {
+                gathered = self.scratch(md.polys * n)?;
+                kernels.ckks_gather_residue(
+                    self.graph,
+                    gathered.buffer(),
+                    buf,
+                    stride,
+                    index,
+                    md.polys,
+                )?;
+                gathered.buffer()
+            }
+            LastResidue::Scratch(buf) => buf,
+        };
+        self.ntt_with(single, coeffs, md.polys, 1, NttDirection::Inverse, false)?;
+        let t = self.scratch(md.polys * md.primes * n)?;
+        kernels.ckks_moddown_prep(
+            self.graph,
+            t.buffer(),
+            coeffs,
+            md.last_prime,
+            moduli,
+            md.primes,
+            md.polys,
+        )?;
+        self.ntt(
+            t.buffer(),
+            md.polys,
+            md.primes,
+            NttDirection::Forward,
+            false,
+        )?;
+        // ckks_divide_round_finish adds into dst: dst first gets the addend (the first
+        // acc polynomials, zeros after them) unless it holds it already.
+        if let Some((acc, acc_polys)) = md.acc {
+            let queue = self.graph.queue();
+            let extent = |polys: usize| ((polys - 1) * md.dst_stride + md.primes) * n;
+            if acc_polys > 0 && !same_buffer(acc, md.dst) {
+                cl::copy_range(queue, acc, 0, md.dst, 0, extent(acc_polys))?;
+            }
+            if acc_polys < md.polys {
+                let from = acc_polys * md.dst_stride * n;
+                cl::fill_range(queue, md.dst, from, extent(md.polys) - from, 0)?;
+            }
+        }
+        kernels.ckks_divide_round_finish(
+            self.graph,
+            md.dst,
+            md.dst_stride,
+            md.src,
+            md.src_stride,
+            t.buffer(),
+            md.inv,
+            moduli,
+            md.primes,
+            md.polys,
+            md.acc.is_some(),
+        )
+    }
+}

@@ -1,0 +1,52 @@
+//! SEAL's `mod_switch_scale_to_next` (Evaluator::rescale_to_next, rescale_to) and
+//! `mod_switch_drop_to_next` (mod_switch_to_next for CKKS ciphertexts).
+
+use super::moddown::{LastResidue, ModDownSpec};
+use super::LevelOps;
+use crate::cl::Buffer;
+use crate::error::{Error, Result};
+
+impl LevelOps<'_> {
+    /// dst (K - 1 primes) = src (K primes) without the last prime of each of `polys`
+    /// polynomials: SEAL's mod_switch_drop_to_next.
+    pub fn drop_last_prime(
+        &self,
+        dst: &Buffer<u64>,
+        src: &Buffer<u64>,
+        polys: usize,
+    ) -> Result<()> {
+        let k = self.primes();
+        if k < 2 {
+            return Err(Error::invalid("end of modulus switching chain reached"));
+        }
+        self.context
+            .kernels()
+            .ckks_copy_residues(self.graph, dst, k - 1, src, k, k - 1, polys)
+    }
+
+    /// dst (K - 1 primes) = src (K primes) divided by the last prime and rounded, for
+    /// `polys` polynomials: SEAL's RNSTool::divide_and_round_q_last_ntt_inplace on each,
+    /// followed by the drop of the last prime (mod_switch_scale_to_next). The mod-down of
+    /// [`super::moddown`]: 4 launches with a two-pass NTT layout, 2 with one.
+    pub fn rescale(&self, dst: &Buffer<u64>, src: &Buffer<u64>, polys: usize) -> Result<()> {
+        let k = self.primes();
+        let inv = self.level.inv_last()?;
+        self.mod_down(&ModDownSpec {
+            last: LastResidue::Within {
+                buf: src,
+                stride: k,
+                index: k - 1,
+            },
+            last_key_prime: k - 1,
+            last_prime: k - 1,
+            inv,
+            dst,
+            dst_stride: k - 1,
+            src,
+            src_stride: k,
+            primes: k - 1,
+            polys,
+            acc: None,
+        })
+    }
+}

@@ -1,0 +1,72 @@
+//! SEAL's `ckks_multiply` (Evaluator::multiply, square): the tensor product of two
+//! ciphertexts in NTT form.
+
+use super::LevelOps;
+use crate::cl::{self, Buffer};
+use crate::error::{Error, Result};
+
+impl LevelOps<'_> {
+    /// dst = a (x) b, SEAL's ckks_multiply: the tensor product of a ciphertext of `s1`
+    /// polynomials with one of `s2` in NTT form, `s1 + s2 - 1` polynomials. a and b may be
+    /// the same buffer (square). One multiply-add kernel, or with the context's tensor
+    /// unfused ([`crate::ckks::context::CkksContext::fused`]) the naive sequence of
+    /// [`LevelOps::tensor_unfused`].
+    pub fn tensor(
+        &self,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        s1: usize,
+        b: &Buffer<u64>,
+        s2: usize,
+    ) -> Result<()> {
+        if !self.context.fused() {
+            return self.tensor_unfused(dst, a, s1, b, s2);
+        }
+        self.context.kernels().ckks_tensor(
+            self.graph,
+            dst,
+            a,
+            s1,
+            b,
+            s2,
+            self.level.moduli(),
+            self.primes(),
+        )
+    }
+
+    /// [`LevelOps::tensor`] without fusion (the benchmarks' baseline): for each output
+    /// polynomial t and each pair i + j = t, a copy of a[i] multiplied by b[j] with the
+    /// dyadic-product kernel (`ckks_multiply_plain` on one polynomial), into dst[t] for the
+    /// first pair and into a temporary added to dst[t] (`ckks_add`) for the others. Same
+    /// residues as the fused kernel: each product and each sum is fully reduced mod q.
+    pub fn tensor_unfused(
+        &self,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        s1: usize,
+        b: &Buffer<u64>,
+        s2: usize,
+    ) -> Result<()> {
+        if s1 == 0 || s2 == 0 {
+            return Err(Error::invalid("tensor product of an empty ciphertext"));
+        }
+        let words = self.poly_words();
+        let (k, queue) = (self.primes(), self.graph.queue());
+        let (kernels, moduli) = (self.context.kernels(), self.level.moduli());
+        let tmp = self.scratch(words)?;
+        for t in 0..s1 + s2 - 1 {
+            let out = cl::sub_buffer(dst, t * words, words)?;
+            for i in t.saturating_sub(s2 - 1)..=t.min(s1 - 1) {
+                let first = i == t.saturating_sub(s2 - 1);
+                let target = if first { &out } else { tmp.buffer() };
+                let b_j = cl::sub_buffer(b, (t - i) * words, words)?;
+                cl::copy_range(queue, a, i * words, target, 0, words)?;
+                kernels.ckks_multiply_plain(self.graph, target, &b_j, moduli, k, 1)?;
+                if !first {
+                    kernels.ckks_add(self.graph, &out, &out, tmp.buffer(), moduli, k, 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
