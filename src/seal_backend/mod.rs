@@ -205,7 +205,7 @@ impl Backend {
     /// page-locked words, else blocking).
     pub fn create_image(&self, data: &[u64]) -> Result<GpuImage> {
         let mut image = GpuImage::empty();
-        image.upload(self.graph(), data, &self.pinned)?;
+        self.upload(&mut image, data)?;
         Ok(image)
     }
 
@@ -214,8 +214,12 @@ impl Backend {
         GpuImage::empty()
     }
 
+    /// Uploads `data` into the image; from page-locked words without blocking, so it is
+    /// issued like an operation (`synchronize` waits for it).
     pub fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Result<()> {
-        image.upload(self.graph(), data, &self.pinned)
+        let graph = self.graph();
+        let _issuing = graph.issuing();
+        image.upload(graph, data, &self.pinned)
     }
 
     /// Waits for the work writing the image, then copies its first `data.len()` words.
