@@ -322,6 +322,60 @@ fn main() -> std::io::Result<()> {
                     }),
                 );
             }
+            "seal_fuzz" => {
+                let _ = writeln!(
+                    out,
+                    "Differential fuzzing against SEAL's CPU path (seed {}): {} Evaluator calls, {} valid, {} invalid; \
+                     mismatches {}, CPU fallbacks {}.\n",
+                    s(&j["seed"]),
+                    s(&j["evaluator_calls"]),
+                    s(&j["valid"]),
+                    s(&j["invalid"]),
+                    s(&j["mismatches"]),
+                    j["cpu_fallbacks"].as_array().map_or(0, Vec::len),
+                );
+                table(
+                    &mut out,
+                    &["parameters (log N: bits)", "programs", "valid", "invalid", "failures", "s"],
+                    j["sets"].as_array().into_iter().flatten().map(|r| {
+                        vec![
+                            s(&r["params"]),
+                            s(&r["programs"]),
+                            s(&r["valid"]),
+                            s(&r["invalid"]),
+                            r["failures"].as_array().map_or(0, Vec::len).to_string(),
+                            format!("{:.1}", f(&r["seconds"])),
+                        ]
+                    }),
+                );
+            }
+            "soak" => {
+                let mib = |v: &Value| format!("{:.1}", f(v) / (1u64 << 20) as f64);
+                let _ = writeln!(
+                    out,
+                    "N = 2^{}: {} clients' key sets ({} requests) then {} saved results without a decrypt; \
+                     mismatches {}.\n",
+                    s(&j["log_n"]),
+                    s(&j["key_sets"]),
+                    s(&j["client_requests"]),
+                    s(&j["server_operations"]),
+                    s(&j["mismatches"]),
+                );
+                table(
+                    &mut out,
+                    &["point", "pool MiB held", "pool misses", "key MiB (cap)", "keys evicted"],
+                    ["after_clients", "server_after_warm_up", "server_end"].iter().map(|point| {
+                        let r = &j[*point];
+                        vec![
+                            point.to_string(),
+                            mib(&r["pool_bytes_held"]),
+                            s(&r["pool_misses"]),
+                            format!("{} ({})", mib(&r["key_bytes"]), mib(&r["max_key_bytes"])),
+                            s(&r["key_evictions"]),
+                        ]
+                    }),
+                );
+            }
             _ => out += "(no table for this bench)\n\n",
         }
     }

@@ -94,6 +94,8 @@ struct SetReport {
 
 #[derive(Serialize)]
 struct Report {
+    /// The bench name `bench_report` files the run under.
+    bench: &'static str,
     device: String,
     seed: u64,
     evaluator_calls: u64,
@@ -197,6 +199,7 @@ fn run() -> Result<()> {
         sets.push(r);
     }
     let report = Report {
+        bench: "seal_fuzz",
         device,
         seed: args.seed,
         evaluator_calls: sets.iter().map(|s| s.valid + s.invalid).sum(),

@@ -138,6 +138,7 @@ fn run() -> Result<()> {
             })
         };
         let report = json!({
+            "bench": "soak",
             "device": device,
             "log_n": args.log_n,
             "key_sets": clients.key_sets,
