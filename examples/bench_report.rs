@@ -336,7 +336,14 @@ fn main() -> std::io::Result<()> {
                 );
                 table(
                     &mut out,
-                    &["parameters (log N: bits)", "programs", "valid", "invalid", "failures", "s"],
+                    &[
+                        "parameters (log N: bits)",
+                        "programs",
+                        "valid",
+                        "invalid",
+                        "failures",
+                        "s",
+                    ],
                     j["sets"].as_array().into_iter().flatten().map(|r| {
                         vec![
                             s(&r["params"]),
@@ -363,17 +370,25 @@ fn main() -> std::io::Result<()> {
                 );
                 table(
                     &mut out,
-                    &["point", "pool MiB held", "pool misses", "key MiB (cap)", "keys evicted"],
-                    ["after_clients", "server_after_warm_up", "server_end"].iter().map(|point| {
-                        let r = &j[*point];
-                        vec![
-                            point.to_string(),
-                            mib(&r["pool_bytes_held"]),
-                            s(&r["pool_misses"]),
-                            format!("{} ({})", mib(&r["key_bytes"]), mib(&r["max_key_bytes"])),
-                            s(&r["key_evictions"]),
-                        ]
-                    }),
+                    &[
+                        "point",
+                        "pool MiB held",
+                        "pool misses",
+                        "key MiB (cap)",
+                        "keys evicted",
+                    ],
+                    ["after_clients", "server_after_warm_up", "server_end"]
+                        .iter()
+                        .map(|point| {
+                            let r = &j[*point];
+                            vec![
+                                point.to_string(),
+                                mib(&r["pool_bytes_held"]),
+                                s(&r["pool_misses"]),
+                                format!("{} ({})", mib(&r["key_bytes"]), mib(&r["max_key_bytes"])),
+                                s(&r["key_evictions"]),
+                            ]
+                        }),
                 );
             }
             _ => out += "(no table for this bench)\n\n",

@@ -91,6 +91,38 @@ fn sum(params: &BackendParams, a: &[u64], b: &[u64], negate_b: bool) -> Vec<u64>
         .collect()
 }
 
+/// x = -x on `worker`'s queue.
+fn negate_on(
+    worker: &Worker,
+    backend: &'static Backend,
+    params: &'static BackendParams,
+    mut x: GpuImage,
+) -> GpuImage {
+    worker.run(move || {
+        backend.negate(&params.level(), &mut x, 2).unwrap();
+        x
+    })
+}
+
+/// z += x on `worker`'s queue; both come back.
+fn add_on(
+    worker: &Worker,
+    backend: &'static Backend,
+    params: &'static BackendParams,
+    mut z: GpuImage,
+    x: GpuImage,
+) -> (GpuImage, GpuImage) {
+    worker.run(move || {
+        backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
+        (z, x)
+    })
+}
+
+/// -x, residue by residue.
+fn negated(params: &BackendParams, x: &[u64]) -> Vec<u64> {
+    sum(params, &vec![0; x.len()], x, true)
+}
+
 fn download(backend: &Backend, image: &GpuImage) -> Vec<u64> {
     let mut out = vec![0u64; image.len()];
     backend.download(image, &mut out).unwrap();
@@ -112,23 +144,12 @@ fn a_read_on_another_queue_waits_for_the_writer() {
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
     let z = reader.run(move || backend.create_image(&z_words).unwrap());
     let held = hold(backend, params, writer_queue);
-    let x = writer.run(move || {
-        let mut x = x;
-        backend.negate(&params.level(), &mut x, 2).unwrap();
-        x
-    });
-    let z = reader.run(move || {
-        let mut z = z;
-        backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
-        (z, x)
-    });
+    let x = negate_on(&writer, backend, params, x);
+    let z = add_on(&reader, backend, params, z, x);
     cl::complete_user_event(&held).unwrap();
     let (z, x) = z;
     assert_eq!(download(backend, &z), sum(params, &z0, &x0, true));
-    assert_eq!(
-        download(backend, &x),
-        sum(params, &vec![0; x0.len()], &x0, true)
-    );
+    assert_eq!(download(backend, &x), negated(params, &x0));
     writer.stop();
     reader.stop();
 }
@@ -144,22 +165,11 @@ fn a_write_on_another_queue_waits_for_the_readers() {
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
     let z = reader.run(move || backend.create_image(&z_words).unwrap());
     let held = hold(backend, params, reader_queue);
-    let (z, x) = reader.run(move || {
-        let mut z = z;
-        backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
-        (z, x)
-    });
-    let x = writer.run(move || {
-        let mut x = x;
-        backend.negate(&params.level(), &mut x, 2).unwrap();
-        x
-    });
+    let (z, x) = add_on(&reader, backend, params, z, x);
+    let x = negate_on(&writer, backend, params, x);
     cl::complete_user_event(&held).unwrap();
     assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
-    assert_eq!(
-        download(backend, &x),
-        sum(params, &vec![0; x0.len()], &x0, true)
-    );
+    assert_eq!(download(backend, &x), negated(params, &x0));
     writer.stop();
     reader.stop();
 }
@@ -209,11 +219,7 @@ fn synchronize_waits_for_every_queue_issued_on() {
     let x_words = x0.clone();
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
     let held = hold(backend, params, writer_queue);
-    let x = writer.run(move || {
-        let mut x = x;
-        backend.negate(&params.level(), &mut x, 2).unwrap();
-        x
-    });
+    let x = negate_on(&writer, backend, params, x);
     let (done_tx, done_rx) = mpsc::channel();
     let syncing = thread::spawn(move || {
         backend.synchronize().unwrap();
@@ -228,10 +234,7 @@ fn synchronize_waits_for_every_queue_issued_on() {
     cl::complete_user_event(&held).unwrap();
     done_rx.recv().unwrap();
     syncing.join().unwrap();
-    assert_eq!(
-        download(backend, &x),
-        sum(params, &vec![0; x0.len()], &x0, true)
-    );
+    assert_eq!(download(backend, &x), negated(params, &x0));
 }
 
 /// Without an open frame, ending one (what SEAL's decrypt does before its download) does
@@ -243,11 +246,7 @@ fn a_frame_end_waits_for_other_queues_only_when_a_frame_is_open() {
     let x_words = words(params, 9);
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
     let held = hold(backend, params, writer_queue);
-    let x = writer.run(move || {
-        let mut x = x;
-        backend.negate(&params.level(), &mut x, 2).unwrap();
-        x
-    });
+    let x = negate_on(&writer, backend, params, x);
     let end_frame = || {
         let (done_tx, done_rx) = mpsc::channel();
         let ending = thread::spawn(move || {
@@ -263,7 +262,8 @@ fn a_frame_end_waits_for_other_queues_only_when_a_frame_is_open() {
     backend.start_compute_frame();
     let (ending, done) = end_frame();
     assert!(
-        done.recv_timeout(std::time::Duration::from_millis(300)).is_err(),
+        done.recv_timeout(std::time::Duration::from_millis(300))
+            .is_err(),
         "ending an open frame returned while a queue was held"
     );
     cl::complete_user_event(&held).unwrap();

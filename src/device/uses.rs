@@ -90,16 +90,6 @@ impl BufferUses {
         Ok(())
     }
 
-    /// Orders commands on `queue` behind every recorded use on any queue, itself
-    /// included, and forgets them: for a host write through a blocking command on
-    /// `queue` (the buffer is unused on the device when it returns).
-    pub fn before_host_write(&mut self, queue: &Queue) -> Result<()> {
-        let waits = self.markers_except(queue)?;
-        cl::enqueue_barrier(queue, &waits)?;
-        *self = BufferUses::default();
-        Ok(())
-    }
-
     /// The queue whose commands a host read must follow: the last writer's, if any.
     pub fn writer_queue(&self) -> Option<&Queue> {
         self.writer.as_ref().map(|w| &w.queue)
