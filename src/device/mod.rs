@@ -9,8 +9,9 @@
 //!
 //! A [`Graph`] (a chain of operations) is bound to one queue of one tile; its commands run
 //! in order, and independent graphs on different queues run concurrently. The SEAL backend
-//! (`crate::seal_backend`) runs every operation on one graph; its read-only data (parameter
-//! tables, keys) is uploaded once, by the backend.
+//! (`crate::seal_backend`) gives each issuing thread one graph of the first tile; a buffer
+//! used on several queues is ordered between them by [`BufferUses`]; its read-only data
+//! (parameter tables, keys) is uploaded once, with blocking writes, by the backend.
 //!
 //! Switches (read by [`DeviceOptions::from_env`]):
 //! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
