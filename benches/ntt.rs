@@ -7,8 +7,6 @@
 //!                            [--strategies naive,staged] [--reps N] [--json PATH]
 //! ```
 //! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy) if set, else both.
-//! Staged plans launch the builds `SEAL_OPENCL_NTT_WIDTH` names (`auto`, the default:
-//! the narrow twin for batches too small to fill the device; `wide`; `narrow`).
 //!
 //! Times are device time from profiling events: from the start of a transform's first
 //! kernel to the end of its last (launch gaps between its kernels included), the median
@@ -33,7 +31,7 @@ use serde::Serialize;
 use seal_opencl::arith::{coeff_modulus_create, Modulus};
 use seal_opencl::cl::{self, Buffer, Context, Event, Queue};
 use seal_opencl::ntt::{
-    create_ntt_tables, host, NttPlan, NttStrategy, NttTables, NttWidth, NTT_STRATEGY_ENV_VAR,
+    create_ntt_tables, host, NttPlan, NttStrategy, NttTables, NTT_STRATEGY_ENV_VAR,
 };
 use seal_opencl::{Error, Result};
 
@@ -139,8 +137,6 @@ struct Row {
     log_n: u32,
     coeff_modulus_size: usize,
     strategy: String,
-    /// `SEAL_OPENCL_NTT_WIDTH` (staged plans).
-    width: String,
     launches: usize,
     /// Staged layout: log2 of S (strided sub-transform), G (block), C and B per group.
     layout: Option<[u32; 4]>,
@@ -266,8 +262,7 @@ fn bench_one(
 ) -> Result<Row> {
     let moduli = moduli(log_n, l)?;
     let tables = create_ntt_tables(log_n, &moduli)?;
-    let plan =
-        NttPlan::from_tables(ctx, queue, &tables, strategy)?.with_width(NttWidth::from_env()?);
+    let plan = NttPlan::from_tables(ctx, queue, &tables, strategy)?;
     let words = l << log_n;
     let input: Vec<u64> = (0..words)
         .map(|i| rng.gen_range(0..moduli[(i >> log_n) % l].value()))
@@ -300,7 +295,6 @@ fn bench_one(
         log_n,
         coeff_modulus_size: l,
         strategy: strategy.to_string(),
-        width: plan.width().to_string(),
         launches: plan.launches_per_transform(),
         layout: plan
             .staged_layout()

@@ -11,7 +11,7 @@ use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::MemcacheConfig;
-use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy, NttWidth};
+use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
 use seal_opencl::profiler::Profiler;
 
 fn rng() -> rand::rngs::StdRng {
@@ -143,30 +143,24 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 
 /// Every configuration the mod-down runs in: one-pass (2^10, 2^12 on a device with
 /// work groups of 2^12 words) and two-pass (2^13: S = 2^6, a multiple of 3 rounds in the
-/// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, in the layout's
-/// (wide) build and its narrow twin, and the naive transforms.
-const CONFIGS: [(u32, NttStrategy, bool, NttWidth); 10] = [
-    (10, NttStrategy::Staged, true, NttWidth::Auto),
-    (12, NttStrategy::Staged, true, NttWidth::Auto),
-    (13, NttStrategy::Staged, true, NttWidth::Wide),
-    (14, NttStrategy::Staged, true, NttWidth::Wide),
-    (13, NttStrategy::Staged, true, NttWidth::Narrow),
-    (14, NttStrategy::Staged, true, NttWidth::Narrow),
-    (12, NttStrategy::Staged, false, NttWidth::Auto),
-    (13, NttStrategy::Staged, false, NttWidth::Narrow),
-    (12, NttStrategy::Naive, true, NttWidth::Auto),
-    (10, NttStrategy::Naive, false, NttWidth::Auto),
+/// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, and the naive
+/// transforms.
+const CONFIGS: [(u32, NttStrategy, bool); 8] = [
+    (10, NttStrategy::Staged, true),
+    (12, NttStrategy::Staged, true),
+    (13, NttStrategy::Staged, true),
+    (14, NttStrategy::Staged, true),
+    (12, NttStrategy::Staged, false),
+    (13, NttStrategy::Staged, false),
+    (12, NttStrategy::Naive, true),
+    (10, NttStrategy::Naive, false),
 ];
 
-fn context(
-    graph: &Graph,
-    (log_n, strategy, fused, width): (u32, NttStrategy, bool, NttWidth),
-) -> CkksContext {
+fn context(graph: &Graph, log_n: u32, strategy: NttStrategy, fused: bool) -> CkksContext {
     let values: Vec<u64> = key_moduli(log_n).iter().map(|q| q.value()).collect();
     CkksContext::new(graph.context(), log_n, &values, true, strategy)
         .unwrap()
         .with_fused(fused)
-        .with_ntt_width(width)
 }
 
 fn assert_same(got: &[u64], want: &[u64], what: &str) {
@@ -185,11 +179,10 @@ fn rescale_matches_host_composition() {
     let devices = devices(None);
     let graph = devices.graph();
     let mut layouts = Vec::new();
-    for config in CONFIGS {
-        let (log_n, strategy, fused, width) = config;
+    for (log_n, strategy, fused) in CONFIGS {
         let n = 1 << log_n;
         let moduli = key_moduli(log_n);
-        let context = context(&graph, config);
+        let context = context(&graph, log_n, strategy, fused);
         for (k, polys) in [(3, 2), (3, 3), (2, 2)] {
             let ct = random_poly(&mut rng, &moduli[..k], polys, n);
             let want = host_rescale(&ct, &moduli[..k], polys, log_n);
@@ -208,7 +201,7 @@ fn rescale_matches_host_composition() {
             assert_same(
                 &got,
                 &want,
-                &format!("2^{log_n} {strategy} {width} fused={fused} K={k} polys={polys}"),
+                &format!("2^{log_n} {strategy} fused={fused} K={k} polys={polys}"),
             );
             assert_same(&cl::download(&src).unwrap(), &ct, "rescale's source");
         }
@@ -224,11 +217,10 @@ fn switch_key_matches_host_composition() {
     let mut rng = rng();
     let devices = devices(None);
     let graph = devices.graph();
-    for config in CONFIGS {
-        let (log_n, strategy, fused, width) = config;
+    for (log_n, strategy, fused) in CONFIGS {
         let n = 1 << log_n;
         let key_moduli = key_moduli(log_n);
-        let context = context(&graph, config);
+        let context = context(&graph, log_n, strategy, fused);
         let l = key_moduli.len();
         for k in [3, 2, 1] {
             let key_words = random_poly(&mut rng, &key_moduli, 2 * (l - 1), n);
@@ -244,7 +236,7 @@ fn switch_key_matches_host_composition() {
             assert_same(
                 &got,
                 &want,
-                &format!("2^{log_n} {strategy} {width} fused={fused} K={k}"),
+                &format!("2^{log_n} {strategy} fused={fused} K={k}"),
             );
         }
     }
@@ -255,11 +247,10 @@ fn apply_galois_matches_host_composition() {
     let mut rng = rng();
     let devices = devices(None);
     let graph = devices.graph();
-    for config in CONFIGS {
-        let (log_n, strategy, fused, width) = config;
+    for (log_n, strategy, fused) in CONFIGS {
         let n = 1 << log_n;
         let key_moduli = key_moduli(log_n);
-        let context = context(&graph, config);
+        let context = context(&graph, log_n, strategy, fused);
         let l = key_moduli.len();
         let k = 3;
         // A rotation's element (3) and the conjugation's (2N - 1).
@@ -284,7 +275,7 @@ fn apply_galois_matches_host_composition() {
             let ops = LevelOps::new(&context, &graph, k).unwrap();
             ops.apply_galois(&buf, galois_elt, &key).unwrap();
             let got = cl::download(&buf).unwrap();
-            let what = format!("2^{log_n} {strategy} {width} fused={fused} element {galois_elt}");
+            let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
             assert_same(&got, &want, &what);
         }
     }
@@ -312,11 +303,10 @@ fn rescale_and_switch_key_launch_counts() {
     let profiler = Profiler::new();
     let devices = devices(Some(profiler.clone()));
     let graph = devices.graph();
-    for config in CONFIGS {
-        let (log_n, strategy, fused, width) = config;
+    for (log_n, strategy, fused) in CONFIGS {
         let n = 1 << log_n;
         let key_moduli = key_moduli(log_n);
-        let context = context(&graph, config);
+        let context = context(&graph, log_n, strategy, fused);
         let k = 3;
         let ops = LevelOps::new(&context, &graph, k).unwrap();
         let per_transform = context
@@ -343,7 +333,7 @@ fn rescale_and_switch_key_launch_counts() {
         let switch_key = launches(&profiler, &graph, || {
             ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap()
         });
-        let what = format!("2^{log_n} {strategy} {width} fused={fused}");
+        let what = format!("2^{log_n} {strategy} fused={fused}");
         if fused && strategy == NttStrategy::Staged {
             assert_eq!(rescale, 2 * per_transform, "rescale, {what}");
             assert!(rescale <= 4, "rescale, {what}");

@@ -9,9 +9,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use seal_opencl::arith::{get_primes, Modulus};
 use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
-use seal_opencl::ntt::{
-    create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, NttWidth,
-};
+use seal_opencl::ntt::{create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables};
 use seal_opencl::{Error, ErrorKind};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -158,20 +156,12 @@ fn assert_same(got: &[u64], want: &[u64], tables: &[NttTables], what: &str) {
     }
 }
 
-/// Every transform of both strategies, the staged one in both builds (wide and narrow),
-/// on `count` polynomials over `moduli`.
+/// Every transform of both strategies on `count` polynomials over `moduli`.
 fn check_all(ctx: &Arc<Context>, queue: &Queue, log_n: u32, moduli: &[Modulus], count: usize) {
     let mut rng = rng();
     let tables = create_ntt_tables(log_n, moduli).unwrap();
-    let plans = [
-        (NttStrategy::Naive, NttWidth::Auto),
-        (NttStrategy::Staged, NttWidth::Wide),
-        (NttStrategy::Staged, NttWidth::Narrow),
-    ];
-    for (strategy, width) in plans {
-        let plan = NttPlan::new(ctx, queue, log_n, moduli, strategy)
-            .unwrap()
-            .with_width(width);
+    for strategy in STRATEGIES {
+        let plan = NttPlan::new(ctx, queue, log_n, moduli, strategy).unwrap();
         for transform in Transform::ALL {
             let input = inputs(&mut rng, &tables, count, |q| transform.input_bound(q));
             let mut want = input.clone();
@@ -179,7 +169,7 @@ fn check_all(ctx: &Arc<Context>, queue: &Queue, log_n: u32, moduli: &[Modulus], 
             // Poisoned, unwritten words of an output in a buffer one residue too long.
             let got = device_run(ctx, queue, &plan, transform, &input, count, 1 << log_n);
             let what = format!(
-                "{transform:?} {strategy} {width} N = 2^{log_n}, L = {}, count = {count}",
+                "{transform:?} {strategy} N = 2^{log_n}, L = {}, count = {count}",
                 moduli.len()
             );
             assert_same(&got, &want, &tables, &what);

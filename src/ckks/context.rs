@@ -17,7 +17,7 @@ use super::kernels::{CkksKernels, ModuliTable};
 use crate::arith::{invert_uint_mod, Modulus, ShoupOperand};
 use crate::cl::{Buffer, Context, Queue};
 use crate::error::{Error, Result};
-use crate::ntt::{NttPlan, NttStrategy, NttWidth};
+use crate::ntt::{NttPlan, NttStrategy};
 
 /// One parameter set on one tile.
 pub struct CkksContext {
@@ -28,8 +28,6 @@ pub struct CkksContext {
     key_moduli: Vec<Modulus>,
     using_keyswitching: bool,
     strategy: NttStrategy,
-    /// Which builds of the staged kernels its plans launch.
-    ntt_width: NttWidth,
     /// Fused kernels (`true`, the default): the tensor product as one multiply-add kernel,
     /// the mod-down's steps inside its transforms. `false`: one kernel per step (the
     /// benchmarks' naive baseline).
@@ -109,7 +107,6 @@ impl CkksContext {
             log_n,
             using_keyswitching,
             strategy,
-            ntt_width: NttWidth::Auto,
             fused: true,
             kernels: CkksKernels::new(ctx, log_n)?,
             key_moduli,
@@ -122,13 +119,6 @@ impl CkksContext {
     /// (`crate::device::DeviceOptions::fused_tensor`, `SEAL_OPENCL_FUSED=0`).
     pub fn with_fused(mut self, fused: bool) -> CkksContext {
         self.fused = fused;
-        self
-    }
-
-    /// The same context whose NTT plans launch the builds `width` names (`Auto`, the
-    /// default; `SEAL_OPENCL_NTT_WIDTH`).
-    pub fn with_ntt_width(mut self, width: NttWidth) -> CkksContext {
-        self.ntt_width = width;
         self
     }
 
@@ -196,16 +186,13 @@ impl CkksContext {
         if let Some(plan) = slot {
             return Ok(plan.clone());
         }
-        let plan = Arc::new(
-            NttPlan::new(
-                &self.ctx,
-                queue,
-                self.log_n,
-                &self.key_moduli[index..=index],
-                self.strategy,
-            )?
-            .with_width(self.ntt_width),
-        );
+        let plan = Arc::new(NttPlan::new(
+            &self.ctx,
+            queue,
+            self.log_n,
+            &self.key_moduli[index..=index],
+            self.strategy,
+        )?);
         *slot = Some(plan.clone());
         Ok(plan)
     }
@@ -217,8 +204,7 @@ impl CkksContext {
             .then(|| self.key_moduli[self.key_moduli.len() - 1]);
         let mut moduli = data.to_vec();
         moduli.extend(special);
-        let plan = NttPlan::new(&self.ctx, queue, self.log_n, &moduli, self.strategy)?
-            .with_width(self.ntt_width);
+        let plan = NttPlan::new(&self.ctx, queue, self.log_n, &moduli, self.strategy)?;
         let table = ModuliTable::new(&self.ctx, queue, &moduli)?;
         let inverses = |of: Modulus, count: usize| -> Result<Buffer<u64>> {
             let mut words = Vec::with_capacity(2 * count);

@@ -42,8 +42,6 @@ pub struct DeviceInfoSummary {
     /// Largest single buffer (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
     pub max_alloc_bytes: u64,
     pub global_mem_bytes: u64,
-    /// `CL_DEVICE_MAX_COMPUTE_UNITS`: streaming multiprocessors on NVIDIA, cores on PoCL.
-    pub compute_units: u32,
 }
 
 /// An OpenCL context on one device, with its program cache.
@@ -361,10 +359,6 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         DeviceInfoResult::GlobalMemSize(s) => s,
         _ => 0,
     };
-    let compute_units = match device.info(DeviceInfo::MaxComputeUnits)? {
-        DeviceInfoResult::MaxComputeUnits(n) => n,
-        _ => 1,
-    };
     Ok(DeviceInfoSummary {
         name: device.name()?,
         vendor: device.vendor()?,
@@ -374,6 +368,5 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         max_work_group_size: device.max_wg_size()?,
         max_alloc_bytes,
         global_mem_bytes,
-        compute_units,
     })
 }

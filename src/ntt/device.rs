@@ -22,18 +22,12 @@ use super::host::mul_root_scalar;
 use super::{create_ntt_tables, NttTables};
 use crate::arith::{Modulus, ShoupOperand};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{
-    self, same_buffer, sources, Buffer, Context, Event, Kernel, Program, Queue, SpatialDims,
-};
+use crate::cl::{self, same_buffer, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
 use crate::error::{Error, Result};
 
 /// Environment variable that overrides the strategy of `NttStrategy::from_env`:
 /// `naive` or `staged`.
 pub const NTT_STRATEGY_ENV_VAR: &str = "SEAL_OPENCL_NTT";
-
-/// Environment variable that overrides the width of `NttWidth::from_env`: `auto`, `wide`
-/// or `narrow`.
-pub const NTT_WIDTH_ENV_VAR: &str = "SEAL_OPENCL_NTT_WIDTH";
 
 /// The device plan's sizes: N = 2^1 .. 2^17 (SEAL's smallest degree is 2; its own tests
 /// use N = 4 .. 128).
@@ -58,65 +52,6 @@ const MAX_LOG_GROUP_WORDS: u32 = 12;
 const TARGET_LOG_GROUP_WORDS: u32 = 11;
 /// Columns per strided work group at least: 16 words = 128 bytes per row read.
 const MIN_LOG_COLUMNS: u32 = 4;
-/// The narrow twin's columns per strided work group at least: 4 words, one 32-byte
-/// sector per row read (the unit NVIDIA's memory system moves).
-const NARROW_MIN_LOG_COLUMNS: u32 = 2;
-/// The narrow twin's work items per work group at least: one 32-wide warp.
-const NARROW_LOG_ITEMS: u32 = 5;
-/// A launch whose plan layout gives fewer work groups than this many per compute unit
-/// runs the narrow twin (`NttWidth::Auto`): on an H100 (132 units) key switching's inner
-/// product pass at N = 2^15, K = 8 has 144 work groups of 256 items, one per unit, most
-/// of each unit idle; the twin gives 1152 of 32.
-const NARROW_BELOW_GROUPS_PER_COMPUTE_UNIT: usize = 4;
-
-/// Which build of a staged plan's kernels a launch uses: its layout's (wide: B blocks and
-/// C columns per work group), or the narrow twin's (one block, or the fewest columns, per
-/// work group, at least a warp of items), which gives a small batch (one prime, key
-/// switching's K + 1 residues) enough work groups to fill the device. Both give the same
-/// words.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum NttWidth {
-    /// Narrow when the wide build gives fewer than 4 work groups per compute unit.
-    #[default]
-    Auto,
-    Wide,
-    Narrow,
-}
-
-impl NttWidth {
-    /// `SEAL_OPENCL_NTT_WIDTH` if set (`auto` | `wide` | `narrow`), else `Auto`.
-    pub fn from_env() -> Result<Self> {
-        match std::env::var(NTT_WIDTH_ENV_VAR) {
-            Ok(s) if !s.trim().is_empty() => s.parse(),
-            _ => Ok(NttWidth::Auto),
-        }
-    }
-}
-
-impl FromStr for NttWidth {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(NttWidth::Auto),
-            "wide" => Ok(NttWidth::Wide),
-            "narrow" => Ok(NttWidth::Narrow),
-            _ => Err(Error::invalid(format!(
-                "{NTT_WIDTH_ENV_VAR}={s:?} is not `auto`, `wide` or `narrow`"
-            ))),
-        }
-    }
-}
-
-impl fmt::Display for NttWidth {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            NttWidth::Auto => "auto",
-            NttWidth::Wide => "wide",
-            NttWidth::Narrow => "narrow",
-        })
-    }
-}
 
 /// Which kernels run a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -251,25 +186,6 @@ impl StagedLayout {
         self.log_b
     }
 
-    /// The narrow twin of a two-pass layout: the same split with the fewest blocks per
-    /// block work group and columns per strided one that keep a warp of work items and
-    /// whole 32-byte sectors. None when that is this layout, or with one pass (its work
-    /// group is a whole residue).
-    pub fn narrow(&self) -> Option<StagedLayout> {
-        if self.log_s == 0 {
-            return None;
-        }
-        let items = NARROW_LOG_ITEMS + 3;
-        let narrow = StagedLayout {
-            log_b: items.saturating_sub(self.log_g()).min(self.log_b),
-            log_c: NARROW_MIN_LOG_COLUMNS
-                .max(items.saturating_sub(self.log_s))
-                .min(self.log_c),
-            ..*self
-        };
-        (narrow != *self).then_some(narrow)
-    }
-
     /// Launches per transform: 1 or 2.
     pub fn launches(&self) -> usize {
         if self.log_s == 0 {
@@ -317,31 +233,6 @@ struct Launch {
     work_group: Option<usize>,
     /// Whether the kernel's first own argument (`OWN_ARGS`) is the final-reduction switch.
     takes_reduce: bool,
-    /// The same kernel built for the layout's narrow twin, with its work-group size.
-    narrow: Option<(Kernel, usize)>,
-}
-
-/// How a plan picks between a launch's wide and narrow builds.
-#[derive(Clone, Copy, Debug)]
-struct Sizing {
-    width: NttWidth,
-    /// Work groups below which `NttWidth::Auto` launches the narrow twin.
-    narrow_below: usize,
-}
-
-impl Launch {
-    /// The kernel and work-group size of a launch over `residues`.
-    fn pick(&self, residues: usize, sizing: Sizing) -> (&Kernel, Option<usize>) {
-        match (&self.narrow, self.work_group, sizing.width) {
-            (Some((kernel, wg)), _, NttWidth::Narrow) => (kernel, Some(*wg)),
-            (Some((kernel, wg)), Some(wide), NttWidth::Auto)
-                if residues * self.items_per_residue / wide < sizing.narrow_below =>
-            {
-                (kernel, Some(*wg))
-            }
-            _ => (&self.kernel, self.work_group),
-        }
-    }
 }
 
 /// Argument indices shared by every NTT kernel in ntt.cl: the values, and the number of
@@ -452,7 +343,6 @@ pub struct NttPlan {
     moduli: Vec<Modulus>,
     strategy: NttStrategy,
     layout: Option<StagedLayout>,
-    sizing: Sizing,
     launches: Mutex<Launches>,
     /// L tables of N (operand, quotient) pairs: SEAL's `root_powers` of each prime.
     _root_powers: Buffer<u64>,
@@ -525,10 +415,6 @@ impl NttPlan {
             Some(layout) => layout.build_options(),
         };
         let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
-        let narrow_layout = layout.and_then(|l| l.narrow());
-        let narrow_program = narrow_layout
-            .map(|l| ctx.program(&[sources::ARITH, sources::NTT], &l.build_options()))
-            .transpose()?;
 
         let pairs = |pick: fn(&NttTables) -> &[ShoupOperand]| {
             tables
@@ -559,14 +445,10 @@ impl NttPlan {
         // gives the arguments after these four: fixed values, or placeholders of the
         // per-call ones.
         let l = tables.len() as u32;
-        let kernel = |program: &Program,
-                      name: &str,
-                      roots: &Buffer<u64>,
-                      extra: &[Extra]|
-         -> Result<Kernel> {
+        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[Extra]| -> Result<Kernel> {
             let mut builder = Kernel::builder();
             builder
-                .program(program)
+                .program(&program)
                 .name(name)
                 .arg(None::<&Buffer<u64>>)
                 .arg(roots)
@@ -586,16 +468,10 @@ impl NttPlan {
                 // One launch per round with (reduce, log_gap); reduce only in the last.
                 let round = |name: &str, roots: &Buffer<u64>, log_gap: u32, last: bool| {
                     Ok::<_, Error>(Launch {
-                        kernel: kernel(
-                            &program,
-                            name,
-                            roots,
-                            &[Extra::U32(0), Extra::U32(log_gap)],
-                        )?,
+                        kernel: kernel(name, roots, &[Extra::U32(0), Extra::U32(log_gap)])?,
                         items_per_residue: n / 2,
                         work_group: None,
                         takes_reduce: last,
-                        narrow: None,
                     })
                 };
                 Launches {
@@ -611,43 +487,27 @@ impl NttPlan {
             }
             Some(layout) => {
                 // Every argument after the shared four is set per call; `reduce`: whether
-                // the first is the final-reduction switch. `wg` gives a layout's work-group
-                // size for the kernel's pass; the narrow twin is built alongside.
+                // the first is the final-reduction switch.
                 let staged = |name: &str,
                               roots: &Buffer<u64>,
-                              wg: fn(&StagedLayout) -> Option<usize>,
+                              wg: usize,
                               reduce: bool,
                               per_call: &[Extra]| {
-                    let narrow = match (&narrow_program, &narrow_layout) {
-                        (Some(program), Some(l)) => Some((
-                            kernel(program, name, roots, per_call)?,
-                            wg(l).ok_or_else(|| Error::invalid("narrow layout lost a pass"))?,
-                        )),
-                        _ => None,
-                    };
                     Ok::<_, Error>(Launch {
-                        kernel: kernel(&program, name, roots, per_call)?,
+                        kernel: kernel(name, roots, per_call)?,
                         items_per_residue: n / 8,
-                        work_group: wg(&layout),
+                        work_group: Some(wg),
                         takes_reduce: reduce,
-                        narrow,
                     })
                 };
                 const B: Extra = Extra::Buf;
                 const U: Extra = Extra::U32(0);
-                let block = |l: &StagedLayout| Some(l.block_work_group_size());
-                let strided = StagedLayout::strided_work_group_size;
-                let two_pass = layout.log_s() != 0;
+                let block = layout.block_work_group_size();
+                let strided = layout.strided_work_group_size();
                 let mut forward = Vec::with_capacity(2);
                 let mut inverse = Vec::with_capacity(2);
-                if two_pass {
-                    forward.push(staged(
-                        "ntt_fwd_strided",
-                        &root_powers,
-                        strided,
-                        false,
-                        &[],
-                    )?);
+                if let Some(wg) = strided {
+                    forward.push(staged("ntt_fwd_strided", &root_powers, wg, false, &[])?);
                 }
                 forward.push(staged("ntt_fwd_block", &root_powers, block, true, &[U])?);
                 inverse.push(staged(
@@ -657,14 +517,8 @@ impl NttPlan {
                     true,
                     &[U],
                 )?);
-                if two_pass {
-                    inverse.push(staged(
-                        "ntt_inv_strided",
-                        &inv_root_powers,
-                        strided,
-                        true,
-                        &[U],
-                    )?);
+                if let Some(wg) = strided {
+                    inverse.push(staged("ntt_inv_strided", &inv_root_powers, wg, true, &[U])?);
                 }
                 // Their own arguments: see ntt.cl and the launches in `inverse_from`,
                 // `forward_moddown` and `forward_key_switch`.
@@ -676,15 +530,9 @@ impl NttPlan {
                         true,
                         &[U, B, U, U],
                     )?,
-                    moddown_strided: two_pass
-                        .then(|| {
-                            staged(
-                                "ntt_fwd_strided_moddown",
-                                &root_powers,
-                                strided,
-                                false,
-                                &[B, U],
-                            )
+                    moddown_strided: strided
+                        .map(|wg| {
+                            staged("ntt_fwd_strided_moddown", &root_powers, wg, false, &[B, U])
                         })
                         .transpose()?,
                     moddown_block: staged(
@@ -694,15 +542,9 @@ impl NttPlan {
                         false,
                         &[B, U, B, U, B, U, B, B, U],
                     )?,
-                    ks_strided: two_pass
-                        .then(|| {
-                            staged(
-                                "ntt_fwd_strided_decompose",
-                                &root_powers,
-                                strided,
-                                false,
-                                &[B],
-                            )
+                    ks_strided: strided
+                        .map(|wg| {
+                            staged("ntt_fwd_strided_decompose", &root_powers, wg, false, &[B])
                         })
                         .transpose()?,
                     ks_block: staged(
@@ -727,10 +569,6 @@ impl NttPlan {
             moduli: tables.iter().map(|t| *t.modulus()).collect(),
             strategy,
             layout,
-            sizing: Sizing {
-                width: NttWidth::Auto,
-                narrow_below: NARROW_BELOW_GROUPS_PER_COMPUTE_UNIT * info.compute_units as usize,
-            },
             launches: Mutex::new(launches),
             _root_powers: root_powers,
             _inv_root_powers: inv_root_powers,
@@ -757,16 +595,6 @@ impl NttPlan {
 
     pub fn strategy(&self) -> NttStrategy {
         self.strategy
-    }
-
-    /// The same plan launching the builds `width` names ([`NttWidth::Auto`] by default).
-    pub fn with_width(mut self, width: NttWidth) -> Self {
-        self.sizing.width = width;
-        self
-    }
-
-    pub fn width(&self) -> NttWidth {
-        self.sizing.width
     }
 
     /// The staged layout (None for the naive strategy).
@@ -956,20 +784,12 @@ impl NttPlan {
         // written, words below N of it; it reads residue (r / primes) * src_stride +
         // src_first + r % primes <= (count - 1) * src_stride + src_first + primes - 1 of
         // src (checked above); tables as in `run`.
-        unsafe { launch_with(queue, self.sizing, first, &args, residues, events, &mut out) }?;
+        unsafe { launch_with(queue, first, &args, residues, events, &mut out) }?;
         for launch in &launches.inverse[1..] {
             // SAFETY: as in `run`: the plain pass in place on values (checked).
             unsafe {
                 launch_plain(
-                    queue,
-                    self.sizing,
-                    launch,
-                    values,
-                    primes,
-                    reduce,
-                    residues,
-                    events,
-                    &mut out,
+                    queue, launch, values, primes, reduce, residues, events, &mut out,
                 )
             }?;
         }
@@ -1063,17 +883,7 @@ impl NttPlan {
             // SAFETY: residue r < residues of scratch (checked to hold residues * N) is
             // written, residue r / primes < count of last read (checked), primes
             // r % primes and last_prime below the plan's L (checked); tables as in `run`.
-            unsafe {
-                launch_with(
-                    queue,
-                    self.sizing,
-                    strided,
-                    &args,
-                    residues,
-                    events,
-                    &mut out,
-                )
-            }?;
+            unsafe { launch_with(queue, strided, &args, residues, events, &mut out) }?;
         }
         let finish = [
             Buf(md.dst),
@@ -1092,7 +902,6 @@ impl NttPlan {
         unsafe {
             launch_with(
                 queue,
-                self.sizing,
                 &fused.moddown_block,
                 &args,
                 residues,
@@ -1165,17 +974,7 @@ impl NttPlan {
             // SAFETY: residue r = J (K + 1) + I < K (K + 1) of scratch (checked) is
             // written from residue J < K of t_target (checked); primes I, J < K + 1 of
             // the plan (checked); tables as in `run`.
-            unsafe {
-                launch_with(
-                    queue,
-                    self.sizing,
-                    strided,
-                    &args,
-                    k * (k + 1),
-                    events,
-                    &mut out,
-                )
-            }?;
+            unsafe { launch_with(queue, strided, &args, k * (k + 1), events, &mut out) }?;
         }
         let args = per_call(
             values,
@@ -1197,17 +996,7 @@ impl NttPlan {
         // target_first + J < target_first + K, key residue (2 J + c) * stride + kp <
         // 2 K stride (kp < stride), and writes prod residue c K + I < 2 K or last
         // residue c < 2 (all checked); tables as in `run`.
-        unsafe {
-            launch_with(
-                queue,
-                self.sizing,
-                &fused.ks_block,
-                &args,
-                k + 1,
-                events,
-                &mut out,
-            )
-        }?;
+        unsafe { launch_with(queue, &fused.ks_block, &args, k + 1, events, &mut out) }?;
         Ok(out)
     }
 
@@ -1292,7 +1081,6 @@ impl NttPlan {
             unsafe {
                 launch_plain(
                     queue,
-                    self.sizing,
                     launch,
                     values,
                     primes,
@@ -1373,7 +1161,6 @@ fn to_u32(v: usize) -> Result<u32> {
 #[allow(clippy::too_many_arguments)]
 unsafe fn launch_plain(
     queue: &Queue,
-    sizing: Sizing,
     launch: &Launch,
     values: &Buffer<u64>,
     primes: usize,
@@ -1389,7 +1176,7 @@ unsafe fn launch_plain(
     // serves residue `item / items_per_residue` < residues and touches words below N of
     // it (the caller's contract); the root tables hold L * N pairs, indexed by prime =
     // residue % primes < L and root index < N, and params L * PARAMS_STRIDE words.
-    unsafe { launch_with(queue, sizing, launch, &args, residues, want_event, events) }
+    unsafe { launch_with(queue, launch, &args, residues, want_event, events) }
 }
 
 /// Sets `args` (index, value) of `launch`'s kernel and enqueues it over `residues`
@@ -1402,28 +1189,24 @@ unsafe fn launch_plain(
 /// inside the buffer it indexes.
 unsafe fn launch_with(
     queue: &Queue,
-    sizing: Sizing,
     launch: &Launch,
     args: &[(u32, cl::KernelArg)],
     residues: usize,
     want_event: bool,
     events: &mut Vec<Event>,
 ) -> Result<()> {
-    let (kernel, work_group) = launch.pick(residues, sizing);
     for &(index, arg) in args {
-        // SAFETY: the caller's contract: the kernel declares this type at `index` (both
-        // builds of a launch declare the same arguments).
-        unsafe { cl::set_arg_raw(kernel, index, arg) }?;
+        // SAFETY: the caller's contract: the kernel declares this type at `index`.
+        unsafe { cl::set_arg_raw(&launch.kernel, index, arg) }?;
     }
     let mut event = want_event.then(Event::empty);
-    // SAFETY: the caller's contract (every index in range): both builds cover the same
-    // residues with the same items per residue, only grouped differently.
+    // SAFETY: the caller's contract (every index in range).
     unsafe {
         cl::enqueue_on(
             queue,
-            kernel,
+            &launch.kernel,
             residues * launch.items_per_residue,
-            work_group.map(SpatialDims::from),
+            launch.work_group.map(SpatialDims::from),
             event.as_mut(),
         )
     }?;
@@ -1482,24 +1265,6 @@ mod tests {
                 assert!(l.strided_local_bytes().unwrap() <= 48 * 1024);
             }
         }
-        // Narrow twins: one warp of items or more, whole 32-byte rows; none with one pass.
-        // (log N) -> (log C, log B, block items, strided items)
-        let narrow = [(13, 2, 1, 32, 32), (15, 2, 0, 32, 64), (16, 2, 0, 32, 128)];
-        for (log_n, log_c, log_b, block, strided) in narrow {
-            let wide = StagedLayout::new(log_n, 48 * 1024, 1024).unwrap();
-            let l = wide.narrow().unwrap();
-            assert_eq!(
-                (l.log_s(), l.log_c(), l.log_b()),
-                (wide.log_s(), log_c, log_b)
-            );
-            assert_eq!(l.block_work_group_size(), block, "2^{log_n}");
-            assert_eq!(l.strided_work_group_size(), Some(strided), "2^{log_n}");
-            assert_eq!(l.narrow(), None, "2^{log_n}: the twin is its own narrowest");
-        }
-        assert_eq!(
-            StagedLayout::new(12, 48 * 1024, 1024).unwrap().narrow(),
-            None
-        );
         // Work groups of 256 at most: smaller groups, still two passes at 2^17.
         let l = StagedLayout::new(17, 48 * 1024, 256).unwrap();
         assert!(l.block_work_group_size() <= 256 && l.strided_work_group_size() <= Some(256));

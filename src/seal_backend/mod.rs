@@ -42,7 +42,7 @@ use crate::cl::{Buffer, PinnedHost};
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::MemcacheStats;
-use crate::ntt::{NttDirection, NttStrategy, NttWidth};
+use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
 
 /// SEAL's most polynomials in a ciphertext (`SEAL_CIPHERTEXT_SIZE_MAX`).
@@ -69,7 +69,6 @@ pub struct Backend {
     /// One per queue of the first tile; each thread issues on one ([`Backend::graph`]).
     graphs: Vec<Graph>,
     strategy: NttStrategy,
-    ntt_width: NttWidth,
     /// Read by every operation of every thread, written once per parameter set.
     contexts: RwLock<HashMap<[u64; 4], Arc<CkksContext>>>,
     keys: KeyCache,
@@ -82,14 +81,13 @@ pub struct Backend {
 
 impl Backend {
     /// The backend on the devices named by the environment (`SEAL_OPENCL_DEVICE`, ...,
-    /// see `crate::device`) with the NTT of `SEAL_OPENCL_NTT` and `SEAL_OPENCL_NTT_WIDTH`
-    /// and the transparency check of `SEAL_OPENCL_CHECK_TRANSPARENT`.
+    /// see `crate::device`) with the NTT of `SEAL_OPENCL_NTT` and the transparency check
+    /// of `SEAL_OPENCL_CHECK_TRANSPARENT`.
     pub fn from_env() -> Result<Backend> {
         let transparency = TransparencyCheck::from_env()?;
         let max_key_bytes = KeyCache::max_bytes_from_env()?;
         let max_pinned_bytes = PinnedHost::max_bytes_from_env()?;
         let mut backend = Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
-            .with_ntt_width(NttWidth::from_env()?)
             .checking_transparency(transparency);
         if let Some(bytes) = max_pinned_bytes {
             backend = backend.with_max_pinned_bytes(bytes);
@@ -117,19 +115,11 @@ impl Backend {
             devices,
             graphs,
             strategy,
-            ntt_width: NttWidth::Auto,
             contexts: RwLock::new(HashMap::new()),
             keys: KeyCache::new(key_bytes),
             transparency: TransparencyCheck::default(),
             pinned,
         })
-    }
-
-    /// Parameter sets seen from now on launch the NTT builds `width` names (`Auto`, the
-    /// default: see [`NttWidth`]).
-    pub fn with_ntt_width(mut self, width: NttWidth) -> Backend {
-        self.ntt_width = width;
-        self
     }
 
     /// Keeps at most `bytes` of page-locked host memory for marked objects (the default
@@ -336,8 +326,7 @@ impl Backend {
                 level.using_keyswitching,
                 self.strategy,
             )?
-            .with_fused(self.devices.fused_tensor())
-            .with_ntt_width(self.ntt_width),
+            .with_fused(self.devices.fused_tensor()),
         );
         contexts.insert(level.key_parms_id, c.clone());
         Ok(c)
