@@ -50,6 +50,16 @@ struct Device {
     launches: f64,
     ntt_share: f64,
     identical: bool,
+    /// Per kernel (a multi-pass transform's passes as `name.1`, `name.2`): launches and
+    /// device time per routine, largest first (the per-kernel table of `REPORT.md`).
+    kernels: Vec<Kernel>,
+}
+
+#[derive(Serialize)]
+struct Kernel {
+    name: String,
+    launches: f64,
+    us: f64,
 }
 
 #[derive(Serialize)]
@@ -70,6 +80,9 @@ struct Body {
     cpu_reps: usize,
     scale_bits: i32,
     setups: [Setup; 2],
+    /// A device copy of 2^16 x 32 words (16 MiB) in this run: the bandwidth per-kernel
+    /// bytes are set against.
+    copy_gb_s: f64,
     rows: Vec<Row>,
 }
 
@@ -149,6 +162,15 @@ fn main() -> Result<()> {
                             launches: op.kernels.iter().map(|k| k.calls_per_loop).sum(),
                             ntt_share: op.ntt_share,
                             identical: result.data()? == cpu_result.data()?,
+                            kernels: op
+                                .kernels
+                                .iter()
+                                .map(|k| Kernel {
+                                    name: k.name.clone(),
+                                    launches: k.calls_per_loop,
+                                    us: k.ns_per_loop / 1e3,
+                                })
+                                .collect(),
                         })
                     })
                     .collect()
@@ -198,6 +220,7 @@ fn main() -> Result<()> {
         cpu_reps,
         scale_bits,
         setups: [BASELINE, TUNED],
+        copy_gb_s: common::device_copy_gb_s(32 << 16)?,
         rows,
     };
     common::write_json(&args, &mut run, &body)?;

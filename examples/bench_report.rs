@@ -45,6 +45,11 @@ fn is_gpu(j: &Value) -> bool {
             .unwrap_or(false)
 }
 
+/// A time in microseconds, one decimal.
+fn us(v: &Value) -> String {
+    format!("{:.1}", f(v))
+}
+
 fn rows(j: &Value) -> &[Value] {
     j["rows"].as_array().map_or(&[], Vec::as_slice)
 }
@@ -83,7 +88,6 @@ fn main() -> std::io::Result<()> {
     for (name, j) in &files {
         let bench = bench_of(j);
         let _ = writeln!(out, "## {bench}: `{name}`\n\nDevice: {}\n", device_of(j));
-        let us = |v: &Value| format!("{:.1}", f(v));
         match bench.as_str() {
             "ntt" => {
                 table(
@@ -119,44 +123,10 @@ fn main() -> std::io::Result<()> {
                 );
                 out += "Roofline: memory floor = the measured device copy of the same words (one read + one write, as the transform ideally does); mulmod floor = L * N/2 * log2 N butterflies, one Shoup mulmod each, at 0.9e12 mulmod/s (DESIGN.md, measured on the H100 2026-11-22; on other devices this column uses the same constant and means nothing).\n\n";
             }
-            "routines" => table(
-                &mut out,
-                &[
-                    "N",
-                    "K",
-                    "routine",
-                    "CPU us",
-                    "baseline us",
-                    "tuned us",
-                    "kernel us",
-                    "launches",
-                    "x CPU",
-                    "x baseline",
-                    "NTT share",
-                    "identical",
-                ],
-                rows(j).iter().map(|r| {
-                    vec![
-                        format!("2^{}", r["log_n"]),
-                        (r["coeff_modulus_bits"]
-                            .as_array()
-                            .map_or(0, Vec::len)
-                            .saturating_sub(1))
-                        .to_string(),
-                        s(&r["routine"]),
-                        us(&r["cpu_us"]),
-                        us(&r["baseline"]["wall_us"]),
-                        us(&r["tuned"]["wall_us"]),
-                        us(&r["tuned"]["kernel_us"]),
-                        format!("{}/{}", r["tuned"]["launches"], r["baseline"]["launches"]),
-                        format!("{:.1}", f(&r["speedup_vs_cpu"])),
-                        format!("{:.2}", f(&r["speedup_vs_baseline"])),
-                        format!("{:.0}%", f(&r["tuned"]["ntt_share"]) * 100.0),
-                        (r["tuned"]["identical"] == true && r["baseline"]["identical"] == true)
-                            .to_string(),
-                    ]
-                }),
-            ),
+            "routines" => {
+                routines_table(&mut out, j);
+                kernel_tables(&mut out, j);
+            }
             "ops" => table(
                 &mut out,
                 &[
@@ -580,4 +550,121 @@ fn main() -> std::io::Result<()> {
     std::fs::write(&path, out)?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// The routines bench's table: one row per size, prime set and routine.
+fn routines_table(out: &mut String, j: &Value) {
+    table(
+        out,
+        &[
+            "N",
+            "K",
+            "routine",
+            "CPU us",
+            "baseline us",
+            "tuned us",
+            "kernel us",
+            "launches",
+            "x CPU",
+            "x baseline",
+            "NTT share",
+            "identical",
+        ],
+        rows(j).iter().map(|r| {
+            vec![
+                format!("2^{}", r["log_n"]),
+                (r["coeff_modulus_bits"]
+                    .as_array()
+                    .map_or(0, Vec::len)
+                    .saturating_sub(1))
+                .to_string(),
+                s(&r["routine"]),
+                us(&r["cpu_us"]),
+                us(&r["baseline"]["wall_us"]),
+                us(&r["tuned"]["wall_us"]),
+                us(&r["tuned"]["kernel_us"]),
+                format!("{}/{}", r["tuned"]["launches"], r["baseline"]["launches"]),
+                format!("{:.1}", f(&r["speedup_vs_cpu"])),
+                format!("{:.2}", f(&r["speedup_vs_baseline"])),
+                format!("{:.0}%", f(&r["tuned"]["ntt_share"]) * 100.0),
+                (r["tuned"]["identical"] == true && r["baseline"]["identical"] == true).to_string(),
+            ]
+        }),
+    );
+}
+
+/// Words each kernel of MulLin and Rotate names in its loads and stores, per N, at K data
+/// primes (a model read off the kernels in opencl/; what reaches DRAM can be less, where
+/// a word read twice is served from the cache): None for a kernel it does not know.
+fn kernel_words(name: &str, routine: &str, k: f64) -> Option<f64> {
+    Some(match name {
+        // a0, a1, b0, b1 read; c0, c1, c2 written.
+        "ckks_tensor" => 7.0 * k,
+        // Both polynomials read, permuted, written.
+        "ckks_galois_ntt" => 4.0 * k,
+        // Key switching's target, K residues, in place or gathered: read + write.
+        "ntt_inverse.1" | "ntt_inverse.2" => 2.0 * k,
+        // The special prime's two residues of the mod-down: read + write.
+        "ntt_inverse_last.1" | "ntt_inverse_last.2" => 4.0,
+        // Decomposition: residue J read under each prime I != J, K^2 residues written.
+        "ntt_forward_ks.1" => 2.0 * k * k,
+        // K^2 partial transforms and K target residues read, the key (2 K (K + 1)
+        // residues) read, 2 (K + 1) residues written.
+        "ntt_forward_ks.2" => 3.0 * k * k + 5.0 * k + 2.0,
+        // The last residues read under each of K primes, 2 K residues written.
+        "ntt_forward_moddown.1" => 4.0 * k,
+        // Scratch, key switching's products and the accumulated polynomials (two for
+        // MulLin, the permuted first one for Rotate) read, 2 K residues written.
+        "ntt_forward_moddown.2" if routine == "Rotate" => 7.0 * k,
+        "ntt_forward_moddown.2" => 8.0 * k,
+        _ => return None,
+    })
+}
+
+/// Per-kernel tables of MulLin and Rotate (tuned, every size): device time, the words the
+/// kernel names (`kernel_words`) as bytes, and that traffic's rate against the device
+/// copy measured in the same run.
+fn kernel_tables(out: &mut String, j: &Value) {
+    let copy = f(&j["copy_gb_s"]);
+    for r in rows(j) {
+        let routine = s(&r["routine"]);
+        let Some(kernels) = r["tuned"]["kernels"].as_array() else {
+            continue;
+        };
+        if routine != "MulLin" && routine != "Rotate" {
+            continue;
+        }
+        let log_n = f(&r["log_n"]);
+        let k = r["coeff_modulus_bits"]
+            .as_array()
+            .map_or(0, Vec::len)
+            .saturating_sub(1) as f64;
+        let n = 2f64.powf(log_n);
+        let _ = writeln!(
+            out,
+            "{routine} per kernel, N = 2^{log_n}, K = {k} (copy {copy:.0} GB/s in this run):\n"
+        );
+        table(
+            out,
+            &["kernel", "launches", "us", "MB named", "GB/s", "of copy"],
+            kernels.iter().map(|kn| {
+                let name = s(&kn["name"]);
+                let t = f(&kn["us"]);
+                let bytes = kernel_words(&name, &routine, k).map(|w| w * n * 8.0);
+                vec![
+                    name,
+                    s(&kn["launches"]),
+                    format!("{t:.1}"),
+                    bytes.map_or("-".into(), |b| format!("{:.1}", b / 1e6)),
+                    bytes.map_or("-".into(), |b| format!("{:.0}", b / t / 1e3)),
+                    bytes.map_or("-".into(), |b| {
+                        format!("{:.0}%", b / t / 1e3 / copy * 100.0)
+                    }),
+                ]
+            }),
+        );
+    }
+    if j["copy_gb_s"].is_number() {
+        out.push_str("MB named: the words each kernel's loads and stores name (a model per kernel, `kernel_words` in examples/bench_report.rs), as bytes; GB/s: those bytes over the kernel's time; of copy: that rate against a device copy in the same run.\n\n");
+    }
 }

@@ -235,3 +235,23 @@ pub fn require_identical(all: bool) -> Result<()> {
         ))
     }
 }
+
+/// The device's copy bandwidth in GB/s (one read + one write of each word counted) on
+/// `SEAL_OPENCL_DEVICE`: the median of 20 device-to-device copies of `words` words, timed
+/// by profiling events; the per-kernel tables set kernels' bytes against it.
+pub fn device_copy_gb_s(words: usize) -> Result<f64> {
+    use seal_opencl::cl::{self, Context, DeviceSelector, Event};
+    let ctx = Context::new(&DeviceSelector::from_env()?)?;
+    let queue = ctx.queue(true)?;
+    let (src, dst) = (ctx.buffer(&queue, words)?, ctx.buffer(&queue, words)?);
+    let mut times = (0..21)
+        .map(|_| {
+            let mut e = Event::empty();
+            cl::copy(&queue, &src, &dst, Some(&mut e))?;
+            queue.finish()?;
+            cl::event_nanos(&e)
+        })
+        .collect::<Result<Vec<u64>>>()?;
+    times.sort_unstable();
+    Ok((2 * words * 8) as f64 / times[times.len() / 2] as f64)
+}

@@ -625,12 +625,20 @@ impl Graph {
     }
 
     /// Records launches made outside [`Graph::launch`] on this graph's queue (e.g. an
-    /// `NttPlan`'s, which return their events) under `name`, and applies the debug
-    /// switch to them. Costs nothing with profiling and the switch off.
+    /// `NttPlan`'s, which return their events) under `name`, the passes of a
+    /// multi-launch transform as `name.1`, `name.2`, .. so that the profiler's per-kernel
+    /// table shows each pass; applies the debug switch to them. Costs nothing with
+    /// profiling and the switch off.
     pub fn note_launches(&self, name: &str, events: Vec<Event>) -> Result<()> {
         if let Some(profiler) = &self.tile.profiler {
-            for event in events {
-                profiler.record(name, event, self.tile.index, self.queue);
+            let passes = events.len();
+            for (pass, event) in events.into_iter().enumerate() {
+                if passes == 1 {
+                    profiler.record(name, event, self.tile.index, self.queue);
+                } else {
+                    let name = format!("{name}.{}", pass + 1);
+                    profiler.record(&name, event, self.tile.index, self.queue);
+                }
             }
         }
         self.after_launch()

@@ -88,13 +88,24 @@ impl<'a> LevelOps<'a> {
         direction: NttDirection,
         reduce: bool,
     ) -> Result<()> {
-        self.ntt_with(self.level.plan(), buf, polys, primes, direction, reduce)
+        let name = ntt_name(direction);
+        self.ntt_with(
+            name,
+            self.level.plan(),
+            buf,
+            polys,
+            primes,
+            direction,
+            reduce,
+        )
     }
 
-    /// `plan`'s transform on this graph; its kernels' events are created only when the
-    /// graph records them (profiling).
+    /// `plan`'s transform on this graph, profiled as `name`; its kernels' events are
+    /// created only when the graph records them (profiling).
+    #[allow(clippy::too_many_arguments)]
     fn ntt_with(
         &self,
+        name: &str,
         plan: &NttPlan,
         buf: &Buffer<u64>,
         polys: usize,
@@ -111,7 +122,7 @@ impl<'a> LevelOps<'a> {
             reduce,
             self.graph.is_profiling(),
         )?;
-        self.graph.note_launches(ntt_name(direction), events)
+        self.graph.note_launches(name, events)
     }
 
     /// Forward (SEAL's transform_to_ntt_inplace) or inverse (transform_from_ntt_inplace)

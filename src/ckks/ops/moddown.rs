@@ -24,6 +24,10 @@ use crate::cl::{self, same_buffer, Buffer};
 use crate::error::Result;
 use crate::ntt::{ModDown, NttDirection, NttPlan};
 
+/// The profiler's name for the mod-down's inverse transform of the last residue, apart
+/// from `ntt_inverse` (whole ciphertexts, key switching's target) in per-kernel tables.
+const INVERSE_LAST: &str = "ntt_inverse_last";
+
 /// Where the residue being dropped lies, in NTT form.
 pub(super) enum LastResidue<'b> {
     /// Residue `index` of every polynomial of `buf` (`stride` residues each); left as is.
@@ -86,11 +90,19 @@ impl LevelOps<'_> {
                     false,
                     profiling,
                 )?;
-                self.graph.note_launches("ntt_inverse", events)?;
+                self.graph.note_launches(INVERSE_LAST, events)?;
                 gathered.buffer()
             }
             LastResidue::Scratch(buf) => {
-                self.ntt_with(&single, buf, md.polys, 1, NttDirection::Inverse, false)?;
+                self.ntt_with(
+                    INVERSE_LAST,
+                    &single,
+                    buf,
+                    md.polys,
+                    1,
+                    NttDirection::Inverse,
+                    false,
+                )?;
                 buf
             }
         };
@@ -144,7 +156,15 @@ impl LevelOps<'_> {
             }
             LastResidue::Scratch(buf) => buf,
         };
-        self.ntt_with(single, coeffs, md.polys, 1, NttDirection::Inverse, false)?;
+        self.ntt_with(
+            INVERSE_LAST,
+            single,
+            coeffs,
+            md.polys,
+            1,
+            NttDirection::Inverse,
+            false,
+        )?;
         let t = self.scratch(md.polys * md.primes * n)?;
         kernels.ckks_moddown_prep(
             self.graph,
