@@ -406,6 +406,11 @@ namespace seal_opencl
                 return backend_->device_memory();
             }
 
+            void bind_thread(int device) const
+            {
+                translated([&] { backend_->bind_thread(device); });
+            }
+
             seal::MemoryPoolHandle host_pool() const override
             {
                 return host_pool_;
@@ -1144,6 +1149,16 @@ namespace seal_opencl
             throw std::logic_error("seal-opencl: the OpenCL backend is not installed");
         }
         return backend->device_memory();
+    }
+
+    void bind_thread_to_device(int device)
+    {
+        auto backend = std::dynamic_pointer_cast<OpenClBackend>(seal::gpu::backend());
+        if (!backend)
+        {
+            throw std::logic_error("seal-opencl: the OpenCL backend is not installed");
+        }
+        backend->bind_thread(device);
     }
 
     rust::String crosscheck_last_mismatch_text()

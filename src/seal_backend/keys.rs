@@ -1,5 +1,5 @@
-//! Key switching keys on the device, uploaded once and reused while unchanged (DESIGN.md:
-//! keys upload once per tile). A key vector is named by its KSwitchKeys object's id
+//! Key switching keys on the device, uploaded once per tile and reused while unchanged
+//! (DESIGN.md): the backend keeps one cache per tile, filled on the first use there. A key vector is named by its KSwitchKeys object's id
 //! (`KSwitchKeys::gpu_id`, never reused in the process) and its index; the object's version
 //! (`KSwitchKeys::gpu_version`, bumped by every write access) tells changed words from the
 //! ones uploaded, which are then replaced. Destroying the object frees its device copies.
@@ -53,6 +53,16 @@ pub struct KeyCacheStats {
     pub bytes: u64,
     pub max_bytes: u64,
     pub evictions: u64,
+}
+
+/// Sums of several caches (one per tile): the caps add up too.
+impl std::ops::AddAssign for KeyCacheStats {
+    fn add_assign(&mut self, o: KeyCacheStats) {
+        self.key_vectors += o.key_vectors;
+        self.bytes += o.bytes;
+        self.max_bytes += o.max_bytes;
+        self.evictions += o.evictions;
+    }
 }
 
 pub(super) struct KeyCache {
