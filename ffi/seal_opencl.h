@@ -26,6 +26,10 @@ namespace seal_opencl
     // (the binding is then unchanged), std::logic_error when the backend is not installed.
     void bind_thread_to_device(int device);
 
+    // How many devices (tiles) the installed backend issues on; std::logic_error when it is not
+    // installed.
+    int device_count();
+
     // SEAL_OPENCL_CROSSCHECK (read by install_backend: unset or `0` off, `1` every routed
     // operation, N every N-th, anything else std::invalid_argument): the sampled operations also
     // run on SEAL's CPU path from host copies of the operands, and the device result's words and

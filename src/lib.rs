@@ -37,3 +37,6 @@ pub use error::{Error, ErrorKind, Result};
 /// `seal_opencl::bind_thread_to_device` in ffi/seal_opencl.h). Errors: a bad index
 /// (`invalid_argument`), no backend installed (`logic_error`).
 pub use ffi::bind_thread_to_device;
+/// How many devices (tiles) the installed backend issues on (`device_count` in
+/// ffi/seal_opencl.h).
+pub use ffi::device_count;

@@ -26,6 +26,7 @@ fn two_tiles() {
             std::env::set_var("SEAL_OPENCL_TILES", "2");
         }
         install();
+        assert_eq!(seal_opencl::device_count().unwrap(), 2, "two tiles");
     });
 }
 
