@@ -2,18 +2,24 @@
 //!
 //! A *tile* is a sub-device where the driver partitions the device into its hardware
 //! tiles (affinity domain "next partitionable", e.g. Intel's multi-tile GPUs), otherwise
-//! a whole device; every device of the chosen platform becomes tiles, so a machine with
-//! several GPUs gets at least one tile per GPU. Each tile has its own OpenCL context,
-//! program cache, [`Memcache`] and one or more in-order queues. Work on different tiles
-//! is assumed memory independent (XeHE's assumption): buffers do not move between tiles.
+//! a whole device; every device of the chosen kind on the chosen platform (or those
+//! `SEAL_OPENCL_DEVICES` names) becomes tiles, so a machine with several GPUs gets at least
+//! one tile per GPU. All tiles share one OpenCL context (so one program build serves them
+//! all, a buffer of one tile can be copied on another's queue, and an event of one tile's
+//! queue can be waited on by another's); each tile has its own [`Memcache`] and one or more
+//! in-order queues.
 //!
 //! A [`Graph`] (a chain of operations) is bound to one queue of one tile; its commands run
 //! in order, and independent graphs on different queues run concurrently. The SEAL backend
-//! (`crate::seal_backend`) gives each issuing thread one graph of the first tile; a buffer
-//! used on several queues is ordered between them by [`BufferUses`]; its read-only data
-//! (parameter tables, keys) is uploaded once, with blocking writes, by the backend.
+//! (`crate::seal_backend`) gives each issuing thread one graph (tiles round robin, or the
+//! tile the thread was bound to); a buffer used on several queues, of one tile or of
+//! several, is ordered between them by [`BufferUses`], and an image used on another tile
+//! moves there on the device; read-only data (parameter tables, keys) is uploaded once per
+//! tile, with blocking writes, by the backend.
 //!
 //! Switches (read by [`DeviceOptions::from_env`]):
+//! - `SEAL_OPENCL_DEVICES` = `all` (default) | `0,1,...`: which of the devices the
+//!   selector's kind takes on its platform are used (positions in the platform's order).
 //! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
 //!   N splits each device equally into N sub-devices ("fake tiles", for testing
 //!   multi-tile code on one device, e.g. PoCL's CPU).
