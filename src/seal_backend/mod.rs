@@ -57,6 +57,9 @@ use keys::KeyCache;
 /// SEAL's most polynomials in a ciphertext (`SEAL_CIPHERTEXT_SIZE_MAX`).
 pub const SEAL_CIPHERTEXT_SIZE_MAX: usize = 16;
 
+/// A parameter set (its key level's parms_id) on one tile (its index).
+type ContextKey = ([u64; 4], usize);
+
 /// The parameter set and level of one operation. Borrows the primes: they are read only
 /// when the parameter set is seen for the first time, so an operation copies nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,9 +84,8 @@ pub struct Backend {
     /// Per tile, the queue the next thread bound there explicitly takes.
     next_bound_queue: Vec<AtomicUsize>,
     strategy: NttStrategy,
-    /// By (parameter set, tile). Read by every operation of every thread, written once per
-    /// parameter set and tile.
-    contexts: RwLock<HashMap<([u64; 4], usize), Arc<CkksContext>>>,
+    /// Read by every operation of every thread, written once per parameter set and tile.
+    contexts: RwLock<HashMap<ContextKey, Arc<CkksContext>>>,
     /// Per tile: a key is uploaded to each tile where it is used.
     keys: Vec<KeyCache>,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
