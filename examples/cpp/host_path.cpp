@@ -11,10 +11,10 @@
 // 8 threads at once (one in-order queue each; batches short enough that the driver's queue
 // never fills). Every GPU result is compared word for word with SEAL's CPU result.
 //
-//   host_path [--log-n 15|13|...] [--reps R] [--json PATH]
+//   host_path [--log-n 15|13|...] [--primes P] [--reps R] [--json PATH]
 //
 // --log-n 15 (and 16): primes {60, 50 x 7, 60}, scale 2^50; 14: {60, 50 x 4, 60}; 13: {50, 30,
-// 30, 30, 50}, scale 2^30; 12: {36, 30, 36}. Times are medians over R calls (default 200).
+// 30, 30, 50}, scale 2^30; 12: {36, 30, 36}. --primes P: {60, 50 x (P - 1), 60} at any N. Times are medians over R calls (default 200).
 // Exit status 0 when every result matched, 1 on a mismatch, 2 on an error.
 
 #include "bench_common.h"
@@ -179,14 +179,14 @@ namespace
 
     struct Fixture
     {
-        explicit Fixture(const Params &p) : context(make_parms(p.log_n)), keygen(context), encoder(context)
+        explicit Fixture(const Params &p) : context(make_parms(p.log_n, p.primes)), keygen(context), encoder(context)
         {
             keygen.create_relin_keys(relin_keys);
             keygen.create_galois_keys(vector<int>{ 1 }, galois_keys);
             PublicKey pk;
             keygen.create_public_key(pk);
             Encryptor encryptor(context, pk);
-            scale = pow(2.0, bit_sizes(p.log_n)[1]);
+            scale = pow(2.0, bit_sizes(p.log_n, p.primes)[1]);
             vector<double> values(encoder.slot_count());
             for (size_t i = 0; i < values.size(); i++)
             {
@@ -466,11 +466,14 @@ namespace
         }
 
         string path = p.json.empty() ? "benches/results/host_path-" + file_safe(floor.device) + "-2^" +
-                                           to_string(p.log_n) + "-" + today() + ".json"
+                                           to_string(p.log_n) +
+                                           (p.primes > 0 ? "-" + to_string(p.primes) + "primes" : "") + "-" +
+                                           today() + ".json"
                                      : p.json;
         ostringstream out;
         out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
-            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"data_primes\": "
+            << f.context.first_context_data()->parms().coeff_modulus().size() << ",\n  \"reps\": " << p.reps
             << ",\n  \"queues\": \"" << queues_setting() << "\""
             << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
             << ", \"launch_event_us\": " << floor.launch_event_us
@@ -499,5 +502,5 @@ namespace
 
 int main(int argc, char **argv)
 {
-    return bench_main(argc, argv, 200, "host_path [--log-n 15] [--reps 200] [--json PATH]", run);
+    return bench_main(argc, argv, 200, "host_path [--log-n 15] [--primes P] [--reps 200] [--json PATH]", run);
 }
