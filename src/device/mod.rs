@@ -205,9 +205,10 @@ impl Default for DeviceOptions {
 }
 
 impl DeviceOptions {
-    /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_DEVICES`, `SEAL_OPENCL_TILES`, `SEAL_OPENCL_QUEUES`,
-    /// `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_MEMCACHE`, `SEAL_OPENCL_FUSED`,
-    /// `SEAL_OPENCL_MAX_BYTES` and `SEAL_OPENCL_PROFILE` (see the module doc).
+    /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_DEVICES`, `SEAL_OPENCL_TILES`,
+    /// `SEAL_OPENCL_QUEUES`, `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_MEMCACHE`,
+    /// `SEAL_OPENCL_FUSED`, `SEAL_OPENCL_MAX_BYTES` and `SEAL_OPENCL_PROFILE` (see the
+    /// module doc).
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let partition = match var(TILES_ENV_VAR) {

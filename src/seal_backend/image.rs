@@ -166,11 +166,11 @@ impl GpuImage {
     }
 
     /// Overwrites the image with `data` on `graph`'s queue, reusing the buffer when it is
-    /// large enough and on `graph`'s tile (after every command using it, on any queue). New contents: no pending
-    /// check. Returns before the copy finished when `data` lies in `pinned` memory (which
-    /// keeps it until then; the owner calls `wait_upload` before it writes `data`), and
-    /// records the copy as the buffer's writer; otherwise blocks, so `data` may go away
-    /// after.
+    /// large enough and on `graph`'s tile (after every command using it, on any queue).
+    /// New contents: no pending check. Returns before the copy finished when `data` lies in
+    /// `pinned` memory (which keeps it until then; the owner calls `wait_upload` before it
+    /// writes `data`), and records the copy as the buffer's writer; otherwise blocks, so
+    /// `data` may go away after.
     pub(crate) fn upload(
         &mut self,
         graph: &Graph,

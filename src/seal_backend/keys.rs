@@ -1,10 +1,11 @@
 //! Key switching keys on the device, uploaded once per tile and reused while unchanged
-//! (DESIGN.md): the backend keeps one cache per tile, filled on the first use there. A key vector is named by its KSwitchKeys object's id
-//! (`KSwitchKeys::gpu_id`, never reused in the process) and its index; the object's version
-//! (`KSwitchKeys::gpu_version`, bumped by every write access) tells changed words from the
-//! ones uploaded, which are then replaced. Destroying the object frees its device copies.
+//! (DESIGN.md): the backend keeps one cache per tile, filled on the first use there. A key
+//! vector is named by its KSwitchKeys object's id (`KSwitchKeys::gpu_id`, never reused in
+//! the process) and its index; the object's version (`KSwitchKeys::gpu_version`, bumped by
+//! every write access) tells changed words from the ones uploaded, which are then replaced.
+//! Destroying the object frees its device copies.
 //!
-//! The cache holds at most a byte cap of keys (`SEAL_OPENCL_MAX_KEY_BYTES`): a server that
+//! Each cache holds at most a byte cap of keys (`SEAL_OPENCL_MAX_KEY_BYTES`): a server that
 //! serves many clients, each with its own keys, evicts the least recently used key vectors
 //! and uploads them again on their next use. An operation holding an evicted key keeps it
 //! alive until it is enqueued, and OpenCL keeps the buffer until its commands finished.
