@@ -120,7 +120,7 @@ server)
   run_server
   ;;
 *)
-  echo "unknown part $part (tests | benches | request | server)" >&2
+  echo "unknown part $part (tests | benches | request | server | multi)" >&2
   exit 2
   ;;
 esac
