@@ -406,6 +406,16 @@ namespace seal_opencl
                 return backend_->device_memory();
             }
 
+            void bind_thread(int device) const
+            {
+                translated([&] { backend_->bind_thread(device); });
+            }
+
+            int tile_count() const
+            {
+                return static_cast<int>(backend_->tile_count());
+            }
+
             seal::MemoryPoolHandle host_pool() const override
             {
                 return host_pool_;
@@ -1136,14 +1146,33 @@ namespace seal_opencl
         crosscheck_corrupt_next.store(true);
     }
 
+    namespace
+    {
+        // The installed backend, if it is seal-opencl's; else std::logic_error.
+        std::shared_ptr<OpenClBackend> installed_open_cl_backend()
+        {
+            auto backend = std::dynamic_pointer_cast<OpenClBackend>(seal::gpu::backend());
+            if (!backend)
+            {
+                throw std::logic_error("seal-opencl: the OpenCL backend is not installed");
+            }
+            return backend;
+        }
+    } // namespace
+
     DeviceMemory installed_device_memory()
     {
-        auto backend = std::dynamic_pointer_cast<OpenClBackend>(seal::gpu::backend());
-        if (!backend)
-        {
-            throw std::logic_error("seal-opencl: the OpenCL backend is not installed");
-        }
-        return backend->device_memory();
+        return installed_open_cl_backend()->device_memory();
+    }
+
+    void bind_thread_to_device(int device)
+    {
+        installed_open_cl_backend()->bind_thread(device);
+    }
+
+    int device_count()
+    {
+        return installed_open_cl_backend()->tile_count();
     }
 
     rust::String crosscheck_last_mismatch_text()

@@ -16,6 +16,20 @@ namespace seal_opencl
     // the host (e.g. decrypted or read) before, or their host reads throw std::logic_error.
     void uninstall_backend();
 
+    // Binds the calling thread to device `device` of the installed backend: its later routed
+    // operations, uploads and copies run there. Devices are numbered from 0 in the order
+    // SEAL_OPENCL_DEVICES lists them (default: every GPU of the first platform that has one,
+    // else its CPU device); with SEAL_OPENCL_TILES partitioning, each tile (sub-device) counts
+    // as one. Unbound threads take the devices round robin in the order they first issue.
+    // Operands on another device are moved to the calling thread's on the device (never
+    // through the host). Throws std::invalid_argument for an index the backend does not have
+    // (the binding is then unchanged), std::logic_error when the backend is not installed.
+    void bind_thread_to_device(int device);
+
+    // How many devices (tiles) the installed backend issues on; std::logic_error when it is not
+    // installed.
+    int device_count();
+
     // SEAL_OPENCL_CROSSCHECK (read by install_backend: unset or `0` off, `1` every routed
     // operation, N every N-th, anything else std::invalid_argument): the sampled operations also
     // run on SEAL's CPU path from host copies of the operands, and the device result's words and

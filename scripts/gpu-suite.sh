@@ -8,6 +8,9 @@
 #                         the differential fuzzer and the soak run (examples/seal_fuzz.rs,
 #                         soak.rs) (with --quick, or fewer operations, when QUICK=1: a smoke run)
 #   gpu-suite.sh request  only the request and transfer benchmark (issue 14), N = 2^15 and 2^13
+#   gpu-suite.sh multi    MulLin/s by threads on 1 device and on every device (issue 13; run it
+#                         on a machine with several GPUs): host_path at N = 2^16 with 16 data
+#                         primes and at 2^15 {60, 50 x 7, 60}
 #   gpu-suite.sh server   only the fuzzer and the soak run (issue 12); `SERVER=0 gpu-suite.sh
 #                         benches` leaves them out, for two device calls of under 10 minutes
 # Everything goes to $OUT (or ./gpu-out): `<part>.log` with every program's output and
@@ -16,7 +19,7 @@
 # listed at the end of the log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: gpu-suite.sh tests|benches|request}
+part=${1:?usage: gpu-suite.sh tests|benches|request|server|multi}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 bin=/tmp/seal-opencl-bundle
@@ -106,11 +109,18 @@ benches)
 request)
   run_request 100
   ;;
+multi)
+  # host_path's thread table has a column per device count (1, ..., every GPU the backend
+  # uses: SEAL_OPENCL_DEVICES, default all), each thread bound to device t mod d.
+  run "cpp-host_path-2^16-16-primes" "$bin/cpp-host_path" --log-n 16 --primes 16 --reps 20
+  run "cpp-host_path-2^15-multi" "$bin/cpp-host_path" --log-n 15 --reps 100 \
+    --json "benches/results/host_path-multi-2^15.json"
+  ;;
 server)
   run_server
   ;;
 *)
-  echo "unknown part $part (tests | benches | request | server)" >&2
+  echo "unknown part $part (tests | benches | request | server | multi)" >&2
   exit 2
   ;;
 esac

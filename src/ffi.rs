@@ -145,6 +145,11 @@ mod bridge {
         ) -> Result<bool>;
 
         fn device_memory(self: &GpuBackend) -> DeviceMemory;
+        /// Binds the calling thread to tile `device` (`Backend::bind_thread`); a negative
+        /// or too large index is an error.
+        fn bind_thread(self: &GpuBackend, device: i32) -> Result<()>;
+        /// How many devices (tiles) the backend issues on.
+        fn tile_count(self: &GpuBackend) -> usize;
 
         fn has_key(self: &GpuBackend, key: &KeyRef) -> bool;
         /// Frees the device copies of every key vector of the KSwitchKeys object `object`
@@ -303,6 +308,10 @@ mod bridge {
 
         /// The device memory of the installed OpenCL backend. Errors: none is installed.
         fn installed_device_memory() -> Result<DeviceMemory>;
+        /// `seal_opencl::bind_thread_to_device` (ffi/seal_opencl.h).
+        fn bind_thread_to_device(device: i32) -> Result<()>;
+        /// `seal_opencl::device_count` (ffi/seal_opencl.h).
+        fn device_count() -> Result<i32>;
 
         /// `SEAL_OPENCL_CROSSCHECK`: how many device results were compared with SEAL's CPU
         /// results in this process.
@@ -355,12 +364,13 @@ mod bridge {
 }
 
 pub use bridge::{
-    crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
-    crosscheck_mismatches, describe_backend, install_backend, installed_device_memory,
-    probe_backend, seal_barrett_reduce_128, seal_barrett_reduce_64, seal_coeff_modulus_create,
-    seal_get_primes, seal_multiply_uint_mod, seal_multiply_uint_mod_shoup, seal_ntt_forward,
-    seal_ntt_inverse, seal_ntt_tables, seal_shoup_quotient, uninstall_backend, BackendProbe,
-    DeviceMemory, KeyRef, LevelParams, SealNttTables,
+    bind_thread_to_device, crosscheck_checks, crosscheck_corrupt_next_result,
+    crosscheck_last_mismatch, crosscheck_mismatches, describe_backend, device_count,
+    install_backend, installed_device_memory, probe_backend, seal_barrett_reduce_128,
+    seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
+    seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
+    seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
+    SealNttTables,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {
@@ -569,6 +579,21 @@ impl GpuBackend {
             max_key_bytes: keys.max_bytes,
             key_evictions: keys.evictions,
         }
+    }
+
+    fn bind_thread(&self, device: i32) -> Tagged<()> {
+        self.run(|backend| {
+            let tile = usize::try_from(device).map_err(|_| {
+                Error::invalid(format!(
+                    "device {device} does not exist: indices start at 0"
+                ))
+            })?;
+            backend.bind_thread(tile)
+        })
+    }
+
+    fn tile_count(&self) -> usize {
+        self.backend.tile_count()
     }
 
     fn has_key(&self, key: &KeyRef) -> bool {

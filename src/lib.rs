@@ -32,3 +32,11 @@ pub mod soak;
 pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
+/// Binds the calling thread to device (tile) `i` of the installed backend: its later routed
+/// SEAL operations run there (`seal_backend::Backend::bind_thread`; the same call as
+/// `seal_opencl::bind_thread_to_device` in ffi/seal_opencl.h). Errors: a bad index
+/// (`invalid_argument`), no backend installed (`logic_error`).
+pub use ffi::bind_thread_to_device;
+/// How many devices (tiles) the installed backend issues on (`device_count` in
+/// ffi/seal_opencl.h).
+pub use ffi::device_count;

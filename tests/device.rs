@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use seal_opencl::cl::{self, DeviceSelector, Kernel};
-use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
+use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Graph, Partition};
 use seal_opencl::Error;
 
 use common::{fill_host, spin_host, still_pending_after, Blocker, KERNELS};
@@ -95,6 +95,43 @@ fn a_cpu_device_splits_into_two_tiles() {
             .iter()
             .all(|t| t.context().info().name == devices.tiles()[0].context().info().name));
     }
+    // One OpenCL context over every tile: buffers and events cross tiles.
+    let first = devices.tiles()[0].context();
+    assert!(devices
+        .tiles()
+        .iter()
+        .all(|t| t.context().same_context(first)));
+}
+
+/// `SEAL_OPENCL_DEVICES`: `all` or a list of indices among the selector's devices; an index
+/// past them is an error naming them, as are malformed or repeated entries.
+#[test]
+fn the_device_list_chooses_devices() {
+    assert_eq!("all".parse::<DeviceSet>().unwrap(), DeviceSet::All);
+    assert_eq!(
+        " 1, 0 ".parse::<DeviceSet>().unwrap(),
+        DeviceSet::Only(vec![1, 0])
+    );
+    for bad in ["0,0", "-1", "one", "0,,1"] {
+        assert!(bad.parse::<DeviceSet>().is_err(), "{bad}");
+    }
+    let only_first = Devices::new(DeviceOptions {
+        devices: DeviceSet::Only(vec![0]),
+        partition: Partition::WholeDevices,
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(only_first.tiles().len(), 1);
+    let err = Devices::new(DeviceOptions {
+        devices: DeviceSet::Only(vec![0, 64]),
+        ..Default::default()
+    })
+    .err()
+    .expect("no device 64");
+    assert!(
+        matches!(&err, Error::InvalidArgument(m) if m.contains("device 64")),
+        "{err:?}"
+    );
 }
 
 #[test]

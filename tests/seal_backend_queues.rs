@@ -1,5 +1,6 @@
 //! Threads issue on queues of their own, and an image moving between them is ordered on
-//! the device (issue 10): each test holds one thread's queue still with a user event, so
+//! the device (issue 10), also between queues of different tiles, where it moves to the
+//! issuing tile (issue 13): each test holds one thread's queue still with a user event, so
 //! a command that skipped the ordering would run early, on the wrong words, and the
 //! result would differ.
 
@@ -10,7 +11,7 @@ use std::thread;
 
 use seal_common::{backend_on, BackendParams, BACKEND_N as N};
 use seal_opencl::cl::{self, Event};
-use seal_opencl::device::{DeviceOptions, Devices};
+use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Partition};
 use seal_opencl::seal_backend::{Backend, GpuImage};
 
 /// A thread that keeps running closures sent to it, so it keeps its queue.
@@ -41,9 +42,8 @@ impl Worker {
     }
 }
 
-/// The backend on 4 queues, and two workers that issue on different ones, with the index
-/// of each one's queue.
-fn two_queues() -> (&'static Backend, Worker, usize, Worker, usize) {
+/// The backend on 4 queues, and two workers that issue on different ones.
+fn two_queues() -> (&'static Backend, Worker, Worker) {
     let devices = Devices::new(DeviceOptions {
         queues_per_tile: 4,
         ..DeviceOptions::from_env().unwrap()
@@ -56,22 +56,54 @@ fn two_queues() -> (&'static Backend, Worker, usize, Worker, usize) {
         let other = Worker::spawn();
         let queue = other.run(move || backend.graph().queue_index());
         if queue != first_queue {
-            return (backend, first, first_queue, other, queue);
+            return (backend, first, other);
         }
         other.stop();
     }
 }
 
-/// Makes queue `index` wait, on the device, until the returned event is completed. The
-/// level's device data is made first (with blocking uploads, which a held queue would
-/// never finish).
-fn hold(backend: &Backend, params: &BackendParams, index: usize) -> Event {
-    let mut warm_up = backend.create_image(&words(params, 0)).unwrap();
-    backend.negate(&params.level(), &mut warm_up, 2).unwrap();
-    let tile = &backend.devices().tiles()[0];
-    let held = tile.context().user_event().unwrap();
-    cl::enqueue_barrier(&tile.queues()[index], std::slice::from_ref(&held)).unwrap();
-    held
+/// The backend on two tiles (two GPUs where the machine has them, else the CPU device split
+/// in two, as `tests/device.rs` makes them), and a worker bound to each.
+fn two_tiles() -> (&'static Backend, Worker, Worker) {
+    let gpus = cl::list_devices()
+        .unwrap()
+        .iter()
+        .filter(|d| d.is_gpu)
+        .count();
+    let (selector, devices, partition) = if gpus >= 2 {
+        let first_two = DeviceSet::Only(vec![0, 1]);
+        (cl::DeviceSelector::Gpu, first_two, Partition::WholeDevices)
+    } else {
+        (cl::DeviceSelector::Cpu, DeviceSet::All, Partition::Split(2))
+    };
+    let devices = Devices::new(DeviceOptions {
+        selector,
+        devices,
+        partition,
+        ..DeviceOptions::from_env().unwrap()
+    })
+    .unwrap();
+    let backend: &'static Backend = Box::leak(Box::new(backend_on(devices)));
+    let bound = |tile| {
+        let worker = Worker::spawn();
+        worker.run(move || backend.bind_thread(tile).unwrap());
+        worker
+    };
+    (backend, bound(0), bound(1))
+}
+
+/// Makes `worker`'s queue wait, on the device, until the returned event is completed. The
+/// level's device data on its tile is made first (with blocking uploads, which a held
+/// queue would never finish).
+fn hold(worker: &Worker, backend: &'static Backend, params: &'static BackendParams) -> Event {
+    worker.run(move || {
+        let mut warm_up = backend.create_image(&words(params, 0)).unwrap();
+        backend.negate(&params.level(), &mut warm_up, 2).unwrap();
+        let graph = backend.graph();
+        let held = graph.context().user_event().unwrap();
+        cl::enqueue_barrier(graph.queue(), std::slice::from_ref(&held)).unwrap();
+        held
+    })
 }
 
 /// Two polynomials at the level of [`BackendParams::level`], fully reduced.
@@ -137,13 +169,22 @@ fn params() -> &'static BackendParams {
 /// write, so z + x sees -x.
 #[test]
 fn a_read_on_another_queue_waits_for_the_writer() {
+    read_after_held_write(two_queues());
+}
+
+/// As on one tile; the read copies x to the reader's tile behind the write.
+#[test]
+fn a_read_on_another_tile_waits_for_the_writer() {
+    read_after_held_write(two_tiles());
+}
+
+fn read_after_held_write((backend, writer, reader): (&'static Backend, Worker, Worker)) {
     let params = params();
-    let (backend, writer, writer_queue, reader, _) = two_queues();
     let (x0, z0) = (words(params, 1), words(params, 2));
     let (x_words, z_words) = (x0.clone(), z0.clone());
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
     let z = reader.run(move || backend.create_image(&z_words).unwrap());
-    let held = hold(backend, params, writer_queue);
+    let held = hold(&writer, backend, params);
     let x = negate_on(&writer, backend, params, x);
     let z = add_on(&reader, backend, params, z, x);
     cl::complete_user_event(&held).unwrap();
@@ -158,13 +199,40 @@ fn a_read_on_another_queue_waits_for_the_writer() {
 /// read, so z + x sees x as it was.
 #[test]
 fn a_write_on_another_queue_waits_for_the_readers() {
+    write_after_held_read(two_queues());
+}
+
+/// As on one tile; the write moves x to the writer's tile behind the read.
+#[test]
+fn a_write_on_another_tile_waits_for_the_readers() {
+    write_after_held_read(two_tiles());
+}
+
+/// x written (negated) on a held queue, then negated again on another tile: the move to
+/// that tile waits for the first write, so x comes back as it was.
+#[test]
+fn a_write_on_another_tile_moves_the_image_after_its_writer() {
     let params = params();
-    let (backend, writer, _, reader, reader_queue) = two_queues();
+    let (backend, first, second) = two_tiles();
+    let x0 = words(params, 10);
+    let x_words = x0.clone();
+    let x = first.run(move || backend.create_image(&x_words).unwrap());
+    let held = hold(&first, backend, params);
+    let x = negate_on(&first, backend, params, x);
+    let x = negate_on(&second, backend, params, x);
+    cl::complete_user_event(&held).unwrap();
+    assert_eq!(download(backend, &x), x0);
+    first.stop();
+    second.stop();
+}
+
+fn write_after_held_read((backend, writer, reader): (&'static Backend, Worker, Worker)) {
+    let params = params();
     let (x0, z0) = (words(params, 3), words(params, 4));
     let (x_words, z_words) = (x0.clone(), z0.clone());
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
     let z = reader.run(move || backend.create_image(&z_words).unwrap());
-    let held = hold(backend, params, reader_queue);
+    let held = hold(&reader, backend, params);
     let (z, x) = add_on(&reader, backend, params, z, x);
     let x = negate_on(&writer, backend, params, x);
     cl::complete_user_event(&held).unwrap();
@@ -179,7 +247,7 @@ fn a_write_on_another_queue_waits_for_the_readers() {
 #[test]
 fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
     let params = params();
-    let (backend, writer, _, reader, reader_queue) = two_queues();
+    let (backend, writer, reader) = two_queues();
     let (x0, y0, z0) = (words(params, 5), words(params, 6), words(params, 7));
     let (x_words, y_words, z_words) = (x0.clone(), y0.clone(), z0.clone());
     let (x, y) = writer.run(move || {
@@ -189,7 +257,7 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
         )
     });
     let z = reader.run(move || backend.create_image(&z_words).unwrap());
-    let held = hold(backend, params, reader_queue);
+    let held = hold(&reader, backend, params);
     let z = reader.run(move || {
         let mut z = z;
         backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
@@ -214,11 +282,11 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
 #[test]
 fn synchronize_waits_for_every_queue_issued_on() {
     let params = params();
-    let (backend, writer, writer_queue, _, _) = two_queues();
+    let (backend, writer, _) = two_queues();
     let x0 = words(params, 8);
     let x_words = x0.clone();
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
-    let held = hold(backend, params, writer_queue);
+    let held = hold(&writer, backend, params);
     let x = negate_on(&writer, backend, params, x);
     let (done_tx, done_rx) = mpsc::channel();
     let syncing = thread::spawn(move || {
@@ -242,10 +310,10 @@ fn synchronize_waits_for_every_queue_issued_on() {
 #[test]
 fn a_frame_end_waits_for_other_queues_only_when_a_frame_is_open() {
     let params = params();
-    let (backend, writer, writer_queue, _, _) = two_queues();
+    let (backend, writer, _) = two_queues();
     let x_words = words(params, 9);
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
-    let held = hold(backend, params, writer_queue);
+    let held = hold(&writer, backend, params);
     let x = negate_on(&writer, backend, params, x);
     let end_frame = || {
         let (done_tx, done_rx) = mpsc::channel();

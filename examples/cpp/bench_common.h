@@ -87,8 +87,16 @@ namespace bench
 
     // The primes per N (the last one is the special prime), within SEAL's 128-bit security
     // table; the scale is 2^(bits of the second prime).
-    inline vector<int> bit_sizes(int log_n)
+    // The primes of the benchmarks at N = 2^log_n; `data_primes` > 0 asks for {60, 50 x
+    // (data_primes - 1), 60} instead (data_primes data primes and the special prime).
+    inline vector<int> bit_sizes(int log_n, int data_primes = 0)
     {
+        if (data_primes > 0)
+        {
+            vector<int> bits(data_primes + 1, 50);
+            bits.front() = bits.back() = 60;
+            return bits;
+        }
         switch (log_n)
         {
         case 12:
@@ -102,12 +110,12 @@ namespace bench
         }
     }
 
-    inline seal::EncryptionParameters make_parms(int log_n)
+    inline seal::EncryptionParameters make_parms(int log_n, int data_primes = 0)
     {
         seal::EncryptionParameters parms(seal::scheme_type::ckks);
         const size_t n = size_t(1) << log_n;
         parms.set_poly_modulus_degree(n);
-        parms.set_coeff_modulus(seal::CoeffModulus::Create(n, bit_sizes(log_n)));
+        parms.set_coeff_modulus(seal::CoeffModulus::Create(n, bit_sizes(log_n, data_primes)));
         return parms;
     }
 
@@ -135,6 +143,8 @@ namespace bench
     struct Params
     {
         int log_n = 15;
+        // Data primes (`--primes`); 0: the default set of `bit_sizes(log_n)`.
+        int primes = 0;
         int reps = 100;
         string json;
     };
@@ -149,6 +159,10 @@ namespace bench
             if (i + 1 < argc && arg == "--log-n")
             {
                 p.log_n = stoi(argv[++i]);
+            }
+            else if (i + 1 < argc && arg == "--primes")
+            {
+                p.primes = max(1, stoi(argv[++i]));
             }
             else if (i + 1 < argc && arg == "--reps")
             {

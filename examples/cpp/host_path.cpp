@@ -4,15 +4,17 @@
 // Per operation: the host time to issue one call (from entering the Evaluator call to its
 // return), the whole call followed by a synchronization, and a stream of 100 independent calls
 // issued back to back and then synchronized (per call). Then MulLin throughput with 1, 2, 4, 8
-// threads (each its own Evaluator and operands). And the driver's own floor on the same device:
+// threads (each its own Evaluator and operands) on 1 device and on every device the backend uses
+// (SEAL_OPENCL_DEVICES; thread t bound to device t mod d with seal_opencl::bind_thread_to_device,
+// its operands made there). And the driver's own floor on the same device:
 // the host time to enqueue an empty kernel, without and with an event, from 1 thread and from
 // 8 threads at once (one in-order queue each; batches short enough that the driver's queue
 // never fills). Every GPU result is compared word for word with SEAL's CPU result.
 //
-//   host_path [--log-n 15|13|...] [--reps R] [--json PATH]
+//   host_path [--log-n 15|13|...] [--primes P] [--reps R] [--json PATH]
 //
 // --log-n 15 (and 16): primes {60, 50 x 7, 60}, scale 2^50; 14: {60, 50 x 4, 60}; 13: {50, 30,
-// 30, 30, 50}, scale 2^30; 12: {36, 30, 36}. Times are medians over R calls (default 200).
+// 30, 30, 50}, scale 2^30; 12: {36, 30, 36}. --primes P: {60, 50 x (P - 1), 60} at any N. Times are medians over R calls (default 200).
 // Exit status 0 when every result matched, 1 on a mismatch, 2 on an error.
 
 #include "bench_common.h"
@@ -177,14 +179,14 @@ namespace
 
     struct Fixture
     {
-        explicit Fixture(const Params &p) : context(make_parms(p.log_n)), keygen(context), encoder(context)
+        explicit Fixture(const Params &p) : context(make_parms(p.log_n, p.primes)), keygen(context), encoder(context)
         {
             keygen.create_relin_keys(relin_keys);
             keygen.create_galois_keys(vector<int>{ 1 }, galois_keys);
             PublicKey pk;
             keygen.create_public_key(pk);
             Encryptor encryptor(context, pk);
-            scale = pow(2.0, bit_sizes(p.log_n)[1]);
+            scale = pow(2.0, bit_sizes(p.log_n, p.primes)[1]);
             vector<double> values(encoder.slot_count());
             for (size_t i = 0; i < values.size(); i++)
             {
@@ -335,11 +337,15 @@ namespace
     struct ThreadResult
     {
         int threads;
+        int devices;
         double mullin_per_s;
         bool identical;
     };
 
-    ThreadResult measure_threads(const Fixture &f, int threads, int per_thread)
+    // `threads` threads, thread t bound to device t mod `devices`, each with its own Evaluator
+    // and operands made resident on its device (and the relinearization keys uploaded there by
+    // one MulLin) before the clock starts, then `per_thread` MulLin each.
+    ThreadResult measure_threads(const Fixture &f, int threads, int devices, int per_thread)
     {
         Evaluator cpu(f.context);
         Ciphertext want = f.a;
@@ -347,12 +353,6 @@ namespace
         cpu.relinearize_inplace(want, f.relin_keys);
         const vector<uint64_t> want_words = words_of(want);
 
-        vector<Ciphertext> as, bs;
-        for (int t = 0; t < threads; t++)
-        {
-            as.push_back(resident(cpu, f.a));
-            bs.push_back(resident(cpu, f.b));
-        }
         vector<Ciphertext> last(threads);
         atomic<int> ready{ 0 };
         atomic<bool> go{ false };
@@ -360,8 +360,12 @@ namespace
         for (int t = 0; t < threads; t++)
         {
             pool.emplace_back([&, t] {
+                seal_opencl::bind_thread_to_device(t % devices);
                 Evaluator ev(f.context);
-                Ciphertext x;
+                const Ciphertext a = resident(ev, f.a), b = resident(ev, f.b);
+                Ciphertext x = a;
+                ev.multiply_inplace(x, b);
+                ev.relinearize_inplace(x, f.relin_keys);
                 ready++;
                 while (!go)
                 {
@@ -369,18 +373,18 @@ namespace
                 }
                 for (int i = 0; i < per_thread; i++)
                 {
-                    x = as[t];
-                    ev.multiply_inplace(x, bs[t]);
+                    x = a;
+                    ev.multiply_inplace(x, b);
                     ev.relinearize_inplace(x, f.relin_keys);
                 }
                 last[t] = x;
             });
         }
-        synchronize();
         while (ready < threads)
         {
             this_thread::yield();
         }
+        synchronize();
         auto t0 = Clock::now();
         go = true;
         for (auto &th : pool)
@@ -394,7 +398,7 @@ namespace
         {
             identical &= words_of(x) == want_words;
         }
-        return { threads, threads * per_thread / wall * 1e6, identical };
+        return { threads, devices, threads * per_thread / wall * 1e6, identical };
     }
 
     int run(const Params &p)
@@ -425,24 +429,51 @@ namespace
         cout << "(issue: host time inside one call; call: issue + synchronize; stream: 100 independent calls "
                 "issued back to back, then synchronized, per call; stream issue: their issue time per call)\n\n";
 
+        // Columns: 1 device, then 2, 4, 8 up to every device the backend uses, and all of them.
+        const int device_count = seal_opencl::device_count();
+        vector<int> device_counts{ 1 };
+        for (int d = 2; d < device_count; d *= 2)
+        {
+            device_counts.push_back(d);
+        }
+        if (device_count > 1)
+        {
+            device_counts.push_back(device_count);
+        }
+        measure_threads(f, 1, 1, 100); // warm-up of the thread path
+        cout << "MulLin/s by threads (rows) and devices (columns; thread t bound to device t mod d, each "
+                "thread a copy, multiply, relinearize with its own Evaluator and operands on its device)\n"
+             << left << setw(8) << "threads" << right;
+        for (int d : device_counts)
+        {
+            cout << setw(12) << (to_string(d) + (d == 1 ? " device" : " devices"));
+        }
+        cout << "  check\n";
         vector<ThreadResult> threads;
-        const double one = measure_threads(f, 1, 100).mullin_per_s; // warm-up of the thread path
-        (void)one;
         for (int t : { 1, 2, 4, 8 })
         {
-            ThreadResult r = measure_threads(f, t, 400);
-            all_identical &= r.identical;
-            cout << "MulLin with " << t << " thread(s): " << r.mullin_per_s << " /s (each a copy, multiply, "
-                 << "relinearize; own Evaluator and operands)  " << (r.identical ? "identical" : "MISMATCH") << "\n";
-            threads.push_back(r);
+            cout << left << setw(8) << t << right;
+            bool row_identical = true;
+            for (int d : device_counts)
+            {
+                ThreadResult r = measure_threads(f, t, d, 400);
+                row_identical &= r.identical;
+                cout << setw(12) << r.mullin_per_s;
+                threads.push_back(r);
+            }
+            all_identical &= row_identical;
+            cout << "  " << (row_identical ? "identical" : "MISMATCH") << "\n";
         }
 
         string path = p.json.empty() ? "benches/results/host_path-" + file_safe(floor.device) + "-2^" +
-                                           to_string(p.log_n) + "-" + today() + ".json"
+                                           to_string(p.log_n) +
+                                           (p.primes > 0 ? "-" + to_string(p.primes) + "primes" : "") + "-" +
+                                           today() + ".json"
                                      : p.json;
         ostringstream out;
         out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
-            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"data_primes\": "
+            << f.context.first_context_data()->parms().coeff_modulus().size() << ",\n  \"reps\": " << p.reps
             << ",\n  \"queues\": \"" << queues_setting() << "\""
             << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
             << ", \"launch_event_us\": " << floor.launch_event_us
@@ -459,7 +490,8 @@ namespace
         out << "  ],\n  \"threads\": [\n";
         for (size_t i = 0; i < threads.size(); i++)
         {
-            out << "    {\"threads\": " << threads[i].threads << ", \"mullin_per_s\": " << threads[i].mullin_per_s
+            out << "    {\"threads\": " << threads[i].threads << ", \"devices\": " << threads[i].devices
+                << ", \"mullin_per_s\": " << threads[i].mullin_per_s
                 << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
                 << (i + 1 < threads.size() ? ",\n" : "\n");
         }
@@ -470,5 +502,5 @@ namespace
 
 int main(int argc, char **argv)
 {
-    return bench_main(argc, argv, 200, "host_path [--log-n 15] [--reps 200] [--json PATH]", run);
+    return bench_main(argc, argv, 200, "host_path [--log-n 15] [--primes P] [--reps 200] [--json PATH]", run);
 }

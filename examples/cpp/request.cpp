@@ -4,7 +4,7 @@
 // the backend's page-locked host memory (where marked objects' words live, seal-patch/0012)
 // and from ordinary pageable memory.
 //
-//   request [--log-n 15|13|...] [--reps R] [--json PATH]
+//   request [--log-n 15|13|...] [--primes P] [--reps R] [--json PATH]
 //
 // Request: each thread owns two marked input objects and a client's two ciphertexts. A request
 // starts with the client's words written into the inputs (the "receive", timed apart: a
@@ -96,12 +96,12 @@ namespace
 
     struct Fixture
     {
-        explicit Fixture(int log_n) : context(make_parms(log_n)), keygen(context), encoder(context)
+        Fixture(int log_n, int primes) : context(make_parms(log_n, primes)), keygen(context), encoder(context)
         {
             keygen.create_relin_keys(relin_keys);
             keygen.create_public_key(public_key);
             Encryptor encryptor(context, public_key);
-            const double scale = pow(2.0, bit_sizes(log_n)[1]);
+            const double scale = pow(2.0, bit_sizes(log_n, primes)[1]);
             vector<double> values(encoder.slot_count());
             for (size_t i = 0; i < values.size(); i++)
             {
@@ -225,7 +225,7 @@ namespace
             bandwidth.push_back(b);
         }
 
-        Fixture f(p.log_n);
+        Fixture f(p.log_n, p.primes);
         cout << "\nrequest at N = 2^" << p.log_n << ", " << f.context.first_context_data()->parms().coeff_modulus().size()
              << " data primes: upload 2, multiply, relinearize, rescale, download 1 (host read)\n";
         vector<RequestResult> requests;
@@ -273,5 +273,5 @@ namespace
 
 int main(int argc, char **argv)
 {
-    return bench_main(argc, argv, 100, "request [--log-n 15] [--reps 100] [--json PATH]", run);
+    return bench_main(argc, argv, 100, "request [--log-n 15] [--primes P] [--reps 100] [--json PATH]", run);
 }

@@ -44,24 +44,49 @@ pub struct DeviceInfoSummary {
     pub global_mem_bytes: u64,
 }
 
-/// An OpenCL context on one device, with its program cache.
+/// One device (or sub-device) of an OpenCL context, with the context's program cache.
 ///
-/// Programs are cached per (source text, build options); the context is per device, so
-/// together the key is (device, source hash, options) as DESIGN.md asks.
+/// The context may hold several devices ([`Context::shared`]): the tiles of a machine share
+/// one, so a buffer made for one tile can be used on another's queue (the driver moves it)
+/// and an event of one tile's queue can be waited on by another's. Programs are cached per
+/// context and (source text, build options) and built for every device of the context at
+/// once, so identical GPUs compile each program once; each `Context` value is the view of
+/// one device (its queues, its limits).
 pub struct Context {
     device: ocl::Device,
-    context: ocl::Context,
     info: DeviceInfoSummary,
+    shared: Arc<SharedContext>,
+}
+
+/// What the devices of one OpenCL context share.
+struct SharedContext {
+    context: ocl::Context,
+    devices: Vec<ocl::Device>,
     programs: Mutex<HashMap<ProgramKey, Program>>,
-    /// The sub-device this context runs on, if it is one. Declared last so that it is
-    /// released after the context that uses it.
-    _sub_device: Option<SubDevice>,
+    /// The sub-devices the context holds, if they are. Declared last so that they are
+    /// released after the context that uses them.
+    _sub_devices: Vec<SubDevice>,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct ProgramKey {
     source_hash: u64,
     options: String,
+}
+
+/// A device for [`Context::shared`]: a whole device, or a sub-device the context keeps alive.
+pub enum ContextDevice {
+    Whole(ocl::Device),
+    Sub(SubDevice),
+}
+
+impl ContextDevice {
+    fn device(&self) -> ocl::Device {
+        match self {
+            ContextDevice::Whole(device) => *device,
+            ContextDevice::Sub(sub) => sub.device(),
+        }
+    }
 }
 
 impl Context {
@@ -77,33 +102,69 @@ impl Context {
 
     /// A context holding exactly `device` (a whole device or a sub-device).
     pub fn for_device(platform: ocl::Platform, device: ocl::Device) -> Result<Arc<Context>> {
-        Self::build(platform, device, None)
+        Self::single(platform, ContextDevice::Whole(device))
     }
 
     /// A context holding exactly the sub-device `sub` (a tile), which it keeps alive.
     pub fn for_sub_device(platform: ocl::Platform, sub: SubDevice) -> Result<Arc<Context>> {
-        let device = sub.device();
-        Self::build(platform, device, Some(sub))
+        Self::single(platform, ContextDevice::Sub(sub))
     }
 
-    fn build(
+    fn single(platform: ocl::Platform, device: ContextDevice) -> Result<Arc<Context>> {
+        let mut views = Self::shared(platform, vec![device])?;
+        Ok(views.pop().expect("one view per device"))
+    }
+
+    /// One OpenCL context over every device of `devices` (all of `platform`); returns the
+    /// view of each, in order.
+    pub fn shared(
         platform: ocl::Platform,
-        device: ocl::Device,
-        sub_device: Option<SubDevice>,
-    ) -> Result<Arc<Context>> {
+        devices: Vec<ContextDevice>,
+    ) -> Result<Vec<Arc<Context>>> {
+        let ids: Vec<ocl::Device> = devices.iter().map(ContextDevice::device).collect();
+        if ids.is_empty() {
+            return Err(Error::invalid(
+                "an OpenCL context needs at least one device",
+            ));
+        }
         let context = ocl::Context::builder()
             .platform(platform)
-            .devices(device)
+            .devices(&ids[..])
             .build()?;
-        let info = summarize(&platform, &device)?;
-        tracing::debug!(device = %info.name, platform = %info.platform, "OpenCL context created");
-        Ok(Arc::new(Context {
-            device,
+        let infos = ids
+            .iter()
+            .map(|device| summarize(&platform, device))
+            .collect::<Result<Vec<_>>>()?;
+        tracing::debug!(devices = ids.len(), device = %infos[0].name, platform = %infos[0].platform, "OpenCL context created");
+        let shared = Arc::new(SharedContext {
             context,
-            info,
+            devices: ids.clone(),
             programs: Mutex::new(HashMap::new()),
-            _sub_device: sub_device,
-        }))
+            _sub_devices: devices
+                .into_iter()
+                .filter_map(|d| match d {
+                    ContextDevice::Sub(sub) => Some(sub),
+                    ContextDevice::Whole(_) => None,
+                })
+                .collect(),
+        });
+        Ok(ids
+            .into_iter()
+            .zip(infos)
+            .map(|(device, info)| {
+                Arc::new(Context {
+                    device,
+                    info,
+                    shared: shared.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// Whether `self` and `other` are views of the same OpenCL context (buffers and events
+    /// of one can be used with the other's queues).
+    pub fn same_context(&self, other: &Context) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     pub fn info(&self) -> &DeviceInfoSummary {
@@ -117,11 +178,12 @@ impl Context {
     /// A new in-order queue; with `profiling` its events carry device timestamps.
     pub fn queue(&self, profiling: bool) -> Result<Queue> {
         let props = profiling.then_some(CommandQueueProperties::PROFILING_ENABLE);
-        Ok(Queue::new(&self.context, self.device, props)?)
+        Ok(Queue::new(&self.shared.context, self.device, props)?)
     }
 
-    /// The program built from `sources` (concatenated in order) with `options`, built on
-    /// first use and cached. A failed build returns the compiler log.
+    /// The program built from `sources` (concatenated in order) with `options` for every
+    /// device of the context, built on first use and cached. A failed build returns the
+    /// compiler log.
     pub fn program(&self, sources: &[&str], options: &str) -> Result<Program> {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         sources.hash(&mut hasher);
@@ -129,15 +191,15 @@ impl Context {
             source_hash: hasher.finish(),
             options: options.to_string(),
         };
-        let mut programs = self.programs.lock();
+        let mut programs = self.shared.programs.lock();
         if let Some(p) = programs.get(&key) {
             return Ok(p.clone());
         }
         let program = Program::builder()
-            .devices(self.device)
+            .devices(&self.shared.devices[..])
             .src(sources.concat())
             .cmplr_opt(options)
-            .build(&self.context)
+            .build(&self.shared.context)
             .map_err(|e| Error::ProgramBuild {
                 device: self.info.name.clone(),
                 options: options.to_string(),

@@ -11,7 +11,7 @@ impl Context {
     /// A user event: commands that wait on it stay queued until `complete_user_event`.
     /// Tests use it to hold a queue still and observe ordering deterministically.
     pub fn user_event(&self) -> Result<Event> {
-        Ok(Event::user(&self.context)?)
+        Ok(Event::user(&self.shared.context)?)
     }
 }
 

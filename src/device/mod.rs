@@ -2,18 +2,24 @@
 //!
 //! A *tile* is a sub-device where the driver partitions the device into its hardware
 //! tiles (affinity domain "next partitionable", e.g. Intel's multi-tile GPUs), otherwise
-//! a whole device; every device of the chosen platform becomes tiles, so a machine with
-//! several GPUs gets at least one tile per GPU. Each tile has its own OpenCL context,
-//! program cache, [`Memcache`] and one or more in-order queues. Work on different tiles
-//! is assumed memory independent (XeHE's assumption): buffers do not move between tiles.
+//! a whole device; every device of the chosen kind on the chosen platform (or those
+//! `SEAL_OPENCL_DEVICES` names) becomes tiles, so a machine with several GPUs gets at least
+//! one tile per GPU. All tiles share one OpenCL context (so one program build serves them
+//! all, a buffer of one tile can be copied on another's queue, and an event of one tile's
+//! queue can be waited on by another's); each tile has its own [`Memcache`] and one or more
+//! in-order queues.
 //!
 //! A [`Graph`] (a chain of operations) is bound to one queue of one tile; its commands run
 //! in order, and independent graphs on different queues run concurrently. The SEAL backend
-//! (`crate::seal_backend`) gives each issuing thread one graph of the first tile; a buffer
-//! used on several queues is ordered between them by [`BufferUses`]; its read-only data
-//! (parameter tables, keys) is uploaded once, with blocking writes, by the backend.
+//! (`crate::seal_backend`) gives each issuing thread one graph (tiles round robin, or the
+//! tile the thread was bound to); a buffer used on several queues, of one tile or of
+//! several, is ordered between them by [`BufferUses`], and an image used on another tile
+//! moves there on the device; read-only data (parameter tables, keys) is uploaded once per
+//! tile, with blocking writes, by the backend.
 //!
 //! Switches (read by [`DeviceOptions::from_env`]):
+//! - `SEAL_OPENCL_DEVICES` = `all` (default) | `0,1,...`: which of the devices the
+//!   selector's kind takes on its platform are used (positions in the platform's order).
 //! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
 //!   N splits each device equally into N sub-devices ("fake tiles", for testing
 //!   multi-tile code on one device, e.g. PoCL's CPU).
@@ -45,7 +51,8 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::cl::{
-    self, Context, DeviceSelector, Event, Kernel, PartitionScheme, Queue, SpatialDims,
+    self, Context, ContextDevice, DeviceSelector, Event, Kernel, PartitionScheme, Queue,
+    SpatialDims,
 };
 use crate::error::{Error, Result};
 use crate::frame::FrameControl;
@@ -53,6 +60,7 @@ use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer};
 use crate::profiler::{self, Profiler};
 pub use uses::BufferUses;
 
+pub const DEVICES_ENV_VAR: &str = "SEAL_OPENCL_DEVICES";
 pub const TILES_ENV_VAR: &str = "SEAL_OPENCL_TILES";
 pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
 pub const SYNC_ENV_VAR: &str = "SEAL_OPENCL_SYNC";
@@ -101,10 +109,71 @@ impl std::str::FromStr for Partition {
     }
 }
 
+/// Which of the platform's devices (those the selector's kind takes, in the platform's
+/// order) become tiles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceSet {
+    All,
+    /// Positions in that list, each at most once.
+    Only(Vec<usize>),
+}
+
+impl std::str::FromStr for DeviceSet {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::invalid(format!(
+                "{DEVICES_ENV_VAR}={s:?} is not `all` or a list of device indices such as `0,1`"
+            ))
+        };
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "all" => Ok(DeviceSet::All),
+            list => {
+                let mut indices = Vec::new();
+                for item in list.split(',') {
+                    let index = item.trim().parse::<usize>().map_err(|_| bad())?;
+                    if indices.contains(&index) {
+                        return Err(bad());
+                    }
+                    indices.push(index);
+                }
+                Ok(DeviceSet::Only(indices))
+            }
+        }
+    }
+}
+
+impl DeviceSet {
+    /// The chosen devices of `devices`, in the set's order; an index past the end is an
+    /// error naming the devices there are.
+    fn choose(&self, devices: Vec<cl::DeviceEntry>) -> Result<Vec<cl::DeviceEntry>> {
+        let DeviceSet::Only(indices) = self else {
+            return Ok(devices);
+        };
+        indices
+            .iter()
+            .map(|&i| {
+                devices.get(i).cloned().ok_or_else(|| {
+                    let names: Vec<String> = devices.iter().map(|d| d.to_string()).collect();
+                    Error::invalid(format!(
+                        "{DEVICES_ENV_VAR}: device {i} does not exist; the selected kind has {} \
+                         device(s): {}",
+                        devices.len(),
+                        names.join("; ")
+                    ))
+                })
+            })
+            .collect()
+    }
+}
+
 /// Everything that decides how [`Devices`] are set up.
 #[derive(Clone)]
 pub struct DeviceOptions {
     pub selector: DeviceSelector,
+    /// Which of the selector's devices are used (`SEAL_OPENCL_DEVICES`).
+    pub devices: DeviceSet,
     pub partition: Partition,
     pub queues_per_tile: usize,
     /// Wait for every kernel right after launching it (debug).
@@ -123,6 +192,7 @@ impl Default for DeviceOptions {
     fn default() -> Self {
         DeviceOptions {
             selector: DeviceSelector::Default,
+            devices: DeviceSet::All,
             partition: Partition::Auto,
             queues_per_tile: 1,
             sync_each_launch: false,
@@ -135,9 +205,10 @@ impl Default for DeviceOptions {
 }
 
 impl DeviceOptions {
-    /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_TILES`, `SEAL_OPENCL_QUEUES`,
-    /// `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_MEMCACHE`, `SEAL_OPENCL_FUSED`,
-    /// `SEAL_OPENCL_MAX_BYTES` and `SEAL_OPENCL_PROFILE` (see the module doc).
+    /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_DEVICES`, `SEAL_OPENCL_TILES`,
+    /// `SEAL_OPENCL_QUEUES`, `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_MEMCACHE`,
+    /// `SEAL_OPENCL_FUSED`, `SEAL_OPENCL_MAX_BYTES` and `SEAL_OPENCL_PROFILE` (see the
+    /// module doc).
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let partition = match var(TILES_ENV_VAR) {
@@ -195,6 +266,10 @@ impl DeviceOptions {
             memcache_active: switch(MEMCACHE_ENV_VAR)?,
             fused_tensor: switch(FUSED_ENV_VAR)?,
             selector: DeviceSelector::from_env()?,
+            devices: match var(DEVICES_ENV_VAR) {
+                Some(v) => v.parse()?,
+                None => DeviceSet::All,
+            },
             partition,
             queues_per_tile,
             sync_each_launch,
@@ -230,7 +305,7 @@ impl Devices {
         let chosen = options.selector.resolve()?;
         let chosen_name = chosen.to_string();
         tracing::info!(device = %chosen_name, selector = ?options.selector, "OpenCL device chosen");
-        let devices: Vec<cl::DeviceEntry> = match options.selector {
+        let devices: Vec<cl::DeviceEntry> = options.devices.choose(match options.selector {
             DeviceSelector::Index(..) => vec![chosen],
             _ => cl::list_devices()?
                 .into_iter()
@@ -240,20 +315,31 @@ impl Devices {
                         && d.is_cpu == chosen.is_cpu
                 })
                 .collect(),
-        };
-        let mut tiles = Vec::new();
+        })?;
+        // One context over every tile, so buffers and events cross tiles (the SEAL backend
+        // moves operands between them on the device).
+        let mut placement = Vec::new();
+        let mut context_devices = Vec::new();
         for (device_index, entry) in devices.iter().enumerate() {
-            for (context, sub_device) in tile_contexts(entry, options.partition)? {
-                let index = tiles.len();
-                tiles.push(Arc::new(Tile::new(
-                    index,
-                    device_index,
-                    sub_device,
-                    context,
-                    &options,
-                )?));
+            for device in tile_devices(entry, options.partition)? {
+                placement.push((device_index, matches!(device, ContextDevice::Sub(_))));
+                context_devices.push(device);
             }
         }
+        let contexts = match devices.first() {
+            Some(entry) if !context_devices.is_empty() => {
+                Context::shared(entry.platform, context_devices)?
+            }
+            _ => Vec::new(),
+        };
+        let tiles = placement
+            .into_iter()
+            .zip(contexts)
+            .enumerate()
+            .map(|(index, ((device_index, sub_device), context))| {
+                Tile::new(index, device_index, sub_device, context, &options).map(Arc::new)
+            })
+            .collect::<Result<Vec<_>>>()?;
         if tiles.is_empty() {
             return Err(Error::NoDevice {
                 wanted: format!("{:?} with {:?}", options.selector, options.partition),
@@ -322,37 +408,29 @@ impl Devices {
     }
 }
 
-/// The contexts (with their sub-devices) that `entry` becomes under `partition`.
-fn tile_contexts(
-    entry: &cl::DeviceEntry,
-    partition: Partition,
-) -> Result<Vec<(Arc<Context>, bool)>> {
-    let whole = || -> Result<Vec<(Arc<Context>, bool)>> {
-        Ok(vec![(
-            Context::for_device(entry.platform, entry.device)?,
-            false,
-        )])
-    };
-    let split = |scheme| -> Result<Vec<(Arc<Context>, bool)>> {
-        cl::create_sub_devices(entry.device, scheme)?
+/// The devices (the whole device or its sub-devices) that `entry` becomes under `partition`.
+fn tile_devices(entry: &cl::DeviceEntry, partition: Partition) -> Result<Vec<ContextDevice>> {
+    let whole = || vec![ContextDevice::Whole(entry.device)];
+    let split = |scheme| -> Result<Vec<ContextDevice>> {
+        Ok(cl::create_sub_devices(entry.device, scheme)?
             .into_iter()
-            .map(|sub| Ok((Context::for_sub_device(entry.platform, sub)?, true)))
-            .collect()
+            .map(ContextDevice::Sub)
+            .collect())
     };
     match partition {
-        Partition::WholeDevices => whole(),
+        Partition::WholeDevices => Ok(whole()),
         Partition::Auto => {
             let support = cl::partition_support(entry.device)?;
             if !support.by_affinity_next_partitionable {
-                return whole();
+                return Ok(whole());
             }
             match split(PartitionScheme::AffinityNextPartitionable) {
                 Ok(tiles) if !tiles.is_empty() => Ok(tiles),
-                Ok(_) => whole(),
+                Ok(_) => Ok(whole()),
                 Err(e) => {
                     // Nothing for the user to do: the whole device works, as with `whole`.
                     tracing::info!(device = %entry, error = %e, "tile partition failed; using the whole device");
-                    whole()
+                    Ok(whole())
                 }
             }
         }

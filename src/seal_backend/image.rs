@@ -16,9 +16,19 @@
 //! queues other than the one it was handed out for go with it, so its next holder waits
 //! for them too.
 //!
+//! An image lives on one tile: its buffer comes from that tile's pool. An operation issued
+//! on another tile (the issuing thread's) moves it there on the device, ordered behind its
+//! last writer like any use on another queue (the tiles share one OpenCL context, so the
+//! markers and the copy cross tiles): an operand the operation writes moves for good (a
+//! copy into a buffer of the issuing tile's pool becomes the image's), one it only reads is
+//! copied into a temporary of that pool for the operation ([`Operand`]). On the image's
+//! own tile none of this costs more than comparing two numbers.
+//!
 //! An upload from page-locked words (`PinnedHost`) returns before the copy finished; the
 //! image keeps its event so that the SEAL object waits for it before a host write
 //! (`wait_upload`, seal-patch/0012).
+
+use std::ops::Deref;
 
 use parking_lot::Mutex;
 
@@ -33,6 +43,8 @@ use crate::memcache::PoolBuffer;
 #[derive(Debug, Default)]
 pub struct GpuImage {
     buffer: Option<PoolBuffer>,
+    /// The tile whose pool `buffer` came from (`Tile::index`; 0 while there is none).
+    tile: usize,
     len: usize,
     /// The queues that used the buffer; a lock because threads read a shared image at once.
     uses: Mutex<BufferUses>,
@@ -40,6 +52,25 @@ pub struct GpuImage {
     transparency: Option<PendingCheck>,
     /// The last upload, when it may still read the SEAL object's host words.
     upload: Mutex<Option<Event>>,
+}
+
+/// An operand's words for one operation: the image's own buffer, or a copy of it on the
+/// issuing tile, which returns to that tile's pool when the operation is enqueued (its
+/// reuse is ordered behind the operation's commands, as any pooled buffer's).
+pub(crate) enum Operand<'a> {
+    Own(&'a Buffer<u64>),
+    Copy(PoolBuffer),
+}
+
+impl Deref for Operand<'_> {
+    type Target = Buffer<u64>;
+
+    fn deref(&self) -> &Buffer<u64> {
+        match self {
+            Operand::Own(buffer) => buffer,
+            Operand::Copy(copy) => copy.buffer(),
+        }
+    }
 }
 
 /// SEAL's transparency check of an operation's result: the result is transparent when
@@ -72,20 +103,52 @@ impl GpuImage {
         }
     }
 
-    /// The buffer, for commands that read it on `graph`'s queue: they are ordered behind
-    /// the last writer on another queue.
-    pub(crate) fn read_on(&self, graph: &Graph) -> Result<&Buffer<u64>> {
+    /// The words, for commands that read them on `graph`'s queue: they are ordered behind
+    /// the last writer on another queue. From another tile than `graph`'s they are copied
+    /// into a temporary of `graph`'s tile first.
+    pub(crate) fn read_on(&self, graph: &Graph) -> Result<Operand<'_>> {
+        let buffer = self.ordered_read(graph)?;
+        if self.tile == graph.tile().index() {
+            return Ok(Operand::Own(buffer));
+        }
+        let copy = graph.alloc_scratch(self.len)?;
+        crate::cl::copy_range(graph.queue(), buffer, 0, copy.buffer(), 0, self.len)?;
+        Ok(Operand::Copy(copy))
+    }
+
+    /// The buffer, for commands that write it (and may read it) on `graph`'s queue: they
+    /// are ordered behind every use on another queue. An image on another tile moves to
+    /// `graph`'s first.
+    pub(crate) fn write_on(&mut self, graph: &Graph) -> Result<&Buffer<u64>> {
+        if self.tile != graph.tile().index() {
+            self.move_to(graph)?;
+        }
+        self.buffer()?;
+        self.uses.get_mut().before_write(graph.queue())?;
+        self.buffer()
+    }
+
+    /// The buffer, with commands enqueued on `graph`'s queue after this call ordered behind
+    /// its last writer on another queue.
+    fn ordered_read(&self, graph: &Graph) -> Result<&Buffer<u64>> {
         let buffer = self.buffer()?;
         self.uses.lock().before_read(graph.queue())?;
         Ok(buffer)
     }
 
-    /// The buffer, for commands that write it (and may read it) on `graph`'s queue: they
-    /// are ordered behind every use on another queue.
-    pub(crate) fn write_on(&mut self, graph: &Graph) -> Result<&Buffer<u64>> {
+    /// Copies the words into a buffer of `graph`'s tile (on its queue, behind the last
+    /// writer), which becomes the image's; the old buffer goes back to its pool behind the
+    /// copy. On error the image is unchanged.
+    fn move_to(&mut self, graph: &Graph) -> Result<()> {
         self.buffer()?;
-        self.uses.get_mut().before_write(graph.queue())?;
-        self.buffer()
+        let moved = graph.alloc(self.len)?;
+        let source = self.ordered_read(graph)?;
+        crate::cl::copy_range(graph.queue(), source, 0, moved.buffer(), 0, self.len)?;
+        self.release_buffer();
+        self.buffer = Some(moved);
+        self.tile = graph.tile().index();
+        *self.uses.get_mut() = BufferUses::written_on(graph.queue());
+        Ok(())
     }
 
     /// Checks that the image holds `polys` polynomials at the operations' level.
@@ -103,11 +166,11 @@ impl GpuImage {
     }
 
     /// Overwrites the image with `data` on `graph`'s queue, reusing the buffer when it is
-    /// large enough (after every command using it, on any queue). New contents: no pending
-    /// check. Returns before the copy finished when `data` lies in `pinned` memory (which
-    /// keeps it until then; the owner calls `wait_upload` before it writes `data`), and
-    /// records the copy as the buffer's writer; otherwise blocks, so `data` may go away
-    /// after.
+    /// large enough and on `graph`'s tile (after every command using it, on any queue).
+    /// New contents: no pending check. Returns before the copy finished when `data` lies in
+    /// `pinned` memory (which keeps it until then; the owner calls `wait_upload` before it
+    /// writes `data`), and records the copy as the buffer's writer; otherwise blocks, so
+    /// `data` may go away after.
     pub(crate) fn upload(
         &mut self,
         graph: &Graph,
@@ -120,12 +183,15 @@ impl GpuImage {
             self.len = 0;
             return Ok(());
         }
-        let queue = graph.queue();
+        let (queue, tile) = (graph.queue(), graph.tile().index());
         match &self.buffer {
-            Some(b) if b.words() >= data.len() => self.uses.get_mut().before_write(queue)?,
+            Some(b) if b.words() >= data.len() && self.tile == tile => {
+                self.uses.get_mut().before_write(queue)?
+            }
             _ => {
                 self.release_buffer();
                 self.buffer = Some(graph.alloc(data.len())?);
+                self.tile = tile;
             }
         }
         let buffer = self.buffer.as_ref().expect("allocated above");
@@ -230,17 +296,18 @@ impl GpuImage {
         });
     }
 
-    /// A new image with the same words, copied on the device (enqueued). A pending check
-    /// comes along.
+    /// A new image with the same words on `graph`'s tile, copied on the device (enqueued).
+    /// A pending check comes along.
     pub(crate) fn duplicate(&self, graph: &Graph) -> Result<GpuImage> {
         if self.len == 0 {
             return Ok(GpuImage::empty());
         }
         let copy = graph.alloc(self.len)?;
-        let source = self.read_on(graph)?;
+        let source = self.ordered_read(graph)?;
         crate::cl::copy_range(graph.queue(), source, 0, copy.buffer(), 0, self.len)?;
         Ok(GpuImage {
             buffer: Some(copy),
+            tile: graph.tile().index(),
             len: self.len,
             uses: Mutex::new(BufferUses::written_on(graph.queue())),
             transparency: self.transparency.clone(),
@@ -254,6 +321,7 @@ impl GpuImage {
         debug_assert!(buffer.words() >= len);
         self.release_buffer();
         self.buffer = Some(buffer);
+        self.tile = graph.tile().index();
         *self.uses.get_mut() = BufferUses::written_on(graph.queue());
         self.len = len;
         self.transparency = None;

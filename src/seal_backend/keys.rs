@@ -1,10 +1,11 @@
-//! Key switching keys on the device, uploaded once and reused while unchanged (DESIGN.md:
-//! keys upload once per tile). A key vector is named by its KSwitchKeys object's id
-//! (`KSwitchKeys::gpu_id`, never reused in the process) and its index; the object's version
-//! (`KSwitchKeys::gpu_version`, bumped by every write access) tells changed words from the
-//! ones uploaded, which are then replaced. Destroying the object frees its device copies.
+//! Key switching keys on the device, uploaded once per tile and reused while unchanged
+//! (DESIGN.md): the backend keeps one cache per tile, filled on the first use there. A key
+//! vector is named by its KSwitchKeys object's id (`KSwitchKeys::gpu_id`, never reused in
+//! the process) and its index; the object's version (`KSwitchKeys::gpu_version`, bumped by
+//! every write access) tells changed words from the ones uploaded, which are then replaced.
+//! Destroying the object frees its device copies.
 //!
-//! The cache holds at most a byte cap of keys (`SEAL_OPENCL_MAX_KEY_BYTES`): a server that
+//! Each cache holds at most a byte cap of keys (`SEAL_OPENCL_MAX_KEY_BYTES`): a server that
 //! serves many clients, each with its own keys, evicts the least recently used key vectors
 //! and uploads them again on their next use. An operation holding an evicted key keeps it
 //! alive until it is enqueued, and OpenCL keeps the buffer until its commands finished.
@@ -53,6 +54,16 @@ pub struct KeyCacheStats {
     pub bytes: u64,
     pub max_bytes: u64,
     pub evictions: u64,
+}
+
+/// Sums of several caches (one per tile): the caps add up too.
+impl std::ops::AddAssign for KeyCacheStats {
+    fn add_assign(&mut self, o: KeyCacheStats) {
+        self.key_vectors += o.key_vectors;
+        self.bytes += o.bytes;
+        self.max_bytes += o.max_bytes;
+        self.evictions += o.evictions;
+    }
 }
 
 pub(super) struct KeyCache {

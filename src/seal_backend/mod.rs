@@ -3,13 +3,21 @@
 //! CKKS operations on images. `crate::ffi` is its only caller from C++; it is plain Rust,
 //! so it can be tested and used without SEAL.
 //!
-//! Every thread issues on a graph of its own (one of the first tile's in-order queues,
-//! round robin by thread: [`Backend::graph`]), so one thread's operations run in the order
-//! it issues them, threads do not wait for each other's issue lock, and their kernels can
-//! overlap on the device. An image used on several queues (a result handed to another
-//! thread, a shared plaintext) orders each use behind those of other queues on the device
-//! (`GpuImage::read_on` / `write_on`); keys and parameter tables are uploaded with blocking
-//! writes, so every queue can read them at once. Nothing waits for the device but
+//! Every thread issues on a graph of its own: one in-order queue of one tile (a device, or
+//! a sub-device when partitioned; every tile of `crate::device::Devices`, which share one
+//! OpenCL context). Threads take the tiles round robin in the order they first issue, then
+//! the queues within each tile ([`Backend::graph`]), unless bound to a tile explicitly
+//! ([`Backend::bind_thread`], `seal_opencl::bind_thread_to_device` in Rust and C++). So one
+//! thread's operations run in the order it issues them, threads do not wait for each
+//! other's issue lock, and their kernels overlap on the device or run on different ones.
+//! Each tile has its own device data per parameter set and its own key cache, made and
+//! uploaded on the first use there.
+//!
+//! An image used on several queues (a result handed to another thread, a shared plaintext)
+//! orders each use behind those of other queues on the device (`GpuImage::read_on` /
+//! `write_on`); an image on another tile than the issuing thread's moves there on the
+//! device (see `image.rs`). Keys and parameter tables are uploaded with blocking writes, so
+//! every queue of their tile can read them at once. Nothing waits for the device but
 //! downloads (for the last writer only) and the end of a compute frame. No frame opens
 //! implicitly: a result's buffer goes back to
 //! the pool when its image dies (the pool orders its reuse behind the buffer's last use
@@ -25,6 +33,7 @@ mod keys;
 mod transfer;
 mod transparency;
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -48,6 +57,9 @@ use keys::KeyCache;
 /// SEAL's most polynomials in a ciphertext (`SEAL_CIPHERTEXT_SIZE_MAX`).
 pub const SEAL_CIPHERTEXT_SIZE_MAX: usize = 16;
 
+/// A parameter set (its key level's parms_id) on one tile (its index).
+type ContextKey = ([u64; 4], usize);
+
 /// The parameter set and level of one operation. Borrows the primes: they are read only
 /// when the parameter set is seen for the first time, so an operation copies nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,15 +75,19 @@ pub struct Level<'a> {
     pub primes: usize,
 }
 
-/// The backend: devices, the graph operations run on, device data per parameter set, keys.
+/// The backend: devices, the graphs operations run on, device data per parameter set and
+/// tile, keys per tile.
 pub struct Backend {
     devices: Devices,
-    /// One per queue of the first tile; each thread issues on one ([`Backend::graph`]).
-    graphs: Vec<Graph>,
+    /// Per tile, one graph per queue; each thread issues on one ([`Backend::graph`]).
+    graphs: Vec<Vec<Graph>>,
+    /// Per tile, the queue the next thread bound there explicitly takes.
+    next_bound_queue: Vec<AtomicUsize>,
     strategy: NttStrategy,
-    /// Read by every operation of every thread, written once per parameter set.
-    contexts: RwLock<HashMap<[u64; 4], Arc<CkksContext>>>,
-    keys: KeyCache,
+    /// Read by every operation of every thread, written once per parameter set and tile.
+    contexts: RwLock<HashMap<ContextKey, Arc<CkksContext>>>,
+    /// Per tile: a key is uploaded to each tile where it is used.
+    keys: Vec<KeyCache>,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
     transparency: TransparencyCheck,
     /// Page-locked host memory for marked SEAL objects' words (seal-patch/0012); shared
@@ -99,24 +115,39 @@ impl Backend {
     }
 
     pub fn new(devices: Devices, strategy: NttStrategy) -> Result<Backend> {
-        let tile = devices.tiles()[0].clone();
-        let graphs = (0..tile.queues().len())
-            .map(|queue| tile.graph(queue))
+        let graphs = devices
+            .tiles()
+            .iter()
+            .map(|tile| {
+                (0..tile.queues().len())
+                    .map(|queue| tile.graph(queue))
+                    .collect::<Result<Vec<_>>>()
+            })
             .collect::<Result<Vec<_>>>()?;
-        let info = tile.context().info();
-        tracing::info!(device = %info.name, %strategy, queues = graphs.len(), "seal-opencl backend ready");
-        let key_bytes = KeyCache::default_max_bytes(info.global_mem_bytes);
-        // Blocks are mapped once, on the first queue; copies from them run on any queue.
+        let info = devices.tiles()[0].context().info();
+        tracing::info!(device = %info.name, %strategy, tiles = graphs.len(), queues_per_tile = graphs[0].len(), "seal-opencl backend ready");
+        let keys = devices
+            .tiles()
+            .iter()
+            .map(|tile| {
+                KeyCache::new(KeyCache::default_max_bytes(
+                    tile.context().info().global_mem_bytes,
+                ))
+            })
+            .collect();
+        // Blocks are mapped once, on the first queue; copies from them run on any queue of
+        // the context, every tile's included.
         let pinned = Arc::new(PinnedHost::new(
-            graphs[0].queue().clone(),
+            graphs[0][0].queue().clone(),
             PinnedHost::default_max_bytes(),
         ));
         Ok(Backend {
+            next_bound_queue: graphs.iter().map(|_| AtomicUsize::new(0)).collect(),
             devices,
             graphs,
             strategy,
             contexts: RwLock::new(HashMap::new()),
-            keys: KeyCache::new(key_bytes),
+            keys,
             transparency: TransparencyCheck::default(),
             pinned,
         })
@@ -125,7 +156,7 @@ impl Backend {
     /// Keeps at most `bytes` of page-locked host memory for marked objects (the default
     /// is a quarter of the host's memory, `SEAL_OPENCL_MAX_PINNED_BYTES`; 0: none).
     pub fn with_max_pinned_bytes(mut self, bytes: u64) -> Backend {
-        self.pinned = Arc::new(PinnedHost::new(self.graphs[0].queue().clone(), bytes));
+        self.pinned = Arc::new(PinnedHost::new(self.graphs[0][0].queue().clone(), bytes));
         self
     }
 
@@ -134,10 +165,10 @@ impl Backend {
         &self.pinned
     }
 
-    /// Keeps at most `bytes` of keys on the device (least recently used evicted first;
-    /// the default is a quarter of the device's memory, `SEAL_OPENCL_MAX_KEY_BYTES`).
+    /// Keeps at most `bytes` of keys on each tile (least recently used evicted first; the
+    /// default is a quarter of the tile's memory, `SEAL_OPENCL_MAX_KEY_BYTES`).
     pub fn with_max_key_bytes(mut self, bytes: u64) -> Backend {
-        self.keys = KeyCache::new(bytes);
+        self.keys = self.graphs.iter().map(|_| KeyCache::new(bytes)).collect();
         self
     }
 
@@ -182,11 +213,44 @@ impl Backend {
         Ok(words.iter().all(|&w| w == 0))
     }
 
-    /// The graph the calling thread issues on: threads take the tile's queues round robin
-    /// in the order they first issue anything, so up to one thread per queue each has a
-    /// queue of its own (more share them; the issue lock takes turns per operation).
+    /// The graph the calling thread issues on: the queue it was bound to
+    /// ([`Backend::bind_thread`]) or else, in the order threads first issue anything, the
+    /// tiles round robin and then the queues within each tile, so up to one thread per
+    /// queue each has a queue of its own (more share them; the issue lock takes turns per
+    /// operation). A binding to a tile or queue this backend does not have (made through
+    /// another backend) is ignored.
     pub fn graph(&self) -> &Graph {
-        &self.graphs[thread_ordinal() % self.graphs.len()]
+        if let Some((tile, queue)) = BOUND.get() {
+            if let Some(graph) = self.graphs.get(tile).and_then(|queues| queues.get(queue)) {
+                return graph;
+            }
+        }
+        let k = thread_ordinal();
+        let queues = &self.graphs[k % self.graphs.len()];
+        &queues[(k / self.graphs.len()) % queues.len()]
+    }
+
+    /// Binds the calling thread to tile `tile` (a device, or a sub-device when partitioned,
+    /// in [`Devices::tiles`]' order): its later operations, uploads and copies run there,
+    /// on one of the tile's queues (the tile's next one, round robin over bound threads).
+    /// The binding is the thread's, for its life or until it binds again. Errors:
+    /// `InvalidArgument` when the backend has no tile `tile`; the binding is then unchanged.
+    pub fn bind_thread(&self, tile: usize) -> Result<()> {
+        let queues = self.graphs.get(tile).ok_or_else(|| {
+            Error::invalid(format!(
+                "device {tile} does not exist: the backend uses {} device(s) or tiles \
+                 (SEAL_OPENCL_DEVICES, SEAL_OPENCL_TILES), numbered from 0",
+                self.graphs.len()
+            ))
+        })?;
+        let queue = self.next_bound_queue[tile].fetch_add(1, Ordering::Relaxed) % queues.len();
+        BOUND.set(Some((tile, queue)));
+        Ok(())
+    }
+
+    /// How many tiles (devices, or sub-devices when partitioned) the backend issues on.
+    pub fn tile_count(&self) -> usize {
+        self.graphs.len()
     }
 
     /// The device operations run on, in words.
@@ -259,14 +323,14 @@ impl Backend {
 
     /* ---- keys --------------------------------------------------------------------- */
 
-    /// Whether the key vector `key` (with these contents) is on the device.
+    /// Whether the key vector `key` (with these contents) is on the calling thread's tile.
     pub fn has_key(&self, key: &KeyId) -> bool {
-        self.keys.get(key).is_some()
+        self.tile_keys().get(key).is_some()
     }
 
-    /// Uploads a key vector: `decomposition_count` public keys of 2 polynomials over the
-    /// key level's primes, as SEAL stores them. Replaces an older upload of the same
-    /// object and index.
+    /// Uploads a key vector to the calling thread's tile: `decomposition_count` public keys
+    /// of 2 polynomials over the key level's primes, as SEAL stores them. Replaces an older
+    /// upload of the same object and index there.
     pub fn upload_key(
         &self,
         level: &Level,
@@ -274,17 +338,17 @@ impl Backend {
         decomposition_count: usize,
         words: &[u64],
     ) -> Result<()> {
-        let context = self.context(level)?;
-        let device_key =
-            KswitchKey::upload(&context, self.graph().queue(), decomposition_count, words)?;
-        self.keys.insert(key, device_key);
+        let graph = self.graph();
+        let context = self.context(graph, level)?;
+        let device_key = KswitchKey::upload(&context, graph.queue(), decomposition_count, words)?;
+        self.keys[graph.tile().index()].insert(key, device_key);
         Ok(())
     }
 
     /// Frees the device copies of every key vector of the KSwitchKeys object `object` (SEAL
     /// destroyed it).
     pub fn release_keys(&self, object: u64) {
-        self.keys.release(object);
+        self.keys.iter().for_each(|keys| keys.release(object));
     }
 
     /// The pools' counters and bytes, summed over every tile.
@@ -296,31 +360,42 @@ impl Backend {
         sum
     }
 
-    /// What the key cache holds (key vectors, bytes, the cap, evictions so far).
+    /// What the key caches hold (key vectors, bytes, the caps, evictions so far), summed
+    /// over tiles.
     pub fn key_stats(&self) -> KeyCacheStats {
-        self.keys.stats()
+        let mut sum = KeyCacheStats::default();
+        for keys in &self.keys {
+            sum += keys.stats();
+        }
+        sum
+    }
+
+    /// The key cache of the calling thread's tile.
+    fn tile_keys(&self) -> &KeyCache {
+        &self.keys[self.graph().tile().index()]
     }
 
     fn key(&self, key: &KeyId) -> Result<Arc<KswitchKey>> {
-        self.keys.get(key).ok_or_else(|| {
+        self.tile_keys().get(key).ok_or_else(|| {
             Error::Logic("key switching key is not on the device (upload_key first)".into())
         })
     }
 
     /* ---- operations --------------------------------------------------------------- */
 
-    /// The device data of `level`'s parameter set, made on first use.
-    fn context(&self, level: &Level) -> Result<Arc<CkksContext>> {
-        if let Some(c) = self.contexts.read().get(&level.key_parms_id) {
+    /// The device data of `level`'s parameter set on `graph`'s tile, made on first use.
+    fn context(&self, graph: &Graph, level: &Level) -> Result<Arc<CkksContext>> {
+        let key = (level.key_parms_id, graph.tile().index());
+        if let Some(c) = self.contexts.read().get(&key) {
             return Ok(c.clone());
         }
         let mut contexts = self.contexts.write();
-        if let Some(c) = contexts.get(&level.key_parms_id) {
+        if let Some(c) = contexts.get(&key) {
             return Ok(c.clone());
         }
         let c = Arc::new(
             CkksContext::new(
-                self.graph().context(),
+                graph.context(),
                 level.log_n,
                 level.key_moduli,
                 level.using_keyswitching,
@@ -328,7 +403,7 @@ impl Backend {
             )?
             .with_fused(self.devices.fused_tensor()),
         );
-        contexts.insert(level.key_parms_id, c.clone());
+        contexts.insert(key, c.clone());
         Ok(c)
     }
 
@@ -357,7 +432,7 @@ impl Backend {
         level: &Level,
         body: impl FnOnce(&LevelOps) -> Result<T>,
     ) -> Result<T> {
-        let context = self.context(level)?;
+        let context = self.context(graph, level)?;
         let ops = LevelOps::new(&context, graph, level.primes)?;
         body(&ops)
     }
@@ -408,25 +483,19 @@ impl Backend {
             a.expect(a_size, ops, "encrypted1")?;
             b.expect(b_size, ops, "encrypted2")?;
             let common = a_size.min(b_size);
+            let src = b.read_on(ops.graph())?;
             if b_size > a_size {
                 // The result grows: a new buffer with a's polynomials, then b's tail.
                 let grown = ops.alloc_result(b_size, ops.primes())?;
-                ops.copy_tail(grown.buffer(), a.read_on(ops.graph())?, 0, a_size, false)?;
-                ops.copy_tail(
-                    grown.buffer(),
-                    b.read_on(ops.graph())?,
-                    a_size,
-                    b_size - a_size,
-                    subtract,
-                )?;
+                ops.copy_tail(grown.buffer(), &*a.read_on(ops.graph())?, 0, a_size, false)?;
+                ops.copy_tail(grown.buffer(), &src, a_size, b_size - a_size, subtract)?;
                 a.replace(ops.graph(), grown, b_size * ops.poly_words());
             }
-            let src = b.read_on(ops.graph())?;
             let dst = a.write_on(ops.graph())?;
             if subtract {
-                ops.sub(dst, src, common)
+                ops.sub(dst, &src, common)
             } else {
-                ops.add(dst, src, common)
+                ops.add(dst, &src, common)
             }
         })
     }
@@ -486,21 +555,18 @@ impl Backend {
         }
         self.with_ops(name, level, |ops| {
             a.expect(a_size, ops, "encrypted1")?;
+            let a_buf = a.read_on(ops.graph())?;
             let (b_buf, b_size) = match b {
                 Some((b, b_size)) => {
                     b.expect(b_size, ops, "encrypted2")?;
-                    (b.read_on(ops.graph())?, b_size)
+                    (Some(b.read_on(ops.graph())?), b_size)
                 }
-                None => (a.read_on(ops.graph())?, a_size),
+                None => (None, a_size),
             };
             let product = ops.alloc_result(size, ops.primes())?;
-            ops.tensor(
-                product.buffer(),
-                a.read_on(ops.graph())?,
-                a_size,
-                b_buf,
-                b_size,
-            )?;
+            let b_buf = b_buf.as_deref().unwrap_or(&a_buf);
+            ops.tensor(product.buffer(), &a_buf, a_size, b_buf, b_size)?;
+            drop(a_buf);
             a.replace(ops.graph(), product, size * ops.poly_words());
             Ok(())
         })
@@ -603,7 +669,7 @@ impl Backend {
             ct.expect(size, ops, "encrypted")?;
             plain.expect(1, ops, "plain")?;
             let plain = plain.read_on(ops.graph())?;
-            step(ops, ct.write_on(ops.graph())?, plain)
+            step(ops, ct.write_on(ops.graph())?, &plain)
         })
     }
 
@@ -625,7 +691,7 @@ impl Backend {
                 return Err(Error::invalid("end of modulus switching chain reached"));
             }
             let out = ops.alloc_result(size, primes)?;
-            step(ops, out.buffer(), src.read_on(ops.graph())?, size)?;
+            step(ops, out.buffer(), &*src.read_on(ops.graph())?, size)?;
             dst.replace(ops.graph(), out, size * primes * (1 << level.log_n));
             Ok(())
         })
@@ -716,6 +782,11 @@ impl Backend {
             ops.transform(ct.write_on(ops.graph())?, size, NttDirection::Inverse)
         })
     }
+}
+
+thread_local! {
+    /// The (tile, queue) the calling thread was bound to by [`Backend::bind_thread`].
+    static BOUND: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
 }
 
 /// A number of the calling thread's own, given out in the order threads first ask.
