@@ -114,7 +114,7 @@ impl Params {
                 None if std::env::var_os(NTT_STRATEGY_ENV_VAR).is_some() => {
                     vec![NttStrategy::from_env()?]
                 }
-                None => vec![NttStrategy::Naive, NttStrategy::Staged],
+                None => vec![NttStrategy::Naive, NttStrategy::STAGED],
             },
             reps: reps.max(1),
             warmup: if quick { 2 } else { 10 },
