@@ -318,6 +318,30 @@ fn time_reps(
     })
 }
 
+/// `p.warmup` operations, then the timing of `p.reps` more.
+fn measure(
+    queue: &Queue,
+    p: &Params,
+    mut op: impl FnMut(usize) -> Result<Vec<Event>>,
+) -> Result<Timing> {
+    time_reps(queue, p.warmup, &mut op)?;
+    time_reps(queue, p.reps, op)
+}
+
+/// `measure` of device copies of the `srcs` (rotated) into `dst`.
+fn measure_copy(
+    queue: &Queue,
+    p: &Params,
+    srcs: &[Buffer<u64>],
+    dst: &Buffer<u64>,
+) -> Result<Timing> {
+    measure(queue, p, |i| {
+        let mut e = Event::empty();
+        cl::copy(queue, &srcs[i % srcs.len()], dst, Some(&mut e))?;
+        Ok(vec![e])
+    })
+}
+
 /// Forward then inverse on `input` in `buf`, each checked against the host reference.
 fn check(
     queue: &Queue,
@@ -386,17 +410,9 @@ fn bench_one(
     // for the next transform in place.
     let forward = |i: usize| plan.ntt_negacyclic_harvey(queue, &bufs[i % ROTATE], 1);
     let inverse = |i: usize| plan.inverse_ntt_negacyclic_harvey(queue, &bufs[i % ROTATE], 1);
-    let copy = |i: usize| {
-        let mut e = Event::empty();
-        cl::copy(queue, &bufs[i % ROTATE], &copy_dst, Some(&mut e))?;
-        Ok(vec![e])
-    };
-    time_reps(queue, p.warmup, forward)?;
-    let forward = time_reps(queue, p.reps, forward)?;
-    time_reps(queue, p.warmup, inverse)?;
-    let inverse = time_reps(queue, p.reps, inverse)?;
-    time_reps(queue, p.warmup, copy)?;
-    let copy = time_reps(queue, p.reps, copy)?;
+    let forward = measure(queue, p, forward)?;
+    let inverse = measure(queue, p, inverse)?;
+    let copy = measure_copy(queue, p, &bufs, &copy_dst)?;
 
     let bytes = 2 * words * 8;
     let gb_s = |t: &Timing| bytes as f64 / (t.median_us * 1e3);
@@ -484,13 +500,7 @@ fn bench_key_switch(
     let last = ctx.buffer(queue, 2 * n)?;
     let scratch = ctx.buffer(queue, k * (k + 1) * n)?;
     let key_copy_dst = ctx.buffer(queue, key.len())?;
-    let copy = |i: usize| {
-        let mut e = Event::empty();
-        cl::copy(queue, &key_bufs[i % ROTATE], &key_copy_dst, Some(&mut e))?;
-        Ok(vec![e])
-    };
-    time_reps(queue, p.warmup, copy)?;
-    let key_copy = time_reps(queue, p.reps, copy)?;
+    let key_copy = measure_copy(queue, p, &key_bufs, &key_copy_dst)?;
     let reduce_every = reduce_every(&moduli);
 
     let mut rows = Vec::with_capacity(p.variants.len());
@@ -520,8 +530,7 @@ fn bench_key_switch(
                 "key switch {variant} N = 2^{log_n} K = {k} differs from the host reference"
             )));
         }
-        time_reps(queue, p.warmup, run)?;
-        let time = time_reps(queue, p.reps, run)?;
+        let time = measure(queue, p, run)?;
         rows.push(KsRow {
             log_n,
             k,
