@@ -172,14 +172,14 @@ impl Params {
             },
             variants: match value("--variants") {
                 Some(v) => list("--variants", v)?,
-                None => match std::env::var(NTT_VARIANT_ENV_VAR) {
-                    Ok(v) if !v.trim().is_empty() => vec![v.parse()?],
-                    _ if quick => vec![StagedVariant::DEFAULT, "r16".parse()?],
-                    _ => DEFAULT_VARIANTS
-                        .iter()
-                        .map(|v| v.parse())
-                        .collect::<Result<_>>()?,
-                },
+                None if std::env::var_os(NTT_VARIANT_ENV_VAR).is_some() => {
+                    vec![StagedVariant::from_env()?]
+                }
+                None if quick => vec![StagedVariant::DEFAULT, "r16".parse()?],
+                None => DEFAULT_VARIANTS
+                    .iter()
+                    .map(|v| v.parse())
+                    .collect::<Result<_>>()?,
             },
             shapes: match value("--shapes") {
                 Some(v) => v

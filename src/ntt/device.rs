@@ -77,23 +77,20 @@ impl NttStrategy {
     /// The staged strategy with the default variant.
     pub const STAGED: NttStrategy = NttStrategy::Staged(StagedVariant::DEFAULT);
 
-    /// `SEAL_OPENCL_NTT` if set (`naive` | `staged`), else staged; a staged strategy takes
-    /// its variant from `SEAL_OPENCL_NTT_VARIANT` if set, else the default.
+    /// `SEAL_OPENCL_NTT` if set (`naive` | `staged`), else staged, with the variant of
+    /// [`StagedVariant::from_env`]. The naive strategy has no layout and ignores the
+    /// variant (so that benches that switch strategies run under one variable), but an
+    /// invalid variant is an error either way.
     ///
-    /// Errors: a value that does not parse, or a variant with the naive strategy.
+    /// Errors: a value that does not parse.
     pub fn from_env() -> Result<Self> {
-        let set = |name: &str| std::env::var(name).ok().filter(|s| !s.trim().is_empty());
-        let strategy = match set(NTT_STRATEGY_ENV_VAR) {
-            Some(s) => s.parse()?,
-            None => NttStrategy::STAGED,
-        };
-        match (strategy, set(NTT_VARIANT_ENV_VAR)) {
-            (_, None) => Ok(strategy),
-            (NttStrategy::Staged(_), Some(v)) => Ok(NttStrategy::Staged(v.parse()?)),
-            (NttStrategy::Naive, Some(v)) => Err(Error::invalid(format!(
-                "{NTT_VARIANT_ENV_VAR}={v:?} applies to the staged NTT, not \
-                 {NTT_STRATEGY_ENV_VAR}=naive"
-            ))),
+        let variant = StagedVariant::from_env()?;
+        match env_value(NTT_STRATEGY_ENV_VAR)
+            .map(|s| s.parse())
+            .transpose()?
+        {
+            Some(NttStrategy::Naive) => Ok(NttStrategy::Naive),
+            Some(NttStrategy::Staged(_)) | None => Ok(NttStrategy::Staged(variant)),
         }
     }
 }
@@ -186,6 +183,18 @@ impl StagedVariant {
     pub fn min_log_columns(&self) -> u32 {
         self.min_log_columns
     }
+
+    /// `SEAL_OPENCL_NTT_VARIANT` if set, else the default.
+    ///
+    /// Errors: a value that does not parse.
+    pub fn from_env() -> Result<Self> {
+        env_value(NTT_VARIANT_ENV_VAR).map_or(Ok(StagedVariant::DEFAULT), |v| v.parse())
+    }
+}
+
+/// The value of environment variable `name`, None when unset or blank.
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.trim().is_empty())
 }
 
 impl Default for StagedVariant {
