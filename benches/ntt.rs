@@ -10,8 +10,8 @@
 //!                            [--strategies naive,staged] [--variants r8g11c4,r16,..]
 //!                            [--shapes 15x8,16x32,..] [--ks 15x8] [--reps N] [--json PATH]
 //! ```
-//! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy, with
-//! `SEAL_OPENCL_NTT_VARIANT`) if set, else both. Variants: `--variants`, else
+//! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy) if set, else both;
+//! staged with the variant of `SEAL_OPENCL_NTT_VARIANT` if set. Variants: `--variants`, else
 //! `SEAL_OPENCL_NTT_VARIANT` (one) if set, else `DEFAULT_VARIANTS`; measured at `--shapes`
 //! (log N x L, default `DEFAULT_SHAPES`) and in the key switch at `--ks` (log N x K,
 //! default 15x8: the K (K + 1) = 72 transforms of MulLin at N = 2^15). `--variants ""`
@@ -164,11 +164,24 @@ impl Params {
                 None => vec![1, 8, 32],
             },
             strategies: match value("--strategies") {
-                Some(v) => list("--strategies", v)?,
+                Some(v) => {
+                    // `staged` is the environment's variant, as NttStrategy::from_env has it.
+                    let env = NttStrategy::Staged(StagedVariant::from_env()?);
+                    list("--strategies", v)?
+                        .into_iter()
+                        .map(|s| match s {
+                            NttStrategy::Staged(_) => env,
+                            NttStrategy::Naive => s,
+                        })
+                        .collect()
+                }
                 None if std::env::var_os(NTT_STRATEGY_ENV_VAR).is_some() => {
                     vec![NttStrategy::from_env()?]
                 }
-                None => vec![NttStrategy::Naive, NttStrategy::STAGED],
+                None => vec![
+                    NttStrategy::Naive,
+                    NttStrategy::Staged(StagedVariant::from_env()?),
+                ],
             },
             variants: match value("--variants") {
                 Some(v) => list("--variants", v)?,
