@@ -286,6 +286,8 @@ struct Report {
     /// The staged variants at the compared shapes, each shape's rows together.
     variant_rows: Vec<Row>,
     key_switch_rows: Vec<KsRow>,
+    /// The variant runs that failed, with their errors.
+    failures: Vec<String>,
 }
 
 /// L primes for N = 2^log_n with bit sizes cycling over 50 ..= 60 (SEAL's choice of
@@ -465,14 +467,15 @@ fn bench_one(
 /// a special prime, under each variant, on random canonical inputs (the key rotated over
 /// `ROTATE` copies, as the transforms' inputs are): every variant's output is checked
 /// against the host composition (`ckks_ks_decompose`, lazy forward NTTs with the target's
-/// own residues in their place, `ckks_ks_inner_product`) before it is timed.
+/// own residues in their place, `ckks_ks_inner_product`) before it is timed. A variant
+/// that fails (build, launch, check) gets its error; the others still run.
 fn bench_key_switch(
     ctx: &Arc<Context>,
     queue: &Queue,
     p: &Params,
     (log_n, k): (u32, usize),
     rng: &mut impl Rng,
-) -> Result<Vec<KsRow>> {
+) -> Result<Vec<(StagedVariant, Result<KsRow>)>> {
     let n = 1usize << log_n;
     let moduli = moduli(log_n, k + 1)?;
     let tables = create_ntt_tables(log_n, &moduli)?;
@@ -518,8 +521,7 @@ fn bench_key_switch(
     let key_copy = measure_copy(queue, p, &key_bufs, &key_copy_dst)?;
     let reduce_every = reduce_every(&moduli);
 
-    let mut rows = Vec::with_capacity(p.variants.len());
-    for &variant in &p.variants {
+    let one = |variant: StagedVariant| -> Result<KsRow> {
         let plan = NttPlan::from_tables(ctx, queue, &tables, NttStrategy::Staged(variant))?;
         let run = |i: usize| {
             let ks = KeySwitch {
@@ -546,7 +548,7 @@ fn bench_key_switch(
             )));
         }
         let time = measure(queue, p, run)?;
-        rows.push(KsRow {
+        Ok(KsRow {
             log_n,
             k,
             variant: variant.to_string(),
@@ -557,9 +559,9 @@ fn bench_key_switch(
             time,
             key_copy,
             checked: true,
-        });
-    }
-    Ok(rows)
+        })
+    };
+    Ok(p.variants.iter().map(|&v| (v, one(v))).collect())
 }
 
 fn print_header() {
@@ -641,17 +643,26 @@ fn main() -> Result<()> {
             }
         }
     }
+    // A variant that fails (a build or launch the device refuses, a wrong word) is
+    // reported and the run goes on, so that one GPU run still measures the others; the
+    // bench fails at the end.
     let mut variant_rows = Vec::new();
     let mut key_switch_rows = Vec::new();
+    let mut failures = Vec::new();
+    let mut failed = |what: String, e: Error| {
+        println!("{what} FAILED: {e}");
+        failures.push(format!("{what}: {e}"));
+    };
     if !p.variants.is_empty() {
         println!("\nstaged variants (r<values per item>g<log group words>c<log min columns>)");
         print_header();
         for &(log_n, l) in &p.shapes {
             for &v in &p.variants {
                 let strategy = NttStrategy::Staged(v);
-                variant_rows.push(print_row(bench_one(
-                    &ctx, &queue, &p, log_n, l, strategy, &mut rng,
-                )?));
+                match bench_one(&ctx, &queue, &p, log_n, l, strategy, &mut rng) {
+                    Ok(r) => variant_rows.push(print_row(r)),
+                    Err(e) => failed(format!("2^{log_n} x {l} {strategy}"), e),
+                }
             }
         }
         let (log_n, k) = p.ks;
@@ -663,7 +674,14 @@ fn main() -> Result<()> {
             "{:<10} {:>4} {:<13} {:>10} {:>10} {:>12} {:>11}  check",
             "variant", "krn", "S,G,C,B (log)", "us", "min us", "key copy us", "x key copy"
         );
-        for r in bench_key_switch(&ctx, &queue, &p, p.ks, &mut rng)? {
+        for (v, r) in bench_key_switch(&ctx, &queue, &p, p.ks, &mut rng)? {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    failed(format!("key switch {v}"), e);
+                    continue;
+                }
+            };
             println!(
                 "{:<10} {:>4} {:<13} {:>10.1} {:>10.1} {:>12.1} {:>11.2}  ok",
                 r.variant,
@@ -705,6 +723,7 @@ fn main() -> Result<()> {
             rows,
             variant_rows,
             key_switch_rows,
+            failures: failures.clone(),
         };
         let text = serde_json::to_string_pretty(&report).map_err(|e| Error::Io(e.to_string()))?;
         if let Some(dir) = std::path::Path::new(&path).parent() {
@@ -713,5 +732,13 @@ fn main() -> Result<()> {
         std::fs::write(&path, text).map_err(|e| Error::Io(format!("{path}: {e}")))?;
         println!("results written to {path}");
     }
-    Ok(())
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Logic(format!(
+            "{} variant runs failed: {}",
+            failures.len(),
+            failures.join("; ")
+        )))
+    }
 }
