@@ -55,7 +55,7 @@ const PARAMS_STRIDE: usize = 8;
 
 /// The largest sub-transform a staged work group holds: 2^12 words, 32 KiB (36 KiB with
 /// the block kernels' padding), which fits the 48 KiB of local memory NVIDIA's OpenCL
-/// gives a work group, and 512 work items of 8 values.
+/// gives a work group, and 512 work items of 8 values (256 of 16).
 const MAX_LOG_GROUP_WORDS: u32 = 12;
 /// The smallest work group the layout considers: 2^6 words.
 const MIN_LOG_GROUP_WORDS: u32 = 6;
