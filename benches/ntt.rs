@@ -1,12 +1,21 @@
 //! NTT benchmark: forward and inverse negacyclic NTT of a batch of L residues (one
-//! polynomial over L primes of 50 to 60 bits), naive radix-2 vs staged radix-8, against a
-//! device-to-device copy of the same bytes measured in the same run.
+//! polynomial over L primes of 50 to 60 bits), naive radix-2 vs staged, against a
+//! device-to-device copy of the same bytes measured in the same run; then the staged
+//! variants (`StagedVariant`: values per work item, group words, strided columns) side by
+//! side at the shapes that matter, and key switching's fused forward transforms
+//! (`NttPlan::forward_key_switch`) per variant.
 //!
 //! ```text
 //! cargo bench --bench ntt -- [--quick] [--sizes 12,13,..] [--primes 1,8,32]
-//!                            [--strategies naive,staged] [--reps N] [--json PATH]
+//!                            [--strategies naive,staged] [--variants r8g11c4,r16,..]
+//!                            [--shapes 15x8,16x32,..] [--ks 15x8] [--reps N] [--json PATH]
 //! ```
-//! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy) if set, else both.
+//! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy) if set, else both;
+//! staged with the variant of `SEAL_OPENCL_NTT_VARIANT` if set. Variants: `--variants`, else
+//! `SEAL_OPENCL_NTT_VARIANT` (one) if set, else `DEFAULT_VARIANTS`; measured at `--shapes`
+//! (log N x L, default `DEFAULT_SHAPES`) and in the key switch at `--ks` (log N x K,
+//! default 15x8: the K (K + 1) = 72 transforms of MulLin at N = 2^15). `--variants ""`
+//! skips both.
 //!
 //! Times are device time from profiling events: from the start of a transform's first
 //! kernel to the end of its last (launch gaps between its kernels included), the median
@@ -29,20 +38,51 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use seal_opencl::arith::{coeff_modulus_create, Modulus};
+use seal_opencl::ckks::host::{ckks_ks_decompose, ckks_ks_inner_product};
+use seal_opencl::ckks::kernels::reduce_every;
 use seal_opencl::cl::{self, Buffer, Context, Event, Queue};
 use seal_opencl::ntt::{
-    create_ntt_tables, host, NttPlan, NttStrategy, NttTables, NTT_STRATEGY_ENV_VAR,
+    create_ntt_tables, host, KeySwitch, NttPlan, NttStrategy, NttTables, StagedVariant,
+    NTT_STRATEGY_ENV_VAR, NTT_VARIANT_ENV_VAR,
 };
 use seal_opencl::{Error, Result};
 
 /// Input buffers a configuration rotates over.
 const ROTATE: usize = 3;
 
+/// Fills outputs before a checked run, so that words a kernel leaves unwritten show.
+const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+
+/// The variants compared by default: today's layout first (the baseline), groups of 2^10
+/// and 2^12 words, 16 values per work item with groups of 2^11 and 2^12 words, the latter
+/// with wider strided groups, and groups of 2^8 words with narrow strided groups (8 times
+/// as many work groups, for batches too small to fill the GPU: one prime at 2^15 makes 16
+/// groups of 2^11 words).
+const DEFAULT_VARIANTS: [&str; 7] = [
+    "r8g11c4", "r8g10c4", "r8g12c4", "r16g11c4", "r16g12c4", "r16g12c5", "r8g8c2",
+];
+
+/// (log N, L) where variants are compared: one prime and 8 at 2^15, CKKS batches at
+/// 2^13 .. 2^16, 32 primes at 2^16, and key switching's batch of K (K + 1) = 72 at 2^15.
+const DEFAULT_SHAPES: [(u32, usize); 7] = [
+    (15, 1),
+    (15, 8),
+    (16, 32),
+    (13, 8),
+    (14, 8),
+    (16, 8),
+    (15, 72),
+];
+
 struct Params {
     quick: bool,
     sizes: Vec<u32>,
     primes: Vec<usize>,
     strategies: Vec<NttStrategy>,
+    variants: Vec<StagedVariant>,
+    shapes: Vec<(u32, usize)>,
+    /// (log N, K) of the key-switch comparison.
+    ks: (u32, usize),
     reps: usize,
     warmup: usize,
     json: Option<String>,
@@ -62,22 +102,38 @@ impl Params {
                 .and_then(|i| args.get(i + 1))
                 .map(String::as_str)
         };
-        fn list<T: std::str::FromStr>(name: &str, v: &str) -> Result<Vec<T>> {
+        fn list<T: std::str::FromStr>(name: &str, v: &str) -> Result<Vec<T>>
+        where
+            T::Err: std::fmt::Display,
+        {
             v.split(',')
+                .filter(|x| !x.trim().is_empty())
                 .map(|x| {
-                    x.trim().parse().map_err(|_| {
+                    x.trim().parse().map_err(|e| {
                         Error::InvalidArgument(format!(
-                            "{name} wants a comma-separated list, got {v:?}"
+                            "{name} wants a comma-separated list, got {v:?}: {e}"
                         ))
                     })
                 })
                 .collect()
         }
+        // `AxB`: log N and a count.
+        let shape = |name: &str, x: &str| -> Result<(u32, usize)> {
+            x.trim()
+                .split_once('x')
+                .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!("{name} wants log2(N)xCOUNT, got {x:?}"))
+                })
+        };
         let known = [
             "--quick",
             "--sizes",
             "--primes",
             "--strategies",
+            "--variants",
+            "--shapes",
+            "--ks",
             "--reps",
             "--json",
         ];
@@ -110,11 +166,48 @@ impl Params {
                 None => vec![1, 8, 32],
             },
             strategies: match value("--strategies") {
-                Some(v) => list("--strategies", v)?,
+                Some(v) => {
+                    // `staged` is the environment's variant, as NttStrategy::from_env has it.
+                    let env = NttStrategy::Staged(StagedVariant::from_env()?);
+                    list("--strategies", v)?
+                        .into_iter()
+                        .map(|s| match s {
+                            NttStrategy::Staged(_) => env,
+                            NttStrategy::Naive => s,
+                        })
+                        .collect()
+                }
                 None if std::env::var_os(NTT_STRATEGY_ENV_VAR).is_some() => {
                     vec![NttStrategy::from_env()?]
                 }
-                None => vec![NttStrategy::Naive, NttStrategy::Staged],
+                None => vec![
+                    NttStrategy::Naive,
+                    NttStrategy::Staged(StagedVariant::from_env()?),
+                ],
+            },
+            variants: match value("--variants") {
+                Some(v) => list("--variants", v)?,
+                None if std::env::var_os(NTT_VARIANT_ENV_VAR).is_some() => {
+                    vec![StagedVariant::from_env()?]
+                }
+                None if quick => vec![StagedVariant::DEFAULT, "r16".parse()?],
+                None => DEFAULT_VARIANTS
+                    .iter()
+                    .map(|v| v.parse())
+                    .collect::<Result<_>>()?,
+            },
+            shapes: match value("--shapes") {
+                Some(v) => v
+                    .split(',')
+                    .map(|x| shape("--shapes", x))
+                    .collect::<Result<_>>()?,
+                None if quick => vec![(13, 8)],
+                None => DEFAULT_SHAPES.to_vec(),
+            },
+            ks: match value("--ks") {
+                Some(v) => shape("--ks", v)?,
+                None if quick => (13, 3),
+                None => (15, 8),
             },
             reps: reps.max(1),
             warmup: if quick { 2 } else { 10 },
@@ -137,6 +230,10 @@ struct Row {
     log_n: u32,
     coeff_modulus_size: usize,
     strategy: String,
+    /// The staged variant (`r8g11c4`), None for naive plans.
+    variant: Option<String>,
+    /// Values each staged work item holds (8 or 16).
+    values_per_item: Option<usize>,
     launches: usize,
     /// Staged layout: log2 of S (strided sub-transform), G (block), C and B per group.
     layout: Option<[u32; 4]>,
@@ -155,6 +252,24 @@ struct Row {
     checked: bool,
 }
 
+/// Key switching's fused forward transforms (decomposition, K (K + 1) forward NTTs less
+/// the K taken from the target, inner product with the key) under one variant.
+#[derive(Serialize)]
+struct KsRow {
+    log_n: u32,
+    k: usize,
+    variant: String,
+    launches: usize,
+    layout: Option<[u32; 4]>,
+    /// The key's bytes (2 K (K + 1) residues), the largest read of the pass.
+    key_bytes: usize,
+    time: Timing,
+    /// A device copy of the key's words in the same run: the floor of reading it once.
+    key_copy: Timing,
+    time_over_key_copy: f64,
+    checked: bool,
+}
+
 #[derive(Serialize)]
 struct Report {
     bench: &'static str,
@@ -168,6 +283,11 @@ struct Report {
     rotated_buffers: usize,
     prime_bits: &'static str,
     rows: Vec<Row>,
+    /// The staged variants at the compared shapes, each shape's rows together.
+    variant_rows: Vec<Row>,
+    key_switch_rows: Vec<KsRow>,
+    /// The variant runs that failed, with their errors.
+    failures: Vec<String>,
 }
 
 /// L primes for N = 2^log_n with bit sizes cycling over 50 ..= 60 (SEAL's choice of
@@ -215,6 +335,30 @@ fn time_reps(
     })
 }
 
+/// `p.warmup` operations, then the timing of `p.reps` more.
+fn measure(
+    queue: &Queue,
+    p: &Params,
+    mut op: impl FnMut(usize) -> Result<Vec<Event>>,
+) -> Result<Timing> {
+    time_reps(queue, p.warmup, &mut op)?;
+    time_reps(queue, p.reps, op)
+}
+
+/// `measure` of device copies of the `srcs` (rotated) into `dst`.
+fn measure_copy(
+    queue: &Queue,
+    p: &Params,
+    srcs: &[Buffer<u64>],
+    dst: &Buffer<u64>,
+) -> Result<Timing> {
+    measure(queue, p, |i| {
+        let mut e = Event::empty();
+        cl::copy(queue, &srcs[i % srcs.len()], dst, Some(&mut e))?;
+        Ok(vec![e])
+    })
+}
+
 /// Forward then inverse on `input` in `buf`, each checked against the host reference.
 fn check(
     queue: &Queue,
@@ -251,6 +395,12 @@ fn check(
     Ok(())
 }
 
+/// The staged layout's log2 of S, G, C and B.
+fn layout(plan: &NttPlan) -> Option<[u32; 4]> {
+    plan.staged_layout()
+        .map(|s| [s.log_s(), s.log_g(), s.log_c(), s.log_b()])
+}
+
 fn bench_one(
     ctx: &Arc<Context>,
     queue: &Queue,
@@ -277,28 +427,23 @@ fn bench_one(
     // for the next transform in place.
     let forward = |i: usize| plan.ntt_negacyclic_harvey(queue, &bufs[i % ROTATE], 1);
     let inverse = |i: usize| plan.inverse_ntt_negacyclic_harvey(queue, &bufs[i % ROTATE], 1);
-    let copy = |i: usize| {
-        let mut e = Event::empty();
-        cl::copy(queue, &bufs[i % ROTATE], &copy_dst, Some(&mut e))?;
-        Ok(vec![e])
-    };
-    time_reps(queue, p.warmup, forward)?;
-    let forward = time_reps(queue, p.reps, forward)?;
-    time_reps(queue, p.warmup, inverse)?;
-    let inverse = time_reps(queue, p.reps, inverse)?;
-    time_reps(queue, p.warmup, copy)?;
-    let copy = time_reps(queue, p.reps, copy)?;
+    let forward = measure(queue, p, forward)?;
+    let inverse = measure(queue, p, inverse)?;
+    let copy = measure_copy(queue, p, &bufs, &copy_dst)?;
 
     let bytes = 2 * words * 8;
     let gb_s = |t: &Timing| bytes as f64 / (t.median_us * 1e3);
     Ok(Row {
         log_n,
         coeff_modulus_size: l,
-        strategy: strategy.to_string(),
+        strategy: plan.strategy().to_string(),
+        variant: match plan.strategy() {
+            NttStrategy::Staged(v) => Some(v.to_string()),
+            NttStrategy::Naive => None,
+        },
+        values_per_item: plan.staged_layout().map(|s| 1 << s.log_r()),
         launches: plan.launches_per_transform(),
-        layout: plan
-            .staged_layout()
-            .map(|s| [s.log_s(), s.log_g(), s.log_c(), s.log_b()]),
+        layout: layout(&plan),
         work_group_sizes: plan
             .staged_layout()
             .map(|s| (s.block_work_group_size(), s.strided_work_group_size())),
@@ -316,6 +461,151 @@ fn bench_one(
         copy,
         checked: true,
     })
+}
+
+/// Key switching's fused forward transforms at N = 2^`log_n` over K = `k` data primes and
+/// a special prime, under each variant, on random canonical inputs (the key rotated over
+/// `ROTATE` copies, as the transforms' inputs are): every variant's output is checked
+/// against the host composition (`ckks_ks_decompose`, lazy forward NTTs with the target's
+/// own residues in their place, `ckks_ks_inner_product`) before it is timed. A variant
+/// that fails (build, launch, check) gets its error; the others still run.
+fn bench_key_switch(
+    ctx: &Arc<Context>,
+    queue: &Queue,
+    p: &Params,
+    (log_n, k): (u32, usize),
+    rng: &mut impl Rng,
+) -> Result<Vec<(StagedVariant, Result<KsRow>)>> {
+    let n = 1usize << log_n;
+    let moduli = moduli(log_n, k + 1)?;
+    let tables = create_ntt_tables(log_n, &moduli)?;
+    let mut residues = |count: usize, prime: &dyn Fn(usize) -> usize| -> Vec<u64> {
+        (0..count * n)
+            .map(|i| rng.gen_range(0..moduli[prime(i / n)].value()))
+            .collect()
+    };
+    let t_target = residues(k, &|r| r);
+    let target = residues(k, &|r| r);
+    // Key residue (J * 2 + c) * (K + 1) + p under prime p; the special prime is the last.
+    let key = residues(2 * k * (k + 1), &|r| r % (k + 1));
+    let mut dec = vec![0; k * (k + 1) * n];
+    ckks_ks_decompose(&mut dec, &t_target, &moduli, n);
+    for (r, residue) in dec.chunks_exact_mut(n).enumerate() {
+        let (j, i) = (r / (k + 1), r % (k + 1));
+        if j == i {
+            residue.copy_from_slice(&target[j * n..][..n]);
+        } else {
+            host::ntt_negacyclic_harvey_lazy(residue, &tables[i]);
+        }
+    }
+    let (mut want_prod, mut want_last) = (vec![0; 2 * k * n], vec![0; 2 * n]);
+    ckks_ks_inner_product(
+        &mut want_prod,
+        &mut want_last,
+        &dec,
+        &key,
+        k + 1,
+        k,
+        &moduli,
+        n,
+    );
+
+    let upload = |words: &[u64]| -> Result<Vec<Buffer<u64>>> {
+        (0..ROTATE).map(|_| ctx.upload(queue, words)).collect()
+    };
+    let (t_bufs, target_bufs, key_bufs) = (upload(&t_target)?, upload(&target)?, upload(&key)?);
+    let prod = ctx.buffer(queue, 2 * k * n)?;
+    let last = ctx.buffer(queue, 2 * n)?;
+    let scratch = ctx.buffer(queue, k * (k + 1) * n)?;
+    let key_copy_dst = ctx.buffer(queue, key.len())?;
+    let key_copy = measure_copy(queue, p, &key_bufs, &key_copy_dst)?;
+    let reduce_every = reduce_every(&moduli);
+
+    let one = |variant: StagedVariant| -> Result<KsRow> {
+        let plan = NttPlan::from_tables(ctx, queue, &tables, NttStrategy::Staged(variant))?;
+        let run = |i: usize| {
+            let ks = KeySwitch {
+                t_target: &t_bufs[i % ROTATE],
+                target: &target_bufs[i % ROTATE],
+                target_first: 0,
+                key: &key_bufs[i % ROTATE],
+                key_stride_primes: k + 1,
+                key_special_index: k,
+                reduce_every,
+                prod: &prod,
+                last: &last,
+                scratch: &scratch,
+                k,
+            };
+            plan.forward_key_switch(queue, &ks, true)
+        };
+        cl::poison(&prod, POISON)?;
+        cl::poison(&last, POISON)?;
+        run(0)?;
+        if cl::download(&prod)? != want_prod || cl::download(&last)? != want_last {
+            return Err(Error::Logic(format!(
+                "key switch {variant} N = 2^{log_n} K = {k} differs from the host reference"
+            )));
+        }
+        let time = measure(queue, p, run)?;
+        Ok(KsRow {
+            log_n,
+            k,
+            variant: variant.to_string(),
+            launches: plan.launches_per_transform(),
+            layout: layout(&plan),
+            key_bytes: key.len() * 8,
+            time_over_key_copy: time.median_us / key_copy.median_us,
+            time,
+            key_copy,
+            checked: true,
+        })
+    };
+    Ok(p.variants.iter().map(|&v| (v, one(v))).collect())
+}
+
+fn print_header() {
+    println!(
+        "{:>5} {:>3} {:<16} {:>4} {:<13} {:>10} {:>8} {:>7} {:>10} {:>8} {:>7} {:>9} {:>8}  check",
+        "N",
+        "L",
+        "strategy",
+        "krn",
+        "S,G,C,B (log)",
+        "fwd us",
+        "GB/s",
+        "x copy",
+        "inv us",
+        "GB/s",
+        "x copy",
+        "copy us",
+        "GB/s"
+    );
+}
+
+fn layout_text(layout: Option<[u32; 4]>) -> String {
+    layout.map_or("-".to_string(), |[s, g, c, b]| format!("{s},{g},{c},{b}"))
+}
+
+/// Prints a checked row under `print_header` and hands it back.
+fn print_row(r: Row) -> Row {
+    println!(
+        "{:>5} {:>3} {:<16} {:>4} {:<13} {:>10.1} {:>8.1} {:>7.2} {:>10.1} {:>8.1} {:>7.2} {:>9.1} {:>8.1}  ok",
+        format!("2^{}", r.log_n),
+        r.coeff_modulus_size,
+        r.strategy,
+        r.launches,
+        layout_text(r.layout),
+        r.forward.median_us,
+        r.forward_gb_s,
+        r.forward_over_copy,
+        r.inverse.median_us,
+        r.inverse_gb_s,
+        r.inverse_over_copy,
+        r.copy.median_us,
+        r.copy_gb_s
+    );
+    r
 }
 
 fn main() -> Result<()> {
@@ -341,49 +631,68 @@ fn main() -> Result<()> {
          x copy = time / time of a device copy of the same words",
         p.reps, p.warmup
     );
-    println!(
-        "{:>5} {:>3} {:<7} {:>4} {:<13} {:>10} {:>8} {:>7} {:>10} {:>8} {:>7} {:>9} {:>8}  check",
-        "N",
-        "L",
-        "strat",
-        "krn",
-        "S,G,C,B (log)",
-        "fwd us",
-        "GB/s",
-        "x copy",
-        "inv us",
-        "GB/s",
-        "x copy",
-        "copy us",
-        "GB/s"
-    );
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x05EA_10C1);
     let mut rows = Vec::new();
+    print_header();
     for &log_n in &p.sizes {
         for &l in &p.primes {
             for &strategy in &p.strategies {
-                let r = bench_one(&ctx, &queue, &p, log_n, l, strategy, &mut rng)?;
-                let layout = r
-                    .layout
-                    .map_or("-".to_string(), |[s, g, c, b]| format!("{s},{g},{c},{b}"));
-                println!(
-                    "{:>5} {:>3} {:<7} {:>4} {:<13} {:>10.1} {:>8.1} {:>7.2} {:>10.1} {:>8.1} {:>7.2} {:>9.1} {:>8.1}  ok",
-                    format!("2^{log_n}"),
-                    l,
-                    r.strategy,
-                    r.launches,
-                    layout,
-                    r.forward.median_us,
-                    r.forward_gb_s,
-                    r.forward_over_copy,
-                    r.inverse.median_us,
-                    r.inverse_gb_s,
-                    r.inverse_over_copy,
-                    r.copy.median_us,
-                    r.copy_gb_s
-                );
-                rows.push(r);
+                rows.push(print_row(bench_one(
+                    &ctx, &queue, &p, log_n, l, strategy, &mut rng,
+                )?));
             }
+        }
+    }
+    // A variant that fails (a build or launch the device refuses, a wrong word) is
+    // reported and the run goes on, so that one GPU run still measures the others; the
+    // bench fails at the end.
+    let mut variant_rows = Vec::new();
+    let mut key_switch_rows = Vec::new();
+    let mut failures = Vec::new();
+    let mut failed = |what: String, e: Error| {
+        println!("{what} FAILED: {e}");
+        failures.push(format!("{what}: {e}"));
+    };
+    if !p.variants.is_empty() {
+        println!("\nstaged variants (r<values per item>g<log group words>c<log min columns>)");
+        print_header();
+        for &(log_n, l) in &p.shapes {
+            for &v in &p.variants {
+                let strategy = NttStrategy::Staged(v);
+                match bench_one(&ctx, &queue, &p, log_n, l, strategy, &mut rng) {
+                    Ok(r) => variant_rows.push(print_row(r)),
+                    Err(e) => failed(format!("2^{log_n} x {l} {strategy}"), e),
+                }
+            }
+        }
+        let (log_n, k) = p.ks;
+        println!(
+            "\nkey switching's fused forward transforms (NttPlan::forward_key_switch), \
+             N = 2^{log_n}, K = {k}; x key copy = time / a device copy of the key's words"
+        );
+        println!(
+            "{:<10} {:>4} {:<13} {:>10} {:>10} {:>12} {:>11}  check",
+            "variant", "krn", "S,G,C,B (log)", "us", "min us", "key copy us", "x key copy"
+        );
+        for (v, r) in bench_key_switch(&ctx, &queue, &p, p.ks, &mut rng)? {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    failed(format!("key switch {v}"), e);
+                    continue;
+                }
+            };
+            println!(
+                "{:<10} {:>4} {:<13} {:>10.1} {:>10.1} {:>12.1} {:>11.2}  ok",
+                r.variant,
+                r.launches,
+                layout_text(r.layout),
+                r.time.median_us,
+                r.time.min_us,
+                r.key_copy.median_us,
+                r.time_over_key_copy
+            );
+            key_switch_rows.push(r);
         }
     }
 
@@ -412,6 +721,9 @@ fn main() -> Result<()> {
             rotated_buffers: ROTATE,
             prime_bits: "50..=60, cycling 60, 53, 57, 50, 54, 58, 51, ...",
             rows,
+            variant_rows,
+            key_switch_rows,
+            failures: failures.clone(),
         };
         let text = serde_json::to_string_pretty(&report).map_err(|e| Error::Io(e.to_string()))?;
         if let Some(dir) = std::path::Path::new(&path).parent() {
@@ -420,5 +732,13 @@ fn main() -> Result<()> {
         std::fs::write(&path, text).map_err(|e| Error::Io(format!("{path}: {e}")))?;
         println!("results written to {path}");
     }
-    Ok(())
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Logic(format!(
+            "{} variant runs failed: {}",
+            failures.len(),
+            failures.join("; ")
+        )))
+    }
 }

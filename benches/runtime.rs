@@ -125,7 +125,7 @@ fn ntt_batch(log_n: u32, primes: usize) -> impl Fn(&Graph) -> Result<EnqueueBatc
             .into_iter()
             .map(Modulus::new)
             .collect::<Result<Vec<_>>>()?;
-        let plan = NttPlan::new(g.context(), g.queue(), log_n, &moduli, NttStrategy::Staged)?;
+        let plan = NttPlan::new(g.context(), g.queue(), log_n, &moduli, NttStrategy::STAGED)?;
         let q_min = moduli.iter().map(Modulus::value).min().unwrap_or(2);
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let data: Vec<u64> = (0..primes << log_n)

@@ -52,7 +52,7 @@ fn main() -> Result<()> {
         let mut want = input.clone();
         host::transform_batch(&mut want, &tables, host::ntt_negacyclic_harvey);
 
-        for strategy in [NttStrategy::Naive, NttStrategy::Staged] {
+        for strategy in [NttStrategy::Naive, NttStrategy::STAGED] {
             let plan = NttPlan::from_tables(&ctx, &queue, &tables, strategy)?;
             let buf = ctx.upload(&queue, &input)?;
             // Warm-up round trip (first launches carry one-time driver costs).

@@ -24,9 +24,10 @@
 // quotient), as SEAL's mul_root_scalar computes it, and q's Barrett words r1, r0 (for
 // the fused passes' reductions).
 //
-// Build options: LOG_N for every kernel; the staged kernels also need LOG_S (rounds done
-// by ntt_*_strided; 0 when the whole transform fits one work group), LOG_C (columns per
-// strided work group) and LOG_B (blocks per block work group). See src/ntt/device.rs.
+// Build options: LOG_N for every kernel; the staged kernels also need LOG_R (values per
+// work item, 3 or 4), LOG_S (rounds done by ntt_*_strided; 0 when the whole transform
+// fits one work group), LOG_C (columns per strided work group) and LOG_B (blocks per
+// block work group). See src/ntt/device.rs.
 
 #define N (1u << LOG_N)
 #define PARAMS_STRIDE 8
@@ -109,45 +110,49 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
 }
 
 // ---------------------------------------------------------------------------------------
-// Staged radix-8 NTT (seed 001 V-B5, Listing 17). Each work item holds 8 values in
-// registers and runs up to 3 rounds on them between exchanges. A transform of N = S * G
-// points takes two launches (one when LOG_S = 0):
+// Staged radix-R NTT (seed 001 V-B5, Listing 17), R = 2^LOG_R values per work item: 8
+// (radix-8, the default) or 16 (radix-16: fewer exchanges and barriers, more work per
+// item). Each work item holds R values in registers and runs up to LOG_R rounds on them
+// between exchanges; every butterfly is the same whatever R, so the outputs are too. A
+// transform of N = S * G points takes two launches (one when LOG_S = 0):
 //   strided: the S-point sub-transforms of the elements congruent mod G. In the forward
 //     transform these are its first LOG_S rounds (gaps N/2 .. G, all multiples of G, never
 //     mix classes mod G); in the inverse its last LOG_S rounds. A work group takes C
 //     consecutive classes, so neighbouring work items touch neighbouring words.
 //   block: the G-point sub-transforms of contiguous blocks of G words: the forward's last
 //     LOG_G rounds (gaps G/2 .. 1), the inverse's first. B blocks per work group.
-// Inside a launch a step of K <= 3 rounds runs in registers and steps exchange data through
-// local memory. In element space t of a sub-transform (size SIZE), a step whose smallest
-// gap is 2^lg works on radix-2^K sub-problems {t0 + j 2^lg : j < 2^K} with
-// t0 mod 2^(lg+K) < 2^lg; work item u of SIZE/8 takes sub-problems number p * SIZE/8 + u,
-// p < 8 / 2^K, in registers v[p 2^K + j].
+// Inside a launch a step of K <= LOG_R rounds runs in registers and steps exchange data
+// through local memory. In element space t of a sub-transform (size SIZE), a step whose
+// smallest gap is 2^lg works on radix-2^K sub-problems {t0 + j 2^lg : j < 2^K} with
+// t0 mod 2^(lg+K) < 2^lg; work item u of SIZE/R takes sub-problems number p * SIZE/R + u,
+// p < R / 2^K, in registers v[p 2^K + j].
 
 #ifdef LOG_S
 
+#define R (1u << LOG_R)
 #define LOG_G (LOG_N - LOG_S)
 #define G (1u << LOG_G)
 #define S (1u << LOG_S)
 #define C (1u << LOG_C)
 #define B (1u << LOG_B)
-// Block work groups pad local memory by one word in 8 so that the stride-8 accesses of the
+// Block work groups pad local memory by one word in R so that the stride-R accesses of the
 // gap-1 step spread over the banks.
-#define PAD(t) ((t) + ((t) >> 3))
-#define PADDED_G (G + G / 8)
-#define BLOCK_WG (B * G / 8)
-#define STRIDED_WG (S * C / 8)
+#define PAD(t) ((t) + ((t) >> LOG_R))
+#define PADDED_G (G + G / R)
+#define BLOCK_WG (B * G / R)
+#define STRIDED_WG (S * C / R)
 #define GROUPS_PER_BLOCK_RESIDUE (N / (B * G))
 #define GROUPS_PER_STRIDED_RESIDUE (G / C)
-// Radix-8 steps of the strided sub-transforms.
-#define NSTEP3 (LOG_S / 3)
+// Full steps (LOG_R rounds) of the strided sub-transforms.
+#define NSTEP (LOG_S / LOG_R)
 
-#if LOG_G < 3 || (LOG_S != 0 && LOG_S < 3) || LOG_C > LOG_G || LOG_B > LOG_S
+#if (LOG_R != 3 && LOG_R != 4) || LOG_G < LOG_R || (LOG_S != 0 && LOG_S < LOG_R) || \
+    LOG_C > LOG_G || LOG_B > LOG_S
 #error "unsupported staged NTT layout"
 #endif
 
-// Position in element space of register i (0..7) in a step of K rounds with smallest gap
-// 2^lg, for work item u of `per` (SIZE / 8).
+// Position in element space of register i (0..R-1) in a step of K rounds with smallest
+// gap 2^lg, for work item u of `per` (SIZE / R).
 ALWAYS_INLINE uint step_pos(uint K, uint lg, uint u, uint per, uint i)
 {
     uint n = (i >> K) * per + u;
@@ -155,22 +160,23 @@ ALWAYS_INLINE uint step_pos(uint K, uint lg, uint u, uint per, uint i)
     return t0 + ((i & ((1u << K) - 1)) << lg);
 }
 
-// One forward step: K rounds (gaps 2^(lg+K-1) .. 2^lg) on the 8 registers, which hold
-// 8 / 2^K sub-problems. Each round is 4 butterflies; butterfly b works in sub-problem
+// One forward step: K rounds (gaps 2^(lg+K-1) .. 2^lg) on the R registers, which hold
+// R / 2^K sub-problems. Each round is R/2 butterflies; butterfly b works in sub-problem
 // p = b / 2^(K-1), whose elements sit at t0_p + j 2^lg (registers p 2^K + j). Its root is
 // root_powers[((root_base + t0_p) >> (lg + K - s)) + h] in round s, h its group within
 // the sub-problem: root_base + t is the lower index in forward-root terms (N + x for a
 // block at x, S + t for the strided classes, which share the roots of an S-point NTT).
-// Loop bounds are constants (K <= 3) so that every loop unrolls and v stays in registers.
+// Loop bounds are constants (K <= LOG_R) so that every loop unrolls and v stays in
+// registers.
 ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
                             __global const ulong2 *w, uint root_base, u64 q)
 {
 #pragma unroll
-    for (uint s = 0; s < 3; s++) {
+    for (uint s = 0; s < LOG_R; s++) {
         if (s < K) {
             uint span = 1u << (K - 1 - s);
 #pragma unroll
-            for (uint b = 0; b < 4; b++) {
+            for (uint b = 0; b < R / 2; b++) {
                 uint p = b >> (K - 1);
                 uint m = b & ((1u << (K - 1)) - 1);
                 uint h = m >> (K - 1 - s);
@@ -183,7 +189,7 @@ ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
     }
 }
 
-// One inverse step: K rounds (gaps 2^lg .. 2^(lg+K-1)) on the 8 registers, laid out as in
+// One inverse step: K rounds (gaps 2^lg .. 2^(lg+K-1)) on the R registers, laid out as in
 // fwd_step. Round s (gap 2^(lg+s)) uses
 //     inv_root_powers[N + 1 - (size >> (lg + s)) + ((x_base + t0_p) >> (lg + s + 1)) + h]:
 // size = N and x_base the block's first index for blocks; size = S and x_base = 0 for the
@@ -195,11 +201,11 @@ ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
 {
     u64 q = pr[0];
 #pragma unroll
-    for (uint s = 0; s < 3; s++) {
+    for (uint s = 0; s < LOG_R; s++) {
         if (s < K) {
             uint span = 1u << s;
 #pragma unroll
-            for (uint b = 0; b < 4; b++) {
+            for (uint b = 0; b < R / 2; b++) {
                 uint p = b >> (K - 1);
                 uint m = b & ((1u << (K - 1)) - 1);
                 uint h = m >> s;
@@ -302,41 +308,41 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
                                        uint group_in_residue, load_op ld)
 {
     const uint lid = get_local_id(0);
-    const uint bl = lid >> (LOG_G - 3);
-    const uint u = lid & (G / 8 - 1);
+    const uint bl = lid >> (LOG_G - LOG_R);
+    const uint u = lid & (G / R - 1);
     const uint block = group_in_residue * B + bl;
     __local u64 *lblock = lmem + bl * PADDED_G;
     const uint root_base = N + block * G;
-    u64 v[8];
+    u64 v[R];
 
-    // Step 0 (gaps G/2, G/4, G/8) straight from global memory: t = u + i G/8.
+    // Step 0 (gaps G/2 .. G/R) straight from global memory: t = u + i G/R.
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        v[i] = apply_load(ld, in[block * G + u + i * (G / 8)]);
-    fwd_step(v, 3, LOG_G - 3, u, G / 8, w, root_base, q);
+    for (uint i = 0; i < R; i++)
+        v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
+    fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, root_base, q);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        lblock[PAD(u + i * (G / 8))] = v[i];
+    for (uint i = 0; i < R; i++)
+        lblock[PAD(u + i * (G / R))] = v[i];
 
-    for (int lg = LOG_G - 6; lg >= LOG_G % 3; lg -= 3) {
+    for (int lg = LOG_G - 2 * LOG_R; lg >= LOG_G % LOG_R; lg -= LOG_R) {
         barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-        for (uint i = 0; i < 8; i++)
-            v[i] = lblock[PAD(step_pos(3, lg, u, G / 8, i))];
-        fwd_step(v, 3, lg, u, G / 8, w, root_base, q);
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
+        fwd_step(v, LOG_R, lg, u, G / R, w, root_base, q);
 #pragma unroll
-        for (uint i = 0; i < 8; i++)
-            lblock[PAD(step_pos(3, lg, u, G / 8, i))] = v[i];
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
     }
-#if LOG_G % 3
+#if LOG_G % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        v[i] = lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))];
-    fwd_step(v, LOG_G % 3, 0, u, G / 8, w, root_base, q);
+    for (uint i = 0; i < R; i++)
+        v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
+    fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, root_base, q);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
+    for (uint i = 0; i < R; i++)
+        lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -351,7 +357,7 @@ ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
     fwd_block_transform(in, lmem, w, q, group_in_residue, ld);
     const uint first = group_in_residue * (B * G);
 #pragma unroll
-    for (uint i = 0; i < 8; i++) {
+    for (uint i = 0; i < R; i++) {
         uint e = get_local_id(0) + i * BLOCK_WG;
         apply_store(st, out, first + e, lmem[block_slot(e)], q);
     }
@@ -384,52 +390,52 @@ ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
 {
     const uint lid = get_local_id(0);
     const u64 q = pr[0];
-    const uint bl = lid >> (LOG_G - 3);
-    const uint u = lid & (G / 8 - 1);
+    const uint bl = lid >> (LOG_G - LOG_R);
+    const uint u = lid & (G / R - 1);
     const uint block = group_in_residue * B + bl;
     __local u64 *lblock = lmem + bl * PADDED_G;
     const uint x_base = block * G;
-    u64 v[8];
+    u64 v[R];
 
     __global const u64 *gin = in + group_in_residue * (B * G);
 #pragma unroll
-    for (uint i = 0; i < 8; i++) {
+    for (uint i = 0; i < R; i++) {
         uint e = lid + i * BLOCK_WG;
         lmem[(e >> LOG_G) * PADDED_G + PAD(e & (G - 1))] = gin[e];
     }
-#if LOG_G % 3
+#if LOG_G % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        v[i] = lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))];
-    inv_step(v, LOG_G % 3, 0, u, G / 8, w, N, x_base, pr, false);
+    for (uint i = 0; i < R; i++)
+        v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
+    inv_step(v, LOG_G % LOG_R, 0, u, G / R, w, N, x_base, pr, false);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        lblock[PAD(step_pos(LOG_G % 3, 0, u, G / 8, i))] = v[i];
+    for (uint i = 0; i < R; i++)
+        lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
 #endif
-    for (uint lg = LOG_G % 3; lg + 3 < LOG_G; lg += 3) {
+    for (uint lg = LOG_G % LOG_R; lg + LOG_R < LOG_G; lg += LOG_R) {
         barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-        for (uint i = 0; i < 8; i++)
-            v[i] = lblock[PAD(step_pos(3, lg, u, G / 8, i))];
-        inv_step(v, 3, lg, u, G / 8, w, N, x_base, pr, false);
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
+        inv_step(v, LOG_R, lg, u, G / R, w, N, x_base, pr, false);
 #pragma unroll
-        for (uint i = 0; i < 8; i++)
-            lblock[PAD(step_pos(3, lg, u, G / 8, i))] = v[i];
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
     }
-    // Last step (gaps G/8, G/4, G/2) straight to global memory: t = u + i G/8.
+    // Last step (gaps G/R .. G/2) straight to global memory: t = u + i G/R.
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        v[i] = lblock[PAD(u + i * (G / 8))];
-    inv_step(v, 3, LOG_G - 3, u, G / 8, w, N, x_base, pr, LOG_S == 0);
+    for (uint i = 0; i < R; i++)
+        v[i] = lblock[PAD(u + i * (G / R))];
+    inv_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, N, x_base, pr, LOG_S == 0);
     __global u64 *gblock = out + block * G;
 #pragma unroll
-    for (uint i = 0; i < 8; i++) {
+    for (uint i = 0; i < R; i++) {
         u64 x = v[i];
         if (LOG_S == 0 && reduce)
             x = reduce_once(x, q);
-        gblock[u + i * (G / 8)] = x;
+        gblock[u + i * (G / R)] = x;
     }
 }
 
@@ -557,19 +563,19 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
     __global const ulong2 *w = (__global const ulong2 *)root_powers + I * N;
     const uint lid = get_local_id(0);
     const uint first = group_in_residue * (B * G);
-    u64 lo0[8], hi0[8], lo1[8], hi1[8];
+    u64 lo0[R], hi0[R], lo1[R], hi1[R];
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
+    for (uint i = 0; i < R; i++)
         lo0[i] = hi0[i] = lo1[i] = hi1[i] = 0;
     uint left = reduce_every;
     for (uint J = 0; J < K; J++) {
-        u64 x[8];
+        u64 x[R];
         // J and I are the same for the whole work group: the branch and its barrier are
         // uniform.
         if (J == I) {
             __global const u64 *t = target + (size_t)(target_first + J) * N + first;
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
+            for (uint i = 0; i < R; i++)
                 x[i] = t[lid + i * BLOCK_WG];
         } else {
 #if LOG_S == 0
@@ -580,7 +586,7 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
                                 q, group_in_residue, plain_load());
 #endif
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
+            for (uint i = 0; i < R; i++)
                 x[i] = lmem[block_slot(lid + i * BLOCK_WG)];
             // Every read of lmem happens before the next transform writes it.
             barrier(CLK_LOCAL_MEM_FENCE);
@@ -589,14 +595,14 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
         __global const u64 *k1 =
             key + ((size_t)(2 * J + 1) * key_stride_primes + kp) * N + first;
 #pragma unroll
-        for (uint i = 0; i < 8; i++) {
+        for (uint i = 0; i < R; i++) {
             uint e = lid + i * BLOCK_WG;
             mul_acc_128(&lo0[i], &hi0[i], x[i], k0[e]);
             mul_acc_128(&lo1[i], &hi1[i], x[i], k1[e]);
         }
         if (--left == 0) {
 #pragma unroll
-            for (uint i = 0; i < 8; i++) {
+            for (uint i = 0; i < R; i++) {
                 lo0[i] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
                 lo1[i] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
                 hi0[i] = hi1[i] = 0;
@@ -607,7 +613,7 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
     __global u64 *out0 = I < K ? prod + (size_t)I * N : last;
     __global u64 *out1 = I < K ? prod + (size_t)(K + I) * N : last + N;
 #pragma unroll
-    for (uint i = 0; i < 8; i++) {
+    for (uint i = 0; i < R; i++) {
         uint e = first + lid + i * BLOCK_WG;
         out0[e] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
         out1[e] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
@@ -630,42 +636,42 @@ ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
     __global const u64 *gin = in + group_in_residue * C + c;
     __global u64 *gcol = out + group_in_residue * C + c;
     __local u64 *lcol = lmem + c;
-    u64 v[8];
+    u64 v[R];
 
-    // Steps of 3 rounds from gap S/2 down, then LOG_S % 3 rounds; the first step reads
-    // global memory, the last writes it, the others go through local memory.
-    for (uint st = 0; st < NSTEP3; st++) {
-        uint lg = LOG_S - 3 - 3 * st;
+    // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the first step
+    // reads global memory, the last writes it, the others go through local memory.
+    for (uint st = 0; st < NSTEP; st++) {
+        uint lg = LOG_S - LOG_R - LOG_R * st;
         if (st == 0) {
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
-                v[i] = apply_load(ld, gin[(size_t)step_pos(3, lg, u, S / 8, i) * G]);
+            for (uint i = 0; i < R; i++)
+                v[i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G]);
         } else {
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
-                v[i] = lcol[step_pos(3, lg, u, S / 8, i) * C];
+            for (uint i = 0; i < R; i++)
+                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
-        fwd_step(v, 3, lg, u, S / 8, w, S, q);
-        if (LOG_S % 3 == 0 && st == NSTEP3 - 1) {
+        fwd_step(v, LOG_R, lg, u, S / R, w, S, q);
+        if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
-                gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G] = v[i];
+            for (uint i = 0; i < R; i++)
+                gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G] = v[i];
         } else {
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
-                lcol[step_pos(3, lg, u, S / 8, i) * C] = v[i];
+            for (uint i = 0; i < R; i++)
+                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
         }
     }
-#if LOG_S % 3
+#if LOG_S % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        v[i] = lcol[step_pos(LOG_S % 3, 0, u, S / 8, i) * C];
-    fwd_step(v, LOG_S % 3, 0, u, S / 8, w, S, q);
+    for (uint i = 0; i < R; i++)
+        v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
+    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, q);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G] = v[i];
+    for (uint i = 0; i < R; i++)
+        gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];
 #endif
 }
 
@@ -752,46 +758,46 @@ void ntt_inv_strided(__global u64 *restrict values,
     const uint u = lid >> LOG_C;
     __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
     __local u64 *lcol = lmem + c;
-    u64 v[8];
+    u64 v[R];
 
-    // LOG_S % 3 rounds from gap 1 first, then steps of 3; the first step reads global
+    // LOG_S % LOG_R rounds from gap 1 first, then steps of LOG_R; the first step reads global
     // memory, the last writes it, the others go through local memory.
-#if LOG_S % 3
+#if LOG_S % LOG_R
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        v[i] = gcol[(size_t)step_pos(LOG_S % 3, 0, u, S / 8, i) * G];
-    inv_step(v, LOG_S % 3, 0, u, S / 8, w, S, 0, pr, false);
+    for (uint i = 0; i < R; i++)
+        v[i] = gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G];
+    inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
 #pragma unroll
-    for (uint i = 0; i < 8; i++)
-        lcol[step_pos(LOG_S % 3, 0, u, S / 8, i) * C] = v[i];
+    for (uint i = 0; i < R; i++)
+        lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
 #endif
-    for (uint lg = LOG_S % 3; lg < LOG_S; lg += 3) {
+    for (uint lg = LOG_S % LOG_R; lg < LOG_S; lg += LOG_R) {
         bool first = lg == 0;
-        bool last = lg + 3 == LOG_S;
+        bool last = lg + LOG_R == LOG_S;
         if (first) {
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
-                v[i] = gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G];
+            for (uint i = 0; i < R; i++)
+                v[i] = gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G];
         } else {
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
-                v[i] = lcol[step_pos(3, lg, u, S / 8, i) * C];
+            for (uint i = 0; i < R; i++)
+                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
         if (last) {
-            inv_step(v, 3, lg, u, S / 8, w, S, 0, pr, true);
+            inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, true);
 #pragma unroll
-            for (uint i = 0; i < 8; i++) {
+            for (uint i = 0; i < R; i++) {
                 u64 x = v[i];
                 if (reduce)
                     x = reduce_once(x, q);
-                gcol[(size_t)step_pos(3, lg, u, S / 8, i) * G] = x;
+                gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G] = x;
             }
         } else {
-            inv_step(v, 3, lg, u, S / 8, w, S, 0, pr, false);
+            inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, false);
 #pragma unroll
-            for (uint i = 0; i < 8; i++)
-                lcol[step_pos(3, lg, u, S / 8, i) * C] = v[i];
+            for (uint i = 0; i < R; i++)
+                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
         }
     }
 }

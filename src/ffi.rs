@@ -786,7 +786,7 @@ mod tests {
     #[test]
     fn calls_after_a_panic_are_refused() {
         let devices = crate::device::Devices::from_env().unwrap();
-        let backend = GpuBackend::new(Backend::new(devices, NttStrategy::Staged).unwrap());
+        let backend = GpuBackend::new(Backend::new(devices, NttStrategy::STAGED).unwrap());
         assert!(backend.run(|_| Ok(())).is_ok());
         let err = backend
             .run(|_| -> Result<()> { panic!("an invariant broke") })

@@ -1,6 +1,6 @@
-//! Device NTT: both strategies equal the host reference (`ntt::host`, SEAL's butterflies)
-//! word for word, forward and inverse, lazy and reduced, on fresh random inputs and edge
-//! values, for primes of 17 to 60 bits, several primes per polynomial and several
+//! Device NTT: both strategies, and every staged variant, equal the host reference
+//! (`ntt::host`, SEAL's butterflies) word for word, forward and inverse, lazy and reduced,
+//! and the fused passes, on fresh random inputs and edge values, for primes of 17 to 60 bits, several primes per polynomial and several
 //! polynomials; outputs are poisoned before the kernels run; two runs give the same
 //! words; bad arguments are errors.
 
@@ -13,7 +13,19 @@ use seal_opencl::ntt::{create_ntt_tables, host, NttDirection, NttPlan, NttStrate
 use seal_opencl::{Error, ErrorKind};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
-const STRATEGIES: [NttStrategy; 2] = [NttStrategy::Naive, NttStrategy::Staged];
+/// The staged variants under test: the default (8 values per work item), 16 values per
+/// work item, small and large groups and column counts with either, and the smallest
+/// groups (one block, one column per work group).
+fn staged() -> Vec<NttStrategy> {
+    ["r8g11c4", "r16g11c4", "r16g10c6", "r8g12c2", "r16g6c0"]
+        .map(|v| NttStrategy::Staged(v.parse().unwrap()))
+        .to_vec()
+}
+
+/// The naive baseline and every staged variant under test.
+fn strategies() -> Vec<NttStrategy> {
+    [vec![NttStrategy::Naive], staged()].concat()
+}
 
 fn rng() -> rand::rngs::StdRng {
     let seed = rand::random();
@@ -160,7 +172,7 @@ fn assert_same(got: &[u64], want: &[u64], tables: &[NttTables], what: &str) {
 fn check_all(ctx: &Arc<Context>, queue: &Queue, log_n: u32, moduli: &[Modulus], count: usize) {
     let mut rng = rng();
     let tables = create_ntt_tables(log_n, moduli).unwrap();
-    for strategy in STRATEGIES {
+    for strategy in strategies() {
         let plan = NttPlan::new(ctx, queue, log_n, moduli, strategy).unwrap();
         for transform in Transform::ALL {
             let input = inputs(&mut rng, &tables, count, |q| transform.input_bound(q));
@@ -211,7 +223,7 @@ fn forward_then_inverse_is_identity_and_runs_are_deterministic() {
     let moduli = primes(log_n, &[60, 50, 40]);
     let tables = create_ntt_tables(log_n, &moduli).unwrap();
     let input = inputs(&mut rng, &tables, 2, |q| q);
-    for strategy in STRATEGIES {
+    for strategy in strategies() {
         let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
         let buf = ctx.upload(&queue, &input).unwrap();
         plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
@@ -244,7 +256,7 @@ fn count_transforms_only_the_first_polynomials() {
     let words = 2 * 2 * (1 << log_n);
     let mut want = input.clone();
     host::transform_batch(&mut want[..words], &tables, host::ntt_negacyclic_harvey);
-    for strategy in STRATEGIES {
+    for strategy in strategies() {
         let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
         let buf = ctx.upload(&queue, &input).unwrap();
         plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
@@ -264,7 +276,7 @@ fn sizes_below_1024_match_host_reference() {
             &queue,
             log_n,
             &primes(log_n, &[30]),
-            NttStrategy::Staged,
+            NttStrategy::STAGED,
         );
         assert_eq!(plan.unwrap().strategy(), NttStrategy::Naive);
     }
@@ -279,7 +291,7 @@ fn prefix_of_the_primes_matches_host_reference() {
     let log_n = 12;
     let moduli = primes(log_n, &[60, 40, 50, 30]);
     let count = 3;
-    for strategy in STRATEGIES {
+    for strategy in strategies() {
         let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
         for primes in [1, 2, 3] {
             let tables = create_ntt_tables(log_n, &moduli[..primes]).unwrap();
@@ -350,7 +362,7 @@ fn assert_invalid<T>(r: seal_opencl::Result<T>, what: &str) {
 fn bad_arguments_are_errors() {
     let (ctx, queue) = device();
     let moduli = primes(12, &[50, 40]);
-    for strategy in STRATEGIES {
+    for strategy in strategies() {
         // N outside 2^1 .. 2^17, no moduli, a modulus without a 2N-th root.
         assert_invalid(NttPlan::new(&ctx, &queue, 0, &moduli, strategy), "N = 1");
         assert_invalid(
@@ -396,16 +408,20 @@ fn bad_arguments_are_errors() {
 }
 
 /// `inverse_from` reads residues at a stride and offset of another buffer: equal to the
-/// host's inverse of the gathered residues, on one- (2^12) and two-pass (2^13) layouts.
+/// host's inverse of the gathered residues, on one- (2^12) and two-pass (2^13) layouts of
+/// every staged variant.
 #[test]
 fn inverse_from_equals_host_on_gathered_residues() {
     let (ctx, queue) = device();
     let mut rng = rng();
-    for log_n in [12, 13] {
+    for (log_n, strategy) in [12, 13]
+        .into_iter()
+        .flat_map(|log_n| staged().into_iter().map(move |s| (log_n, s)))
+    {
         let n = 1usize << log_n;
         let moduli = primes(log_n, &[50, 40, 60]);
         let tables = create_ntt_tables(log_n, &moduli).unwrap();
-        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, NttStrategy::Staged).unwrap();
+        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
         // 2 polynomials of residues 1 and 2 (primes 0 and 1 of the plan) from a source of
         // 2 polynomials of 4 residues.
         let (stride, first, count, primes) = (4, 1, 2, 2);
@@ -433,7 +449,7 @@ fn inverse_from_equals_host_on_gathered_residues() {
             &queue, &values, &src_buf, stride, first, count, primes, true, false,
         )
         .unwrap();
-        assert_eq!(cl::download(&values).unwrap(), want, "2^{log_n}");
+        assert_eq!(cl::download(&values).unwrap(), want, "2^{log_n} {strategy}");
         let src_before = cl::download(&src_buf).unwrap();
         assert_eq!(src_before, src_words, "source unchanged");
     }
@@ -451,7 +467,7 @@ fn fused_passes_reject_bad_arguments() {
         naive.inverse_from(&queue, &values, &src, 2, 0, 1, 2, true, false),
         "naive plan",
     );
-    let plan = NttPlan::new(&ctx, &queue, 12, &moduli, NttStrategy::Staged).unwrap();
+    let plan = NttPlan::new(&ctx, &queue, 12, &moduli, NttStrategy::STAGED).unwrap();
     assert_invalid(
         plan.inverse_from(&queue, &values, &values, 2, 0, 1, 2, true, false),
         "src is values",

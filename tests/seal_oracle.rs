@@ -165,7 +165,7 @@ fn host_and_device_ntt_equal_seal() {
         }
         assert_eq!(host_fwd, forward, "host forward, N=2^{log_n} {bits:?}");
 
-        for strategy in [NttStrategy::Naive, NttStrategy::Staged] {
+        for strategy in [NttStrategy::Naive, NttStrategy::STAGED] {
             let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
             let what = format!("{strategy:?} N=2^{log_n} {bits:?} x{count}");
 

@@ -158,11 +158,14 @@ pub struct Run {
     pub date_utc: String,
     pub unix_time_s: u64,
     pub quick: bool,
+    /// The staged NTT's variant (`SEAL_OPENCL_NTT_VARIANT`) of the setups that run it.
+    pub ntt_variant: String,
     pub cpu_fallbacks: Vec<String>,
 }
 
 impl Run {
-    /// The device the backend would take (`SEAL_OPENCL_DEVICE`) and the time now.
+    /// The device the backend would take (`SEAL_OPENCL_DEVICE`), its staged NTT variant
+    /// and the time now.
     pub fn new(bench: &'static str, quick: bool) -> Result<Run> {
         let device =
             seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
@@ -175,6 +178,7 @@ impl Run {
             date_utc: seal_opencl::profiler::utc_date(unix),
             unix_time_s: unix,
             quick,
+            ntt_variant: seal_opencl::ntt::StagedVariant::from_env()?.to_string(),
             cpu_fallbacks: Vec::new(),
         })
     }

@@ -5,12 +5,17 @@
 //! Two strategies (`NttStrategy`), both word for word equal to `ntt::host` and so to SEAL:
 //! - `Naive`: radix-2, one launch per round, one work item per butterfly, global memory
 //!   only (seed 001 Listing 14): the baseline.
-//! - `Staged`: radix-8 in registers, local memory between steps (seed 001 V-B5, Listing
-//!   17), and at most two passes over global memory; see `StagedLayout` and
+//! - `Staged`: radix-8 or radix-16 in registers, local memory between steps (seed 001
+//!   V-B5, Listing 17), and at most two passes over global memory; see `StagedLayout`,
+//!   `StagedVariant` (the knobs of the layout, picked at plan creation) and
 //!   `opencl/ntt.cl`. Staged plans also run the mod-down of rescaling and key switching
 //!   with its element-wise steps fused into the passes' loads and stores
 //!   ([`NttPlan::inverse_from`], [`NttPlan::forward_moddown`]) and key switching with
 //!   its decomposition and inner product fused likewise ([`NttPlan::forward_key_switch`]).
+//!
+//! Environment (read by [`NttStrategy::from_env`]): `SEAL_OPENCL_NTT=naive|staged`, and
+//! for the staged strategy `SEAL_OPENCL_NTT_VARIANT`, a [`StagedVariant`] such as `r16` or
+//! `r8g12c5` (default `r8g11c4`), so that whole routines can be measured per variant.
 
 use std::fmt;
 use std::str::FromStr;
@@ -29,6 +34,10 @@ use crate::error::{Error, Result};
 /// `naive` or `staged`.
 pub const NTT_STRATEGY_ENV_VAR: &str = "SEAL_OPENCL_NTT";
 
+/// Environment variable that picks the staged strategy's [`StagedVariant`] in
+/// `NttStrategy::from_env`, e.g. `r16g12`.
+pub const NTT_VARIANT_ENV_VAR: &str = "SEAL_OPENCL_NTT_VARIANT";
+
 /// The device plan's sizes: N = 2^1 .. 2^17 (SEAL's smallest degree is 2; its own tests
 /// use N = 4 .. 128).
 pub const DEVICE_COEFF_COUNT_POWER_MIN: u32 = 1;
@@ -46,28 +55,42 @@ const PARAMS_STRIDE: usize = 8;
 
 /// The largest sub-transform a staged work group holds: 2^12 words, 32 KiB (36 KiB with
 /// the block kernels' padding), which fits the 48 KiB of local memory NVIDIA's OpenCL
-/// gives a work group, and 512 work items of 8 values.
+/// gives a work group, and 512 work items of 8 values (256 of 16).
 const MAX_LOG_GROUP_WORDS: u32 = 12;
-/// Words per work group the layout aims for when it has the choice: 256 work items.
-const TARGET_LOG_GROUP_WORDS: u32 = 11;
-/// Columns per strided work group at least: 16 words = 128 bytes per row read.
-const MIN_LOG_COLUMNS: u32 = 4;
+/// The smallest work group the layout considers: 2^6 words.
+const MIN_LOG_GROUP_WORDS: u32 = 6;
+/// The most columns per strided work group a variant may ask for at least: 2^8 words =
+/// 2 KiB per row read.
+const MAX_MIN_LOG_COLUMNS: u32 = 8;
 
 /// Which kernels run a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttStrategy {
     /// Radix-2, one launch per round, global memory only (the baseline).
     Naive,
-    /// Radix-8 steps through local memory, one or two launches.
-    Staged,
+    /// Radix-8 or radix-16 steps through local memory, one or two launches, laid out as the
+    /// variant says.
+    Staged(StagedVariant),
 }
 
 impl NttStrategy {
-    /// `SEAL_OPENCL_NTT` if set (`naive` | `staged`), else `Staged`.
+    /// The staged strategy with the default variant.
+    pub const STAGED: NttStrategy = NttStrategy::Staged(StagedVariant::DEFAULT);
+
+    /// `SEAL_OPENCL_NTT` if set (`naive` | `staged`), else staged, with the variant of
+    /// [`StagedVariant::from_env`]. The naive strategy has no layout and ignores the
+    /// variant (so that benches that switch strategies run under one variable), but an
+    /// invalid variant is an error either way.
+    ///
+    /// Errors: a value that does not parse.
     pub fn from_env() -> Result<Self> {
-        match std::env::var(NTT_STRATEGY_ENV_VAR) {
-            Ok(s) if !s.trim().is_empty() => s.parse(),
-            _ => Ok(NttStrategy::Staged),
+        let variant = StagedVariant::from_env()?;
+        match env_value(NTT_STRATEGY_ENV_VAR)
+            .map(|s| s.parse())
+            .transpose()?
+        {
+            Some(NttStrategy::Naive) => Ok(NttStrategy::Naive),
+            Some(NttStrategy::Staged(_)) | None => Ok(NttStrategy::Staged(variant)),
         }
     }
 }
@@ -78,7 +101,7 @@ impl FromStr for NttStrategy {
     fn from_str(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "naive" => Ok(NttStrategy::Naive),
-            "staged" => Ok(NttStrategy::Staged),
+            "staged" => Ok(NttStrategy::STAGED),
             _ => Err(Error::invalid(format!(
                 "{NTT_STRATEGY_ENV_VAR}={s:?} is not `naive` or `staged`"
             ))),
@@ -86,12 +109,161 @@ impl FromStr for NttStrategy {
     }
 }
 
+/// `naive`, `staged` (the default variant) or `staged(r16g11c4)`.
 impl fmt::Display for NttStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            NttStrategy::Naive => "naive",
-            NttStrategy::Staged => "staged",
+        match self {
+            NttStrategy::Naive => f.write_str("naive"),
+            NttStrategy::Staged(StagedVariant::DEFAULT) => f.write_str("staged"),
+            NttStrategy::Staged(v) => write!(f, "staged({v})"),
+        }
+    }
+}
+
+/// The knobs of the staged layout, picked when a plan is built. Every variant computes
+/// the same words (each butterfly is SEAL's, whatever the grouping); they differ in
+/// registers per work item, work-group sizes and memory traffic, so that one GPU run can
+/// compare them.
+///
+/// Written `r<R>g<log words>c<log columns>`, each part optional and the default where
+/// left out: `r8g11c4` (the default), `r16`, `r16g12c5`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StagedVariant {
+    log_regs: u32,
+    log_group_words: u32,
+    min_log_columns: u32,
+}
+
+impl StagedVariant {
+    /// 8 values per work item, work groups of 2^11 words where the layout has the choice
+    /// (256 work items), strided work groups of at least 16 columns (128 bytes per row
+    /// read).
+    pub const DEFAULT: StagedVariant = StagedVariant {
+        log_regs: 3,
+        log_group_words: 11,
+        min_log_columns: 4,
+    };
+
+    /// A variant with 2^`log_regs` values per work item (3 or 4: radix-8 or radix-16
+    /// steps), work groups of 2^`log_group_words` words where the layout has the choice
+    /// (6 ..= 12; larger groups than the device holds are capped when a plan is built),
+    /// and at least 2^`min_log_columns` columns per strided work group (0 ..= 8).
+    ///
+    /// Errors: a knob outside its range.
+    pub fn new(log_regs: u32, log_group_words: u32, min_log_columns: u32) -> Result<Self> {
+        if !(3..=4).contains(&log_regs)
+            || !(MIN_LOG_GROUP_WORDS..=MAX_LOG_GROUP_WORDS).contains(&log_group_words)
+            || min_log_columns > MAX_MIN_LOG_COLUMNS
+        {
+            return Err(Error::invalid(format!(
+                "staged NTT variant: 2^{log_regs} values per work item (2^3 or 2^4), work \
+                 groups of 2^{log_group_words} words (2^{MIN_LOG_GROUP_WORDS} ..= \
+                 2^{MAX_LOG_GROUP_WORDS}), at least 2^{min_log_columns} columns (at most \
+                 2^{MAX_MIN_LOG_COLUMNS})"
+            )));
+        }
+        Ok(StagedVariant {
+            log_regs,
+            log_group_words,
+            min_log_columns,
         })
+    }
+
+    /// log2 of the values each work item holds (and of the radix of a step).
+    pub fn log_regs(&self) -> u32 {
+        self.log_regs
+    }
+
+    /// log2 of the words a work group aims to hold.
+    pub fn log_group_words(&self) -> u32 {
+        self.log_group_words
+    }
+
+    /// log2 of the fewest columns per strided work group.
+    pub fn min_log_columns(&self) -> u32 {
+        self.min_log_columns
+    }
+
+    /// `SEAL_OPENCL_NTT_VARIANT` if set, else the default.
+    ///
+    /// Errors: a value that does not parse.
+    pub fn from_env() -> Result<Self> {
+        env_value(NTT_VARIANT_ENV_VAR).map_or(Ok(StagedVariant::DEFAULT), |v| v.parse())
+    }
+}
+
+/// The value of environment variable `name`, None when unset or blank.
+fn env_value(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.trim().is_empty())
+}
+
+impl Default for StagedVariant {
+    fn default() -> Self {
+        StagedVariant::DEFAULT
+    }
+}
+
+impl FromStr for StagedVariant {
+    type Err = Error;
+
+    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>` in any order, each at most once.
+    fn from_str(s: &str) -> Result<Self> {
+        let bad = |why: &str| {
+            Error::invalid(format!(
+                "staged NTT variant {s:?}: {why}; write r<8|16>g<log words>c<log columns>, \
+                 e.g. r16g12c4, any part left out"
+            ))
+        };
+        let text = s.trim().to_ascii_lowercase();
+        // ASCII only, so that the byte slicing below stays on character boundaries.
+        if !text.is_ascii() {
+            return Err(bad("not ASCII"));
+        }
+        let mut knobs: [Option<u32>; 3] = [None; 3];
+        let mut rest = text.as_str();
+        while let Some(key) = rest.chars().next() {
+            let tail = &rest[1..];
+            let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+            let value: u32 = tail[..digits]
+                .parse()
+                .map_err(|_| bad(&format!("`{key}` wants a number")))?;
+            let slot = match key {
+                'r' => 0,
+                'g' => 1,
+                'c' => 2,
+                _ => return Err(bad(&format!("unknown part `{key}`"))),
+            };
+            if knobs[slot].replace(value).is_some() {
+                return Err(bad(&format!("`{key}` given twice")));
+            }
+            rest = &tail[digits..];
+        }
+        let d = StagedVariant::DEFAULT;
+        let log_regs = match knobs[0] {
+            None => d.log_regs,
+            Some(8) => 3,
+            Some(16) => 4,
+            Some(_) => return Err(bad("r is 8 or 16")),
+        };
+        StagedVariant::new(
+            log_regs,
+            knobs[1].unwrap_or(d.log_group_words),
+            knobs[2].unwrap_or(d.min_log_columns),
+        )
+        .map_err(|e| bad(&e.to_string()))
+    }
+}
+
+/// The canonical form, every part written: `r8g11c4`.
+impl fmt::Display for StagedVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "r{}g{}c{}",
+            1u32 << self.log_regs,
+            self.log_group_words,
+            self.min_log_columns
+        )
     }
 }
 
@@ -102,26 +274,35 @@ impl fmt::Display for NttStrategy {
 /// mod G (forward: the first `log_s` rounds; inverse: the last), C = 2^`log_c` classes per
 /// work group, and the block launch does the G-point sub-transforms of contiguous blocks
 /// (forward: the last rounds, with the final reduction; inverse: the first), B = 2^`log_b`
-/// blocks per work group. Every work item holds 8 values.
+/// blocks per work group. Every work item holds R = 2^`log_r` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StagedLayout {
     log_n: u32,
+    log_r: u32,
     log_s: u32,
     log_c: u32,
     log_b: u32,
 }
 
 impl StagedLayout {
-    /// The layout for N = 2^`log_n` on a device with `local_mem_bytes` of local memory per
-    /// work group and work groups of at most `max_work_group_size` items: the largest
-    /// power-of-two group of at most 2^12 words that fits (with padding), one launch if N
-    /// fits it, else S and G as equal as possible (G the larger).
-    pub fn new(log_n: u32, local_mem_bytes: u64, max_work_group_size: usize) -> Result<Self> {
+    /// The layout of `variant` for N = 2^`log_n` on a device with `local_mem_bytes` of
+    /// local memory per work group and work groups of at most `max_work_group_size` items:
+    /// the largest power-of-two group of at most 2^12 words that fits (with padding), one
+    /// launch if N fits it, else S and G as equal as possible (G the larger); C and B
+    /// such that work groups hold the variant's words where they can.
+    pub fn new(
+        log_n: u32,
+        local_mem_bytes: u64,
+        max_work_group_size: usize,
+        variant: StagedVariant,
+    ) -> Result<Self> {
+        let log_r = variant.log_regs;
         let fits = |log_words: u32| {
             let words = 1u64 << log_words;
-            words * 9 / 8 * 8 <= local_mem_bytes && (words / 8) as usize <= max_work_group_size
+            (words + (words >> log_r)) * 8 <= local_mem_bytes
+                && (words >> log_r) as usize <= max_work_group_size
         };
-        let log_cap = (6..=MAX_LOG_GROUP_WORDS)
+        let log_cap = (MIN_LOG_GROUP_WORDS..=MAX_LOG_GROUP_WORDS)
             .rev()
             .find(|&l| fits(l))
             .ok_or_else(|| {
@@ -132,6 +313,7 @@ impl StagedLayout {
             })?;
         if log_n <= log_cap {
             return Ok(StagedLayout {
+                log_r,
                 log_s: 0,
                 log_c: 0,
                 log_b: 0,
@@ -140,21 +322,21 @@ impl StagedLayout {
         }
         let log_g = log_n.div_ceil(2).min(log_cap);
         let log_s = log_n - log_g;
-        if log_s < 3 || log_s > log_cap {
+        if log_s < log_r || log_s > log_cap {
             return Err(Error::invalid(format!(
                 "N = 2^{log_n} needs more than two passes on this device \
                  (work groups of at most 2^{log_cap} words)"
             )));
         }
-        let log_c = MIN_LOG_COLUMNS
-            .max(TARGET_LOG_GROUP_WORDS.saturating_sub(log_s))
+        let target = variant.log_group_words;
+        let log_c = variant
+            .min_log_columns
+            .max(target.saturating_sub(log_s))
             .min(log_cap - log_s)
             .min(log_g);
-        let log_b = TARGET_LOG_GROUP_WORDS
-            .saturating_sub(log_g)
-            .min(log_cap - log_g)
-            .min(log_s);
+        let log_b = target.saturating_sub(log_g).min(log_cap - log_g).min(log_s);
         Ok(StagedLayout {
+            log_r,
             log_s,
             log_c,
             log_b,
@@ -164,6 +346,11 @@ impl StagedLayout {
 
     pub fn log_n(&self) -> u32 {
         self.log_n
+    }
+
+    /// log2 of R, the values per work item.
+    pub fn log_r(&self) -> u32 {
+        self.log_r
     }
 
     /// log2 of S, the size of the strided sub-transforms (0: no strided launch).
@@ -195,19 +382,20 @@ impl StagedLayout {
         }
     }
 
-    /// Work items per block work group (B * G / 8).
+    /// Work items per block work group (B * G / R).
     pub fn block_work_group_size(&self) -> usize {
-        1 << (self.log_b + self.log_g() - 3)
+        1 << (self.log_b + self.log_g() - self.log_r)
     }
 
-    /// Local memory per block work group in bytes: B * G words, plus one in 8 of padding.
+    /// Local memory per block work group in bytes: B * G words, plus one in R of padding.
     pub fn block_local_bytes(&self) -> usize {
-        9 << (self.log_b + self.log_g())
+        let words = 1usize << (self.log_b + self.log_g());
+        (words + (words >> self.log_r)) * 8
     }
 
-    /// Work items per strided work group (S * C / 8), None without a strided launch.
+    /// Work items per strided work group (S * C / R), None without a strided launch.
     pub fn strided_work_group_size(&self) -> Option<usize> {
-        (self.log_s != 0).then(|| 1 << (self.log_s + self.log_c - 3))
+        (self.log_s != 0).then(|| 1 << (self.log_s + self.log_c - self.log_r))
     }
 
     /// Local memory per strided work group in bytes (S * C words), None without one.
@@ -217,8 +405,8 @@ impl StagedLayout {
 
     fn build_options(&self) -> String {
         format!(
-            "-D LOG_N={} -D LOG_S={} -D LOG_C={} -D LOG_B={}",
-            self.log_n, self.log_s, self.log_c, self.log_b
+            "-D LOG_N={} -D LOG_R={} -D LOG_S={} -D LOG_C={} -D LOG_B={}",
+            self.log_n, self.log_r, self.log_s, self.log_c, self.log_b
         )
     }
 }
@@ -404,10 +592,11 @@ impl NttPlan {
         };
         let layout = match strategy {
             NttStrategy::Naive => None,
-            NttStrategy::Staged => Some(StagedLayout::new(
+            NttStrategy::Staged(variant) => Some(StagedLayout::new(
                 log_n,
                 info.local_mem_bytes,
                 info.max_work_group_size,
+                variant,
             )?),
         };
         let options = match layout {
@@ -495,7 +684,7 @@ impl NttPlan {
                               per_call: &[Extra]| {
                     Ok::<_, Error>(Launch {
                         kernel: kernel(name, roots, per_call)?,
-                        items_per_residue: n / 8,
+                        items_per_residue: n >> layout.log_r,
                         work_group: Some(wg),
                         takes_reduce: reduce,
                     })
@@ -1239,21 +1428,31 @@ mod tests {
 
     #[test]
     fn layouts_for_48k_local_memory() {
-        // (log N) -> (log S, log C, log B, block items, strided items)
+        let r16: StagedVariant = "r16".parse().unwrap();
+        let r16g12c5: StagedVariant = "r16g12c5".parse().unwrap();
+        // (variant, log N) -> (log S, log C, log B, block items, strided items)
         let want = [
-            (10, 0, 0, 0, 128, 0),
-            (12, 0, 0, 0, 512, 0),
-            (13, 6, 5, 4, 256, 256),
-            (16, 8, 4, 3, 256, 512),
-            (17, 8, 4, 2, 256, 512),
+            (StagedVariant::DEFAULT, 10, 0, 0, 0, 128, 0),
+            (StagedVariant::DEFAULT, 12, 0, 0, 0, 512, 0),
+            (StagedVariant::DEFAULT, 13, 6, 5, 4, 256, 256),
+            (StagedVariant::DEFAULT, 16, 8, 4, 3, 256, 512),
+            (StagedVariant::DEFAULT, 17, 8, 4, 2, 256, 512),
+            (r16, 10, 0, 0, 0, 64, 0),
+            (r16, 12, 0, 0, 0, 256, 0),
+            (r16, 13, 6, 5, 4, 128, 128),
+            (r16, 16, 8, 4, 3, 128, 256),
+            (r16, 17, 8, 4, 2, 128, 256),
+            // Columns capped by the 2^12 words a group holds.
+            (r16g12c5, 16, 8, 4, 4, 256, 256),
         ];
-        for (log_n, log_s, log_c, log_b, block, strided) in want {
-            let l = StagedLayout::new(log_n, 48 * 1024, 1024).unwrap();
+        for (variant, log_n, log_s, log_c, log_b, block, strided) in want {
+            let l = StagedLayout::new(log_n, 48 * 1024, 1024, variant).unwrap();
             assert_eq!(
                 (l.log_s(), l.log_c(), l.log_b()),
                 (log_s, log_c, log_b),
-                "2^{log_n}"
+                "{variant} 2^{log_n}"
             );
+            assert_eq!(l.log_r(), variant.log_regs());
             assert_eq!(l.log_g() + l.log_s(), log_n);
             assert_eq!(l.block_work_group_size(), block);
             assert!(l.block_local_bytes() <= 48 * 1024);
@@ -1266,9 +1465,9 @@ mod tests {
             }
         }
         // Work groups of 256 at most: smaller groups, still two passes at 2^17.
-        let l = StagedLayout::new(17, 48 * 1024, 256).unwrap();
+        let l = StagedLayout::new(17, 48 * 1024, 256, StagedVariant::DEFAULT).unwrap();
         assert!(l.block_work_group_size() <= 256 && l.strided_work_group_size() <= Some(256));
-        assert!(StagedLayout::new(17, 1024, 256).is_err());
+        assert!(StagedLayout::new(17, 1024, 256, StagedVariant::DEFAULT).is_err());
     }
 
     #[test]
@@ -1282,9 +1481,44 @@ mod tests {
         assert_eq!("naive".parse::<NttStrategy>().unwrap(), NttStrategy::Naive);
         assert_eq!(
             " Staged ".parse::<NttStrategy>().unwrap(),
-            NttStrategy::Staged
+            NttStrategy::STAGED
         );
         assert!("radix4".parse::<NttStrategy>().is_err());
-        assert_eq!(NttStrategy::Staged.to_string(), "staged");
+        assert_eq!(NttStrategy::STAGED.to_string(), "staged");
+        let r16 = NttStrategy::Staged("r16".parse().unwrap());
+        assert_eq!(r16.to_string(), "staged(r16g11c4)");
+    }
+
+    #[test]
+    fn variant_names() {
+        let parse = |s: &str| s.parse::<StagedVariant>();
+        assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(parse(" R8G11C4 ").unwrap(), StagedVariant::DEFAULT);
+        let v = parse("c5r16").unwrap();
+        assert_eq!(
+            (v.log_regs(), v.log_group_words(), v.min_log_columns()),
+            (4, 11, 5)
+        );
+        assert_eq!(v.to_string(), "r16g11c5");
+        assert_eq!(parse(&v.to_string()).unwrap(), v);
+        for bad in [
+            "r4",
+            "r32",
+            "g5",
+            "g13",
+            "c9",
+            "r",
+            "x8",
+            "r16r16",
+            "g1x",
+            "r99999999999",
+            "é",
+            "r16,g11",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.to_string().contains("variant"), "{bad}: {e}");
+        }
+        assert!(StagedVariant::new(4, 12, 8).is_ok());
+        assert!(StagedVariant::new(5, 11, 4).is_err());
     }
 }
