@@ -77,7 +77,15 @@ run_server() {
 
 case $part in
 tests)
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
   for t in "$bin"/test-*; do
+    # With fewer than two GPUs the tiles test falls back to the CPU device split in two,
+    # which is CI's run (PoCL 3.1); the PoCL of the GPU machine's image fails an assertion
+    # compiling our kernels there (2026-11-24), so the test runs here only across GPUs.
+    if [ "$(basename "$t")" = test-seal_gpu_tiles ] && [ "$gpus" -lt 2 ]; then
+      echo "=== test-seal_gpu_tiles: skipped ($gpus GPU; it runs across two GPUs or on CI's PoCL)" | tee -a "$log"
+      continue
+    fi
     run "$(basename "$t")" "$t" --test-threads=4
   done
   run cpp-listing1 "$bin/cpp-listing1"
