@@ -60,24 +60,27 @@ impl BufferUses {
     /// Orders commands enqueued on `queue` after this call behind the last writer, and
     /// records `queue` as a reader (a later writer waits for it).
     pub fn before_read(&mut self, queue: &Queue) -> Result<()> {
-        let mut waits = Vec::new();
-        if let Some(writer) = self.writer.as_mut() {
+        if let Some(writer) = &self.writer {
             if cl::same_queue(&writer.queue, queue) {
                 // Reads on the writer's queue are in order behind it: no entry needed.
                 return Ok(());
             }
-            waits.push(writer.marker()?);
         }
-        cl::enqueue_barrier(queue, &waits)?;
-        match self
+        if let Some(reader) = self
             .readers
             .iter_mut()
             .find(|r| cl::same_queue(&r.queue, queue))
         {
-            // A marker made before this read does not cover it.
-            Some(reader) => reader.marker = None,
-            None => self.readers.push(QueueUse::new(queue)),
+            // Its first read since the write put a barrier behind the writer on this
+            // in-order queue; later reads there follow it. A marker made before this read
+            // does not cover it.
+            reader.marker = None;
+            return Ok(());
         }
+        if let Some(writer) = self.writer.as_mut() {
+            cl::enqueue_barrier(queue, &[writer.marker()?])?;
+        }
+        self.readers.push(QueueUse::new(queue));
         Ok(())
     }
 
