@@ -8,15 +8,8 @@
 //! small set fixed by the parameters (k polynomials x L primes x N words), so best fit
 //! mostly finds an exact size; taking the smallest fit keeps the large buffers for the
 //! large requests, and refusing buffers more than twice the request stops a small
-//! temporary from pinning a large buffer (at most half of a buffer is ever wasted).
-//!
-//! Only buffers last used on the requesting queue are reused while the device has room:
-//! a buffer of another queue is taken only when a new allocation fails (out of memory, or
-//! the pool's limit). Reusing another queue's buffer ties the two queues together on the
-//! device (below), and threads issue on queues of their own: on an H100, two threads doing
-//! MulLin at N = 2^13 reached 3898 MulLin/s together against 12229 for one (2026-11-24),
-//! as each thread's buffers were taken by the other. So each queue keeps its own working
-//! set, and the pool holds about one per issuing thread.
+//! temporary from pinning a large buffer (at most half of a buffer is ever wasted). Among
+//! equal fits, a buffer last used on the requesting queue wins (see below).
 //!
 //! # Reuse is safe without host waits
 //! A buffer is handed out again only behind every command that used it:
@@ -199,25 +192,29 @@ impl State {
     }
 
     /// Takes the best free fit for `len` words out of the free pool (see the module doc).
-    /// `any_queue`: also buffers last used on other queues (when no new one can be made).
-    fn take_best_fit(
-        &mut self,
-        len: usize,
-        queue: &Queue,
-        any_queue: bool,
-    ) -> Option<((usize, u64), Parked)> {
-        let key = self.best_fit(len, queue, any_queue)?;
+    fn take_best_fit(&mut self, len: usize, queue: &Queue) -> Option<((usize, u64), Parked)> {
+        let key = self.best_fit(len, queue)?;
         self.free.remove(&key).map(|parked| (key, parked))
     }
 
-    /// The best free fit for `len` words last used on `queue`, or on any queue.
-    fn best_fit(&self, len: usize, queue: &Queue, any_queue: bool) -> Option<(usize, u64)> {
+    /// The best free fit for `len` words, preferring buffers last used on `queue`.
+    fn best_fit(&self, len: usize, queue: &Queue) -> Option<(usize, u64)> {
         let upper = len.saturating_mul(MAX_FIT_RATIO);
-        self.free
-            .range((len, 0)..)
-            .take_while(|(&(capacity, _), _)| capacity <= upper)
-            .find(|(_, parked)| any_queue || cl::same_queue(&parked.queue, queue))
-            .map(|(&key, _)| key)
+        let mut first = None;
+        for (&(capacity, id), parked) in self.free.range((len, 0)..) {
+            if capacity > upper {
+                break;
+            }
+            match first {
+                None => first = Some((capacity, id)),
+                Some((c, _)) if c < capacity => break,
+                Some(_) => {}
+            }
+            if cl::same_queue(&parked.queue, queue) {
+                return Some((capacity, id));
+            }
+        }
+        first
     }
 
     fn reserve(&mut self, bytes: u64, limit: Option<u64>) -> Result<()> {
@@ -412,9 +409,22 @@ impl Memcache {
             let mut state = self.inner.state.lock();
             let cached = !uncached && state.active;
             if cached {
-                if let Some(hit) = state.take_best_fit(len, queue, false) {
+                if let Some(((capacity, id), parked)) = state.take_best_fit(len, queue) {
+                    let retained = state.retain_new && mode == Mode::Cached;
+                    state.live.insert(
+                        id,
+                        Live {
+                            capacity,
+                            cached: true,
+                            retained,
+                            scratch: mode == Mode::Scratch,
+                            ready_to_free: None,
+                        },
+                    );
+                    state.stats.hits += 1;
+                    state.stats.bytes_in_use += State::bytes(capacity);
                     drop(state);
-                    return self.reuse(hit, len, mode, queue);
+                    return self.hand_out(id, len, capacity, parked, queue);
                 }
             }
             cached
@@ -422,13 +432,6 @@ impl Memcache {
 
         let buffer = match self.create(queue, len) {
             Err(Error::OutOfMemory(first)) => {
-                // Another queue's free buffer before flushing the pool (see the module doc).
-                let foreign = cached
-                    .then(|| self.inner.state.lock().take_best_fit(len, queue, true))
-                    .flatten();
-                if let Some(hit) = foreign {
-                    return self.reuse(hit, len, mode, queue);
-                }
                 let (buffers, freed) = self.flush();
                 self.inner.state.lock().stats.oom_retries += 1;
                 tracing::warn!(words = len, buffers, freed, error = %first, "allocation failed; flushed the free pool, retrying");
@@ -474,33 +477,6 @@ impl Memcache {
             foreign_uses: Vec::new(),
         };
         self.hand_out(id, len, len, parked, queue)
-    }
-
-    /// Hands out free buffer `hit` (taken out of the free pool) for `len` words.
-    fn reuse(
-        &self,
-        ((capacity, id), parked): ((usize, u64), Parked),
-        len: usize,
-        mode: Mode,
-        queue: &Queue,
-    ) -> Result<PoolBuffer> {
-        {
-            let mut state = self.inner.state.lock();
-            let retained = state.retain_new && mode == Mode::Cached;
-            state.live.insert(
-                id,
-                Live {
-                    capacity,
-                    cached: true,
-                    retained,
-                    scratch: mode == Mode::Scratch,
-                    ready_to_free: None,
-                },
-            );
-            state.stats.hits += 1;
-            state.stats.bytes_in_use += State::bytes(capacity);
-        }
-        self.hand_out(id, len, capacity, parked, queue)
     }
 
     /// A device allocation of `len` words, counted against the pool's limit.
