@@ -122,6 +122,7 @@ fn main() -> std::io::Result<()> {
                     }),
                 );
                 out += "Roofline: memory floor = the measured device copy of the same words (one read + one write, as the transform ideally does); mulmod floor = L * N/2 * log2 N butterflies, one Shoup mulmod each, at 0.9e12 mulmod/s (DESIGN.md, measured on the H100 2026-11-22; on other devices this column uses the same constant and means nothing).\n\n";
+                ntt_variant_tables(&mut out, j);
             }
             "routines" => {
                 routines_table(&mut out, j);
@@ -666,5 +667,57 @@ fn kernel_tables(out: &mut String, j: &Value) {
     }
     if j["copy_gb_s"].is_number() {
         out.push_str("MB named: the words each kernel's loads and stores name (a model per kernel, `kernel_words` in examples/bench_report.rs), as bytes; GB/s: those bytes over the kernel's time; of copy: that rate against a device copy in the same run.\n\n");
+    }
+}
+
+/// The NTT bench's staged variants side by side (`variant_rows`) and key switching's
+/// fused forward transforms per variant (`key_switch_rows`), where the file has them.
+fn ntt_variant_tables(out: &mut String, j: &Value) {
+    let variants = j["variant_rows"].as_array().map_or(&[][..], Vec::as_slice);
+    if !variants.is_empty() {
+        out.push_str("Staged variants (r: values per work item, g: log2 words per work group, c: log2 fewest strided columns), device time, copy of the same words in the same run:\n\n");
+        table(
+            out,
+            &[
+                "N",
+                "L",
+                "variant",
+                "fwd us",
+                "inv us",
+                "copy us",
+                "fwd / copy",
+            ],
+            variants.iter().map(|r| {
+                vec![
+                    format!("2^{}", r["log_n"]),
+                    s(&r["coeff_modulus_size"]),
+                    s(&r["variant"]),
+                    us(&r["forward"]["median_us"]),
+                    us(&r["inverse"]["median_us"]),
+                    us(&r["copy"]["median_us"]),
+                    format!("{:.2}", f(&r["forward_over_copy"])),
+                ]
+            }),
+        );
+    }
+    let ks = j["key_switch_rows"]
+        .as_array()
+        .map_or(&[][..], Vec::as_slice);
+    if !ks.is_empty() {
+        out.push_str("Key switching's fused forward transforms (decomposition, K (K + 1) transforms, inner product with the key; `NttPlan::forward_key_switch`) per variant, against a device copy of the key's words:\n\n");
+        table(
+            out,
+            &["N", "K", "variant", "us", "key copy us", "x key copy"],
+            ks.iter().map(|r| {
+                vec![
+                    format!("2^{}", r["log_n"]),
+                    s(&r["k"]),
+                    s(&r["variant"]),
+                    us(&r["time"]["median_us"]),
+                    us(&r["key_copy"]["median_us"]),
+                    format!("{:.2}", f(&r["time_over_key_copy"])),
+                ]
+            }),
+        );
     }
 }
