@@ -237,11 +237,23 @@ fn main() -> std::io::Result<()> {
                         ]
                     }),
                 );
+                // Files before 2026-11-24 hold MulLin on one device only (`mullin_per_s`).
                 table(
                     &mut out,
-                    &["threads", "MulLin/s", "check"],
+                    &["operation", "threads", "devices", "per s", "check"],
                     j["threads"].as_array().into_iter().flatten().map(|r| {
-                        vec![s(&r["threads"]), us(&r["mullin_per_s"]), s(&r["identical"])]
+                        let per_s = if r["per_s"].is_null() {
+                            &r["mullin_per_s"]
+                        } else {
+                            &r["per_s"]
+                        };
+                        vec![
+                            r["op"].as_str().unwrap_or("MulLin").to_string(),
+                            s(&r["threads"]),
+                            r["devices"].as_u64().unwrap_or(1).to_string(),
+                            us(per_s),
+                            s(&r["identical"]),
+                        ]
                     }),
                 );
             }

@@ -3,8 +3,9 @@
 //
 // Per operation: the host time to issue one call (from entering the Evaluator call to its
 // return), the whole call followed by a synchronization, and a stream of 100 independent calls
-// issued back to back and then synchronized (per call). Then MulLin throughput with 1, 2, 4, 8
-// threads (each its own Evaluator and operands) on 1 device and on every device the backend uses
+// issued back to back and then synchronized (per call). Then MulLin and Rotate throughput with
+// 1, 2, 4, 8 threads (each its own Evaluator and operands) on 1 device and on every device the
+// backend uses
 // (SEAL_OPENCL_DEVICES; thread t bound to device t mod d with seal_opencl::bind_thread_to_device,
 // its operands made there). And the driver's own floor on the same device:
 // the host time to enqueue an empty kernel, without and with an event, from 1 thread and from
@@ -334,23 +335,50 @@ namespace
         return { op.name, median(issue), median(call), median(stream_us), median(stream_issue_us), identical };
     }
 
+    // The work a thread repeats: MulLin (a copy, multiply, relinearize) or Rotate (a copy,
+    // rotate_vector by 1), from the fixture's a and b into x.
+    enum class Work
+    {
+        MulLin,
+        Rotate
+    };
+
+    const char *work_name(Work w)
+    {
+        return w == Work::MulLin ? "MulLin" : "Rotate";
+    }
+
+    void do_work(Evaluator &ev, const Fixture &f, Work w, const Ciphertext &a, const Ciphertext &b, Ciphertext &x)
+    {
+        x = a;
+        if (w == Work::MulLin)
+        {
+            ev.multiply_inplace(x, b);
+            ev.relinearize_inplace(x, f.relin_keys);
+        }
+        else
+        {
+            ev.rotate_vector_inplace(x, 1, f.galois_keys);
+        }
+    }
+
     struct ThreadResult
     {
+        Work work;
         int threads;
         int devices;
-        double mullin_per_s;
+        double per_s;
         bool identical;
     };
 
     // `threads` threads, thread t bound to device t mod `devices`, each with its own Evaluator
-    // and operands made resident on its device (and the relinearization keys uploaded there by
-    // one MulLin) before the clock starts, then `per_thread` MulLin each.
-    ThreadResult measure_threads(const Fixture &f, int threads, int devices, int per_thread)
+    // and operands made resident on its device (and the keys uploaded there by one round of
+    // the work) before the clock starts, then `per_thread` rounds of `work` each.
+    ThreadResult measure_threads(const Fixture &f, Work work, int threads, int devices, int per_thread)
     {
         Evaluator cpu(f.context);
-        Ciphertext want = f.a;
-        cpu.multiply_inplace(want, f.b);
-        cpu.relinearize_inplace(want, f.relin_keys);
+        Ciphertext want;
+        do_work(cpu, f, work, f.a, f.b, want);
         const vector<uint64_t> want_words = words_of(want);
 
         vector<Ciphertext> last(threads);
@@ -363,9 +391,8 @@ namespace
                 seal_opencl::bind_thread_to_device(t % devices);
                 Evaluator ev(f.context);
                 const Ciphertext a = resident(ev, f.a), b = resident(ev, f.b);
-                Ciphertext x = a;
-                ev.multiply_inplace(x, b);
-                ev.relinearize_inplace(x, f.relin_keys);
+                Ciphertext x;
+                do_work(ev, f, work, a, b, x);
                 ready++;
                 while (!go)
                 {
@@ -373,9 +400,7 @@ namespace
                 }
                 for (int i = 0; i < per_thread; i++)
                 {
-                    x = a;
-                    ev.multiply_inplace(x, b);
-                    ev.relinearize_inplace(x, f.relin_keys);
+                    do_work(ev, f, work, a, b, x);
                 }
                 last[t] = x;
             });
@@ -398,7 +423,7 @@ namespace
         {
             identical &= words_of(x) == want_words;
         }
-        return { threads, devices, threads * per_thread / wall * 1e6, identical };
+        return { work, threads, devices, threads * per_thread / wall * 1e6, identical };
     }
 
     int run(const Params &p)
@@ -440,29 +465,35 @@ namespace
         {
             device_counts.push_back(device_count);
         }
-        measure_threads(f, 1, 1, 100); // warm-up of the thread path
-        cout << "MulLin/s by threads (rows) and devices (columns; thread t bound to device t mod d, each "
-                "thread a copy, multiply, relinearize with its own Evaluator and operands on its device)\n"
-             << left << setw(8) << "threads" << right;
-        for (int d : device_counts)
-        {
-            cout << setw(12) << (to_string(d) + (d == 1 ? " device" : " devices"));
-        }
-        cout << "  check\n";
         vector<ThreadResult> threads;
-        for (int t : { 1, 2, 4, 8 })
+        for (Work work : { Work::MulLin, Work::Rotate })
         {
-            cout << left << setw(8) << t << right;
-            bool row_identical = true;
+            measure_threads(f, work, 1, 1, 100); // warm-up of the thread path
+            cout << work_name(work)
+                 << "/s by threads (rows) and devices (columns; thread t bound to device t mod d, each thread "
+                 << (work == Work::MulLin ? "a copy, multiply, relinearize" : "a copy, rotate_vector by 1")
+                 << " with its own Evaluator and operands on its device)\n"
+                 << left << setw(8) << "threads" << right;
             for (int d : device_counts)
             {
-                ThreadResult r = measure_threads(f, t, d, 400);
-                row_identical &= r.identical;
-                cout << setw(12) << r.mullin_per_s;
-                threads.push_back(r);
+                cout << setw(12) << (to_string(d) + (d == 1 ? " device" : " devices"));
             }
-            all_identical &= row_identical;
-            cout << "  " << (row_identical ? "identical" : "MISMATCH") << "\n";
+            cout << "  check\n";
+            for (int t : { 1, 2, 4, 8 })
+            {
+                cout << left << setw(8) << t << right;
+                bool row_identical = true;
+                for (int d : device_counts)
+                {
+                    ThreadResult r = measure_threads(f, work, t, d, 400);
+                    row_identical &= r.identical;
+                    cout << setw(12) << r.per_s;
+                    threads.push_back(r);
+                }
+                all_identical &= row_identical;
+                cout << "  " << (row_identical ? "identical" : "MISMATCH") << "\n";
+            }
+            cout << "\n";
         }
 
         string path = p.json.empty() ? "benches/results/host_path-" + file_safe(floor.device) + "-2^" +
@@ -490,8 +521,8 @@ namespace
         out << "  ],\n  \"threads\": [\n";
         for (size_t i = 0; i < threads.size(); i++)
         {
-            out << "    {\"threads\": " << threads[i].threads << ", \"devices\": " << threads[i].devices
-                << ", \"mullin_per_s\": " << threads[i].mullin_per_s
+            out << "    {\"op\": \"" << work_name(threads[i].work) << "\", \"threads\": " << threads[i].threads
+                << ", \"devices\": " << threads[i].devices << ", \"per_s\": " << threads[i].per_s
                 << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
                 << (i + 1 < threads.size() ? ",\n" : "\n");
         }
