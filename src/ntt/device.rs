@@ -15,7 +15,7 @@
 //!
 //! Environment (read by [`NttStrategy::from_env`]): `SEAL_OPENCL_NTT=naive|staged`, and
 //! for the staged strategy `SEAL_OPENCL_NTT_VARIANT`, a [`StagedVariant`] such as `r16` or
-//! `r8g12c5` (default `r8g11c4`), so that whole routines can be measured per variant.
+//! `r8g12c5` (default `r8g11c4k16`), so that whole routines can be measured per variant.
 
 use std::fmt;
 use std::str::FromStr;
@@ -27,7 +27,9 @@ use super::host::mul_root_scalar;
 use super::{create_ntt_tables, NttTables};
 use crate::arith::{Modulus, ShoupOperand};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{self, same_buffer, sources, Buffer, Context, Event, Kernel, Queue, SpatialDims};
+use crate::cl::{
+    self, same_buffer, sources, Buffer, Context, Event, Kernel, Program, Queue, SpatialDims,
+};
 use crate::error::{Error, Result};
 
 /// Environment variable that overrides the strategy of `NttStrategy::from_env`:
@@ -125,23 +127,27 @@ impl fmt::Display for NttStrategy {
 /// registers per work item, work-group sizes and memory traffic, so that one GPU run can
 /// compare them.
 ///
-/// Written `r<R>g<log words>c<log columns>`, each part optional and the default where
-/// left out: `r8g11c4` (the default), `r16`, `r16g12c5`.
+/// Written `r<R>g<log words>c<log columns>k<R of key switching>`, each part optional and
+/// the default where left out: `r8g11c4k16` (the default), `r16`, `r16g12c5`, `k8`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
     log_group_words: u32,
     min_log_columns: u32,
+    ks_log_regs: u32,
 }
 
 impl StagedVariant {
     /// 8 values per work item, work groups of 2^11 words where the layout has the choice
     /// (256 work items), strided work groups of at least 16 columns (128 bytes per row
-    /// read).
+    /// read); 16 values per work item in key switching's two passes (H100, 2026-11-24:
+    /// its forward transforms 86.1 against 93.3 us at N = 2^15, K = 8, while 16 values
+    /// everywhere made MulLin slower: `benches/results/h100-2026-11-24-session/`).
     pub const DEFAULT: StagedVariant = StagedVariant {
         log_regs: 3,
         log_group_words: 11,
         min_log_columns: 4,
+        ks_log_regs: 4,
     };
 
     /// A variant with 2^`log_regs` values per work item (3 or 4: radix-8 or radix-16
@@ -166,7 +172,29 @@ impl StagedVariant {
             log_regs,
             log_group_words,
             min_log_columns,
+            ks_log_regs: StagedVariant::DEFAULT.ks_log_regs,
         })
+    }
+
+    /// The same variant with 2^`log_regs` values per work item in key switching's two
+    /// passes (3 or 4; the plan falls back to the variant's own where the device cannot
+    /// hold that layout with as many passes).
+    ///
+    /// Errors: `log_regs` is not 3 or 4.
+    pub fn with_ks_log_regs(mut self, log_regs: u32) -> Result<Self> {
+        if !(3..=4).contains(&log_regs) {
+            return Err(Error::invalid(format!(
+                "staged NTT variant: 2^{log_regs} values per work item in key switching \
+                 (2^3 or 2^4)"
+            )));
+        }
+        self.ks_log_regs = log_regs;
+        Ok(self)
+    }
+
+    /// log2 of the values each work item of key switching's passes holds.
+    pub fn ks_log_regs(&self) -> u32 {
+        self.ks_log_regs
     }
 
     /// log2 of the values each work item holds (and of the radix of a step).
@@ -206,12 +234,13 @@ impl Default for StagedVariant {
 impl FromStr for StagedVariant {
     type Err = Error;
 
-    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>` in any order, each at most once.
+    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k8` / `k16` in any order, each at most
+    /// once.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(format!(
-                "staged NTT variant {s:?}: {why}; write r<8|16>g<log words>c<log columns>, \
-                 e.g. r16g12c4, any part left out"
+                "staged NTT variant {s:?}: {why}; write r<8|16>g<log words>c<log columns>\
+                 k<8|16>, e.g. r16g12c4k8, any part left out"
             ))
         };
         let text = s.trim().to_ascii_lowercase();
@@ -219,7 +248,7 @@ impl FromStr for StagedVariant {
         if !text.is_ascii() {
             return Err(bad("not ASCII"));
         }
-        let mut knobs: [Option<u32>; 3] = [None; 3];
+        let mut knobs: [Option<u32>; 4] = [None; 4];
         let mut rest = text.as_str();
         while let Some(key) = rest.chars().next() {
             let tail = &rest[1..];
@@ -231,6 +260,7 @@ impl FromStr for StagedVariant {
                 'r' => 0,
                 'g' => 1,
                 'c' => 2,
+                'k' => 3,
                 _ => return Err(bad(&format!("unknown part `{key}`"))),
             };
             if knobs[slot].replace(value).is_some() {
@@ -239,30 +269,32 @@ impl FromStr for StagedVariant {
             rest = &tail[digits..];
         }
         let d = StagedVariant::DEFAULT;
-        let log_regs = match knobs[0] {
-            None => d.log_regs,
-            Some(8) => 3,
-            Some(16) => 4,
-            Some(_) => return Err(bad("r is 8 or 16")),
+        let log_regs_of = |knob: Option<u32>, default: u32, key: char| match knob {
+            None => Ok(default),
+            Some(8) => Ok(3),
+            Some(16) => Ok(4),
+            Some(_) => Err(bad(&format!("{key} is 8 or 16"))),
         };
         StagedVariant::new(
-            log_regs,
+            log_regs_of(knobs[0], d.log_regs, 'r')?,
             knobs[1].unwrap_or(d.log_group_words),
             knobs[2].unwrap_or(d.min_log_columns),
         )
+        .and_then(|v| v.with_ks_log_regs(log_regs_of(knobs[3], d.ks_log_regs, 'k')?))
         .map_err(|e| bad(&e.to_string()))
     }
 }
 
-/// The canonical form, every part written: `r8g11c4`.
+/// The canonical form, every part written: `r8g11c4k16`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "r{}g{}c{}",
+            "r{}g{}c{}k{}",
             1u32 << self.log_regs,
             self.log_group_words,
-            self.min_log_columns
+            self.min_log_columns,
+            1u32 << self.ks_log_regs
         )
     }
 }
@@ -604,6 +636,31 @@ impl NttPlan {
             Some(layout) => layout.build_options(),
         };
         let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
+        // Key switching's passes with the variant's own values per work item there, where
+        // the device holds that layout with as many passes (else the plan's layout).
+        let ks_layout = match (strategy, layout) {
+            (NttStrategy::Staged(variant), Some(layout)) => Some(
+                StagedLayout::new(
+                    log_n,
+                    info.local_mem_bytes,
+                    info.max_work_group_size,
+                    StagedVariant {
+                        log_regs: variant.ks_log_regs,
+                        ..variant
+                    },
+                )
+                .ok()
+                .filter(|ks| ks.launches() == layout.launches())
+                .unwrap_or(layout),
+            ),
+            _ => None,
+        };
+        let ks_program = match ks_layout {
+            Some(ks) if Some(ks) != layout => {
+                ctx.program(&[sources::ARITH, sources::NTT], &ks.build_options())?
+            }
+            _ => program.clone(),
+        };
 
         let pairs = |pick: fn(&NttTables) -> &[ShoupOperand]| {
             tables
@@ -634,10 +691,14 @@ impl NttPlan {
         // gives the arguments after these four: fixed values, or placeholders of the
         // per-call ones.
         let l = tables.len() as u32;
-        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[Extra]| -> Result<Kernel> {
+        let kernel_of = |program: &Program,
+                         name: &str,
+                         roots: &Buffer<u64>,
+                         extra: &[Extra]|
+         -> Result<Kernel> {
             let mut builder = Kernel::builder();
             builder
-                .program(&program)
+                .program(program)
                 .name(name)
                 .arg(None::<&Buffer<u64>>)
                 .arg(roots)
@@ -650,6 +711,9 @@ impl NttPlan {
                 };
             }
             Ok(builder.build()?)
+        };
+        let kernel = |name: &str, roots: &Buffer<u64>, extra: &[Extra]| {
+            kernel_of(&program, name, roots, extra)
         };
         let n = 1usize << log_n;
         let launches = match layout {
@@ -687,6 +751,16 @@ impl NttPlan {
                         items_per_residue: n >> layout.log_r,
                         work_group: Some(wg),
                         takes_reduce: reduce,
+                    })
+                };
+                // Key switching's passes, from the build of its own layout.
+                let ks = ks_layout.unwrap_or(layout);
+                let ks_staged = |name: &str, wg: usize, per_call: &[Extra]| {
+                    Ok::<_, Error>(Launch {
+                        kernel: kernel_of(&ks_program, name, &root_powers, per_call)?,
+                        items_per_residue: n >> ks.log_r,
+                        work_group: Some(wg),
+                        takes_reduce: false,
                     })
                 };
                 const B: Extra = Extra::Buf;
@@ -731,16 +805,13 @@ impl NttPlan {
                         false,
                         &[B, U, B, U, B, U, B, B, U],
                     )?,
-                    ks_strided: strided
-                        .map(|wg| {
-                            staged("ntt_fwd_strided_decompose", &root_powers, wg, false, &[B])
-                        })
+                    ks_strided: ks
+                        .strided_work_group_size()
+                        .map(|wg| ks_staged("ntt_fwd_strided_decompose", wg, &[B]))
                         .transpose()?,
-                    ks_block: staged(
+                    ks_block: ks_staged(
                         "ntt_fwd_block_ks",
-                        &root_powers,
-                        block,
-                        false,
+                        ks.block_work_group_size(),
                         &[B, B, U, B, U, U, U, B, B],
                     )?,
                 };
@@ -1486,20 +1557,25 @@ mod tests {
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::STAGED.to_string(), "staged");
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
-        assert_eq!(r16.to_string(), "staged(r16g11c4)");
+        assert_eq!(r16.to_string(), "staged(r16g11c4k16)");
     }
 
     #[test]
     fn variant_names() {
         let parse = |s: &str| s.parse::<StagedVariant>();
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse(" R8G11C4 ").unwrap(), StagedVariant::DEFAULT);
-        let v = parse("c5r16").unwrap();
+        assert_eq!(parse(" R8G11C4K16 ").unwrap(), StagedVariant::DEFAULT);
+        let v = parse("c5r16k8").unwrap();
         assert_eq!(
-            (v.log_regs(), v.log_group_words(), v.min_log_columns()),
-            (4, 11, 5)
+            (
+                v.log_regs(),
+                v.log_group_words(),
+                v.min_log_columns(),
+                v.ks_log_regs()
+            ),
+            (4, 11, 5, 3)
         );
-        assert_eq!(v.to_string(), "r16g11c5");
+        assert_eq!(v.to_string(), "r16g11c5k8");
         assert_eq!(parse(&v.to_string()).unwrap(), v);
         for bad in [
             "r4",
@@ -1514,6 +1590,8 @@ mod tests {
             "r99999999999",
             "é",
             "r16,g11",
+            "k4",
+            "k8k8",
         ] {
             let e = parse(bad).unwrap_err();
             assert!(e.to_string().contains("variant"), "{bad}: {e}");
