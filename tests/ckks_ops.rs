@@ -146,8 +146,8 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, and the naive
 /// transforms; and the fused passes of other staged variants: 16 values per work item
 /// (steps of 4 rounds: 2^13 and 2^14 with a shorter last step in both passes), small
-/// groups with many columns, large groups with few; key switching with 16 values per work
-/// item (the default `k16`) and with the variant's own (`k8`).
+/// groups with many columns, large groups with few; key switching with other values per
+/// work item than the other passes (`k16`, `r16k8`).
 fn configs() -> Vec<(u32, NttStrategy, bool)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
     vec![
@@ -163,7 +163,7 @@ fn configs() -> Vec<(u32, NttStrategy, bool)> {
         (13, variant("r16g10c6"), true),
         (14, variant("r16"), true),
         (14, variant("r8g12c2"), true),
-        (13, variant("k8"), true),
+        (13, variant("k16"), true),
         (14, variant("r16k8"), true),
     ]
 }

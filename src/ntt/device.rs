@@ -15,7 +15,7 @@
 //!
 //! Environment (read by [`NttStrategy::from_env`]): `SEAL_OPENCL_NTT=naive|staged`, and
 //! for the staged strategy `SEAL_OPENCL_NTT_VARIANT`, a [`StagedVariant`] such as `r16` or
-//! `r8g12c5` (default `r8g11c4k16`), so that whole routines can be measured per variant.
+//! `r8g12c5` (default `r8g11c4`), so that whole routines can be measured per variant.
 
 use std::fmt;
 use std::str::FromStr;
@@ -128,26 +128,28 @@ impl fmt::Display for NttStrategy {
 /// compare them.
 ///
 /// Written `r<R>g<log words>c<log columns>k<R of key switching>`, each part optional and
-/// the default where left out: `r8g11c4k16` (the default), `r16`, `r16g12c5`, `k8`.
+/// the default where left out (`k`: as `r`): `r8g11c4` (the default), `r16`, `r16g12c5`,
+/// `k16`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
     log_group_words: u32,
     min_log_columns: u32,
-    ks_log_regs: u32,
+    /// Values per work item in key switching's two passes; None: `log_regs`.
+    ks_log_regs: Option<u32>,
 }
 
 impl StagedVariant {
     /// 8 values per work item, work groups of 2^11 words where the layout has the choice
     /// (256 work items), strided work groups of at least 16 columns (128 bytes per row
-    /// read); 16 values per work item in key switching's two passes (H100, 2026-11-24:
-    /// its forward transforms 86.1 against 93.3 us at N = 2^15, K = 8, while 16 values
-    /// everywhere made MulLin slower: `benches/results/h100-2026-11-24-session/`).
+    /// read), as many values in key switching's passes. (16 there made MulLin 4% faster
+    /// at N = 2^15 on an H100 but 8-40% slower at 2^13, 2^14 and 2^16, 2026-11-24:
+    /// `benches/results/h100-2026-11-24-session/`.)
     pub const DEFAULT: StagedVariant = StagedVariant {
         log_regs: 3,
         log_group_words: 11,
         min_log_columns: 4,
-        ks_log_regs: 4,
+        ks_log_regs: None,
     };
 
     /// A variant with 2^`log_regs` values per work item (3 or 4: radix-8 or radix-16
@@ -172,7 +174,7 @@ impl StagedVariant {
             log_regs,
             log_group_words,
             min_log_columns,
-            ks_log_regs: StagedVariant::DEFAULT.ks_log_regs,
+            ks_log_regs: None,
         })
     }
 
@@ -188,13 +190,13 @@ impl StagedVariant {
                  (2^3 or 2^4)"
             )));
         }
-        self.ks_log_regs = log_regs;
+        self.ks_log_regs = Some(log_regs);
         Ok(self)
     }
 
     /// log2 of the values each work item of key switching's passes holds.
     pub fn ks_log_regs(&self) -> u32 {
-        self.ks_log_regs
+        self.ks_log_regs.unwrap_or(self.log_regs)
     }
 
     /// log2 of the values each work item holds (and of the radix of a step).
@@ -269,33 +271,41 @@ impl FromStr for StagedVariant {
             rest = &tail[digits..];
         }
         let d = StagedVariant::DEFAULT;
-        let log_regs_of = |knob: Option<u32>, default: u32, key: char| match knob {
-            None => Ok(default),
-            Some(8) => Ok(3),
-            Some(16) => Ok(4),
-            Some(_) => Err(bad(&format!("{key} is 8 or 16"))),
+        let log_regs_of = |knob: u32, key: char| match knob {
+            8 => Ok(3),
+            16 => Ok(4),
+            _ => Err(bad(&format!("{key} is 8 or 16"))),
         };
-        StagedVariant::new(
-            log_regs_of(knobs[0], d.log_regs, 'r')?,
+        let v = StagedVariant::new(
+            knobs[0].map_or(Ok(d.log_regs), |r| log_regs_of(r, 'r'))?,
             knobs[1].unwrap_or(d.log_group_words),
             knobs[2].unwrap_or(d.min_log_columns),
         )
-        .and_then(|v| v.with_ks_log_regs(log_regs_of(knobs[3], d.ks_log_regs, 'k')?))
-        .map_err(|e| bad(&e.to_string()))
+        .map_err(|e| bad(&e.to_string()))?;
+        match knobs[3] {
+            None => Ok(v),
+            Some(k) => v
+                .with_ks_log_regs(log_regs_of(k, 'k')?)
+                .map_err(|e| bad(&e.to_string())),
+        }
     }
 }
 
-/// The canonical form, every part written: `r8g11c4k16`.
+/// The canonical form, every part written but `k` where it follows `r`: `r8g11c4`,
+/// `r8g11c4k16`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "r{}g{}c{}k{}",
+            "r{}g{}c{}",
             1u32 << self.log_regs,
             self.log_group_words,
-            self.min_log_columns,
-            1u32 << self.ks_log_regs
-        )
+            self.min_log_columns
+        )?;
+        match self.ks_log_regs {
+            Some(k) => write!(f, "k{}", 1u32 << k),
+            None => Ok(()),
+        }
     }
 }
 
@@ -645,7 +655,7 @@ impl NttPlan {
                     info.local_mem_bytes,
                     info.max_work_group_size,
                     StagedVariant {
-                        log_regs: variant.ks_log_regs,
+                        log_regs: variant.ks_log_regs(),
                         ..variant
                     },
                 )
@@ -1557,14 +1567,15 @@ mod tests {
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::STAGED.to_string(), "staged");
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
-        assert_eq!(r16.to_string(), "staged(r16g11c4k16)");
+        assert_eq!(r16.to_string(), "staged(r16g11c4)");
     }
 
     #[test]
     fn variant_names() {
         let parse = |s: &str| s.parse::<StagedVariant>();
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse(" R8G11C4K16 ").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(parse(" R8G11C4 ").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(parse("k8").unwrap().to_string(), "r8g11c4k8");
         let v = parse("c5r16k8").unwrap();
         assert_eq!(
             (
