@@ -180,7 +180,7 @@ namespace
 
     struct Fixture
     {
-        explicit Fixture(const Params &p) : context(make_parms(p.log_n, p.primes)), keygen(context), encoder(context)
+        explicit Fixture(const Params &p) : context(make_context(p.log_n, p.primes)), keygen(context), encoder(context)
         {
             keygen.create_relin_keys(relin_keys);
             keygen.create_galois_keys(vector<int>{ 1 }, galois_keys);

@@ -96,7 +96,7 @@ namespace
 
     struct Fixture
     {
-        Fixture(int log_n, int primes) : context(make_parms(log_n, primes)), keygen(context), encoder(context)
+        Fixture(int log_n, int primes) : context(make_context(log_n, primes)), keygen(context), encoder(context)
         {
             keygen.create_relin_keys(relin_keys);
             keygen.create_public_key(public_key);
