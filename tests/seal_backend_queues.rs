@@ -50,16 +50,22 @@ fn two_queues() -> (&'static Backend, Worker, Worker) {
     })
     .unwrap();
     let backend: &'static Backend = Box::leak(Box::new(backend_on(devices)));
-    let first = Worker::spawn();
-    let first_queue = first.run(move || backend.graph().queue_index());
-    loop {
-        let other = Worker::spawn();
-        let queue = other.run(move || backend.graph().queue_index());
-        if queue != first_queue {
-            return (backend, first, other);
-        }
-        other.stop();
-    }
+    // Both on tile 0: unbound threads take tiles round robin first (by a process-wide
+    // order that tests running at once share), so on a machine with two GPUs a second
+    // unbound worker can land on the other device. Bound threads take a tile's queues in
+    // turn.
+    let bound = || {
+        let worker = Worker::spawn();
+        let queue = worker.run(move || {
+            backend.bind_thread(0).unwrap();
+            backend.graph().queue_index()
+        });
+        (worker, queue)
+    };
+    let (first, first_queue) = bound();
+    let (other, other_queue) = bound();
+    assert_ne!(first_queue, other_queue, "two bound workers share a queue");
+    (backend, first, other)
 }
 
 /// The backend on two tiles (two GPUs where the machine has them, else the CPU device split
