@@ -190,7 +190,9 @@ impl StagedVariant {
                  (2^3 or 2^4)"
             )));
         }
-        self.ks_log_regs = Some(log_regs);
+        // As many as the other passes is the variant without the knob: equal variants
+        // compare and print equal.
+        self.ks_log_regs = (log_regs != self.log_regs).then_some(log_regs);
         Ok(self)
     }
 
@@ -1575,7 +1577,8 @@ mod tests {
         let parse = |s: &str| s.parse::<StagedVariant>();
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse(" R8G11C4 ").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse("k8").unwrap().to_string(), "r8g11c4k8");
+        assert_eq!(parse("k8").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(parse("k16").unwrap().to_string(), "r8g11c4k16");
         let v = parse("c5r16k8").unwrap();
         assert_eq!(
             (
