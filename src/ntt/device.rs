@@ -667,12 +667,6 @@ impl NttPlan {
             ),
             _ => None,
         };
-        let ks_program = match ks_layout {
-            Some(ks) if Some(ks) != layout => {
-                ctx.program(&[sources::ARITH, sources::NTT], &ks.build_options())?
-            }
-            _ => program.clone(),
-        };
 
         let pairs = |pick: fn(&NttTables) -> &[ShoupOperand]| {
             tables
@@ -765,8 +759,11 @@ impl NttPlan {
                         takes_reduce: reduce,
                     })
                 };
-                // Key switching's passes, from the build of its own layout.
+                // Key switching's passes, from the build of its own layout (the context's
+                // program cache gives the plan's build back when the layouts are equal).
                 let ks = ks_layout.unwrap_or(layout);
+                let ks_program =
+                    ctx.program(&[sources::ARITH, sources::NTT], &ks.build_options())?;
                 let ks_staged = |name: &str, wg: usize, per_call: &[Extra]| {
                     Ok::<_, Error>(Launch {
                         kernel: kernel_of(&ks_program, name, &root_powers, per_call)?,
