@@ -45,6 +45,14 @@ fn is_gpu(j: &Value) -> bool {
             .unwrap_or(false)
 }
 
+/// K, the data primes of a routines row (its coeff_modulus less the special prime).
+fn data_primes(r: &Value) -> usize {
+    r["coeff_modulus_bits"]
+        .as_array()
+        .map_or(0, Vec::len)
+        .saturating_sub(1)
+}
+
 /// A time in microseconds, one decimal.
 fn us(v: &Value) -> String {
     format!("{:.1}", f(v))
@@ -586,11 +594,7 @@ fn routines_table(out: &mut String, j: &Value) {
         rows(j).iter().map(|r| {
             vec![
                 format!("2^{}", r["log_n"]),
-                (r["coeff_modulus_bits"]
-                    .as_array()
-                    .map_or(0, Vec::len)
-                    .saturating_sub(1))
-                .to_string(),
+                data_primes(r).to_string(),
                 s(&r["routine"]),
                 us(&r["cpu_us"]),
                 us(&r["baseline"]["wall_us"]),
@@ -648,10 +652,7 @@ fn kernel_tables(out: &mut String, j: &Value) {
             continue;
         }
         let log_n = f(&r["log_n"]);
-        let k = r["coeff_modulus_bits"]
-            .as_array()
-            .map_or(0, Vec::len)
-            .saturating_sub(1) as f64;
+        let k = data_primes(r) as f64;
         let n = 2f64.powf(log_n);
         let _ = writeln!(
             out,
