@@ -296,18 +296,39 @@ fn main() -> std::io::Result<()> {
                 let _ = writeln!(
                     out,
                     "Request at N = 2^{}: the client's words in two marked inputs (receive, timed apart), \
-                     multiply, relinearize, rescale, host read of the result.\n",
+                     multiply, relinearize, rescale, host read of the result; the steps are the median host \
+                     time of each call (the multiply starts both uploads, the read waits for the device and \
+                     the download).\n",
                     s(&j["log_n"]),
                 );
+                // Results written before the steps were timed apart have none.
+                let steps = |r: &Value| {
+                    let st = &r["steps_us"];
+                    if st.is_object() {
+                        ["multiply", "relinearize", "rescale", "read"]
+                            .map(|k| us(&st[k]))
+                            .join(" / ")
+                    } else {
+                        "-".into()
+                    }
+                };
                 table(
                     &mut out,
-                    &["threads", "requests/s", "median us", "receive us", "check"],
+                    &[
+                        "threads",
+                        "requests/s",
+                        "median us",
+                        "receive us",
+                        "steps us (multiply / relinearize / rescale / read)",
+                        "check",
+                    ],
                     j["requests"].as_array().into_iter().flatten().map(|r| {
                         vec![
                             s(&r["threads"]),
                             us(&r["requests_per_s"]),
                             us(&r["median_us"]),
                             us(&r["receive_us"]),
+                            steps(r),
                             s(&r["identical"]),
                         ]
                     }),

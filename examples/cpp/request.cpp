@@ -11,7 +11,8 @@
 // server's network read would write them there) and ends when the result's words are readable
 // on the host: multiply_inplace(in1, in2), relinearize_inplace(in1), rescale_to_next_inplace(in1),
 // in1.data(). Median latency and requests per second with 1, 2, 4, 8 threads (each its own
-// Evaluator and objects). Bandwidth: one ciphertext of 2 polynomials at the first level for
+// Evaluator and objects), and the median host time of each step (the multiply starts the
+// uploads; the read waits for the device and the download). Bandwidth: one ciphertext of 2 polynomials at the first level for
 // N = 2^13 .. 2^16, uploaded to / downloaded from one device image, medians over R transfers.
 // Every GPU result is compared word for word with SEAL's CPU result.
 //
@@ -21,6 +22,7 @@
 #include "seal/seal.h"
 #include "seal_opencl.h"
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -126,10 +128,15 @@ namespace
         Ciphertext a, b, want; // the client's ciphertexts and SEAL's CPU result
     };
 
+    // The steps of a request, timed apart on the issuing thread: where its latency goes.
+    const char *const step_names[] = { "multiply", "relinearize", "rescale", "read" };
+    constexpr int steps = 4;
+
     struct RequestResult
     {
         int threads;
         double per_s, median_us, receive_us;
+        double step_us[steps]; // medians of each step's host time
         bool identical;
     };
 
@@ -137,6 +144,7 @@ namespace
     {
         const vector<uint64_t> want = words_of(f.want);
         vector<vector<double>> latency(threads), receive(threads);
+        vector<array<vector<double>, steps>> step(threads);
         vector<char> identical(threads, 0);
         atomic<int> ready{ 0 };
         atomic<bool> go{ false };
@@ -164,9 +172,12 @@ namespace
                     in1 = client_a;
                     in2 = client_b;
                     auto t1 = Clock::now();
-                    ev.multiply_inplace(in1, in2);
+                    ev.multiply_inplace(in1, in2); // starts both uploads
+                    auto ts0 = Clock::now();
                     ev.relinearize_inplace(in1, f.relin_keys);
+                    auto ts1 = Clock::now();
                     ev.rescale_to_next_inplace(in1);
+                    auto ts2 = Clock::now();
                     const Ciphertext &result = in1;
                     const uint64_t *words = result.data(); // the host read: waits for the download
                     auto t2 = Clock::now();
@@ -174,6 +185,10 @@ namespace
                     {
                         receive[t].push_back(us_since(t0, t1));
                         latency[t].push_back(us_since(t1, t2));
+                        step[t][0].push_back(us_since(t1, ts0));
+                        step[t][1].push_back(us_since(ts0, ts1));
+                        step[t][2].push_back(us_since(ts1, ts2));
+                        step[t][3].push_back(us_since(ts2, t2));
                     }
                     if (i == per_thread + 1)
                     {
@@ -194,16 +209,27 @@ namespace
         }
         const double wall = us_since(t0, Clock::now());
         vector<double> all_latency, all_receive;
+        array<vector<double>, steps> all_step;
         bool all_identical = true;
         for (int t = 0; t < threads; t++)
         {
             all_latency.insert(all_latency.end(), latency[t].begin(), latency[t].end());
             all_receive.insert(all_receive.end(), receive[t].begin(), receive[t].end());
+            for (int s = 0; s < steps; s++)
+            {
+                all_step[s].insert(all_step[s].end(), step[t][s].begin(), step[t][s].end());
+            }
             all_identical &= identical[t] != 0;
         }
         // Requests per second over the whole run, warm-up included in the wall time but not in
         // the count: a slight underestimate.
-        return { threads, threads * per_thread / wall * 1e6, median(all_latency), median(all_receive), all_identical };
+        RequestResult r{ threads, threads * per_thread / wall * 1e6, median(all_latency), median(all_receive), {},
+                         all_identical };
+        for (int s = 0; s < steps; s++)
+        {
+            r.step_us[s] = median(all_step[s]);
+        }
+        return r;
     }
 
     int run(const Params &p)
@@ -237,7 +263,12 @@ namespace
             all_identical &= r.identical;
             cout << setw(2) << t << " thread(s): " << setw(9) << r.per_s << " requests/s, median latency " << setw(8)
                  << r.median_us << " us (receive, apart: " << r.receive_us << " us)  "
-                 << (r.identical ? "identical" : "MISMATCH") << "\n";
+                 << (r.identical ? "identical" : "MISMATCH") << "\n             steps (median us):";
+            for (int s = 0; s < steps; s++)
+            {
+                cout << " " << step_names[s] << " " << r.step_us[s];
+            }
+            cout << "\n";
             requests.push_back(r);
         }
 
@@ -262,8 +293,12 @@ namespace
         {
             const auto &r = requests[i];
             out << "    {\"threads\": " << r.threads << ", \"requests_per_s\": " << r.per_s
-                << ", \"median_us\": " << r.median_us << ", \"receive_us\": " << r.receive_us
-                << ", \"identical\": " << (r.identical ? "true" : "false") << "}"
+                << ", \"median_us\": " << r.median_us << ", \"receive_us\": " << r.receive_us << ", \"steps_us\": {";
+            for (int s = 0; s < steps; s++)
+            {
+                out << (s ? ", " : "") << "\"" << step_names[s] << "\": " << r.step_us[s];
+            }
+            out << "}, \"identical\": " << (r.identical ? "true" : "false") << "}"
                 << (i + 1 < requests.size() ? ",\n" : "\n");
         }
         out << "  ]\n}\n";

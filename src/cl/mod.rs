@@ -25,7 +25,7 @@ pub use subdevice::{
 };
 pub use sync::{
     complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
-    order_after, same_queue, wait, EventTimes,
+    order_after, same_queue, read_yielding, wait, EventTimes,
 };
 
 use crate::error::{Error, Result};
@@ -206,6 +206,9 @@ impl Context {
                 log: e.to_string(),
             })?;
         tracing::debug!(device = %self.info.name, options, "OpenCL program built");
+        if let Some(dir) = std::env::var_os(DUMP_PROGRAMS_ENV_VAR) {
+            dump_program(&program, key.source_hash, options, std::path::Path::new(&dir));
+        }
         programs.insert(key, program.clone());
         Ok(program)
     }
@@ -226,6 +229,35 @@ impl Context {
         let buf = self.buffer(queue, data.len())?;
         buf.write(data).enq()?;
         Ok(buf)
+    }
+}
+
+/// Names a directory into which every program is written as its devices' binaries are
+/// built (on NVIDIA the PTX its compiler made): to read what a kernel compiled to, e.g.
+/// with `ptxas -v` and `cuobjdump`. Unset: nothing is written.
+pub const DUMP_PROGRAMS_ENV_VAR: &str = "SEAL_OPENCL_DUMP_PROGRAMS";
+
+/// Writes `program`'s binaries as `<dir>/<source hash>-<options hash>-<device>.bin`, with
+/// the build options beside them in `.options`. A diagnostic: a failure is logged, never
+/// an error.
+fn dump_program(program: &Program, source_hash: u64, options: &str, dir: &std::path::Path) {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    options.hash(&mut hasher);
+    let stem = format!("{source_hash:016x}-{:016x}", hasher.finish());
+    let write = || -> std::io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join(format!("{stem}.options")), options)?;
+        if let Ok(ocl::enums::ProgramInfoResult::Binaries(binaries)) =
+            program.info(ocl::enums::ProgramInfo::Binaries)
+        {
+            for (device, binary) in binaries.iter().enumerate() {
+                std::fs::write(dir.join(format!("{stem}-{device}.bin")), binary)?;
+            }
+        }
+        Ok(())
+    };
+    if let Err(e) = write() {
+        tracing::warn!("could not write program binaries to {}: {e}", dir.display());
     }
 }
 

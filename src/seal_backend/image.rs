@@ -249,17 +249,15 @@ impl GpuImage {
         self.check_pending(offset, out)
     }
 
-    /// Blocking read of words `offset ..` into `out`, on the last writer's queue (behind
-    /// the write) or, with none recorded, the buffer's own.
+    /// Reads words `offset ..` into `out` on the last writer's queue (behind the write) or,
+    /// with none recorded, the buffer's own, and returns when they are there
+    /// (`cl::read_yielding`: no blocking read, see there why).
     fn read_words(&self, offset: usize, out: &mut [u64]) -> Result<()> {
         let buffer = self.buffer()?;
         let uses = self.uses.lock();
-        let mut read = buffer.read(out).offset(offset);
-        if let Some(queue) = uses.writer_queue() {
-            read = read.queue(queue);
-        }
-        read.enq()?;
-        Ok(())
+        let queue = uses.writer_queue().cloned();
+        drop(uses);
+        crate::cl::read_yielding(buffer, queue.as_ref(), offset, out)
     }
 
     /// Errors when a pending check finds the result transparent, testing the words just
