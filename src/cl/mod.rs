@@ -238,7 +238,7 @@ impl Context {
 pub const DUMP_PROGRAMS_ENV_VAR: &str = "SEAL_OPENCL_DUMP_PROGRAMS";
 
 /// Writes `program`'s binaries as `<dir>/<source hash>-<options hash>-<device>.bin`, with
-/// the build options beside them in `.options`. A diagnostic: a failure is logged, never
+/// the build options beside them in `.options` and each device's build log in `.log`. A diagnostic: a failure is logged, never
 /// an error.
 fn dump_program(program: &Program, source_hash: u64, options: &str, dir: &std::path::Path) {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -252,6 +252,11 @@ fn dump_program(program: &Program, source_hash: u64, options: &str, dir: &std::p
         {
             for (device, binary) in binaries.iter().enumerate() {
                 std::fs::write(dir.join(format!("{stem}-{device}.bin")), binary)?;
+            }
+        }
+        for (index, device) in program.devices().unwrap_or_default().iter().enumerate() {
+            if let Ok(log) = program.build_info(ocl::Device::from(*device), ocl::enums::ProgramBuildInfo::BuildLog) {
+                std::fs::write(dir.join(format!("{stem}-{index}.log")), log.to_string())?;
             }
         }
         Ok(())
