@@ -12,8 +12,9 @@
 // on the host: multiply_inplace(in1, in2), relinearize_inplace(in1), rescale_to_next_inplace(in1),
 // in1.data(). Median latency and requests per second with 1, 2, 4, 8 threads (each its own
 // Evaluator and objects), and the median host time of each step (the multiply starts the
-// uploads; the read waits for the device and the download). Bandwidth: one ciphertext of 2 polynomials at the first level for
-// N = 2^13 .. 2^16, uploaded to / downloaded from one device image, medians over R transfers.
+// uploads; the read waits for the device and the download). Bandwidth: one ciphertext of 2
+// polynomials at the first level for N = 2^13 .. 2^16, uploaded to / downloaded from one
+// device image, medians over R transfers.
 // Every GPU result is compared word for word with SEAL's CPU result.
 //
 // Exit status 0 when every result matched, 1 on a mismatch, 2 on an error.

@@ -25,7 +25,7 @@ pub use subdevice::{
 };
 pub use sync::{
     complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
-    order_after, same_queue, read_yielding, wait, EventTimes,
+    order_after, read_yielding, same_queue, wait, EventTimes,
 };
 
 use crate::error::{Error, Result};
@@ -207,7 +207,12 @@ impl Context {
             })?;
         tracing::debug!(device = %self.info.name, options, "OpenCL program built");
         if let Some(dir) = std::env::var_os(DUMP_PROGRAMS_ENV_VAR) {
-            dump_program(&program, key.source_hash, options, std::path::Path::new(&dir));
+            dump_program(
+                &program,
+                key.source_hash,
+                options,
+                std::path::Path::new(&dir),
+            );
         }
         programs.insert(key, program.clone());
         Ok(program)
@@ -238,8 +243,8 @@ impl Context {
 pub const DUMP_PROGRAMS_ENV_VAR: &str = "SEAL_OPENCL_DUMP_PROGRAMS";
 
 /// Writes `program`'s binaries as `<dir>/<source hash>-<options hash>-<device>.bin`, with
-/// the build options beside them in `.options` and each device's build log in `.log`. A diagnostic: a failure is logged, never
-/// an error.
+/// the build options beside them in `.options` and each device's build log in `.log`. A
+/// diagnostic: a failure is logged, never an error.
 fn dump_program(program: &Program, source_hash: u64, options: &str, dir: &std::path::Path) {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     options.hash(&mut hasher);
@@ -255,7 +260,10 @@ fn dump_program(program: &Program, source_hash: u64, options: &str, dir: &std::p
             }
         }
         for (index, device) in program.devices().unwrap_or_default().iter().enumerate() {
-            if let Ok(log) = program.build_info(ocl::Device::from(*device), ocl::enums::ProgramBuildInfo::BuildLog) {
+            if let Ok(log) = program.build_info(
+                ocl::Device::from(*device),
+                ocl::enums::ProgramBuildInfo::BuildLog,
+            ) {
                 std::fs::write(dir.join(format!("{stem}-{index}.log")), log.to_string())?;
             }
         }

@@ -51,21 +51,26 @@ pub fn read_yielding(
     // function until the wait below has seen the read end (complete or failed), and ocl
     // checks `offset + out.len()` against the buffer's length.
     unsafe {
-        let mut read = buffer.read(&mut *out).offset(offset).block(false).enew(&mut event);
+        let mut read = buffer
+            .read(&mut *out)
+            .offset(offset)
+            .block(false)
+            .enew(&mut event);
         if let Some(queue) = queue {
             read = read.queue(queue);
         }
         read.enq()?;
     }
-    if let Some(queue) = queue {
-        queue.flush()?;
-    }
+    // From here `out` must not be given back before the read has ended, whatever fails: a
+    // failed flush is reported after the wait.
+    let flushed = queue.map_or(Ok(()), |queue| queue.flush());
     // A failed command's status is an error code, which `is_complete` returns as an error:
     // the loop ends either way, and the wait reports it.
     while !event.is_complete().unwrap_or(true) {
         std::thread::yield_now();
     }
-    wait(&event)
+    wait(&event)?;
+    Ok(flushed?)
 }
 
 /// Whether `a` and `b` are the same OpenCL command queue.
