@@ -588,10 +588,40 @@ fn main() -> std::io::Result<()> {
     }
     out += "\n## Targets (issue 14; H100, N = 2^15, {60, 50 x 7, 60})\n\n";
     table(&mut out, &["", "target", "ours", ""], transfer_rows);
+    out += &runs_index(&dir)?;
     let path = dir.join("REPORT.md");
     std::fs::write(&path, out)?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// The folders beside the JSON files, one per GPU run or experiment, each with the title of
+/// its README: what was run and tried (what won and by how much is in each README).
+fn runs_index(dir: &std::path::Path) -> std::io::Result<String> {
+    let mut runs = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        if path.is_dir() {
+            let title = std::fs::read_to_string(path.join("README.md"))
+                .ok()
+                .and_then(|t| {
+                    t.lines()
+                        .next()
+                        .map(|l| l.trim_start_matches("# ").to_string())
+                })
+                .unwrap_or_else(|| "(raw output, no README)".into());
+            runs.push((name, title));
+        }
+    }
+    runs.sort();
+    let mut out = String::from("\n## Runs and experiments (the folders beside this report)\n\n");
+    for (name, title) in runs {
+        let _ = writeln!(out, "- `{name}/`: {title}");
+    }
+    Ok(out)
 }
 
 /// The routines bench's table: one row per size, prime set and routine.
