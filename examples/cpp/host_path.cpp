@@ -65,7 +65,8 @@ namespace
     string queues_setting()
     {
         const char *v = getenv("SEAL_OPENCL_QUEUES");
-        return v && *v ? string(v) : string("default (8)");
+        // The default is DEFAULT_QUEUES_PER_TILE in src/device/mod.rs.
+        return v && *v ? string(v) : string("default (2)");
     }
 
     DriverFloor measure_driver_floor()

@@ -69,10 +69,16 @@ pub const MAX_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_BYTES";
 pub const MEMCACHE_ENV_VAR: &str = "SEAL_OPENCL_MEMCACHE";
 pub const FUSED_ENV_VAR: &str = "SEAL_OPENCL_FUSED";
 
-/// Queues per tile when `SEAL_OPENCL_QUEUES` is unset: one each for up to 8 threads
-/// issuing SEAL operations at once, so their kernels can overlap on the device and no
-/// thread waits for another's issue lock.
-pub const DEFAULT_QUEUES_PER_TILE: usize = 8;
+/// Queues per tile when `SEAL_OPENCL_QUEUES` is unset: two, so that two threads issuing
+/// SEAL operations at once neither wait for each other's issue lock nor serialise their
+/// kernels, while more threads share them. Every queue in use costs NVIDIA's driver: one
+/// host thread spreading MulLins over 2, 4, 8 queues got 0.87, 0.82, 0.77 of one queue's
+/// rate at N = 2^14 (H100, 2026-11-24, `benches/multiqueue.rs`). Through SEAL, a server's
+/// request (`examples/cpp/request.cpp`, N = 2^15) with 4 threads reached 2.63-3.04x one
+/// thread with 2 queues in 5 rounds and 1.66-2.63x with 8 in the same calls, and MulLin
+/// streams by thread were the same within the machine's spread
+/// (`benches/results/h100-2026-11-24-queues/`).
+pub const DEFAULT_QUEUES_PER_TILE: usize = 2;
 
 /// The word `SEAL_OPENCL_POISON=1` fills buffers with.
 pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
