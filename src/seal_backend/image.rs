@@ -255,9 +255,9 @@ impl GpuImage {
     fn read_words(&self, offset: usize, out: &mut [u64]) -> Result<()> {
         let buffer = self.buffer()?;
         let uses = self.uses.lock();
-        let queue = uses.writer_queue().cloned();
-        drop(uses);
-        crate::cl::read_yielding(buffer, queue.as_ref(), offset, out)
+        // The lock is held until the words are here, as around the blocking read before: a
+        // writer on another queue orders behind this read.
+        crate::cl::read_yielding(buffer, uses.writer_queue(), offset, out)
     }
 
     /// Errors when a pending check finds the result transparent, testing the words just
