@@ -303,11 +303,15 @@ ALWAYS_INLINE uint block_slot(uint e)
     return (e >> LOG_G) * PADDED_G + PAD(e & (G - 1));
 }
 
+//
+// `lid` is the work item's index among the BLOCK_WG that share `lmem` (get_local_id(0)
+// but in key switching's rows). Without `active` the work item only passes the barriers,
+// so that the others of its work group may transform.
 ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem,
                                        __global const ulong2 *w, u64 q,
-                                       uint group_in_residue, load_op ld)
+                                       uint group_in_residue, load_op ld, uint lid,
+                                       bool active)
 {
-    const uint lid = get_local_id(0);
     const uint bl = lid >> (LOG_G - LOG_R);
     const uint u = lid & (G / R - 1);
     const uint block = group_in_residue * B + bl;
@@ -316,33 +320,39 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
     u64 v[R];
 
     // Step 0 (gaps G/2 .. G/R) straight from global memory: t = u + i G/R.
+    if (active) {
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
-    fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, root_base, q);
+        for (uint i = 0; i < R; i++)
+            v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
+        fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, root_base, q);
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        lblock[PAD(u + i * (G / R))] = v[i];
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(u + i * (G / R))] = v[i];
+    }
 
     for (int lg = LOG_G - 2 * LOG_R; lg >= LOG_G % LOG_R; lg -= LOG_R) {
         barrier(CLK_LOCAL_MEM_FENCE);
+        if (active) {
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
-        fwd_step(v, LOG_R, lg, u, G / R, w, root_base, q);
+            for (uint i = 0; i < R; i++)
+                v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
+            fwd_step(v, LOG_R, lg, u, G / R, w, root_base, q);
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
+            for (uint i = 0; i < R; i++)
+                lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
+        }
     }
 #if LOG_G % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
-    fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, root_base, q);
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
+        fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, root_base, q);
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
+    }
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
 }
@@ -354,7 +364,7 @@ ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w, u64 q,
                                   uint group_in_residue, load_op ld, store_op st)
 {
-    fwd_block_transform(in, lmem, w, q, group_in_residue, ld);
+    fwd_block_transform(in, lmem, w, q, group_in_residue, ld, get_local_id(0), true);
     const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
@@ -528,10 +538,10 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
 }
 
 // Key switching's forward transforms with the inner product with the key fused in
-// (SEAL's switch_key_inplace, its loops over I and J). Work group (I, g), I < K + 1 =
-// coeff_modulus_size (prime I of the plan; the special prime at I = K), loops over
-// J < K: it transforms decomposed residue J under prime I and accumulates, in registers,
-// its products with both key polynomials,
+// (SEAL's switch_key_inplace, its loops over I and J). Row I < K + 1 =
+// coeff_modulus_size (prime I of the plan; the special prime at I = K) of block group g
+// loops over J < K: it transforms decomposed residue J under prime I and accumulates, in
+// registers, its products with both key polynomials,
 //     s(c, I) = sum_J NTT_I(t_target[J] mod q_I) * key[J][c][kp(I)],
 // kp(I) = I < K ? I : key_special_index, key word ((J * 2 + c) * key_stride_primes + p) * N
 // + k (SEAL's key vector). So the K (K + 1) decomposed residues in NTT form are never
@@ -542,7 +552,18 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
 // (residue J (K + 1) + I). Products (< 4q * q) accumulate exactly in 128 bits, reduced
 // every reduce_every terms (see ckks_ks_inner_product). On exit, canonical, prod[c K + I]
 // = s(c, I) for I < K and last[c] = s(c, K). prod and last alias no input.
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+//
+// A work group holds KS_ROWS rows of the same blocks, BLOCK_WG work items each, with
+// local memory of their own: group (i, g) serves rows i KS_ROWS .. i KS_ROWS + KS_ROWS - 1
+// (those below K + 1). Rows in one group exist for occupancy: the 64 accumulator words
+// make this kernel's work items large (on NVIDIA ~234 registers), and a group of e.g. 9
+// rows of one 32-item block must fit an SM with at most 224 registers each, so that the
+// K + 1 rows of a 2^15 key switch run in one round over the SMs instead of two. Rows that
+// skip a transform (J = I, or past the last prime) still pass its barriers.
+#ifndef KS_ROWS
+#define KS_ROWS 1
+#endif
+__kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
 void ntt_fwd_block_ks(__global const u64 *restrict values,
                       __global const u64 *restrict root_powers,
                       __global const u64 *restrict params, uint coeff_modulus_size,
@@ -552,16 +573,22 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
                       uint key_special_index, uint reduce_every,
                       __global u64 *restrict prod, __global u64 *restrict last)
 {
-    __local u64 lmem[B * PADDED_G];
+    __local u64 lmem[KS_ROWS * B * PADDED_G];
     const size_t group = get_group_id(0);
-    const uint I = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
     const uint K = coeff_modulus_size - 1;
-    __global const u64 *pr = params + I * PARAMS_STRIDE;
+    const uint row = get_local_id(0) / BLOCK_WG;
+    const uint lid = get_local_id(0) % BLOCK_WG;
+    const uint I = (uint)(group / GROUPS_PER_BLOCK_RESIDUE) * KS_ROWS + row;
+    // A row past the last prime only passes the barriers; it reads the last prime's
+    // tables so that every address stays in range.
+    const bool live = I <= K;
+    const uint P = live ? I : K;
+    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
+    __local u64 *lrow = lmem + row * (B * PADDED_G);
+    __global const u64 *pr = params + P * PARAMS_STRIDE;
     const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
-    const uint kp = I < K ? I : key_special_index;
-    __global const ulong2 *w = (__global const ulong2 *)root_powers + I * N;
-    const uint lid = get_local_id(0);
+    const uint kp = P < K ? P : key_special_index;
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + P * N;
     const uint first = group_in_residue * (B * G);
     u64 lo0[R], hi0[R], lo1[R], hi1[R];
 #pragma unroll
@@ -570,35 +597,39 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
     uint left = reduce_every;
     for (uint J = 0; J < K; J++) {
         u64 x[R];
-        // J and I are the same for the whole work group: the branch and its barrier are
-        // uniform.
-        if (J == I) {
+        // Every row of the group passes the same barriers (those of one transform) in
+        // every J; J and K are the same for the whole group.
+        const bool transform = live && J != P;
+#if LOG_S == 0
+        fwd_block_transform(t_target + (size_t)J * N, lrow, w, q, group_in_residue,
+                            prime_load(LOAD_DECOMPOSE, params, J, P), lid, transform);
+#else
+        fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w, q,
+                            group_in_residue, plain_load(), lid, transform);
+#endif
+        if (transform) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                x[i] = lrow[block_slot(lid + i * BLOCK_WG)];
+        } else if (live) {
             __global const u64 *t = target + (size_t)(target_first + J) * N + first;
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 x[i] = t[lid + i * BLOCK_WG];
-        } else {
-#if LOG_S == 0
-            fwd_block_transform(t_target + (size_t)J * N, lmem, w, q, group_in_residue,
-                                prime_load(LOAD_DECOMPOSE, params, J, I));
-#else
-            fwd_block_transform(values + ((size_t)J * coeff_modulus_size + I) * N, lmem, w,
-                                q, group_in_residue, plain_load());
-#endif
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                x[i] = lmem[block_slot(lid + i * BLOCK_WG)];
-            // Every read of lmem happens before the next transform writes it.
-            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        __global const u64 *k0 = key + ((size_t)(2 * J) * key_stride_primes + kp) * N + first;
-        __global const u64 *k1 =
-            key + ((size_t)(2 * J + 1) * key_stride_primes + kp) * N + first;
+        // Every read of lmem happens before the next transform writes it.
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (live) {
+            __global const u64 *k0 =
+                key + ((size_t)(2 * J) * key_stride_primes + kp) * N + first;
+            __global const u64 *k1 =
+                key + ((size_t)(2 * J + 1) * key_stride_primes + kp) * N + first;
 #pragma unroll
-        for (uint i = 0; i < R; i++) {
-            uint e = lid + i * BLOCK_WG;
-            mul_acc_128(&lo0[i], &hi0[i], x[i], k0[e]);
-            mul_acc_128(&lo1[i], &hi1[i], x[i], k1[e]);
+            for (uint i = 0; i < R; i++) {
+                uint e = lid + i * BLOCK_WG;
+                mul_acc_128(&lo0[i], &hi0[i], x[i], k0[e]);
+                mul_acc_128(&lo1[i], &hi1[i], x[i], k1[e]);
+            }
         }
         if (--left == 0) {
 #pragma unroll
@@ -610,6 +641,8 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
             left = reduce_every;
         }
     }
+    if (!live)
+        return;
     __global u64 *out0 = I < K ? prod + (size_t)I * N : last;
     __global u64 *out1 = I < K ? prod + (size_t)(K + I) * N : last + N;
 #pragma unroll

@@ -147,7 +147,9 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// transforms; and the fused passes of other staged variants: 16 values per work item
 /// (steps of 4 rounds: 2^13 and 2^14 with a shorter last step in both passes), small
 /// groups with many columns, large groups with few; key switching with other values per
-/// work item than the other passes (`k16`, `r16k8`).
+/// work item than the other passes (`k16`, `r16k8`); key switching's block pass with
+/// several rows per work group (`p`): more rows than primes (`p9`, `p16`), rows split over
+/// groups with idle rows in the last (`p3` at K = 3, 1), and one pass (`p2` at 2^12).
 fn configs() -> Vec<(u32, NttStrategy, bool)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
     vec![
@@ -165,6 +167,11 @@ fn configs() -> Vec<(u32, NttStrategy, bool)> {
         (14, variant("r8g12c2"), true),
         (13, variant("k16"), true),
         (14, variant("r16k8"), true),
+        (10, variant("p16"), true),
+        (12, variant("p2"), true),
+        (13, variant("p3"), true),
+        (14, variant("p9"), true),
+        (14, variant("r16p4"), true),
     ]
 }
 
@@ -243,6 +250,14 @@ fn switch_key_matches_host_composition() {
             host_switch_key(&mut want, &target, &key_words, &key_moduli, k, log_n);
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
             let ops = LevelOps::new(&context, &graph, k).unwrap();
+            if let NttStrategy::Staged(variant) = strategy {
+                let level = context.level(graph.queue(), k).unwrap();
+                let rows = level.plan().key_switch_rows();
+                assert!(
+                    rows > 1 || variant.ks_rows() == 1,
+                    "2^{log_n} {strategy}: {rows} rows per work group"
+                );
+            }
             ops.switch_key(&buf, &buf, 2 * k * n, &key).unwrap();
             let got = cl::download(&buf).unwrap();
             assert_same(

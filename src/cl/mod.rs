@@ -175,6 +175,19 @@ impl Context {
         self.device
     }
 
+    /// The most work items a work group of `kernel` may have on this context's device,
+    /// after the registers and local memory its build uses (NVIDIA's OpenCL gives a
+    /// kernel no more registers per work item than its required work-group size leaves,
+    /// but the driver decides).
+    pub fn kernel_work_group_size(&self, kernel: &Kernel) -> Result<usize> {
+        match kernel.wg_info(self.device, ocl::enums::KernelWorkGroupInfo::WorkGroupSize)? {
+            ocl::enums::KernelWorkGroupInfoResult::WorkGroupSize(n) => Ok(n),
+            other => Err(Error::invalid(format!(
+                "CL_KERNEL_WORK_GROUP_SIZE: unexpected answer {other:?}"
+            ))),
+        }
+    }
+
     /// A new in-order queue; with `profiling` its events carry device timestamps.
     pub fn queue(&self, profiling: bool) -> Result<Queue> {
         let props = profiling.then_some(CommandQueueProperties::PROFILING_ENABLE);

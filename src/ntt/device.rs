@@ -61,6 +61,9 @@ const PARAMS_STRIDE: usize = 8;
 const MAX_LOG_GROUP_WORDS: u32 = 12;
 /// The smallest work group the layout considers: 2^6 words.
 const MIN_LOG_GROUP_WORDS: u32 = 6;
+
+/// The most rows per work group of key switching's block pass a variant may ask for.
+const MAX_KS_ROWS: u32 = 16;
 /// The most columns per strided work group a variant may ask for at least: 2^8 words =
 /// 2 KiB per row read.
 const MAX_MIN_LOG_COLUMNS: u32 = 8;
@@ -127,9 +130,9 @@ impl fmt::Display for NttStrategy {
 /// registers per work item, work-group sizes and memory traffic, so that one GPU run can
 /// compare them.
 ///
-/// Written `r<R>g<log words>c<log columns>k<R of key switching>`, each part optional and
-/// the default where left out (`k`: as `r`): `r8g11c4` (the default), `r16`, `r16g12c5`,
-/// `k16`.
+/// Written `r<R>g<log words>c<log columns>k<R of key switching>p<rows of key switching>`,
+/// each part optional and the default where left out (`k`: as `r`; `p`: 1): `r8g11c4` (the
+/// default), `r16`, `r16g12c5`, `k16`, `p9`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
@@ -137,6 +140,9 @@ pub struct StagedVariant {
     min_log_columns: u32,
     /// Values per work item in key switching's two passes; None: `log_regs`.
     ks_log_regs: Option<u32>,
+    /// Rows (output primes) per work group of key switching's block pass; with more than
+    /// one, a row holds one block (see `ntt_fwd_block_ks`).
+    ks_rows: u32,
 }
 
 impl StagedVariant {
@@ -150,6 +156,7 @@ impl StagedVariant {
         log_group_words: 11,
         min_log_columns: 4,
         ks_log_regs: None,
+        ks_rows: 1,
     };
 
     /// A variant with 2^`log_regs` values per work item (3 or 4: radix-8 or radix-16
@@ -175,6 +182,7 @@ impl StagedVariant {
             log_group_words,
             min_log_columns,
             ks_log_regs: None,
+            ks_rows: 1,
         })
     }
 
@@ -194,6 +202,27 @@ impl StagedVariant {
         // compare and print equal.
         self.ks_log_regs = (log_regs != self.log_regs).then_some(log_regs);
         Ok(self)
+    }
+
+    /// The same variant with `rows` rows (output primes I) per work group of key
+    /// switching's block pass, 1 ..= 16, each a block of its own (the plan holds fewer
+    /// where the device's work groups or the kernel's registers do not allow them).
+    ///
+    /// Errors: `rows` out of range.
+    pub fn with_ks_rows(mut self, rows: u32) -> Result<Self> {
+        if !(1..=MAX_KS_ROWS).contains(&rows) {
+            return Err(Error::invalid(format!(
+                "staged NTT variant: {rows} rows per key-switching work group (1 ..= \
+                 {MAX_KS_ROWS})"
+            )));
+        }
+        self.ks_rows = rows;
+        Ok(self)
+    }
+
+    /// Rows (output primes) per work group of key switching's block pass.
+    pub fn ks_rows(&self) -> u32 {
+        self.ks_rows
     }
 
     /// log2 of the values each work item of key switching's passes holds.
@@ -238,13 +267,13 @@ impl Default for StagedVariant {
 impl FromStr for StagedVariant {
     type Err = Error;
 
-    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k8` / `k16` in any order, each at most
-    /// once.
+    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k8` / `k16`, `p<1..=16>` in any order,
+    /// each at most once.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(format!(
                 "staged NTT variant {s:?}: {why}; write r<8|16>g<log words>c<log columns>\
-                 k<8|16>, e.g. r16g12c4k8, any part left out"
+                 k<8|16>p<rows>, e.g. r16g12c4k8p1, any part left out"
             ))
         };
         let text = s.trim().to_ascii_lowercase();
@@ -252,7 +281,7 @@ impl FromStr for StagedVariant {
         if !text.is_ascii() {
             return Err(bad("not ASCII"));
         }
-        let mut knobs: [Option<u32>; 4] = [None; 4];
+        let mut knobs: [Option<u32>; 5] = [None; 5];
         let mut rest = text.as_str();
         while let Some(key) = rest.chars().next() {
             let tail = &rest[1..];
@@ -265,6 +294,7 @@ impl FromStr for StagedVariant {
                 'g' => 1,
                 'c' => 2,
                 'k' => 3,
+                'p' => 4,
                 _ => return Err(bad(&format!("unknown part `{key}`"))),
             };
             if knobs[slot].replace(value).is_some() {
@@ -284,17 +314,19 @@ impl FromStr for StagedVariant {
             knobs[2].unwrap_or(d.min_log_columns),
         )
         .map_err(|e| bad(&e.to_string()))?;
-        match knobs[3] {
-            None => Ok(v),
+        let v = match knobs[3] {
+            None => v,
             Some(k) => v
                 .with_ks_log_regs(log_regs_of(k, 'k')?)
-                .map_err(|e| bad(&e.to_string())),
-        }
+                .map_err(|e| bad(&e.to_string()))?,
+        };
+        v.with_ks_rows(knobs[4].unwrap_or(1))
+            .map_err(|e| bad(&e.to_string()))
     }
 }
 
-/// The canonical form, every part written but `k` where it follows `r`: `r8g11c4`,
-/// `r8g11c4k16`.
+/// The canonical form, every part written but `k` where it follows `r` and `p` at 1:
+/// `r8g11c4`, `r8g11c4k16`, `r8g11c4p9`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -304,10 +336,13 @@ impl fmt::Display for StagedVariant {
             self.log_group_words,
             self.min_log_columns
         )?;
-        match self.ks_log_regs {
-            Some(k) => write!(f, "k{}", 1u32 << k),
-            None => Ok(()),
+        if let Some(k) = self.ks_log_regs {
+            write!(f, "k{}", 1u32 << k)?;
         }
+        if self.ks_rows != 1 {
+            write!(f, "p{}", self.ks_rows)?;
+        }
+        Ok(())
     }
 }
 
@@ -447,12 +482,32 @@ impl StagedLayout {
         (self.log_s != 0).then(|| 8 << (self.log_s + self.log_c))
     }
 
+    /// The same layout with one block per block work group (B = 1).
+    fn with_one_block(self) -> Self {
+        StagedLayout { log_b: 0, ..self }
+    }
+
     fn build_options(&self) -> String {
         format!(
             "-D LOG_N={} -D LOG_R={} -D LOG_S={} -D LOG_C={} -D LOG_B={}",
             self.log_n, self.log_r, self.log_s, self.log_c, self.log_b
         )
     }
+}
+
+/// Key switching's block pass with `want` rows per work group: the layout with one block
+/// per row and the most rows up to `want` that the device's work groups and local memory
+/// hold; None where that is one row (the layout's own blocks then).
+fn ks_rows_that_fit(
+    ks: StagedLayout,
+    want: u32,
+    info: &cl::DeviceInfoSummary,
+) -> Option<(StagedLayout, u32)> {
+    let one_block = ks.with_one_block();
+    let by_items = info.max_work_group_size / one_block.block_work_group_size();
+    let by_memory = info.local_mem_bytes as usize / one_block.block_local_bytes();
+    let rows = (want as usize).min(by_items).min(by_memory) as u32;
+    (rows > 1).then_some((one_block, rows))
 }
 
 /// One kernel launch of a transform: the kernel with every argument but the values buffer
@@ -492,7 +547,9 @@ struct FusedPasses {
     moddown_strided: Option<Launch>,
     moddown_block: Launch,
     ks_strided: Option<Launch>,
+    /// Launched over ceil((K + 1) / ks_rows) "residues": each covers ks_rows rows.
     ks_block: Launch,
+    ks_rows: usize,
 }
 
 /// A kernel argument after the shared four, at plan time: a buffer placeholder (set per
@@ -760,10 +817,43 @@ impl NttPlan {
                     })
                 };
                 // Key switching's passes, from the build of its own layout (the context's
-                // program cache gives the plan's build back when the layouts are equal).
+                // program cache gives the plan's build back when the layouts are equal),
+                // with the variant's rows per block work group where the device holds
+                // them (else one).
                 let ks = ks_layout.unwrap_or(layout);
-                let ks_program =
-                    ctx.program(&[sources::ARITH, sources::NTT], &ks.build_options())?;
+                let want_rows = match strategy {
+                    NttStrategy::Staged(variant) => variant.ks_rows(),
+                    NttStrategy::Naive => 1,
+                };
+                let ks_block_args = [B, B, U, B, U, U, U, B, B];
+                let ks_build = |ks: StagedLayout, rows: u32| {
+                    let options = format!("{} -D KS_ROWS={rows}", ks.build_options());
+                    let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
+                    let block =
+                        kernel_of(&program, "ntt_fwd_block_ks", &root_powers, &ks_block_args)?;
+                    Ok::<_, Error>((ks, rows, program, block))
+                };
+                let (ks, ks_rows, ks_program, ks_block_kernel) =
+                    match ks_rows_that_fit(ks, want_rows, info) {
+                        Some((one_block, rows)) => {
+                            let built = ks_build(one_block, rows)?;
+                            let wg = rows as usize * one_block.block_work_group_size();
+                            let holds = ctx.kernel_work_group_size(&built.3)?;
+                            if holds >= wg {
+                                built
+                            } else {
+                                tracing::debug!(
+                                    rows,
+                                    holds,
+                                    wg,
+                                    "key switching's rows per work group exceed what the \
+                                     kernel's build holds; one row"
+                                );
+                                ks_build(ks, 1)?
+                            }
+                        }
+                        None => ks_build(ks, 1)?,
+                    };
                 let ks_staged = |name: &str, wg: usize, per_call: &[Extra]| {
                     Ok::<_, Error>(Launch {
                         kernel: kernel_of(&ks_program, name, &root_powers, per_call)?,
@@ -818,11 +908,13 @@ impl NttPlan {
                         .strided_work_group_size()
                         .map(|wg| ks_staged("ntt_fwd_strided_decompose", wg, &[B]))
                         .transpose()?,
-                    ks_block: ks_staged(
-                        "ntt_fwd_block_ks",
-                        ks.block_work_group_size(),
-                        &[B, B, U, B, U, U, U, B, B],
-                    )?,
+                    ks_block: Launch {
+                        kernel: ks_block_kernel,
+                        items_per_residue: ks_rows as usize * (n >> ks.log_r),
+                        work_group: Some(ks_rows as usize * ks.block_work_group_size()),
+                        takes_reduce: false,
+                    },
+                    ks_rows: ks_rows as usize,
                 };
                 Launches {
                     forward,
@@ -869,6 +961,12 @@ impl NttPlan {
     /// The staged layout (None for the naive strategy).
     pub fn staged_layout(&self) -> Option<StagedLayout> {
         self.layout
+    }
+
+    /// Rows (output primes) per work group of key switching's block pass: the variant's
+    /// `p` where the device holds it, else fewer; 1 for naive plans.
+    pub fn key_switch_rows(&self) -> usize {
+        self.launches.lock().fused.as_ref().map_or(1, |f| f.ks_rows)
     }
 
     /// Kernel launches per transform (log N for naive, 1 or 2 for staged).
@@ -1260,12 +1358,23 @@ impl NttPlan {
                 Buf(ks.last),
             ],
         );
-        // SAFETY: group (I, g), I < K + 1, reads residues J (K + 1) + I < K (K + 1) of
+        // SAFETY: row I < K + 1 of block group g (rows past K touch only the last
+        // prime's tables and their own local memory), reads residues J (K + 1) + I < K (K + 1) of
         // scratch (two passes) or J < K of t_target (one pass), target residue
         // target_first + J < target_first + K, key residue (2 J + c) * stride + kp <
         // 2 K stride (kp < stride), and writes prod residue c K + I < 2 K or last
         // residue c < 2 (all checked); tables as in `run`.
-        unsafe { launch_with(queue, &fused.ks_block, &args, k + 1, events, &mut out) }?;
+        let groups_of_rows = (k + 1).div_ceil(fused.ks_rows);
+        unsafe {
+            launch_with(
+                queue,
+                &fused.ks_block,
+                &args,
+                groups_of_rows,
+                events,
+                &mut out,
+            )
+        }?;
         Ok(out)
     }
 
@@ -1551,6 +1660,46 @@ mod tests {
     }
 
     #[test]
+    fn key_switching_rows_fit_work_groups_and_local_memory() {
+        let info = |local_mem_bytes: u64, max_work_group_size: usize| cl::DeviceInfoSummary {
+            name: String::new(),
+            vendor: String::new(),
+            platform: String::new(),
+            is_gpu: true,
+            local_mem_bytes,
+            max_work_group_size,
+            max_alloc_bytes: 0,
+            global_mem_bytes: 0,
+        };
+        let h100 = info(48 * 1024, 1024);
+        let layout = |log_n| StagedLayout::new(log_n, 48 * 1024, 1024, StagedVariant::DEFAULT);
+        // 2^15: blocks of 2^8 words, 32 items a row: 9 rows of 288 items, 20.7 KB.
+        let (one, rows) = ks_rows_that_fit(layout(15).unwrap(), 9, &h100).unwrap();
+        assert_eq!((one.log_b(), one.block_work_group_size(), rows), (0, 32, 9));
+        // 2^16: also blocks of 2^8 words; 16 rows are 512 items and 36 KB.
+        assert_eq!(
+            ks_rows_that_fit(layout(16).unwrap(), 16, &h100).unwrap().1,
+            16
+        );
+        // 8 KB of local memory holds three rows of 2304 bytes.
+        let small = info(8 * 1024, 1024);
+        assert_eq!(
+            ks_rows_that_fit(layout(15).unwrap(), 9, &small).unwrap().1,
+            3
+        );
+        // 2^12 in one pass: a row is 512 items and 36 KB, so one: the layout's own.
+        assert!(ks_rows_that_fit(layout(12).unwrap(), 9, &h100).is_none());
+        assert!(ks_rows_that_fit(layout(15).unwrap(), 1, &h100).is_none());
+        // Work groups of at most 64 items: two rows of 32.
+        assert_eq!(
+            ks_rows_that_fit(layout(15).unwrap(), 9, &info(1 << 20, 64))
+                .unwrap()
+                .1,
+            2
+        );
+    }
+
+    #[test]
     fn plans_can_be_shared_between_threads() {
         fn shared<T: Send + Sync>() {}
         shared::<NttPlan>();
@@ -1588,6 +1737,10 @@ mod tests {
         );
         assert_eq!(v.to_string(), "r16g11c5k8");
         assert_eq!(parse(&v.to_string()).unwrap(), v);
+        let p9 = parse("p9k16").unwrap();
+        assert_eq!((p9.ks_rows(), p9.ks_log_regs()), (9, 4));
+        assert_eq!(p9.to_string(), "r8g11c4k16p9");
+        assert_eq!(parse("p1").unwrap(), StagedVariant::DEFAULT);
         for bad in [
             "r4",
             "r32",
@@ -1603,6 +1756,9 @@ mod tests {
             "r16,g11",
             "k4",
             "k8k8",
+            "p0",
+            "p17",
+            "p",
         ] {
             let e = parse(bad).unwrap_err();
             assert!(e.to_string().contains("variant"), "{bad}: {e}");
