@@ -271,6 +271,9 @@ struct KsRow {
     variant: String,
     launches: usize,
     layout: Option<[u32; 4]>,
+    /// Rows per work group of the block pass that the plan holds (the variant's `p`, or
+    /// fewer where the device or the kernel's build does not hold them).
+    rows: usize,
     /// The key's bytes (2 K (K + 1) residues), the largest read of the pass.
     key_bytes: usize,
     time: Timing,
@@ -564,6 +567,7 @@ fn bench_key_switch(
             variant: variant.to_string(),
             launches: plan.launches_per_transform(),
             layout: layout(&plan),
+            rows: plan.key_switch_rows(),
             key_bytes: key.len() * 8,
             time_over_key_copy: time.median_us / key_copy.median_us,
             time,
@@ -619,6 +623,8 @@ fn print_row(r: Row) -> Row {
 }
 
 fn main() -> Result<()> {
+    // SEAL_OPENCL_LOG=debug shows the plans' choices (e.g. key switching's rows).
+    seal_opencl::logging::init_from_env()?;
     let p = Params::from_args()?;
     let ctx = Context::from_env()?;
     let queue = ctx.queue(true)?;
@@ -681,8 +687,8 @@ fn main() -> Result<()> {
              N = 2^{log_n}, K = {k}; x key copy = time / a device copy of the key's words"
         );
         println!(
-            "{:<10} {:>4} {:<13} {:>10} {:>10} {:>12} {:>11}  check",
-            "variant", "krn", "S,G,C,B (log)", "us", "min us", "key copy us", "x key copy"
+            "{:<12} {:>4} {:<13} {:>4} {:>10} {:>10} {:>12} {:>11}  check",
+            "variant", "krn", "S,G,C,B (log)", "rows", "us", "min us", "key copy us", "x key copy"
         );
         for (v, r) in bench_key_switch(&ctx, &queue, &p, p.ks, &mut rng)? {
             let r = match r {
@@ -693,10 +699,11 @@ fn main() -> Result<()> {
                 }
             };
             println!(
-                "{:<10} {:>4} {:<13} {:>10.1} {:>10.1} {:>12.1} {:>11.2}  ok",
+                "{:<12} {:>4} {:<13} {:>4} {:>10.1} {:>10.1} {:>12.1} {:>11.2}  ok",
                 r.variant,
                 r.launches,
                 layout_text(r.layout),
+                r.rows,
                 r.time.median_us,
                 r.time.min_us,
                 r.key_copy.median_us,
