@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cargo bench --bench ntt -- [--quick] [--sizes 12,13,..] [--primes 1,8,32]
-//!                            [--strategies naive,staged] [--variants r8g11c4,r16,..]
+//!                            [--strategies naive,staged] [--variants r8g11c4k4p2,r16,..]
 //!                            [--shapes 15x8,16x32,..] [--ks 15x8] [--reps N] [--json PATH]
 //! ```
 //! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy) if set, else both;
@@ -53,15 +53,18 @@ const ROTATE: usize = 3;
 /// Fills outputs before a checked run, so that words a kernel leaves unwritten show.
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
-/// The variants compared by default: today's layout first (the baseline), 16 values per work
-/// item in key switching's passes only, groups of 2^10
-/// and 2^12 words, 16 values per work item with groups of 2^11 and 2^12 words, the latter
-/// with wider strided groups, and groups of 2^8 words with narrow strided groups (8 times
-/// as many work groups, for batches too small to fill the GPU: one prime at 2^15 makes 16
-/// groups of 2^11 words).
-const DEFAULT_VARIANTS: [&str; 8] = [
-    "r8g11c4",
-    "r8g11c4k16",
+/// The variants compared by default: today's layout first (the baseline); key switching's
+/// passes with 8 values per work item in one row of the layout's blocks (the default until
+/// 2026-11-24), with 16, and with 4 in three-row groups; groups of 2^10 and 2^12 words, 16
+/// values per work item with groups of 2^11 and 2^12 words, the latter with wider strided
+/// groups, and groups of 2^8 words with narrow strided groups (8 times as many work
+/// groups, for batches too small to fill the GPU: one prime at 2^15 makes 16 groups of
+/// 2^11 words).
+const DEFAULT_VARIANTS: [&str; 10] = [
+    "r8g11c4k4p2",
+    "r8g11c4k8p1",
+    "r8g11c4k16p1",
+    "r8g11c4k4p3",
     "r8g10c4",
     "r8g12c4",
     "r16g11c4",

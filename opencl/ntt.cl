@@ -25,9 +25,9 @@
 // the fused passes' reductions).
 //
 // Build options: LOG_N for every kernel; the staged kernels also need LOG_R (values per
-// work item, 3 or 4), LOG_S (rounds done by ntt_*_strided; 0 when the whole transform
+// work item, 2 to 4), LOG_S (rounds done by ntt_*_strided; 0 when the whole transform
 // fits one work group), LOG_C (columns per strided work group) and LOG_B (blocks per
-// block work group). See src/ntt/device.rs.
+// block work group); key switching's block pass KS_ROWS. See src/ntt/device.rs.
 
 #define N (1u << LOG_N)
 #define PARAMS_STRIDE 8
@@ -112,7 +112,8 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
 // ---------------------------------------------------------------------------------------
 // Staged radix-R NTT (seed 001 V-B5, Listing 17), R = 2^LOG_R values per work item: 8
 // (radix-8, the default) or 16 (radix-16: fewer exchanges and barriers, more work per
-// item). Each work item holds R values in registers and runs up to LOG_R rounds on them
+// item); 4 (radix-4) for key switching's passes by default, whose work items also hold
+// the key's 128-bit accumulators, 4 words per value. Each work item holds R values in registers and runs up to LOG_R rounds on them
 // between exchanges; every butterfly is the same whatever R, so the outputs are too. A
 // transform of N = S * G points takes two launches (one when LOG_S = 0):
 //   strided: the S-point sub-transforms of the elements congruent mod G. In the forward
@@ -146,7 +147,7 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
 // Full steps (LOG_R rounds) of the strided sub-transforms.
 #define NSTEP (LOG_S / LOG_R)
 
-#if (LOG_R != 3 && LOG_R != 4) || LOG_G < LOG_R || (LOG_S != 0 && LOG_S < LOG_R) || \
+#if (LOG_R < 2 || LOG_R > 4) || LOG_G < LOG_R || (LOG_S != 0 && LOG_S < LOG_R) || \
     LOG_C > LOG_G || LOG_B > LOG_S
 #error "unsupported staged NTT layout"
 #endif
@@ -555,10 +556,10 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
 //
 // A work group holds KS_ROWS rows of the same blocks, BLOCK_WG work items each, with
 // local memory of their own: group (i, g) serves rows i KS_ROWS .. i KS_ROWS + KS_ROWS - 1
-// (those below K + 1). Rows in one group exist for occupancy: the 64 accumulator words
-// make this kernel's work items large (on NVIDIA ~234 registers), and a group of e.g. 9
-// rows of one 32-item block must fit an SM with at most 224 registers each, so that the
-// K + 1 rows of a 2^15 key switch run in one round over the SMs instead of two. Rows that
+// (those below K + 1). Rows in one group set the work group's size apart from the
+// blocks': the accumulators (4 words per value) make this kernel's work items large, so
+// the SMs hold few of them, and small groups of a few one-block rows let the K + 1 rows
+// of a key switch run in one round over the SMs (see StagedVariant::DEFAULT). Rows that
 // skip a transform (J = I, or past the last prime) still pass its barriers.
 #ifndef KS_ROWS
 #define KS_ROWS 1

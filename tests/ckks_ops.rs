@@ -146,10 +146,11 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, and the naive
 /// transforms; and the fused passes of other staged variants: 16 values per work item
 /// (steps of 4 rounds: 2^13 and 2^14 with a shorter last step in both passes), small
-/// groups with many columns, large groups with few; key switching with other values per
-/// work item than the other passes (`k16`, `r16k8`); key switching's block pass with
-/// several rows per work group (`p`): more rows than primes (`p9`, `p16`), rows split over
-/// groups with idle rows in the last (`p3` at K = 3, 1), and one pass (`p2` at 2^12).
+/// groups with many columns, large groups with few. Key switching's passes: by default 4
+/// values per work item (steps of 2 rounds) in two-row work groups; also 8 and 16 values
+/// in one row of the layout's blocks (`k8p1`, `k16p1`, `r16k8p1`), and rows: more than
+/// primes (`p9`, `p16`), split over groups with idle rows in the last (`p3` at K = 3, 1),
+/// and in one pass (two rows by default at 2^12 and 2^10, `p1` and `p16` besides).
 fn configs() -> Vec<(u32, NttStrategy, bool)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
     vec![
@@ -165,13 +166,14 @@ fn configs() -> Vec<(u32, NttStrategy, bool)> {
         (13, variant("r16g10c6"), true),
         (14, variant("r16"), true),
         (14, variant("r8g12c2"), true),
-        (13, variant("k16"), true),
-        (14, variant("r16k8"), true),
+        (13, variant("k8p1"), true),
+        (13, variant("k16p1"), true),
+        (14, variant("r16k8p1"), true),
         (10, variant("p16"), true),
-        (12, variant("p2"), true),
+        (12, variant("p1"), true),
         (13, variant("p3"), true),
-        (14, variant("p9"), true),
-        (14, variant("r16p4"), true),
+        (14, variant("k8p9"), true),
+        (14, variant("r16k16p4"), true),
     ]
 }
 

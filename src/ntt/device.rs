@@ -131,15 +131,16 @@ impl fmt::Display for NttStrategy {
 /// compare them.
 ///
 /// Written `r<R>g<log words>c<log columns>k<R of key switching>p<rows of key switching>`,
-/// each part optional and the default where left out (`k`: as `r`; `p`: 1): `r8g11c4` (the
-/// default), `r16`, `r16g12c5`, `k16`, `p9`.
+/// each part optional and the default's where left out: `r8g11c4k4p2` (the default),
+/// `r16`, `r16g12c5`, `k16p1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
     log_group_words: u32,
     min_log_columns: u32,
-    /// Values per work item in key switching's two passes; None: `log_regs`.
-    ks_log_regs: Option<u32>,
+    /// log2 of the values per work item in key switching's two passes, where the layout
+    /// has two (a one-pass layout keeps `log_regs`: see `ks_layout`).
+    ks_log_regs: u32,
     /// Rows (output primes) per work group of key switching's block pass; with more than
     /// one, a row holds one block (see `ntt_fwd_block_ks`).
     ks_rows: u32,
@@ -148,21 +149,27 @@ pub struct StagedVariant {
 impl StagedVariant {
     /// 8 values per work item, work groups of 2^11 words where the layout has the choice
     /// (256 work items), strided work groups of at least 16 columns (128 bytes per row
-    /// read), as many values in key switching's passes. (16 there made MulLin 4% faster
-    /// at N = 2^15 on an H100 but 8-40% slower at 2^13, 2^14 and 2^16, 2026-11-24:
+    /// read); in key switching's passes 4 values per work item and block work groups of
+    /// two one-block rows. With 8 values there the block pass's 64 accumulator words took
+    /// 232 registers per work item on an H100, 8 warps per SM, and K = 8 at N = 2^15
+    /// needed a second round over the SMs; 4 values and 2 rows (96 registers, 128 items)
+    /// fit it in one: 69.5 us against 97.0 for both passes, and 3-26% less at 2^13, 2^14,
+    /// 2^16 (2026-11-24, `benches/results/h100-2026-11-24-ks-radix4/`). (16 values there
+    /// made MulLin 4% faster at 2^15 but 8-40% slower elsewhere:
     /// `benches/results/h100-2026-11-24-session/`.)
     pub const DEFAULT: StagedVariant = StagedVariant {
         log_regs: 3,
         log_group_words: 11,
         min_log_columns: 4,
-        ks_log_regs: None,
-        ks_rows: 1,
+        ks_log_regs: 2,
+        ks_rows: 2,
     };
 
     /// A variant with 2^`log_regs` values per work item (3 or 4: radix-8 or radix-16
     /// steps), work groups of 2^`log_group_words` words where the layout has the choice
     /// (6 ..= 12; larger groups than the device holds are capped when a plan is built),
-    /// and at least 2^`min_log_columns` columns per strided work group (0 ..= 8).
+    /// and at least 2^`min_log_columns` columns per strided work group (0 ..= 8); key
+    /// switching's knobs as the default's.
     ///
     /// Errors: a knob outside its range.
     pub fn new(log_regs: u32, log_group_words: u32, min_log_columns: u32) -> Result<Self> {
@@ -181,26 +188,25 @@ impl StagedVariant {
             log_regs,
             log_group_words,
             min_log_columns,
-            ks_log_regs: None,
-            ks_rows: 1,
+            ks_log_regs: StagedVariant::DEFAULT.ks_log_regs,
+            ks_rows: StagedVariant::DEFAULT.ks_rows,
         })
     }
 
     /// The same variant with 2^`log_regs` values per work item in key switching's two
-    /// passes (3 or 4; the plan falls back to the variant's own where the device cannot
-    /// hold that layout with as many passes).
+    /// passes (2, 3 or 4: radix-4, 8 or 16 steps; the plan keeps the variant's own
+    /// values where the layout has one pass, or where the device cannot hold the other
+    /// in two).
     ///
-    /// Errors: `log_regs` is not 3 or 4.
+    /// Errors: `log_regs` is not 2, 3 or 4.
     pub fn with_ks_log_regs(mut self, log_regs: u32) -> Result<Self> {
-        if !(3..=4).contains(&log_regs) {
+        if !(2..=4).contains(&log_regs) {
             return Err(Error::invalid(format!(
                 "staged NTT variant: 2^{log_regs} values per work item in key switching \
-                 (2^3 or 2^4)"
+                 (2^2, 2^3 or 2^4)"
             )));
         }
-        // As many as the other passes is the variant without the knob: equal variants
-        // compare and print equal.
-        self.ks_log_regs = (log_regs != self.log_regs).then_some(log_regs);
+        self.ks_log_regs = log_regs;
         Ok(self)
     }
 
@@ -225,9 +231,9 @@ impl StagedVariant {
         self.ks_rows
     }
 
-    /// log2 of the values each work item of key switching's passes holds.
+    /// log2 of the values each work item of key switching's two passes holds.
     pub fn ks_log_regs(&self) -> u32 {
-        self.ks_log_regs.unwrap_or(self.log_regs)
+        self.ks_log_regs
     }
 
     /// log2 of the values each work item holds (and of the radix of a step).
@@ -267,13 +273,13 @@ impl Default for StagedVariant {
 impl FromStr for StagedVariant {
     type Err = Error;
 
-    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k8` / `k16`, `p<1..=16>` in any order,
-    /// each at most once.
+    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k4` / `k8` / `k16`, `p<1..=16>` in any
+    /// order, each at most once.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(format!(
                 "staged NTT variant {s:?}: {why}; write r<8|16>g<log words>c<log columns>\
-                 k<8|16>p<rows>, e.g. r16g12c4k8p1, any part left out"
+                 k<4|8|16>p<rows>, e.g. r16g12c4k8p1, any part left out"
             ))
         };
         let text = s.trim().to_ascii_lowercase();
@@ -304,8 +310,10 @@ impl FromStr for StagedVariant {
         }
         let d = StagedVariant::DEFAULT;
         let log_regs_of = |knob: u32, key: char| match knob {
+            4 if key == 'k' => Ok(2),
             8 => Ok(3),
             16 => Ok(4),
+            _ if key == 'k' => Err(bad("k is 4, 8 or 16")),
             _ => Err(bad(&format!("{key} is 8 or 16"))),
         };
         let v = StagedVariant::new(
@@ -320,29 +328,23 @@ impl FromStr for StagedVariant {
                 .with_ks_log_regs(log_regs_of(k, 'k')?)
                 .map_err(|e| bad(&e.to_string()))?,
         };
-        v.with_ks_rows(knobs[4].unwrap_or(1))
+        v.with_ks_rows(knobs[4].unwrap_or(d.ks_rows))
             .map_err(|e| bad(&e.to_string()))
     }
 }
 
-/// The canonical form, every part written but `k` where it follows `r` and `p` at 1:
-/// `r8g11c4`, `r8g11c4k16`, `r8g11c4p9`.
+/// The canonical form, every part written: `r8g11c4k4p2`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "r{}g{}c{}",
+            "r{}g{}c{}k{}p{}",
             1u32 << self.log_regs,
             self.log_group_words,
-            self.min_log_columns
-        )?;
-        if let Some(k) = self.ks_log_regs {
-            write!(f, "k{}", 1u32 << k)?;
-        }
-        if self.ks_rows != 1 {
-            write!(f, "p{}", self.ks_rows)?;
-        }
-        Ok(())
+            self.min_log_columns,
+            1u32 << self.ks_log_regs,
+            self.ks_rows
+        )
     }
 }
 
@@ -706,9 +708,11 @@ impl NttPlan {
         };
         let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
         // Key switching's passes with the variant's own values per work item there, where
-        // the device holds that layout with as many passes (else the plan's layout).
+        // the plan has two passes and the device holds that layout in two as well (else
+        // the plan's layout). One pass keeps the plan's: 4 values per item would make
+        // groups of up to 1024 items (27.4 against 26.0 us at 2^12, K = 2, H100).
         let ks_layout = match (strategy, layout) {
-            (NttStrategy::Staged(variant), Some(layout)) => Some(
+            (NttStrategy::Staged(variant), Some(layout)) if layout.launches() == 2 => Some(
                 StagedLayout::new(
                     log_n,
                     info.local_mem_bytes,
@@ -719,7 +723,7 @@ impl NttPlan {
                     },
                 )
                 .ok()
-                .filter(|ks| ks.launches() == layout.launches())
+                .filter(|ks| ks.launches() == 2)
                 .unwrap_or(layout),
             ),
             _ => None,
@@ -1715,7 +1719,7 @@ mod tests {
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::STAGED.to_string(), "staged");
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
-        assert_eq!(r16.to_string(), "staged(r16g11c4)");
+        assert_eq!(r16.to_string(), "staged(r16g11c4k4p2)");
     }
 
     #[test]
@@ -1723,8 +1727,13 @@ mod tests {
         let parse = |s: &str| s.parse::<StagedVariant>();
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse(" R8G11C4 ").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse("k8").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse("k16").unwrap().to_string(), "r8g11c4k16");
+        assert_eq!(parse("k4p2").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(StagedVariant::DEFAULT.to_string(), "r8g11c4k4p2");
+        assert_eq!(parse("k16").unwrap().to_string(), "r8g11c4k16p2");
+        assert_eq!(
+            StagedVariant::new(4, 10, 6).unwrap().to_string(),
+            "r16g10c6k4p2"
+        );
         let v = parse("c5r16k8").unwrap();
         assert_eq!(
             (
@@ -1735,12 +1744,11 @@ mod tests {
             ),
             (4, 11, 5, 3)
         );
-        assert_eq!(v.to_string(), "r16g11c5k8");
+        assert_eq!(v.to_string(), "r16g11c5k8p2");
         assert_eq!(parse(&v.to_string()).unwrap(), v);
         let p9 = parse("p9k16").unwrap();
         assert_eq!((p9.ks_rows(), p9.ks_log_regs()), (9, 4));
         assert_eq!(p9.to_string(), "r8g11c4k16p9");
-        assert_eq!(parse("p1").unwrap(), StagedVariant::DEFAULT);
         for bad in [
             "r4",
             "r32",
@@ -1754,7 +1762,8 @@ mod tests {
             "r99999999999",
             "é",
             "r16,g11",
-            "k4",
+            "k2",
+            "k32",
             "k8k8",
             "p0",
             "p17",
