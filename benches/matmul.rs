@@ -201,7 +201,7 @@ fn main() -> Result<()> {
         ],
     )?;
     let reps = args.count("--reps", 1, 3)?;
-    let bits = default_bit_sizes(default_data_primes(LOG_N));
+    let bits = default_bit_sizes(default_data_primes(LOG_N)?);
     let scale_bits = 40;
     let mut run = Run::new("matmul", args.quick)?;
     run.banner();

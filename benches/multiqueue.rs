@@ -145,11 +145,8 @@ fn main() -> Result<()> {
     )?;
     let queues: Vec<usize> = args.list("--queues", &[1, 2, 4], &[1, 2, 4])?;
     let log_n = args.count("--log-n", 13, 15)? as u32;
-    let primes = args.count(
-        "--primes",
-        default_data_primes(log_n),
-        default_data_primes(log_n),
-    )?;
+    let default_primes = default_data_primes(log_n)?;
+    let primes = args.count("--primes", default_primes, default_primes)?;
     let per_stream = args.count("--per-stream", 4, 20)?;
     let reps = args.count("--reps", 2, 5)?;
     let bits = default_bit_sizes(primes);

@@ -163,11 +163,8 @@ fn copy_time(words: usize, reps: usize) -> Result<Duration> {
 fn main() -> Result<()> {
     let args = Args::parse(USAGE, &["--log-n", "--primes", "--reps"])?;
     let log_n = args.count("--log-n", 13, 15)? as u32;
-    let primes = args.count(
-        "--primes",
-        default_data_primes(log_n),
-        default_data_primes(log_n),
-    )?;
+    let default_primes = default_data_primes(log_n)?;
+    let primes = args.count("--primes", default_primes, default_primes)?;
     let reps = args.count("--reps", 3, 20)?;
     let bits = default_bit_sizes(primes);
     let n = 1usize << log_n;

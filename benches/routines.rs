@@ -121,7 +121,7 @@ fn main() -> Result<()> {
     let mut rows = Vec::new();
     let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
     for &log_n in &sizes {
-        let default = default_bit_sizes(default_data_primes(log_n));
+        let default = default_bit_sizes(default_data_primes(log_n)?);
         let nine = default_bit_sizes(8);
         let mut bit_sets = Vec::new();
         if sets.iter().any(|s| s == "default") {

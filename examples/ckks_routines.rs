@@ -115,7 +115,11 @@ fn main() -> Result<()> {
     let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
     let on_cpu_device = !device.contains("GPU");
     let reps = args.reps.unwrap_or(if on_cpu_device { 3 } else { 10 });
-    let bits = default_bit_sizes(args.primes.unwrap_or(default_data_primes(args.log_n)));
+    let primes = match args.primes {
+        Some(primes) => primes,
+        None => default_data_primes(args.log_n)?,
+    };
+    let bits = default_bit_sizes(primes);
     let scale_bits = 50;
     let n = 1u64 << args.log_n;
     println!("device: {device}");

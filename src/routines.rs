@@ -94,18 +94,26 @@ impl std::str::FromStr for Routine {
 }
 
 /// The data primes the routines use by default at N = 2^`log_n`: seed 001's 8 at 2^15 and
-/// 2^16, elsewhere as many as SEAL's 128-bit security table allows with
+/// 2^16 (and above), at 2^13 and 2^14 as many as SEAL's 128-bit security table allows with
 /// [`default_bit_sizes`] (SEAL's table stops at 2^15; 2^16 runs with its check off).
-pub fn default_data_primes(log_n: u32) -> usize {
+///
+/// Errors: N below 2^13, where SEAL's table allows fewer bits (109 at 2^12) than one
+/// data prime and the special prime take (120).
+pub fn default_data_primes(log_n: u32) -> Result<usize> {
     // SEAL's CoeffModulus::MaxBitCount(N, sec_level_type::tc128).
     let max_bits = match log_n {
-        12 => 109,
         13 => 218,
         14 => 438,
-        _ => return 8,
+        15.. => return Ok(8),
+        _ => {
+            return Err(Error::invalid(format!(
+                "the routines need N >= 2^13: at 2^{log_n} SEAL's 128-bit bound leaves fewer \
+                 bits than a 60-bit data prime and a 60-bit special prime take"
+            )))
+        }
     };
     // 60 + 50 (d - 1) + 60 <= max_bits.
-    ((max_bits - 120) / 50 + 1).max(1)
+    Ok((max_bits - 120) / 50 + 1)
 }
 
 /// SEAL's coefficient modulus bit sizes for `data_primes` data primes: a 60-bit first
@@ -245,4 +253,21 @@ pub fn time_routine(
         to_device(&w.evaluator, &mut [&mut b])?;
     }
     time_op(&w.evaluator, a, reps, profiler, |x| routine.run(w, x, &b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_data_primes_fit_seals_bound() {
+        assert_eq!(default_data_primes(13).unwrap(), 2);
+        assert_eq!(default_data_primes(14).unwrap(), 7);
+        assert_eq!(default_data_primes(15).unwrap(), 8);
+        assert_eq!(default_data_primes(16).unwrap(), 8);
+        for log_n in [1, 10, 12] {
+            let e = default_data_primes(log_n).unwrap_err();
+            assert!(e.to_string().contains("2^13"), "{e}");
+        }
+    }
 }
