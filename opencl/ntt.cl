@@ -110,10 +110,11 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
 }
 
 // ---------------------------------------------------------------------------------------
-// Staged radix-R NTT (seed 001 V-B5, Listing 17), R = 2^LOG_R values per work item: 8
-// (radix-8, the default) or 16 (radix-16: fewer exchanges and barriers, more work per
-// item); 4 (radix-4) for key switching's passes by default, whose work items also hold
-// the key's 128-bit accumulators, 4 words per value. Each work item holds R values in registers and runs up to LOG_R rounds on them
+// Staged radix-R NTT (seed 001 V-B5, Listing 17), R = 2^LOG_R values per work item: 4
+// (radix-4, the default where a transform takes two passes: more and smaller work items,
+// which matters most in key switching, whose work items also hold the key's 128-bit
+// accumulators, 4 words per value), 8 (radix-8) or 16 (radix-16: fewer exchanges and
+// barriers, more work per item). Each work item holds R values in registers and runs up to LOG_R rounds on them
 // between exchanges; every butterfly is the same whatever R, so the outputs are too. A
 // transform of N = S * G points takes two launches (one when LOG_S = 0):
 //   strided: the S-point sub-transforms of the elements congruent mod G. In the forward

@@ -144,13 +144,15 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// Every configuration the mod-down runs in: one-pass (2^10, 2^12 on a device with
 /// work groups of 2^12 words) and two-pass (2^13: S = 2^6, a multiple of 3 rounds in the
 /// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, and the naive
-/// transforms; and the fused passes of other staged variants: 16 values per work item
-/// (steps of 4 rounds: 2^13 and 2^14 with a shorter last step in both passes), small
-/// groups with many columns, large groups with few. Key switching's passes: by default 4
-/// values per work item (steps of 2 rounds) in two-row work groups; also 8 and 16 values
-/// in one row of the layout's blocks (`k8p1`, `k16p1`, `r16k8p1`), and rows: more than
-/// primes (`p9`, `p16`), split over groups with idle rows in the last (`p3` at K = 3, 1),
-/// and in one pass (two rows by default at 2^12 and 2^10, `p1` and `p16` besides).
+/// transforms; and the fused passes of other staged variants: 8 values per work item
+/// (the default before 2026-11-24, `r8g11c4k8p1`, and with the default's key switching),
+/// 16 (steps of 4 rounds: 2^13 and 2^14 with a shorter last step in both passes), small
+/// groups with many columns, large groups with few, 4 values in large groups. Key
+/// switching's passes: by default 4 values per work item (steps of 2 rounds) in two-row
+/// work groups; also 8 and 16 values in one row of the layout's blocks (`k16p1`,
+/// `r16k8p1`), and rows: more than primes (`p9`, `p16`), split over groups with idle rows
+/// in the last (`p3` at K = 3, 1), and in one pass (two rows by default at 2^12 and 2^10,
+/// `p1` and `p16` besides).
 fn configs() -> Vec<(u32, NttStrategy, bool)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
     vec![
@@ -162,11 +164,13 @@ fn configs() -> Vec<(u32, NttStrategy, bool)> {
         (13, NttStrategy::STAGED, false),
         (12, NttStrategy::Naive, true),
         (10, NttStrategy::Naive, false),
+        (13, variant("r8g11c4k8p1"), true),
+        (14, variant("r8g11c4"), true),
         (12, variant("r16"), true),
         (13, variant("r16g10c6"), true),
-        (14, variant("r16"), true),
+        (14, variant("r16g11c4"), true),
         (14, variant("r8g12c2"), true),
-        (13, variant("k8p1"), true),
+        (13, variant("r4g12c5"), true),
         (13, variant("k16p1"), true),
         (14, variant("r16k8p1"), true),
         (10, variant("p16"), true),

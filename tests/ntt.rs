@@ -13,13 +13,15 @@ use seal_opencl::ntt::{create_ntt_tables, host, NttDirection, NttPlan, NttStrate
 use seal_opencl::{Error, ErrorKind};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
-/// The staged variants under test: the default (8 values per work item), 16 values per
-/// work item, small and large groups and column counts with either, and the smallest
-/// groups (one block, one column per work group).
+/// The staged variants under test: the default (4 values per work item, 8 in one pass), 8
+/// and 16 values per work item, small and large groups and column counts with each, and
+/// the smallest groups (one block, one column per work group).
 fn staged() -> Vec<NttStrategy> {
-    ["r8g11c4", "r16g11c4", "r16g10c6", "r8g12c2", "r16g6c0"]
-        .map(|v| NttStrategy::Staged(v.parse().unwrap()))
-        .to_vec()
+    [
+        "r4g9c3", "r8g11c4", "r16g11c4", "r16g10c6", "r8g12c2", "r16g6c0", "r4g12c5", "r4g6c0",
+    ]
+    .map(|v| NttStrategy::Staged(v.parse().unwrap()))
+    .to_vec()
 }
 
 /// The naive baseline and every staged variant under test.

@@ -131,8 +131,8 @@ impl fmt::Display for NttStrategy {
 /// compare them.
 ///
 /// Written `r<R>g<log words>c<log columns>k<R of key switching>p<rows of key switching>`,
-/// each part optional and the default's where left out: `r8g11c4k4p2` (the default),
-/// `r16`, `r16g12c5`, `k16p1`.
+/// each part optional and the default's where left out: `r4g9c3k4p2` (the default),
+/// `r8g11c4k8p1` (the default before 2026-11-24), `r16`, `r16g12c5`, `k16p1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
@@ -147,25 +147,32 @@ pub struct StagedVariant {
 }
 
 impl StagedVariant {
-    /// 8 values per work item, work groups of 2^11 words where the layout has the choice
-    /// (256 work items), strided work groups of at least 16 columns (128 bytes per row
-    /// read); in key switching's passes 4 values per work item and block work groups of
-    /// two one-block rows. With 8 values there the block pass's 64 accumulator words took
-    /// 232 registers per work item on an H100, 8 warps per SM, and K = 8 at N = 2^15
-    /// needed a second round over the SMs; 4 values and 2 rows (96 registers, 128 items)
-    /// fit it in one: 69.5 us against 97.0 for both passes, and 3-26% less at 2^13, 2^14,
-    /// 2^16 (2026-11-24, `benches/results/h100-2026-11-24-ks-radix4/`). (16 values there
-    /// made MulLin 4% faster at 2^15 but 8-40% slower elsewhere:
-    /// `benches/results/h100-2026-11-24-session/`.)
+    /// 4 values per work item (8 where the transform takes one pass: see
+    /// `StagedLayout::new`), work groups of 2^9 words where the layout has the choice (128
+    /// work items), strided work groups of at least 8 columns; in key switching's passes
+    /// 4 values per work item and block work groups of two one-block rows. Measured on an
+    /// H100, 2026-11-24:
+    /// - key switching's block pass with 8 values took 232 registers per work item, 8
+    ///   warps per SM, and K = 8 at N = 2^15 needed a second round over the SMs; 4 values
+    ///   in 2 rows (96 registers, 128 items) fit it in one: 69.5 us against 97.0 for both
+    ///   passes, 3-26% less at 2^13, 2^14, 2^16 (`benches/results/h100-2026-11-24-ks-radix4/`);
+    /// - the other passes with 4 values in groups of 2^9 words (more, smaller work items
+    ///   for the small batches a routine transforms): MulLin's kernel time 74.7 against
+    ///   91.6 us at 2^13, 104.4 / 111.7 at 2^14, 138.9 / 148.6 at 2^15, 240.3 / 247.3 at
+    ///   2^16, means of three rounds against `r8g11c4k4p2`
+    ///   (`benches/results/h100-2026-11-24-radix4-default/`).
+    ///
+    /// (16 values in key switching made MulLin 4% faster at 2^15 but 8-40% slower
+    /// elsewhere: `benches/results/h100-2026-11-24-session/`.)
     pub const DEFAULT: StagedVariant = StagedVariant {
-        log_regs: 3,
-        log_group_words: 11,
-        min_log_columns: 4,
+        log_regs: 2,
+        log_group_words: 9,
+        min_log_columns: 3,
         ks_log_regs: 2,
         ks_rows: 2,
     };
 
-    /// A variant with 2^`log_regs` values per work item (3 or 4: radix-8 or radix-16
+    /// A variant with 2^`log_regs` values per work item (2, 3 or 4: radix-4, 8 or 16
     /// steps), work groups of 2^`log_group_words` words where the layout has the choice
     /// (6 ..= 12; larger groups than the device holds are capped when a plan is built),
     /// and at least 2^`min_log_columns` columns per strided work group (0 ..= 8); key
@@ -173,12 +180,12 @@ impl StagedVariant {
     ///
     /// Errors: a knob outside its range.
     pub fn new(log_regs: u32, log_group_words: u32, min_log_columns: u32) -> Result<Self> {
-        if !(3..=4).contains(&log_regs)
+        if !(2..=4).contains(&log_regs)
             || !(MIN_LOG_GROUP_WORDS..=MAX_LOG_GROUP_WORDS).contains(&log_group_words)
             || min_log_columns > MAX_MIN_LOG_COLUMNS
         {
             return Err(Error::invalid(format!(
-                "staged NTT variant: 2^{log_regs} values per work item (2^3 or 2^4), work \
+                "staged NTT variant: 2^{log_regs} values per work item (2^2, 2^3 or 2^4), work \
                  groups of 2^{log_group_words} words (2^{MIN_LOG_GROUP_WORDS} ..= \
                  2^{MAX_LOG_GROUP_WORDS}), at least 2^{min_log_columns} columns (at most \
                  2^{MAX_MIN_LOG_COLUMNS})"
@@ -310,11 +317,10 @@ impl FromStr for StagedVariant {
         }
         let d = StagedVariant::DEFAULT;
         let log_regs_of = |knob: u32, key: char| match knob {
-            4 if key == 'k' => Ok(2),
+            4 => Ok(2),
             8 => Ok(3),
             16 => Ok(4),
-            _ if key == 'k' => Err(bad("k is 4, 8 or 16")),
-            _ => Err(bad(&format!("{key} is 8 or 16"))),
+            _ => Err(bad(&format!("{key} is 4, 8 or 16"))),
         };
         let v = StagedVariant::new(
             knobs[0].map_or(Ok(d.log_regs), |r| log_regs_of(r, 'r'))?,
@@ -333,7 +339,7 @@ impl FromStr for StagedVariant {
     }
 }
 
-/// The canonical form, every part written: `r8g11c4k4p2`.
+/// The canonical form, every part written: `r4g9c3k4p2`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -393,6 +399,20 @@ impl StagedLayout {
                 ))
             })?;
         if log_n <= log_cap {
+            // Four values per item only where the transform takes two passes: in one,
+            // groups of up to 2^12 words would hold 1024 items (key switching at 2^12, K = 2:
+            // 27.5 against 25.9 us with 8, H100, 2026-11-24).
+            if log_r < 3 {
+                return StagedLayout::new(
+                    log_n,
+                    local_mem_bytes,
+                    max_work_group_size,
+                    StagedVariant {
+                        log_regs: 3,
+                        ..variant
+                    },
+                );
+            }
             return Ok(StagedLayout {
                 log_r,
                 log_s: 0,
@@ -1621,15 +1641,24 @@ mod tests {
 
     #[test]
     fn layouts_for_48k_local_memory() {
-        let r16: StagedVariant = "r16".parse().unwrap();
+        let r8: StagedVariant = "r8g11c4".parse().unwrap();
+        let r16: StagedVariant = "r16g11c4".parse().unwrap();
         let r16g12c5: StagedVariant = "r16g12c5".parse().unwrap();
+        let d = StagedVariant::DEFAULT;
         // (variant, log N) -> (log S, log C, log B, block items, strided items)
         let want = [
-            (StagedVariant::DEFAULT, 10, 0, 0, 0, 128, 0),
-            (StagedVariant::DEFAULT, 12, 0, 0, 0, 512, 0),
-            (StagedVariant::DEFAULT, 13, 6, 5, 4, 256, 256),
-            (StagedVariant::DEFAULT, 16, 8, 4, 3, 256, 512),
-            (StagedVariant::DEFAULT, 17, 8, 4, 2, 256, 512),
+            // One pass: 8 values per item (512 items at 2^12), not the default's 4.
+            (d, 10, 0, 0, 0, 128, 0),
+            (d, 12, 0, 0, 0, 512, 0),
+            (d, 13, 6, 3, 2, 128, 128),
+            (d, 15, 7, 3, 1, 128, 256),
+            (d, 16, 8, 3, 1, 128, 512),
+            (d, 17, 8, 3, 0, 128, 512),
+            (r8, 10, 0, 0, 0, 128, 0),
+            (r8, 12, 0, 0, 0, 512, 0),
+            (r8, 13, 6, 5, 4, 256, 256),
+            (r8, 16, 8, 4, 3, 256, 512),
+            (r8, 17, 8, 4, 2, 256, 512),
             (r16, 10, 0, 0, 0, 64, 0),
             (r16, 12, 0, 0, 0, 256, 0),
             (r16, 13, 6, 5, 4, 128, 128),
@@ -1645,7 +1674,12 @@ mod tests {
                 (log_s, log_c, log_b),
                 "{variant} 2^{log_n}"
             );
-            assert_eq!(l.log_r(), variant.log_regs());
+            let log_r = if log_s == 0 {
+                variant.log_regs().max(3)
+            } else {
+                variant.log_regs()
+            };
+            assert_eq!(l.log_r(), log_r, "{variant} 2^{log_n}");
             assert_eq!(l.log_g() + l.log_s(), log_n);
             assert_eq!(l.block_work_group_size(), block);
             assert!(l.block_local_bytes() <= 48 * 1024);
@@ -1676,8 +1710,13 @@ mod tests {
             global_mem_bytes: 0,
         };
         let h100 = info(48 * 1024, 1024);
-        let layout = |log_n| StagedLayout::new(log_n, 48 * 1024, 1024, StagedVariant::DEFAULT);
-        // 2^15: blocks of 2^8 words, 32 items a row: 9 rows of 288 items, 20.7 KB.
+        let default = StagedLayout::new(15, 48 * 1024, 1024, StagedVariant::DEFAULT).unwrap();
+        // The default at 2^15: blocks of 2^8 words, 64 items of 4 values a row, two rows.
+        let (one, rows) = ks_rows_that_fit(default, 2, &h100).unwrap();
+        assert_eq!((one.log_b(), one.block_work_group_size(), rows), (0, 64, 2));
+        let r8: StagedVariant = "r8g11c4".parse().unwrap();
+        let layout = |log_n| StagedLayout::new(log_n, 48 * 1024, 1024, r8);
+        // 8 values at 2^15: 32 items a row: 9 rows of 288 items, 20.7 KB.
         let (one, rows) = ks_rows_that_fit(layout(15).unwrap(), 9, &h100).unwrap();
         assert_eq!((one.log_b(), one.block_work_group_size(), rows), (0, 32, 9));
         // 2^16: also blocks of 2^8 words; 16 rows are 512 items and 36 KB.
@@ -1719,17 +1758,17 @@ mod tests {
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::STAGED.to_string(), "staged");
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
-        assert_eq!(r16.to_string(), "staged(r16g11c4k4p2)");
+        assert_eq!(r16.to_string(), "staged(r16g9c3k4p2)");
     }
 
     #[test]
     fn variant_names() {
         let parse = |s: &str| s.parse::<StagedVariant>();
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse(" R8G11C4 ").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(parse(" R4G9C3 ").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse("k4p2").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(StagedVariant::DEFAULT.to_string(), "r8g11c4k4p2");
-        assert_eq!(parse("k16").unwrap().to_string(), "r8g11c4k16p2");
+        assert_eq!(StagedVariant::DEFAULT.to_string(), "r4g9c3k4p2");
+        assert_eq!(parse("k16").unwrap().to_string(), "r4g9c3k16p2");
         assert_eq!(
             StagedVariant::new(4, 10, 6).unwrap().to_string(),
             "r16g10c6k4p2"
@@ -1742,15 +1781,15 @@ mod tests {
                 v.min_log_columns(),
                 v.ks_log_regs()
             ),
-            (4, 11, 5, 3)
+            (4, 9, 5, 3)
         );
-        assert_eq!(v.to_string(), "r16g11c5k8p2");
+        assert_eq!(v.to_string(), "r16g9c5k8p2");
         assert_eq!(parse(&v.to_string()).unwrap(), v);
         let p9 = parse("p9k16").unwrap();
         assert_eq!((p9.ks_rows(), p9.ks_log_regs()), (9, 4));
-        assert_eq!(p9.to_string(), "r8g11c4k16p9");
+        assert_eq!(p9.to_string(), "r4g9c3k16p9");
         for bad in [
-            "r4",
+            "r2",
             "r32",
             "g5",
             "g13",
