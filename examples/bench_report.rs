@@ -739,7 +739,7 @@ fn kernel_tables(out: &mut String, j: &Value) {
 fn ntt_variant_tables(out: &mut String, j: &Value) {
     let variants = j["variant_rows"].as_array().map_or(&[][..], Vec::as_slice);
     if !variants.is_empty() {
-        out.push_str("Staged variants (r: values per work item, g: log2 words per work group, c: log2 fewest strided columns), device time, copy of the same words in the same run:\n\n");
+        out.push_str("Staged variants (r: values per work item, g: log2 words per work group, c: log2 fewest strided columns, k: values per work item in key switching, p: rows per key-switching work group), device time, copy of the same words in the same run:\n\n");
         table(
             out,
             &[

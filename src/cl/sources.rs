@@ -8,7 +8,7 @@ pub const ARITH: &str = include_str!("../../opencl/arith.cl");
 /// One test kernel per helper of `ARITH`, for the bit-exact tests against `crate::arith`.
 pub const ARITH_TEST: &str = include_str!("../../opencl/arith_test.cl");
 
-/// The negacyclic NTT kernels (naive radix-2 and staged radix-8/16), built after `ARITH`.
+/// The negacyclic NTT kernels (naive radix-2 and staged radix-4/8/16), built after `ARITH`.
 pub const NTT: &str = include_str!("../../opencl/ntt.cl");
 
 /// The elementwise CKKS kernels (add/sub/negate, multiply_plain, tensor, residue copies,

@@ -1,6 +1,6 @@
 //! The negacyclic NTT of SEAL's `util/ntt`: tables (`tables`), the host reference
 //! (`host`), and the device transforms (`device`): a naive radix-2 baseline and a staged
-//! radix-8 or radix-16 NTT that keeps sub-transforms in local memory.
+//! radix-4, radix-8 or radix-16 NTT that keeps sub-transforms in local memory.
 
 mod device;
 pub mod host;
