@@ -18,7 +18,8 @@ const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 /// the smallest groups (one block, one column per work group).
 fn staged() -> Vec<NttStrategy> {
     [
-        "r4g9c3", "r8g11c4", "r16g11c4", "r16g10c6", "r8g12c2", "r16g6c0", "r4g12c5", "r4g6c0",
+        "r4g8c2", "r4g9c3", "r8g11c4", "r16g11c4", "r16g10c6", "r8g12c2", "r16g6c0", "r4g12c5",
+        "r4g6c0",
     ]
     .map(|v| NttStrategy::Staged(v.parse().unwrap()))
     .to_vec()

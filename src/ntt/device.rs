@@ -131,7 +131,7 @@ impl fmt::Display for NttStrategy {
 /// compare them.
 ///
 /// Written `r<R>g<log words>c<log columns>k<R of key switching>p<rows of key switching>`,
-/// each part optional and the default's where left out: `r4g9c3k4p2` (the default),
+/// each part optional and the default's where left out: `r4g8c2k4p2` (the default),
 /// `r8g11c4k8p1` (the default before 2026-11-24), `r16`, `r16g12c5`, `k16p1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
@@ -148,26 +148,27 @@ pub struct StagedVariant {
 
 impl StagedVariant {
     /// 4 values per work item (8 where the transform takes one pass: see
-    /// `StagedLayout::new`), work groups of 2^9 words where the layout has the choice (128
-    /// work items), strided work groups of at least 8 columns; in key switching's passes
+    /// `StagedLayout::new`), work groups of 2^8 words where the layout has the choice (64
+    /// work items), strided work groups of at least 4 columns; in key switching's passes
     /// 4 values per work item and block work groups of two one-block rows. Measured on an
     /// H100, 2026-11-24:
     /// - key switching's block pass with 8 values took 232 registers per work item, 8
     ///   warps per SM, and K = 8 at N = 2^15 needed a second round over the SMs; 4 values
     ///   in 2 rows (96 registers, 128 items) fit it in one: 69.5 us against 97.0 for both
     ///   passes, 3-26% less at 2^13, 2^14, 2^16 (`benches/results/h100-2026-11-24-ks-radix4/`);
-    /// - the other passes with 4 values in groups of 2^9 words (more, smaller work items
-    ///   for the small batches a routine transforms): MulLin's kernel time 74.7 against
-    ///   91.6 us at 2^13, 104.4 / 111.7 at 2^14, 138.9 / 148.6 at 2^15, 240.3 / 247.3 at
-    ///   2^16, means of three rounds against `r8g11c4k4p2`
+    /// - the other passes with 4 values in small groups (more, smaller work items for the
+    ///   small batches a routine transforms): MulLin's kernel time 74.7 against 91.6 us at
+    ///   2^13 and 138.9 against 148.6 at 2^15 for groups of 2^9 words against
+    ///   `r8g11c4k4p2` (three rounds), then 72.4 / 76.3, 96.3 / 98.3, 135.0 / 140.7 and
+    ///   230.2 / 237.8 at 2^13 .. 2^16 for 2^8 words against 2^9 (three rounds)
     ///   (`benches/results/h100-2026-11-24-radix4-default/`).
     ///
     /// (16 values in key switching made MulLin 4% faster at 2^15 but 8-40% slower
     /// elsewhere: `benches/results/h100-2026-11-24-session/`.)
     pub const DEFAULT: StagedVariant = StagedVariant {
         log_regs: 2,
-        log_group_words: 9,
-        min_log_columns: 3,
+        log_group_words: 8,
+        min_log_columns: 2,
         ks_log_regs: 2,
         ks_rows: 2,
     };
@@ -339,7 +340,7 @@ impl FromStr for StagedVariant {
     }
 }
 
-/// The canonical form, every part written: `r4g9c3k4p2`.
+/// The canonical form, every part written: `r4g8c2k4p2`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -1650,10 +1651,10 @@ mod tests {
             // One pass: 8 values per item (512 items at 2^12), not the default's 4.
             (d, 10, 0, 0, 0, 128, 0),
             (d, 12, 0, 0, 0, 512, 0),
-            (d, 13, 6, 3, 2, 128, 128),
-            (d, 15, 7, 3, 1, 128, 256),
-            (d, 16, 8, 3, 1, 128, 512),
-            (d, 17, 8, 3, 0, 128, 512),
+            (d, 13, 6, 2, 1, 64, 64),
+            (d, 15, 7, 2, 0, 64, 128),
+            (d, 16, 8, 2, 0, 64, 256),
+            (d, 17, 8, 2, 0, 128, 256),
             (r8, 10, 0, 0, 0, 128, 0),
             (r8, 12, 0, 0, 0, 512, 0),
             (r8, 13, 6, 5, 4, 256, 256),
@@ -1758,17 +1759,17 @@ mod tests {
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::STAGED.to_string(), "staged");
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
-        assert_eq!(r16.to_string(), "staged(r16g9c3k4p2)");
+        assert_eq!(r16.to_string(), "staged(r16g8c2k4p2)");
     }
 
     #[test]
     fn variant_names() {
         let parse = |s: &str| s.parse::<StagedVariant>();
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse(" R4G9C3 ").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(parse(" R4G8C2 ").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse("k4p2").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(StagedVariant::DEFAULT.to_string(), "r4g9c3k4p2");
-        assert_eq!(parse("k16").unwrap().to_string(), "r4g9c3k16p2");
+        assert_eq!(StagedVariant::DEFAULT.to_string(), "r4g8c2k4p2");
+        assert_eq!(parse("k16").unwrap().to_string(), "r4g8c2k16p2");
         assert_eq!(
             StagedVariant::new(4, 10, 6).unwrap().to_string(),
             "r16g10c6k4p2"
@@ -1781,13 +1782,13 @@ mod tests {
                 v.min_log_columns(),
                 v.ks_log_regs()
             ),
-            (4, 9, 5, 3)
+            (4, 8, 5, 3)
         );
-        assert_eq!(v.to_string(), "r16g9c5k8p2");
+        assert_eq!(v.to_string(), "r16g8c5k8p2");
         assert_eq!(parse(&v.to_string()).unwrap(), v);
         let p9 = parse("p9k16").unwrap();
         assert_eq!((p9.ks_rows(), p9.ks_log_regs()), (9, 4));
-        assert_eq!(p9.to_string(), "r4g9c3k16p9");
+        assert_eq!(p9.to_string(), "r4g8c2k16p9");
         for bad in [
             "r2",
             "r32",
