@@ -114,8 +114,9 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
 // (radix-4, the default where a transform takes two passes: more and smaller work items,
 // which matters most in key switching, whose work items also hold the key's 128-bit
 // accumulators, 4 words per value), 8 (radix-8) or 16 (radix-16: fewer exchanges and
-// barriers, more work per item). Each work item holds R values in registers and runs up to LOG_R rounds on them
-// between exchanges; every butterfly is the same whatever R, so the outputs are too. A
+// barriers, more work per item). Each work item holds R values in registers and runs up
+// to LOG_R rounds on them between exchanges; every butterfly is the same whatever R, so
+// the outputs are too. A
 // transform of N = S * G points takes two launches (one when LOG_S = 0):
 //   strided: the S-point sub-transforms of the elements congruent mod G. In the forward
 //     transform these are its first LOG_S rounds (gaps N/2 .. G, all multiples of G, never
@@ -305,7 +306,6 @@ ALWAYS_INLINE uint block_slot(uint e)
     return (e >> LOG_G) * PADDED_G + PAD(e & (G - 1));
 }
 
-//
 // `lid` is the work item's index among the BLOCK_WG that share `lmem` (get_local_id(0)
 // but in key switching's rows). Without `active` the work item only passes the barriers,
 // so that the others of its work group may transform.

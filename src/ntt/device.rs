@@ -138,8 +138,8 @@ pub struct StagedVariant {
     log_regs: u32,
     log_group_words: u32,
     min_log_columns: u32,
-    /// log2 of the values per work item in key switching's two passes, where the layout
-    /// has two (a one-pass layout keeps `log_regs`: see `ks_layout`).
+    /// log2 of the values per work item in key switching's passes (at least 8 values in
+    /// a one-pass layout: see `StagedLayout::new`).
     ks_log_regs: u32,
     /// Rows (output primes) per work group of key switching's block pass; with more than
     /// one, a row holds one block (see `ntt_fwd_block_ks`).
@@ -186,8 +186,8 @@ impl StagedVariant {
             || min_log_columns > MAX_MIN_LOG_COLUMNS
         {
             return Err(Error::invalid(format!(
-                "staged NTT variant: 2^{log_regs} values per work item (2^2, 2^3 or 2^4), work \
-                 groups of 2^{log_group_words} words (2^{MIN_LOG_GROUP_WORDS} ..= \
+                "staged NTT variant: 2^{log_regs} values per work item (2^2, 2^3 or 2^4), \
+                 work groups of 2^{log_group_words} words (2^{MIN_LOG_GROUP_WORDS} ..= \
                  2^{MAX_LOG_GROUP_WORDS}), at least 2^{min_log_columns} columns (at most \
                  2^{MAX_MIN_LOG_COLUMNS})"
             )));
@@ -201,10 +201,9 @@ impl StagedVariant {
         })
     }
 
-    /// The same variant with 2^`log_regs` values per work item in key switching's two
-    /// passes (2, 3 or 4: radix-4, 8 or 16 steps; the plan keeps the variant's own
-    /// values where the layout has one pass, or where the device cannot hold the other
-    /// in two).
+    /// The same variant with 2^`log_regs` values per work item in key switching's passes
+    /// (2, 3 or 4: radix-4, 8 or 16 steps; at least 8 in a one-pass layout, and the
+    /// plan's own layout where the device cannot hold this one with as many passes).
     ///
     /// Errors: `log_regs` is not 2, 3 or 4.
     pub fn with_ks_log_regs(mut self, log_regs: u32) -> Result<Self> {
@@ -729,11 +728,9 @@ impl NttPlan {
         };
         let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
         // Key switching's passes with the variant's own values per work item there, where
-        // the plan has two passes and the device holds that layout in two as well (else
-        // the plan's layout). One pass keeps the plan's: 4 values per item would make
-        // groups of up to 1024 items (27.4 against 26.0 us at 2^12, K = 2, H100).
+        // the device holds that layout with as many passes (else the plan's layout).
         let ks_layout = match (strategy, layout) {
-            (NttStrategy::Staged(variant), Some(layout)) if layout.launches() == 2 => Some(
+            (NttStrategy::Staged(variant), Some(layout)) => Some(
                 StagedLayout::new(
                     log_n,
                     info.local_mem_bytes,
@@ -744,7 +741,7 @@ impl NttPlan {
                     },
                 )
                 .ok()
-                .filter(|ks| ks.launches() == 2)
+                .filter(|ks| ks.launches() == layout.launches())
                 .unwrap_or(layout),
             ),
             _ => None,
@@ -1384,8 +1381,8 @@ impl NttPlan {
             ],
         );
         // SAFETY: row I < K + 1 of block group g (rows past K touch only the last
-        // prime's tables and their own local memory), reads residues J (K + 1) + I < K (K + 1) of
-        // scratch (two passes) or J < K of t_target (one pass), target residue
+        // prime's tables and their own local memory) reads residues J (K + 1) + I <
+        // K (K + 1) of scratch (two passes) or J < K of t_target (one pass), target residue
         // target_first + J < target_first + K, key residue (2 J + c) * stride + kp <
         // 2 K stride (kp < stride), and writes prod residue c K + I < 2 K or last
         // residue c < 2 (all checked); tables as in `run`.
