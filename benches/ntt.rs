@@ -479,11 +479,15 @@ fn bench_one(
 }
 
 /// Key switching's fused forward transforms at N = 2^`log_n` over K = `k` data primes and
-/// a special prime, under each variant, on random canonical inputs (the key rotated over
-/// `ROTATE` copies, as the transforms' inputs are): every variant's output is checked
-/// against the host composition (`ckks_ks_decompose`, lazy forward NTTs with the target's
-/// own residues in their place, `ckks_ks_inner_product`) before it is timed. A variant
-/// that fails (build, launch, check) gets its error; the others still run.
+/// a special prime, under each variant, on a random canonical target in NTT form after
+/// the first pass of its inverse (`NttPlan::inverse_first_pass_from`, not timed) and a
+/// random key (rotated over `ROTATE` copies, as the transforms' inputs are): the timed
+/// launches finish the target's inverse, decompose, transform, take the inner product and
+/// start the special prime's inverse. Every variant's output is checked against the host
+/// composition (the inverse NTT, `ckks_ks_decompose`, lazy forward NTTs with the target's
+/// own residues in their place, `ckks_ks_inner_product`, the first inverse rounds of the
+/// special prime's residues) before it is timed. A variant that fails (build, launch,
+/// check) gets its error; the others still run.
 fn bench_key_switch(
     ctx: &Arc<Context>,
     queue: &Queue,
@@ -499,10 +503,15 @@ fn bench_key_switch(
             .map(|i| rng.gen_range(0..moduli[prime(i / n)].value()))
             .collect()
     };
-    let t_target = residues(k, &|r| r);
     let target = residues(k, &|r| r);
     // Key residue (J * 2 + c) * (K + 1) + p under prime p; the special prime is the last.
     let key = residues(2 * k * (k + 1), &|r| r % (k + 1));
+    let mut t_target = target.clone();
+    host::transform_batch(
+        &mut t_target,
+        &tables[..k],
+        host::inverse_ntt_negacyclic_harvey,
+    );
     let mut dec = vec![0; k * (k + 1) * n];
     ckks_ks_decompose(&mut dec, &t_target, &moduli, n);
     for (r, residue) in dec.chunks_exact_mut(n).enumerate() {
@@ -528,7 +537,10 @@ fn bench_key_switch(
     let upload = |words: &[u64]| -> Result<Vec<Buffer<u64>>> {
         (0..ROTATE).map(|_| ctx.upload(queue, words)).collect()
     };
-    let (t_bufs, target_bufs, key_bufs) = (upload(&t_target)?, upload(&target)?, upload(&key)?);
+    let (target_bufs, key_bufs) = (upload(&target)?, upload(&key)?);
+    let t_bufs = (0..ROTATE)
+        .map(|_| ctx.buffer(queue, k * n))
+        .collect::<Result<Vec<_>>>()?;
     let prod = ctx.buffer(queue, 2 * k * n)?;
     let last = ctx.buffer(queue, 2 * n)?;
     let scratch = ctx.buffer(queue, k * (k + 1) * n)?;
@@ -538,6 +550,18 @@ fn bench_key_switch(
 
     let one = |variant: StagedVariant| -> Result<KsRow> {
         let plan = NttPlan::from_tables(ctx, queue, &tables, NttStrategy::Staged(variant))?;
+        for (t, target) in t_bufs.iter().zip(&target_bufs) {
+            plan.inverse_first_pass_from(queue, t, target, k, 0, 1, k, false)?;
+        }
+        // The special prime's residues after the inverse's first pass, as `last` leaves.
+        let log_g = plan
+            .staged_layout()
+            .ok_or_else(|| Error::Logic("a staged plan without a layout".into()))?
+            .log_g();
+        let mut want_last = want_last.clone();
+        for residue in want_last.chunks_exact_mut(n) {
+            host::inverse_ntt_negacyclic_harvey_lazy_rounds(residue, &tables[k], log_g);
+        }
         let run = |i: usize| {
             let ks = KeySwitch {
                 t_target: &t_bufs[i % ROTATE],

@@ -392,15 +392,16 @@ void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict r
 }
 
 // Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
-// LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). Reads
-// residue `in`, writes residue `out` (the same for a plain transform). On entry values in
-// [0, 2q); on exit in [0, 2q). Reads enter through local memory.
-ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
-                                  __local u64 *lmem, __global const ulong2 *w,
-                                  __global const u64 *pr, uint group_in_residue,
-                                  uint reduce)
+// LOG_S = 0, then with the last round folding in N^-1 and `reduce` to [0, q)). The
+// group's B * G input words are in local memory, word e at lmem[block_slot(e)], written
+// by the work items that share it before the call; the outputs go to residue `out`. On
+// entry values in [0, 2q); on exit in [0, 2q). `lid` and `active` as in
+// fwd_block_transform.
+ALWAYS_INLINE void inv_block_transform(__local u64 *lmem, __global u64 *out,
+                                       __global const ulong2 *w, __global const u64 *pr,
+                                       uint group_in_residue, uint reduce, uint lid,
+                                       bool active)
 {
-    const uint lid = get_local_id(0);
     const u64 q = pr[0];
     const uint bl = lid >> (LOG_G - LOG_R);
     const uint u = lid & (G / R - 1);
@@ -409,46 +410,63 @@ ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
     const uint x_base = block * G;
     u64 v[R];
 
+#if LOG_G % LOG_R
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
+        inv_step(v, LOG_G % LOG_R, 0, u, G / R, w, N, x_base, pr, false);
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
+    }
+#endif
+    for (uint lg = LOG_G % LOG_R; lg + LOG_R < LOG_G; lg += LOG_R) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (active) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
+            inv_step(v, LOG_R, lg, u, G / R, w, N, x_base, pr, false);
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
+        }
+    }
+    // Last step (gaps G/R .. G/2) straight to global memory: t = u + i G/R.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(u + i * (G / R))];
+        inv_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, N, x_base, pr, LOG_S == 0);
+        __global u64 *gblock = out + block * G;
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            u64 x = v[i];
+            if (LOG_S == 0 && reduce)
+                x = reduce_once(x, q);
+            gblock[u + i * (G / R)] = x;
+        }
+    }
+}
+
+// The inverse block pass: reads residue `in`, writes residue `out` (the same for a plain
+// transform). Reads enter through local memory.
+ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
+                                  __local u64 *lmem, __global const ulong2 *w,
+                                  __global const u64 *pr, uint group_in_residue,
+                                  uint reduce)
+{
+    const uint lid = get_local_id(0);
     __global const u64 *gin = in + group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
         uint e = lid + i * BLOCK_WG;
-        lmem[(e >> LOG_G) * PADDED_G + PAD(e & (G - 1))] = gin[e];
+        lmem[block_slot(e)] = gin[e];
     }
-#if LOG_G % LOG_R
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
-    inv_step(v, LOG_G % LOG_R, 0, u, G / R, w, N, x_base, pr, false);
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
-#endif
-    for (uint lg = LOG_G % LOG_R; lg + LOG_R < LOG_G; lg += LOG_R) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
-        inv_step(v, LOG_R, lg, u, G / R, w, N, x_base, pr, false);
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
-    }
-    // Last step (gaps G/R .. G/2) straight to global memory: t = u + i G/R.
-    barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = lblock[PAD(u + i * (G / R))];
-    inv_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, N, x_base, pr, LOG_S == 0);
-    __global u64 *gblock = out + block * G;
-#pragma unroll
-    for (uint i = 0; i < R; i++) {
-        u64 x = v[i];
-        if (LOG_S == 0 && reduce)
-            x = reduce_once(x, q);
-        gblock[u + i * (G / R)] = x;
-    }
+    inv_block_transform(lmem, out, w, pr, group_in_residue, reduce, lid, true);
 }
 
 // The plain inverse block pass, in place.
@@ -494,16 +512,16 @@ void ntt_inv_block_gather(__global u64 *restrict values,
 
 // The mod-down's forward transforms (SEAL's divide_and_round_q_last_ntt_inplace and the
 // end of switch_key_inplace) over residue r = p * coeff_modulus_size + i, prime i:
-// loads round `last` (residue p, coefficient form under prime last_prime, < 2 q_last)
+// loads round `last` (residue p under prime last_prime, < 2 q_last, in coefficient form)
 // under q_i (ckks_moddown_prep), stores finish the division,
 //     dst[p * dst_stride + i] = (src[p * src_stride + i] - x) * inv_i mod q_i
 // (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i),
 // plus acc[p * dst_stride + i] mod q_i for the first acc_polys polynomials (key
 // switching adds into the ciphertext: acc = dst; a rotation into the permuted first
-// polynomial). With LOG_S = 0 this one launch does all; otherwise
-// ntt_fwd_strided_moddown first leaves the rounded, partly transformed words in values,
-// which this pass reads. dst may be src only with equal strides, and may be acc; dst is
-// neither values nor last.
+// polynomial). With LOG_S = 0 this one launch does all; otherwise ntt_inv_fwd_strided
+// first finishes last's inverse transform and leaves the rounded, partly transformed
+// words in values, which this pass reads. dst may be src only with equal strides, and
+// may be acc; dst is neither values nor last.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_fwd_block_moddown(__global u64 *restrict values,
                            __global const u64 *restrict root_powers,
@@ -550,10 +568,12 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
 // stored, and each key word is read once. As SEAL does, J = I takes the target's own
 // residue in NTT form (residue target_first + J of target) instead of a transform. The
 // transform's input: with LOG_S = 0, t_target (K canonical residues in coefficient
-// form), decomposed on load; otherwise what ntt_fwd_strided_decompose left in values
-// (residue J (K + 1) + I). Products (< 4q * q) accumulate exactly in 128 bits, reduced
-// every reduce_every terms (see ckks_ks_inner_product). On exit, canonical, prod[c K + I]
-// = s(c, I) for I < K and last[c] = s(c, K). prod and last alias no input.
+// form), decomposed on load; otherwise what ntt_inv_fwd_strided left in values (residue
+// J (K + 1) + I). Products (< 4q * q) accumulate exactly in 128 bits, reduced every
+// reduce_every terms (see ckks_ks_inner_product). On exit prod[c K + I] = s(c, I),
+// canonical, for I < K, and last[c] = s(c, K) after the inverse transform's first pass
+// under the special prime (inv_root_powers' prime K), in [0, 2q): the mod-down's first
+// step. prod and last alias no input.
 //
 // A work group holds KS_ROWS rows of the same blocks, BLOCK_WG work items each, with
 // local memory of their own: group (i, g) serves rows i KS_ROWS .. i KS_ROWS + KS_ROWS - 1
@@ -573,7 +593,8 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
                       __global const u64 *restrict target, uint target_first,
                       __global const u64 *restrict key, uint key_stride_primes,
                       uint key_special_index, uint reduce_every,
-                      __global u64 *restrict prod, __global u64 *restrict last)
+                      __global u64 *restrict prod, __global u64 *restrict last,
+                      __global const u64 *restrict inv_root_powers)
 {
     __local u64 lmem[KS_ROWS * B * PADDED_G];
     const size_t group = get_group_id(0);
@@ -643,45 +664,53 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
             left = reduce_every;
         }
     }
-    if (!live)
-        return;
-    __global u64 *out0 = I < K ? prod + (size_t)I * N : last;
-    __global u64 *out1 = I < K ? prod + (size_t)(K + I) * N : last + N;
+    if (live && I < K) {
 #pragma unroll
-    for (uint i = 0; i < R; i++) {
-        uint e = first + lid + i * BLOCK_WG;
-        out0[e] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
-        out1[e] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+        for (uint i = 0; i < R; i++) {
+            uint e = first + lid + i * BLOCK_WG;
+            prod[(size_t)I * N + e] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
+            prod[(size_t)(K + I) * N + e] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+        }
+    }
+    // The special prime's row starts the mod-down: its two residues leave after the
+    // inverse transform's first pass (the whole inverse, lazy, with LOG_S = 0), so that
+    // the mod-down needs no launch of its own for it. Every row of every group passes
+    // that transform's barriers: with them inside a branch on the group (whether it holds
+    // the special row), PoCL 3.1's build gave wrong words wherever the group held an idle row
+    // (rows past the last prime), taken branch or not.
+    const bool special = I == K;
+    __global const ulong2 *iw = (__global const ulong2 *)inv_root_powers + K * N;
+    for (uint c = 0; c < 2; c++) {
+        if (special) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                lrow[block_slot(lid + i * BLOCK_WG)] =
+                    c == 0 ? barrett_reduce_128(lo0[i], hi0[i], q, r0, r1)
+                           : barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+        }
+        inv_block_transform(lrow, last + (size_t)c * N, iw, pr, group_in_residue, 0, lid,
+                            special);
+        // The transform's last reads of lrow are done before the next writes.
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }
 
 #if LOG_S != 0
 
 // Forward, gaps N/2 .. G (S-point sub-transforms of the classes mod G); the transform's
-// first launch. Reads residue `in` through `ld`, writes residue `out`. On entry values in
-// [0, 4q) after `ld`; on exit in [0, 4q). The class of column c is at residue word
-// c + t G, staged in local memory at t C + c.
-ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
-                                    __local u64 *lmem, __global const ulong2 *w, u64 q,
-                                    uint group_in_residue, load_op ld)
+// first launch. Work item u of column c starts with its R words of the first step in
+// v (t = step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i)), in [0, 4q), and leaves them
+// transformed, in [0, 4q), at gcol[t G]. The class of column c is at residue word
+// c + t G, staged in local memory at lcol[t C]. A caller that transforms again with the
+// same local memory must pass a barrier between its last read and the next call.
+ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lcol,
+                                     __global const ulong2 *w, u64 q, uint u)
 {
-    const uint lid = get_local_id(0);
-    const uint c = lid & (C - 1);
-    const uint u = lid >> LOG_C;
-    __global const u64 *gin = in + group_in_residue * C + c;
-    __global u64 *gcol = out + group_in_residue * C + c;
-    __local u64 *lcol = lmem + c;
-    u64 v[R];
-
-    // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the first step
-    // reads global memory, the last writes it, the others go through local memory.
+    // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the last writes
+    // global memory, the others go through local memory.
     for (uint st = 0; st < NSTEP; st++) {
         uint lg = LOG_S - LOG_R - LOG_R * st;
-        if (st == 0) {
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                v[i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G]);
-        } else {
+        if (st != 0) {
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
             for (uint i = 0; i < R; i++)
@@ -710,6 +739,23 @@ ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
 #endif
 }
 
+// The forward strided pass: reads residue `in` through `ld` (on entry [0, 4q) after it),
+// writes residue `out`.
+ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
+                                    __local u64 *lmem, __global const ulong2 *w, u64 q,
+                                    uint group_in_residue, load_op ld)
+{
+    const uint lid = get_local_id(0);
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    __global const u64 *gin = in + group_in_residue * C + c;
+    u64 v[R];
+#pragma unroll
+    for (uint i = 0; i < R; i++)
+        v[i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G]);
+    fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u);
+}
+
 // The plain forward strided pass, in place.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
 void ntt_fwd_strided(__global u64 *restrict values,
@@ -726,54 +772,51 @@ void ntt_fwd_strided(__global u64 *restrict values,
                      (uint)(group % GROUPS_PER_STRIDED_RESIDUE), plain_load());
 }
 
-// The mod-down's first forward pass (see ntt_fwd_block_moddown): residue
-// r = p * coeff_modulus_size + i of values gets the rounded `last` residue p under
-// prime i, partly transformed.
-__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_fwd_strided_moddown(__global u64 *restrict values,
-                             __global const u64 *restrict root_powers,
-                             __global const u64 *restrict params, uint coeff_modulus_size,
-                             __global const u64 *restrict last, uint last_prime)
-{
-    __local u64 lmem[S * C];
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
-    const uint poly = residue / coeff_modulus_size;
-    const uint prime = residue % coeff_modulus_size;
-    fwd_strided_pass(last + (size_t)poly * N, values + (size_t)residue * N, lmem,
-                     (__global const ulong2 *)root_powers + prime * N,
-                     params[prime * PARAMS_STRIDE],
-                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE),
-                     prime_load(LOAD_MODDOWN, params, last_prime, prime));
-}
-
-// Key switching's first forward pass (see ntt_fwd_block_ks): residue r = J (K + 1) + I
-// of values (K (K + 1) residues, coeff_modulus_size = K + 1) gets residue J of t_target
-// (canonical, coefficient form) reduced under prime I, partly transformed. Residues
-// J = I are left alone: SEAL takes those from the target in NTT form.
-__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_fwd_strided_decompose(__global u64 *restrict values,
-                               __global const u64 *restrict root_powers,
-                               __global const u64 *restrict params,
-                               uint coeff_modulus_size,
-                               __global const u64 *restrict t_target)
-{
-    __local u64 lmem[S * C];
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
-    const uint J = residue / coeff_modulus_size;
-    const uint I = residue % coeff_modulus_size;
-    if (J == I)
-        return;
-    fwd_strided_pass(t_target + (size_t)J * N, values + (size_t)residue * N, lmem,
-                     (__global const ulong2 *)root_powers + I * N, params[I * PARAMS_STRIDE],
-                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE),
-                     prime_load(LOAD_DECOMPOSE, params, J, I));
-}
-
 // Inverse, gaps G .. N/2 (S-point sub-transforms of the classes mod G); the transform's
-// last launch, whose last round folds in N^-1. On entry values in [0, 2q); on exit in
-// [0, q), or [0, 2q) unless `reduce`.
+// last launch, whose last round folds in N^-1. Work item u of column c reads the column
+// from gcol (word t at gcol[t G], in [0, 2q)) and leaves its R words of the last step in
+// v (t = step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i): where fwd_strided_steps starts), in
+// [0, 2q). The column is staged in local memory at lcol[t C].
+ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u64 *lcol,
+                                     __global const ulong2 *w, __global const u64 *pr,
+                                     uint u)
+{
+    // LOG_S % LOG_R rounds from gap 1 first, then steps of LOG_R; the first step reads
+    // global memory, the others local memory.
+#if LOG_S % LOG_R
+#pragma unroll
+    for (uint i = 0; i < R; i++)
+        v[i] = gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G];
+    inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
+#pragma unroll
+    for (uint i = 0; i < R; i++)
+        lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
+#endif
+    for (uint lg = LOG_S % LOG_R; lg < LOG_S; lg += LOG_R) {
+        bool last = lg + LOG_R == LOG_S;
+        if (lg == 0) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                v[i] = gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G];
+        } else {
+            barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
+        }
+        if (last) {
+            inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, true);
+        } else {
+            inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, false);
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
+        }
+    }
+}
+
+// The plain inverse strided pass, in place; on exit values in [0, q), or [0, 2q) unless
+// `reduce`.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
 void ntt_inv_strided(__global u64 *restrict values,
                      __global const u64 *restrict inv_root_powers,
@@ -787,53 +830,71 @@ void ntt_inv_strided(__global u64 *restrict values,
     const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
     const uint prime = residue % coeff_modulus_size;
     __global const u64 *pr = params + prime * PARAMS_STRIDE;
-    const u64 q = pr[0];
-    __global const ulong2 *w = (__global const ulong2 *)inv_root_powers + prime * N;
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
     __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
-    __local u64 *lcol = lmem + c;
     u64 v[R];
+    inv_strided_steps(v, gcol, lmem + c, (__global const ulong2 *)inv_root_powers + prime * N,
+                      pr, u);
+#pragma unroll
+    for (uint i = 0; i < R; i++)
+        gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G] =
+            reduce ? reduce_once(v[i], pr[0]) : v[i];
+}
 
-    // LOG_S % LOG_R rounds from gap 1 first, then steps of LOG_R; the first step reads global
-    // memory, the last writes it, the others go through local memory.
-#if LOG_S % LOG_R
+// The inverse's strided pass of one residue followed, in the same work group, by forward
+// strided passes of it under other primes: key switching's decomposition (kind
+// LOAD_DECOMPOSE) and the mod-down's rounding (LOAD_MODDOWN), each the first pass of the
+// forward transforms that ntt_fwd_block_ks / ntt_fwd_block_moddown finish. Residue r of
+// `in` (after the inverse's block pass; under prime r for the decomposition, in_prime for
+// the mod-down) finishes its inverse, reduced to [0, q_in), in registers; then for each
+// output prime o of the group's chunk, ld(in -> o) on those words and the forward's
+// strided pass write residue r * coeff_modulus_size + o of values. The decomposition
+// skips o = r (SEAL takes that residue from the target in NTT form). The output primes
+// are split into `chunks` chunks of outs_per_group, each chunk its own work groups that
+// repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
+// over the device.
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_inv_fwd_strided(__global u64 *restrict values,
+                         __global const u64 *restrict root_powers,
+                         __global const u64 *restrict params, uint coeff_modulus_size,
+                         __global const u64 *restrict in, uint kind, uint in_prime,
+                         uint outs_per_group, uint chunks,
+                         __global const u64 *restrict inv_root_powers)
+{
+    __local u64 lmem[S * C];
+    const uint lid = get_local_id(0);
+    const size_t group = get_group_id(0);
+    const uint rc = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
+    const uint r = rc / chunks;
+    const uint chunk = rc % chunks;
+    const uint p_in = kind == LOAD_DECOMPOSE ? r : in_prime;
+    __global const u64 *pr = params + p_in * PARAMS_STRIDE;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = group_in_residue * C + c;
+    __local u64 *lcol = lmem + c;
+    u64 x[R];
+    inv_strided_steps(x, in + (size_t)r * N + column, lcol,
+                      (__global const ulong2 *)inv_root_powers + p_in * N, pr, u);
 #pragma unroll
     for (uint i = 0; i < R; i++)
-        v[i] = gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G];
-    inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
+        x[i] = reduce_once(x[i], pr[0]);
+    const uint o_end = min((chunk + 1) * outs_per_group, coeff_modulus_size);
+    for (uint o = chunk * outs_per_group; o < o_end; o++) {
+        if (kind == LOAD_DECOMPOSE && o == r)
+            continue;
+        // The last reads of lmem (the inverse's, the previous transform's) are done.
+        barrier(CLK_LOCAL_MEM_FENCE);
+        load_op ld = prime_load(kind, params, p_in, o);
+        u64 v[R];
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
-#endif
-    for (uint lg = LOG_S % LOG_R; lg < LOG_S; lg += LOG_R) {
-        bool first = lg == 0;
-        bool last = lg + LOG_R == LOG_S;
-        if (first) {
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                v[i] = gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G];
-        } else {
-            barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
-        }
-        if (last) {
-            inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, true);
-#pragma unroll
-            for (uint i = 0; i < R; i++) {
-                u64 x = v[i];
-                if (reduce)
-                    x = reduce_once(x, q);
-                gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G] = x;
-            }
-        } else {
-            inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, false);
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
-        }
+        for (uint i = 0; i < R; i++)
+            v[i] = apply_load(ld, x[i]);
+        fwd_strided_steps(v, values + ((size_t)r * coeff_modulus_size + o) * N + column,
+                          lcol, (__global const ulong2 *)root_powers + o * N,
+                          params[o * PARAMS_STRIDE], u);
     }
 }
 

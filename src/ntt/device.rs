@@ -10,12 +10,16 @@
 //!   `StagedVariant` (the knobs of the layout, picked at plan creation) and
 //!   `opencl/ntt.cl`. Staged plans also run the mod-down of rescaling and key switching
 //!   with its element-wise steps fused into the passes' loads and stores
-//!   ([`NttPlan::inverse_from`], [`NttPlan::forward_moddown`]) and key switching with
-//!   its decomposition and inner product fused likewise ([`NttPlan::forward_key_switch`]).
+//!   ([`NttPlan::inverse_first_pass_from`], [`NttPlan::forward_moddown`]) and key
+//!   switching with its decomposition and inner product fused likewise
+//!   ([`NttPlan::forward_key_switch`]). There an inverse transform's second pass and the
+//!   forward transforms' first passes that follow it run in one launch
+//!   (`ntt_inv_fwd_strided`), and key switching's last pass starts the mod-down's inverse.
 //!
 //! Environment (read by [`NttStrategy::from_env`]): `SEAL_OPENCL_NTT=naive|staged`, and
 //! for the staged strategy `SEAL_OPENCL_NTT_VARIANT`, a [`StagedVariant`] such as `r16` or
-//! `r8g12c5` (default `r8g11c4`), so that whole routines can be measured per variant.
+//! `r8g12c5` (default [`StagedVariant::DEFAULT`]), so that whole routines can be measured
+//! per variant.
 
 use std::fmt;
 use std::str::FromStr;
@@ -67,6 +71,9 @@ const MAX_KS_ROWS: u32 = 16;
 /// The most columns per strided work group a variant may ask for at least: 2^8 words =
 /// 2 KiB per row read.
 const MAX_MIN_LOG_COLUMNS: u32 = 8;
+/// The most output primes per work group of `ntt_inv_fwd_strided` a variant may ask for
+/// (a key switch has at most K + 1 = 64).
+const MAX_FAN_OUT: u32 = 64;
 
 /// Which kernels run a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -130,9 +137,10 @@ impl fmt::Display for NttStrategy {
 /// registers per work item, work-group sizes and memory traffic, so that one GPU run can
 /// compare them.
 ///
-/// Written `r<R>g<log words>c<log columns>k<R of key switching>p<rows of key switching>`,
-/// each part optional and the default's where left out: `r4g8c2k4p2` (the default),
-/// `r8g11c4k8p1` (the default before 2026-11-24), `r16`, `r16g12c5`, `k16p1`.
+/// Written `r<R>g<log words>c<log columns>k<R of key switching>p<rows of key
+/// switching>o<fan-out>`, each part optional and the default's where left out:
+/// `r4g8c2k4p2o2` (the default), `r8g11c4k8p1` (the default before 2026-11-24), `r16`,
+/// `r16g12c5`, `k16p1`, `o9`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
@@ -144,6 +152,9 @@ pub struct StagedVariant {
     /// Rows (output primes) per work group of key switching's block pass; with more than
     /// one, a row holds one block (see `ntt_fwd_block_ks`).
     ks_rows: u32,
+    /// Output primes per work group of the inverse pass fused with forward passes
+    /// (`ntt_inv_fwd_strided`: key switching's decomposition, the mod-down's rounding).
+    fan_out: u32,
 }
 
 impl StagedVariant {
@@ -171,6 +182,7 @@ impl StagedVariant {
         min_log_columns: 2,
         ks_log_regs: 2,
         ks_rows: 2,
+        fan_out: 2,
     };
 
     /// A variant with 2^`log_regs` values per work item (2, 3 or 4: radix-4, 8 or 16
@@ -198,6 +210,7 @@ impl StagedVariant {
             min_log_columns,
             ks_log_regs: StagedVariant::DEFAULT.ks_log_regs,
             ks_rows: StagedVariant::DEFAULT.ks_rows,
+            fan_out: StagedVariant::DEFAULT.fan_out,
         })
     }
 
@@ -236,6 +249,28 @@ impl StagedVariant {
     /// Rows (output primes) per work group of key switching's block pass.
     pub fn ks_rows(&self) -> u32 {
         self.ks_rows
+    }
+
+    /// The same variant with `outs` output primes (1 ..= 64) per work group of the inverse
+    /// pass fused with forward passes: each work group finishes the inverse of its columns
+    /// and runs the forward pass under `outs` primes, so fewer repeat the inverse and more
+    /// share the device.
+    ///
+    /// Errors: `outs` out of range.
+    pub fn with_fan_out(mut self, outs: u32) -> Result<Self> {
+        if !(1..=MAX_FAN_OUT).contains(&outs) {
+            return Err(Error::invalid(format!(
+                "staged NTT variant: {outs} output primes per fused work group (1 ..= \
+                 {MAX_FAN_OUT})"
+            )));
+        }
+        self.fan_out = outs;
+        Ok(self)
+    }
+
+    /// Output primes per work group of the inverse pass fused with forward passes.
+    pub fn fan_out(&self) -> u32 {
+        self.fan_out
     }
 
     /// log2 of the values each work item of key switching's two passes holds.
@@ -280,13 +315,13 @@ impl Default for StagedVariant {
 impl FromStr for StagedVariant {
     type Err = Error;
 
-    /// Parts `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k4` / `k8` / `k16`, `p<1..=16>` in any
-    /// order, each at most once.
+    /// Parts `r4` / `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k4` / `k8` / `k16`,
+    /// `p<1..=16>`, `o<1..=64>` in any order, each at most once.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(format!(
-                "staged NTT variant {s:?}: {why}; write r<8|16>g<log words>c<log columns>\
-                 k<4|8|16>p<rows>, e.g. r16g12c4k8p1, any part left out"
+                "staged NTT variant {s:?}: {why}; write r<4|8|16>g<log words>c<log columns>\
+                 k<4|8|16>p<rows>o<fan-out>, e.g. r16g12c4k8p1o2, any part left out"
             ))
         };
         let text = s.trim().to_ascii_lowercase();
@@ -294,7 +329,7 @@ impl FromStr for StagedVariant {
         if !text.is_ascii() {
             return Err(bad("not ASCII"));
         }
-        let mut knobs: [Option<u32>; 5] = [None; 5];
+        let mut knobs: [Option<u32>; 6] = [None; 6];
         let mut rest = text.as_str();
         while let Some(key) = rest.chars().next() {
             let tail = &rest[1..];
@@ -308,6 +343,7 @@ impl FromStr for StagedVariant {
                 'c' => 2,
                 'k' => 3,
                 'p' => 4,
+                'o' => 5,
                 _ => return Err(bad(&format!("unknown part `{key}`"))),
             };
             if knobs[slot].replace(value).is_some() {
@@ -335,21 +371,23 @@ impl FromStr for StagedVariant {
                 .map_err(|e| bad(&e.to_string()))?,
         };
         v.with_ks_rows(knobs[4].unwrap_or(d.ks_rows))
+            .and_then(|v| v.with_fan_out(knobs[5].unwrap_or(d.fan_out)))
             .map_err(|e| bad(&e.to_string()))
     }
 }
 
-/// The canonical form, every part written: `r4g8c2k4p2`.
+/// The canonical form, every part written: `r4g8c2k4p2o2`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "r{}g{}c{}k{}p{}",
+            "r{}g{}c{}k{}p{}o{}",
             1u32 << self.log_regs,
             self.log_group_words,
             self.min_log_columns,
             1u32 << self.ks_log_regs,
-            self.ks_rows
+            self.ks_rows,
+            self.fan_out
         )
     }
 }
@@ -562,36 +600,53 @@ struct Launches {
 
 /// A staged plan's passes with specialised loads and stores (`opencl/ntt.cl`):
 /// `inv_gather` replaces the inverse's first pass (`ntt_inv_block`); the mod-down's
-/// (`moddown_*`) and key switching's (`ks_*`) forward passes replace the forward's, the
-/// strided ones with two passes only. Each holds its tables; the rest is set per call.
+/// (`moddown_block`) and key switching's (`ks_block`) forward passes replace the
+/// forward's last; with two passes, `inv_fwd_strided` (the mod-down's) and
+/// `ks_inv_fwd_strided` (key switching's build) run the inverse's second pass and the
+/// forward's first ones in one launch. Each holds its tables; the rest is set per call.
 struct FusedPasses {
     inv_gather: Launch,
-    moddown_strided: Option<Launch>,
+    inv_fwd_strided: Option<Launch>,
     moddown_block: Launch,
-    ks_strided: Option<Launch>,
+    ks_inv_fwd_strided: Option<Launch>,
     /// Launched over ceil((K + 1) / ks_rows) "residues": each covers ks_rows rows.
     ks_block: Launch,
     ks_rows: usize,
+    /// Output primes per work group of the `*inv_fwd_strided` launches.
+    fan_out: usize,
 }
 
+/// `ntt_inv_fwd_strided`'s `kind`: the loads of ntt.cl's `LOAD_MODDOWN` and
+/// `LOAD_DECOMPOSE`.
+const LOAD_MODDOWN: u32 = 1;
+const LOAD_DECOMPOSE: u32 = 2;
+
 /// A kernel argument after the shared four, at plan time: a buffer placeholder (set per
-/// call), or a 32-bit value (fixed, or a placeholder set per call).
+/// call), a 32-bit value (fixed, or a placeholder set per call), or the plan's inverse
+/// root tables (fixed).
 #[derive(Clone, Copy)]
 enum Extra {
     Buf,
     U32(u32),
+    InvRoots,
 }
 
-/// Key switching's decomposition and inner product with the key after the target's
-/// inverse NTT, as [`NttPlan::forward_key_switch`] runs them at level K over the plan's
-/// first K + 1 primes (the level's, then the special prime): for c < 2 and I < K + 1,
-///     s(c, I) = sum_{J < K} NTT_I(t_target[J] mod q_I) * key[J][c][kp(I)] mod q_I,
-/// with the target's own residue J in NTT form in place of NTT_J(t_target[J]) (SEAL's
-/// choice), kp(I) = I for I < K and `key_special_index` for I = K; prod[c * K + I] =
-/// s(c, I) for I < K and last[c] = s(c, K), canonical. The host composition is
-/// `host::ckks_ks_decompose`, the lazy forward NTT and `host::ckks_ks_inner_product`.
+/// Key switching's decomposition and inner product with the key after the first pass of
+/// the target's inverse NTT, as [`NttPlan::forward_key_switch`] runs them at level K over
+/// the plan's first K + 1 primes (the level's, then the special prime): with t the target
+/// in coefficient form (canonical), for c < 2 and I < K + 1,
+///     s(c, I) = sum_{J < K} NTT_I(t[J] mod q_I) * key[J][c][kp(I)] mod q_I,
+/// with the target's own residue J in NTT form in place of NTT_J(t[J]) (SEAL's choice),
+/// kp(I) = I for I < K and `key_special_index` for I = K; prod[c * K + I] = s(c, I) for
+/// I < K, canonical, and last[c] = s(c, K) after the first pass of its inverse NTT under
+/// the special prime (the mod-down's `last`, < 2 q). The host composition is the inverse
+/// NTT, `host::ckks_ks_decompose`, the lazy forward NTT, `host::ckks_ks_inner_product`
+/// and the first rounds of the lazy inverse NTT
+/// (`host::inverse_ntt_negacyclic_harvey_lazy_rounds`).
 pub struct KeySwitch<'a> {
-    /// K canonical residues in coefficient form (the target after the inverse NTT).
+    /// The target's K residues after the first pass of their inverse NTT
+    /// ([`NttPlan::inverse_first_pass_from`]): with a one-pass layout, canonical
+    /// coefficients.
     pub t_target: &'a Buffer<u64>,
     /// The target in NTT form: K residues from residue `target_first`.
     pub target: &'a Buffer<u64>,
@@ -611,7 +666,7 @@ pub struct KeySwitch<'a> {
 }
 
 /// The mod-down of SEAL's rescale (`divide_and_round_q_last_ntt_inplace`) and key
-/// switching (the end of `switch_key_inplace`) after the last residue's inverse NTT, as
+/// switching (the end of `switch_key_inplace`) after the last residue's first inverse pass, as
 /// [`NttPlan::forward_moddown`] runs it over `count` polynomials and the plan's first
 /// `primes` primes: for p < count and i < primes,
 ///     dst[p * dst_stride + i] = (src[p * src_stride + i] - NTT_i(round(last[p]))) * inv_i
@@ -620,8 +675,9 @@ pub struct KeySwitch<'a> {
 /// reduction mod q_i (`host::ckks_moddown_prep`) and the difference and product those of
 /// `host::ckks_divide_round_finish`. Strides count residues.
 pub struct ModDown<'a> {
-    /// `count` residues in coefficient form under the plan's prime `last_prime`, < 2 q_last
-    /// (an inverse NTT's output, lazy or not).
+    /// `count` residues under the plan's prime `last_prime` after the first pass of their
+    /// inverse transform, < 2 q_last ([`NttPlan::inverse_first_pass_from`], or key
+    /// switching's `last`): with a one-pass layout, coefficients.
     pub last: &'a Buffer<u64>,
     pub last_prime: usize,
     /// The intermediate of a two-pass layout (count * primes * N words); unused with one
@@ -728,7 +784,7 @@ impl NttPlan {
         };
         let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
         // Key switching's passes with the variant's own values per work item there, where
-        // the device holds that layout with as many passes (else the plan's layout).
+        // the device holds that layout with the same split (else the plan's layout).
         let ks_layout = match (strategy, layout) {
             (NttStrategy::Staged(variant), Some(layout)) => Some(
                 StagedLayout::new(
@@ -741,7 +797,9 @@ impl NttPlan {
                     },
                 )
                 .ok()
-                .filter(|ks| ks.launches() == layout.launches())
+                // The same split (S, G): key switching's last pass starts the
+                // mod-down's inverse, which the plan's passes finish.
+                .filter(|ks| ks.log_s() == layout.log_s())
                 .unwrap_or(layout),
             ),
             _ => None,
@@ -793,6 +851,7 @@ impl NttPlan {
                 match *x {
                     Extra::Buf => builder.arg(None::<&Buffer<u64>>),
                     Extra::U32(v) => builder.arg(v),
+                    Extra::InvRoots => builder.arg(&inv_root_powers),
                 };
             }
             Ok(builder.build()?)
@@ -843,11 +902,11 @@ impl NttPlan {
                 // with the variant's rows per block work group where the device holds
                 // them (else one).
                 let ks = ks_layout.unwrap_or(layout);
-                let want_rows = match strategy {
-                    NttStrategy::Staged(variant) => variant.ks_rows(),
-                    NttStrategy::Naive => 1,
+                let (want_rows, fan_out) = match strategy {
+                    NttStrategy::Staged(variant) => (variant.ks_rows(), variant.fan_out()),
+                    NttStrategy::Naive => (1, 1),
                 };
-                let ks_block_args = [B, B, U, B, U, U, U, B, B];
+                let ks_block_args = [B, B, U, B, U, U, U, B, B, Extra::InvRoots];
                 let ks_build = |ks: StagedLayout, rows: u32| {
                     let options = format!("{} -D KS_ROWS={rows}", ks.build_options());
                     let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
@@ -886,6 +945,8 @@ impl NttPlan {
                 };
                 const B: Extra = Extra::Buf;
                 const U: Extra = Extra::U32(0);
+                // ntt_inv_fwd_strided: in, kind, in_prime, outs, chunks, inverse tables.
+                const INV_FWD: [Extra; 6] = [B, U, U, U, U, Extra::InvRoots];
                 let block = layout.block_work_group_size();
                 let strided = layout.strided_work_group_size();
                 let mut forward = Vec::with_capacity(2);
@@ -914,10 +975,8 @@ impl NttPlan {
                         true,
                         &[U, B, U, U],
                     )?,
-                    moddown_strided: strided
-                        .map(|wg| {
-                            staged("ntt_fwd_strided_moddown", &root_powers, wg, false, &[B, U])
-                        })
+                    inv_fwd_strided: strided
+                        .map(|wg| staged("ntt_inv_fwd_strided", &root_powers, wg, false, &INV_FWD))
                         .transpose()?,
                     moddown_block: staged(
                         "ntt_fwd_block_moddown",
@@ -926,9 +985,9 @@ impl NttPlan {
                         false,
                         &[B, U, B, U, B, U, B, B, U],
                     )?,
-                    ks_strided: ks
+                    ks_inv_fwd_strided: ks
                         .strided_work_group_size()
-                        .map(|wg| ks_staged("ntt_fwd_strided_decompose", wg, &[B]))
+                        .map(|wg| ks_staged("ntt_inv_fwd_strided", wg, &INV_FWD))
                         .transpose()?,
                     ks_block: Launch {
                         kernel: ks_block_kernel,
@@ -937,6 +996,7 @@ impl NttPlan {
                         takes_reduce: false,
                     },
                     ks_rows: ks_rows as usize,
+                    fan_out: fan_out as usize,
                 };
                 Launches {
                     forward,
@@ -1120,22 +1180,26 @@ impl NttPlan {
         self.run(queue, values, count, primes, direction, reduce, events)
     }
 
-    /// Whether [`NttPlan::inverse_from`] and [`NttPlan::forward_moddown`] run on this plan
-    /// (staged plans; the naive strategy has no fused passes).
+    /// Whether [`NttPlan::inverse_first_pass_from`], [`NttPlan::forward_moddown`] and
+    /// [`NttPlan::forward_key_switch`] run on this plan (staged plans; the naive strategy
+    /// has no fused passes).
     pub fn has_fused_passes(&self) -> bool {
         self.layout.is_some()
     }
 
-    /// The inverse transform (as [`NttPlan::transform`]) of `count` polynomials of `primes`
-    /// residues read from `src` into `values`, as a copy followed by the transform would
-    /// leave them, without the copy: residue j of polynomial p is read from residue
-    /// p * src_stride + src_first + j of src (the last residue of each polynomial of a
-    /// ciphertext, a polynomial at an offset). `src` is unchanged and must not be `values`.
+    /// The first pass of the inverse transform of `count` polynomials of `primes` residues
+    /// read from `src` into `values`: with a one-pass layout the whole inverse, reduced to
+    /// [0, q), as a copy followed by [`NttPlan::transform`] would leave it; with two, the
+    /// block pass (the first `log_g` rounds, lazy: [0, 2q)), which
+    /// [`NttPlan::forward_key_switch`] and [`NttPlan::forward_moddown`] finish. Residue j
+    /// of polynomial p is read from residue p * src_stride + src_first + j of src (the
+    /// last residue of each polynomial of a ciphertext, a polynomial at an offset). `src`
+    /// is unchanged and must not be `values`. One launch.
     ///
     /// Errors: as [`NttPlan::transform`]; a naive plan; `src` is `values` or holds fewer
     /// than ((count - 1) * src_stride + src_first + primes) * N words.
     #[allow(clippy::too_many_arguments)]
-    pub fn inverse_from(
+    pub fn inverse_first_pass_from(
         &self,
         queue: &Queue,
         values: &Buffer<u64>,
@@ -1144,11 +1208,10 @@ impl NttPlan {
         src_first: usize,
         count: usize,
         primes: usize,
-        reduce: bool,
         events: bool,
     ) -> Result<Vec<Event>> {
         let residues = self.validate(queue, values, count, primes)?;
-        const WHAT: &str = "inverse_from";
+        const WHAT: &str = "inverse_first_pass_from";
         let src_words = self.extent(WHAT, count, src_stride, src_first + primes)?;
         check_buffers(
             WHAT,
@@ -1157,12 +1220,11 @@ impl NttPlan {
         )?;
         let launches = self.launches.lock();
         let fused = fused_passes(&launches, WHAT)?;
-        let first = &fused.inv_gather;
         let args = per_call(
             values,
             primes,
             &[
-                U32(reduce as u32),
+                U32(1),
                 Buf(src),
                 U32(to_u32(src_stride)?),
                 U32(to_u32(src_first)?),
@@ -1173,21 +1235,15 @@ impl NttPlan {
         // written, words below N of it; it reads residue (r / primes) * src_stride +
         // src_first + r % primes <= (count - 1) * src_stride + src_first + primes - 1 of
         // src (checked above); tables as in `run`.
-        unsafe { launch_with(queue, first, &args, residues, events, &mut out) }?;
-        for launch in &launches.inverse[1..] {
-            // SAFETY: as in `run`: the plain pass in place on values (checked).
-            unsafe {
-                launch_plain(
-                    queue, launch, values, primes, reduce, residues, events, &mut out,
-                )
-            }?;
-        }
+        unsafe { launch_with(queue, &fused.inv_gather, &args, residues, events, &mut out) }?;
         Ok(out)
     }
 
-    /// The mod-down's forward transforms with its element-wise steps fused into their
-    /// first loads and last stores (see [`ModDown`]): one launch with a one-pass layout,
-    /// two otherwise. The unfused equivalent is `ckks_moddown_prep`, the lazy forward
+    /// The rest of the last residues' inverse transform, then the mod-down's forward
+    /// transforms with its element-wise steps fused into their first loads and last stores
+    /// (see [`ModDown`]): one launch with a one-pass layout, two otherwise (the first
+    /// finishes the inverse and runs the forward transforms' first passes). The unfused
+    /// equivalent is the inverse's last pass, `ckks_moddown_prep`, the lazy forward
     /// transform and `ckks_divide_round_finish`.
     ///
     /// Errors: a naive plan; `count` or `primes` is 0; `primes` or `last_prime` outside
@@ -1267,12 +1323,33 @@ impl NttPlan {
         let fused = fused_passes(&launches, WHAT)?;
         let last = [Buf(md.last), U32(md.last_prime as u32)];
         let mut out = Vec::new();
-        if let Some(strided) = &fused.moddown_strided {
-            let args = per_call(md.scratch, md.primes, &last);
-            // SAFETY: residue r < residues of scratch (checked to hold residues * N) is
-            // written, residue r / primes < count of last read (checked), primes
-            // r % primes and last_prime below the plan's L (checked); tables as in `run`.
-            unsafe { launch_with(queue, strided, &args, residues, events, &mut out) }?;
+        if let Some(strided) = &fused.inv_fwd_strided {
+            let (outs, chunks) = fan_out(fused.fan_out, md.primes);
+            let args = per_call(
+                md.scratch,
+                md.primes,
+                &[
+                    Buf(md.last),
+                    U32(LOAD_MODDOWN),
+                    U32(md.last_prime as u32),
+                    U32(outs),
+                    U32(chunks),
+                ],
+            );
+            // SAFETY: group (r, chunk) reads residue r < count of last (checked) and
+            // writes residues r * primes + o, o < primes, of scratch (checked to hold
+            // count * primes * N words); primes o and last_prime below the plan's L
+            // (checked); tables as in `run`.
+            unsafe {
+                launch_with(
+                    queue,
+                    strided,
+                    &args,
+                    md.count * chunks as usize,
+                    events,
+                    &mut out,
+                )
+            }?;
         }
         let finish = [
             Buf(md.dst),
@@ -1303,8 +1380,9 @@ impl NttPlan {
 
     /// Key switching's forward transforms with the decomposition fused into their loads
     /// and the inner product with the key into the last pass (see [`KeySwitch`]): one
-    /// launch with a one-pass layout, two otherwise; the decomposed residues in NTT form
-    /// are never stored.
+    /// launch with a one-pass layout, two otherwise (the first finishes the target's
+    /// inverse); the decomposed residues in NTT form are never stored, and the last pass
+    /// also runs the first pass of the special prime's inverse for the mod-down.
     ///
     /// Errors: a naive plan; K = 0 or K + 1 above the plan's primes; a key shape that does
     /// not fit (K or the special index beyond key_stride_primes); a buffer shorter than
@@ -1358,12 +1436,24 @@ impl NttPlan {
         let fused = fused_passes(&launches, WHAT)?;
         let values = if two_pass { ks.scratch } else { ks.t_target };
         let mut out = Vec::new();
-        if let Some(strided) = &fused.ks_strided {
-            let args = per_call(values, k + 1, &[Buf(ks.t_target)]);
-            // SAFETY: residue r = J (K + 1) + I < K (K + 1) of scratch (checked) is
-            // written from residue J < K of t_target (checked); primes I, J < K + 1 of
-            // the plan (checked); tables as in `run`.
-            unsafe { launch_with(queue, strided, &args, k * (k + 1), events, &mut out) }?;
+        if let Some(strided) = &fused.ks_inv_fwd_strided {
+            let (outs, chunks) = fan_out(fused.fan_out, k + 1);
+            let args = per_call(
+                values,
+                k + 1,
+                &[
+                    Buf(ks.t_target),
+                    U32(LOAD_DECOMPOSE),
+                    U32(0),
+                    U32(outs),
+                    U32(chunks),
+                ],
+            );
+            // SAFETY: group (J, chunk) reads residue J < K of t_target (checked) and
+            // writes residues J (K + 1) + I, I < K + 1, of scratch (checked to hold
+            // K (K + 1) residues); primes I, J < K + 1 of the plan (checked); tables as
+            // in `run`.
+            unsafe { launch_with(queue, strided, &args, k * chunks as usize, events, &mut out) }?;
         }
         let args = per_call(
             values,
@@ -1547,6 +1637,14 @@ fn fused_passes<'l>(launches: &'l Launches, what: &str) -> Result<&'l FusedPasse
         .fused
         .as_ref()
         .ok_or_else(|| Error::invalid(format!("{what} needs a staged NTT plan")))
+}
+
+/// The fan-out of an `ntt_inv_fwd_strided` launch over `primes` output primes with at
+/// most `most` per work group: (outputs per group, chunks of them), the chunks as even
+/// as the fan-out allows.
+fn fan_out(most: usize, primes: usize) -> (u32, u32) {
+    let chunks = primes.div_ceil(most.max(1));
+    (primes.div_ceil(chunks) as u32, chunks as u32)
 }
 
 fn to_u32(v: usize) -> Result<u32> {
@@ -1756,7 +1854,7 @@ mod tests {
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::STAGED.to_string(), "staged");
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
-        assert_eq!(r16.to_string(), "staged(r16g8c2k4p2)");
+        assert_eq!(r16.to_string(), "staged(r16g8c2k4p2o2)");
     }
 
     #[test]
@@ -1765,11 +1863,12 @@ mod tests {
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse(" R4G8C2 ").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse("k4p2").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(StagedVariant::DEFAULT.to_string(), "r4g8c2k4p2");
-        assert_eq!(parse("k16").unwrap().to_string(), "r4g8c2k16p2");
+        assert_eq!(parse("k4p2o2").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(StagedVariant::DEFAULT.to_string(), "r4g8c2k4p2o2");
+        assert_eq!(parse("k16").unwrap().to_string(), "r4g8c2k16p2o2");
         assert_eq!(
             StagedVariant::new(4, 10, 6).unwrap().to_string(),
-            "r16g10c6k4p2"
+            "r16g10c6k4p2o2"
         );
         let v = parse("c5r16k8").unwrap();
         assert_eq!(
@@ -1781,11 +1880,16 @@ mod tests {
             ),
             (4, 8, 5, 3)
         );
-        assert_eq!(v.to_string(), "r16g8c5k8p2");
+        assert_eq!(v.to_string(), "r16g8c5k8p2o2");
         assert_eq!(parse(&v.to_string()).unwrap(), v);
         let p9 = parse("p9k16").unwrap();
         assert_eq!((p9.ks_rows(), p9.ks_log_regs()), (9, 4));
-        assert_eq!(p9.to_string(), "r4g8c2k16p9");
+        assert_eq!(p9.to_string(), "r4g8c2k16p9o2");
+        let o9 = parse("o9").unwrap();
+        assert_eq!(
+            (o9.fan_out(), o9.to_string()),
+            (9, "r4g8c2k4p2o9".to_string())
+        );
         for bad in [
             "r2",
             "r32",
@@ -1805,6 +1909,9 @@ mod tests {
             "p0",
             "p17",
             "p",
+            "o0",
+            "o65",
+            "o2o2",
         ] {
             let e = parse(bad).unwrap_err();
             assert!(e.to_string().contains("variant"), "{bad}: {e}");

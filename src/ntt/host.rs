@@ -85,14 +85,34 @@ pub fn ntt_negacyclic_harvey(operand: &mut [u64], tables: &NttTables) {
 ///
 /// Panics if `operand.len()` is not N.
 pub fn inverse_ntt_negacyclic_harvey_lazy(operand: &mut [u64], tables: &NttTables) {
+    inverse_ntt_negacyclic_harvey_lazy_rounds(operand, tables, tables.coeff_count_power());
+}
+
+/// The first `rounds` rounds (gaps 1 .. 2^(rounds - 1)) of
+/// `inverse_ntt_negacyclic_harvey_lazy`, the last of them with N^-1 folded in when
+/// `rounds` is log N (the whole transform): what the device's inverse leaves after its
+/// first pass (`NttPlan::inverse_first_pass_from`, `rounds` = log G). Values in [0, 2q)
+/// on entry and exit.
+///
+/// Panics if `operand.len()` is not N or `rounds` exceeds log N.
+pub fn inverse_ntt_negacyclic_harvey_lazy_rounds(
+    operand: &mut [u64],
+    tables: &NttTables,
+    rounds: u32,
+) {
     let n = tables.coeff_count();
     assert_eq!(operand.len(), n, "operand must hold N = {n} values");
+    let log_n = tables.coeff_count_power();
+    assert!(
+        rounds <= log_n,
+        "{rounds} rounds of a {log_n}-round transform"
+    );
     let modulus = tables.modulus();
     let roots = tables.get_from_inv_root_powers();
     let mut root_index = 0;
     let mut gap = 1;
     let mut m = n >> 1;
-    while m > 1 {
+    for _ in 0..rounds.min(log_n - 1) {
         let mut offset = 0;
         for _ in 0..m {
             root_index += 1;
@@ -106,6 +126,9 @@ pub fn inverse_ntt_negacyclic_harvey_lazy(operand: &mut [u64], tables: &NttTable
         }
         gap <<= 1;
         m >>= 1;
+    }
+    if rounds < log_n {
+        return;
     }
     // Last round (gap N/2, root index N - 1) with N^-1 folded in.
     let inv_degree = tables.inv_degree_modulo();

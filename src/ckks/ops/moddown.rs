@@ -10,34 +10,42 @@
 //! 3. (y_p,i - that) * q_last^-1 mod q_i, stored, or added to a polynomial (key
 //!    switching adds into the ciphertext, a rotation into the permuted first polynomial).
 //!
-//! Fused ([`CkksContext::fused`] and a staged NTT plan): step 1 reads x_p where it lies
-//! (`NttPlan::inverse_from`, no gather), step 2's element-wise work rides on the forward
-//! transform's loads and step 3 on its stores (`NttPlan::forward_moddown`): 4 launches
-//! with a two-pass NTT layout, 2 with one. Unfused (the naive NTT strategy, or
-//! `SEAL_OPENCL_FUSED=0`): gather, inverse NTT, `ckks_moddown_prep`, forward NTT,
-//! `ckks_divide_round_finish`, as the host references spell it.
+//! Fused ([`CkksContext::fused`] and a staged NTT plan): step 1's first pass reads x_p
+//! where it lies (`NttPlan::inverse_first_pass_from`, no gather; key switching's last
+//! pass runs it itself), its second pass and the forward transforms' first passes run in
+//! one launch with step 2's element-wise work on their loads, and step 3 rides on the
+//! forward transforms' last stores (`NttPlan::forward_moddown`): 3 launches with a
+//! two-pass NTT layout (2 after key switching), 2 with one (1). Unfused (the naive NTT
+//! strategy, or `SEAL_OPENCL_FUSED=0`): gather, inverse NTT, `ckks_moddown_prep`, forward
+//! NTT, `ckks_divide_round_finish`, as the host references spell it.
 //!
 //! [`CkksContext::fused`]: crate::ckks::context::CkksContext::fused
 
 use super::LevelOps;
 use crate::cl::{self, same_buffer, Buffer};
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::memcache::PoolBuffer;
 use crate::ntt::{ModDown, NttDirection, NttPlan};
 
 /// The profiler's name for the mod-down's inverse transform of the last residue, apart
 /// from `ntt_inverse` (whole ciphertexts, key switching's target) in per-kernel tables.
 const INVERSE_LAST: &str = "ntt_inverse_last";
 
-/// Where the residue being dropped lies, in NTT form.
+/// Where the residue being dropped lies, and in what form.
 pub(super) enum LastResidue<'b> {
-    /// Residue `index` of every polynomial of `buf` (`stride` residues each); left as is.
+    /// In NTT form, residue `index` of every polynomial of `buf` (`stride` residues each);
+    /// left as is.
     Within {
         buf: &'b Buffer<u64>,
         stride: usize,
         index: usize,
     },
-    /// One residue per polynomial, packed, in a temporary the mod-down may overwrite.
-    Scratch(&'b Buffer<u64>),
+    /// In NTT form, one residue per polynomial, packed, in a temporary the mod-down may
+    /// overwrite (unfused key switching's inner product).
+    Packed(&'b Buffer<u64>),
+    /// One residue per polynomial, packed, after the first pass of its inverse NTT
+    /// (fused key switching's last pass: `NttPlan::forward_key_switch`); fused only.
+    FirstPassDone(&'b Buffer<u64>),
 }
 
 /// One mod-down: for p < polys and i < primes,
@@ -74,40 +82,36 @@ impl LevelOps<'_> {
         if !(self.context.fused() && plan.has_fused_passes() && single.has_fused_passes()) {
             return self.mod_down_unfused(md, &single);
         }
-        // Step 1: x_p in coefficient form (lazy: step 2 rounds it).
+        // Step 1's first pass (the whole of it with a one-pass layout).
+        let first_pass = |buf, stride, index| -> Result<PoolBuffer> {
+            let gathered = self.scratch(md.polys * n)?;
+            let events = single.inverse_first_pass_from(
+                queue,
+                gathered.buffer(),
+                buf,
+                stride,
+                index,
+                md.polys,
+                1,
+                profiling,
+            )?;
+            self.graph.note_launches(INVERSE_LAST, events)?;
+            Ok(gathered)
+        };
         let gathered;
-        let coeffs = match md.last {
+        let first_pass_done = match md.last {
+            LastResidue::FirstPassDone(buf) => buf,
             LastResidue::Within { buf, stride, index } => {
-                gathered = self.scratch(md.polys * n)?;
-                let events = single.inverse_from(
-                    queue,
-                    gathered.buffer(),
-                    buf,
-                    stride,
-                    index,
-                    md.polys,
-                    1,
-                    false,
-                    profiling,
-                )?;
-                self.graph.note_launches(INVERSE_LAST, events)?;
+                gathered = first_pass(buf, stride, index)?;
                 gathered.buffer()
             }
-            LastResidue::Scratch(buf) => {
-                self.ntt_with(
-                    INVERSE_LAST,
-                    &single,
-                    buf,
-                    md.polys,
-                    1,
-                    NttDirection::Inverse,
-                    false,
-                )?;
-                buf
+            LastResidue::Packed(buf) => {
+                gathered = first_pass(buf, 1, 0)?;
+                gathered.buffer()
             }
         };
-        // Steps 2 and 3 on the forward transforms' loads and stores; a two-pass layout
-        // keeps the words between its passes in `between`.
+        // The rest of step 1, then steps 2 and 3 on the forward transforms' loads and
+        // stores; a two-pass layout keeps the words between its passes in `between`.
         let between = if plan.launches_per_transform() == 2 {
             Some(self.scratch(md.polys * md.primes * n)?)
         } else {
@@ -116,9 +120,9 @@ impl LevelOps<'_> {
         let events = plan.forward_moddown(
             queue,
             &ModDown {
-                last: coeffs,
+                last: first_pass_done,
                 last_prime: md.last_prime,
-                scratch: between.as_ref().map_or(coeffs, |b| b.buffer()),
+                scratch: between.as_ref().map_or(first_pass_done, |b| b.buffer()),
                 dst: md.dst,
                 dst_stride: md.dst_stride,
                 src: md.src,
@@ -154,7 +158,12 @@ impl LevelOps<'_> {
                 )?;
                 gathered.buffer()
             }
-            LastResidue::Scratch(buf) => buf,
+            LastResidue::Packed(buf) => buf,
+            LastResidue::FirstPassDone(_) => {
+                return Err(Error::Logic(
+                    "mod-down: a residue after a fused pass reached the unfused mod-down".into(),
+                ))
+            }
         };
         self.ntt_with(
             INVERSE_LAST,

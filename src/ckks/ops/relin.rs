@@ -32,9 +32,10 @@ impl LevelOps<'_> {
     /// SEAL's switch_key_inplace for CKKS: key-switches `target` (one polynomial of K
     /// residues in NTT form, at word `target_offset` of `target`, a multiple of N) with
     /// `key` and adds the result to the first two polynomials of `ct`. `target` may be
-    /// `ct` itself (the polynomial is read before `ct` is written). Fused: 8 launches with
-    /// a two-pass NTT layout, 4 with one (the target's inverse NTT, the forward NTTs with
-    /// the decomposition and the inner product in them, the mod-down).
+    /// `ct` itself (the polynomial is read before `ct` is written). Fused: 5 launches with
+    /// a two-pass NTT layout, 3 with one (the target's inverse NTT, the forward NTTs with
+    /// the decomposition and the inner product in them, the mod-down), each pass of an
+    /// inverse sharing its launch with the next step's first.
     pub fn switch_key(
         &self,
         ct: &Buffer<u64>,
@@ -74,9 +75,10 @@ impl LevelOps<'_> {
         let moduli = self.level.moduli();
         let ext = k + 1;
 
-        // t_target: the target in coefficient form. Fused: read where it lies, then the
-        // decomposition and the inner product with the key inside the forward transforms
-        // (NttPlan::forward_key_switch). Unfused: a copy, the transform, the
+        // t_target: the target in coefficient form. Fused: the inverse's first pass reads
+        // it where it lies; its second pass, the decomposition and the inner product with
+        // the key run with the forward transforms (NttPlan::forward_key_switch), whose
+        // last pass also starts the mod-down. Unfused: a copy, the transform, the
         // decomposition, its transforms and the inner product, one launch each.
         let t_target = self.scratch(k * n)?;
         let plan = self.level.plan();
@@ -86,7 +88,7 @@ impl LevelOps<'_> {
         let prod = self.scratch(2 * k * n)?;
         let last = self.scratch(2 * n)?;
         if fused {
-            let events = plan.inverse_from(
+            let events = plan.inverse_first_pass_from(
                 queue,
                 t_target.buffer(),
                 target,
@@ -94,7 +96,6 @@ impl LevelOps<'_> {
                 target_offset / n,
                 1,
                 k,
-                true,
                 profiling,
             )?;
             self.graph.note_launches("ntt_inverse", events)?;
@@ -145,7 +146,11 @@ impl LevelOps<'_> {
         drop(t_target);
         // Mod-down by the special prime into the first two polynomials of ct.
         self.mod_down(&ModDownSpec {
-            last: LastResidue::Scratch(last.buffer()),
+            last: if fused {
+                LastResidue::FirstPassDone(last.buffer())
+            } else {
+                LastResidue::Packed(last.buffer())
+            },
             last_key_prime: special,
             last_prime: k,
             inv: inv_special,

@@ -27,7 +27,7 @@ impl LevelOps<'_> {
     /// dst (K - 1 primes) = src (K primes) divided by the last prime and rounded, for
     /// `polys` polynomials: SEAL's RNSTool::divide_and_round_q_last_ntt_inplace on each,
     /// followed by the drop of the last prime (mod_switch_scale_to_next). The mod-down of
-    /// [`super::moddown`]: 4 launches with a two-pass NTT layout, 2 with one.
+    /// [`super::moddown`]: 3 launches with a two-pass NTT layout, 2 with one.
     pub fn rescale(&self, dst: &Buffer<u64>, src: &Buffer<u64>, polys: usize) -> Result<()> {
         let k = self.primes();
         let inv = self.level.inv_last()?;
