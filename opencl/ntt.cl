@@ -664,35 +664,43 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
             left = reduce_every;
         }
     }
-    if (live && I < K) {
+    // The outputs of rows below K go to prod. The special prime's row starts the
+    // mod-down: its two residues leave after the inverse transform's first pass (the
+    // whole inverse, lazy, with LOG_S = 0), so that the mod-down needs no launch of its
+    // own for it; c = 0 waits in lrow and c = 1 in last (where its transform's output
+    // goes), so that no accumulator stays live through the transforms: registers held
+    // there would lower the whole kernel's occupancy.
+    const bool special = I == K;
+    if (live) {
 #pragma unroll
         for (uint i = 0; i < R; i++) {
             uint e = first + lid + i * BLOCK_WG;
-            prod[(size_t)I * N + e] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
-            prod[(size_t)(K + I) * N + e] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+            u64 y0 = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
+            u64 y1 = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+            if (special) {
+                lrow[block_slot(lid + i * BLOCK_WG)] = y0;
+                last[N + e] = y1;
+            } else {
+                prod[(size_t)I * N + e] = y0;
+                prod[(size_t)(K + I) * N + e] = y1;
+            }
         }
     }
-    // The special prime's row starts the mod-down: its two residues leave after the
-    // inverse transform's first pass (the whole inverse, lazy, with LOG_S = 0), so that
-    // the mod-down needs no launch of its own for it. Every row of every group passes
-    // that transform's barriers: with them inside a branch on the group (whether it holds
-    // the special row), PoCL 3.1's build gave wrong words wherever the group held an idle row
-    // (rows past the last prime), taken branch or not.
-    const bool special = I == K;
+    // Every row of every group passes the transforms' barriers: with them inside a branch
+    // on the group (whether it holds the special row), PoCL 3.1's build gave wrong words
+    // wherever the group held an idle row (rows past the last prime), taken branch or not.
     __global const ulong2 *iw = (__global const ulong2 *)inv_root_powers + K * N;
-    for (uint c = 0; c < 2; c++) {
-        if (special) {
+    inv_block_transform(lrow, last, iw, pr, group_in_residue, 0, lid, special);
+    // The transform's last reads of lrow are done before the next writes.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (special) {
 #pragma unroll
-            for (uint i = 0; i < R; i++)
-                lrow[block_slot(lid + i * BLOCK_WG)] =
-                    c == 0 ? barrett_reduce_128(lo0[i], hi0[i], q, r0, r1)
-                           : barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
-        }
-        inv_block_transform(lrow, last + (size_t)c * N, iw, pr, group_in_residue, 0, lid,
-                            special);
-        // The transform's last reads of lrow are done before the next writes.
-        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint i = 0; i < R; i++)
+            lrow[block_slot(lid + i * BLOCK_WG)] = last[N + first + lid + i * BLOCK_WG];
     }
+    // Every work item has read its words of last + N before the transform overwrites them.
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    inv_block_transform(lrow, last + N, iw, pr, group_in_residue, 0, lid, special);
 }
 
 #if LOG_S != 0
