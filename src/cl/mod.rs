@@ -39,6 +39,8 @@ pub struct DeviceInfoSummary {
     pub is_gpu: bool,
     pub local_mem_bytes: u64,
     pub max_work_group_size: usize,
+    /// Compute units (`CL_DEVICE_MAX_COMPUTE_UNITS`: an NVIDIA GPU's SMs).
+    pub compute_units: u32,
     /// Largest single buffer (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
     pub max_alloc_bytes: u64,
     pub global_mem_bytes: u64,
@@ -479,6 +481,10 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         DeviceInfoResult::GlobalMemSize(s) => s,
         _ => 0,
     };
+    let compute_units = match device.info(DeviceInfo::MaxComputeUnits)? {
+        DeviceInfoResult::MaxComputeUnits(n) => n,
+        _ => 1,
+    };
     Ok(DeviceInfoSummary {
         name: device.name()?,
         vendor: device.vendor()?,
@@ -486,6 +492,7 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         is_gpu,
         local_mem_bytes,
         max_work_group_size: device.max_wg_size()?,
+        compute_units,
         max_alloc_bytes,
         global_mem_bytes,
     })

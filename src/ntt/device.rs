@@ -74,6 +74,9 @@ const MAX_MIN_LOG_COLUMNS: u32 = 8;
 /// The most output primes per work group of `ntt_inv_fwd_strided` a variant may ask for
 /// (a key switch has at most K + 1 = 64).
 const MAX_FAN_OUT: u32 = 64;
+/// The automatic fan-out's aim: at least this many work groups per compute unit (see
+/// `fan_out`).
+const FAN_OUT_GROUPS_PER_UNIT: usize = 3;
 
 /// Which kernels run a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -139,8 +142,8 @@ impl fmt::Display for NttStrategy {
 ///
 /// Written `r<R>g<log words>c<log columns>k<R of key switching>p<rows of key
 /// switching>o<fan-out>`, each part optional and the default's where left out:
-/// `r4g8c2k4p2o2` (the default), `r8g11c4k8p1` (the default before 2026-11-24), `r16`,
-/// `r16g12c5`, `k16p1`, `o9`.
+/// `r4g8c2k4p2o0` (the default; `o0`: the fan-out chosen per launch), `r8g11c4k8p1`
+/// (the default before 2026-11-24), `r16`, `r16g12c5`, `k16p1`, `o9`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
@@ -153,7 +156,8 @@ pub struct StagedVariant {
     /// one, a row holds one block (see `ntt_fwd_block_ks`).
     ks_rows: u32,
     /// Output primes per work group of the inverse pass fused with forward passes
-    /// (`ntt_inv_fwd_strided`: key switching's decomposition, the mod-down's rounding).
+    /// (`ntt_inv_fwd_strided`: key switching's decomposition, the mod-down's rounding);
+    /// 0: chosen per launch (`fan_out`).
     fan_out: u32,
 }
 
@@ -182,7 +186,7 @@ impl StagedVariant {
         min_log_columns: 2,
         ks_log_regs: 2,
         ks_rows: 2,
-        fan_out: 2,
+        fan_out: 0,
     };
 
     /// A variant with 2^`log_regs` values per work item (2, 3 or 4: radix-4, 8 or 16
@@ -252,23 +256,25 @@ impl StagedVariant {
     }
 
     /// The same variant with `outs` output primes (1 ..= 64) per work group of the inverse
-    /// pass fused with forward passes: each work group finishes the inverse of its columns
-    /// and runs the forward pass under `outs` primes, so fewer repeat the inverse and more
-    /// share the device.
+    /// pass fused with forward passes, or 0: as many as keep at least 3 work groups per
+    /// compute unit (the default). Each work group finishes the inverse of its columns and
+    /// runs the forward pass under its output primes: more outputs per group repeat the
+    /// inverse less, fewer spread a small batch over more of the device.
     ///
     /// Errors: `outs` out of range.
     pub fn with_fan_out(mut self, outs: u32) -> Result<Self> {
-        if !(1..=MAX_FAN_OUT).contains(&outs) {
+        if outs > MAX_FAN_OUT {
             return Err(Error::invalid(format!(
                 "staged NTT variant: {outs} output primes per fused work group (1 ..= \
-                 {MAX_FAN_OUT})"
+                 {MAX_FAN_OUT}, or 0: chosen per launch)"
             )));
         }
         self.fan_out = outs;
         Ok(self)
     }
 
-    /// Output primes per work group of the inverse pass fused with forward passes.
+    /// Output primes per work group of the inverse pass fused with forward passes (0:
+    /// chosen per launch).
     pub fn fan_out(&self) -> u32 {
         self.fan_out
     }
@@ -316,12 +322,12 @@ impl FromStr for StagedVariant {
     type Err = Error;
 
     /// Parts `r4` / `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k4` / `k8` / `k16`,
-    /// `p<1..=16>`, `o<1..=64>` in any order, each at most once.
+    /// `p<1..=16>`, `o<0..=64>` in any order, each at most once.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(format!(
                 "staged NTT variant {s:?}: {why}; write r<4|8|16>g<log words>c<log columns>\
-                 k<4|8|16>p<rows>o<fan-out>, e.g. r16g12c4k8p1o2, any part left out"
+                 k<4|8|16>p<rows>o<fan-out>, e.g. r16g12c4k8p1o0, any part left out"
             ))
         };
         let text = s.trim().to_ascii_lowercase();
@@ -376,7 +382,7 @@ impl FromStr for StagedVariant {
     }
 }
 
-/// The canonical form, every part written: `r4g8c2k4p2o2`.
+/// The canonical form, every part written: `r4g8c2k4p2o0`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -612,8 +618,11 @@ struct FusedPasses {
     /// Launched over ceil((K + 1) / ks_rows) "residues": each covers ks_rows rows.
     ks_block: Launch,
     ks_rows: usize,
-    /// Output primes per work group of the `*inv_fwd_strided` launches.
+    /// Output primes per work group of the `*inv_fwd_strided` launches (0: chosen per
+    /// launch).
     fan_out: usize,
+    /// The device's compute units, for the chosen fan-out.
+    compute_units: usize,
 }
 
 /// `ntt_inv_fwd_strided`'s `kind`: the loads of ntt.cl's `LOAD_MODDOWN` and
@@ -997,6 +1006,7 @@ impl NttPlan {
                     },
                     ks_rows: ks_rows as usize,
                     fan_out: fan_out as usize,
+                    compute_units: info.compute_units as usize,
                 };
                 Launches {
                     forward,
@@ -1324,7 +1334,7 @@ impl NttPlan {
         let last = [Buf(md.last), U32(md.last_prime as u32)];
         let mut out = Vec::new();
         if let Some(strided) = &fused.inv_fwd_strided {
-            let (outs, chunks) = fan_out(fused.fan_out, md.primes);
+            let (outs, chunks) = fused.fan_out(strided, md.count, md.primes);
             let args = per_call(
                 md.scratch,
                 md.primes,
@@ -1437,7 +1447,7 @@ impl NttPlan {
         let values = if two_pass { ks.scratch } else { ks.t_target };
         let mut out = Vec::new();
         if let Some(strided) = &fused.ks_inv_fwd_strided {
-            let (outs, chunks) = fan_out(fused.fan_out, k + 1);
+            let (outs, chunks) = fused.fan_out(strided, k, k + 1);
             let args = per_call(
                 values,
                 k + 1,
@@ -1639,12 +1649,33 @@ fn fused_passes<'l>(launches: &'l Launches, what: &str) -> Result<&'l FusedPasse
         .ok_or_else(|| Error::invalid(format!("{what} needs a staged NTT plan")))
 }
 
-/// The fan-out of an `ntt_inv_fwd_strided` launch over `primes` output primes with at
-/// most `most` per work group: (outputs per group, chunks of them), the chunks as even
-/// as the fan-out allows.
-fn fan_out(most: usize, primes: usize) -> (u32, u32) {
-    let chunks = primes.div_ceil(most.max(1));
-    (primes.div_ceil(chunks) as u32, chunks as u32)
+impl FusedPasses {
+    /// The fan-out of `launch` (an `ntt_inv_fwd_strided`) over `residues` input residues
+    /// and `primes` output primes (see [`fan_out`]).
+    fn fan_out(&self, launch: &Launch, residues: usize, primes: usize) -> (u32, u32) {
+        let groups = residues * launch.items_per_residue / launch.work_group.unwrap_or(1);
+        fan_out(self.fan_out, groups, self.compute_units, primes)
+    }
+}
+
+/// The fan-out of an `ntt_inv_fwd_strided` launch of `groups` work groups per chunk over
+/// `primes` output primes: (outputs per work group, chunks of them), the chunks as even as
+/// the fan-out allows. `fixed` outputs per group where the variant sets them (non-zero);
+/// else the fewest chunks that give at least `FAN_OUT_GROUPS_PER_UNIT` work groups per
+/// compute unit. Measured on an H100, 2026-11-24 (K = 8, N = 2^15, 2^16; fan-outs 2, 3, 9
+/// in three interleaved rounds, `benches/results/h100-2026-11-24-fan-out/`): key
+/// switching's 512 groups were fastest in one chunk (32.5 against 36.9 us at 2^15, 61.1
+/// against 79.4 at 2^16 for chunks of 2 outputs), the mod-down's 128 in four (13.7 against
+/// 27.7 us in one).
+fn fan_out(fixed: usize, groups: usize, compute_units: usize, primes: usize) -> (u32, u32) {
+    let chunks = if fixed == 0 {
+        (FAN_OUT_GROUPS_PER_UNIT * compute_units).div_ceil(groups.max(1))
+    } else {
+        primes.div_ceil(fixed)
+    }
+    .clamp(1, primes.max(1));
+    let outs = primes.div_ceil(chunks);
+    (outs as u32, primes.div_ceil(outs) as u32)
 }
 
 fn to_u32(v: usize) -> Result<u32> {
@@ -1802,6 +1833,7 @@ mod tests {
             is_gpu: true,
             local_mem_bytes,
             max_work_group_size,
+            compute_units: 132,
             max_alloc_bytes: 0,
             global_mem_bytes: 0,
         };
@@ -1854,7 +1886,25 @@ mod tests {
         assert!("radix4".parse::<NttStrategy>().is_err());
         assert_eq!(NttStrategy::STAGED.to_string(), "staged");
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
-        assert_eq!(r16.to_string(), "staged(r16g8c2k4p2o2)");
+        assert_eq!(r16.to_string(), "staged(r16g8c2k4p2o0)");
+    }
+
+    #[test]
+    fn fan_outs() {
+        // An H100's 132 SMs: key switching at 2^15 (K = 8: 512 groups, 9 primes) in one
+        // chunk, its mod-down (2 residues: 128 groups, 8 primes) in four; 2^14 (K = 7: 224
+        // groups) in two.
+        assert_eq!(fan_out(0, 512, 132, 9), (9, 1));
+        assert_eq!(fan_out(0, 128, 132, 8), (2, 4));
+        assert_eq!(fan_out(0, 224, 132, 8), (4, 2));
+        // Never more chunks than primes, never an empty chunk.
+        assert_eq!(fan_out(0, 1, 132, 3), (1, 3));
+        assert_eq!(fan_out(0, 10_000, 132, 1), (1, 1));
+        // A variant's own fan-out: chunks as even as it allows.
+        assert_eq!(fan_out(3, 512, 132, 9), (3, 3));
+        assert_eq!(fan_out(2, 512, 132, 9), (2, 5));
+        assert_eq!(fan_out(4, 512, 132, 9), (3, 3));
+        assert_eq!(fan_out(64, 1, 132, 9), (9, 1));
     }
 
     #[test]
@@ -1863,12 +1913,12 @@ mod tests {
         assert_eq!(parse("").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse(" R4G8C2 ").unwrap(), StagedVariant::DEFAULT);
         assert_eq!(parse("k4p2").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(parse("k4p2o2").unwrap(), StagedVariant::DEFAULT);
-        assert_eq!(StagedVariant::DEFAULT.to_string(), "r4g8c2k4p2o2");
-        assert_eq!(parse("k16").unwrap().to_string(), "r4g8c2k16p2o2");
+        assert_eq!(parse("k4p2o0").unwrap(), StagedVariant::DEFAULT);
+        assert_eq!(StagedVariant::DEFAULT.to_string(), "r4g8c2k4p2o0");
+        assert_eq!(parse("k16").unwrap().to_string(), "r4g8c2k16p2o0");
         assert_eq!(
             StagedVariant::new(4, 10, 6).unwrap().to_string(),
-            "r16g10c6k4p2o2"
+            "r16g10c6k4p2o0"
         );
         let v = parse("c5r16k8").unwrap();
         assert_eq!(
@@ -1880,11 +1930,11 @@ mod tests {
             ),
             (4, 8, 5, 3)
         );
-        assert_eq!(v.to_string(), "r16g8c5k8p2o2");
+        assert_eq!(v.to_string(), "r16g8c5k8p2o0");
         assert_eq!(parse(&v.to_string()).unwrap(), v);
         let p9 = parse("p9k16").unwrap();
         assert_eq!((p9.ks_rows(), p9.ks_log_regs()), (9, 4));
-        assert_eq!(p9.to_string(), "r4g8c2k16p9o2");
+        assert_eq!(p9.to_string(), "r4g8c2k16p9o0");
         let o9 = parse("o9").unwrap();
         assert_eq!(
             (o9.fan_out(), o9.to_string()),
@@ -1909,7 +1959,6 @@ mod tests {
             "p0",
             "p17",
             "p",
-            "o0",
             "o65",
             "o2o2",
         ] {
