@@ -670,17 +670,20 @@ fn kernel_words(name: &str, routine: &str, k: f64) -> Option<f64> {
         "ckks_tensor" => 7.0 * k,
         // Both polynomials read, permuted, written.
         "ckks_galois_ntt" => 4.0 * k,
-        // Key switching's target, K residues, in place or gathered: read + write.
-        "ntt_inverse.1" | "ntt_inverse.2" => 2.0 * k,
-        // The special prime's two residues of the mod-down: read + write.
-        "ntt_inverse_last.1" | "ntt_inverse_last.2" => 4.0,
-        // Decomposition: residue J read under each prime I != J, K^2 residues written.
-        "ntt_forward_ks.1" => 2.0 * k * k,
+        // Key switching's target, K residues, gathered: read + write (the inverse's first
+        // pass; a routine's only `ntt_inverse` launch).
+        "ntt_inverse" => 2.0 * k,
+        // Rescale's last residues, two, gathered: read + write (the inverse's first pass).
+        "ntt_inverse_last" => 4.0,
+        // The target's inverse finished and decomposed: K residues read, K^2 written.
+        "ntt_forward_ks.1" => k * k + k,
         // K^2 partial transforms and K target residues read, the key (2 K (K + 1)
-        // residues) read, 2 (K + 1) residues written.
-        "ntt_forward_ks.2" => 3.0 * k * k + 5.0 * k + 2.0,
-        // The last residues read under each of K primes, 2 K residues written.
-        "ntt_forward_moddown.1" => 4.0 * k,
+        // residues) read, 2 K residues written, and the special prime's two (written,
+        // the second read back, written again after the inverse's first pass).
+        "ntt_forward_ks.2" => 3.0 * k * k + 5.0 * k + 4.0,
+        // The last residues' inverse finished and rounded under each of K primes: 2
+        // residues read (repeated per chunk of primes: from the cache), 2 K written.
+        "ntt_forward_moddown.1" => 2.0 * k + 2.0,
         // Scratch, key switching's products and the accumulated polynomials (two for
         // MulLin, the permuted first one for Rotate) read, 2 K residues written.
         "ntt_forward_moddown.2" if routine == "Rotate" => 7.0 * k,

@@ -974,8 +974,8 @@ impl NttPlan {
                 if let Some(wg) = strided {
                     inverse.push(staged("ntt_inv_strided", &inv_root_powers, wg, true, &[U])?);
                 }
-                // Their own arguments: see ntt.cl and the launches in `inverse_from`,
-                // `forward_moddown` and `forward_key_switch`.
+                // Their own arguments: see ntt.cl and the launches in
+                // `inverse_first_pass_from`, `forward_moddown` and `forward_key_switch`.
                 let fused = FusedPasses {
                     inv_gather: staged(
                         "ntt_inv_block_gather",
