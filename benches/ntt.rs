@@ -264,8 +264,9 @@ struct Row {
     checked: bool,
 }
 
-/// Key switching's fused forward transforms (decomposition, K (K + 1) forward NTTs less
-/// the K taken from the target, inner product with the key) under one variant.
+/// Key switching's fused forward transforms (the target's inverse second pass,
+/// decomposition, K (K + 1) forward NTTs less the K taken from the target, inner product
+/// with the key, the special prime's inverse first pass) under one variant.
 #[derive(Serialize)]
 struct KsRow {
     log_n: u32,
