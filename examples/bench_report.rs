@@ -224,6 +224,17 @@ fn main() -> std::io::Result<()> {
                     f(&floor["launches_per_s_1_thread"]),
                     f(&floor["launches_per_s_8_threads"]),
                 );
+                // Runs from 2026-11-24 on also time enqueues next to a busy queue.
+                if let Some(other) = floor["launch_other_queue_busy_us"].as_f64() {
+                    let _ = writeln!(
+                        out,
+                        "With a {:.0} us kernel running on another queue: {:.1} us per launch; \
+                         behind it on the same queue: {:.1} us.\n",
+                        f(&floor["busy_kernel_us"]),
+                        other,
+                        f(&floor["launch_same_queue_busy_us"]),
+                    );
+                }
                 table(
                     &mut out,
                     &[

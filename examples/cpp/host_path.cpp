@@ -10,7 +10,8 @@
 // its operands made there). And the driver's own floor on the same device:
 // the host time to enqueue an empty kernel, without and with an event, from 1 thread and from
 // 8 threads at once (one in-order queue each; batches short enough that the driver's queue
-// never fills). Every GPU result is compared word for word with SEAL's CPU result.
+// never fills), and from 1 thread while a long kernel runs on another queue or ahead on its
+// own. Every GPU result is compared word for word with SEAL's CPU result.
 //
 //   host_path [--log-n 15|13|...] [--primes P] [--reps R] [--json PATH]
 //
@@ -59,6 +60,12 @@ namespace
         double launch_event_us = 0;      // host time per enqueue with an event (released at once)
         double launches_per_s_1 = 0;     // 1 thread: 1 / its host time per enqueue
         double launches_per_s_8 = 0;     // 8 threads enqueueing at once, one queue each
+        // Host time per enqueue from 1 thread while a long kernel runs on another queue of
+        // the same device, and behind one on the thread's own queue (does a busy queue make
+        // the driver's enqueue dearer? the question the thread scaling asks).
+        double launch_other_busy_us = 0;
+        double launch_same_busy_us = 0;
+        double busy_kernel_us = 0; // how long the long kernel ran (it must outlast the batch)
     };
 
     // The backend's queues per tile as this run set them (threads take one each, round robin).
@@ -79,7 +86,13 @@ namespace
         cl_int status;
         cl_context ctx = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &status);
         cl_check(status, "clCreateContext");
-        const char *source = "__kernel void empty(__global ulong *p) {}";
+        const char *source =
+            "__kernel void empty(__global ulong *p) {}\n"
+            "__kernel void busy(__global ulong *p, ulong n) {\n"
+            "  ulong x = p[0];\n"
+            "  for (ulong i = 0; i < n; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;\n"
+            "  if (x == 42) p[1] = x;\n"
+            "}\n";
         cl_program program = clCreateProgramWithSource(ctx, 1, &source, nullptr, &status);
         cl_check(status, "clCreateProgramWithSource");
         cl_check(clBuildProgram(program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
@@ -171,6 +184,60 @@ namespace
         floor.launch_event_us = run(1, true).first;
         floor.launches_per_s_1 = run(1, false).second;
         floor.launches_per_s_8 = run(8, false).second;
+
+        // One thread enqueues a batch of empty kernels on queue `mine` right after a long
+        // kernel went to queue `busy_queue` (another queue, or `mine` itself); medians over
+        // rounds. The long kernel's own time is measured alone first, so that the report
+        // can show it outlasted the batch.
+        {
+            cl_int s;
+            cl_command_queue mine = clCreateCommandQueue(ctx, device, 0, &s);
+            cl_check(s, "clCreateCommandQueue");
+            cl_command_queue other = clCreateCommandQueue(ctx, device, 0, &s);
+            cl_check(s, "clCreateCommandQueue");
+            cl_kernel empty = clCreateKernel(program, "empty", &s);
+            cl_check(s, "clCreateKernel");
+            cl_kernel busy = clCreateKernel(program, "busy", &s);
+            cl_check(s, "clCreateKernel");
+            clSetKernelArg(empty, 0, sizeof(cl_mem), &buffer);
+            clSetKernelArg(busy, 0, sizeof(cl_mem), &buffer);
+            cl_ulong iterations = 400000;
+            clSetKernelArg(busy, 1, sizeof(cl_ulong), &iterations);
+            size_t one = 1;
+            const int rounds = 20, batch = 64;
+            vector<double> busy_us;
+            for (int r = 0; r < rounds; r++)
+            {
+                auto t0 = Clock::now();
+                clEnqueueNDRangeKernel(other, busy, 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
+                clFinish(other);
+                busy_us.push_back(us_since(t0, Clock::now()));
+            }
+            floor.busy_kernel_us = median(busy_us);
+            auto behind = [&](cl_command_queue busy_queue) {
+                vector<double> per_launch;
+                for (int r = 0; r < rounds; r++)
+                {
+                    clEnqueueNDRangeKernel(busy_queue, busy, 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
+                    clFlush(busy_queue);
+                    auto t0 = Clock::now();
+                    for (int i = 0; i < batch; i++)
+                    {
+                        clEnqueueNDRangeKernel(mine, empty, 1, nullptr, &one, nullptr, 0, nullptr, nullptr);
+                    }
+                    per_launch.push_back(us_since(t0, Clock::now()) / batch);
+                    clFinish(mine);
+                    clFinish(busy_queue);
+                }
+                return median(per_launch);
+            };
+            floor.launch_other_busy_us = behind(other);
+            floor.launch_same_busy_us = behind(mine);
+            clReleaseKernel(busy);
+            clReleaseKernel(empty);
+            clReleaseCommandQueue(other);
+            clReleaseCommandQueue(mine);
+        }
         clReleaseMemObject(buffer);
         clReleaseProgram(program);
         clReleaseContext(ctx);
@@ -433,7 +500,9 @@ namespace
         cout << "device: " << floor.device << "\nSEAL_OPENCL_QUEUES: " << queues_setting() << "\n"
              << fixed << setprecision(1) << "driver floor (empty kernel, host time per enqueue): " << floor.launch_us
              << " us per launch, " << floor.launch_event_us << " us with an event; " << floor.launches_per_s_1
-             << " launches/s from 1 thread, " << floor.launches_per_s_8 << " from 8 threads (own queues)\n";
+             << " launches/s from 1 thread, " << floor.launches_per_s_8 << " from 8 threads (own queues); "
+             << floor.launch_other_busy_us << " us per launch while another queue runs a "
+             << floor.busy_kernel_us << " us kernel, " << floor.launch_same_busy_us << " behind it on the same queue\n";
 
         seal_opencl::install_backend();
         Fixture f(p);
@@ -510,7 +579,10 @@ namespace
             << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us
             << ", \"launch_event_us\": " << floor.launch_event_us
             << ", \"launches_per_s_1_thread\": " << floor.launches_per_s_1
-            << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8 << "},\n  \"operations\": [\n";
+            << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8
+            << ", \"launch_other_queue_busy_us\": " << floor.launch_other_busy_us
+            << ", \"launch_same_queue_busy_us\": " << floor.launch_same_busy_us
+            << ", \"busy_kernel_us\": " << floor.busy_kernel_us << "},\n  \"operations\": [\n";
         for (size_t i = 0; i < results.size(); i++)
         {
             const auto &r = results[i];
