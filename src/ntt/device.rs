@@ -675,9 +675,9 @@ pub struct KeySwitch<'a> {
 }
 
 /// The mod-down of SEAL's rescale (`divide_and_round_q_last_ntt_inplace`) and key
-/// switching (the end of `switch_key_inplace`) after the last residue's first inverse pass, as
-/// [`NttPlan::forward_moddown`] runs it over `count` polynomials and the plan's first
-/// `primes` primes: for p < count and i < primes,
+/// switching (the end of `switch_key_inplace`) after the first pass of the last residue's
+/// inverse NTT, as [`NttPlan::forward_moddown`] runs it over `count` polynomials and the
+/// plan's first `primes` primes: for p < count and i < primes,
 ///     dst[p * dst_stride + i] = (src[p * src_stride + i] - NTT_i(round(last[p]))) * inv_i
 ///                                [+ acc[p * dst_stride + i] for p < acc_polys],
 /// everything mod q_i, where round is SEAL's rounding of the last residue and its

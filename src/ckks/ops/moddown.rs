@@ -27,8 +27,9 @@ use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::{ModDown, NttDirection, NttPlan};
 
-/// The profiler's name for the mod-down's inverse transform of the last residue, apart
-/// from `ntt_inverse` (whole ciphertexts, key switching's target) in per-kernel tables.
+/// The profiler's name for the mod-down's inverse transform of the last residue (its first
+/// pass where the passes are fused), apart from `ntt_inverse` (whole ciphertexts, key
+/// switching's target) in per-kernel tables.
 const INVERSE_LAST: &str = "ntt_inverse_last";
 
 /// Where the residue being dropped lies, and in what form.
