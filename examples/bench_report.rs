@@ -58,6 +58,19 @@ fn us(v: &Value) -> String {
     format!("{:.1}", f(v))
 }
 
+/// A host_path thread row's host time per call of each step ("copy / op / relinearize";
+/// Rotate has no third step), or "-" for files from before the steps were timed.
+fn thread_steps(r: &Value) -> String {
+    if r["copy_us"].is_null() {
+        return "-".to_string();
+    }
+    let mut steps = vec![us(&r["copy_us"]), us(&r["first_us"])];
+    if r["op"].as_str() == Some("MulLin") {
+        steps.push(us(&r["second_us"]));
+    }
+    steps.join(" / ")
+}
+
 fn rows(j: &Value) -> &[Value] {
     j["rows"].as_array().map_or(&[], Vec::as_slice)
 }
@@ -235,6 +248,14 @@ fn main() -> std::io::Result<()> {
                         f(&floor["launch_same_queue_busy_us"]),
                     );
                 }
+                // Runs from session 8 (2026-11-24) on also time clSetKernelArg.
+                if let Some(buffer) = floor["set_arg_buffer_us"].as_f64() {
+                    let _ = writeln!(
+                        out,
+                        "One clSetKernelArg: {buffer:.2} us for a buffer, {:.2} us for a value.\n",
+                        f(&floor["set_arg_uint_us"]),
+                    );
+                }
                 table(
                     &mut out,
                     &[
@@ -256,10 +277,19 @@ fn main() -> std::io::Result<()> {
                         ]
                     }),
                 );
-                // Files before 2026-11-24 hold MulLin on one device only (`mullin_per_s`).
+                // Files before 2026-11-24 hold MulLin on one device only (`mullin_per_s`);
+                // runs from session 8 on also hold each step's host time per call (copy, then
+                // multiply and relinearize, or rotate_vector).
                 table(
                     &mut out,
-                    &["operation", "threads", "devices", "per s", "check"],
+                    &[
+                        "operation",
+                        "threads",
+                        "devices",
+                        "per s",
+                        "host us per call: copy / op / relinearize",
+                        "check",
+                    ],
                     j["threads"].as_array().into_iter().flatten().map(|r| {
                         let per_s = if r["per_s"].is_null() {
                             &r["mullin_per_s"]
@@ -271,6 +301,7 @@ fn main() -> std::io::Result<()> {
                             s(&r["threads"]),
                             r["devices"].as_u64().unwrap_or(1).to_string(),
                             us(per_s),
+                            thread_steps(r),
                             s(&r["identical"]),
                         ]
                     }),

@@ -11,7 +11,9 @@
 // the host time to enqueue an empty kernel, without and with an event, from 1 thread and from
 // 8 threads at once (one in-order queue each; batches short enough that the driver's queue
 // never fills), and from 1 thread while a long kernel runs on another queue or ahead on its
-// own. Every GPU result is compared word for word with SEAL's CPU result.
+// own; and the host time of one clSetKernelArg (a buffer, a value). The thread table also
+// gives each step's host time per call (where a second thread's time goes). Every GPU
+// result is compared word for word with SEAL's CPU result.
 //
 //   host_path [--log-n 15|13|...] [--primes P] [--reps R] [--json PATH]
 //
@@ -24,6 +26,7 @@
 #include "seal_opencl.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -66,6 +69,10 @@ namespace
         double launch_other_busy_us = 0;
         double launch_same_busy_us = 0;
         double busy_kernel_us = 0; // how long the long kernel ran (it must outlast the batch)
+        // Host time of one clSetKernelArg, a buffer and a 32-bit value: the backend sets a
+        // launch's per-call arguments before each enqueue, on top of the floor above.
+        double set_arg_buffer_us = 0;
+        double set_arg_uint_us = 0;
     };
 
     // The backend's queues per tile as this run set them (threads take one each, round robin).
@@ -88,6 +95,8 @@ namespace
         cl_check(status, "clCreateContext");
         const char *source =
             "__kernel void empty(__global ulong *p) {}\n"
+            "__kernel void args(__global ulong *a, __global ulong *b, __global ulong *c, __global ulong *d,\n"
+            "                   uint i, uint j, uint k, uint l) {}\n"
             "__kernel void busy(__global ulong *p, ulong n) {\n"
             "  ulong x = p[0];\n"
             "  for (ulong i = 0; i < n; i++) x = x * 6364136223846793005UL + 1442695040888963407UL;\n"
@@ -233,6 +242,41 @@ namespace
             };
             floor.launch_other_busy_us = behind(other);
             floor.launch_same_busy_us = behind(mine);
+
+            // Medians over rounds of 64 settings of each of the 4 buffer and 4 value
+            // arguments, alternating two buffers (and two values) so that every call changes
+            // the argument, as successive launches on different ciphertexts do.
+            cl_kernel args = clCreateKernel(program, "args", &s);
+            cl_check(s, "clCreateKernel");
+            cl_mem second = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &s);
+            cl_check(s, "clCreateBuffer");
+            auto per_set = [&](bool buffers) {
+                vector<double> us;
+                for (int r = 0; r < rounds; r++)
+                {
+                    auto t0 = Clock::now();
+                    for (cl_uint i = 0; i < batch; i++)
+                    {
+                        for (cl_uint a = 0; a < 4; a++)
+                        {
+                            if (buffers)
+                            {
+                                clSetKernelArg(args, a, sizeof(cl_mem), i % 2 ? &buffer : &second);
+                            }
+                            else
+                            {
+                                clSetKernelArg(args, 4 + a, sizeof(cl_uint), &i);
+                            }
+                        }
+                    }
+                    us.push_back(us_since(t0, Clock::now()) / (batch * 4));
+                }
+                return median(us);
+            };
+            floor.set_arg_buffer_us = per_set(true);
+            floor.set_arg_uint_us = per_set(false);
+            clReleaseMemObject(second);
+            clReleaseKernel(args);
             clReleaseKernel(busy);
             clReleaseKernel(empty);
             clReleaseCommandQueue(other);
@@ -416,17 +460,36 @@ namespace
         return w == Work::MulLin ? "MulLin" : "Rotate";
     }
 
-    void do_work(Evaluator &ev, const Fixture &f, Work w, const Ciphertext &a, const Ciphertext &b, Ciphertext &x)
+    // Host time a thread spent in each call of its work, summed over its rounds: the copy,
+    // then multiply and relinearize (MulLin) or rotate_vector (Rotate, whose last is 0).
+    using StepUs = array<double, 3>;
+
+    void do_work(
+        Evaluator &ev, const Fixture &f, Work w, const Ciphertext &a, const Ciphertext &b, Ciphertext &x,
+        StepUs *step_us = nullptr)
     {
+        auto t0 = Clock::now();
         x = a;
+        auto t1 = Clock::now();
         if (w == Work::MulLin)
         {
             ev.multiply_inplace(x, b);
-            ev.relinearize_inplace(x, f.relin_keys);
         }
         else
         {
             ev.rotate_vector_inplace(x, 1, f.galois_keys);
+        }
+        auto t2 = Clock::now();
+        if (w == Work::MulLin)
+        {
+            ev.relinearize_inplace(x, f.relin_keys);
+        }
+        if (step_us)
+        {
+            auto t3 = Clock::now();
+            (*step_us)[0] += us_since(t0, t1);
+            (*step_us)[1] += us_since(t1, t2);
+            (*step_us)[2] += us_since(t2, t3);
         }
     }
 
@@ -437,6 +500,7 @@ namespace
         int devices;
         double per_s;
         bool identical;
+        StepUs step_us; // host us per call of each step, the mean over every thread's rounds
     };
 
     // `threads` threads, thread t bound to device t mod `devices`, each with its own Evaluator
@@ -450,6 +514,7 @@ namespace
         const vector<uint64_t> want_words = words_of(want);
 
         vector<Ciphertext> last(threads);
+        vector<StepUs> step_us(threads, StepUs{});
         atomic<int> ready{ 0 };
         atomic<bool> go{ false };
         vector<thread> pool;
@@ -468,7 +533,7 @@ namespace
                 }
                 for (int i = 0; i < per_thread; i++)
                 {
-                    do_work(ev, f, work, a, b, x);
+                    do_work(ev, f, work, a, b, x, &step_us[t]);
                 }
                 last[t] = x;
             });
@@ -491,7 +556,15 @@ namespace
         {
             identical &= words_of(x) == want_words;
         }
-        return { work, threads, devices, threads * per_thread / wall * 1e6, identical };
+        StepUs mean{};
+        for (const auto &u : step_us)
+        {
+            for (size_t i = 0; i < mean.size(); i++)
+            {
+                mean[i] += u[i] / (threads * per_thread);
+            }
+        }
+        return { work, threads, devices, threads * per_thread / wall * 1e6, identical, mean };
     }
 
     int run(const Params &p)
@@ -502,7 +575,10 @@ namespace
              << " us per launch, " << floor.launch_event_us << " us with an event; " << floor.launches_per_s_1
              << " launches/s from 1 thread, " << floor.launches_per_s_8 << " from 8 threads (own queues); "
              << floor.launch_other_busy_us << " us per launch while another queue runs a "
-             << floor.busy_kernel_us << " us kernel, " << floor.launch_same_busy_us << " behind it on the same queue\n";
+             << floor.busy_kernel_us << " us kernel, " << floor.launch_same_busy_us << " behind it on the same queue; "
+             << setprecision(2) << floor.set_arg_buffer_us << " us per clSetKernelArg of a buffer, "
+             << floor.set_arg_uint_us << " of a uint\n"
+             << setprecision(1);
 
         seal_opencl::install_backend();
         Fixture f(p);
@@ -549,19 +625,34 @@ namespace
                 cout << setw(12) << (to_string(d) + (d == 1 ? " device" : " devices"));
             }
             cout << "  check\n";
+            vector<string> steps; // per row: host us per call of each step, per device count
             for (int t : { 1, 2, 4, 8 })
             {
                 cout << left << setw(8) << t << right;
                 bool row_identical = true;
+                ostringstream row_steps;
+                row_steps << fixed << setprecision(1);
                 for (int d : device_counts)
                 {
                     ThreadResult r = measure_threads(f, work, t, d, 400);
                     row_identical &= r.identical;
                     cout << setw(12) << r.per_s;
+                    row_steps << "  " << r.step_us[0] << " / " << r.step_us[1];
+                    if (work == Work::MulLin)
+                    {
+                        row_steps << " / " << r.step_us[2];
+                    }
                     threads.push_back(r);
                 }
                 all_identical &= row_identical;
                 cout << "  " << (row_identical ? "identical" : "MISMATCH") << "\n";
+                steps.push_back(row_steps.str());
+            }
+            cout << "host us per call in those rounds (mean over every thread's calls; per device count): copy / "
+                 << (work == Work::MulLin ? "multiply / relinearize" : "rotate_vector") << "\n";
+            for (size_t i = 0; i < steps.size(); i++)
+            {
+                cout << left << setw(8) << (1 << i) << right << steps[i] << "\n";
             }
             cout << "\n";
         }
@@ -582,7 +673,9 @@ namespace
             << ", \"launches_per_s_8_threads\": " << floor.launches_per_s_8
             << ", \"launch_other_queue_busy_us\": " << floor.launch_other_busy_us
             << ", \"launch_same_queue_busy_us\": " << floor.launch_same_busy_us
-            << ", \"busy_kernel_us\": " << floor.busy_kernel_us << "},\n  \"operations\": [\n";
+            << ", \"busy_kernel_us\": " << floor.busy_kernel_us
+            << ", \"set_arg_buffer_us\": " << floor.set_arg_buffer_us
+            << ", \"set_arg_uint_us\": " << floor.set_arg_uint_us << "},\n  \"operations\": [\n";
         for (size_t i = 0; i < results.size(); i++)
         {
             const auto &r = results[i];
@@ -596,7 +689,8 @@ namespace
         {
             out << "    {\"op\": \"" << work_name(threads[i].work) << "\", \"threads\": " << threads[i].threads
                 << ", \"devices\": " << threads[i].devices << ", \"per_s\": " << threads[i].per_s
-                << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
+                << ", \"copy_us\": " << threads[i].step_us[0] << ", \"first_us\": " << threads[i].step_us[1]
+                << ", \"second_us\": " << threads[i].step_us[2] << ", \"identical\": " << (threads[i].identical ? "true" : "false") << "}"
                 << (i + 1 < threads.size() ? ",\n" : "\n");
         }
         out << "  ]\n}\n";
