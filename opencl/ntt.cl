@@ -715,7 +715,12 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
                                      __global const ulong2 *w, u64 q, uint u)
 {
     // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the last writes
-    // global memory, the others go through local memory.
+    // global memory, the others go through local memory. Unrolled, like the inverse's
+    // steps, so that every shift and root index is a constant: key switching's
+    // decomposition pass ran 30.5 -> 28.3 us at N = 2^15 and 61.8 -> 47.9 at 2^16 (H100).
+    // The block passes' step loops stay rolled: unrolled, key switching's block pass grew
+    // from 44.7 to 56.2 us at 2^15 (benches/results/h100-2026-11-24-session8/).
+#pragma unroll
     for (uint st = 0; st < NSTEP; st++) {
         uint lg = LOG_S - LOG_R - LOG_R * st;
         if (st != 0) {
@@ -800,6 +805,8 @@ ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u
     for (uint i = 0; i < R; i++)
         lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
 #endif
+    // Unrolled: see fwd_strided_steps.
+#pragma unroll
     for (uint lg = LOG_S % LOG_R; lg < LOG_S; lg += LOG_R) {
         bool last = lg + LOG_R == LOG_S;
         if (lg == 0) {
