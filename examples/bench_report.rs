@@ -248,13 +248,23 @@ fn main() -> std::io::Result<()> {
                         f(&floor["launch_same_queue_busy_us"]),
                     );
                 }
-                // Runs from session 8 (2026-11-24) on also time clSetKernelArg.
+                // Runs from session 8 (2026-11-24) on also time the driver's other calls.
                 if let Some(buffer) = floor["set_arg_buffer_us"].as_f64() {
-                    let _ = writeln!(
+                    let _ = write!(
                         out,
-                        "One clSetKernelArg: {buffer:.2} us for a buffer, {:.2} us for a value.\n",
+                        "One clSetKernelArg: {buffer:.2} us for a buffer, {:.2} us for a value.",
                         f(&floor["set_arg_uint_us"]),
                     );
+                    if let Some(queue) = floor["retain_release_queue_us"].as_f64() {
+                        let _ = write!(
+                            out,
+                            " A retain + release: {queue:.2} us of a queue, {:.2} us of a buffer; \
+                             one clGetCommandQueueInfo {:.2} us.",
+                            f(&floor["retain_release_buffer_us"]),
+                            f(&floor["queue_device_us"]),
+                        );
+                    }
+                    out.push_str("\n\n");
                 }
                 table(
                     &mut out,

@@ -11,7 +11,8 @@
 // the host time to enqueue an empty kernel, without and with an event, from 1 thread and from
 // 8 threads at once (one in-order queue each; batches short enough that the driver's queue
 // never fills), and from 1 thread while a long kernel runs on another queue or ahead on its
-// own; and the host time of one clSetKernelArg (a buffer, a value). The thread table also
+// own; and the host time of the other driver calls the backend makes (clSetKernelArg,
+// reference counts of queues and buffers, a queue query). The thread table also
 // gives each step's host time per call (where a second thread's time goes). Every GPU
 // result is compared word for word with SEAL's CPU result.
 //
@@ -73,6 +74,11 @@ namespace
         // launch's per-call arguments before each enqueue, on top of the floor above.
         double set_arg_buffer_us = 0;
         double set_arg_uint_us = 0;
+        // A clRetain + clRelease of a queue, and of a buffer; one clGetCommandQueueInfo
+        // (CL_QUEUE_DEVICE).
+        double retain_release_queue_us = 0;
+        double retain_release_buffer_us = 0;
+        double queue_device_us = 0;
     };
 
     // The backend's queues per tile as this run set them (threads take one each, round robin).
@@ -243,38 +249,43 @@ namespace
             floor.launch_other_busy_us = behind(other);
             floor.launch_same_busy_us = behind(mine);
 
-            // Medians over rounds of 64 settings of each of the 4 buffer and 4 value
-            // arguments, alternating two buffers (and two values) so that every call changes
-            // the argument, as successive launches on different ciphertexts do.
+            // The host time of one driver call `call(i)`, the median over rounds of 64 calls:
+            // calls the backend makes besides its enqueues (arguments, reference counts of
+            // queues and buffers, queue queries). Arguments alternate between two buffers (and
+            // two values) so that every call changes them, as successive launches on different
+            // ciphertexts do.
             cl_kernel args = clCreateKernel(program, "args", &s);
             cl_check(s, "clCreateKernel");
             cl_mem second = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, nullptr, &s);
             cl_check(s, "clCreateBuffer");
-            auto per_set = [&](bool buffers) {
+            auto per_call = [&](const function<void(cl_uint)> &call) {
                 vector<double> us;
                 for (int r = 0; r < rounds; r++)
                 {
                     auto t0 = Clock::now();
                     for (cl_uint i = 0; i < batch; i++)
                     {
-                        for (cl_uint a = 0; a < 4; a++)
-                        {
-                            if (buffers)
-                            {
-                                clSetKernelArg(args, a, sizeof(cl_mem), i % 2 ? &buffer : &second);
-                            }
-                            else
-                            {
-                                clSetKernelArg(args, 4 + a, sizeof(cl_uint), &i);
-                            }
-                        }
+                        call(i);
                     }
-                    us.push_back(us_since(t0, Clock::now()) / (batch * 4));
+                    us.push_back(us_since(t0, Clock::now()) / batch);
                 }
                 return median(us);
             };
-            floor.set_arg_buffer_us = per_set(true);
-            floor.set_arg_uint_us = per_set(false);
+            floor.set_arg_buffer_us =
+                per_call([&](cl_uint i) { clSetKernelArg(args, i % 4, sizeof(cl_mem), i % 2 ? &buffer : &second); });
+            floor.set_arg_uint_us = per_call([&](cl_uint i) { clSetKernelArg(args, 4 + i % 4, sizeof(cl_uint), &i); });
+            floor.retain_release_queue_us = per_call([&](cl_uint) {
+                clRetainCommandQueue(mine);
+                clReleaseCommandQueue(mine);
+            });
+            floor.retain_release_buffer_us = per_call([&](cl_uint) {
+                clRetainMemObject(second);
+                clReleaseMemObject(second);
+            });
+            floor.queue_device_us = per_call([&](cl_uint) {
+                cl_device_id d;
+                clGetCommandQueueInfo(mine, CL_QUEUE_DEVICE, sizeof(d), &d, nullptr);
+            });
             clReleaseMemObject(second);
             clReleaseKernel(args);
             clReleaseKernel(busy);
@@ -577,7 +588,9 @@ namespace
              << floor.launch_other_busy_us << " us per launch while another queue runs a "
              << floor.busy_kernel_us << " us kernel, " << floor.launch_same_busy_us << " behind it on the same queue; "
              << setprecision(2) << floor.set_arg_buffer_us << " us per clSetKernelArg of a buffer, "
-             << floor.set_arg_uint_us << " of a uint\n"
+             << floor.set_arg_uint_us << " of a uint; " << floor.retain_release_queue_us
+             << " us per retain + release of a queue, " << floor.retain_release_buffer_us << " of a buffer; "
+             << floor.queue_device_us << " us per clGetCommandQueueInfo\n"
              << setprecision(1);
 
         seal_opencl::install_backend();
@@ -675,7 +688,10 @@ namespace
             << ", \"launch_same_queue_busy_us\": " << floor.launch_same_busy_us
             << ", \"busy_kernel_us\": " << floor.busy_kernel_us
             << ", \"set_arg_buffer_us\": " << floor.set_arg_buffer_us
-            << ", \"set_arg_uint_us\": " << floor.set_arg_uint_us << "},\n  \"operations\": [\n";
+            << ", \"set_arg_uint_us\": " << floor.set_arg_uint_us
+            << ", \"retain_release_queue_us\": " << floor.retain_release_queue_us
+            << ", \"retain_release_buffer_us\": " << floor.retain_release_buffer_us
+            << ", \"queue_device_us\": " << floor.queue_device_us << "},\n  \"operations\": [\n";
         for (size_t i = 0; i < results.size(); i++)
         {
             const auto &r = results[i];

@@ -89,8 +89,19 @@ impl BufferUses {
     pub fn before_write(&mut self, queue: &Queue) -> Result<()> {
         let waits = self.markers_except(queue)?;
         cl::enqueue_barrier(queue, &waits)?;
-        *self = BufferUses::written_on(queue);
+        self.set_written_on(queue);
         Ok(())
+    }
+
+    /// Records contents just written by commands on `queue` (what `written_on` makes),
+    /// keeping the writer's entry where it is that queue already: a queue handle's clone
+    /// is a driver call (see `Memcache`'s hand-out).
+    pub fn set_written_on(&mut self, queue: &Queue) {
+        self.readers.clear();
+        match &mut self.writer {
+            Some(writer) if cl::same_queue(&writer.queue, queue) => writer.marker = None,
+            writer => *writer = Some(QueueUse::new(queue)),
+        }
     }
 
     /// The queue whose commands a host read must follow: the last writer's, if any.

@@ -147,7 +147,7 @@ impl GpuImage {
         self.release_buffer();
         self.buffer = Some(moved);
         self.tile = graph.tile().index();
-        *self.uses.get_mut() = BufferUses::written_on(graph.queue());
+        self.uses.get_mut().set_written_on(graph.queue());
         Ok(())
     }
 
@@ -200,7 +200,7 @@ impl GpuImage {
         // ordered behind the old one's, ends after it.
         *self.upload.get_mut() = match pinned.write(queue, buffer.buffer(), data)? {
             Some(event) => {
-                *self.uses.get_mut() = BufferUses::written_on(queue);
+                self.uses.get_mut().set_written_on(queue);
                 Some(event)
             }
             None => {
@@ -320,7 +320,7 @@ impl GpuImage {
         self.release_buffer();
         self.buffer = Some(buffer);
         self.tile = graph.tile().index();
-        *self.uses.get_mut() = BufferUses::written_on(graph.queue());
+        self.uses.get_mut().set_written_on(graph.queue());
         self.len = len;
         self.transparency = None;
     }
