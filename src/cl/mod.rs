@@ -302,6 +302,20 @@ pub fn poison(buf: &Buffer<u64>, pattern: u64) -> Result<()> {
     Ok(())
 }
 
+/// The device `queue` runs on. `ocl::Queue::device` panics when the driver's query fails
+/// (a lost device); this returns the error.
+pub fn queue_device(queue: &Queue) -> Result<ocl::Device> {
+    match queue
+        .info(ocl::enums::CommandQueueInfo::Device)
+        .map_err(ocl::Error::from)?
+    {
+        ocl::enums::CommandQueueInfoResult::Device(device) => Ok(device.into()),
+        other => Err(Error::Logic(format!(
+            "the driver answered a queue's device query with {other:?}"
+        ))),
+    }
+}
+
 /// Whether two buffer handles name the same OpenCL memory object (two distinct
 /// sub-buffers of one allocation do not; launchers check aliasing with this).
 pub fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {

@@ -1501,7 +1501,7 @@ impl NttPlan {
     }
 
     fn check_queue(&self, queue: &Queue) -> Result<()> {
-        if queue.device() != self.ctx.device() {
+        if cl::queue_device(queue)? != self.ctx.device() {
             return Err(Error::invalid(
                 "queue is on another device than the NTT plan",
             ));
