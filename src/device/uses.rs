@@ -11,6 +11,7 @@
 //! queue need nothing (in order), so a thread working on its own ciphertexts creates no
 //! event at all.
 
+use super::Graph;
 use crate::cl::{self, Event, Queue};
 use crate::error::Result;
 
@@ -22,18 +23,24 @@ pub struct BufferUses {
 }
 
 /// Commands of one queue up to now, with the marker standing for them once one was needed.
-#[derive(Debug)]
+/// The queue is held through its `Graph` (an `Arc` clone): cloning an `ocl::Queue` is a
+/// driver call, clRetainCommandQueue (and a release on drop), 2.0-2.4 us a pair on
+/// NVIDIA's driver.
 struct QueueUse {
-    queue: Queue,
+    graph: Graph,
     marker: Option<Event>,
 }
 
 impl QueueUse {
-    fn new(queue: &Queue) -> QueueUse {
+    fn new(graph: &Graph) -> QueueUse {
         QueueUse {
-            queue: queue.clone(),
+            graph: graph.clone(),
             marker: None,
         }
+    }
+
+    fn queue(&self) -> &Queue {
+        self.graph.queue()
     }
 
     /// A marker after this use, made on the first request and shared by later ones (it
@@ -42,26 +49,37 @@ impl QueueUse {
         if let Some(marker) = &self.marker {
             return Ok(marker.clone());
         }
-        let marker = self.queue.enqueue_marker::<&cl::EventList>(None)?;
+        let marker = self.queue().enqueue_marker::<&cl::EventList>(None)?;
         self.marker = Some(marker.clone());
         Ok(marker)
     }
 }
 
+impl std::fmt::Debug for QueueUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueueUse")
+            .field("tile", &self.graph.tile().index())
+            .field("queue", &self.graph.queue_index())
+            .field("marker", &self.marker.is_some())
+            .finish()
+    }
+}
+
 impl BufferUses {
-    /// Contents just written by commands on `queue`.
-    pub fn written_on(queue: &Queue) -> BufferUses {
+    /// Contents just written by commands on `graph`'s queue.
+    pub fn written_on(graph: &Graph) -> BufferUses {
         BufferUses {
-            writer: Some(QueueUse::new(queue)),
+            writer: Some(QueueUse::new(graph)),
             readers: Vec::new(),
         }
     }
 
-    /// Orders commands enqueued on `queue` after this call behind the last writer, and
-    /// records `queue` as a reader (a later writer waits for it).
-    pub fn before_read(&mut self, queue: &Queue) -> Result<()> {
+    /// Orders commands enqueued on `graph`'s queue after this call behind the last writer,
+    /// and records that queue as a reader (a later writer waits for it).
+    pub fn before_read(&mut self, graph: &Graph) -> Result<()> {
+        let queue = graph.queue();
         if let Some(writer) = &self.writer {
-            if cl::same_queue(&writer.queue, queue) {
+            if cl::same_queue(writer.queue(), queue) {
                 // Reads on the writer's queue are in order behind it: no entry needed.
                 return Ok(());
             }
@@ -69,7 +87,7 @@ impl BufferUses {
         if let Some(reader) = self
             .readers
             .iter_mut()
-            .find(|r| cl::same_queue(&r.queue, queue))
+            .find(|r| cl::same_queue(r.queue(), queue))
         {
             // Its first read since the write put a barrier behind the writer on this
             // in-order queue; later reads there follow it. A marker made before this read
@@ -80,33 +98,32 @@ impl BufferUses {
         if let Some(writer) = self.writer.as_mut() {
             cl::enqueue_barrier(queue, &[writer.marker()?])?;
         }
-        self.readers.push(QueueUse::new(queue));
+        self.readers.push(QueueUse::new(graph));
         Ok(())
     }
 
-    /// Orders commands enqueued on `queue` after this call behind every recorded use on
-    /// another queue, then records `queue` as the only writer.
-    pub fn before_write(&mut self, queue: &Queue) -> Result<()> {
-        let waits = self.markers_except(queue)?;
-        cl::enqueue_barrier(queue, &waits)?;
-        self.set_written_on(queue);
+    /// Orders commands enqueued on `graph`'s queue after this call behind every recorded
+    /// use on another queue, then records that queue as the only writer.
+    pub fn before_write(&mut self, graph: &Graph) -> Result<()> {
+        let waits = self.markers_except(graph.queue())?;
+        cl::enqueue_barrier(graph.queue(), &waits)?;
+        self.set_written_on(graph);
         Ok(())
     }
 
-    /// Records contents just written by commands on `queue` (what `written_on` makes),
-    /// keeping the writer's entry where it is that queue already: a queue handle's clone
-    /// is a driver call (see `Memcache`'s hand-out).
-    pub fn set_written_on(&mut self, queue: &Queue) {
+    /// Records contents just written by commands on `graph`'s queue (what `written_on`
+    /// makes), keeping the writer's entry where it is that queue already.
+    pub fn set_written_on(&mut self, graph: &Graph) {
         self.readers.clear();
         match &mut self.writer {
-            Some(writer) if cl::same_queue(&writer.queue, queue) => writer.marker = None,
-            writer => *writer = Some(QueueUse::new(queue)),
+            Some(writer) if cl::same_queue(writer.queue(), graph.queue()) => writer.marker = None,
+            writer => *writer = Some(QueueUse::new(graph)),
         }
     }
 
     /// The queue whose commands a host read must follow: the last writer's, if any.
     pub fn writer_queue(&self) -> Option<&Queue> {
-        self.writer.as_ref().map(|w| &w.queue)
+        self.writer.as_ref().map(QueueUse::queue)
     }
 
     /// Markers after every recorded use on a queue other than `queue`.
@@ -114,7 +131,7 @@ impl BufferUses {
         self.writer
             .iter_mut()
             .chain(self.readers.iter_mut())
-            .filter(|u| !cl::same_queue(&u.queue, queue))
+            .filter(|u| !cl::same_queue(u.queue(), queue))
             .map(QueueUse::marker)
             .collect()
     }
@@ -123,7 +140,7 @@ impl BufferUses {
     /// cannot be made, e.g. after a device error).
     pub fn finish_all(&self) -> Result<()> {
         for u in self.writer.iter().chain(self.readers.iter()) {
-            u.queue.finish()?;
+            u.queue().finish()?;
         }
         Ok(())
     }

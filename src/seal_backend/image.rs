@@ -124,7 +124,7 @@ impl GpuImage {
             self.move_to(graph)?;
         }
         self.buffer()?;
-        self.uses.get_mut().before_write(graph.queue())?;
+        self.uses.get_mut().before_write(graph)?;
         self.buffer()
     }
 
@@ -132,7 +132,7 @@ impl GpuImage {
     /// its last writer on another queue.
     fn ordered_read(&self, graph: &Graph) -> Result<&Buffer<u64>> {
         let buffer = self.buffer()?;
-        self.uses.lock().before_read(graph.queue())?;
+        self.uses.lock().before_read(graph)?;
         Ok(buffer)
     }
 
@@ -147,7 +147,7 @@ impl GpuImage {
         self.release_buffer();
         self.buffer = Some(moved);
         self.tile = graph.tile().index();
-        self.uses.get_mut().set_written_on(graph.queue());
+        self.uses.get_mut().set_written_on(graph);
         Ok(())
     }
 
@@ -186,7 +186,7 @@ impl GpuImage {
         let (queue, tile) = (graph.queue(), graph.tile().index());
         match &self.buffer {
             Some(b) if b.words() >= data.len() && self.tile == tile => {
-                self.uses.get_mut().before_write(queue)?
+                self.uses.get_mut().before_write(graph)?
             }
             _ => {
                 self.release_buffer();
@@ -200,7 +200,7 @@ impl GpuImage {
         // ordered behind the old one's, ends after it.
         *self.upload.get_mut() = match pinned.write(queue, buffer.buffer(), data)? {
             Some(event) => {
-                self.uses.get_mut().set_written_on(queue);
+                self.uses.get_mut().set_written_on(graph);
                 Some(event)
             }
             None => {
@@ -307,7 +307,7 @@ impl GpuImage {
             buffer: Some(copy),
             tile: graph.tile().index(),
             len: self.len,
-            uses: Mutex::new(BufferUses::written_on(graph.queue())),
+            uses: Mutex::new(BufferUses::written_on(graph)),
             transparency: self.transparency.clone(),
             upload: Mutex::new(None),
         })
@@ -320,7 +320,7 @@ impl GpuImage {
         self.release_buffer();
         self.buffer = Some(buffer);
         self.tile = graph.tile().index();
-        self.uses.get_mut().set_written_on(graph.queue());
+        self.uses.get_mut().set_written_on(graph);
         self.len = len;
         self.transparency = None;
     }
