@@ -824,7 +824,7 @@ fn ntt_variant_tables(out: &mut String, j: &Value) {
         .as_array()
         .map_or(&[][..], Vec::as_slice);
     if !ks.is_empty() {
-        out.push_str("Key switching's fused forward transforms (the target's inverse second pass, decomposition, K (K + 1) transforms, inner product with the key,, the special prime's inverse first pass; `NttPlan::forward_key_switch`) per variant, against a device copy of the key's words:\n\n");
+        out.push_str("Key switching's fused forward transforms (the target's inverse second pass, decomposition, K (K + 1) transforms, inner product with the key, the special prime's inverse first pass; `NttPlan::forward_key_switch`) per variant, against a device copy of the key's words:\n\n");
         table(
             out,
             &["N", "K", "variant", "us", "key copy us", "x key copy"],

@@ -638,7 +638,7 @@ namespace
                 cout << setw(12) << (to_string(d) + (d == 1 ? " device" : " devices"));
             }
             cout << "  check\n";
-            vector<string> steps; // per row: host us per call of each step, per device count
+            vector<pair<int, string>> steps; // per thread count: host us per call of each step, per device count
             for (int t : { 1, 2, 4, 8 })
             {
                 cout << left << setw(8) << t << right;
@@ -659,13 +659,13 @@ namespace
                 }
                 all_identical &= row_identical;
                 cout << "  " << (row_identical ? "identical" : "MISMATCH") << "\n";
-                steps.push_back(row_steps.str());
+                steps.emplace_back(t, row_steps.str());
             }
             cout << "host us per call in those rounds (mean over every thread's calls; per device count): copy / "
                  << (work == Work::MulLin ? "multiply / relinearize" : "rotate_vector") << "\n";
-            for (size_t i = 0; i < steps.size(); i++)
+            for (const auto &[t, row] : steps)
             {
-                cout << left << setw(8) << (1 << i) << right << steps[i] << "\n";
+                cout << left << setw(8) << t << right << row << "\n";
             }
             cout << "\n";
         }
