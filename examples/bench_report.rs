@@ -726,6 +726,9 @@ fn kernel_words(name: &str, routine: &str, k: f64) -> Option<f64> {
         // Key switching's target, K residues, gathered: read + write (the inverse's first
         // pass; a routine's only `ntt_inverse` launch).
         "ntt_inverse" => 2.0 * k,
+        // A rotation's first launch: both polynomials read, permuted and written, the
+        // second's inverse first pass written.
+        "ntt_inverse_galois" => 5.0 * k,
         // Rescale's last residues, two, gathered: read + write (the inverse's first pass).
         "ntt_inverse_last" => 4.0,
         // The target's inverse finished and decomposed: K residues read, K^2 written.

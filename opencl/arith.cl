@@ -86,6 +86,29 @@ inline void mul_acc_128(u64 *lo, u64 *hi, u64 a, u64 b)
     *hi += p_hi + (*lo < p_lo);
 }
 
+// SEAL's reverse_bits<uint32_t>(x, bits): the low `bits` bits of x reversed.
+inline uint reverse_bits_u32(uint x, uint bits)
+{
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
+    x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
+    x = (x >> 16) | (x << 16);
+    return bits == 0 ? 0u : x >> (32u - bits);
+}
+
+// Entry i of SEAL's GaloisTool::generate_table_ntt for N = 2^log_n and an odd galois_elt
+// < 2N: the word of a residue in NTT form that apply_galois_ntt moves to word i. Its host
+// reference is src/ckks/host.rs's galois_table_ntt, tested through the kernels that use it
+// (ckks.cl's ckks_galois_ntt, ntt.cl's ntt_inv_block_galois).
+inline uint galois_ntt_index(uint i, uint galois_elt, uint log_n)
+{
+    uint mask = (1u << log_n) - 1;
+    uint reversed = reverse_bits_u32(i + (1u << log_n), log_n + 1);
+    uint index_raw = (uint)((((u64)galois_elt * (u64)reversed) >> 1) & mask);
+    return reverse_bits_u32(index_raw, log_n);
+}
+
 // The mod-down of rescaling and key switching (SEAL's divide_and_round_q_last_ntt_inplace,
 // switch_key_inplace), per word; src/ckks/host.rs holds their references of the same
 // names, tested through the kernels that use them (ckks.cl's ckks_moddown_prep and

@@ -34,17 +34,6 @@
     const u64 r0 = (moduli)[(size_t)(j) * MODULI_STRIDE + 1]; \
     const u64 r1 = (moduli)[(size_t)(j) * MODULI_STRIDE + 2]
 
-// SEAL's reverse_bits<uint32_t>(x, bits): the low `bits` bits of x reversed.
-inline uint ckks_reverse_bits_u32(uint x, uint bits)
-{
-    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
-    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
-    x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
-    x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
-    x = (x >> 16) | (x << 16);
-    return bits == 0 ? 0u : x >> (32u - bits);
-}
-
 // dst = a + b mod q_j over polys * K * N words; dst may be a (each item reads its own
 // word before writing it).
 __kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const u64 *b,
@@ -150,17 +139,13 @@ __kernel void ckks_gather_residue(__global u64 *dst, __global const u64 *src,
 }
 
 // SEAL's GaloisTool::apply_galois_ntt on every residue: dst[r][i] = src[r][table[i]],
-// with table[i] computed as generate_table_ntt does (galois_elt odd, < 2N). dst must not
+// with table[i] = galois_ntt_index(i) (arith.cl; galois_elt odd, < 2N). dst must not
 // alias src. Global size residues * N.
 __kernel void ckks_galois_ntt(__global u64 *dst, __global const u64 *src, uint galois_elt)
 {
     size_t gid = get_global_id(0);
     uint i = (uint)(gid & CKKS_MASK);
-    size_t base = gid - i;
-    uint reversed = ckks_reverse_bits_u32(i + (1u << LOG_N), LOG_N + 1);
-    u64 index_raw = (((u64)galois_elt * (u64)reversed) >> 1) & CKKS_MASK;
-    uint index = ckks_reverse_bits_u32((uint)index_raw, LOG_N);
-    dst[gid] = src[base + index];
+    dst[gid] = src[gid - i + galois_ntt_index(i, galois_elt, LOG_N)];
 }
 
 // "(ct mod q_last) mod q_i" of rescale and key switching, with both of SEAL's rounding

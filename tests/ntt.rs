@@ -468,6 +468,76 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
     }
 }
 
+/// `inverse_first_pass_galois` permutes every residue of 2 polynomials as SEAL's
+/// apply_galois_ntt does (`host::ckks_galois_ntt`) and runs the first log G inverse rounds
+/// (the whole inverse, reduced, with one pass) on the second's: equal to that host
+/// composition on one- (2^12) and two-pass (2^13) layouts of every staged variant, for the
+/// smallest and largest galois elements and one between; the source is unchanged.
+#[test]
+fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
+    let (ctx, queue) = device();
+    let mut rng = rng();
+    for (log_n, strategy) in [12, 13]
+        .into_iter()
+        .flat_map(|log_n| staged().into_iter().map(move |s| (log_n, s)))
+    {
+        let n = 1usize << log_n;
+        let moduli = primes(log_n, &[50, 40, 60]);
+        let tables = create_ntt_tables(log_n, &moduli).unwrap();
+        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
+        let layout = plan.staged_layout().unwrap();
+        let (count, primes) = (2, moduli.len());
+        let src_words: Vec<u64> = (0..count * primes)
+            .flat_map(|r| {
+                let q = moduli[r % primes].value();
+                (0..n).map(|_| rng.gen_range(0..q)).collect::<Vec<_>>()
+            })
+            .collect();
+        let src_buf = ctx.upload(&queue, &src_words).unwrap();
+        for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
+            let mut want_permuted = vec![0; src_words.len()];
+            seal_opencl::ckks::host::ckks_galois_ntt(
+                &mut want_permuted,
+                &src_words,
+                galois_elt,
+                log_n,
+            );
+            let mut want = want_permuted[(count - 1) * primes * n..].to_vec();
+            for (j, res) in want.chunks_exact_mut(n).enumerate() {
+                if layout.launches() == 1 {
+                    host::inverse_ntt_negacyclic_harvey(res, &tables[j]);
+                } else {
+                    host::inverse_ntt_negacyclic_harvey_lazy_rounds(
+                        res,
+                        &tables[j],
+                        layout.log_g(),
+                    );
+                }
+            }
+            let values = ctx.buffer(&queue, primes * n).unwrap();
+            let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
+            cl::poison(&values, POISON).unwrap();
+            cl::poison(&permuted, POISON).unwrap();
+            plan.inverse_first_pass_galois(
+                &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
+            )
+            .unwrap();
+            let what = format!("2^{log_n} {strategy} element {galois_elt}");
+            assert_eq!(
+                cl::download(&permuted).unwrap(),
+                want_permuted,
+                "{what}: permuted"
+            );
+            assert_eq!(cl::download(&values).unwrap(), want, "{what}: first pass");
+        }
+        assert_eq!(
+            cl::download(&src_buf).unwrap(),
+            src_words,
+            "source unchanged"
+        );
+    }
+}
+
 #[test]
 fn fused_passes_reject_bad_arguments() {
     let (ctx, queue) = device();
@@ -488,6 +558,33 @@ fn fused_passes_reject_bad_arguments() {
     assert_invalid(
         plan.inverse_first_pass_from(&queue, &values, &src, 2, 3, 1, 2, false),
         "src too short",
+    );
+    let permuted = buf(4 * n);
+    assert_invalid(
+        naive.inverse_first_pass_galois(&queue, &values, &src, &permuted, 3, 2, 2, false),
+        "galois on a naive plan",
+    );
+    for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
+        assert_invalid(
+            plan.inverse_first_pass_galois(&queue, &values, &src, &permuted, elt, 2, 2, false),
+            what,
+        );
+    }
+    assert_invalid(
+        plan.inverse_first_pass_galois(&queue, &values, &src, &src, 3, 2, 2, false),
+        "permuted is src",
+    );
+    assert_invalid(
+        plan.inverse_first_pass_galois(&queue, &permuted, &src, &permuted, 3, 2, 2, false),
+        "values is permuted",
+    );
+    assert_invalid(
+        plan.inverse_first_pass_galois(&queue, &values, &src, &permuted, 3, 3, 2, false),
+        "src too short for 3 polynomials",
+    );
+    assert_invalid(
+        plan.inverse_first_pass_galois(&queue, &values, &src, &buf(3 * n), 3, 2, 2, false),
+        "permuted too short",
     );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
     let md = |dst, acc_polys| seal_opencl::ntt::ModDown {

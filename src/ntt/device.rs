@@ -605,13 +605,15 @@ struct Launches {
 }
 
 /// A staged plan's passes with specialised loads and stores (`opencl/ntt.cl`):
-/// `inv_gather` replaces the inverse's first pass (`ntt_inv_block`); the mod-down's
+/// `inv_gather` replaces the inverse's first pass (`ntt_inv_block`), `inv_galois` the
+/// galois permutation and that pass of a rotation; the mod-down's
 /// (`moddown_block`) and key switching's (`ks_block`) forward passes replace the
 /// forward's last; with two passes, `inv_fwd_strided` (the mod-down's) and
 /// `ks_inv_fwd_strided` (key switching's build) run the inverse's second pass and the
 /// forward's first ones in one launch. Each holds its tables; the rest is set per call.
 struct FusedPasses {
     inv_gather: Launch,
+    inv_galois: Launch,
     inv_fwd_strided: Option<Launch>,
     moddown_block: Launch,
     ks_inv_fwd_strided: Option<Launch>,
@@ -984,6 +986,13 @@ impl NttPlan {
                         true,
                         &[U, B, U, U],
                     )?,
+                    inv_galois: staged(
+                        "ntt_inv_block_galois",
+                        &inv_root_powers,
+                        block,
+                        true,
+                        &[U, B, U, B, U],
+                    )?,
                     inv_fwd_strided: strided
                         .map(|wg| staged("ntt_inv_fwd_strided", &root_powers, wg, false, &INV_FWD))
                         .transpose()?,
@@ -1246,6 +1255,77 @@ impl NttPlan {
         // src_first + r % primes <= (count - 1) * src_stride + src_first + primes - 1 of
         // src (checked above); tables as in `run`.
         unsafe { launch_with(queue, &fused.inv_gather, &args, residues, events, &mut out) }?;
+        Ok(out)
+    }
+
+    /// SEAL's `apply_galois_ntt` with `galois_elt` on `count` polynomials of `primes`
+    /// residues (the first count * primes residues of `src`, in NTT form) into `permuted`,
+    /// fused with the first pass of the last polynomial's inverse transform into `values`
+    /// (its `primes` residues, as [`NttPlan::inverse_first_pass_from`] leaves them): a
+    /// rotation's permutation and its key switching's first pass in one launch, in place
+    /// of `ckks_galois_ntt` followed by `inverse_first_pass_from`. `src` is unchanged.
+    ///
+    /// Errors: a naive plan; `count` or `primes` 0 or too large; `galois_elt` even or not
+    /// below 2N; a buffer shorter than the words it is read or written at; `src`,
+    /// `values` and `permuted` not three distinct buffers.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inverse_first_pass_galois(
+        &self,
+        queue: &Queue,
+        values: &Buffer<u64>,
+        src: &Buffer<u64>,
+        permuted: &Buffer<u64>,
+        galois_elt: u32,
+        count: usize,
+        primes: usize,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "inverse_first_pass_galois";
+        if primes == 0 || primes > self.moduli.len() {
+            return Err(Error::invalid(format!(
+                "{WHAT}: {primes} primes; the plan has {}",
+                self.moduli.len()
+            )));
+        }
+        if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * self.coeff_count() {
+            return Err(Error::invalid(format!(
+                "{WHAT}: galois element {galois_elt} is not odd and below 2N = {}",
+                2 * self.coeff_count()
+            )));
+        }
+        // values: the last polynomial's residues; the launch covers every polynomial's.
+        self.validate(queue, values, 1, primes)?;
+        let residues = self.validate(queue, src, count, primes)?;
+        let words = self.extent(WHAT, count, primes, 0)?;
+        check_buffers(
+            WHAT,
+            &[
+                ("values", values, 0, true),
+                ("src", src, words, false),
+                ("permuted", permuted, words, true),
+            ],
+            &[],
+        )?;
+        let launches = self.launches.lock();
+        let fused = fused_passes(&launches, WHAT)?;
+        let args = per_call(
+            values,
+            primes,
+            &[
+                U32(1),
+                Buf(src),
+                U32(galois_elt),
+                Buf(permuted),
+                U32(to_u32(residues - primes)?),
+            ],
+        );
+        let mut out = Vec::new();
+        // SAFETY: work groups of residue r < residues read words below N of residue r of
+        // src and write the same words of residue r of permuted (both checked to hold
+        // residues * N words); those of r >= residues - primes also write residue
+        // r - (residues - primes) < primes of values (checked to hold primes * N words),
+        // words below N; the three buffers are distinct (checked); tables as in `run`.
+        unsafe { launch_with(queue, &fused.inv_galois, &args, residues, events, &mut out) }?;
         Ok(out)
     }
 

@@ -9,19 +9,38 @@ use crate::error::Result;
 
 impl LevelOps<'_> {
     /// SEAL's apply_galois_inplace for CKKS on a ciphertext of 2 polynomials in NTT form:
-    /// permutes both, keeps the first, and key-switches the second back.
+    /// permutes both, keeps the first, and key-switches the second back. Fused, the
+    /// permutation shares its launch with the first pass of key switching's inverse NTT
+    /// (`NttPlan::inverse_first_pass_galois`): 5 launches with a two-pass NTT layout.
     pub fn apply_galois(&self, ct: &Buffer<u64>, galois_elt: u32, key: &KswitchKey) -> Result<()> {
         let words = self.poly_words();
+        self.check_key_switch(key, words)?;
         let permuted = self.scratch(2 * words)?;
-        self.context.kernels().ckks_galois_ntt(
-            self.graph,
-            permuted.buffer(),
-            ct,
-            galois_elt,
-            2 * self.primes(),
-        )?;
         // ct = (permuted[0], 0) + the key-switched permuted[1], with the first term added
         // by the mod-down's last store.
-        self.switch_key_into(ct, (permuted.buffer(), 1), permuted.buffer(), words, key)
+        let acc = (permuted.buffer(), 1);
+        if !self.fused_key_switch() {
+            self.context.kernels().ckks_galois_ntt(
+                self.graph,
+                permuted.buffer(),
+                ct,
+                galois_elt,
+                2 * self.primes(),
+            )?;
+            return self.switch_key_into(ct, acc, permuted.buffer(), words, key);
+        }
+        let t_target = self.scratch(words)?;
+        let events = self.level.plan().inverse_first_pass_galois(
+            self.graph.queue(),
+            t_target.buffer(),
+            ct,
+            permuted.buffer(),
+            galois_elt,
+            2,
+            self.primes(),
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("ntt_inverse_galois", events)?;
+        self.switch_key_from_first_pass(ct, acc, permuted.buffer(), words, key, t_target)
     }
 }

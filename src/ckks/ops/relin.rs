@@ -8,6 +8,7 @@ use crate::ckks::context::KswitchKey;
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Buffer};
 use crate::error::{Error, Result};
+use crate::memcache::PoolBuffer;
 use crate::ntt::{KeySwitch, NttDirection};
 
 impl LevelOps<'_> {
@@ -57,8 +58,32 @@ impl LevelOps<'_> {
         target_offset: usize,
         key: &KswitchKey,
     ) -> Result<()> {
+        self.check_key_switch(key, target_offset)?;
+        if !self.fused_key_switch() {
+            return self.switch_key_unfused(ct, acc, target, target_offset, key);
+        }
+        // t_target: the target's inverse NTT, first pass (the whole of it with a one-pass
+        // layout), read from where the target lies.
         let k = self.primes();
-        if key.decomposition_count() < k {
+        let t_target = self.scratch(k * self.n())?;
+        let events = self.level.plan().inverse_first_pass_from(
+            self.graph.queue(),
+            t_target.buffer(),
+            target,
+            k,
+            target_offset / self.n(),
+            1,
+            k,
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("ntt_inverse", events)?;
+        self.switch_key_from_first_pass(ct, acc, target, target_offset, key, t_target)
+    }
+
+    /// Errors of a key switch at this level with `key` of a target at word
+    /// `target_offset`, before anything is enqueued.
+    pub(super) fn check_key_switch(&self, key: &KswitchKey, target_offset: usize) -> Result<()> {
+        if key.decomposition_count() < self.primes() {
             return Err(Error::invalid(
                 "kswitch_keys is not valid for encryption parameters (too few keys for the level)",
             ));
@@ -69,91 +94,122 @@ impl LevelOps<'_> {
                 "switch_key: target offset {target_offset} is not a multiple of N = {n}"
             )));
         }
-        let special = self.context.special_index()?;
-        let inv_special = self.level.inv_special()?;
-        let kernels = self.context.kernels();
-        let moduli = self.level.moduli();
-        let ext = k + 1;
+        Ok(())
+    }
 
-        // t_target: the target in coefficient form. Fused: the inverse's first pass reads
-        // it where it lies; its second pass, the decomposition and the inner product with
-        // the key run with the forward transforms (NttPlan::forward_key_switch), whose
-        // last pass also starts the mod-down. Unfused: a copy, the transform, the
-        // decomposition, its transforms and the inner product, one launch each.
-        let t_target = self.scratch(k * n)?;
+    /// Whether key switching runs fused: the context fuses and the level's NTT plan has
+    /// fused passes (a staged plan).
+    pub(super) fn fused_key_switch(&self) -> bool {
+        self.context.fused() && self.level.plan().has_fused_passes()
+    }
+
+    /// Fused key switching after the first pass of the target's inverse NTT, which
+    /// `t_target` holds (`NttPlan::inverse_first_pass_from`, or a rotation's
+    /// `inverse_first_pass_galois`): its second pass, the decomposition and the inner
+    /// product with the key run with the forward transforms (NttPlan::forward_key_switch),
+    /// whose last pass also starts the mod-down. `target` (at `target_offset`, checked by
+    /// [`LevelOps::check_key_switch`]) is read again for the residues SEAL takes in NTT
+    /// form.
+    pub(super) fn switch_key_from_first_pass(
+        &self,
+        ct: &Buffer<u64>,
+        acc: (&Buffer<u64>, usize),
+        target: &Buffer<u64>,
+        target_offset: usize,
+        key: &KswitchKey,
+        t_target: PoolBuffer,
+    ) -> Result<()> {
+        let k = self.primes();
+        let n = self.n();
+        let moduli = self.level.moduli();
         let plan = self.level.plan();
-        let fused = self.context.fused() && plan.has_fused_passes();
-        let queue = self.graph.queue();
-        let profiling = self.graph.is_profiling();
         let prod = self.scratch(2 * k * n)?;
         let last = self.scratch(2 * n)?;
-        if fused {
-            let events = plan.inverse_first_pass_from(
-                queue,
-                t_target.buffer(),
-                target,
-                k,
-                target_offset / n,
-                1,
-                k,
-                profiling,
-            )?;
-            self.graph.note_launches("ntt_inverse", events)?;
-            let between = if plan.launches_per_transform() == 2 {
-                Some(self.scratch(k * ext * n)?)
-            } else {
-                None
-            };
-            let events = plan.forward_key_switch(
-                queue,
-                &KeySwitch {
-                    t_target: t_target.buffer(),
-                    target,
-                    target_first: target_offset / n,
-                    key: key.buffer(),
-                    key_stride_primes: self.context.key_moduli().len(),
-                    key_special_index: special,
-                    reduce_every: reduce_every(&moduli.moduli()[..ext]),
-                    prod: prod.buffer(),
-                    last: last.buffer(),
-                    scratch: between.as_ref().map_or(t_target.buffer(), |b| b.buffer()),
-                    k,
-                },
-                profiling,
-            )?;
-            self.graph.note_launches("ntt_forward_ks", events)?;
+        let between = if plan.launches_per_transform() == 2 {
+            Some(self.scratch(k * (k + 1) * n)?)
         } else {
-            cl::copy_range(queue, target, target_offset, t_target.buffer(), 0, k * n)?;
-            self.ntt(t_target.buffer(), 1, k, NttDirection::Inverse, true)?;
-            // Every residue J under every prime I of the extended base, back in NTT form.
-            let dec = self.scratch(k * ext * n)?;
-            kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
-            self.ntt(dec.buffer(), k, ext, NttDirection::Forward, false)?;
-            // Inner product with the key: two polynomials at level K in prod, their
-            // residues under the special prime in last.
-            kernels.ckks_ks_inner_product(
-                self.graph,
-                prod.buffer(),
-                last.buffer(),
-                dec.buffer(),
-                key.buffer(),
-                self.context.key_moduli().len(),
-                special,
-                moduli,
+            None
+        };
+        let events = plan.forward_key_switch(
+            self.graph.queue(),
+            &KeySwitch {
+                t_target: t_target.buffer(),
+                target,
+                target_first: target_offset / n,
+                key: key.buffer(),
+                key_stride_primes: self.context.key_moduli().len(),
+                key_special_index: self.context.special_index()?,
+                reduce_every: reduce_every(&moduli.moduli()[..k + 1]),
+                prod: prod.buffer(),
+                last: last.buffer(),
+                scratch: between.as_ref().map_or(t_target.buffer(), |b| b.buffer()),
                 k,
-            )?;
-        }
-        drop(t_target);
-        // Mod-down by the special prime into the first two polynomials of ct.
-        self.mod_down(&ModDownSpec {
-            last: if fused {
-                LastResidue::FirstPassDone(last.buffer())
-            } else {
-                LastResidue::Packed(last.buffer())
             },
-            last_key_prime: special,
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("ntt_forward_ks", events)?;
+        drop((t_target, between));
+        self.key_switch_mod_down(ct, acc, LastResidue::FirstPassDone(last.buffer()), &prod)
+    }
+
+    /// Unfused key switching: a copy, the transform, the decomposition, its transforms
+    /// and the inner product, one launch each, then the mod-down.
+    fn switch_key_unfused(
+        &self,
+        ct: &Buffer<u64>,
+        acc: (&Buffer<u64>, usize),
+        target: &Buffer<u64>,
+        target_offset: usize,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let k = self.primes();
+        let n = self.n();
+        let moduli = self.level.moduli();
+        let kernels = self.context.kernels();
+        let queue = self.graph.queue();
+        let t_target = self.scratch(k * n)?;
+        cl::copy_range(queue, target, target_offset, t_target.buffer(), 0, k * n)?;
+        self.ntt(t_target.buffer(), 1, k, NttDirection::Inverse, true)?;
+        // Every residue J under every prime I of the extended base, back in NTT form.
+        let dec = self.scratch(k * (k + 1) * n)?;
+        kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
+        drop(t_target);
+        self.ntt(dec.buffer(), k, k + 1, NttDirection::Forward, false)?;
+        // Inner product with the key: two polynomials at level K in prod, their residues
+        // under the special prime in last.
+        let prod = self.scratch(2 * k * n)?;
+        let last = self.scratch(2 * n)?;
+        kernels.ckks_ks_inner_product(
+            self.graph,
+            prod.buffer(),
+            last.buffer(),
+            dec.buffer(),
+            key.buffer(),
+            self.context.key_moduli().len(),
+            self.context.special_index()?,
+            moduli,
+            k,
+        )?;
+        drop(dec);
+        self.key_switch_mod_down(ct, acc, LastResidue::Packed(last.buffer()), &prod)
+    }
+
+    /// Key switching's mod-down by the special prime of `last` and `prod` (the inner
+    /// product's residues under it and under the level's primes) into the first two
+    /// polynomials of ct, plus `acc`.
+    fn key_switch_mod_down(
+        &self,
+        ct: &Buffer<u64>,
+        acc: (&Buffer<u64>, usize),
+        last: LastResidue,
+        prod: &PoolBuffer,
+    ) -> Result<()> {
+        let k = self.primes();
+        self.mod_down(&ModDownSpec {
+            last,
+            last_key_prime: self.context.special_index()?,
             last_prime: k,
-            inv: inv_special,
+            inv: self.level.inv_special()?,
             dst: ct,
             dst_stride: k,
             src: prod.buffer(),
