@@ -743,23 +743,12 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
 
 #if LOG_S != 0
 
-// Where word t of a strided work group's column sits in local memory (times C, plus the
-// column): t with bits 0 and 1 flipped by bits 2 and 3, a bijection on every aligned 16
-// (on [0, S): S >= 4). Word t of the C columns' rows at t * C alone puts the steps with the
-// smallest gaps (2 and 1) on 4 words per bank pair for a warp of 8 items of 4 columns
-// (64-bit words: a warp's 32 words take 2 wavefronts at best, there 4); flipped, every
-// step's warp meets each bank pair twice.
-ALWAYS_INLINE uint col_slot(uint t)
-{
-    return (t ^ ((t >> 2) & 3)) * C;
-}
-
 // Forward, gaps N/2 .. G (S-point sub-transforms of the classes mod G); the transform's
 // first launch. Work item u of column c starts with its R words of the first step in
 // v (t = step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i)), in [0, 4q), and leaves them
 // transformed, in [0, 4q), at gcol[t G]. The class of column c is at residue word
-// c + t G, staged in local memory at lcol[col_slot(t)]. A caller that transforms again
-// with the same local memory must pass a barrier between its last read and the next call.
+// c + t G, staged in local memory at lcol[t C]. A caller that transforms again with the
+// same local memory must pass a barrier between its last read and the next call.
 ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lcol,
                                      __global const ulong2 *w, u64 q, uint u)
 {
@@ -776,7 +765,7 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
             for (uint i = 0; i < R; i++)
-                v[i] = lcol[col_slot(step_pos(LOG_R, lg, u, S / R, i))];
+                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
         fwd_step(v, LOG_R, lg, u, S / R, w, S, q);
         if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
@@ -786,14 +775,14 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
         } else {
 #pragma unroll
             for (uint i = 0; i < R; i++)
-                lcol[col_slot(step_pos(LOG_R, lg, u, S / R, i))] = v[i];
+                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
         }
     }
 #if LOG_S % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
     for (uint i = 0; i < R; i++)
-        v[i] = lcol[col_slot(step_pos(LOG_S % LOG_R, 0, u, S / R, i))];
+        v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
     fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, q);
 #pragma unroll
     for (uint i = 0; i < R; i++)
@@ -838,7 +827,7 @@ void ntt_fwd_strided(__global u64 *restrict values,
 // last launch, whose last round folds in N^-1. Work item u of column c reads the column
 // from gcol (word t at gcol[t G], in [0, 2q)) and leaves its R words of the last step in
 // v (t = step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i): where fwd_strided_steps starts), in
-// [0, 2q). The column is staged in local memory at lcol[col_slot(t)].
+// [0, 2q). The column is staged in local memory at lcol[t C].
 ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u64 *lcol,
                                      __global const ulong2 *w, __global const u64 *pr,
                                      uint u)
@@ -852,7 +841,7 @@ ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u
     inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
 #pragma unroll
     for (uint i = 0; i < R; i++)
-        lcol[col_slot(step_pos(LOG_S % LOG_R, 0, u, S / R, i))] = v[i];
+        lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
 #endif
     // Unrolled: see fwd_strided_steps.
 #pragma unroll
@@ -866,7 +855,7 @@ ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
             for (uint i = 0; i < R; i++)
-                v[i] = lcol[col_slot(step_pos(LOG_R, lg, u, S / R, i))];
+                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
         if (last) {
             inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, true);
@@ -874,7 +863,7 @@ ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u
             inv_step(v, LOG_R, lg, u, S / R, w, S, 0, pr, false);
 #pragma unroll
             for (uint i = 0; i < R; i++)
-                lcol[col_slot(step_pos(LOG_R, lg, u, S / R, i))] = v[i];
+                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
         }
     }
 }
