@@ -744,16 +744,13 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
 #if LOG_S != 0
 
 // Forward, gaps N/2 .. G (S-point sub-transforms of the classes mod G); the transform's
-// first launch, for `nt` (1 or 2) independent transforms at once. Work item u of column c
-// starts with its R words of the first step of transform n in v[n] (t = step_pos(LOG_R,
-// LOG_S - LOG_R, u, S / R, i)), in [0, 4q_n), and leaves them transformed, in [0, 4q_n),
-// at gcol[n][t G]. The class of column c is at residue word c + t G, staged in local
-// memory at lcol[n][t C]. Two transforms share each step's barrier, and their
-// independent butterflies interleave. A caller that transforms again with the same local
-// memory must pass a barrier between its last read and the next call.
-ALWAYS_INLINE void fwd_strided_steps(const uint nt, u64 (*v)[R], __global u64 *const *gcol,
-                                     __local u64 *const *lcol,
-                                     __global const ulong2 *const *w, const u64 *q, uint u)
+// first launch. Work item u of column c starts with its R words of the first step in
+// v (t = step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i)), in [0, 4q), and leaves them
+// transformed, in [0, 4q), at gcol[t G]. The class of column c is at residue word
+// c + t G, staged in local memory at lcol[t C]. A caller that transforms again with the
+// same local memory must pass a barrier between its last read and the next call.
+ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lcol,
+                                     __global const ulong2 *w, u64 q, uint u)
 {
     // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the last writes
     // global memory, the others go through local memory. Unrolled, like the inverse's
@@ -767,41 +764,29 @@ ALWAYS_INLINE void fwd_strided_steps(const uint nt, u64 (*v)[R], __global u64 *c
         if (st != 0) {
             barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-            for (uint n = 0; n < nt; n++)
-#pragma unroll
-                for (uint i = 0; i < R; i++)
-                    v[n][i] = lcol[n][step_pos(LOG_R, lg, u, S / R, i) * C];
+            for (uint i = 0; i < R; i++)
+                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
+        fwd_step(v, LOG_R, lg, u, S / R, w, S, q);
+        if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
 #pragma unroll
-        for (uint n = 0; n < nt; n++)
-            fwd_step(v[n], LOG_R, lg, u, S / R, w[n], S, q[n]);
+            for (uint i = 0; i < R; i++)
+                gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G] = v[i];
+        } else {
 #pragma unroll
-        for (uint n = 0; n < nt; n++) {
-            if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
-#pragma unroll
-                for (uint i = 0; i < R; i++)
-                    gcol[n][(size_t)step_pos(LOG_R, lg, u, S / R, i) * G] = v[n][i];
-            } else {
-#pragma unroll
-                for (uint i = 0; i < R; i++)
-                    lcol[n][step_pos(LOG_R, lg, u, S / R, i) * C] = v[n][i];
-            }
+            for (uint i = 0; i < R; i++)
+                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
         }
     }
 #if LOG_S % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
-    for (uint n = 0; n < nt; n++)
+    for (uint i = 0; i < R; i++)
+        v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
+    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, q);
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[n][i] = lcol[n][step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
-#pragma unroll
-    for (uint n = 0; n < nt; n++) {
-        fwd_step(v[n], LOG_S % LOG_R, 0, u, S / R, w[n], S, q[n]);
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            gcol[n][(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[n][i];
-    }
+    for (uint i = 0; i < R; i++)
+        gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];
 #endif
 }
 
@@ -815,15 +800,11 @@ ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
     __global const u64 *gin = in + group_in_residue * C + c;
-    u64 v[1][R];
+    u64 v[R];
 #pragma unroll
     for (uint i = 0; i < R; i++)
-        v[0][i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G]);
-    __global u64 *const gcol[1] = {out + group_in_residue * C + c};
-    __local u64 *const lcol[1] = {lmem + c};
-    __global const ulong2 *const ws[1] = {w};
-    const u64 qs[1] = {q};
-    fwd_strided_steps(1, v, gcol, lcol, ws, qs, u);
+        v[i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G]);
+    fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u);
 }
 
 // The plain forward strided pass, in place.
@@ -926,9 +907,6 @@ void ntt_inv_strided(__global u64 *restrict values,
 // are split into `chunks` chunks of outs_per_group, each chunk its own work groups that
 // repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
 // over the device.
-// Forward transforms ntt_inv_fwd_strided runs at once: two where their local memory
-// fits 32 KiB (of the 48 KiB NVIDIA's OpenCL gives a work group), else one.
-#define INV_FWD_NT (S * C <= 2048 ? 2 : 1)
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
 void ntt_inv_fwd_strided(__global u64 *restrict values,
                          __global const u64 *restrict root_powers,
@@ -937,7 +915,7 @@ void ntt_inv_fwd_strided(__global u64 *restrict values,
                          uint outs_per_group, uint chunks,
                          __global const u64 *restrict inv_root_powers)
 {
-    __local u64 lmem[INV_FWD_NT * S * C];
+    __local u64 lmem[S * C];
     const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
     const uint rc = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
@@ -949,43 +927,27 @@ void ntt_inv_fwd_strided(__global u64 *restrict values,
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
     const size_t column = group_in_residue * C + c;
+    __local u64 *lcol = lmem + c;
     u64 x[R];
-    inv_strided_steps(x, in + (size_t)r * N + column, lmem + c,
+    inv_strided_steps(x, in + (size_t)r * N + column, lcol,
                       (__global const ulong2 *)inv_root_powers + p_in * N, pr, u);
 #pragma unroll
     for (uint i = 0; i < R; i++)
         x[i] = reduce_once(x[i], pr[0]);
-    // The chunk's outputs but the decomposition's o = r: output k is o_first + k, one more
-    // from r on. INV_FWD_NT of them at a time; where one is left, the second transform
-    // repeats it (the same words to the same places).
-    const uint o_first = chunk * outs_per_group;
-    const uint o_end = min(o_first + outs_per_group, coeff_modulus_size);
-    const bool skip = kind == LOAD_DECOMPOSE && r >= o_first && r < o_end;
-    const uint outs = o_end - o_first - (skip ? 1 : 0);
-    __local u64 *lcol[INV_FWD_NT];
-#pragma unroll
-    for (uint n = 0; n < INV_FWD_NT; n++)
-        lcol[n] = lmem + n * (S * C) + c;
-    for (uint k = 0; k < outs; k += INV_FWD_NT) {
-        // The last reads of lmem (the inverse's, the previous transforms') are done.
+    const uint o_end = min((chunk + 1) * outs_per_group, coeff_modulus_size);
+    for (uint o = chunk * outs_per_group; o < o_end; o++) {
+        if (kind == LOAD_DECOMPOSE && o == r)
+            continue;
+        // The last reads of lmem (the inverse's, the previous transform's) are done.
         barrier(CLK_LOCAL_MEM_FENCE);
-        u64 v[INV_FWD_NT][R];
-        __global u64 *gcol[INV_FWD_NT];
-        __global const ulong2 *w[INV_FWD_NT];
-        u64 q[INV_FWD_NT];
+        load_op ld = prime_load(kind, params, p_in, o);
+        u64 v[R];
 #pragma unroll
-        for (uint n = 0; n < INV_FWD_NT; n++) {
-            uint o = o_first + min(k + n, outs - 1);
-            o += skip && o >= r ? 1 : 0;
-            load_op ld = prime_load(kind, params, p_in, o);
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                v[n][i] = apply_load(ld, x[i]);
-            gcol[n] = values + ((size_t)r * coeff_modulus_size + o) * N + column;
-            w[n] = (__global const ulong2 *)root_powers + o * N;
-            q[n] = params[o * PARAMS_STRIDE];
-        }
-        fwd_strided_steps(INV_FWD_NT, v, gcol, lcol, w, q, u);
+        for (uint i = 0; i < R; i++)
+            v[i] = apply_load(ld, x[i]);
+        fwd_strided_steps(v, values + ((size_t)r * coeff_modulus_size + o) * N + column,
+                          lcol, (__global const ulong2 *)root_powers + o * N,
+                          params[o * PARAMS_STRIDE], u);
     }
 }
 
