@@ -341,9 +341,10 @@ fn launches(profiler: &Profiler, graph: &Graph, op: impl FnOnce()) -> u64 {
 /// forward NTTs' first; switch_key in 5 (3): the target's inverse NTT, the decomposition
 /// and inner product inside the forward NTT, the mod-down's inverse and forward NTTs,
 /// each inverse's second pass sharing the next step's launch and key switching's last
-/// pass running the mod-down inverse's first.
+/// pass running the mod-down inverse's first; apply_galois in as many as switch_key, its
+/// permutation sharing the target inverse's launch.
 #[test]
-fn rescale_and_switch_key_launch_counts() {
+fn rescale_switch_key_and_galois_launch_counts() {
     let mut rng = rng();
     let profiler = Profiler::new();
     let devices = devices(Some(profiler.clone()));
@@ -372,17 +373,24 @@ fn rescale_and_switch_key_launch_counts() {
         // Build the one-prime plans outside the counted launches.
         ops.rescale(dst.buffer(), &ct, 2).unwrap();
         ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap();
+        ops.apply_galois(&ct, 3, &key).unwrap();
         let rescale = launches(&profiler, &graph, || {
             ops.rescale(dst.buffer(), &ct, 2).unwrap()
         });
         let switch_key = launches(&profiler, &graph, || {
             ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap()
         });
+        let galois = launches(&profiler, &graph, || {
+            ops.apply_galois(&ct, 3, &key).unwrap()
+        });
         let what = format!("2^{log_n} {strategy} fused={fused}");
         if fused && matches!(strategy, NttStrategy::Staged(_)) {
             assert_eq!(rescale, 1 + per_transform, "rescale, {what}");
             assert_eq!(switch_key, 2 * per_transform + 1, "switch_key, {what}");
+            assert_eq!(galois, switch_key, "apply_galois, {what}");
         } else {
+            // The permutation, then switch_key.
+            assert_eq!(galois, 1 + switch_key, "apply_galois, {what}");
             // gather, INTT, prep, NTT, finish.
             assert_eq!(rescale, 3 + 2 * per_transform, "rescale, {what}");
             // (copy,) INTT, decompose, NTT, inner product, then the unfused mod-down.
