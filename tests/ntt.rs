@@ -9,7 +9,9 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use seal_opencl::arith::{get_primes, Modulus};
 use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
-use seal_opencl::ntt::{create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables};
+use seal_opencl::ntt::{
+    create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, StagedLayout,
+};
 use seal_opencl::{Error, ErrorKind};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -410,6 +412,16 @@ fn bad_arguments_are_errors() {
     assert!("fastest".parse::<NttStrategy>().is_err());
 }
 
+/// What the device's inverse leaves after its first pass on `layout`: the host's first
+/// log G inverse rounds, lazy, or the whole inverse, reduced, with one pass.
+fn host_inverse_first_pass(res: &mut [u64], tables: &NttTables, layout: StagedLayout) {
+    if layout.launches() == 1 {
+        host::inverse_ntt_negacyclic_harvey(res, tables);
+    } else {
+        host::inverse_ntt_negacyclic_harvey_lazy_rounds(res, tables, layout.log_g());
+    }
+}
+
 /// `inverse_first_pass_from` reads residues at a stride and offset of another buffer:
 /// equal to the host's first log G inverse rounds of the gathered residues (the whole
 /// inverse, reduced, with one pass), on one- (2^12) and two-pass (2^13) layouts of every
@@ -443,15 +455,7 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
         for p in 0..count {
             for j in 0..primes {
                 let mut res = src_words[(p * stride + first + j) * n..][..n].to_vec();
-                if layout.launches() == 1 {
-                    host::inverse_ntt_negacyclic_harvey(&mut res, &tables[j]);
-                } else {
-                    host::inverse_ntt_negacyclic_harvey_lazy_rounds(
-                        &mut res,
-                        &tables[j],
-                        layout.log_g(),
-                    );
-                }
+                host_inverse_first_pass(&mut res, &tables[j], layout);
                 want.extend(res);
             }
         }
@@ -504,15 +508,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
             );
             let mut want = want_permuted[(count - 1) * primes * n..].to_vec();
             for (j, res) in want.chunks_exact_mut(n).enumerate() {
-                if layout.launches() == 1 {
-                    host::inverse_ntt_negacyclic_harvey(res, &tables[j]);
-                } else {
-                    host::inverse_ntt_negacyclic_harvey_lazy_rounds(
-                        res,
-                        &tables[j],
-                        layout.log_g(),
-                    );
-                }
+                host_inverse_first_pass(res, &tables[j], layout);
             }
             let values = ctx.buffer(&queue, primes * n).unwrap();
             let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
