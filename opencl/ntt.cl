@@ -308,11 +308,8 @@ ALWAYS_INLINE uint block_slot(uint e)
 
 // `lid` is the work item's index among the BLOCK_WG that share `lmem` (get_local_id(0)
 // but in key switching's rows). Without `active` the work item only passes the barriers,
-// so that the others of its work group may transform. With `from_staged` (a constant
-// where it is inlined) the first step reads the block's G input words from `staged`, in
-// order, instead of `in` (B = 1).
-ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, const bool from_staged,
-                                       __local const u64 *staged, __local u64 *lmem,
+// so that the others of its work group may transform.
+ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem,
                                        __global const ulong2 *w, u64 q,
                                        uint group_in_residue, load_op ld, uint lid,
                                        bool active)
@@ -328,8 +325,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, const bool from_s
     if (active) {
 #pragma unroll
         for (uint i = 0; i < R; i++)
-            v[i] = apply_load(ld, from_staged ? staged[u + i * (G / R)]
-                                              : in[block * G + u + i * (G / R)]);
+            v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
         fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, root_base, q);
 #pragma unroll
         for (uint i = 0; i < R; i++)
@@ -370,8 +366,7 @@ ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w, u64 q,
                                   uint group_in_residue, load_op ld, store_op st)
 {
-    fwd_block_transform(in, false, 0, lmem, w, q, group_in_residue, ld, get_local_id(0),
-                        true);
+    fwd_block_transform(in, lmem, w, q, group_in_residue, ld, get_local_id(0), true);
     const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
@@ -628,52 +623,6 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
 #ifndef KS_ROWS
 #define KS_ROWS 1
 #endif
-
-#ifdef KS_ASYNC
-// Key switching's block pass with its global reads staged in local memory one residue
-// ahead: while decomposed residue J transforms, residue J + 1's words and both its key
-// words load through NVIDIA's asynchronous copy (PTX cp.async, sm_80 and later), which
-// takes no registers (reading them early into registers lowered the occupancy:
-// benches/results/h100-2026-11-24-session8/). Two buffers per row of KS_STAGE words: the
-// input block, then the key's two blocks.
-#if LOG_S == 0 || B != 1
-#error "KS_ASYNC stages one block per row of a two-pass layout"
-#endif
-#define KS_STAGE (3 * G)
-
-ALWAYS_INLINE void copy16_async(__local u64 *dst, __global const u64 *src)
-{
-    __asm__ volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint)(size_t)dst),
-                     "l"(src)
-                     : "memory");
-}
-
-ALWAYS_INLINE void copy_async_commit(void)
-{
-    __asm__ volatile("cp.async.commit_group;" ::: "memory");
-}
-
-// Waits for every group of this work item's copies but the last committed.
-ALWAYS_INLINE void copy_async_wait_previous(void)
-{
-    __asm__ volatile("cp.async.wait_group 1;" ::: "memory");
-}
-
-// A row's staging of one residue: G input words from `in`, G key words from each of k0
-// and k1, in 16-byte pieces spread over the row's BLOCK_WG work items.
-ALWAYS_INLINE void ks_stage(__local u64 *dst, __global const u64 *in, __global const u64 *k0,
-                            __global const u64 *k1, uint lid)
-{
-#pragma unroll
-    for (uint k = 0; k < 3 * G / 2 / BLOCK_WG; k++) {
-        uint c = lid + k * BLOCK_WG;
-        uint seg = c / (G / 2);
-        uint off = (c % (G / 2)) * 2;
-        __global const u64 *src = seg == 0 ? in : seg == 1 ? k0 : k1;
-        copy16_async(dst + seg * G + off, src + off);
-    }
-}
-#endif
 __kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
 void ntt_fwd_block_ks(__global const u64 *restrict values,
                       __global const u64 *restrict root_powers,
@@ -707,40 +656,17 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
     for (uint i = 0; i < R; i++)
         lo0[i] = hi0[i] = lo1[i] = hi1[i] = 0;
     uint left = reduce_every;
-    // Key polynomial c of decomposed residue J, the group's block of it.
-#define KS_KEY(J, c) (key + ((size_t)(2 * (J) + (c)) * key_stride_primes + kp) * N + first)
-#ifdef KS_ASYNC
-    __local u64 kstage[KS_ROWS * 2 * KS_STAGE];
-    __local u64 *lstage = kstage + row * (2 * KS_STAGE);
-    if (live)
-        ks_stage(lstage, values + (size_t)P * N + first, KS_KEY(0, 0), KS_KEY(0, 1), lid);
-    copy_async_commit();
-#endif
     for (uint J = 0; J < K; J++) {
         u64 x[R];
         // Every row of the group passes the same barriers (those of one transform) in
         // every J; J and K are the same for the whole group.
         const bool transform = live && J != P;
 #if LOG_S == 0
-        fwd_block_transform(t_target + (size_t)J * N, false, 0, lrow, w, q, group_in_residue,
+        fwd_block_transform(t_target + (size_t)J * N, lrow, w, q, group_in_residue,
                             prime_load(LOAD_DECOMPOSE, params, J, P), lid, transform);
-#elif defined(KS_ASYNC)
-        __local u64 *cur = lstage + (J & 1) * KS_STAGE;
-        // Every item's reads of the other buffer (residue J - 1's) are done before it is
-        // refilled with residue J + 1's words, which load while J transforms.
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (live && J + 1 < K)
-            ks_stage(lstage + ((J + 1) & 1) * KS_STAGE,
-                     values + ((size_t)(J + 1) * coeff_modulus_size + P) * N + first,
-                     KS_KEY(J + 1, 0), KS_KEY(J + 1, 1), lid);
-        copy_async_commit();
-        copy_async_wait_previous();
-        barrier(CLK_LOCAL_MEM_FENCE);
-        fwd_block_transform(0, true, cur, lrow, w, q, group_in_residue, plain_load(), lid,
-                            transform);
 #else
-        fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, false, 0, lrow,
-                            w, q, group_in_residue, plain_load(), lid, transform);
+        fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w, q,
+                            group_in_residue, plain_load(), lid, transform);
 #endif
         if (transform) {
 #pragma unroll
@@ -755,13 +681,10 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
         // Every read of lmem happens before the next transform writes it.
         barrier(CLK_LOCAL_MEM_FENCE);
         if (live) {
-#ifdef KS_ASYNC
-            __local const u64 *k0 = cur + G;
-            __local const u64 *k1 = cur + 2 * G;
-#else
-            __global const u64 *k0 = KS_KEY(J, 0);
-            __global const u64 *k1 = KS_KEY(J, 1);
-#endif
+            __global const u64 *k0 =
+                key + ((size_t)(2 * J) * key_stride_primes + kp) * N + first;
+            __global const u64 *k1 =
+                key + ((size_t)(2 * J + 1) * key_stride_primes + kp) * N + first;
 #pragma unroll
             for (uint i = 0; i < R; i++) {
                 uint e = lid + i * BLOCK_WG;

@@ -919,13 +919,7 @@ impl NttPlan {
                 };
                 let ks_block_args = [B, B, U, B, U, U, U, B, B, Extra::InvRoots];
                 let ks_build = |ks: StagedLayout, rows: u32| {
-                    let mut options = format!("{} -D KS_ROWS={rows}", ks.build_options());
-                    if std::env::var("SEAL_OPENCL_KS_ASYNC").is_ok_and(|v| v == "1")
-                        && ks.log_s != 0
-                        && ks.log_b == 0
-                    {
-                        options.push_str(" -D KS_ASYNC");
-                    }
+                    let options = format!("{} -D KS_ROWS={rows}", ks.build_options());
                     let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
                     let block =
                         kernel_of(&program, "ntt_fwd_block_ks", &root_powers, &ks_block_args)?;
