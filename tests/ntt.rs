@@ -555,6 +555,13 @@ fn fused_passes_reject_bad_arguments() {
         plan.inverse_first_pass_from(&queue, &values, &src, 2, 3, 1, 2, false),
         "src too short",
     );
+    // The kernels read the tables of every prime below `primes`: more than the plan's
+    // are an error, with buffers long enough for them.
+    let long = buf(8 * n);
+    assert_invalid(
+        plan.inverse_first_pass_from(&queue, &long, &src, 3, 0, 1, 3, false),
+        "more primes than the plan's",
+    );
     let permuted = buf(4 * n);
     assert_invalid(
         naive.inverse_first_pass_galois(&queue, &values, &src, &permuted, 3, 2, 2, false),
@@ -581,6 +588,10 @@ fn fused_passes_reject_bad_arguments() {
     assert_invalid(
         plan.inverse_first_pass_galois(&queue, &values, &src, &buf(3 * n), 3, 2, 2, false),
         "permuted too short",
+    );
+    assert_invalid(
+        plan.inverse_first_pass_galois(&queue, &long, &src, &buf(8 * n), 3, 1, 3, false),
+        "galois over more primes than the plan's",
     );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
     let md = |dst, acc_polys| seal_opencl::ntt::ModDown {

@@ -1190,12 +1190,6 @@ impl NttPlan {
         reduce: bool,
         events: bool,
     ) -> Result<Vec<Event>> {
-        if primes == 0 || primes > self.moduli.len() {
-            return Err(Error::invalid(format!(
-                "NTT over {primes} primes; the plan has {}",
-                self.moduli.len()
-            )));
-        }
         self.run(queue, values, count, primes, direction, reduce, events)
     }
 
@@ -1281,12 +1275,6 @@ impl NttPlan {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "inverse_first_pass_galois";
-        if primes == 0 || primes > self.moduli.len() {
-            return Err(Error::invalid(format!(
-                "{WHAT}: {primes} primes; the plan has {}",
-                self.moduli.len()
-            )));
-        }
         if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * self.coeff_count() {
             return Err(Error::invalid(format!(
                 "{WHAT}: galois element {galois_elt} is not odd and below 2N = {}",
@@ -1609,7 +1597,8 @@ impl NttPlan {
             .ok_or_else(|| Error::invalid(format!("{what}: sizes overflow")))
     }
 
-    /// Checks the arguments; returns the number of residues (count * primes).
+    /// Checks the arguments (every transform's and fused pass's: the kernels read the
+    /// tables of primes below `primes`); returns the number of residues (count * primes).
     fn validate(
         &self,
         queue: &Queue,
@@ -1619,6 +1608,12 @@ impl NttPlan {
     ) -> Result<usize> {
         if count == 0 {
             return Err(Error::invalid("NTT of zero polynomials"));
+        }
+        if primes == 0 || primes > self.moduli.len() {
+            return Err(Error::invalid(format!(
+                "NTT over {primes} primes; the plan has {}",
+                self.moduli.len()
+            )));
         }
         self.check_queue(queue)?;
         let residues = count
