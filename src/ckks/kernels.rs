@@ -606,12 +606,7 @@ impl CkksKernels {
         const NAME: &str = "ckks_galois_ntt";
         nonzero(NAME, "residues", residues)?;
         let n = self.coeff_count();
-        if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * n {
-            return Err(Error::invalid(format!(
-                "{NAME}: galois element {galois_elt} is not odd and below 2N = {}",
-                2 * n
-            )));
-        }
+        crate::ntt::check_galois_elt(NAME, galois_elt, n)?;
         distinct(NAME, ("dst", "src"), dst, src)?;
         let words = product(NAME, &[residues, n])?;
         holds(NAME, "dst", dst, words)?;

@@ -1275,12 +1275,7 @@ impl NttPlan {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "inverse_first_pass_galois";
-        if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * self.coeff_count() {
-            return Err(Error::invalid(format!(
-                "{WHAT}: galois element {galois_elt} is not odd and below 2N = {}",
-                2 * self.coeff_count()
-            )));
-        }
+        check_galois_elt(WHAT, galois_elt, self.coeff_count())?;
         // values: the last polynomial's residues; the launch covers every polynomial's.
         self.validate(queue, values, 1, primes)?;
         let residues = self.validate(queue, src, count, primes)?;
@@ -1682,6 +1677,18 @@ fn per_call<'a>(
         .into_iter()
         .chain((OWN_ARGS..).zip(own.iter().copied()))
         .collect()
+}
+
+/// A galois element SEAL's `apply_galois_ntt` takes at degree `n`: odd and below 2N; an
+/// error naming `what` otherwise.
+pub fn check_galois_elt(what: &str, galois_elt: u32, n: usize) -> Result<()> {
+    if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * n {
+        return Err(Error::invalid(format!(
+            "{what}: galois element {galois_elt} is not odd and below 2N = {}",
+            2 * n
+        )));
+    }
+    Ok(())
 }
 
 /// Checks the buffers of a fused launch, each (name, buffer, words touched, written):

@@ -7,9 +7,9 @@ pub mod host;
 mod tables;
 
 pub use device::{
-    KeySwitch, ModDown, NttDirection, NttPlan, NttStrategy, StagedLayout, StagedVariant,
-    DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN, NTT_STRATEGY_ENV_VAR,
-    NTT_VARIANT_ENV_VAR, STAGED_COEFF_COUNT_POWER_MIN,
+    check_galois_elt, KeySwitch, ModDown, NttDirection, NttPlan, NttStrategy, StagedLayout,
+    StagedVariant, DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN,
+    NTT_STRATEGY_ENV_VAR, NTT_VARIANT_ENV_VAR, STAGED_COEFF_COUNT_POWER_MIN,
 };
 pub use tables::{
     create_ntt_tables, reverse_bits, NttTables, COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN,
