@@ -422,6 +422,42 @@ fn host_inverse_first_pass(res: &mut [u64], tables: &NttTables, layout: StagedLa
     }
 }
 
+/// A staged plan of the first-pass tests, with its primes ({50, 40, 60} bits) and their
+/// host tables.
+struct FirstPassPlan {
+    log_n: u32,
+    strategy: NttStrategy,
+    moduli: Vec<Modulus>,
+    tables: Vec<NttTables>,
+    plan: NttPlan,
+    layout: StagedLayout,
+}
+
+/// The first-pass tests' plans: one- (2^12) and two-pass (2^13) layouts of every staged
+/// variant.
+fn first_pass_plans<'a>(
+    ctx: &'a Arc<Context>,
+    queue: &'a Queue,
+) -> impl Iterator<Item = FirstPassPlan> + 'a {
+    [12, 13]
+        .into_iter()
+        .flat_map(|log_n| staged().into_iter().map(move |s| (log_n, s)))
+        .map(|(log_n, strategy)| {
+            let moduli = primes(log_n, &[50, 40, 60]);
+            let tables = create_ntt_tables(log_n, &moduli).unwrap();
+            let plan = NttPlan::new(ctx, queue, log_n, &moduli, strategy).unwrap();
+            let layout = plan.staged_layout().unwrap();
+            FirstPassPlan {
+                log_n,
+                strategy,
+                moduli,
+                tables,
+                plan,
+                layout,
+            }
+        })
+}
+
 /// `inverse_first_pass_from` reads residues at a stride and offset of another buffer:
 /// equal to the host's first log G inverse rounds of the gathered residues (the whole
 /// inverse, reduced, with one pass), on one- (2^12) and two-pass (2^13) layouts of every
@@ -430,15 +466,16 @@ fn host_inverse_first_pass(res: &mut [u64], tables: &NttTables, layout: StagedLa
 fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
     let (ctx, queue) = device();
     let mut rng = rng();
-    for (log_n, strategy) in [12, 13]
-        .into_iter()
-        .flat_map(|log_n| staged().into_iter().map(move |s| (log_n, s)))
+    for FirstPassPlan {
+        log_n,
+        strategy,
+        moduli,
+        tables,
+        plan,
+        layout,
+    } in first_pass_plans(&ctx, &queue)
     {
         let n = 1usize << log_n;
-        let moduli = primes(log_n, &[50, 40, 60]);
-        let tables = create_ntt_tables(log_n, &moduli).unwrap();
-        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
-        let layout = plan.staged_layout().unwrap();
         // 2 polynomials of residues 1 and 2 (primes 0 and 1 of the plan) from a source of
         // 2 polynomials of 4 residues.
         let (stride, first, count, primes) = (4, 1, 2, 2);
@@ -481,15 +518,16 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
 fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
     let (ctx, queue) = device();
     let mut rng = rng();
-    for (log_n, strategy) in [12, 13]
-        .into_iter()
-        .flat_map(|log_n| staged().into_iter().map(move |s| (log_n, s)))
+    for FirstPassPlan {
+        log_n,
+        strategy,
+        moduli,
+        tables,
+        plan,
+        layout,
+    } in first_pass_plans(&ctx, &queue)
     {
         let n = 1usize << log_n;
-        let moduli = primes(log_n, &[50, 40, 60]);
-        let tables = create_ntt_tables(log_n, &moduli).unwrap();
-        let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
-        let layout = plan.staged_layout().unwrap();
         let (count, primes) = (2, moduli.len());
         let src_words: Vec<u64> = (0..count * primes)
             .flat_map(|r| {
