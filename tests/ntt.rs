@@ -628,6 +628,10 @@ fn fused_passes_reject_bad_arguments() {
         "permuted too short",
     );
     assert_invalid(
+        plan.inverse_first_pass_galois(&queue, &buf(n), &src, &permuted, 3, 2, 2, false),
+        "values too short for the last polynomial",
+    );
+    assert_invalid(
         plan.inverse_first_pass_galois(&queue, &long, &src, &buf(8 * n), 3, 1, 3, false),
         "galois over more primes than the plan's",
     );

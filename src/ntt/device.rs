@@ -1276,14 +1276,13 @@ impl NttPlan {
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "inverse_first_pass_galois";
         check_galois_elt(WHAT, galois_elt, self.coeff_count())?;
-        // values: the last polynomial's residues; the launch covers every polynomial's.
-        self.validate(queue, values, 1, primes)?;
+        // The launch covers every polynomial's residues; values gets the last one's.
         let residues = self.validate(queue, src, count, primes)?;
         let words = self.extent(WHAT, count, primes, 0)?;
         check_buffers(
             WHAT,
             &[
-                ("values", values, 0, true),
+                ("values", values, self.extent(WHAT, 1, primes, 0)?, true),
                 ("src", src, words, false),
                 ("permuted", permuted, words, true),
             ],
