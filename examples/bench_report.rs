@@ -744,11 +744,6 @@ fn kernel_words(name: &str, routine: &str, k: f64) -> Option<f64> {
         // MulLin, the permuted first one for Rotate) read, 2 K residues written.
         "ntt_forward_moddown.2" if routine == "Rotate" => 7.0 * k,
         "ntt_forward_moddown.2" => 8.0 * k,
-        // The two above in one chained launch.
-        "ntt_moddown_chained" => {
-            kernel_words("ntt_forward_moddown.1", routine, k)?
-                + kernel_words("ntt_forward_moddown.2", routine, k)?
-        }
         _ => return None,
     })
 }

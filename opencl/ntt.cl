@@ -362,20 +362,16 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 // The forward block pass: the transform, then `st` on each output word, residue `out`
 // (the same as `in` for a plain transform). Writes leave through local memory so that
 // neighbouring work items store neighbouring words.
-// `lid` and `active` as in fwd_block_transform.
 ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w, u64 q,
-                                  uint group_in_residue, load_op ld, store_op st, uint lid,
-                                  bool active)
+                                  uint group_in_residue, load_op ld, store_op st)
 {
-    fwd_block_transform(in, lmem, w, q, group_in_residue, ld, lid, active);
+    fwd_block_transform(in, lmem, w, q, group_in_residue, ld, get_local_id(0), true);
     const uint first = group_in_residue * (B * G);
-    if (active) {
 #pragma unroll
-        for (uint i = 0; i < R; i++) {
-            uint e = lid + i * BLOCK_WG;
-            apply_store(st, out, first + e, lmem[block_slot(e)], q);
-        }
+    for (uint i = 0; i < R; i++) {
+        uint e = get_local_id(0) + i * BLOCK_WG;
+        apply_store(st, out, first + e, lmem[block_slot(e)], q);
     }
 }
 
@@ -392,7 +388,7 @@ void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict r
     __global u64 *r = values + (size_t)residue * N;
     fwd_block_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
                    params[prime * PARAMS_STRIDE], (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
-                   plain_load(), plain_store(reduce), get_local_id(0), true);
+                   plain_load(), plain_store(reduce));
 }
 
 // Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
@@ -564,19 +560,18 @@ void ntt_inv_block_galois(__global u64 *restrict values,
 // first finishes last's inverse transform and leaves the rounded, partly transformed
 // words in values, which this pass reads. dst may be src only with equal strides, and
 // may be acc; dst is neither values nor last.
-// Block group `group` of ntt_fwd_block_moddown (below), whose work items are `lid` <
-// BLOCK_WG over lmem (B * PADDED_G words); without `active` they only pass the barriers.
-ALWAYS_INLINE void moddown_block_group(__global const u64 *values,
-                                       __global const u64 *root_powers,
-                                       __global const u64 *params, uint coeff_modulus_size,
-                                       __global const u64 *last, uint last_prime,
-                                       __global u64 *dst, uint dst_stride,
-                                       __global const u64 *src, uint src_stride,
-                                       __global const u64 *inv, __global const u64 *acc,
-                                       uint acc_polys, __local u64 *lmem, uint group,
-                                       uint lid, bool active)
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block_moddown(__global u64 *restrict values,
+                           __global const u64 *restrict root_powers,
+                           __global const u64 *restrict params, uint coeff_modulus_size,
+                           __global const u64 *restrict last, uint last_prime,
+                           __global u64 *dst, uint dst_stride, __global const u64 *src,
+                           uint src_stride, __global const u64 *restrict inv,
+                           __global const u64 *acc, uint acc_polys)
 {
-    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
     const uint poly = residue / coeff_modulus_size;
     const uint prime = residue % coeff_modulus_size;
     const u64 q = params[prime * PARAMS_STRIDE];
@@ -597,22 +592,7 @@ ALWAYS_INLINE void moddown_block_group(__global const u64 *values,
 #endif
     fwd_block_pass(in, dst + ((size_t)poly * dst_stride + prime) * N, lmem,
                    (__global const ulong2 *)root_powers + prime * N, q,
-                   group % GROUPS_PER_BLOCK_RESIDUE, ld, st, lid, active);
-}
-
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_block_moddown(__global u64 *restrict values,
-                           __global const u64 *restrict root_powers,
-                           __global const u64 *restrict params, uint coeff_modulus_size,
-                           __global const u64 *restrict last, uint last_prime,
-                           __global u64 *dst, uint dst_stride, __global const u64 *src,
-                           uint src_stride, __global const u64 *restrict inv,
-                           __global const u64 *acc, uint acc_polys)
-{
-    __local u64 lmem[B * PADDED_G];
-    moddown_block_group(values, root_powers, params, coeff_modulus_size, last, last_prime,
-                        dst, dst_stride, src, src_stride, inv, acc, acc_polys, lmem,
-                        (uint)get_group_id(0), get_local_id(0), true);
+                   (uint)(group % GROUPS_PER_BLOCK_RESIDUE), ld, st);
 }
 
 // Key switching's forward transforms with the inner product with the key fused in
@@ -770,7 +750,7 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
 // c + t G, staged in local memory at lcol[t C]. A caller that transforms again with the
 // same local memory must pass a barrier between its last read and the next call.
 ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lcol,
-                                     __global const ulong2 *w, u64 q, uint u, bool active)
+                                     __global const ulong2 *w, u64 q, uint u)
 {
     // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the last writes
     // global memory, the others go through local memory. Unrolled, like the inverse's
@@ -783,36 +763,30 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
         uint lg = LOG_S - LOG_R - LOG_R * st;
         if (st != 0) {
             barrier(CLK_LOCAL_MEM_FENCE);
-            if (active) {
 #pragma unroll
-                for (uint i = 0; i < R; i++)
-                    v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
-            }
+            for (uint i = 0; i < R; i++)
+                v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
-        if (active) {
-            fwd_step(v, LOG_R, lg, u, S / R, w, S, q);
-            if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
+        fwd_step(v, LOG_R, lg, u, S / R, w, S, q);
+        if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
 #pragma unroll
-                for (uint i = 0; i < R; i++)
-                    gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G] = v[i];
-            } else {
+            for (uint i = 0; i < R; i++)
+                gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G] = v[i];
+        } else {
 #pragma unroll
-                for (uint i = 0; i < R; i++)
-                    lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
-            }
+            for (uint i = 0; i < R; i++)
+                lcol[step_pos(LOG_R, lg, u, S / R, i) * C] = v[i];
         }
     }
 #if LOG_S % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (active) {
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
-        fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, q);
+    for (uint i = 0; i < R; i++)
+        v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
+    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, q);
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];
-    }
+    for (uint i = 0; i < R; i++)
+        gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];
 #endif
 }
 
@@ -830,7 +804,7 @@ ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
 #pragma unroll
     for (uint i = 0; i < R; i++)
         v[i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G]);
-    fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u, true);
+    fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u);
 }
 
 // The plain forward strided pass, in place.
@@ -856,34 +830,29 @@ void ntt_fwd_strided(__global u64 *restrict values,
 // [0, 2q). The column is staged in local memory at lcol[t C].
 ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u64 *lcol,
                                      __global const ulong2 *w, __global const u64 *pr,
-                                     uint u, bool active)
+                                     uint u)
 {
     // LOG_S % LOG_R rounds from gap 1 first, then steps of LOG_R; the first step reads
     // global memory, the others local memory.
 #if LOG_S % LOG_R
-    if (active) {
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[i] = gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G];
-        inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
+    for (uint i = 0; i < R; i++)
+        v[i] = gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G];
+    inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
-    }
+    for (uint i = 0; i < R; i++)
+        lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
 #endif
     // Unrolled: see fwd_strided_steps.
 #pragma unroll
     for (uint lg = LOG_S % LOG_R; lg < LOG_S; lg += LOG_R) {
         bool last = lg + LOG_R == LOG_S;
-        if (lg != 0)
-            barrier(CLK_LOCAL_MEM_FENCE);
-        if (!active)
-            continue;
         if (lg == 0) {
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 v[i] = gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G];
         } else {
+            barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
@@ -919,7 +888,7 @@ void ntt_inv_strided(__global u64 *restrict values,
     __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
     u64 v[R];
     inv_strided_steps(v, gcol, lmem + c, (__global const ulong2 *)inv_root_powers + prime * N,
-                      pr, u, true);
+                      pr, u);
 #pragma unroll
     for (uint i = 0; i < R; i++)
         gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G] =
@@ -938,22 +907,19 @@ void ntt_inv_strided(__global u64 *restrict values,
 // are split into `chunks` chunks of outs_per_group, each chunk its own work groups that
 // repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
 // over the device.
-// Work group `group` of ntt_inv_fwd_strided (below), over lmem (S * C words); without
-// `active` its work items only pass the barriers. Every barrier's place depends on
-// nothing but the kernel's arguments (the loop runs outs_per_group times in every
-// group): PoCL 3.1 miscompiles barriers under a condition it cannot prove uniform, such
-// as a chained launch's ticket.
-ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values,
-                                         __global const u64 *root_powers,
-                                         __global const u64 *params, uint coeff_modulus_size,
-                                         __global const u64 *in, uint kind, uint in_prime,
-                                         uint outs_per_group, uint chunks,
-                                         __global const u64 *inv_root_powers,
-                                         __local u64 *lmem, uint group, bool active)
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_inv_fwd_strided(__global u64 *restrict values,
+                         __global const u64 *restrict root_powers,
+                         __global const u64 *restrict params, uint coeff_modulus_size,
+                         __global const u64 *restrict in, uint kind, uint in_prime,
+                         uint outs_per_group, uint chunks,
+                         __global const u64 *restrict inv_root_powers)
 {
+    __local u64 lmem[S * C];
     const uint lid = get_local_id(0);
-    const uint rc = group / GROUPS_PER_STRIDED_RESIDUE;
-    const uint group_in_residue = group % GROUPS_PER_STRIDED_RESIDUE;
+    const size_t group = get_group_id(0);
+    const uint rc = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
     const uint r = rc / chunks;
     const uint chunk = rc % chunks;
     const uint p_in = kind == LOAD_DECOMPOSE ? r : in_prime;
@@ -964,142 +930,26 @@ ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values,
     __local u64 *lcol = lmem + c;
     u64 x[R];
     inv_strided_steps(x, in + (size_t)r * N + column, lcol,
-                      (__global const ulong2 *)inv_root_powers + p_in * N, pr, u, active);
-    if (active) {
+                      (__global const ulong2 *)inv_root_powers + p_in * N, pr, u);
 #pragma unroll
-        for (uint i = 0; i < R; i++)
-            x[i] = reduce_once(x[i], pr[0]);
-    }
+    for (uint i = 0; i < R; i++)
+        x[i] = reduce_once(x[i], pr[0]);
     const uint o_end = min((chunk + 1) * outs_per_group, coeff_modulus_size);
-    for (uint j = 0; j < outs_per_group; j++) {
-        const uint o = chunk * outs_per_group + j;
-        const bool out = active && o < o_end && !(kind == LOAD_DECOMPOSE && o == r);
+    for (uint o = chunk * outs_per_group; o < o_end; o++) {
+        if (kind == LOAD_DECOMPOSE && o == r)
+            continue;
         // The last reads of lmem (the inverse's, the previous transform's) are done.
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint p_out = out ? o : p_in;
-        load_op ld = prime_load(kind, params, p_in, p_out);
+        load_op ld = prime_load(kind, params, p_in, o);
         u64 v[R];
-        if (out) {
 #pragma unroll
-            for (uint i = 0; i < R; i++)
-                v[i] = apply_load(ld, x[i]);
-        }
-        fwd_strided_steps(v, values + ((size_t)r * coeff_modulus_size + p_out) * N + column,
-                          lcol, (__global const ulong2 *)root_powers + p_out * N,
-                          params[p_out * PARAMS_STRIDE], u, out);
+        for (uint i = 0; i < R; i++)
+            v[i] = apply_load(ld, x[i]);
+        fwd_strided_steps(v, values + ((size_t)r * coeff_modulus_size + o) * N + column,
+                          lcol, (__global const ulong2 *)root_powers + o * N,
+                          params[o * PARAMS_STRIDE], u);
     }
 }
-
-__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_inv_fwd_strided(__global u64 *restrict values,
-                         __global const u64 *restrict root_powers,
-                         __global const u64 *restrict params, uint coeff_modulus_size,
-                         __global const u64 *restrict in, uint kind, uint in_prime,
-                         uint outs_per_group, uint chunks,
-                         __global const u64 *restrict inv_root_powers)
-{
-    __local u64 lmem[S * C];
-    inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
-                          outs_per_group, chunks, inv_root_powers, lmem,
-                          (uint)get_group_id(0), true);
-}
-
-// Chained passes: two launches that only a kernel boundary kept apart, in one launch, to
-// save a launch's fixed cost on the device and on the host. Work groups take tickets in
-// the order they start (counters[0]); the first `first_groups` tickets run the first
-// pass, the others wait until every first-pass group has counted itself done
-// (counters[1]), then run the second pass. A group only ever waits on groups that took
-// their tickets before it, which are therefore running and wait on nothing: no group
-// waits on one the device may not have scheduled, however few groups it holds at once.
-// The last group to finish (counters[2]) zeroes the counters for the next chained launch;
-// the caller gives every chained launch on one queue the same counters and no other
-// queue those (an in-order queue runs its launches one after another).
-//
-// A first-pass group's stores must reach every other group before it counts as done,
-// and a waiting group's loads must not pass its wait: across work groups OpenCL 1.2's
-// fences give no such order, so the host builds this only where it knows one that does:
-// PTX's membar.gl on NVIDIA (DEVICE_FENCE_PTX), mem_fence on a CPU device (PoCL), whose
-// work groups are threads of one coherent memory.
-#ifdef DEVICE_FENCE_PTX
-#define DEVICE_FENCE() __asm__ volatile("membar.gl;" ::: "memory")
-#else
-#define DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
-#endif
-
-ALWAYS_INLINE uint chain_ticket(__global uint *counters, __local uint *slot)
-{
-    if (get_local_id(0) == 0)
-        *slot = atomic_inc(&counters[0]);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return *slot;
-}
-
-// A first-pass group (`first`) counts itself done once its stores reach every group;
-// the others wait for all first_groups of them. Every work item of every group passes
-// the same barriers (see inv_fwd_strided_group on PoCL).
-ALWAYS_INLINE void chain_hand_over(__global uint *counters, uint first_groups, bool first)
-{
-    DEVICE_FENCE();
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    if (get_local_id(0) == 0) {
-        if (first) {
-            atomic_inc(&counters[1]);
-        } else {
-            while (*(volatile __global uint *)&counters[1] < first_groups)
-                ;
-            DEVICE_FENCE();
-        }
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE);
-}
-
-ALWAYS_INLINE void chain_finish(__global uint *counters)
-{
-    if (get_local_id(0) == 0 && atomic_inc(&counters[2]) == get_num_groups(0) - 1) {
-        atomic_xchg(&counters[0], 0u);
-        atomic_xchg(&counters[1], 0u);
-        atomic_xchg(&counters[2], 0u);
-    }
-}
-
-// The mod-down's two launches chained (see above): ntt_inv_fwd_strided with LOAD_MODDOWN
-// over first_groups work groups, then ntt_fwd_block_moddown's block_groups groups,
-// STRIDED_WG / BLOCK_WG of them per work group, each over its own local memory. Built
-// where a strided group holds whole block groups.
-#if STRIDED_WG % BLOCK_WG == 0
-#define CHAIN_SUBS (STRIDED_WG / BLOCK_WG)
-#if S * C > CHAIN_SUBS * B * PADDED_G
-#define CHAIN_WORDS (S * C)
-#else
-#define CHAIN_WORDS (CHAIN_SUBS * B * PADDED_G)
-#endif
-__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_moddown_chained(__global u64 *values, __global const u64 *restrict root_powers,
-                         __global const u64 *restrict params, uint coeff_modulus_size,
-                         __global const u64 *restrict last, uint last_prime,
-                         uint outs_per_group, uint chunks, __global u64 *dst,
-                         uint dst_stride, __global const u64 *src, uint src_stride,
-                         __global const u64 *restrict inv, __global const u64 *acc,
-                         uint acc_polys, __global uint *counters, uint first_groups,
-                         uint block_groups, __global const u64 *restrict inv_root_powers)
-{
-    __local u64 lmem[CHAIN_WORDS];
-    __local uint slot;
-    const uint ticket = chain_ticket(counters, &slot);
-    const bool first = ticket < first_groups;
-    inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, last, LOAD_MODDOWN,
-                          last_prime, outs_per_group, chunks, inv_root_powers, lmem,
-                          first ? ticket : 0, first);
-    chain_hand_over(counters, first_groups, first);
-    const uint sub = get_local_id(0) / BLOCK_WG;
-    const uint g = first ? block_groups : (ticket - first_groups) * CHAIN_SUBS + sub;
-    moddown_block_group(values, root_powers, params, coeff_modulus_size, last, last_prime,
-                        dst, dst_stride, src, src_stride, inv, acc, acc_polys,
-                        lmem + sub * (B * PADDED_G), min(g, block_groups - 1),
-                        get_local_id(0) % BLOCK_WG, g < block_groups);
-    chain_finish(counters);
-}
-#endif // STRIDED_WG % BLOCK_WG == 0
 
 #endif // LOG_S != 0
 #endif // LOG_S

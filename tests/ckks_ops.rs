@@ -117,25 +117,17 @@ fn host_rescale(ct: &[u64], moduli: &[Modulus], polys: usize, log_n: u32) -> Vec
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
 /// Devices whose pooled buffers come poisoned (so a word a kernel fails to write shows),
-/// with `profiler` attached if given: [with chained launches, without].
-fn devices(profiler: Option<Arc<Profiler>>) -> [Devices; 2] {
-    [true, false].map(|chained_passes| {
-        Devices::new(DeviceOptions {
-            memcache: MemcacheConfig {
-                poison: Some(POISON),
-                ..Default::default()
-            },
-            profiler: profiler.clone(),
-            chained_passes,
+/// with `profiler` attached if given.
+fn devices(profiler: Option<Arc<Profiler>>) -> Devices {
+    Devices::new(DeviceOptions {
+        memcache: MemcacheConfig {
+            poison: Some(POISON),
             ..Default::default()
-        })
-        .unwrap()
+        },
+        profiler,
+        ..Default::default()
     })
-}
-
-/// The graph of `devices` (see [`devices`]) with or without chained launches.
-fn graph_of(devices: &[Devices; 2], chained: bool) -> Graph {
-    devices[usize::from(!chained)].graph()
+    .unwrap()
 }
 
 /// The key primes of the tests: three data primes of different sizes (a prime larger
@@ -162,12 +154,10 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// in the last (`p3` at K = 3, 1), and in one pass (two rows by default at 2^12 and 2^10,
 /// `p1` and `p16` besides). Fan-outs of the fused inverse-forward pass: by default 2
 /// output primes per work group (the last chunk short at K = 3); one (`o1`), three with
-/// one chunk short (`o3`), all in one chunk (`r8o9`). The mod-down's two passes are
-/// chained in one launch wherever the layout allows, but in the last two configurations,
-/// which keep them apart (`SEAL_OPENCL_CHAIN=0`).
-fn configs() -> Vec<(u32, NttStrategy, bool, bool)> {
+/// one chunk short (`o3`), all in one chunk (`r8o9`).
+fn configs() -> Vec<(u32, NttStrategy, bool)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
-    let chained = vec![
+    vec![
         (10, NttStrategy::STAGED, true),
         (12, NttStrategy::STAGED, true),
         (13, NttStrategy::STAGED, true),
@@ -193,16 +183,7 @@ fn configs() -> Vec<(u32, NttStrategy, bool, bool)> {
         (13, variant("o1"), true),
         (14, variant("o3p3"), true),
         (13, variant("r8o9"), true),
-    ];
-    let apart = [
-        (13, NttStrategy::STAGED, true, false),
-        (14, variant("o3p3"), true, false),
-    ];
-    chained
-        .into_iter()
-        .map(|(log_n, strategy, fused)| (log_n, strategy, fused, true))
-        .chain(apart)
-        .collect()
+    ]
 }
 
 fn context(graph: &Graph, log_n: u32, strategy: NttStrategy, fused: bool) -> CkksContext {
@@ -226,9 +207,9 @@ fn assert_same(got: &[u64], want: &[u64], what: &str) {
 fn rescale_matches_host_composition() {
     let mut rng = rng();
     let devices = devices(None);
+    let graph = devices.graph();
     let mut layouts = Vec::new();
-    for (log_n, strategy, fused, chained) in configs() {
-        let graph = graph_of(&devices, chained);
+    for (log_n, strategy, fused) in configs() {
         let n = 1 << log_n;
         let moduli = key_moduli(log_n);
         let context = context(&graph, log_n, strategy, fused);
@@ -250,9 +231,7 @@ fn rescale_matches_host_composition() {
             assert_same(
                 &got,
                 &want,
-                &format!(
-                    "2^{log_n} {strategy} fused={fused} chained={chained} K={k} polys={polys}"
-                ),
+                &format!("2^{log_n} {strategy} fused={fused} K={k} polys={polys}"),
             );
             assert_same(&cl::download(&src).unwrap(), &ct, "rescale's source");
         }
@@ -267,8 +246,8 @@ fn rescale_matches_host_composition() {
 fn switch_key_matches_host_composition() {
     let mut rng = rng();
     let devices = devices(None);
-    for (log_n, strategy, fused, chained) in configs() {
-        let graph = graph_of(&devices, chained);
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in configs() {
         let n = 1 << log_n;
         let key_moduli = key_moduli(log_n);
         let context = context(&graph, log_n, strategy, fused);
@@ -299,7 +278,7 @@ fn switch_key_matches_host_composition() {
             assert_same(
                 &got,
                 &want,
-                &format!("2^{log_n} {strategy} fused={fused} chained={chained} K={k}"),
+                &format!("2^{log_n} {strategy} fused={fused} K={k}"),
             );
         }
     }
@@ -309,8 +288,8 @@ fn switch_key_matches_host_composition() {
 fn apply_galois_matches_host_composition() {
     let mut rng = rng();
     let devices = devices(None);
-    for (log_n, strategy, fused, chained) in configs() {
-        let graph = graph_of(&devices, chained);
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in configs() {
         let n = 1 << log_n;
         let key_moduli = key_moduli(log_n);
         let context = context(&graph, log_n, strategy, fused);
@@ -338,9 +317,7 @@ fn apply_galois_matches_host_composition() {
             let ops = LevelOps::new(&context, &graph, k).unwrap();
             ops.apply_galois(&buf, galois_elt, &key).unwrap();
             let got = cl::download(&buf).unwrap();
-            let what = format!(
-                "2^{log_n} {strategy} fused={fused} chained={chained} element {galois_elt}"
-            );
+            let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
             assert_same(&got, &want, &what);
         }
     }
@@ -371,8 +348,8 @@ fn rescale_switch_key_and_galois_launch_counts() {
     let mut rng = rng();
     let profiler = Profiler::new();
     let devices = devices(Some(profiler.clone()));
-    for (log_n, strategy, fused, chained) in configs() {
-        let graph = graph_of(&devices, chained);
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in configs() {
         let n = 1 << log_n;
         let key_moduli = key_moduli(log_n);
         let context = context(&graph, log_n, strategy, fused);
@@ -406,18 +383,10 @@ fn rescale_switch_key_and_galois_launch_counts() {
         let galois = launches(&profiler, &graph, || {
             ops.apply_galois(&ct, 3, &key).unwrap()
         });
-        let what = format!("2^{log_n} {strategy} fused={fused} chained={chained}");
+        let what = format!("2^{log_n} {strategy} fused={fused}");
         if fused && matches!(strategy, NttStrategy::Staged(_)) {
-            // The mod-down's two passes in one launch where chained (PoCL has the fence).
-            let level = context.level(graph.queue(), k).unwrap();
-            let saved = u64::from(chained && level.plan().chains_moddown());
-            assert_eq!(saved, u64::from(chained && per_transform == 2), "{what}");
-            assert_eq!(rescale, 1 + per_transform - saved, "rescale, {what}");
-            assert_eq!(
-                switch_key,
-                2 * per_transform + 1 - saved,
-                "switch_key, {what}"
-            );
+            assert_eq!(rescale, 1 + per_transform, "rescale, {what}");
+            assert_eq!(switch_key, 2 * per_transform + 1, "switch_key, {what}");
             assert_eq!(galois, switch_key, "apply_galois, {what}");
         } else {
             // The permutation, then switch_key.

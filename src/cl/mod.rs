@@ -24,8 +24,8 @@ pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
 };
 pub use sync::{
-    complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, is_out_of_order,
-    kernel_name, order_after, read_yielding, same_queue, wait, EventTimes,
+    complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
+    order_after, read_yielding, same_queue, wait, EventTimes,
 };
 
 use crate::error::{Error, Result};
@@ -37,7 +37,6 @@ pub struct DeviceInfoSummary {
     pub vendor: String,
     pub platform: String,
     pub is_gpu: bool,
-    pub is_cpu: bool,
     pub local_mem_bytes: u64,
     pub max_work_group_size: usize,
     /// Compute units (`CL_DEVICE_MAX_COMPUTE_UNITS`: an NVIDIA GPU's SMs).
@@ -480,9 +479,9 @@ pub fn event_nanos(event: &Event) -> Result<u64> {
 }
 
 fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInfoSummary> {
-    let (is_gpu, is_cpu) = match device.info(DeviceInfo::Type)? {
-        DeviceInfoResult::Type(t) => (t.contains(DeviceType::GPU), t.contains(DeviceType::CPU)),
-        _ => (false, false),
+    let is_gpu = match device.info(DeviceInfo::Type)? {
+        DeviceInfoResult::Type(t) => t.contains(DeviceType::GPU),
+        _ => false,
     };
     let local_mem_bytes = match device.info(DeviceInfo::LocalMemSize)? {
         DeviceInfoResult::LocalMemSize(s) => s,
@@ -505,7 +504,6 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         vendor: device.vendor()?,
         platform: platform.name()?,
         is_gpu,
-        is_cpu,
         local_mem_bytes,
         max_work_group_size: device.max_wg_size()?,
         compute_units,

@@ -78,21 +78,6 @@ pub fn same_queue(a: &Queue, b: &Queue) -> bool {
     a.as_core().as_ptr() == b.as_core().as_ptr()
 }
 
-/// Whether `queue` may run its commands out of order.
-pub fn is_out_of_order(queue: &Queue) -> Result<bool> {
-    match queue
-        .info(ocl::enums::CommandQueueInfo::Properties)
-        .map_err(ocl::Error::from)?
-    {
-        ocl::enums::CommandQueueInfoResult::Properties(props) => {
-            Ok(props.contains(ocl::flags::CommandQueueProperties::OUT_OF_ORDER_EXEC_MODE_ENABLE))
-        }
-        other => Err(crate::error::Error::Logic(format!(
-            "the driver answered a queue's properties query with {other:?}"
-        ))),
-    }
-}
-
 /// Enqueues `kernel` on `queue` (not the kernel's default queue) over `global` work
 /// items; `event`, if given, receives the launch's event.
 ///

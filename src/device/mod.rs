@@ -42,9 +42,6 @@
 //!   mod-down of rescale and key switching one kernel per step instead of inside its
 //!   transforms (the naive baseline of the benchmarks; see
 //!   `crate::ckks::ops::LevelOps::tensor` and `ops/moddown.rs`). Default `1`.
-//! - `SEAL_OPENCL_CHAIN=0`: no chained launches: the mod-down's two NTT passes run as two
-//!   launches instead of one (`crate::ntt::ChainCounters`; the A/B switch of the
-//!   benchmarks). Default `1`; devices without a cross-group fence never chain.
 
 mod uses;
 
@@ -60,7 +57,6 @@ use crate::cl::{
 use crate::error::{Error, Result};
 use crate::frame::FrameControl;
 use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer};
-use crate::ntt::{ChainCounters, CHAIN_ENV_VAR};
 use crate::profiler::{self, Profiler};
 pub use uses::BufferUses;
 
@@ -196,9 +192,6 @@ pub struct DeviceOptions {
     /// `false`: the CKKS tensor product runs as separate multiply and add kernels, the
     /// mod-down one kernel per step (`CkksContext::fused`).
     pub fused_tensor: bool,
-    /// `false`: no chained launches (`crate::ntt::ChainCounters`; `SEAL_OPENCL_CHAIN=0`):
-    /// each NTT pass its own launch.
-    pub chained_passes: bool,
 }
 
 impl Default for DeviceOptions {
@@ -213,7 +206,6 @@ impl Default for DeviceOptions {
             memcache: MemcacheConfig::default(),
             memcache_active: true,
             fused_tensor: true,
-            chained_passes: true,
         }
     }
 }
@@ -221,8 +213,8 @@ impl Default for DeviceOptions {
 impl DeviceOptions {
     /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_DEVICES`, `SEAL_OPENCL_TILES`,
     /// `SEAL_OPENCL_QUEUES`, `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_MEMCACHE`,
-    /// `SEAL_OPENCL_FUSED`, `SEAL_OPENCL_CHAIN`, `SEAL_OPENCL_MAX_BYTES` and
-    /// `SEAL_OPENCL_PROFILE` (see the module doc).
+    /// `SEAL_OPENCL_FUSED`, `SEAL_OPENCL_MAX_BYTES` and `SEAL_OPENCL_PROFILE` (see the
+    /// module doc).
     pub fn from_env() -> Result<Self> {
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         let partition = match var(TILES_ENV_VAR) {
@@ -279,7 +271,6 @@ impl DeviceOptions {
         Ok(DeviceOptions {
             memcache_active: switch(MEMCACHE_ENV_VAR)?,
             fused_tensor: switch(FUSED_ENV_VAR)?,
-            chained_passes: switch(CHAIN_ENV_VAR)?,
             selector: DeviceSelector::from_env()?,
             devices: match var(DEVICES_ENV_VAR) {
                 Some(v) => v.parse()?,
@@ -479,8 +470,6 @@ pub struct Tile {
     issue_locks: Vec<Mutex<()>>,
     /// One per queue: an operation was issued on it since `finish_issued` last waited.
     issued: Vec<AtomicBool>,
-    /// One per queue, unless chained launches are off (`DeviceOptions::chained_passes`).
-    chain_counters: Vec<ChainCounters>,
     memcache: Memcache,
     sync_each_launch: bool,
     profiler: Option<Arc<Profiler>>,
@@ -506,21 +495,12 @@ impl Tile {
         if !options.memcache_active {
             memcache.deactivate();
         }
-        let chain_counters = if options.chained_passes {
-            queues
-                .iter()
-                .map(|queue| ChainCounters::new(&context, queue))
-                .collect::<Result<Vec<_>>>()?
-        } else {
-            Vec::new()
-        };
         Ok(Tile {
             index,
             device_index,
             sub_device,
             memcache,
             context,
-            chain_counters,
             issue_locks: queues.iter().map(|_| Mutex::new(())).collect(),
             issued: queues.iter().map(|_| AtomicBool::new(false)).collect(),
             queues,
@@ -630,11 +610,6 @@ impl Graph {
 
     pub fn queue_index(&self) -> usize {
         self.queue
-    }
-
-    /// The counters of this graph's queue for chained launches; None when they are off.
-    pub fn chain_counters(&self) -> Option<&ChainCounters> {
-        self.tile.chain_counters.get(self.queue)
     }
 
     /// A pooled buffer of `words` words for this graph's queue.

@@ -27,7 +27,6 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::chain::{self, ChainCounters, ChainFence};
 use super::host::mul_root_scalar;
 use super::{create_ntt_tables, NttTables};
 use crate::arith::{Modulus, ShoupOperand};
@@ -617,10 +616,6 @@ struct FusedPasses {
     inv_galois: Launch,
     inv_fwd_strided: Option<Launch>,
     moddown_block: Launch,
-    /// `inv_fwd_strided` (the mod-down's) and `moddown_block` chained in one launch
-    /// (`chain.rs`), where the device orders memory across work groups and a strided work
-    /// group holds whole block groups.
-    moddown_chained: Option<Launch>,
     ks_inv_fwd_strided: Option<Launch>,
     /// Launched over ceil((K + 1) / ks_rows) "residues": each covers ks_rows rows.
     ks_block: Launch,
@@ -712,9 +707,6 @@ pub struct ModDown<'a> {
     pub acc_polys: usize,
     pub count: usize,
     pub primes: usize,
-    /// The queue's counters: with them a two-pass layout's two launches run as one where
-    /// the plan has chained passes (`chain.rs`); None: two launches.
-    pub counters: Option<&'a ChainCounters>,
 }
 
 /// The forward and inverse negacyclic NTT of one parameter set on one device: N and the
@@ -797,14 +789,9 @@ impl NttPlan {
                 variant,
             )?),
         };
-        // Where the device has a cross-group fence, every staged build takes it (the
-        // chained launches need it), so that key switching's build of the plan's own
-        // layout stays one program.
-        let fence = chain::chain_fence(info);
-        let fence_option = fence.map_or("", ChainFence::build_option);
         let options = match layout {
             None => format!("-D LOG_N={log_n}"),
-            Some(layout) => format!("{}{fence_option}", layout.build_options()),
+            Some(layout) => layout.build_options(),
         };
         let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
         // Key switching's passes with the variant's own values per work item there, where
@@ -932,7 +919,7 @@ impl NttPlan {
                 };
                 let ks_block_args = [B, B, U, B, U, U, U, B, B, Extra::InvRoots];
                 let ks_build = |ks: StagedLayout, rows: u32| {
-                    let options = format!("{}{fence_option} -D KS_ROWS={rows}", ks.build_options());
+                    let options = format!("{} -D KS_ROWS={rows}", ks.build_options());
                     let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
                     let block =
                         kernel_of(&program, "ntt_fwd_block_ks", &root_powers, &ks_block_args)?;
@@ -1016,28 +1003,6 @@ impl NttPlan {
                         false,
                         &[B, U, B, U, B, U, B, B, U],
                     )?,
-                    moddown_chained: match (strided, fence) {
-                        (Some(wg), Some(_)) if wg % block == 0 => {
-                            // last, last_prime, outs, chunks, dst, dst_stride, src,
-                            // src_stride, inv, acc, acc_polys, counters, first_groups,
-                            // block_groups, inverse tables.
-                            let chained = Launch {
-                                kernel: kernel(
-                                    "ntt_moddown_chained",
-                                    &root_powers,
-                                    &[B, U, U, U, B, U, B, U, B, B, U, B, U, U, Extra::InvRoots],
-                                )?,
-                                // Launched over work groups ("residues" of one group).
-                                items_per_residue: wg,
-                                work_group: Some(wg),
-                                takes_reduce: false,
-                            };
-                            // Every group of a chained launch must fit the device at once
-                            // with its build's registers (else its own two launches).
-                            (ctx.kernel_work_group_size(&chained.kernel)? >= wg).then_some(chained)
-                        }
-                        _ => None,
-                    },
                     ks_inv_fwd_strided: ks
                         .strided_work_group_size()
                         .map(|wg| ks_staged("ntt_inv_fwd_strided", wg, &INV_FWD))
@@ -1235,17 +1200,6 @@ impl NttPlan {
         self.layout.is_some()
     }
 
-    /// Whether [`NttPlan::forward_moddown`] runs its two passes as one chained launch when
-    /// given counters (`chain.rs`): a two-pass layout on a device with a cross-group
-    /// fence, whose strided work groups hold whole block groups.
-    pub fn chains_moddown(&self) -> bool {
-        self.launches
-            .lock()
-            .fused
-            .as_ref()
-            .is_some_and(|f| f.moddown_chained.is_some())
-    }
-
     /// The first pass of the inverse transform of `count` polynomials of `primes` residues
     /// read from `src` into `values`: with a one-pass layout the whole inverse, reduced to
     /// [0, q), as a copy followed by [`NttPlan::transform`] would leave it; with two, the
@@ -1360,15 +1314,14 @@ impl NttPlan {
     /// The rest of the last residues' inverse transform, then the mod-down's forward
     /// transforms with its element-wise steps fused into their first loads and last stores
     /// (see [`ModDown`]): one launch with a one-pass layout, two otherwise (the first
-    /// finishes the inverse and runs the forward transforms' first passes), chained into
-    /// one where `md.counters` are given and the plan [chains](NttPlan::chains_moddown).
-    /// The unfused equivalent is the inverse's last pass, `ckks_moddown_prep`, the lazy
-    /// forward transform and `ckks_divide_round_finish`.
+    /// finishes the inverse and runs the forward transforms' first passes). The unfused
+    /// equivalent is the inverse's last pass, `ckks_moddown_prep`, the lazy forward
+    /// transform and `ckks_divide_round_finish`.
     ///
     /// Errors: a naive plan; `count` or `primes` is 0; `primes` or `last_prime` outside
     /// the plan; a stride below `primes`; a buffer shorter than the words it is read or
     /// written at; dst is src with different strides, or dst, scratch, last or inv alias
-    /// where one of them is written; counters made for another queue.
+    /// where one of them is written.
     pub fn forward_moddown(&self, queue: &Queue, md: &ModDown, events: bool) -> Result<Vec<Event>> {
         let l = self.moduli.len();
         if md.primes == 0 || md.primes > l || md.last_prime >= l {
@@ -1438,51 +1391,10 @@ impl NttPlan {
             // Each work item reads its src and acc words before writing the same dst word.
             &[("dst", "src"), ("dst", "acc")],
         )?;
-        let counters = md.counters.map(|c| c.for_queue(queue)).transpose()?;
         let launches = self.launches.lock();
         let fused = fused_passes(&launches, WHAT)?;
         let last = [Buf(md.last), U32(md.last_prime as u32)];
-        let finish = [
-            Buf(md.dst),
-            U32(to_u32(md.dst_stride)?),
-            Buf(md.src),
-            U32(to_u32(md.src_stride)?),
-            Buf(md.inv),
-            Buf(md.acc),
-            U32(md.acc_polys as u32),
-        ];
         let mut out = Vec::new();
-        if let (Some(strided), Some(chained), Some(counters)) =
-            (&fused.inv_fwd_strided, &fused.moddown_chained, counters)
-        {
-            let (outs, chunks) = fused.fan_out(strided, md.count, md.primes);
-            let strided_groups = md.count * chunks as usize * strided.items_per_residue
-                / strided.work_group.unwrap_or(1);
-            let block_groups = residues * fused.moddown_block.items_per_residue
-                / fused.moddown_block.work_group.unwrap_or(1);
-            let per_group =
-                chained.work_group.unwrap_or(1) / fused.moddown_block.work_group.unwrap_or(1);
-            let groups = strided_groups + block_groups.div_ceil(per_group);
-            let own = [
-                &last[..],
-                &[U32(outs), U32(chunks)],
-                &finish[..],
-                &[
-                    Buf(counters),
-                    U32(to_u32(strided_groups)?),
-                    U32(to_u32(block_groups)?),
-                ],
-            ]
-            .concat();
-            let args = per_call(md.scratch, md.primes, &own);
-            // SAFETY: the two launches below, in one: its first strided_groups groups are
-            // those of the strided launch, the rest cover block_groups block groups (the
-            // last partly, its idle blocks clamped to the last block group and storing
-            // nothing); counters are this queue's (checked), which only this queue's
-            // chained launches touch, one after another.
-            unsafe { launch_with(queue, chained, &args, groups, events, &mut out) }?;
-            return Ok(out);
-        }
         if let Some(strided) = &fused.inv_fwd_strided {
             let (outs, chunks) = fused.fan_out(strided, md.count, md.primes);
             let args = per_call(
@@ -1511,6 +1423,15 @@ impl NttPlan {
                 )
             }?;
         }
+        let finish = [
+            Buf(md.dst),
+            U32(to_u32(md.dst_stride)?),
+            Buf(md.src),
+            U32(to_u32(md.src_stride)?),
+            Buf(md.inv),
+            Buf(md.acc),
+            U32(md.acc_polys as u32),
+        ];
         let args = per_call(md.scratch, md.primes, &[&last[..], &finish[..]].concat());
         // SAFETY: residue r = p * primes + i (p < count, i < primes) reads residue r of
         // scratch (two passes) or p of last (one pass), residue p * stride + i <=
@@ -1991,7 +1912,6 @@ mod tests {
             vendor: String::new(),
             platform: String::new(),
             is_gpu: true,
-            is_cpu: false,
             local_mem_bytes,
             max_work_group_size,
             compute_units: 132,

@@ -2,12 +2,10 @@
 //! (`host`), and the device transforms (`device`): a naive radix-2 baseline and a staged
 //! radix-4, radix-8 or radix-16 NTT that keeps sub-transforms in local memory.
 
-mod chain;
 mod device;
 pub mod host;
 mod tables;
 
-pub use chain::{ChainCounters, CHAIN_ENV_VAR};
 pub use device::{
     check_galois_elt, KeySwitch, ModDown, NttDirection, NttPlan, NttStrategy, StagedLayout,
     StagedVariant, DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN,

@@ -15,9 +15,7 @@
 //! pass runs it itself), its second pass and the forward transforms' first passes run in
 //! one launch with step 2's element-wise work on their loads, and step 3 rides on the
 //! forward transforms' last stores (`NttPlan::forward_moddown`): 3 launches with a
-//! two-pass NTT layout (2 after key switching), 2 with one (1). With a two-pass layout
-//! the last two are one chained launch where the device allows (`crate::ntt::ChainCounters`,
-//! the graph's counters): 2 launches (1 after key switching). Unfused (the naive NTT
+//! two-pass NTT layout (2 after key switching), 2 with one (1). Unfused (the naive NTT
 //! strategy, or `SEAL_OPENCL_FUSED=0`): gather, inverse NTT, `ckks_moddown_prep`, forward
 //! NTT, `ckks_divide_round_finish`, as the host references spell it.
 //!
@@ -33,10 +31,6 @@ use crate::ntt::{ModDown, NttDirection, NttPlan};
 /// pass where the passes are fused), apart from `ntt_inverse` (whole ciphertexts, key
 /// switching's target) in per-kernel tables.
 const INVERSE_LAST: &str = "ntt_inverse_last";
-
-/// The profiler's name for the mod-down's two passes chained in one launch (the two
-/// launches are `ntt_forward_moddown.1` and `.2`).
-const CHAINED: &str = "ntt_moddown_chained";
 
 /// Where the residue being dropped lies, and in what form.
 pub(super) enum LastResidue<'b> {
@@ -124,12 +118,6 @@ impl LevelOps<'_> {
         } else {
             None
         };
-        let counters = self.graph.chain_counters();
-        let name = if counters.is_some() && plan.chains_moddown() {
-            CHAINED
-        } else {
-            "ntt_forward_moddown"
-        };
         let events = plan.forward_moddown(
             queue,
             &ModDown {
@@ -145,11 +133,10 @@ impl LevelOps<'_> {
                 acc_polys: md.acc.map_or(0, |(_, polys)| polys),
                 count: md.polys,
                 primes: md.primes,
-                counters,
             },
             profiling,
         )?;
-        self.graph.note_launches(name, events)
+        self.graph.note_launches("ntt_forward_moddown", events)
     }
 
     /// [`LevelOps::mod_down`] step by step, one kernel or transform each.
