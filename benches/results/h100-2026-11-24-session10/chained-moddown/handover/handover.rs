@@ -15,6 +15,11 @@ fn main() {
     let mut opts = String::new();
     if backoff { opts.push_str("#define BACKOFF() __asm__ volatile(\"nanosleep.u32 500;\" ::: \"memory\")\n"); } else { opts.push_str("#define BACKOFF()\n"); }
     if one_fence { opts.push_str("#define ONE_FENCE\n"); }
+    let hw = std::env::args().any(|a| a == "--hw-ticket");
+    let nowait = std::env::args().any(|a| a == "--no-wait");
+    if hw { opts.push_str("#define HW_TICKET\n"); }
+    if nowait { opts.push_str("#define NO_WAIT\n"); }
+    println!("hw_ticket {hw} no_wait (results wrong) {nowait}");
     println!("backoff {backoff} one_fence {one_fence}");
     let fence = if nvidia { "#define FENCE() __asm__ volatile(\"membar.gl;\" ::: \"memory\")\n" } else { "#define FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)\n" };
     let src = format!("{opts}{fence}{}", r#"
@@ -26,9 +31,13 @@ __kernel void pass(__global const ulong *in, __global ulong *out) {
 __kernel void chained(__global const ulong *in, __global ulong *mid, __global ulong *out,
                       __global uint *counters, uint first) {
     __local uint slot;
+#ifdef HW_TICKET
+    uint t = get_group_id(0);
+#else
     if (get_local_id(0) == 0) slot = atomic_inc(&counters[0]);
     barrier(CLK_LOCAL_MEM_FENCE);
     uint t = slot;
+#endif
     bool a = t < first;
     size_t base = (size_t)(a ? t : t - first) * 128 * W + get_local_id(0);
     if (a) for (int i = 0; i < W; i++) mid[base + i * 128] = in[base + i * 128] + 1;
@@ -41,7 +50,9 @@ __kernel void chained(__global const ulong *in, __global ulong *mid, __global ul
         FENCE();
 #endif
         if (a) atomic_inc(&counters[1]);
+#ifndef NO_WAIT
         else { while (*(volatile __global uint *)&counters[1] < first) BACKOFF(); FENCE(); }
+#endif
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
     if (!a) for (int i = 0; i < W; i++) out[base + i * 128] = mid[base + i * 128] + 1;
