@@ -27,7 +27,8 @@
 // Build options: LOG_N for every kernel; the staged kernels also need LOG_R (values per
 // work item, 2 to 4), LOG_S (rounds done by ntt_*_strided; 0 when the whole transform
 // fits one work group), LOG_C (columns per strided work group) and LOG_B (blocks per
-// block work group); key switching's block pass KS_ROWS. See src/ntt/device.rs.
+// block work group); key switching's block pass KS_ROWS and KS_LOCAL_ROOTS (its roots
+// staged in local memory). See src/ntt/device.rs.
 
 #define N (1u << LOG_N)
 #define PARAMS_STRIDE 8
@@ -171,8 +172,11 @@ ALWAYS_INLINE uint step_pos(uint K, uint lg, uint u, uint per, uint i)
 // block at x, S + t for the strided classes, which share the roots of an S-point NTT).
 // Loop bounds are constants (K <= LOG_R) so that every loop unrolls and v stays in
 // registers.
+// With `local_roots` the roots come from lw instead of w: a block's roots staged in local
+// memory by stage_block_roots, with root_base = G.
 ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
-                            __global const ulong2 *w, uint root_base, u64 q)
+                            __global const ulong2 *w, __local const ulong2 *lw,
+                            const bool local_roots, uint root_base, u64 q)
 {
 #pragma unroll
     for (uint s = 0; s < LOG_R; s++) {
@@ -185,7 +189,8 @@ ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
                 uint h = m >> (K - 1 - s);
                 uint a = (p << K) + h * 2 * span + (m & (span - 1));
                 uint t0 = step_pos(K, lg, u, per, p << K);
-                ulong2 r = w[((root_base + t0) >> (lg + K - s)) + h];
+                uint k = ((root_base + t0) >> (lg + K - s)) + h;
+                ulong2 r = local_roots ? lw[k] : w[k];
                 butterfly_forward_lazy(&v[a], &v[a + span], r.x, r.y, q);
             }
         }
@@ -308,9 +313,12 @@ ALWAYS_INLINE uint block_slot(uint e)
 
 // `lid` is the work item's index among the BLOCK_WG that share `lmem` (get_local_id(0)
 // but in key switching's rows). Without `active` the work item only passes the barriers,
-// so that the others of its work group may transform.
+// so that the others of its work group may transform. With `local_roots` the roots come
+// from lroots, the group's blocks' roots staged there by stage_block_roots.
 ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem,
-                                       __global const ulong2 *w, u64 q,
+                                       __global const ulong2 *w,
+                                       __local const ulong2 *lroots,
+                                       const bool local_roots, u64 q,
                                        uint group_in_residue, load_op ld, uint lid,
                                        bool active)
 {
@@ -318,7 +326,8 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
     const uint u = lid & (G / R - 1);
     const uint block = group_in_residue * B + bl;
     __local u64 *lblock = lmem + bl * PADDED_G;
-    const uint root_base = N + block * G;
+    __local const ulong2 *lw = local_roots ? lroots + bl * G : lroots;
+    const uint root_base = local_roots ? G : N + block * G;
     u64 v[R];
 
     // Step 0 (gaps G/2 .. G/R) straight from global memory: t = u + i G/R.
@@ -326,7 +335,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 #pragma unroll
         for (uint i = 0; i < R; i++)
             v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
-        fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, root_base, q);
+        fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, lw, local_roots, root_base, q);
 #pragma unroll
         for (uint i = 0; i < R; i++)
             lblock[PAD(u + i * (G / R))] = v[i];
@@ -338,7 +347,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
-            fwd_step(v, LOG_R, lg, u, G / R, w, root_base, q);
+            fwd_step(v, LOG_R, lg, u, G / R, w, lw, local_roots, root_base, q);
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
@@ -350,7 +359,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 #pragma unroll
         for (uint i = 0; i < R; i++)
             v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
-        fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, root_base, q);
+        fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, lw, local_roots, root_base, q);
 #pragma unroll
         for (uint i = 0; i < R; i++)
             lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
@@ -366,7 +375,8 @@ ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w, u64 q,
                                   uint group_in_residue, load_op ld, store_op st)
 {
-    fwd_block_transform(in, lmem, w, q, group_in_residue, ld, get_local_id(0), true);
+    fwd_block_transform(in, lmem, w, 0, false, q, group_in_residue, ld, get_local_id(0),
+                        true);
     const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
@@ -623,6 +633,28 @@ void ntt_fwd_block_moddown(__global u64 *restrict values,
 #ifndef KS_ROWS
 #define KS_ROWS 1
 #endif
+
+// The forward roots of a work group's B blocks under one prime (w), in local memory, so
+// that transforms that share them (key switching's J loop) read them once from global
+// memory: root k (1 <= k < G) of block bl at lw[bl G + k] in heap order, entry m + h
+// (m = 2^l <= k < 2m) being the root of group h in the round with gap G / (2m), that is
+// root_powers[(N + x) / (G / m) + h] for the block at x. fwd_step then finds a root at
+// ((G + t0) >> shift) + h where it would find it at ((N + x + t0) >> shift) + h in w.
+ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *w,
+                                     uint group_in_residue, uint lid)
+{
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        uint k = lid + i * BLOCK_WG;
+        uint j = k & (G - 1);
+        if (j != 0) {
+            uint x = (group_in_residue * B + (k >> LOG_G)) * G;
+            uint l = 31 - clz(j);
+            lw[k] = w[((N + x) >> (LOG_G - l)) + j - (1u << l)];
+        }
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
 void ntt_fwd_block_ks(__global const u64 *restrict values,
                       __global const u64 *restrict root_powers,
@@ -651,6 +683,17 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
     const uint kp = P < K ? P : key_special_index;
     __global const ulong2 *w = (__global const ulong2 *)root_powers + P * N;
     const uint first = group_in_residue * (B * G);
+#if KS_LOCAL_ROOTS
+    // Every J transforms under the row's prime P with the same blocks' roots.
+    __local ulong2 lroots_all[KS_ROWS * B * G];
+    __local ulong2 *lroots = lroots_all + row * (B * G);
+    stage_block_roots(lroots, w, group_in_residue, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const bool local_roots = true;
+#else
+    __local const ulong2 *lroots = 0;
+    const bool local_roots = false;
+#endif
     u64 lo0[R], hi0[R], lo1[R], hi1[R];
 #pragma unroll
     for (uint i = 0; i < R; i++)
@@ -662,10 +705,12 @@ void ntt_fwd_block_ks(__global const u64 *restrict values,
         // every J; J and K are the same for the whole group.
         const bool transform = live && J != P;
 #if LOG_S == 0
-        fwd_block_transform(t_target + (size_t)J * N, lrow, w, q, group_in_residue,
+        fwd_block_transform(t_target + (size_t)J * N, lrow, w, lroots, local_roots, q,
+                            group_in_residue,
                             prime_load(LOAD_DECOMPOSE, params, J, P), lid, transform);
 #else
-        fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w, q,
+        fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w,
+                            lroots, local_roots, q,
                             group_in_residue, plain_load(), lid, transform);
 #endif
         if (transform) {
@@ -767,7 +812,7 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
             for (uint i = 0; i < R; i++)
                 v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
-        fwd_step(v, LOG_R, lg, u, S / R, w, S, q);
+        fwd_step(v, LOG_R, lg, u, S / R, w, 0, false, S, q);
         if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
 #pragma unroll
             for (uint i = 0; i < R; i++)
@@ -783,7 +828,7 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
 #pragma unroll
     for (uint i = 0; i < R; i++)
         v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
-    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, q);
+    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, 0, false, S, q);
 #pragma unroll
     for (uint i = 0; i < R; i++)
         gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];

@@ -272,6 +272,14 @@ fn switch_key_matches_host_composition() {
                     rows > 1 || variant.ks_rows() == 1 || plan.launches_per_transform() == 1,
                     "2^{log_n} {strategy}: {rows} rows per work group"
                 );
+                // The default's rows and their roots (13 KB at most in two passes) fit any
+                // device's local memory.
+                if strategy == NttStrategy::STAGED && plan.launches_per_transform() == 2 {
+                    assert!(
+                        plan.key_switch_local_roots(),
+                        "2^{log_n}: roots in local memory"
+                    );
+                }
             }
             ops.switch_key(&buf, &buf, 2 * k * n, &key).unwrap();
             let got = cl::download(&buf).unwrap();

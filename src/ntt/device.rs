@@ -576,6 +576,19 @@ fn ks_rows_that_fit(
     (rows > 1).then_some((one_block, rows))
 }
 
+/// Whether key switching's block pass with `rows` rows of `ks`'s blocks also holds each
+/// row's forward roots (16 bytes per word of its blocks) in local memory: its J transforms
+/// then read them once per work group (`stage_block_roots` in ntt.cl). Measured on an H100
+/// (2026-11-24, K = 8, two rounds, `benches/results/h100-2026-11-24-session11/`): the
+/// block pass 42.6-42.7 against 43.5-43.6 us at 2^15, 78.4-78.5 against 80.3-80.7 at 2^16,
+/// 21.6-21.9 against 22.1-23.5 at 2^14, the same 94 registers. Two-pass layouts only: a
+/// one-pass row is a whole transform, whose roots alone take twice its words.
+fn ks_local_roots_fit(ks: StagedLayout, rows: u32, info: &cl::DeviceInfoSummary) -> bool {
+    let roots = 16usize << (ks.log_b + ks.log_g());
+    let fits = rows as usize * (ks.block_local_bytes() + roots) <= info.local_mem_bytes as usize;
+    ks.log_s != 0 && fits
+}
+
 /// One kernel launch of a transform: the kernel with every argument but the values buffer
 /// (and `reduce`) set at plan time, and its NDRange.
 struct Launch {
@@ -620,6 +633,8 @@ struct FusedPasses {
     /// Launched over ceil((K + 1) / ks_rows) "residues": each covers ks_rows rows.
     ks_block: Launch,
     ks_rows: usize,
+    /// Whether `ks_block` stages its roots in local memory (`ks_local_roots_fit`).
+    ks_local_roots: bool,
     /// Output primes per work group of the `*inv_fwd_strided` launches (0: chosen per
     /// launch).
     fan_out: usize,
@@ -919,13 +934,18 @@ impl NttPlan {
                 };
                 let ks_block_args = [B, B, U, B, U, U, U, B, B, Extra::InvRoots];
                 let ks_build = |ks: StagedLayout, rows: u32| {
-                    let options = format!("{} -D KS_ROWS={rows}", ks.build_options());
+                    let local_roots = ks_local_roots_fit(ks, rows, info);
+                    let options = format!(
+                        "{} -D KS_ROWS={rows} -D KS_LOCAL_ROOTS={}",
+                        ks.build_options(),
+                        u32::from(local_roots)
+                    );
                     let program = ctx.program(&[sources::ARITH, sources::NTT], &options)?;
                     let block =
                         kernel_of(&program, "ntt_fwd_block_ks", &root_powers, &ks_block_args)?;
-                    Ok::<_, Error>((ks, rows, program, block))
+                    Ok::<_, Error>((ks, rows, program, block, local_roots))
                 };
-                let (ks, ks_rows, ks_program, ks_block_kernel) =
+                let (ks, ks_rows, ks_program, ks_block_kernel, ks_local_roots) =
                     match ks_rows_that_fit(ks, want_rows, info) {
                         Some((one_block, rows)) => {
                             let built = ks_build(one_block, rows)?;
@@ -1014,6 +1034,7 @@ impl NttPlan {
                         takes_reduce: false,
                     },
                     ks_rows: ks_rows as usize,
+                    ks_local_roots,
                     fan_out: fan_out as usize,
                     compute_units: info.compute_units as usize,
                 };
@@ -1068,6 +1089,16 @@ impl NttPlan {
     /// `p` where the device holds it, else fewer; 1 for naive plans.
     pub fn key_switch_rows(&self) -> usize {
         self.launches.lock().fused.as_ref().map_or(1, |f| f.ks_rows)
+    }
+
+    /// Whether key switching's block pass reads its roots from local memory
+    /// (`ks_local_roots_fit`); false for naive plans.
+    pub fn key_switch_local_roots(&self) -> bool {
+        self.launches
+            .lock()
+            .fused
+            .as_ref()
+            .is_some_and(|f| f.ks_local_roots)
     }
 
     /// Kernel launches per transform (log N for naive, 1 or 2 for staged).
