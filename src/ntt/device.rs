@@ -582,7 +582,8 @@ fn ks_rows_that_fit(
 /// (2026-11-24, K = 8, two rounds, `benches/results/h100-2026-11-24-session11/`): the
 /// block pass 42.6-42.7 against 43.5-43.6 us at 2^15, 78.4-78.5 against 80.3-80.7 at 2^16,
 /// 21.6-21.9 against 22.1-23.5 at 2^14, the same 94 registers. Two-pass layouts only: a
-/// one-pass row is a whole transform, whose roots alone take twice its words.
+/// one-pass row is a whole transform, whose roots alone take twice its words (PoCL 3.1
+/// crashed inside such a build: 16 rows at 2^10, 2048 work items, 256 KB of roots).
 fn ks_local_roots_fit(ks: StagedLayout, rows: u32, info: &cl::DeviceInfoSummary) -> bool {
     let roots = 16usize << (ks.log_b + ks.log_g());
     let fits = rows as usize * (ks.block_local_bytes() + roots) <= info.local_mem_bytes as usize;
