@@ -1,9 +1,12 @@
-//! Builds the patched SEAL 4.0.0 and the C++ side of the bridge.
+//! Builds the patched SEAL and the C++ side of the bridge.
 //!
-//! 1. SEAL's source: `SEAL_SOURCE_DIR`, else the `SEAL/` folder of the crates.io package
-//!    `sealy` 0.2.0, fetched by cargo itself (no other download).
-//! 2. The tree is synced into OUT_DIR with `seal-patch/series` applied (pure Rust).
-//! 3. cmake builds the static `seal-4.0` and `sealc-4.0` (C API) libraries.
+//! 1. SEAL's source: `SEAL_SOURCE_DIR` (stock SEAL 4.4.3 recommended), else the `SEAL/` folder
+//!    of the crates.io package `sealy` 0.2.0 (SEAL 4.0.0), fetched by cargo itself (no other
+//!    download). The version comes from SEAL's CMakeLists.txt and must be one of
+//!    `SUPPORTED_SEAL_VERSIONS`.
+//! 2. The tree is synced into OUT_DIR with that version's series (`seal-patch/VERSION/series`)
+//!    applied (pure Rust).
+//! 3. cmake builds the static `seal-X.Y` and `sealc-X.Y` (C API) libraries.
 //! 4. bindgen turns SEAL's C API headers into `OUT_DIR/seal_c.rs` (`src/sys.rs`).
 //! 5. cxx_build compiles `src/ffi.rs`'s bridge and `ffi/bridge.cc` against the tree.
 //!
@@ -54,7 +57,17 @@ const CMAKE_DEFINES: &[(&str, &str)] = &[
     ("SEAL_BUILD_EXAMPLES", "OFF"),
 ];
 
-const SEAL_LIBS: &[&str] = &["sealc-4.0", "seal-4.0"];
+/// The SEAL versions with a patch series in `seal-patch/VERSION/`.
+const SUPPORTED_SEAL_VERSIONS: &[&str] = &["4.0.0", "4.4.3"];
+
+/// SEAL's static archives (`lib{name}.a`) for a version: cmake names them by major.minor.
+fn seal_libs(version: &str) -> [String; 2] {
+    let major_minor = version.rsplit_once('.').map_or(version, |(mm, _)| mm);
+    [
+        format!("sealc-{major_minor}"),
+        format!("seal-{major_minor}"),
+    ]
+}
 
 fn main() {
     if let Err(e) = run() {
@@ -72,8 +85,10 @@ fn run() -> BuildResult<()> {
     println!("cargo:rerun-if-env-changed=SEAL_SOURCE_DIR");
 
     let seal_source = locate_seal_source(&out_dir)?;
+    let version = seal_version(&seal_source)?;
+    let seal_libs = seal_libs(&version);
     let tree = list_tree(&seal_source)?;
-    let patches = read_patches(&manifest_dir.join("seal-patch"))?;
+    let patches = read_patches(&manifest_dir.join("seal-patch"), &version)?;
 
     let seal_src = out_dir.join("seal-src");
     let cmake_out = out_dir.join("seal-cmake");
@@ -81,7 +96,7 @@ fn run() -> BuildResult<()> {
     let stamp = out_dir.join("seal-build.stamp");
     let fingerprint = fingerprint(&seal_source, &tree, &patches)?;
 
-    let libs_present = SEAL_LIBS
+    let libs_present = seal_libs
         .iter()
         .all(|l| lib_dir.join(format!("lib{l}.a")).is_file());
     let up_to_date =
@@ -93,7 +108,7 @@ fn run() -> BuildResult<()> {
             .map_err(|e| e.to_string())?;
         sync_tree(&tree, &patched, &seal_src)?;
         build_seal(&seal_src, &cmake_out);
-        for lib in SEAL_LIBS {
+        for lib in &seal_libs {
             let file = lib_dir.join(format!("lib{lib}.a"));
             if !file.is_file() {
                 return Err(format!("the SEAL build did not produce {}", file.display()));
@@ -108,7 +123,14 @@ fn run() -> BuildResult<()> {
         cmake_out.join("build").join("native").join("src"),
     ];
     generate_c_bindings(&include_dirs, &out_dir.join("seal_c.rs"))?;
-    write_build_info(&out_dir, &manifest_dir, &seal_src, &include_dirs, &lib_dir)?;
+    let seal = BuiltSeal {
+        version: &version,
+        source: &seal_src,
+        include_dirs: &include_dirs,
+        lib_dir: &lib_dir,
+        libs: &seal_libs,
+    };
+    write_build_info(&out_dir, &manifest_dir, &seal)?;
 
     // The bridge archive refers to SEAL, so it goes first on the link line.
     cxx_build::bridge("src/ffi.rs")
@@ -119,24 +141,31 @@ fn run() -> BuildResult<()> {
         .compile("seal_opencl_bridge");
 
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
-    for lib in SEAL_LIBS {
+    for lib in &seal_libs {
         println!("cargo:rustc-link-lib=static={lib}");
     }
     // SEAL's archives need the C++ runtime after them on the link line.
     println!("cargo:rustc-link-lib=dylib=stdc++");
+    // Patched SEAL refers to the default backend's installer weakly, which does not pull its
+    // archive member in: this package's tests, examples and benches get it, as C++ programs
+    // linked through cmake/SEALOpenCLConfig.cmake do.
+    println!("cargo:rustc-link-arg=-Wl,--undefined=seal_gpu_install_default_backend");
     Ok(())
 }
 
-/// `OUT_DIR/build_info.rs`, included by `src/build_info.rs`: where the patched SEAL tree,
-/// its headers and libraries lie, so that C++ builds against this crate (examples/cpp,
-/// SEAL's googletest suite) need not search `target/*/build/seal-opencl-*/out`.
-fn write_build_info(
-    out_dir: &Path,
-    manifest_dir: &Path,
-    seal_src: &Path,
-    include_dirs: &[PathBuf],
-    lib_dir: &Path,
-) -> BuildResult<()> {
+/// The patched SEAL this build made.
+struct BuiltSeal<'a> {
+    version: &'a str,
+    source: &'a Path,
+    include_dirs: &'a [PathBuf],
+    lib_dir: &'a Path,
+    libs: &'a [String],
+}
+
+/// `OUT_DIR/build_info.rs`, included by `src/build_info.rs`: which SEAL was built and where
+/// the patched tree, its headers and libraries lie, so that C++ builds against this crate
+/// (examples/cpp, SEAL's googletest suite) need not search `target/*/build/seal-opencl-*/out`.
+fn write_build_info(out_dir: &Path, manifest_dir: &Path, seal: &BuiltSeal) -> BuildResult<()> {
     let text = |p: &Path| {
         p.to_str()
             .map(|s| format!("{s:?}"))
@@ -146,16 +175,18 @@ fn write_build_info(
         let items: BuildResult<Vec<String>> = paths.iter().map(|p| text(p)).collect();
         Ok(format!("&[{}]", items?.join(", ")))
     };
-    let libs: Vec<String> = SEAL_LIBS.iter().map(|l| format!("{l:?}")).collect();
+    let libs: Vec<String> = seal.libs.iter().map(|l| format!("{l:?}")).collect();
     let source = format!(
-        "pub const SEAL_SOURCE_DIR: &str = {};\n\
+        "pub const SEAL_VERSION: &str = {:?};\n\
+         pub const SEAL_SOURCE_DIR: &str = {};\n\
          pub const SEAL_INCLUDE_DIRS: &[&str] = {};\n\
          pub const SEAL_LIB_DIR: &str = {};\n\
          pub const SEAL_LIBS: &[&str] = &[{}];\n\
          pub const FFI_INCLUDE_DIR: &str = {};\n",
-        text(seal_src)?,
-        list(include_dirs)?,
-        text(lib_dir)?,
+        seal.version,
+        text(seal.source)?,
+        list(seal.include_dirs)?,
+        text(seal.lib_dir)?,
         libs.join(", "),
         text(&manifest_dir.join("ffi"))?,
     );
@@ -189,7 +220,7 @@ fn locate_seal_source(out_dir: &Path) -> BuildResult<PathBuf> {
     };
     if !root.join("CMakeLists.txt").is_file() || !root.join("native/src/seal/c").is_dir() {
         return Err(format!(
-            "{} is not a SEAL 4.0 source tree (no CMakeLists.txt or native/src/seal/c)",
+            "{} is not a SEAL source tree (no CMakeLists.txt or native/src/seal/c)",
             root.display()
         ));
     }
@@ -219,7 +250,7 @@ fn sealy_package_dir(out_dir: &Path) -> BuildResult<PathBuf> {
         .map_err(|e| format!("cannot run {cargo} metadata: {e}"))?;
     if !output.status.success() {
         return Err(format!(
-            "`{cargo} metadata` for sealy {SEALY_VERSION} failed (set SEAL_SOURCE_DIR to a SEAL 4.0.0 tree to build offline):\n{}",
+            "`{cargo} metadata` for sealy {SEALY_VERSION} failed (set SEAL_SOURCE_DIR to a SEAL 4.4.3 tree, upstream microsoft/SEAL at tag v4.4.3, to build without it):\n{}",
             String::from_utf8_lossy(&output.stderr)
         ));
     }
@@ -298,8 +329,36 @@ fn read_tree_file(root: &Path, rel: &str) -> Result<Option<String>, String> {
     }
 }
 
-/// The series' patches as (file name, text), in series order.
-fn read_patches(dir: &Path) -> BuildResult<Vec<(String, String)>> {
+/// SEAL's version, from the `project(SEAL VERSION x.y.z ...)` line of its CMakeLists.txt;
+/// an error naming the supported versions unless it is one of them.
+fn seal_version(root: &Path) -> BuildResult<String> {
+    let path = root.join("CMakeLists.txt");
+    let text = fs::read_to_string(&path).map_err(|e| io_context("read", &path, e))?;
+    let version = text
+        .lines()
+        .map(str::trim)
+        .find_map(|line| {
+            let args = line.strip_prefix("project(")?;
+            let mut words = args.split_whitespace();
+            (words.next()? == "SEAL" && words.next()? == "VERSION").then(|| words.next())?
+        })
+        .map(|v| v.trim_end_matches(')').to_string())
+        .ok_or_else(|| format!("{} has no `project(SEAL VERSION ...)` line", path.display()))?;
+    if !SUPPORTED_SEAL_VERSIONS.contains(&version.as_str()) {
+        return Err(format!(
+            "{} is SEAL {version}; seal-opencl has patch series for SEAL {} only \
+             (4.4.3 recommended: upstream microsoft/SEAL at tag v4.4.3)",
+            root.display(),
+            SUPPORTED_SEAL_VERSIONS.join(" and ")
+        ));
+    }
+    Ok(version)
+}
+
+/// The series' patches of SEAL `version` as (name, text), in series order; a name is the
+/// patch's path under `seal-patch/` (`4.4.3/0001-backend-interface.patch`).
+fn read_patches(dir: &Path, version: &str) -> BuildResult<Vec<(String, String)>> {
+    let dir = dir.join(version);
     let series_path = dir.join("series");
     let series =
         fs::read_to_string(&series_path).map_err(|e| io_context("read", &series_path, e))?;
@@ -309,11 +368,11 @@ fn read_patches(dir: &Path) -> BuildResult<Vec<(String, String)>> {
             let path = dir.join(&name);
             let text = fs::read_to_string(&path).map_err(|e| {
                 format!(
-                    "seal-patch/series names {name}, but {}",
+                    "seal-patch/{version}/series names {name}, but {}",
                     io_context("read", &path, e)
                 )
             })?;
-            Ok((name, text))
+            Ok((format!("{version}/{name}"), text))
         })
         .collect()
 }

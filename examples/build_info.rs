@@ -31,6 +31,7 @@ fn main() {
         .map(|d| d.join("libseal_opencl.a"))
         .unwrap_or_else(|| Path::new("libseal_opencl.a").to_path_buf());
     let vars = [
+        ("SEAL_VERSION", build_info::SEAL_VERSION.to_string()),
         ("SEAL_SOURCE_DIR", build_info::SEAL_SOURCE_DIR.to_string()),
         ("SEAL_OPENCL_INCLUDE_DIRS", include_dirs.join(";")),
         ("SEAL_LIB_DIR", build_info::SEAL_LIB_DIR.to_string()),

@@ -119,7 +119,7 @@ namespace seal_opencl
             rust::Box<GpuImage> image_;
         };
 
-        // The backend's page-locked memory as SEAL's HostPool allocates from it (seal-patch/0012).
+        // The backend's page-locked memory as SEAL's HostPool allocates from it (seal-patch 0007).
         // Addresses cross the bridge as integers: the Rust side owns the mapped blocks.
         class RustHostMemory final : public seal::gpu::HostMemory
         {
@@ -189,7 +189,7 @@ namespace seal_opencl
         }
 
         // Identifies key_vector `index` of a KSwitchKeys object and the version of its words
-        // (seal-patch 0010: the object's id is never reused, its version changes with every
+        // (seal-patch 0006: the object's id is never reused, its version changes with every
         // write access), without reading any key word.
         KeyRef key_ref(const seal::KSwitchKeys &keys, std::size_t index)
         {
@@ -1096,7 +1096,7 @@ namespace seal_opencl
             rust::Box<GpuBackend> backend_;
             // SEAL_OPENCL_CROSSCHECK: 0 (off) or every how many routed operations are compared.
             const std::uint64_t crosscheck_every_;
-            // Where marked objects' host words live (seal-patch/0012): the Rust side's
+            // Where marked objects' host words live (seal-patch 0007): the Rust side's
             // page-locked blocks, kept alive by every allocation even after an uninstall.
             const seal::MemoryPoolHandle host_pool_;
             std::atomic<std::uint64_t> crosscheck_calls_{ 0 };
@@ -1180,3 +1180,13 @@ namespace seal_opencl
         return rust::String(crosscheck_last_mismatch());
     }
 } // namespace seal_opencl
+
+// Patched SEAL's default backend (seal::gpu::backend(), seal-patch 0001): under
+// SEAL_GPU_ROUTE_ALL=1, a program that never installed a backend gets this one at its first
+// routed call or first marked object, with the same device choice and settings as
+// seal_opencl::install_backend(), whose exceptions it passes on. SEAL declares it weak; linking
+// with -Wl,--undefined=seal_gpu_install_default_backend (the CMake packages do) brings it in.
+extern "C" void seal_gpu_install_default_backend()
+{
+    seal_opencl::install_backend();
+}

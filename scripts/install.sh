@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Installs seal-opencl for C++ projects into PREFIX: lib/libseal_opencl.a (the patched SEAL,
-# the C++ bridge and the Rust backend in one archive), include/SEALOpenCL/ (SEAL's headers as
-# patched, its generated config.h, seal_opencl.h) and lib/cmake/SEALOpenCL/ (a CMake package
-# config). A project then writes find_package(SEALOpenCL REQUIRED) and links
-# SEALOpenCL::seal_opencl, with CMAKE_PREFIX_PATH=PREFIX.
+# Installs seal-opencl for C++ projects into PREFIX:
+#   lib/libseal_opencl.a               the patched SEAL, the C++ bridge and the Rust backend
+#   include/SEALOpenCL/                SEAL's headers as patched, its generated config.h,
+#                                      seal_opencl.h
+#   lib/cmake/SEALOpenCL/              find_package(SEALOpenCL), target SEALOpenCL::seal_opencl
+#   lib/cmake/SEAL-X.Y/                find_package(SEAL X.Y), target SEAL::seal: the same
+#                                      archive, for unmodified SEAL projects
+# A project then builds with CMAKE_PREFIX_PATH=PREFIX. SEAL_SOURCE_DIR picks the SEAL to build
+# on (see README.md), as for every build of this crate.
 #   scripts/install.sh PREFIX
 set -euo pipefail
 prefix=${1:?usage: scripts/install.sh PREFIX}
@@ -14,7 +18,9 @@ eval "$(cargo run --release --quiet --example build_info)"
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
 include="$prefix/include/SEALOpenCL"
-rm -rf "$include" && mkdir -p "$include" "$prefix/lib/cmake/SEALOpenCL"
+seal_cmake="$prefix/lib/cmake/SEAL-${SEAL_VERSION%.*}"
+rm -rf "$include" "$prefix"/lib/cmake/SEAL-*
+mkdir -p "$include" "$prefix/lib/cmake/SEALOpenCL" "$seal_cmake"
 cp "$SEAL_OPENCL_LIB" "$prefix/lib/libseal_opencl.a"
 # SEAL's headers from its (patched) source tree and its build tree (config.h), paths kept.
 IFS=';' read -ra dirs <<<"$SEAL_OPENCL_INCLUDE_DIRS"
@@ -25,4 +31,8 @@ for dir in "${dirs[@]}"; do
 done
 cp ffi/seal_opencl.h "$include/"
 cp cmake/SEALOpenCLConfig.cmake "$prefix/lib/cmake/SEALOpenCL/"
-echo "installed seal-opencl into $prefix (CMake: find_package(SEALOpenCL) with CMAKE_PREFIX_PATH=$prefix)"
+cp cmake/SEALConfig.cmake "$seal_cmake/"
+sed -e "s/@SEAL_VERSION@/$SEAL_VERSION/" -e "s/@SEAL_VERSION_MAJOR@/${SEAL_VERSION%%.*}/" \
+  cmake/SEALConfigVersion.cmake.in >"$seal_cmake/SEALConfigVersion.cmake"
+echo "installed seal-opencl (SEAL $SEAL_VERSION) into $prefix"
+echo "CMake: find_package(SEALOpenCL) or find_package(SEAL ${SEAL_VERSION%.*}) with CMAKE_PREFIX_PATH=$prefix"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and the tests need, if any is missing:
 # cmake and a C++17 compiler (SEAL), libclang (bindgen), the OpenCL ICD loader and
-# headers, and PoCL (an OpenCL device on the CPU, used when there is no GPU).
+# headers, PoCL (an OpenCL device on the CPU, used when there is no GPU), and GoogleTest and
+# Google Benchmark for SEAL's own test suite and sealbench.
 set -euo pipefail
-packages=(cmake g++ make libclang-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo)
+packages=(cmake g++ make libclang-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+  libgtest-dev libbenchmark-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

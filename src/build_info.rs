@@ -2,6 +2,7 @@
 //! staticlib (examples/cpp, SEAL's own googletest suite via scripts/seal-gtest.sh).
 //! `cargo run --release --example build_info` prints it all for a shell or for CMake.
 //!
+//! - `SEAL_VERSION`: the SEAL that was patched and built (`4.0.0` or `4.4.3`).
 //! - `SEAL_SOURCE_DIR`: the patched SEAL tree (CMakeLists.txt, native/, thirdparty/).
 //! - `SEAL_INCLUDE_DIRS`: SEAL's headers, then the folder of the generated
 //!   `seal/util/config.h`.

@@ -122,7 +122,7 @@ mod bridge {
         /// Waits until the image's last upload no longer reads the SEAL object's host words.
         fn wait_upload(self: &GpuImage);
 
-        /// Page-locked host memory for marked objects' words (seal-patch/0012).
+        /// Page-locked host memory for marked objects' words (seal-patch 0007).
         type PinnedHostRef;
         fn pinned_host(self: &GpuBackend) -> Box<PinnedHostRef>;
         /// An address of `bytes` page-locked bytes, 0 when none are left.

@@ -52,7 +52,7 @@ fn results_return_to_the_pool_without_a_frame_end() {
     );
 }
 
-/// Key vectors are freed when their KSwitchKeys object is destroyed (seal-patch 0010 calls
+/// Key vectors are freed when their KSwitchKeys object is destroyed (seal-patch 0006 calls
 /// `release_keys` from its destructor), each object's alone; a new version of an object's
 /// words replaces its upload instead of adding one.
 #[test]

@@ -1,4 +1,4 @@
-//! No abort paths (issue 12.4, seal-patch 0011): every SEAL C API entry point that reads or
+//! No abort paths (issue 12.4, seal-patch 0005): every SEAL C API entry point that reads or
 //! writes a plaintext's words, and so may download it, returns an HRESULT when the download
 //! fails instead of letting the C++ exception leave an `extern "C"` function (which ends the
 //! process). The failure injected: a plaintext whose words only the device holds, after the
@@ -79,7 +79,7 @@ impl Drop for BatchEncoder {
 /// One C API call on a plaintext handle.
 type Call = Box<dyn Fn(*mut c_void) -> c_long>;
 
-/// Every entry point patch 0011 guards, by name. SAFETY (all closures): the handle passed is
+/// Every entry point patch 0005 guards, by name. SAFETY (all closures): the handle passed is
 /// a live `Plaintext` (see the caller); every other pointer is a live local or handle of the
 /// size the function writes.
 fn calls(host: &Plaintext, batch: &BatchEncoder) -> Vec<(&'static str, Call)> {

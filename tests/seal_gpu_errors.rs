@@ -411,7 +411,7 @@ fn keys_of_another_generator_with_equal_parameters_are_used() {
 }
 
 /// Keys assigned into an object that was used before (same object, same address, new words):
-/// its version changes (seal-patch 0010), so the device uploads the new keys instead of
+/// its version changes (seal-patch 0006), so the device uploads the new keys instead of
 /// using the old ones.
 #[test]
 fn keys_assigned_into_a_used_object_are_uploaded_again() {

@@ -7,7 +7,7 @@
 //! - the backend behind SEAL (`seal_backend::Backend`, the code ffi/backend.cc calls),
 //!   with a capped pool of its own: must pass;
 //! - the whole path through SEAL's C API, where the out-of-memory `std::runtime_error`
-//!   crosses `Evaluator_*` and comes back as `COR_E_IO` (seal-patch 0008). It runs in a
+//!   crosses `Evaluator_*` and comes back as `COR_E_IO` (seal-patch 0005). It runs in a
 //!   child process, so that an abort (an exception escaping the C API) fails this test
 //!   instead of taking the test runner with it.
 

@@ -1,4 +1,4 @@
-//! Transfers of marked objects (issue 14, seal-patch/0012): their host words live in the
+//! Transfers of marked objects (issue 14, seal-patch 0007): their host words live in the
 //! backend's page-locked memory, uploads from there return before the copy finished, host
 //! writes wait for it, and freeing the words waits too. Every result is compared word for
 //! word with SEAL's CPU result. The tests that count page-locked bytes or set the cap run in

@@ -4,7 +4,7 @@
 //! whole life: drivers back such buffers with page-locked memory, and a transfer whose host
 //! pointer lies in one is a direct DMA (NVIDIA: no staging copy, several times the
 //! bandwidth of pageable memory). SEAL allocates marked objects' words here through
-//! `seal::gpu::HostPool` (seal-patch/0012); [`PinnedHost::write`] uploads from such words
+//! `seal::gpu::HostPool` (seal-patch 0007); [`PinnedHost::write`] uploads from such words
 //! without blocking.
 //!
 //! Blocks are kept for reuse when SEAL frees them (a request of `n` bytes takes a free block

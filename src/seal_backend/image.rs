@@ -26,7 +26,7 @@
 //!
 //! An upload from page-locked words (`PinnedHost`) returns before the copy finished; the
 //! image keeps its event so that the SEAL object waits for it before a host write
-//! (`wait_upload`, seal-patch/0012).
+//! (`wait_upload`, seal-patch 0007).
 
 use std::ops::Deref;
 

@@ -90,7 +90,7 @@ pub struct Backend {
     keys: Vec<KeyCache>,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
     transparency: TransparencyCheck,
-    /// Page-locked host memory for marked SEAL objects' words (seal-patch/0012); shared
+    /// Page-locked host memory for marked SEAL objects' words (seal-patch 0007); shared
     /// with SEAL's `HostPool`, which keeps it while objects hold its memory.
     pinned: Arc<PinnedHost>,
 }

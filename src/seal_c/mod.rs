@@ -92,7 +92,7 @@ unsafe impl Send for Handle {}
 // method calls a C API function that uses the object through a const reference (a context,
 // keys, a ciphertext or plaintext read or used as an input). The patched SEAL serializes the
 // lazy transfers such a read may start (upload on the first routed use, download on the
-// first host read) under the object's own mutex (seal-patch 0009, `gpu::object_mutex`).
+// first host read) under the object's own mutex (seal-patch 0002, `gpu::object_mutex`).
 unsafe impl Sync for context::CkksContext {}
 unsafe impl Sync for ciphertext::Ciphertext {}
 unsafe impl Sync for ciphertext::Plaintext {}

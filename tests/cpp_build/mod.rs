@@ -85,6 +85,46 @@ pub fn build_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// `scripts/install.sh` into a fresh prefix `target/<profile>/NAME`, as a user installs the
+/// library: the archive, the headers and the `SEALOpenCL` and `SEAL` CMake packages.
+pub fn install(name: &str) -> PathBuf {
+    let prefix = build_dir(name);
+    std::fs::remove_dir_all(&prefix).expect("a fresh install prefix");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    run_ok(
+        "scripts/install.sh",
+        Command::new(root.join("scripts").join("install.sh")).arg(&prefix),
+    );
+    prefix
+}
+
+/// Configures the CMake project at `source` against the packages in `prefix` into
+/// `build_dir(name)` (with `defines`, `-DNAME=VALUE`) and builds it on every core.
+pub fn cmake_build(source: &Path, prefix: &Path, name: &str, defines: &[&str]) -> PathBuf {
+    let build = build_dir(name);
+    run_ok(
+        &format!("configuring {}", source.display()),
+        Command::new("cmake")
+            .arg("-S")
+            .arg(source)
+            .arg("-B")
+            .arg(&build)
+            .arg("-DCMAKE_BUILD_TYPE=Release")
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+            .args(defines),
+    );
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    run_ok(
+        &format!("building {}", source.display()),
+        Command::new("cmake")
+            .arg("--build")
+            .arg(&build)
+            .arg("--parallel")
+            .arg(jobs.to_string()),
+    );
+    build
+}
+
 /// Runs `cmd` to the end and returns its output; panics with the command line, its exit
 /// status and everything it printed unless it succeeds.
 pub fn run_ok(what: &str, cmd: &mut Command) -> Output {
