@@ -14,8 +14,10 @@
 //! ends the program), and `SEAL_OPENCL_PROFILE`, whose dump lists the routed calls. Each GPU
 //! run must exit cleanly and print what the CPU run prints; encryption draws fresh randomness
 //! in each run, so numbers may differ within [`close`]'s tolerance (the printed digits of CKKS
-//! results, a bit of BFV noise budget). The line reporting SEAL's memory pool is not compared:
-//! it reports the allocator, not a result. The CKKS examples (5, 6, 7) must have routed calls;
+//! results), and the numbers of lines that report a BFV or BGV noise budget are not compared:
+//! they measure the fresh encryption's noise (34 and 39 bits in two runs of example 4, whose
+//! BGV operations both run on the CPU), not a computation. The line reporting SEAL's memory pool is not compared:
+//! it reports the allocator, not a result. The CKKS examples that evaluate (5, 6) must have routed calls;
 //! the BFV and BGV ones run on the CPU (SEAL warns once per operation).
 //!
 //! `bench` runs sealbench's benchmarks matching REGEX on both paths and prints them side by
@@ -30,8 +32,12 @@ use std::process::{Command, Output, Stdio};
 
 use seal_opencl::profiler::ProfileReport;
 
-/// The CKKS examples of SEAL's `native/examples`: each must route its Evaluator calls.
-const CKKS_EXAMPLES: &[u32] = &[5, 6, 7];
+// tests/seal_clients.rs includes this file as a module and calls `examples` and `bench`.
+
+/// The CKKS examples of SEAL's `native/examples` that evaluate: each must route its Evaluator
+/// calls. (7, serialization, needs zlib or Zstandard, which this build of SEAL leaves out: it
+/// only says so, on both paths.)
+const CKKS_EXAMPLES: &[u32] = &[5, 6];
 
 /// The line the examples print after each run, with the pool's allocation in MB.
 const POOL_LINE: &str = "Total allocation from the memory pool";
@@ -112,7 +118,7 @@ fn run_with_input(what: &str, mut cmd: Command, input: &str) -> Result<Output, S
     Ok(output)
 }
 
-fn examples(args: &[String]) -> Result<(), String> {
+pub fn examples(args: &[String]) -> Result<(), String> {
     let (program, options) = options(args)?;
     let selections: Vec<u32> = options
         .get("select")
@@ -196,8 +202,12 @@ fn compare_outputs(cpu: &str, gpu: &str) -> Result<(), String> {
     for (c, g) in cpu_lines.iter().zip(&gpu_lines) {
         let (c_text, c_numbers) = split_numbers(c);
         let (g_text, g_numbers) = split_numbers(g);
+        let noise_budget = c.to_ascii_lowercase().contains("noise budget");
         let numbers_close = c_numbers.len() == g_numbers.len()
-            && c_numbers.iter().zip(&g_numbers).all(|(&a, &b)| close(a, b));
+            && c_numbers
+                .iter()
+                .zip(&g_numbers)
+                .all(|(&a, &b)| close(a, b, noise_budget));
         if c_text != g_text || !numbers_close {
             return Err(format!("CPU: {c}\n GPU: {g}"));
         }
@@ -205,9 +215,10 @@ fn compare_outputs(cpu: &str, gpu: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Two printed results of separate encryptions of the same values: within 0.01 plus 2%.
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 0.01 + 0.02 * a.abs().max(b.abs())
+/// Two printed results of separate encryptions of the same values: within 0.01 plus 2%. A
+/// noise budget is any number.
+fn close(a: f64, b: f64, noise_budget: bool) -> bool {
+    noise_budget || (a - b).abs() <= 0.01 + 0.02 * a.abs().max(b.abs())
 }
 
 /// A line's text with every number replaced by `#`, and the numbers.
@@ -249,7 +260,7 @@ struct Timing {
     gpu_ns: Option<f64>,
 }
 
-fn bench(args: &[String]) -> Result<(), String> {
+pub fn bench(args: &[String]) -> Result<(), String> {
     let (program, options) = options(args)?;
     let filter = options.get("filter").ok_or_else(usage)?;
     let work = std::env::temp_dir();
@@ -277,6 +288,10 @@ fn bench(args: &[String]) -> Result<(), String> {
         let text = std::fs::read_to_string(&json)
             .map_err(|e| format!("cannot read {}: {e}", json.display()))?;
         let _ = std::fs::remove_file(&json);
+        if text.trim().is_empty() {
+            // sealbench writes nothing when the filter matches no benchmark.
+            return Err(format!("no sealbench benchmark matches {filter:?}"));
+        }
         let report: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| format!("cannot parse sealbench's JSON: {e}"))?;
         for b in report["benchmarks"].as_array().into_iter().flatten() {

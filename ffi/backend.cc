@@ -389,17 +389,12 @@ namespace seal_opencl
         class OpenClBackend final : public seal::gpu::Backend
         {
         public:
-            // `crosscheck_every`: SEAL_OPENCL_CROSSCHECK (0: off). Constructed before it is installed,
-            // so the prototype ciphertext is unmarked even with SEAL_GPU_ROUTE_ALL.
+            // `crosscheck_every`: SEAL_OPENCL_CROSSCHECK (0: off).
             OpenClBackend(rust::Box<GpuBackend> backend, std::uint64_t crosscheck_every)
                 : backend_(std::move(backend)), crosscheck_every_(crosscheck_every),
-                  host_pool_(seal::gpu::HostPool::make_handle(std::make_shared<RustHostMemory>(backend_->pinned_host())))
-            {
-                if (Access::is_marked(unmarked_))
-                {
-                    throw std::logic_error("seal-opencl: the backend must be constructed before it is installed");
-                }
-            }
+                  host_pool_(seal::gpu::HostPool::make_handle(std::make_shared<RustHostMemory>(backend_->pinned_host()))),
+                  unmarked_(Access::unmarked_ciphertext())
+            {}
 
             DeviceMemory device_memory() const
             {
@@ -1100,7 +1095,8 @@ namespace seal_opencl
             // page-locked blocks, kept alive by every allocation even after an uninstall.
             const seal::MemoryPoolHandle host_pool_;
             std::atomic<std::uint64_t> crosscheck_calls_{ 0 };
-            // Copies are unmarked too: host objects for the CPU reference under SEAL_GPU_ROUTE_ALL.
+            // Unmarked even under SEAL_GPU_ROUTE_ALL, and so are its copies: host objects for the
+            // CPU reference.
             const Ciphertext unmarked_;
         };
 
@@ -1181,9 +1177,9 @@ namespace seal_opencl
     }
 } // namespace seal_opencl
 
-// Patched SEAL's default backend (seal::gpu::backend(), seal-patch 0001): under
+// Patched SEAL's default backend (seal::gpu::backend_or_default(), seal-patch 0001): under
 // SEAL_GPU_ROUTE_ALL=1, a program that never installed a backend gets this one at its first
-// routed call or first marked object, with the same device choice and settings as
+// routed CKKS call or first gpu(), with the same device choice and settings as
 // seal_opencl::install_backend(), whose exceptions it passes on. SEAL declares it weak; linking
 // with -Wl,--undefined=seal_gpu_install_default_backend (the CMake packages do) brings it in.
 extern "C" void seal_gpu_install_default_backend()

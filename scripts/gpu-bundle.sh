@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Builds every test, bench and example in release mode, plus the C++ programs (the
-# seed 001 Listing 1 example and SEAL's googletest suite against the staticlib), and packs
-# them with scripts/gpu-env.sh and scripts/gpu-suite.sh into .gpu/ (ignored by
-# git) for a run on the GPU machine, which has no Rust toolchain:
+# seed 001 Listing 1 example, SEAL's googletest suite against the staticlib, and SEAL's own
+# examples and sealbench through the SEAL package), and packs them with scripts/gpu-env.sh,
+# scripts/gpu-suite.sh and scripts/seal-gtest-run.sh into .gpu/ (ignored by git) for a run on
+# the GPU machine, which has no Rust toolchain:
+#   scripts/gpu-bundle.sh                                        # the default SEAL (4.0.0)
+#   SEAL_SOURCE_DIR=/path/to/SEAL-4.4.3 CARGO_TARGET_DIR=target/s443 scripts/gpu-bundle.sh
 #   device run, carry [".gpu"]:  . .gpu/gpu-env.sh && .gpu/gpu-suite.sh tests
-#                                . .gpu/gpu-env.sh && .gpu/gpu-suite.sh benches
-# The binaries travel as one xz archive (the working tree and carried folders may not
-# exceed 64 MiB); gpu-suite.sh unpacks it. Names inside: test-<target>, bench-<target>,
-# ex-<target>, cpp-listing1, cpp-host_path, cpp-request, cpp-sealtest.
+# Each SEAL version's binaries travel as one xz archive, .gpu/bundle-VERSION.tar.xz (the
+# working tree and carried folders may not exceed 64 MiB); bundles of other versions already
+# in .gpu/ stay, so one run can compare them (gpu-suite.sh picks one with SEAL=VERSION).
+# Names inside: test-<target>, bench-<target>, ex-<target>, cpp-listing1, cpp-host_path,
+# cpp-request, cpp-sealtest, cpp-sealexamples, cpp-sealbench, cpp-route_all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-stage=target/release/gpu-stage
-rm -rf .gpu "$stage" && mkdir -p .gpu "$stage"
+release=${CARGO_TARGET_DIR:-target}/release
+stage=$release/gpu-stage
+rm -rf "$stage" && mkdir -p .gpu "$stage"
 cp scripts/gpu-env.sh scripts/gpu-suite.sh scripts/seal-gtest-run.sh .gpu/
 # copy_executables KIND PREFIX: copies the executables of targets of KIND (cargo's JSON
 # messages on stdin; the library's unit-test binary counts as kind "test").
@@ -33,23 +38,38 @@ for line in sys.stdin:
 cargo test --release --no-run --message-format=json | copy_executables test test-
 cargo bench --no-run --message-format=json | copy_executables bench bench-
 cargo build --release --examples --message-format=json | copy_executables example ex-
-# These two drive cargo and cmake, which the GPU machine lacks; their programs travel
-# prebuilt instead (below).
-rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest"
+# These drive cargo and cmake, which the GPU machine lacks; their programs travel prebuilt
+# instead (below).
+rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest" "$stage/test-seal_clients"
 
-# The C++ programs, built as tests/cpp_example.rs and scripts/seal-gtest.sh build them
-# (seal-gtest.sh needs SEAL's source tree for its tests, so it takes the build's paths).
-scripts/install.sh target/release/cpp-install >/dev/null
-cmake -S examples/cpp -B target/release/cpp-example -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$PWD/target/release/cpp-install" >/dev/null
-cmake --build target/release/cpp-example --parallel "$(nproc)" >/dev/null
-cp target/release/cpp-example/listing1 "$stage/cpp-listing1"
-cp target/release/cpp-example/host_path "$stage/cpp-host_path"
-cp target/release/cpp-example/request "$stage/cpp-request"
-SEAL_GTEST_BUILD_DIR=target/release/seal-gtest scripts/seal-gtest.sh --build-only >/dev/null
-cp target/release/seal-gtest/bin/sealtest "$stage/cpp-sealtest"
+# The C++ programs, built as tests/cpp_example.rs, tests/seal_clients.rs and
+# scripts/seal-gtest.sh build them.
+prefix=$PWD/$release/cpp-install
+scripts/install.sh "$prefix" >/dev/null
+# The patched tree and the staticlib; exported for seal-gtest.sh, which then runs no cargo
+# (SEAL_SOURCE_DIR now names the patched tree, which no cargo build may take as its source).
+eval "$(cargo run --release --quiet --example build_info)"
+export SEAL_SOURCE_DIR SEAL_OPENCL_INCLUDE_DIRS SEAL_OPENCL_LIB
+cmake_build() { # SOURCE BUILD [-DNAME=VALUE...]
+  local source=$1 build=$2
+  shift 2
+  cmake -S "$source" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "$@" >/dev/null
+  cmake --build "$build" --parallel "$(nproc)" >/dev/null
+}
+cmake_build examples/cpp "$release/cpp-example"
+for program in listing1 host_path request; do
+  cp "$release/cpp-example/$program" "$stage/cpp-$program"
+done
+cmake_build tests/cpp-route-all "$release/route-all"
+cp "$release/route-all/route_all" "$stage/cpp-route_all"
+cmake_build "$SEAL_SOURCE_DIR/native/examples" "$release/seal-examples"
+cp "$release/seal-examples/bin/sealexamples" "$stage/cpp-sealexamples"
+cmake_build "$SEAL_SOURCE_DIR/native/bench" "$release/seal-bench" -DSEAL_BUILD_DEPS=OFF
+cp "$release/seal-bench/bin/sealbench" "$stage/cpp-sealbench"
+SEAL_GTEST_BUILD_DIR=$release/seal-gtest scripts/seal-gtest.sh --build-only >/dev/null
+cp "$release/seal-gtest/bin/sealtest" "$stage/cpp-sealtest"
 
 strip "$stage"/* 2>/dev/null || true
-tar -C "$stage" -cJf .gpu/bundle.tar.xz .
+tar -C "$stage" -cJf ".gpu/bundle-$SEAL_VERSION.tar.xz" .
 ls "$stage"
-du -sh .gpu
+du -sh .gpu/*

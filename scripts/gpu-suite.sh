@@ -13,6 +13,14 @@
 #                         primes and at 2^15 {60, 50 x 7, 60}
 #   gpu-suite.sh server   only the fuzzer and the soak run (issue 12); `SERVER=0 gpu-suite.sh
 #                         benches` leaves them out, for two device calls of under 10 minutes
+#   gpu-suite.sh clients  SEAL's own examples and sealbench, unmodified, with
+#                         SEAL_GPU_ROUTE_ALL=1 and no install_backend call (examples/seal_clients.rs):
+#                         the examples against SEAL's CPU path, sealbench's CKKS benchmarks at
+#                         N = 2^13, 2^14, 2^15 side by side; and tests/cpp-route-all's program
+#   gpu-suite.sh versions host_path at 2^15 from every bundle in .gpu/ (one per SEAL version),
+#                         alternating, twice each: the same operations through each SEAL
+# The bundle comes from scripts/gpu-bundle.sh, one per SEAL version (.gpu/bundle-VERSION.tar.xz);
+# SEAL=VERSION picks one where there are several (default: 4.4.3 if present).
 # Everything goes to $OUT (or ./gpu-out): `<part>.log` with every program's output and
 # `<part>-results.tar` with the files the programs wrote (benchmark JSON, the main job's
 # profiler dump and chart). The exit status is 1 if any program failed; each failure is
@@ -22,8 +30,23 @@ here=$(cd "$(dirname "$0")" && pwd)
 part=${1:?usage: gpu-suite.sh tests|benches|request|server|multi}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
-bin=/tmp/seal-opencl-bundle
-rm -rf "$bin" && mkdir -p "$bin" && tar -C "$bin" -xJf "$here/bundle.tar.xz" || exit 2
+# unpack VERSION: the bundle of that SEAL version into /tmp/seal-opencl-bundle-VERSION.
+unpack() {
+  local dir=/tmp/seal-opencl-bundle-$1
+  rm -rf "$dir" && mkdir -p "$dir" && tar -C "$dir" -xJf "$here/bundle-$1.tar.xz" || exit 2
+  echo "$dir"
+}
+versions=()
+for b in "$here"/bundle-*.tar.xz; do
+  [ -e "$b" ] && versions+=("$(basename "$b" .tar.xz | sed 's/^bundle-//')")
+done
+[ ${#versions[@]} -gt 0 ] || { echo "no bundle in $here (scripts/gpu-bundle.sh)" >&2; exit 2; }
+seal=${SEAL:-}
+if [ -z "$seal" ]; then
+  seal=${versions[0]}
+  for v in "${versions[@]}"; do [ "$v" = 4.4.3 ] && seal=4.4.3; done
+fi
+bin=$(unpack "$seal") || exit 2
 work=/tmp/seal-opencl-results
 rm -rf "$work" && mkdir -p "$work/benches/results"
 cd "$work"
@@ -58,6 +81,7 @@ run_request() {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null
   echo "SEAL_OPENCL_DEVICE=${SEAL_OPENCL_DEVICE:-}"
+  echo "SEAL: $seal (bundles: ${versions[*]})"
 } >>"$log"
 
 # run_server: differential fuzzing against SEAL's CPU path (issue 12.3: >= 10^4 Evaluator
@@ -127,8 +151,24 @@ multi)
 server)
   run_server
   ;;
+clients)
+  run ex-seal_clients-examples "$bin/ex-seal_clients" examples "$bin/cpp-sealexamples" --work "$work"
+  run cpp-route_all-threads env SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_CROSSCHECK=1 "$bin/cpp-route_all" threads
+  run cpp-route_all-no-device env SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_DEVICE=99:0 "$bin/cpp-route_all" no-device
+  run ex-seal_clients-bench "$bin/ex-seal_clients" bench "$bin/cpp-sealbench" \
+    --filter 'n=(8192|16384|32768) / .* / CKKS / ' --out "$work/benches/results/sealbench-$seal.json"
+  ;;
+versions)
+  for v in "${versions[@]}"; do unpack "$v" >/dev/null; done
+  for round in 1 2; do
+    for v in "${versions[@]}"; do
+      run "cpp-host_path-2^15-seal-$v-round-$round" "/tmp/seal-opencl-bundle-$v/cpp-host_path" --log-n 15 \
+        --reps 200 --json "benches/results/host_path-seal-$v-round-$round.json"
+    done
+  done
+  ;;
 *)
-  echo "unknown part $part (tests | benches | request | server | multi)" >&2
+  echo "unknown part $part (tests | benches | request | server | multi | clients | versions)" >&2
   exit 2
   ;;
 esac

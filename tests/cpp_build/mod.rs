@@ -26,13 +26,27 @@ pub fn profile_dir() -> PathBuf {
 /// cargo gives the current archive's exact path, following CARGO_TARGET_DIR and the
 /// profile; when nothing changed it is a no-op.
 pub fn staticlib() -> PathBuf {
+    cargo_build(&["--lib"])
+        .iter()
+        .filter(|m| m["target"]["name"] == "seal_opencl")
+        .flat_map(|m| m["filenames"].as_array().into_iter().flatten())
+        .filter_map(|f| f.as_str())
+        .find(|f| f.ends_with(".a"))
+        .map(PathBuf::from)
+        .expect("cargo build --lib reported no libseal_opencl.a (is crate-type staticlib still in Cargo.toml?)")
+}
+
+/// `cargo build ARGS` for this test's profile; cargo's artifact messages.
+fn cargo_build(args: &[&str]) -> Vec<serde_json::Value> {
     let profile = profile_dir();
     let profile_name = profile
         .file_name()
         .and_then(|n| n.to_str())
         .expect("the profile folder's name");
     let mut cmd = Command::new(env!("CARGO"));
-    cmd.args(["build", "--lib", "--message-format=json-render-diagnostics"])
+    cmd.arg("build")
+        .args(args)
+        .arg("--message-format=json-render-diagnostics")
         .arg("--manifest-path")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml"));
     match profile_name {
@@ -44,29 +58,12 @@ pub fn staticlib() -> PathBuf {
             cmd.args(["--profile", custom]);
         }
     }
-    let output = run_ok("cargo build --lib", &mut cmd);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for line in stdout.lines() {
-        let Ok(message) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if message["reason"] != "compiler-artifact" || message["target"]["name"] != "seal_opencl" {
-            continue;
-        }
-        let staticlib = message["filenames"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|f| f.as_str())
-            .find(|f| f.ends_with(".a"));
-        if let Some(path) = staticlib {
-            return PathBuf::from(path);
-        }
-    }
-    panic!(
-        "cargo build --lib reported no libseal_opencl.a (is crate-type staticlib still in Cargo.toml?)\n{}",
-        printed(&output)
-    );
+    let output = run_ok(&format!("cargo build {}", args.join(" ")), &mut cmd);
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|m| m["reason"] == "compiler-artifact")
+        .collect()
 }
 
 /// Header folders for a C++ program using patched SEAL and `seal_opencl.h`.
@@ -99,9 +96,15 @@ pub fn install(name: &str) -> PathBuf {
 }
 
 /// Configures the CMake project at `source` against the packages in `prefix` into
-/// `build_dir(name)` (with `defines`, `-DNAME=VALUE`) and builds it on every core.
+/// `build_dir(name)` (with `defines`, `-DNAME=VALUE`) and builds it on every core. The
+/// packages' folders are named outright: CMake keeps those it found in its cache, which a
+/// new CMAKE_PREFIX_PATH would not change.
 pub fn cmake_build(source: &Path, prefix: &Path, name: &str, defines: &[&str]) -> PathBuf {
     let build = build_dir(name);
+    let packages = prefix.join("lib").join("cmake");
+    let seal_major_minor = build_info::SEAL_VERSION
+        .rsplit_once('.')
+        .map_or(build_info::SEAL_VERSION, |(mm, _)| mm);
     run_ok(
         &format!("configuring {}", source.display()),
         Command::new("cmake")
@@ -111,6 +114,14 @@ pub fn cmake_build(source: &Path, prefix: &Path, name: &str, defines: &[&str]) -
             .arg(&build)
             .arg("-DCMAKE_BUILD_TYPE=Release")
             .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+            .arg(format!(
+                "-DSEALOpenCL_DIR={}",
+                packages.join("SEALOpenCL").display()
+            ))
+            .arg(format!(
+                "-DSEAL_DIR={}",
+                packages.join(format!("SEAL-{seal_major_minor}")).display()
+            ))
             .args(defines),
     );
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
