@@ -223,6 +223,28 @@ fn main() -> std::io::Result<()> {
                     ]
                 }),
             ),
+            "sealbench" => {
+                let _ = writeln!(
+                    out,
+                    "SEAL {}'s sealbench, unmodified, through the `SEAL` package: SEAL's CPU path, and \
+                     `SEAL_GPU_ROUTE_ALL=1` (examples/seal_clients.rs). sealbench does not synchronize: a \
+                     routed call's time is its issue, including the upload of the inputs it rewrites on \
+                     the host before each iteration; 10 iterations each.\n",
+                    s(&j["seal"])
+                );
+                table(
+                    &mut out,
+                    &["benchmark", "CPU us", "GPU us", "CPU / GPU"],
+                    rows(j).iter().map(|r| {
+                        vec![
+                            s(&r["name"]).trim_end_matches("/iterations:10").to_string(),
+                            format!("{:.1}", f(&r["cpu_us"])),
+                            format!("{:.1}", f(&r["gpu_us"])),
+                            format!("{:.1}x", f(&r["cpu_us"]) / f(&r["gpu_us"])),
+                        ]
+                    }),
+                )
+            }
             "host_path" => {
                 let floor = &j["driver_floor"];
                 let _ = writeln!(

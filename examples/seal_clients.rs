@@ -349,8 +349,17 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         );
     }
     if let Some(out) = options.get("out") {
-        let text = serde_json::to_string_pretty(&serde_json::json!({ "sealbench": rows }))
-            .map_err(|e| e.to_string())?;
+        let device = seal_opencl::cl::DeviceSelector::from_env()
+            .and_then(|d| d.resolve())
+            .map_or_else(|e| format!("unknown ({e})"), |d| d.device_name);
+        let report = serde_json::json!({
+            "bench": "sealbench",
+            "device": device,
+            "seal": seal_opencl::build_info::SEAL_VERSION,
+            "synchronized": false,
+            "rows": rows,
+        });
+        let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
         std::fs::write(out, text).map_err(|e| format!("cannot write {out}: {e}"))?;
     }
     Ok(())

@@ -6,6 +6,7 @@
 # the GPU machine, which has no Rust toolchain:
 #   scripts/gpu-bundle.sh                                        # the default SEAL (4.0.0)
 #   SEAL_SOURCE_DIR=/path/to/SEAL-4.4.3 CARGO_TARGET_DIR=target/s443 scripts/gpu-bundle.sh
+#   scripts/gpu-bundle.sh --cpp-only                             # no test or bench binaries
 #   device run, carry [".gpu"]:  . .gpu/gpu-env.sh && .gpu/gpu-suite.sh tests
 # Each SEAL version's binaries travel as one xz archive, .gpu/bundle-VERSION.tar.xz (the
 # working tree and carried folders may not exceed 64 MiB); bundles of other versions already
@@ -35,8 +36,12 @@ for line in sys.stdin:
         shutil.copy(exe, stage + "/" + prefix + m["target"]["name"])
 ' "$1" "$2" "$stage"
 }
-cargo test --release --no-run --message-format=json | copy_executables test test-
-cargo bench --no-run --message-format=json | copy_executables bench bench-
+# --cpp-only: the examples and the C++ programs alone, e.g. a second SEAL version's bundle for
+# `gpu-suite.sh versions` that must fit beside the first.
+if [ "${1:-}" != --cpp-only ]; then
+  cargo test --release --no-run --message-format=json | copy_executables test test-
+  cargo bench --no-run --message-format=json | copy_executables bench bench-
+fi
 cargo build --release --examples --message-format=json | copy_executables example ex-
 # These drive cargo and cmake, which the GPU machine lacks; their programs travel prebuilt
 # instead (below).
