@@ -7,7 +7,7 @@
 #                                . .gpu/gpu-env.sh && .gpu/gpu-suite.sh benches
 # The binaries travel as one xz archive (the working tree and carried folders may not
 # exceed 64 MiB); gpu-suite.sh unpacks it. Names inside: test-<target>, bench-<target>,
-# ex-<target>, cpp-listing1, cpp-host_path, cpp-request, cpp-sealtest.
+# ex-<target>, cpp-listing1, cpp-host_path, cpp-request, cpp-hostile_load, cpp-sealtest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage=target/release/gpu-stage
@@ -33,11 +33,12 @@ for line in sys.stdin:
 cargo test --release --no-run --message-format=json | copy_executables test test-
 cargo bench --no-run --message-format=json | copy_executables bench bench-
 cargo build --release --examples --message-format=json | copy_executables example ex-
-# These two drive cargo and cmake, which the GPU machine lacks; their programs travel
-# prebuilt instead (below).
-rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest"
+# These drive cargo and cmake, which the GPU machine lacks; their programs travel prebuilt
+# instead (below).
+rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest" "$stage/test-hostile_load"
 
-# The C++ programs, built as tests/cpp_example.rs and scripts/seal-gtest.sh build them
+# The C++ programs, built as tests/cpp_example.rs, tests/hostile_load.rs (without its
+# AddressSanitizer build, which is for PoCL) and scripts/seal-gtest.sh build them
 # (seal-gtest.sh needs SEAL's source tree for its tests, so it takes the build's paths).
 scripts/install.sh target/release/cpp-install >/dev/null
 cmake -S examples/cpp -B target/release/cpp-example -DCMAKE_BUILD_TYPE=Release \
@@ -46,6 +47,10 @@ cmake --build target/release/cpp-example --parallel "$(nproc)" >/dev/null
 cp target/release/cpp-example/listing1 "$stage/cpp-listing1"
 cp target/release/cpp-example/host_path "$stage/cpp-host_path"
 cp target/release/cpp-example/request "$stage/cpp-request"
+cmake -S tests/hostile-load -B target/release/hostile-load -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$PWD/target/release/cpp-install" >/dev/null
+cmake --build target/release/hostile-load --parallel "$(nproc)" >/dev/null
+cp target/release/hostile-load/hostile_load "$stage/cpp-hostile_load"
 SEAL_GTEST_BUILD_DIR=target/release/seal-gtest scripts/seal-gtest.sh --build-only >/dev/null
 cp target/release/seal-gtest/bin/sealtest "$stage/cpp-sealtest"
 

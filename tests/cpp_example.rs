@@ -14,31 +14,12 @@ const IDENTICAL: &str = "RESULT: GPU and CPU ciphertexts are identical word for 
 #[test]
 fn listing1_gpu_ciphertexts_equal_cpu_ones() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let prefix = cpp_build::build_dir("cpp-install");
-    std::fs::remove_dir_all(&prefix).expect("a fresh install prefix");
-    cpp_build::run_ok(
-        "scripts/install.sh",
-        Command::new(root.join("scripts").join("install.sh")).arg(&prefix),
-    );
-    let build = cpp_build::build_dir("cpp-example");
-    cpp_build::run_ok(
-        "configuring examples/cpp",
-        Command::new("cmake")
-            .arg("-S")
-            .arg(root.join("examples").join("cpp"))
-            .arg("-B")
-            .arg(&build)
-            .arg("-DCMAKE_BUILD_TYPE=Release")
-            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display())),
-    );
-    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
-    cpp_build::run_ok(
-        "building examples/cpp",
-        Command::new("cmake")
-            .arg("--build")
-            .arg(&build)
-            .arg("--parallel")
-            .arg(jobs.to_string()),
+    let prefix = cpp_build::install("cpp-install");
+    let build = cpp_build::cmake_build(
+        &root.join("examples").join("cpp"),
+        "cpp-example",
+        &prefix,
+        &[],
     );
 
     // The default device, as a user gets it: the first GPU, else PoCL.

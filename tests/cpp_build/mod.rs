@@ -1,5 +1,6 @@
 //! Shared by the tests that build C++ against the crate (tests/cpp_example.rs,
-//! tests/seal_gtest.rs): where the staticlib and the patched SEAL are, and running
+//! tests/seal_gtest.rs, tests/hostile_load.rs): where the staticlib and the patched SEAL are,
+//! installing the crate and building a CMake project against it as a user does, and running
 //! commands so that a failure shows their whole output.
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -82,6 +83,46 @@ pub fn build_dir(name: &str) -> PathBuf {
     let dir = profile_dir().join(name);
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+    dir
+}
+
+/// Installs the crate for C++ projects (`scripts/install.sh`) into a fresh prefix,
+/// `target/<profile>/<name>`, and returns it.
+pub fn install(name: &str) -> PathBuf {
+    let prefix = build_dir(name);
+    std::fs::remove_dir_all(&prefix).expect("a fresh install prefix");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join("install.sh");
+    run_ok("scripts/install.sh", Command::new(script).arg(&prefix));
+    prefix
+}
+
+/// Configures the CMake project `source` (Release, `find_package` against the install
+/// `prefix`, each of `defines` as a `-D` option) in `target/<profile>/<build>`, builds it on
+/// every core and returns that folder.
+pub fn cmake_build(source: &Path, build: &str, prefix: &Path, defines: &[&str]) -> PathBuf {
+    let dir = build_dir(build);
+    run_ok(
+        &format!("configuring {}", source.display()),
+        Command::new("cmake")
+            .arg("-S")
+            .arg(source)
+            .arg("-B")
+            .arg(&dir)
+            .arg("-DCMAKE_BUILD_TYPE=Release")
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+            .args(defines.iter().map(|d| format!("-D{d}"))),
+    );
+    let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
+    run_ok(
+        &format!("building {}", source.display()),
+        Command::new("cmake")
+            .arg("--build")
+            .arg(&dir)
+            .arg("--parallel")
+            .arg(jobs.to_string()),
+    );
     dir
 }
 
