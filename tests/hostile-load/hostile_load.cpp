@@ -757,6 +757,46 @@ namespace
              << " rejected)\n";
     }
 
+    // A copy of `ct`, marked when `routed`: an operation on it runs through the backend.
+    Ciphertext operand(const Ciphertext &ct, bool routed)
+    {
+        Ciphertext copy(ct);
+        if (routed)
+        {
+            copy.gpu();
+        }
+        return copy;
+    }
+
+    // Keys are never marked: `operation` is routed when it uses them with a marked ciphertext.
+    // The cached state holds `keys`, used once by a routed operation; `other` (valid keys of
+    // another secret key) are saved and mutated.
+    template <class Keys>
+    Kind<Keys> keys_kind(
+        const string &name, const SEALContext &context, const Keys &keys, const Keys &other, mt19937_64 &rng,
+        const function<Result(const Keys &, bool routed)> &operation)
+    {
+        const Bytes bytes = saved(other);
+        const vector<Modulus> &primes = context.key_context_data()->parms().coeff_modulus();
+        return { name,
+                 context,
+                 bytes,
+                 hostile_cases(bytes, keys_layout(bytes, other, primes), rng),
+                 { { "fresh",
+                     [](Keys &, Keys &) {
+                     } },
+                   { "cached",
+                     [&keys, operation, name](Keys &target, Keys &previous) {
+                         target = keys;
+                         previous = keys;
+                         if (!operation(target, true).outcome.returned())
+                         {
+                             throw logic_error("fixture: a routed operation with " + name + " failed");
+                         }
+                     } } },
+                 operation };
+    }
+
     int run()
     {
         // N = 2^12, two data primes: key switching, a level to switch to, and a product's scale
@@ -767,7 +807,6 @@ namespace
         parms.set_coeff_modulus(CoeffModulus::Create(n, { 36, 30, 36 }));
         SEALContext context(parms);
         const vector<Modulus> &data_primes = context.first_context_data()->parms().coeff_modulus();
-        const vector<Modulus> &key_primes = context.key_context_data()->parms().coeff_modulus();
         const double scale = pow(2.0, 16);
 
         KeyGenerator keygen(context);
@@ -897,62 +936,20 @@ namespace
                           return result_of(outcome, result);
                       } });
 
-        // Keys are never marked: a routed operation is one with a marked ciphertext.
-        const auto relinearized = [&](const RelinKeys &keys, bool routed) {
-            Ciphertext result(product);
-            if (routed)
-            {
-                result.gpu();
-            }
-            return result_of(outcome_of([&] { evaluator.relinearize_inplace(result, keys); }), result);
-        };
-        const Bytes relin_bytes = saved(other_relin_keys);
-        run_kind<RelinKeys>(
-            report, { "RelinKeys",
-                      context,
-                      relin_bytes,
-                      hostile_cases(relin_bytes, keys_layout(relin_bytes, other_relin_keys, key_primes), rng),
-                      { { "fresh",
-                          [](RelinKeys &, RelinKeys &) {
-                          } },
-                        { "cached",
-                          [&](RelinKeys &target, RelinKeys &previous) {
-                              target = relin_keys;
-                              previous = relin_keys;
-                              if (!relinearized(target, true).outcome.returned())
-                              {
-                                  throw logic_error("fixture: relinearize with the cached keys failed");
-                              }
-                          } } },
-                      relinearized });
-
-        const auto rotated = [&](const GaloisKeys &keys, bool routed) {
-            Ciphertext result(a);
-            if (routed)
-            {
-                result.gpu();
-            }
-            return result_of(outcome_of([&] { evaluator.rotate_vector_inplace(result, 1, keys); }), result);
-        };
-        const Bytes galois_bytes = saved(other_galois_keys);
-        run_kind<GaloisKeys>(
-            report, { "GaloisKeys",
-                      context,
-                      galois_bytes,
-                      hostile_cases(galois_bytes, keys_layout(galois_bytes, other_galois_keys, key_primes), rng),
-                      { { "fresh",
-                          [](GaloisKeys &, GaloisKeys &) {
-                          } },
-                        { "cached",
-                          [&](GaloisKeys &target, GaloisKeys &previous) {
-                              target = galois_keys;
-                              previous = galois_keys;
-                              if (!rotated(target, true).outcome.returned())
-                              {
-                                  throw logic_error("fixture: rotate_vector with the cached keys failed");
-                              }
-                          } } },
-                      rotated });
+        run_kind(
+            report,
+            keys_kind<RelinKeys>(
+                "RelinKeys", context, relin_keys, other_relin_keys, rng, [&](const RelinKeys &keys, bool routed) {
+                    Ciphertext result = operand(product, routed);
+                    return result_of(outcome_of([&] { evaluator.relinearize_inplace(result, keys); }), result);
+                }));
+        run_kind(
+            report,
+            keys_kind<GaloisKeys>(
+                "GaloisKeys", context, galois_keys, other_galois_keys, rng, [&](const GaloisKeys &keys, bool routed) {
+                    Ciphertext result = operand(a, routed);
+                    return result_of(outcome_of([&] { evaluator.rotate_vector_inplace(result, 1, keys); }), result);
+                }));
 
         seal_opencl::uninstall_backend();
         return report.finish();
