@@ -12,7 +12,7 @@
 # working tree and carried folders may not exceed 64 MiB); bundles of other versions already
 # in .gpu/ stay, so one run can compare them (gpu-suite.sh picks one with SEAL=VERSION).
 # Names inside: test-<target>, bench-<target>, ex-<target>, cpp-listing1, cpp-host_path,
-# cpp-request, cpp-sealtest, cpp-sealexamples, cpp-sealbench, cpp-route_all.
+# cpp-request, cpp-hostile_load, cpp-sealtest, cpp-sealexamples, cpp-sealbench, cpp-route_all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 release=${CARGO_TARGET_DIR:-target}/release
@@ -45,9 +45,10 @@ fi
 cargo build --release --examples --message-format=json | copy_executables example ex-
 # These drive cargo and cmake, which the GPU machine lacks; their programs travel prebuilt
 # instead (below).
-rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest" "$stage/test-seal_clients"
+rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest" "$stage/test-seal_clients" "$stage/test-hostile_load"
 
-# The C++ programs, built as tests/cpp_example.rs, tests/seal_clients.rs and
+# The C++ programs, built as tests/cpp_example.rs, tests/seal_clients.rs,
+# tests/hostile_load.rs (without its AddressSanitizer build, which is for PoCL) and
 # scripts/seal-gtest.sh build them.
 prefix=$PWD/$release/cpp-install
 scripts/install.sh "$prefix" >/dev/null
@@ -65,6 +66,8 @@ cmake_build examples/cpp "$release/cpp-example"
 for program in listing1 host_path request; do
   cp "$release/cpp-example/$program" "$stage/cpp-$program"
 done
+cmake_build tests/hostile-load "$release/hostile-load"
+cp "$release/hostile-load/hostile_load" "$stage/cpp-hostile_load"
 cmake_build tests/cpp-route-all "$release/route-all"
 cp "$release/route-all/route_all" "$stage/cpp-route_all"
 cmake_build "$SEAL_SOURCE_DIR/native/examples" "$release/seal-examples"

@@ -113,6 +113,7 @@ tests)
     run "$(basename "$t")" "$t" --test-threads=4
   done
   run cpp-listing1 "$bin/cpp-listing1"
+  run cpp-hostile_load "$bin/cpp-hostile_load"
   run cpp-sealtest "$here/seal-gtest-run.sh" "$bin/cpp-sealtest"
   run ex-ckks_routines "$bin/ex-ckks_routines" --out "$work/ckks-routines"
   ;;
