@@ -437,6 +437,29 @@ fn keys_assigned_into_a_used_object_are_uploaded_again() {
     assert_no_cpu_fallback();
 }
 
+/// Keys loaded in place by `unsafe_load` (same object, same gpu_id, new words): the load
+/// changes their version (seal-patch 0006), so the device uploads the new keys instead of
+/// using the cached old ones.
+#[test]
+fn keys_unsafe_loaded_into_a_used_object_are_uploaded_again() {
+    let fx = Fixture::new();
+    let other = Fixture::new();
+    let mut rng = rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let mut keys = fx.keygen.relin_keys().unwrap();
+    let saved = [other.relin.save().unwrap(), fx.relin.save().unwrap()];
+    for round in 0..3 {
+        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
+        for x in [&mut cpu, &mut gpu] {
+            fx.evaluator.multiply_inplace(x, &b).unwrap();
+            fx.evaluator.relinearize_inplace(x, &keys).unwrap();
+        }
+        assert_same(&cpu, &gpu, &format!("round {round}"));
+        keys.unsafe_load(&fx.ctx, &saved[round % 2]).unwrap();
+    }
+    assert_no_cpu_fallback();
+}
+
 /// `ct` with polynomial 1 (and any beyond) zero: transparent.
 fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
     let mut words = ct.data().unwrap();
