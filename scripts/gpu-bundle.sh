@@ -74,8 +74,10 @@ cmake_build "$SEAL_SOURCE_DIR/native/examples" "$release/seal-examples"
 cp "$release/seal-examples/bin/sealexamples" "$stage/cpp-sealexamples"
 cmake_build "$SEAL_SOURCE_DIR/native/bench" "$release/seal-bench" -DSEAL_BUILD_DEPS=OFF
 cp "$release/seal-bench/bin/sealbench" "$stage/cpp-sealbench"
-SEAL_GTEST_BUILD_DIR=$release/seal-gtest scripts/seal-gtest.sh --build-only >/dev/null
-cp "$release/seal-gtest/bin/sealtest" "$stage/cpp-sealtest"
+if [ "${1:-}" != --cpp-only ]; then # for the tests part only, like the test binaries
+  SEAL_GTEST_BUILD_DIR=$release/seal-gtest scripts/seal-gtest.sh --build-only >/dev/null
+  cp "$release/seal-gtest/bin/sealtest" "$stage/cpp-sealtest"
+fi
 
 strip "$stage"/* 2>/dev/null || true
 tar -C "$stage" -cJf ".gpu/bundle-$SEAL_VERSION.tar.xz" .
