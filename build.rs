@@ -83,6 +83,8 @@ fn run() -> BuildResult<()> {
     println!("cargo:rerun-if-changed=ffi");
     println!("cargo:rerun-if-changed=src/ffi.rs");
     println!("cargo:rerun-if-env-changed=SEAL_SOURCE_DIR");
+    println!("cargo:rerun-if-env-changed={SANITIZE_ENV}");
+    let sanitizer = sanitizer_flags()?;
 
     let seal_source = locate_seal_source(&out_dir)?;
     let version = seal_version(&seal_source)?;
@@ -94,7 +96,7 @@ fn run() -> BuildResult<()> {
     let cmake_out = out_dir.join("seal-cmake");
     let lib_dir = cmake_out.join("build").join("lib");
     let stamp = out_dir.join("seal-build.stamp");
-    let fingerprint = fingerprint(&seal_source, &tree, &patches)?;
+    let fingerprint = fingerprint(&seal_source, &tree, &patches, sanitizer)?;
 
     let libs_present = seal_libs
         .iter()
@@ -107,7 +109,7 @@ fn run() -> BuildResult<()> {
         let patched = patch::apply_series(&patches, |rel| read_tree_file(&seal_source, rel))
             .map_err(|e| e.to_string())?;
         sync_tree(&tree, &patched, &seal_src)?;
-        build_seal(&seal_src, &cmake_out);
+        build_seal(&seal_src, &cmake_out, sanitizer);
         for lib in &seal_libs {
             let file = lib_dir.join(format!("lib{lib}.a"));
             if !file.is_file() {
@@ -133,12 +135,20 @@ fn run() -> BuildResult<()> {
     write_build_info(&out_dir, &manifest_dir, &seal)?;
 
     // The bridge archive refers to SEAL, so it goes first on the link line.
-    cxx_build::bridge("src/ffi.rs")
+    let mut bridge = cxx_build::bridge("src/ffi.rs");
+    bridge
         .file("ffi/bridge.cc")
         .file("ffi/backend.cc")
         .includes(&include_dirs)
-        .std("c++17")
-        .compile("seal_opencl_bridge");
+        .std("c++17");
+    if let Some(flags) = sanitizer {
+        for flag in flags {
+            bridge.flag(flag);
+        }
+        // The instrumented code needs the sanitizer's runtime in every binary that links it.
+        println!("cargo:rustc-link-arg=-fsanitize=address");
+    }
+    bridge.compile("seal_opencl_bridge");
 
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
     for lib in &seal_libs {
@@ -383,6 +393,7 @@ fn fingerprint(
     root: &Path,
     tree: &[TreeFile],
     patches: &[(String, String)],
+    sanitizer: Option<&[&str]>,
 ) -> BuildResult<String> {
     let mut h = DefaultHasher::new();
     root.hash(&mut h);
@@ -397,6 +408,7 @@ fn fingerprint(
     }
     patches.hash(&mut h);
     CMAKE_DEFINES.hash(&mut h);
+    sanitizer.hash(&mut h);
     Ok(format!("{:016x}\n", h.finish()))
 }
 
@@ -450,13 +462,35 @@ fn create_parent(path: &Path) -> BuildResult<()> {
 
 /// Configures and builds the `sealc` target (which pulls in `seal`); the cmake crate
 /// panics with cmake's output if either step fails.
-fn build_seal(source: &Path, out: &Path) {
+fn build_seal(source: &Path, out: &Path, sanitizer: Option<&[&str]>) {
     let mut config = cmake::Config::new(source);
     config.out_dir(out).profile("Release").build_target("sealc");
     for (key, value) in CMAKE_DEFINES {
         config.define(key, value);
     }
+    for flag in sanitizer.unwrap_or_default() {
+        config.cxxflag(flag);
+    }
     config.build();
+}
+
+/// `SEAL_OPENCL_SANITIZE=address` compiles SEAL and the C++ bridge with AddressSanitizer, so
+/// that a C++ program linked with `-fsanitize=address` (tests/hostile_load.rs) checks SEAL's
+/// own code, its deserialization included; the Rust code is not instrumented. Unset or empty:
+/// no sanitizer. Use a target folder of its own (CARGO_TARGET_DIR), since the setting rebuilds
+/// SEAL.
+const SANITIZE_ENV: &str = "SEAL_OPENCL_SANITIZE";
+
+const ADDRESS_SANITIZER: &[&str] = &["-fsanitize=address", "-fno-omit-frame-pointer"];
+
+fn sanitizer_flags() -> BuildResult<Option<&'static [&'static str]>> {
+    match std::env::var(SANITIZE_ENV).as_deref() {
+        Err(_) | Ok("") => Ok(None),
+        Ok("address") => Ok(Some(ADDRESS_SANITIZER)),
+        Ok(other) => Err(format!(
+            "{SANITIZE_ENV}={other:?}: the only sanitizer supported is `address`"
+        )),
+    }
 }
 
 /// Headers of `seal/c/` that bindgen must not read: C++ helpers of the C API's

@@ -14,7 +14,7 @@ const IDENTICAL: &str = "RESULT: GPU and CPU ciphertexts are identical word for 
 #[test]
 fn listing1_gpu_ciphertexts_equal_cpu_ones() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let prefix = cpp_build::install("cpp-install");
+    let prefix = cpp_build::install("cpp-install", &[]);
     let build = cpp_build::cmake_build(
         &root.join("examples").join("cpp"),
         &prefix,

@@ -5,8 +5,9 @@
 //! the same exception, the object's device state and words unchanged by a rejected load,
 //! routed results equal to SEAL's CPU results afterwards (see the comment at the top of the
 //! program). Built as a user's project (`scripts/install.sh`, CMake) and run on the default
-//! device (PoCL on CI), once as built and once compiled with AddressSanitizer
-//! (`-DHOSTILE_LOAD_ASAN=ON`; SEAL itself is compiled without it, see the CMakeLists.txt).
+//! device (PoCL on CI), once as built and once with AddressSanitizer in the program
+//! (`-DHOSTILE_LOAD_ASAN=ON`), SEAL and the C++ bridge (`SEAL_OPENCL_SANITIZE=address`, a build
+//! of the crate in a target folder of its own).
 
 mod cpp_build;
 
@@ -22,12 +23,24 @@ fn hostile_serializations_leave_gpu_objects_as_seal_leaves_cpu_ones() {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
         .join("hostile-load");
-    let prefix = cpp_build::install("hostile-load-install");
-    for (build, defines) in [
-        ("hostile-load", &[][..]),
-        ("hostile-load-asan", &["-DHOSTILE_LOAD_ASAN=ON"][..]),
+    let plain = cpp_build::install("hostile-load-install", &[]);
+    // SEAL and the bridge compiled with AddressSanitizer too: a build of the crate of its own.
+    let asan_target = cpp_build::build_dir("asan-target");
+    let asan = cpp_build::install(
+        "hostile-load-asan-install",
+        &[
+            ("SEAL_OPENCL_SANITIZE", "address"),
+            (
+                "CARGO_TARGET_DIR",
+                asan_target.to_str().expect("a UTF-8 path"),
+            ),
+        ],
+    );
+    for (build, prefix, defines) in [
+        ("hostile-load", &plain, &[][..]),
+        ("hostile-load-asan", &asan, &["-DHOSTILE_LOAD_ASAN=ON"][..]),
     ] {
-        let build = cpp_build::cmake_build(&source, &prefix, build, defines);
+        let build = cpp_build::cmake_build(&source, prefix, build, defines);
         // The default device, as a user gets it; SEAL_GPU_ROUTE_ALL would mark the CPU twins.
         let output = cpp_build::run(
             "hostile_load",

@@ -21,7 +21,7 @@ use seal_opencl::build_info;
 /// folder.
 #[test]
 fn unmodified_seal_programs_run_on_the_gpu_path() {
-    let prefix = cpp_build::install("seal-clients-install");
+    let prefix = cpp_build::install("seal-clients-install", &[]);
     route_all_program(&prefix);
     seal_examples_and_sealbench(&prefix);
 }

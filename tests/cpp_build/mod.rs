@@ -83,14 +83,17 @@ pub fn build_dir(name: &str) -> PathBuf {
 }
 
 /// `scripts/install.sh` into a fresh prefix `target/<profile>/NAME`, as a user installs the
-/// library: the archive, the headers and the `SEALOpenCL` and `SEAL` CMake packages.
-pub fn install(name: &str) -> PathBuf {
+/// library: the archive, the headers and the `SEALOpenCL` and `SEAL` CMake packages; `envs`
+/// for the build (e.g. `SEAL_OPENCL_SANITIZE`, with a `CARGO_TARGET_DIR` of its own).
+pub fn install(name: &str, envs: &[(&str, &str)]) -> PathBuf {
     let prefix = build_dir(name);
     std::fs::remove_dir_all(&prefix).expect("a fresh install prefix");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     run_ok(
         "scripts/install.sh",
-        Command::new(root.join("scripts").join("install.sh")).arg(&prefix),
+        Command::new(root.join("scripts").join("install.sh"))
+            .arg(&prefix)
+            .envs(envs.iter().copied()),
     );
     prefix
 }
