@@ -145,8 +145,11 @@ fn run() -> BuildResult<()> {
         for flag in flags {
             bridge.flag(flag);
         }
-        // The instrumented code needs the sanitizer's runtime in every binary that links it.
-        println!("cargo:rustc-link-arg=-fsanitize=address");
+        // The instrumented code needs the sanitizer's runtime in every binary that links it
+        // (rustc links with -nodefaultlibs, so -fsanitize=address alone would not bring it).
+        // In a Rust binary it does not come first in the library list, which ASan checks at
+        // start: run those with ASAN_OPTIONS=verify_asan_link_order=0 (scripts/install.sh does).
+        println!("cargo:rustc-link-lib=dylib=asan");
     }
     bridge.compile("seal_opencl_bridge");
 

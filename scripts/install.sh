@@ -14,6 +14,9 @@ prefix=${1:?usage: scripts/install.sh PREFIX}
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo build --release --lib
+# With SEAL_OPENCL_SANITIZE=address (build.rs), build_info links ASan's runtime late in its
+# library list, which ASan would refuse at start.
+[ -z "${SEAL_OPENCL_SANITIZE:-}" ] || export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
 eval "$(cargo run --release --quiet --example build_info)"
 mkdir -p "$prefix"
 prefix=$(cd "$prefix" && pwd)
