@@ -1146,6 +1146,12 @@ namespace seal_opencl
         crosscheck_corrupt_next.store(true);
     }
 
+    ProfiledWork profile_operation(const std::string &name, double wall_us, unsigned loops)
+    {
+        const ProfiledOperation op = translated([&] { return group_profiled_launches(name, wall_us, loops); });
+        return { op.kernel_us, op.host_us, op.launches };
+    }
+
     namespace
     {
         // The installed backend, if it is seal-opencl's; else std::logic_error.

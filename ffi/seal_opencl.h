@@ -43,4 +43,19 @@ namespace seal_opencl
     // flipped on the device, after the operation and before the comparison), so a test sees a
     // mismatch detected. Without cross-checking it waits for the first cross-checked operation.
     void crosscheck_corrupt_next_result() noexcept;
+
+    // The kernels every thread's routed calls ran since the last call, per loop: device time
+    // (start to end, summed), host time of the routed calls (entering the backend to
+    // returning to SEAL) and launches. Only in a process started with SEAL_OPENCL_PROFILE=path,
+    // whose queues give every launch an event (which costs the host more: take wall times in a
+    // run without it). Waits for those kernels and adds them to the profile written at exit as
+    // operation `name`, `loops` runs of `wall_us` each on the caller's clock. Throws
+    // std::logic_error when profiling is off.
+    struct ProfiledWork
+    {
+        double kernel_us;
+        double host_us;
+        double launches;
+    };
+    ProfiledWork profile_operation(const std::string &name, double wall_us, unsigned loops);
 } // namespace seal_opencl

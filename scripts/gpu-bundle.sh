@@ -7,7 +7,7 @@
 #                                . .gpu/gpu-env.sh && .gpu/gpu-suite.sh benches
 # The binaries travel as one xz archive (the working tree and carried folders may not
 # exceed 64 MiB); gpu-suite.sh unpacks it. Names inside: test-<target>, bench-<target>,
-# ex-<target>, cpp-listing1, cpp-host_path, cpp-request, cpp-sealtest.
+# ex-<target>, cpp-listing1, cpp-host_path, cpp-request, cpp-apps, cpp-sealtest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage=target/release/gpu-stage
@@ -46,6 +46,7 @@ cmake --build target/release/cpp-example --parallel "$(nproc)" >/dev/null
 cp target/release/cpp-example/listing1 "$stage/cpp-listing1"
 cp target/release/cpp-example/host_path "$stage/cpp-host_path"
 cp target/release/cpp-example/request "$stage/cpp-request"
+cp target/release/cpp-example/apps "$stage/cpp-apps"
 SEAL_GTEST_BUILD_DIR=target/release/seal-gtest scripts/seal-gtest.sh --build-only >/dev/null
 cp target/release/seal-gtest/bin/sealtest "$stage/cpp-sealtest"
 

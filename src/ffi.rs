@@ -97,6 +97,18 @@ mod bridge {
         key_evictions: u64,
     }
 
+    /// The work the process-wide profiler recorded since the last `group_profiled_launches`, per
+    /// loop.
+    #[derive(Debug, Clone, Copy, Default, PartialEq)]
+    struct ProfiledOperation {
+        /// Device time of its kernels (their start-to-end times summed), microseconds.
+        kernel_us: f64,
+        /// Host time of its routed calls, from entering the backend to returning to SEAL.
+        host_us: f64,
+        /// Kernel launches.
+        launches: f64,
+    }
+
     extern "Rust" {
         /// The OpenCL device the backend would run on, as `P:D platform / device (kind)`.
         /// `selector` is `gpu`, `cpu` or `P:D`; empty means `SEAL_OPENCL_DEVICE`.
@@ -108,6 +120,15 @@ mod bridge {
         type GpuImage;
 
         fn new_gpu_backend() -> Result<Box<GpuBackend>>;
+        /// Groups every launch the process-wide profiler (`SEAL_OPENCL_PROFILE`) recorded
+        /// since the last call into operation `name` of `loops` loops that took `external_us`
+        /// each on the caller's clock (waiting for those launches), and returns it per loop.
+        /// Errors: profiling is off (`logic_error`).
+        fn group_profiled_launches(
+            name: &str,
+            external_us: f64,
+            loops: u32,
+        ) -> Result<ProfiledOperation>;
         /// Forwards SEAL's report of an operation that ran on the CPU to `tracing` (a warning,
         /// once per operation name).
         fn report_cpu_fallback(operation: &str);
@@ -370,7 +391,7 @@ pub use bridge::{
     seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
     seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
     seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    SealNttTables,
+    ProfiledOperation, SealNttTables,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {
@@ -441,6 +462,25 @@ fn new_gpu_backend() -> Tagged<Box<GpuBackend>> {
     tagged(|| {
         crate::logging::init_from_env()?;
         Ok(Box::new(GpuBackend::new(Backend::from_env()?)))
+    })
+}
+
+fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> Tagged<ProfiledOperation> {
+    tagged(|| {
+        let profiler = crate::profiler::global().ok_or_else(|| {
+            Error::Logic(format!(
+                "profiling is off: start the process with {}=path",
+                crate::profiler::ENV_VAR
+            ))
+        })?;
+        let external =
+            std::time::Duration::try_from_secs_f64(external_us / 1e6).unwrap_or_default();
+        let op = profiler.add_operation(name, external, loops)?;
+        Ok(ProfiledOperation {
+            kernel_us: op.kernel_ns / 1e3,
+            host_us: op.host_ns / 1e3,
+            launches: op.kernels.iter().map(|k| k.calls_per_loop).sum(),
+        })
     })
 }
 
