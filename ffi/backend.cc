@@ -406,6 +406,11 @@ namespace seal_opencl
                 return backend_->device_memory();
             }
 
+            Traffic traffic() const
+            {
+                return backend_->traffic();
+            }
+
             void bind_thread(int device) const
             {
                 translated([&] { backend_->bind_thread(device); });
@@ -1169,6 +1174,14 @@ namespace seal_opencl
     DeviceMemory installed_device_memory()
     {
         return installed_open_cl_backend()->device_memory();
+    }
+
+    TransferCounts transfer_counts()
+    {
+        const Traffic t = installed_open_cl_backend()->traffic();
+        return { t.device_allocations, t.pinned_allocations, t.pinned_uploads,     t.pinned_upload_bytes,
+                 t.pageable_uploads,   t.pageable_upload_bytes, t.downloads,      t.download_bytes,
+                 t.image_copies,       t.device_copies };
     }
 
     void bind_thread_to_device(int device)

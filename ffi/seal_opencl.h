@@ -44,6 +44,28 @@ namespace seal_opencl
     // mismatch detected. Without cross-checking it waits for the first cross-checked operation.
     void crosscheck_corrupt_next_result() noexcept;
 
+    // What the installed backend's transfers and first uses cost the host so far, every
+    // thread's: device buffers and page-locked host blocks allocated from the driver (pool
+    // misses), uploads from page-locked words (asynchronous) and from pageable ones
+    // (blocking), downloads, with their bytes; SEAL's copies of device objects (which share
+    // the words until one side writes), and whole objects the device copied (a write to
+    // shared words, a move between devices; counted over every backend of the process).
+    // Throws std::logic_error when it is not installed.
+    struct TransferCounts
+    {
+        std::uint64_t device_allocations;
+        std::uint64_t pinned_allocations;
+        std::uint64_t pinned_uploads;
+        std::uint64_t pinned_upload_bytes;
+        std::uint64_t pageable_uploads;
+        std::uint64_t pageable_upload_bytes;
+        std::uint64_t downloads;
+        std::uint64_t download_bytes;
+        std::uint64_t image_copies;
+        std::uint64_t device_copies;
+    };
+    TransferCounts transfer_counts();
+
     // The kernels every thread's routed calls ran since the last call, per loop: device time
     // (start to end, summed), host time of the routed calls (entering the backend to
     // returning to SEAL) and launches. Only in a process started with SEAL_OPENCL_PROFILE=path,

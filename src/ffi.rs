@@ -97,6 +97,30 @@ mod bridge {
         key_evictions: u64,
     }
 
+    /// The host's costly calls into the driver since the backend was made (every thread's):
+    /// what a program's first uses of new objects and its transfers cost (`traffic`).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    struct Traffic {
+        /// Device buffers allocated from the driver (pool misses; no pool hits).
+        device_allocations: u64,
+        /// Page-locked host memory allocated from the driver (and mapped).
+        pinned_allocations: u64,
+        /// Uploads from page-locked words (asynchronous), and their bytes.
+        pinned_uploads: u64,
+        pinned_upload_bytes: u64,
+        /// Uploads from pageable words (blocking), and their bytes.
+        pageable_uploads: u64,
+        pageable_upload_bytes: u64,
+        /// Downloads (each waits for the image's last writer), and their bytes.
+        downloads: u64,
+        download_bytes: u64,
+        /// SEAL's copies of device objects (they share the words until one side writes).
+        image_copies: u64,
+        /// Whole images copied on the device (a write to shared words, a move between
+        /// tiles), by every backend of the process.
+        device_copies: u64,
+    }
+
     /// The work the process-wide profiler recorded since the last `group_profiled_launches`, per
     /// loop.
     #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -166,6 +190,7 @@ mod bridge {
         ) -> Result<bool>;
 
         fn device_memory(self: &GpuBackend) -> DeviceMemory;
+        fn traffic(self: &GpuBackend) -> Traffic;
         /// Binds the calling thread to tile `device` (`Backend::bind_thread`); a negative
         /// or too large index is an error.
         fn bind_thread(self: &GpuBackend, device: i32) -> Result<()>;
@@ -391,7 +416,7 @@ pub use bridge::{
     seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
     seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
     seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    ProfiledOperation, SealNttTables,
+    ProfiledOperation, SealNttTables, Traffic,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {
@@ -630,6 +655,22 @@ impl GpuBackend {
             })?;
             backend.bind_thread(tile)
         })
+    }
+
+    fn traffic(&self) -> Traffic {
+        let t = self.backend.traffic();
+        Traffic {
+            device_allocations: t.device_allocations,
+            pinned_allocations: t.pinned_allocations,
+            pinned_uploads: t.pinned_uploads,
+            pinned_upload_bytes: t.pinned_upload_bytes,
+            pageable_uploads: t.pageable_uploads,
+            pageable_upload_bytes: t.pageable_upload_bytes,
+            downloads: t.downloads,
+            download_bytes: t.download_bytes,
+            image_copies: t.image_copies,
+            device_copies: t.device_copies,
+        }
     }
 
     fn tile_count(&self) -> usize {

@@ -459,14 +459,40 @@ namespace
 
     constexpr int warmups = 2;
 
-    // Median wall time per GPU request over `reps` after the warm-ups; `identical` is cleared
-    // unless every result equals `want`.
-    double time_gpu(const App &app, int reps, const vector<uint64_t> &want, bool &identical)
+    // The backend's transfers and driver allocations per request (seal_opencl::transfer_counts).
+    struct PerRequest
+    {
+        double device_allocations = 0, pinned_allocations = 0, pinned_uploads = 0, pageable_uploads = 0,
+               upload_mb = 0, downloads = 0, image_copies = 0, device_copies = 0;
+    };
+
+    PerRequest per_request(const seal_opencl::TransferCounts &a, const seal_opencl::TransferCounts &b, int requests)
+    {
+        auto per = [&](uint64_t before, uint64_t after) { return double(after - before) / requests; };
+        return { per(a.device_allocations, b.device_allocations),
+                 per(a.pinned_allocations, b.pinned_allocations),
+                 per(a.pinned_uploads, b.pinned_uploads),
+                 per(a.pageable_uploads, b.pageable_uploads),
+                 per(a.pinned_upload_bytes + a.pageable_upload_bytes, b.pinned_upload_bytes + b.pageable_upload_bytes) /
+                     1e6,
+                 per(a.downloads, b.downloads),
+                 per(a.image_copies, b.image_copies),
+                 per(a.device_copies, b.device_copies) };
+    }
+
+    // Median wall time per GPU request over `reps` after the warm-ups, and their transfers;
+    // `identical` is cleared unless every result equals `want`.
+    double time_gpu(const App &app, int reps, const vector<uint64_t> &want, bool &identical, PerRequest &traffic)
     {
         Evaluator ev(app.fixture->context);
         vector<double> us;
+        seal_opencl::TransferCounts before{};
         for (int r = 0; r < warmups + reps; r++)
         {
+            if (r == warmups)
+            {
+                before = seal_opencl::transfer_counts();
+            }
             auto t0 = Clock::now();
             Ciphertext y = gpu_request(app, ev);
             auto t1 = Clock::now();
@@ -476,6 +502,7 @@ namespace
             }
             identical &= words_of(y) == want;
         }
+        traffic = per_request(before, seal_opencl::transfer_counts(), reps);
         return median(us);
     }
 
@@ -484,6 +511,7 @@ namespace
         string name, what;
         double wall_us = 0, cpu_us = 0;
         KernelTime kernel;
+        PerRequest traffic;
         bool identical = true;
         vector<uint64_t> want; // SEAL's CPU result
     };
@@ -531,7 +559,7 @@ namespace
         }
         m.cpu_us = median(cpu_us);
         m.want = words_of(want);
-        m.wall_us = time_gpu(app, p.reps, m.want, m.identical);
+        m.wall_us = time_gpu(app, p.reps, m.want, m.identical, m.traffic);
         m.kernel = profiled_run(kernel_run_args(app.name, p, primes, dim), stem + "-" + app.name + "-profile.json");
         return m;
     }
@@ -639,8 +667,13 @@ namespace
                  << " us (wall/kernel " << setprecision(2) << m.wall_us / m.kernel.kernel_us << setprecision(1)
                  << "; profiled run: " << m.kernel.launches << " launches, " << m.kernel.host_us
                  << " us host in routed calls), SEAL CPU " << m.cpu_us << " us (speedup " << m.cpu_us / m.wall_us
-                 << "x)  " << (m.identical ? "identical" : "MISMATCH") << "\n"
-                 << flush;
+                 << "x)  " << (m.identical ? "identical" : "MISMATCH") << "\n  per request: "
+                 << setprecision(2) << m.traffic.device_allocations << " device and " << m.traffic.pinned_allocations
+                 << " page-locked allocations, " << m.traffic.pinned_uploads << " page-locked and "
+                 << m.traffic.pageable_uploads << " pageable uploads (" << m.traffic.upload_mb << " MB), "
+                 << m.traffic.downloads << " downloads, " << m.traffic.image_copies << " copies of device objects ("
+                 << m.traffic.device_copies << " copied on the device)\n"
+                 << setprecision(1) << flush;
             results.push_back(m);
         };
         if (all || ap.app == "network" || ap.app == "batch")
@@ -684,6 +717,13 @@ namespace
                 << ", \"kernel_us\": " << m.kernel.kernel_us << ", \"wall_over_kernel\": " << m.wall_us / m.kernel.kernel_us
                 << ", \"profiled_host_us\": " << m.kernel.host_us << ", \"launches\": " << m.kernel.launches
                 << ", \"cpu_us\": " << m.cpu_us << ", \"speedup\": " << m.cpu_us / m.wall_us
+                << ", \"per_request\": {\"device_allocations\": " << m.traffic.device_allocations
+                << ", \"pinned_allocations\": " << m.traffic.pinned_allocations
+                << ", \"pinned_uploads\": " << m.traffic.pinned_uploads
+                << ", \"pageable_uploads\": " << m.traffic.pageable_uploads
+                << ", \"upload_mb\": " << m.traffic.upload_mb << ", \"downloads\": " << m.traffic.downloads
+                << ", \"image_copies\": " << m.traffic.image_copies
+                << ", \"device_copies\": " << m.traffic.device_copies << "}"
                 << ", \"identical\": " << (m.identical ? "true" : "false") << "}"
                 << (i + 1 < results.size() ? ",\n" : "\n");
         }

@@ -7,28 +7,41 @@ use crate::cl::{self, Buffer};
 use crate::error::Result;
 
 impl LevelOps<'_> {
-    /// encrypted = -encrypted over `polys` polynomials (SEAL's negate_inplace).
-    pub fn negate(&self, ct: &Buffer<u64>, polys: usize) -> Result<()> {
+    /// dst = -ct over `polys` polynomials (SEAL's negate_inplace); dst may be ct.
+    pub fn negate(&self, dst: &Buffer<u64>, ct: &Buffer<u64>, polys: usize) -> Result<()> {
         let k = self.primes();
         self.context
             .kernels()
-            .ckks_negate(self.graph, ct, ct, self.level.moduli(), k, polys)
+            .ckks_negate(self.graph, dst, ct, self.level.moduli(), k, polys)
     }
 
-    /// a = a + b over the first `polys` polynomials (SEAL's add_poly_coeffmod per poly).
-    pub fn add(&self, a: &Buffer<u64>, b: &Buffer<u64>, polys: usize) -> Result<()> {
+    /// dst = a + b over the first `polys` polynomials (SEAL's add_poly_coeffmod per poly);
+    /// dst may be a or b.
+    pub fn add(
+        &self,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        b: &Buffer<u64>,
+        polys: usize,
+    ) -> Result<()> {
         let k = self.primes();
         self.context
             .kernels()
-            .ckks_add(self.graph, a, a, b, self.level.moduli(), k, polys)
+            .ckks_add(self.graph, dst, a, b, self.level.moduli(), k, polys)
     }
 
-    /// a = a - b over the first `polys` polynomials.
-    pub fn sub(&self, a: &Buffer<u64>, b: &Buffer<u64>, polys: usize) -> Result<()> {
+    /// dst = a - b over the first `polys` polynomials; dst may be a or b.
+    pub fn sub(
+        &self,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        b: &Buffer<u64>,
+        polys: usize,
+    ) -> Result<()> {
         let k = self.primes();
         self.context
             .kernels()
-            .ckks_sub(self.graph, a, a, b, self.level.moduli(), k, polys)
+            .ckks_sub(self.graph, dst, a, b, self.level.moduli(), k, polys)
     }
 
     /// dst = src (copy of `polys` polynomials) or, with `negate`, dst = -src; both as
@@ -68,15 +81,17 @@ impl LevelOps<'_> {
         cl::fill_range(self.graph.queue(), ct, 0, polys * self.poly_words(), 0)
     }
 
-    /// ct *= plain in NTT form, SEAL's multiply_plain_ntt.
+    /// dst = ct * plain in NTT form, SEAL's multiply_plain_ntt; dst may be ct.
     pub fn multiply_plain(
         &self,
+        dst: &Buffer<u64>,
         ct: &Buffer<u64>,
         polys: usize,
         plain: &Buffer<u64>,
     ) -> Result<()> {
         self.context.kernels().ckks_multiply_plain(
             self.graph,
+            dst,
             ct,
             plain,
             self.level.moduli(),

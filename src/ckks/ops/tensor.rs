@@ -61,7 +61,7 @@ impl LevelOps<'_> {
                 let target = if first { &out } else { tmp.buffer() };
                 let b_j = cl::sub_buffer(b, (t - i) * words, words)?;
                 cl::copy_range(queue, a, i * words, target, 0, words)?;
-                kernels.ckks_multiply_plain(self.graph, target, &b_j, moduli, k, 1)?;
+                kernels.ckks_multiply_plain(self.graph, target, target, &b_j, moduli, k, 1)?;
                 if !first {
                     kernels.ckks_add(self.graph, &out, &out, tmp.buffer(), moduli, k, 1)?;
                 }
