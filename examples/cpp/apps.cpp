@@ -18,14 +18,19 @@
 //            rotate-and-sum (12 out-of-place rotate_vector by 1, 2, 4, ..., 2048 and adds).
 //   batch    100 independent network requests (--requests) from 1, 4 and 8 threads, each
 //            with its own Evaluator; the model (plaintexts and keys) shared.
+//   stream   100 multiply(a, b, out[i]) into a new std::vector of ciphertexts against 100
+//            multiply_inplace on existing copies: host time per call, and the first round's
+//            (a pool without buffers of the product's size) with its device allocations.
 //
 // Per application: the wall time per request (median over --reps, after 2 warm-ups), the
 // kernel time of the same requests (a second run of this program under SEAL_OPENCL_PROFILE,
 // whose profile JSON, CSV and trace are kept beside the results), the host time of its routed
 // calls and its launches in that run, SEAL's CPU time per request (median over --cpu-reps),
-// and whether every result equals SEAL's CPU result word for word.
+// and whether every result equals SEAL's CPU result word for word; the backend's transfers
+// and driver allocations per request (seal_opencl::transfer_counts); and the wall time with
+// the input made resident by routed calls of its own first (see `gpu_request`).
 //
-//   apps [--app network|poly|inner|batch|all] [--log-n 15] [--primes P] [--dim D] [--reps R]
+//   apps [--app network|poly|inner|batch|stream|all] [--log-n 15] [--primes P] [--dim D] [--reps R]
 //        [--cpu-reps C] [--requests Q] [--json PATH]
 //
 // Primes {60, 50 x (P - 1), 60}: P = 8 data primes at N >= 2^15, 7 below (the network uses 6
@@ -448,10 +453,19 @@ namespace
 
     // One GPU request as a server runs it: the client's host words copied into a new object,
     // marked, the application, the result's words read on the host. Returns the result.
-    Ciphertext gpu_request(const App &app, Evaluator &ev)
+    // With `resident_input`, the input is first made resident by routed calls of its own (two
+    // negations): SEAL then copies it on the device, where otherwise each copy the
+    // application makes of the host-newer input copies its host words and uploads the copy
+    // (what a SEAL whose copies upload a marked source first would do for every program).
+    Ciphertext gpu_request(const App &app, Evaluator &ev, bool resident_input = false)
     {
         Ciphertext x = app.input;
         x.gpu();
+        if (resident_input)
+        {
+            ev.negate_inplace(x);
+            ev.negate_inplace(x);
+        }
         Ciphertext y = app.request(ev, x, true);
         (void)static_cast<const Ciphertext &>(y).data(); // the host read: waits, downloads
         return y;
@@ -482,7 +496,9 @@ namespace
 
     // Median wall time per GPU request over `reps` after the warm-ups, and their transfers;
     // `identical` is cleared unless every result equals `want`.
-    double time_gpu(const App &app, int reps, const vector<uint64_t> &want, bool &identical, PerRequest &traffic)
+    double time_gpu(
+        const App &app, int reps, const vector<uint64_t> &want, bool &identical, PerRequest &traffic,
+        bool resident_input = false)
     {
         Evaluator ev(app.fixture->context);
         vector<double> us;
@@ -494,7 +510,7 @@ namespace
                 before = seal_opencl::transfer_counts();
             }
             auto t0 = Clock::now();
-            Ciphertext y = gpu_request(app, ev);
+            Ciphertext y = gpu_request(app, ev, resident_input);
             auto t1 = Clock::now();
             if (r >= warmups)
             {
@@ -510,8 +526,10 @@ namespace
     {
         string name, what;
         double wall_us = 0, cpu_us = 0;
+        // Wall time with the input made resident first (`gpu_request`), and its transfers.
+        double resident_wall_us = 0;
         KernelTime kernel;
-        PerRequest traffic;
+        PerRequest traffic, resident_traffic;
         bool identical = true;
         vector<uint64_t> want; // SEAL's CPU result
     };
@@ -560,6 +578,7 @@ namespace
         m.cpu_us = median(cpu_us);
         m.want = words_of(want);
         m.wall_us = time_gpu(app, p.reps, m.want, m.identical, m.traffic);
+        m.resident_wall_us = time_gpu(app, p.reps, m.want, m.identical, m.resident_traffic, true);
         m.kernel = profiled_run(kernel_run_args(app.name, p, primes, dim), stem + "-" + app.name + "-profile.json");
         return m;
     }
@@ -629,6 +648,84 @@ namespace
         return { threads, requests / wall * 1e6, all.empty() ? 0 : median(all), all_identical };
     }
 
+    /* ---- a stream of multiplies into new ciphertexts -------------------------------- */
+
+    struct StreamResult
+    {
+        double into_new_us, in_place_us; // host time per call (issue), warm medians
+        double first_round_us;           // the first round into new objects (cold pool)
+        double into_new_device_allocations; // per call, in the first round
+        bool identical;
+    };
+
+    // 100 `multiply(a, b, out[i])` into a new vector of ciphertexts against 100
+    // `multiply_inplace(x[i], b)` on resident copies, issued back to back (host time per
+    // call), then synchronized; 6 rounds each, the first (a pool without buffers of the
+    // product's size: first uses) reported apart, the medians of the rest.
+    StreamResult measure_stream(int log_n, int primes)
+    {
+        constexpr int calls = 100, rounds = 6;
+        Fixture f(log_n, primes, {});
+        vector<double> values(f.slots());
+        for (size_t i = 0; i < values.size(); i++)
+        {
+            values[i] = value(i, 13);
+        }
+        const Ciphertext a_host = f.encrypt(values), b_host = f.encrypt(values);
+        Evaluator ev(f.context);
+        Ciphertext want;
+        ev.multiply(a_host, b_host, want);
+        const vector<uint64_t> want_words = words_of(want);
+        Ciphertext a = a_host, b = b_host;
+        a.gpu();
+        b.gpu();
+        ev.negate_inplace(a); // resident: the stream copies on the device
+        ev.negate_inplace(a);
+        ev.negate_inplace(b);
+        ev.negate_inplace(b);
+        auto backend = gpu::require_backend("apps");
+        backend->synchronize();
+        StreamResult r{ 0, 0, 0, 0, true };
+        vector<double> into_new, in_place;
+        for (int round = 0; round < rounds; round++)
+        {
+            vector<Ciphertext> out(calls);
+            const auto before = seal_opencl::transfer_counts();
+            auto t0 = Clock::now();
+            for (auto &o : out)
+            {
+                ev.multiply(a, b, o);
+            }
+            const double us = us_since(t0, Clock::now()) / calls;
+            backend->synchronize();
+            if (round == 0)
+            {
+                r.first_round_us = us;
+                r.into_new_device_allocations =
+                    double(seal_opencl::transfer_counts().device_allocations - before.device_allocations) / calls;
+            }
+            else
+            {
+                into_new.push_back(us);
+            }
+            r.identical &= words_of(out.back()) == want_words;
+
+            vector<Ciphertext> xs(calls, a);
+            backend->synchronize();
+            t0 = Clock::now();
+            for (auto &x : xs)
+            {
+                ev.multiply_inplace(x, b);
+            }
+            in_place.push_back(us_since(t0, Clock::now()) / calls);
+            backend->synchronize();
+            r.identical &= words_of(xs.back()) == want_words;
+        }
+        r.into_new_us = median(into_new);
+        r.in_place_us = median(in_place);
+        return r;
+    }
+
     int run(const Params &p, const AppParams &ap)
     {
         const int primes = p.primes > 0 ? p.primes : default_primes(p.log_n);
@@ -672,10 +769,28 @@ namespace
                  << " page-locked allocations, " << m.traffic.pinned_uploads << " page-locked and "
                  << m.traffic.pageable_uploads << " pageable uploads (" << m.traffic.upload_mb << " MB), "
                  << m.traffic.downloads << " downloads, " << m.traffic.image_copies << " copies of device objects ("
-                 << m.traffic.device_copies << " copied on the device)\n"
+                 << m.traffic.device_copies << " copied on the device)\n  input made resident first: wall "
+                 << setprecision(1) << m.resident_wall_us << " us/request (wall/kernel " << setprecision(2)
+                 << m.resident_wall_us / m.kernel.kernel_us << "), " << m.resident_traffic.pageable_uploads
+                 << " pageable uploads per request\n"
                  << setprecision(1) << flush;
             results.push_back(m);
         };
+        // First, so that its first round meets a pool without buffers of its sizes.
+        bool have_stream = false;
+        StreamResult stream{};
+        if (all || ap.app == "stream")
+        {
+            stream = measure_stream(p.log_n, primes);
+            have_stream = true;
+            all_identical &= stream.identical;
+            cout << "stream: 100 multiply into new ciphertexts " << setprecision(2) << stream.into_new_us
+                 << " us/call issue, in place " << stream.in_place_us << " (ratio "
+                 << stream.into_new_us / stream.in_place_us << "); first round (first uses) " << stream.first_round_us
+                 << " us/call, " << stream.into_new_device_allocations << " device allocations per call  "
+                 << (stream.identical ? "identical" : "MISMATCH") << "\n"
+                 << setprecision(1);
+        }
         if (all || ap.app == "network" || ap.app == "batch")
         {
             App app = network_app(p.log_n, primes, dim);
@@ -717,6 +832,8 @@ namespace
                 << ", \"kernel_us\": " << m.kernel.kernel_us << ", \"wall_over_kernel\": " << m.wall_us / m.kernel.kernel_us
                 << ", \"profiled_host_us\": " << m.kernel.host_us << ", \"launches\": " << m.kernel.launches
                 << ", \"cpu_us\": " << m.cpu_us << ", \"speedup\": " << m.cpu_us / m.wall_us
+                << ", \"resident_input_wall_us\": " << m.resident_wall_us
+                << ", \"resident_input_pageable_uploads\": " << m.resident_traffic.pageable_uploads
                 << ", \"per_request\": {\"device_allocations\": " << m.traffic.device_allocations
                 << ", \"pinned_allocations\": " << m.traffic.pinned_allocations
                 << ", \"pinned_uploads\": " << m.traffic.pinned_uploads
@@ -735,7 +852,15 @@ namespace
                 << ", \"requests_per_s\": " << b.per_s << ", \"median_us\": " << b.median_us
                 << ", \"identical\": " << (b.identical ? "true" : "false") << "}" << (i + 1 < batch.size() ? ",\n" : "\n");
         }
-        out << "  ]\n}\n";
+        out << "  ]";
+        if (have_stream)
+        {
+            out << ",\n  \"stream\": {\"into_new_us\": " << stream.into_new_us << ", \"in_place_us\": " << stream.in_place_us
+                << ", \"first_round_us\": " << stream.first_round_us
+                << ", \"first_round_device_allocations_per_call\": " << stream.into_new_device_allocations
+                << ", \"identical\": " << (stream.identical ? "true" : "false") << "}";
+        }
+        out << "\n}\n";
         return write_results(path, out.str(), all_identical);
     }
 } // namespace
@@ -746,7 +871,7 @@ int main(int argc, char **argv)
     const vector<Option> options{
         { "--app", true,
           [&](const string &v) {
-              if (v != "all" && v != "network" && v != "poly" && v != "inner" && v != "batch")
+              if (v != "all" && v != "network" && v != "poly" && v != "inner" && v != "batch" && v != "stream")
               {
                   throw invalid_argument(v);
               }
@@ -766,7 +891,7 @@ int main(int argc, char **argv)
     };
     return bench_main(
         argc, argv, 20,
-        "apps [--app network|poly|inner|batch|all] [--log-n 15] [--primes P] [--dim D] [--reps 20] [--cpu-reps 3] "
+        "apps [--app network|poly|inner|batch|stream|all] [--log-n 15] [--primes P] [--dim D] [--reps 20] [--cpu-reps 3] "
         "[--requests 100] [--json PATH]",
         [&](const Params &p) { return run(p, ap); }, options);
 }
