@@ -1179,7 +1179,7 @@ namespace seal_opencl
     TransferCounts transfer_counts()
     {
         const Traffic t = installed_open_cl_backend()->traffic();
-        return { t.device_allocations, t.pinned_allocations, t.pinned_uploads,     t.pinned_upload_bytes,
+        return { t.pool_misses,        t.device_allocations, t.pinned_allocations, t.pinned_uploads,     t.pinned_upload_bytes,
                  t.pageable_uploads,   t.pageable_upload_bytes, t.downloads,      t.download_bytes,
                  t.image_copies,       t.device_copies };
     }

@@ -45,14 +45,16 @@ namespace seal_opencl
     void crosscheck_corrupt_next_result() noexcept;
 
     // What the installed backend's transfers and first uses cost the host so far, every
-    // thread's: device buffers and page-locked host blocks allocated from the driver (pool
-    // misses), uploads from page-locked words (asynchronous) and from pageable ones
+    // thread's: requests for a device buffer the pools had no free one for (misses, served
+    // by a sub-buffer of a slab or a buffer of their own), device allocations and
+    // page-locked host blocks from the driver, uploads from page-locked words (asynchronous) and from pageable ones
     // (blocking), downloads, with their bytes; SEAL's copies of device objects (which share
     // the words until one side writes), and whole objects the device copied (a write to
     // shared words, a move between devices; counted over every backend of the process).
     // Throws std::logic_error when it is not installed.
     struct TransferCounts
     {
+        std::uint64_t pool_misses;
         std::uint64_t device_allocations;
         std::uint64_t pinned_allocations;
         std::uint64_t pinned_uploads;

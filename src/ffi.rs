@@ -101,7 +101,10 @@ mod bridge {
     /// what a program's first uses of new objects and its transfers cost (`traffic`).
     #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
     struct Traffic {
-        /// Device buffers allocated from the driver (pool misses; no pool hits).
+        /// Requests for a buffer the pools had no free one for (first uses).
+        pool_misses: u64,
+        /// Device allocations from the driver (slabs that misses are carved from, buffers
+        /// of their own).
         device_allocations: u64,
         /// Page-locked host memory allocated from the driver (and mapped).
         pinned_allocations: u64,
@@ -660,6 +663,7 @@ impl GpuBackend {
     fn traffic(&self) -> Traffic {
         let t = self.backend.traffic();
         Traffic {
+            pool_misses: t.pool_misses,
             device_allocations: t.device_allocations,
             pinned_allocations: t.pinned_allocations,
             pinned_uploads: t.pinned_uploads,

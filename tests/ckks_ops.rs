@@ -122,7 +122,7 @@ fn devices(profiler: Option<Arc<Profiler>>) -> Devices {
     Devices::new(DeviceOptions {
         memcache: MemcacheConfig {
             poison: Some(POISON),
-            ..Default::default()
+            ..DeviceOptions::default().memcache
         },
         profiler,
         ..Default::default()

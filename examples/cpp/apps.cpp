@@ -20,7 +20,8 @@
 //            with its own Evaluator; the model (plaintexts and keys) shared.
 //   stream   100 multiply(a, b, out[i]) into a new std::vector of ciphertexts against 100
 //            multiply_inplace on existing copies: host time per call, and the first round's
-//            (a pool without buffers of the product's size) with its device allocations.
+//            (a pool without buffers of the product's size) with its pool misses and device
+//            allocations.
 //
 // Per application: the wall time per request (median over --reps, after 2 warm-ups), the
 // kernel time of the same requests (a second run of this program under SEAL_OPENCL_PROFILE,
@@ -476,14 +477,15 @@ namespace
     // The backend's transfers and driver allocations per request (seal_opencl::transfer_counts).
     struct PerRequest
     {
-        double device_allocations = 0, pinned_allocations = 0, pinned_uploads = 0, pageable_uploads = 0,
+        double pool_misses = 0, device_allocations = 0, pinned_allocations = 0, pinned_uploads = 0, pageable_uploads = 0,
                upload_mb = 0, downloads = 0, image_copies = 0, device_copies = 0;
     };
 
     PerRequest per_request(const seal_opencl::TransferCounts &a, const seal_opencl::TransferCounts &b, int requests)
     {
         auto per = [&](uint64_t before, uint64_t after) { return double(after - before) / requests; };
-        return { per(a.device_allocations, b.device_allocations),
+        return { per(a.pool_misses, b.pool_misses),
+                 per(a.device_allocations, b.device_allocations),
                  per(a.pinned_allocations, b.pinned_allocations),
                  per(a.pinned_uploads, b.pinned_uploads),
                  per(a.pageable_uploads, b.pageable_uploads),
@@ -654,7 +656,8 @@ namespace
     {
         double into_new_us, in_place_us; // host time per call (issue), warm medians
         double first_round_us;           // the first round into new objects (cold pool)
-        double into_new_device_allocations; // per call, in the first round
+        // Per call, in the first round: pool misses, and device allocations from the driver.
+        double first_misses, first_device_allocations;
         bool identical;
     };
 
@@ -685,7 +688,7 @@ namespace
         ev.negate_inplace(b);
         auto backend = gpu::require_backend("apps");
         backend->synchronize();
-        StreamResult r{ 0, 0, 0, 0, true };
+        StreamResult r{ 0, 0, 0, 0, 0, true };
         vector<double> into_new, in_place;
         for (int round = 0; round < rounds; round++)
         {
@@ -701,8 +704,9 @@ namespace
             if (round == 0)
             {
                 r.first_round_us = us;
-                r.into_new_device_allocations =
-                    double(seal_opencl::transfer_counts().device_allocations - before.device_allocations) / calls;
+                const auto after = seal_opencl::transfer_counts();
+                r.first_misses = double(after.pool_misses - before.pool_misses) / calls;
+                r.first_device_allocations = double(after.device_allocations - before.device_allocations) / calls;
             }
             else
             {
@@ -765,8 +769,8 @@ namespace
                  << "; profiled run: " << m.kernel.launches << " launches, " << m.kernel.host_us
                  << " us host in routed calls), SEAL CPU " << m.cpu_us << " us (speedup " << m.cpu_us / m.wall_us
                  << "x)  " << (m.identical ? "identical" : "MISMATCH") << "\n  per request: "
-                 << setprecision(2) << m.traffic.device_allocations << " device and " << m.traffic.pinned_allocations
-                 << " page-locked allocations, " << m.traffic.pinned_uploads << " page-locked and "
+                 << setprecision(2) << m.traffic.pool_misses << " pool misses, " << m.traffic.device_allocations
+                 << " device and " << m.traffic.pinned_allocations << " page-locked allocations, " << m.traffic.pinned_uploads << " page-locked and "
                  << m.traffic.pageable_uploads << " pageable uploads (" << m.traffic.upload_mb << " MB), "
                  << m.traffic.downloads << " downloads, " << m.traffic.image_copies << " copies of device objects ("
                  << m.traffic.device_copies << " copied on the device)\n  input made resident first: wall "
@@ -787,7 +791,8 @@ namespace
             cout << "stream: 100 multiply into new ciphertexts " << setprecision(2) << stream.into_new_us
                  << " us/call issue, in place " << stream.in_place_us << " (ratio "
                  << stream.into_new_us / stream.in_place_us << "); first round (first uses) " << stream.first_round_us
-                 << " us/call, " << stream.into_new_device_allocations << " device allocations per call  "
+                 << " us/call, " << stream.first_misses << " pool misses and " << stream.first_device_allocations
+                 << " device allocations per call  "
                  << (stream.identical ? "identical" : "MISMATCH") << "\n"
                  << setprecision(1);
         }
@@ -834,7 +839,8 @@ namespace
                 << ", \"cpu_us\": " << m.cpu_us << ", \"speedup\": " << m.cpu_us / m.wall_us
                 << ", \"resident_input_wall_us\": " << m.resident_wall_us
                 << ", \"resident_input_pageable_uploads\": " << m.resident_traffic.pageable_uploads
-                << ", \"per_request\": {\"device_allocations\": " << m.traffic.device_allocations
+                << ", \"per_request\": {\"pool_misses\": " << m.traffic.pool_misses
+                << ", \"device_allocations\": " << m.traffic.device_allocations
                 << ", \"pinned_allocations\": " << m.traffic.pinned_allocations
                 << ", \"pinned_uploads\": " << m.traffic.pinned_uploads
                 << ", \"pageable_uploads\": " << m.traffic.pageable_uploads
@@ -857,7 +863,8 @@ namespace
         {
             out << ",\n  \"stream\": {\"into_new_us\": " << stream.into_new_us << ", \"in_place_us\": " << stream.in_place_us
                 << ", \"first_round_us\": " << stream.first_round_us
-                << ", \"first_round_device_allocations_per_call\": " << stream.into_new_device_allocations
+                << ", \"first_round_misses_per_call\": " << stream.first_misses
+                << ", \"first_round_device_allocations_per_call\": " << stream.first_device_allocations
                 << ", \"identical\": " << (stream.identical ? "true" : "false") << "}";
         }
         out << "\n}\n";

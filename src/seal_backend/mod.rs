@@ -311,8 +311,10 @@ impl Backend {
 
     /// The transfers, copies and driver allocations so far, every thread's.
     pub fn traffic(&self) -> Traffic {
+        let pools = self.pool_stats();
         self.counters.read(
-            self.pool_stats().device_allocations,
+            pools.misses,
+            pools.device_allocations,
             self.pinned.allocations(),
             image::device_copies(),
         )
@@ -506,16 +508,27 @@ impl Backend {
             let common = a_size.min(b_size);
             let src = b.read_on(ops.graph())?;
             if b_size > a_size {
-                // The result grows: a new buffer with a's polynomials, then b's tail.
+                // The result grows: a new buffer of b (or -b), then a added to its first
+                // polynomials (a - b = a + (-b) mod q, the same residue).
                 let grown = ops.alloc_result(b_size, ops.primes())?;
-                ops.copy_tail(grown.buffer(), &*a.read_on(ops.graph())?, 0, a_size, false)?;
-                ops.copy_tail(grown.buffer(), &src, a_size, b_size - a_size, subtract)?;
+                if subtract {
+                    ops.negate(grown.buffer(), &src, b_size)?;
+                } else {
+                    ops.copy_tail(grown.buffer(), &src, 0, b_size)?;
+                }
+                ops.add(
+                    grown.buffer(),
+                    &*a.read_on(ops.graph())?,
+                    grown.buffer(),
+                    a_size,
+                )?;
                 a.replace(ops.graph(), grown, b_size * ops.poly_words());
+                return Ok(());
             }
             let target = a.rewrite_on(ops.graph())?;
             if target.out_of_place() && a_size > common {
                 // b lacks polynomials that a has: they pass unchanged.
-                ops.copy_tail(target.dst, target.src(), common, a_size - common, false)?;
+                ops.copy_tail(target.dst, target.src(), common, a_size - common)?;
             }
             if subtract {
                 ops.sub(target.dst, target.src(), &src, common)
@@ -709,7 +722,7 @@ impl Backend {
         subtract: bool,
     ) -> Result<()> {
         if target.out_of_place() {
-            ops.copy_tail(target.dst, target.src(), 1, size - 1, false)?;
+            ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
         }
         if subtract {
             ops.sub(target.dst, target.src(), plain, 1)

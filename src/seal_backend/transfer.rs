@@ -39,7 +39,9 @@ impl PinnedHostRef {
 /// costly calls into the driver ([`crate::seal_backend::Backend::traffic`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Traffic {
-    /// Device buffers allocated from the driver (pool misses), summed over tiles.
+    /// Requests for a buffer the pools had no free one for (first uses), summed over tiles.
+    pub pool_misses: u64,
+    /// Device allocations from the driver (slabs, buffers of their own), summed over tiles.
     pub device_allocations: u64,
     /// Page-locked host blocks allocated from the driver.
     pub pinned_allocations: u64,
@@ -105,12 +107,14 @@ impl TransferCounters {
     /// The counts, with the allocations the pools counted.
     pub(crate) fn read(
         &self,
+        pool_misses: u64,
         device_allocations: u64,
         pinned_allocations: u64,
         device_copies: u64,
     ) -> Traffic {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         Traffic {
+            pool_misses,
             device_allocations,
             pinned_allocations,
             pinned_uploads: get(&self.pinned_uploads),

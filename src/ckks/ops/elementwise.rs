@@ -1,6 +1,6 @@
 //! The element-wise operations, one kernel each on the level's residues: SEAL's
-//! `negate_inplace`, `add_inplace`, `sub_inplace` (with the polynomials one operand lacks:
-//! `copy_tail`, `zero`) and `multiply_plain_ntt`.
+//! `negate_inplace`, `add_inplace`, `sub_inplace` (`copy_tail` for the polynomials an
+//! out-of-place one leaves as they are, `zero`) and `multiply_plain_ntt`.
 
 use super::LevelOps;
 use crate::cl::{self, Buffer};
@@ -44,36 +44,20 @@ impl LevelOps<'_> {
             .ckks_sub(self.graph, dst, a, b, self.level.moduli(), k, polys)
     }
 
-    /// dst = src (copy of `polys` polynomials) or, with `negate`, dst = -src; both as
-    /// sub-buffers starting at polynomial `from` of each. For the polynomials one operand
-    /// of add / sub has and the other lacks.
+    /// Copies polynomials `from .. from + polys` of src to the same place in dst: the
+    /// polynomials an out-of-place add / sub leaves as they are.
     pub fn copy_tail(
         &self,
         dst: &Buffer<u64>,
         src: &Buffer<u64>,
         from: usize,
         polys: usize,
-        negate: bool,
     ) -> Result<()> {
         if polys == 0 {
             return Ok(());
         }
-        let words = polys * self.poly_words();
-        let offset = from * self.poly_words();
-        if negate {
-            let d = cl::sub_buffer(dst, offset, words)?;
-            let s = cl::sub_buffer(src, offset, words)?;
-            self.context.kernels().ckks_negate(
-                self.graph,
-                &d,
-                &s,
-                self.level.moduli(),
-                self.primes(),
-                polys,
-            )
-        } else {
-            cl::copy_range(self.graph.queue(), src, offset, dst, offset, words)
-        }
+        let (words, offset) = (polys * self.poly_words(), from * self.poly_words());
+        cl::copy_range(self.graph.queue(), src, offset, dst, offset, words)
     }
 
     /// Zeroes `polys` polynomials (SEAL's result of sub_inplace(a, a)).
