@@ -1154,7 +1154,7 @@ namespace seal_opencl
     ProfiledWork profile_operation(const std::string &name, double wall_us, unsigned loops)
     {
         const ProfiledOperation op = translated([&] { return group_profiled_launches(name, wall_us, loops); });
-        return { op.kernel_us, op.host_us, op.launches };
+        return { op.kernel_us, op.host_us, op.launches, op.idle_us };
     }
 
     namespace

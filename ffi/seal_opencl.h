@@ -70,7 +70,8 @@ namespace seal_opencl
 
     // The kernels every thread's routed calls ran since the last call, per loop: device time
     // (start to end, summed), host time of the routed calls (entering the backend to
-    // returning to SEAL) and launches. Only in a process started with SEAL_OPENCL_PROFILE=path,
+    // returning to SEAL), launches, and the device's idle time between them (gaps over 10 us
+    // on a queue: the device waited for the host). Only in a process started with SEAL_OPENCL_PROFILE=path,
     // whose queues give every launch an event (which costs the host more: take wall times in a
     // run without it). Waits for those kernels and adds them to the profile written at exit as
     // operation `name`, `loops` runs of `wall_us` each on the caller's clock. Throws
@@ -80,6 +81,7 @@ namespace seal_opencl
         double kernel_us;
         double host_us;
         double launches;
+        double idle_us;
     };
     ProfiledWork profile_operation(const std::string &name, double wall_us, unsigned loops);
 } // namespace seal_opencl

@@ -134,6 +134,8 @@ mod bridge {
         host_us: f64,
         /// Kernel launches.
         launches: f64,
+        /// Device idle time between its kernels (gaps over `profiler::IDLE_GAP_NS`).
+        idle_us: f64,
     }
 
     extern "Rust" {
@@ -508,6 +510,7 @@ fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> Tagged<P
             kernel_us: op.kernel_ns / 1e3,
             host_us: op.host_ns / 1e3,
             launches: op.kernels.iter().map(|k| k.calls_per_loop).sum(),
+            idle_us: op.idle_ns / 1e3,
         })
     })
 }

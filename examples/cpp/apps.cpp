@@ -767,7 +767,7 @@ namespace
             cout << m.name << ": " << m.what << "\n  wall " << m.wall_us << " us/request, kernels " << m.kernel.kernel_us
                  << " us (wall/kernel " << setprecision(2) << m.wall_us / m.kernel.kernel_us << setprecision(1)
                  << "; profiled run: " << m.kernel.launches << " launches, " << m.kernel.host_us
-                 << " us host in routed calls), SEAL CPU " << m.cpu_us << " us (speedup " << m.cpu_us / m.wall_us
+                 << " us host in routed calls, device idle " << m.kernel.idle_us << " us), SEAL CPU " << m.cpu_us << " us (speedup " << m.cpu_us / m.wall_us
                  << "x)  " << (m.identical ? "identical" : "MISMATCH") << "\n  per request: "
                  << setprecision(2) << m.traffic.pool_misses << " pool misses, " << m.traffic.device_allocations
                  << " device and " << m.traffic.pinned_allocations << " page-locked allocations, " << m.traffic.pinned_uploads << " page-locked and "
@@ -836,6 +836,7 @@ namespace
             out << "    {\"name\": \"" << m.name << "\", \"what\": \"" << m.what << "\", \"wall_us\": " << m.wall_us
                 << ", \"kernel_us\": " << m.kernel.kernel_us << ", \"wall_over_kernel\": " << m.wall_us / m.kernel.kernel_us
                 << ", \"profiled_host_us\": " << m.kernel.host_us << ", \"launches\": " << m.kernel.launches
+                << ", \"profiled_idle_us\": " << m.kernel.idle_us
                 << ", \"cpu_us\": " << m.cpu_us << ", \"speedup\": " << m.cpu_us / m.wall_us
                 << ", \"resident_input_wall_us\": " << m.resident_wall_us
                 << ", \"resident_input_pageable_uploads\": " << m.resident_traffic.pageable_uploads

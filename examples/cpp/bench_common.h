@@ -279,6 +279,7 @@ namespace bench
         double kernel_us = 0;
         double host_us = 0;
         double launches = 0;
+        double idle_us = 0;
     };
 
     // The line a profiled run prints for its parent (`print_kernel_time`, `profiled_run`).
@@ -289,7 +290,7 @@ namespace bench
     inline void print_kernel_time(const string &name, double wall_us, unsigned loops)
     {
         const seal_opencl::ProfiledWork w = seal_opencl::profile_operation(name, wall_us, loops);
-        cout << kernel_time_tag << w.kernel_us << " " << w.host_us << " " << w.launches << endl;
+        cout << kernel_time_tag << w.kernel_us << " " << w.host_us << " " << w.launches << " " << w.idle_us << endl;
     }
 
     inline string shell_quoted(const string &s)
@@ -330,7 +331,8 @@ namespace bench
         {
             if (line.rfind(kernel_time_tag, 0) == 0)
             {
-                istringstream(line.substr(string(kernel_time_tag).size())) >> t.kernel_us >> t.host_us >> t.launches;
+                istringstream(line.substr(string(kernel_time_tag).size())) >>
+                    t.kernel_us >> t.host_us >> t.launches >> t.idle_us;
                 found = true;
             }
         }

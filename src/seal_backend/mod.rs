@@ -440,6 +440,9 @@ impl Backend {
         let graph = self.graph();
         let _span = graph.operation_span(name);
         let _issuing = graph.issuing();
+        let _operation = graph
+            .profiler()
+            .map(|_| crate::profiler::operation_scope(name));
         let started = graph.profiler().map(|_| std::time::Instant::now());
         let result = self.with_ops_untimed(graph, level, body);
         if let (Some(profiler), Some(started)) = (graph.profiler(), started) {
