@@ -47,6 +47,27 @@ fn profiled() -> (Arc<Profiler>, Devices) {
     (p, devices)
 }
 
+/// The backend behind SEAL on profiled devices, SEAL's parameters for it, and two images of
+/// 2 polynomials at their first level.
+fn profiled_backend() -> (
+    Arc<Profiler>,
+    seal_opencl::seal_backend::Backend,
+    seal_common::BackendParams,
+    seal_opencl::seal_backend::GpuImage,
+    seal_opencl::seal_backend::GpuImage,
+) {
+    let (p, devices) = profiled();
+    let backend = seal_common::backend_on(devices);
+    let params = seal_common::BackendParams::new();
+    let n = seal_common::BACKEND_N;
+    let words: Vec<u64> = (0..2 * 2 * n)
+        .map(|i| i as u64 % params.key_moduli[0])
+        .collect();
+    let a = backend.create_image(&words).unwrap();
+    let b = backend.create_image(&words).unwrap();
+    (p, backend, params, a, b)
+}
+
 fn named_kernel(g: &Graph, name: &str, buf: &PoolBuffer) -> Kernel {
     let program = g.context().program(&[NAMED], "").unwrap();
     Kernel::builder()
@@ -312,15 +333,8 @@ fn the_environment_variable_dumps_at_process_exit() {
 /// per routed call name. Without a profiler nothing is recorded (nothing to record into).
 #[test]
 fn routed_calls_record_their_host_time() {
-    use seal_common::{BackendParams, BACKEND_N as N};
-
-    let (p, devices) = profiled();
-    let backend = seal_common::backend_on(devices);
-    let params = BackendParams::new();
-    let (key_moduli, level) = (&params.key_moduli, params.level());
-    let words: Vec<u64> = (0..2 * 2 * N).map(|i| i as u64 % key_moduli[0]).collect();
-    let mut a = backend.create_image(&words).unwrap();
-    let b = backend.create_image(&words).unwrap();
+    let (p, backend, params, mut a, b) = profiled_backend();
+    let level = params.level();
     p.clear_events();
     for _ in 0..3 {
         backend.add(&level, &mut a, 2, &b, 2).unwrap();
@@ -348,15 +362,8 @@ fn routed_calls_record_their_host_time() {
 /// whose launch ended it: in the report (`idle`) and as an `idle` event in the trace.
 #[test]
 fn idle_gaps_name_the_operation_the_device_waited_for() {
-    use seal_common::{BackendParams, BACKEND_N as N};
-
-    let (p, devices) = profiled();
-    let backend = seal_common::backend_on(devices);
-    let params = BackendParams::new();
-    let (key_moduli, level) = (&params.key_moduli, params.level());
-    let words: Vec<u64> = (0..2 * 2 * N).map(|i| i as u64 % key_moduli[0]).collect();
-    let mut a = backend.create_image(&words).unwrap();
-    let b = backend.create_image(&words).unwrap();
+    let (p, backend, params, mut a, b) = profiled_backend();
+    let level = params.level();
     backend.add(&level, &mut a, 2, &b, 2).unwrap();
     backend.synchronize().unwrap();
     p.clear_events();

@@ -598,48 +598,32 @@ namespace
     {
         vector<vector<double>> latency(threads);
         vector<char> identical(threads, 1);
-        atomic<int> ready{ 0 };
-        atomic<bool> go{ false };
-        vector<thread> pool;
-        for (int t = 0; t < threads; t++)
-        {
-            pool.emplace_back([&, t] {
-                try
+        const double wall = timed_threads(threads, [&](int t, auto start) {
+            bool started = false;
+            try
+            {
+                Evaluator ev(app.fixture->context);
+                identical[t] &= words_of(gpu_request(app, ev)) == want;
+                started = true;
+                start();
+                for (int r = t; r < requests; r += threads)
                 {
-                    Evaluator ev(app.fixture->context);
-                    identical[t] &= words_of(gpu_request(app, ev)) == want;
-                    ready++;
-                    while (!go)
-                    {
-                        this_thread::yield();
-                    }
-                    for (int r = t; r < requests; r += threads)
-                    {
-                        auto t0 = Clock::now();
-                        Ciphertext y = gpu_request(app, ev);
-                        latency[t].push_back(us_since(t0, Clock::now()));
-                        identical[t] &= words_of(y) == want;
-                    }
+                    auto t0 = Clock::now();
+                    Ciphertext y = gpu_request(app, ev);
+                    latency[t].push_back(us_since(t0, Clock::now()));
+                    identical[t] &= words_of(y) == want;
                 }
-                catch (const exception &e)
+            }
+            catch (const exception &e)
+            {
+                cout << "thread " << t << ": " << e.what() << "\n";
+                if (!started)
                 {
-                    cout << "thread " << t << ": " << e.what() << "\n";
-                    identical[t] = 0;
-                    ready++;
+                    start();
                 }
-            });
-        }
-        while (ready < threads)
-        {
-            this_thread::yield();
-        }
-        auto t0 = Clock::now();
-        go = true;
-        for (auto &th : pool)
-        {
-            th.join();
-        }
-        const double wall = us_since(t0, Clock::now());
+                identical[t] = 0;
+            }
+        });
         vector<double> all;
         bool all_identical = true;
         for (int t = 0; t < threads; t++)

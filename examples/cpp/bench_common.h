@@ -21,8 +21,10 @@
 #include <functional>
 #include <iostream>
 #include <stdexcept>
+#include <atomic>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -269,6 +271,39 @@ namespace bench
             cout << "RESULT: ERROR: " << e.what() << "\n";
             return 2;
         }
+    }
+
+    // Runs `body(t, start)` on threads t = 0 .. threads - 1; each calls `start()` once, when its
+    // setup is done (also when the setup failed), and `start` returns once every thread has
+    // called it. Returns the wall time in us from then until every body returned.
+    template <class Body>
+    double timed_threads(int threads, Body body)
+    {
+        atomic<int> ready{ 0 };
+        atomic<bool> go{ false };
+        auto start = [&] {
+            ready++;
+            while (!go)
+            {
+                this_thread::yield();
+            }
+        };
+        vector<thread> pool;
+        for (int t = 0; t < threads; t++)
+        {
+            pool.emplace_back([&, t] { body(t, start); });
+        }
+        while (ready < threads)
+        {
+            this_thread::yield();
+        }
+        auto t0 = Clock::now();
+        go = true;
+        for (auto &th : pool)
+        {
+            th.join();
+        }
+        return us_since(t0, Clock::now());
     }
 
     // The device time of work this program does, measured in a second run of itself under the
