@@ -401,6 +401,11 @@ namespace seal_opencl
                 return backend_->device_memory();
             }
 
+            Traffic traffic() const
+            {
+                return backend_->traffic();
+            }
+
             void bind_thread(int device) const
             {
                 translated([&] { backend_->bind_thread(device); });
@@ -1142,6 +1147,12 @@ namespace seal_opencl
         crosscheck_corrupt_next.store(true);
     }
 
+    ProfiledWork profile_operation(const std::string &name, double wall_us, unsigned loops)
+    {
+        const ProfiledOperation op = translated([&] { return group_profiled_launches(name, wall_us, loops); });
+        return { op.kernel_us, op.host_us, op.launches, op.idle_us };
+    }
+
     namespace
     {
         // The installed backend, if it is seal-opencl's; else std::logic_error.
@@ -1159,6 +1170,14 @@ namespace seal_opencl
     DeviceMemory installed_device_memory()
     {
         return installed_open_cl_backend()->device_memory();
+    }
+
+    TransferCounts transfer_counts()
+    {
+        const Traffic t = installed_open_cl_backend()->traffic();
+        return { t.pool_misses,        t.device_allocations, t.pinned_allocations, t.pinned_uploads,     t.pinned_upload_bytes,
+                 t.pageable_uploads,   t.pageable_upload_bytes, t.downloads,      t.download_bytes,
+                 t.image_copies,       t.device_copies };
     }
 
     void bind_thread_to_device(int device)

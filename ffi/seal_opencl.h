@@ -43,4 +43,45 @@ namespace seal_opencl
     // flipped on the device, after the operation and before the comparison), so a test sees a
     // mismatch detected. Without cross-checking it waits for the first cross-checked operation.
     void crosscheck_corrupt_next_result() noexcept;
+
+    // What the installed backend's transfers and first uses cost the host so far, every
+    // thread's: requests for a device buffer the pools had no free one for (misses, served
+    // by a sub-buffer of a slab or a buffer of their own), device allocations and
+    // page-locked host blocks from the driver, uploads from page-locked words (asynchronous) and from pageable ones
+    // (blocking), downloads, with their bytes; SEAL's copies of device objects (which share
+    // the words until one side writes), and whole objects the device copied (a write to
+    // shared words, a move between devices; counted over every backend of the process).
+    // Throws std::logic_error when it is not installed.
+    struct TransferCounts
+    {
+        std::uint64_t pool_misses;
+        std::uint64_t device_allocations;
+        std::uint64_t pinned_allocations;
+        std::uint64_t pinned_uploads;
+        std::uint64_t pinned_upload_bytes;
+        std::uint64_t pageable_uploads;
+        std::uint64_t pageable_upload_bytes;
+        std::uint64_t downloads;
+        std::uint64_t download_bytes;
+        std::uint64_t image_copies;
+        std::uint64_t device_copies;
+    };
+    TransferCounts transfer_counts();
+
+    // The kernels every thread's routed calls ran since the last call, per loop: device time
+    // (start to end, summed), host time of the routed calls (entering the backend to
+    // returning to SEAL), launches, and the device's idle time between them (gaps over 10 us
+    // on a queue: the device waited for the host). Only in a process started with SEAL_OPENCL_PROFILE=path,
+    // whose queues give every launch an event (which costs the host more: take wall times in a
+    // run without it). Waits for those kernels and adds them to the profile written at exit as
+    // operation `name`, `loops` runs of `wall_us` each on the caller's clock. Throws
+    // std::logic_error when profiling is off.
+    struct ProfiledWork
+    {
+        double kernel_us;
+        double host_us;
+        double launches;
+        double idle_us;
+    };
+    ProfiledWork profile_operation(const std::string &name, double wall_us, unsigned loops);
 } // namespace seal_opencl

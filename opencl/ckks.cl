@@ -65,16 +65,16 @@ __kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
     dst[gid] = negate_uint_mod(a[gid], q);
 }
 
-// ct[p][j][k] *= plain[j][k] mod q_j for every polynomial p (the plaintext, K * N words,
-// is broadcast): SEAL's multiply_plain_ntt.
-__kernel void ckks_multiply_plain(__global u64 *ct, __global const u64 *plain,
-                                  __global const u64 *moduli, uint K)
+// dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for every polynomial p (the plaintext,
+// K * N words, is broadcast): SEAL's multiply_plain_ntt. dst may be ct.
+__kernel void ckks_multiply_plain(__global u64 *dst, __global const u64 *ct,
+                                  __global const u64 *plain, __global const u64 *moduli, uint K)
 {
     size_t pk = get_global_id(0);
     size_t gid = ROW_WORD((size_t)K << LOG_N);
     uint j = (uint)(pk >> LOG_N);
     LOAD_MODULUS(moduli, j, q, r0, r1);
-    ct[gid] = multiply_uint_mod(ct[gid], plain[pk], q, r0, r1);
+    dst[gid] = multiply_uint_mod(ct[gid], plain[pk], q, r0, r1);
 }
 
 // The tensor product of SEAL's ckks_multiply in NTT form: dst[t] = sum_{i + l = t}

@@ -4,10 +4,12 @@
 # SEAL_OPENCL_DEVICE=gpu unless it is set.
 #   gpu-suite.sh tests    every test binary, the C++ Listing 1 example, SEAL's googletest
 #                         suite through the backend, and the main job (ckks_routines)
-#   gpu-suite.sh benches  every benchmark, the C++ host-path and request ones included, and
+#   gpu-suite.sh benches  every benchmark, the C++ host-path, request and apps ones included, and
 #                         the differential fuzzer and the soak run (examples/seal_fuzz.rs,
 #                         soak.rs) (with --quick, or fewer operations, when QUICK=1: a smoke run)
 #   gpu-suite.sh request  only the request and transfer benchmark (issue 14), N = 2^15 and 2^13
+#   gpu-suite.sh apps     only the application benchmarks (issue 26): the network, polynomial,
+#                         inner product and batch at N = 2^15 (64 x 64 layers) and 2^14 (128 x 128)
 #   gpu-suite.sh multi    MulLin/s by threads on 1 device and on every device (issue 13; run it
 #                         on a machine with several GPUs): host_path at N = 2^16 with 16 data
 #                         primes and at 2^15 {60, 50 x 7, 60}
@@ -27,7 +29,7 @@
 # listed at the end of the log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: gpu-suite.sh tests|benches|request|server|multi}
+part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|versions}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 # unpack VERSION: the bundle of that SEAL version into /tmp/seal-opencl-bundle-VERSION.
@@ -74,6 +76,17 @@ run() {
 run_request() {
   for log_n in 15 13; do
     run "cpp-request-2^$log_n" "$bin/cpp-request" --log-n "$log_n" --reps "$1"
+  done
+}
+
+# run_apps REPS: programs as SEAL users write them (issue 26), wall time per request against
+# the kernel time of the same requests (the programs rerun themselves under the profiler and
+# leave its JSON, CSV and trace beside their results) and SEAL's CPU time.
+run_apps() {
+  local cpu_reps=3
+  [ "$1" -lt 3 ] && cpu_reps=1
+  for log_n in 15 14; do
+    run "cpp-apps-2^$log_n" "$bin/cpp-apps" --log-n "$log_n" --reps "$1" --cpu-reps "$cpu_reps"
   done
 }
 
@@ -138,6 +151,12 @@ benches)
   run "cpp-host_path-2^15-one-queue" env SEAL_OPENCL_QUEUES=1 "$bin/cpp-host_path" --log-n 15 \
     --reps "$reps" --json "benches/results/host_path-one-queue-2^15.json"
   run_request "$reps"
+  apps_reps=20
+  [ "${QUICK:-0}" = 1 ] && apps_reps=2
+  run_apps "$apps_reps"
+  ;;
+apps)
+  run_apps 20
   ;;
 request)
   run_request 100
@@ -169,7 +188,7 @@ versions)
   done
   ;;
 *)
-  echo "unknown part $part (tests | benches | request | server | multi | clients | versions)" >&2
+  echo "unknown part $part (tests | benches | request | apps | server | multi | clients | versions)" >&2
   exit 2
   ;;
 esac

@@ -97,6 +97,47 @@ mod bridge {
         key_evictions: u64,
     }
 
+    /// The host's costly calls into the driver since the backend was made (every thread's):
+    /// what a program's first uses of new objects and its transfers cost (`traffic`).
+    #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+    struct Traffic {
+        /// Requests for a buffer the pools had no free one for (first uses).
+        pool_misses: u64,
+        /// Device allocations from the driver (slabs that misses are carved from, buffers
+        /// of their own).
+        device_allocations: u64,
+        /// Page-locked host memory allocated from the driver (and mapped).
+        pinned_allocations: u64,
+        /// Uploads from page-locked words (asynchronous), and their bytes.
+        pinned_uploads: u64,
+        pinned_upload_bytes: u64,
+        /// Uploads from pageable words (blocking), and their bytes.
+        pageable_uploads: u64,
+        pageable_upload_bytes: u64,
+        /// Downloads (each waits for the image's last writer), and their bytes.
+        downloads: u64,
+        download_bytes: u64,
+        /// SEAL's copies of device objects (they share the words until one side writes).
+        image_copies: u64,
+        /// Whole images copied on the device (a write to shared words, a move between
+        /// tiles), by every backend of the process.
+        device_copies: u64,
+    }
+
+    /// The work the process-wide profiler recorded since the last `group_profiled_launches`, per
+    /// loop.
+    #[derive(Debug, Clone, Copy, Default, PartialEq)]
+    struct ProfiledOperation {
+        /// Device time of its kernels (their start-to-end times summed), microseconds.
+        kernel_us: f64,
+        /// Host time of its routed calls, from entering the backend to returning to SEAL.
+        host_us: f64,
+        /// Kernel launches.
+        launches: f64,
+        /// Device idle time between its kernels (gaps over `profiler::IDLE_GAP_NS`).
+        idle_us: f64,
+    }
+
     extern "Rust" {
         /// The OpenCL device the backend would run on, as `P:D platform / device (kind)`.
         /// `selector` is `gpu`, `cpu` or `P:D`; empty means `SEAL_OPENCL_DEVICE`.
@@ -108,6 +149,15 @@ mod bridge {
         type GpuImage;
 
         fn new_gpu_backend() -> Result<Box<GpuBackend>>;
+        /// Groups every launch the process-wide profiler (`SEAL_OPENCL_PROFILE`) recorded
+        /// since the last call into operation `name` of `loops` loops that took `external_us`
+        /// each on the caller's clock (waiting for those launches), and returns it per loop.
+        /// Errors: profiling is off (`logic_error`).
+        fn group_profiled_launches(
+            name: &str,
+            external_us: f64,
+            loops: u32,
+        ) -> Result<ProfiledOperation>;
         /// Forwards SEAL's report of an operation that ran on the CPU to `tracing` (a warning,
         /// once per operation name).
         fn report_cpu_fallback(operation: &str);
@@ -145,6 +195,7 @@ mod bridge {
         ) -> Result<bool>;
 
         fn device_memory(self: &GpuBackend) -> DeviceMemory;
+        fn traffic(self: &GpuBackend) -> Traffic;
         /// Binds the calling thread to tile `device` (`Backend::bind_thread`); a negative
         /// or too large index is an error.
         fn bind_thread(self: &GpuBackend, device: i32) -> Result<()>;
@@ -370,7 +421,7 @@ pub use bridge::{
     seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
     seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
     seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    SealNttTables,
+    ProfiledOperation, SealNttTables, Traffic,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {
@@ -441,6 +492,26 @@ fn new_gpu_backend() -> Tagged<Box<GpuBackend>> {
     tagged(|| {
         crate::logging::init_from_env()?;
         Ok(Box::new(GpuBackend::new(Backend::from_env()?)))
+    })
+}
+
+fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> Tagged<ProfiledOperation> {
+    tagged(|| {
+        let profiler = crate::profiler::global().ok_or_else(|| {
+            Error::Logic(format!(
+                "profiling is off: start the process with {}=path",
+                crate::profiler::ENV_VAR
+            ))
+        })?;
+        let external =
+            std::time::Duration::try_from_secs_f64(external_us / 1e6).unwrap_or_default();
+        let op = profiler.add_operation(name, external, loops)?;
+        Ok(ProfiledOperation {
+            kernel_us: op.kernel_ns / 1e3,
+            host_us: op.host_ns / 1e3,
+            launches: op.kernels.iter().map(|k| k.calls_per_loop).sum(),
+            idle_us: op.idle_ns / 1e3,
+        })
     })
 }
 
@@ -590,6 +661,23 @@ impl GpuBackend {
             })?;
             backend.bind_thread(tile)
         })
+    }
+
+    fn traffic(&self) -> Traffic {
+        let t = self.backend.traffic();
+        Traffic {
+            pool_misses: t.pool_misses,
+            device_allocations: t.device_allocations,
+            pinned_allocations: t.pinned_allocations,
+            pinned_uploads: t.pinned_uploads,
+            pinned_upload_bytes: t.pinned_upload_bytes,
+            pageable_uploads: t.pageable_uploads,
+            pageable_upload_bytes: t.pageable_upload_bytes,
+            downloads: t.downloads,
+            download_bytes: t.download_bytes,
+            image_copies: t.image_copies,
+            device_copies: t.device_copies,
+        }
     }
 
     fn tile_count(&self) -> usize {

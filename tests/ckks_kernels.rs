@@ -263,13 +263,20 @@ fn ckks_multiply_plain_equals_host() {
         for polys in [1, 3] {
             let ct = canonical(&mut rng, &moduli, polys);
             let plain = canonical(&mut rng, &moduli, 1);
-            let dct = upload(&ct);
-            e.kernels
-                .ckks_multiply_plain(&e.graph, &dct, &upload(&plain), &table(&moduli), k, polys)
-                .unwrap();
+            let (dct, dplain, mt) = (upload(&ct), upload(&plain), table(&moduli));
             let mut want = ct.clone();
             host::ckks_multiply_plain(&mut want, &plain, &moduli, N);
-            assert_words(&down(&dct), &want, "ckks_multiply_plain");
+            // Out of place into a poisoned buffer, then in place.
+            let dst = poisoned(ct.len());
+            e.kernels
+                .ckks_multiply_plain(&e.graph, &dst, &dct, &dplain, &mt, k, polys)
+                .unwrap();
+            assert_words(&down(&dst), &want, "ckks_multiply_plain into dst");
+            assert_words(&down(&dct), &ct, "ckks_multiply_plain's input");
+            e.kernels
+                .ckks_multiply_plain(&e.graph, &dct, &dct, &dplain, &mt, k, polys)
+                .unwrap();
+            assert_words(&down(&dct), &want, "ckks_multiply_plain in place");
         }
     }
 }
@@ -694,7 +701,7 @@ fn ckks_bad_arguments_are_rejected() {
     );
     let ct = poisoned(words);
     assert_rejected(
-        kx.ckks_multiply_plain(g, &ct, &upload(&[1; 3]), &mt, 3, 2),
+        kx.ckks_multiply_plain(g, &ct, &ct, &upload(&[1; 3]), &mt, 3, 2),
         &ct,
     );
 

@@ -122,7 +122,7 @@ fn devices(profiler: Option<Arc<Profiler>>) -> Devices {
     Devices::new(DeviceOptions {
         memcache: MemcacheConfig {
             poison: Some(POISON),
-            ..Default::default()
+            ..DeviceOptions::default().memcache
         },
         profiler,
         ..Default::default()
@@ -323,9 +323,23 @@ fn apply_galois_matches_host_composition() {
             );
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
             let ops = LevelOps::new(&context, &graph, k).unwrap();
-            ops.apply_galois(&buf, galois_elt, &key).unwrap();
-            let got = cl::download(&buf).unwrap();
             let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
+            // Out of place into a poisoned buffer (the input kept), then in place.
+            let dst = graph.context().buffer(graph.queue(), ct.len()).unwrap();
+            cl::poison(&dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
+            ops.apply_galois(&dst, &buf, galois_elt, &key).unwrap();
+            assert_same(
+                &cl::download(&dst).unwrap(),
+                &want,
+                &format!("{what} into dst"),
+            );
+            assert_same(
+                &cl::download(&buf).unwrap(),
+                &ct,
+                &format!("{what}: its input"),
+            );
+            ops.apply_galois(&buf, &buf, galois_elt, &key).unwrap();
+            let got = cl::download(&buf).unwrap();
             assert_same(&got, &want, &what);
         }
     }
@@ -381,7 +395,7 @@ fn rescale_switch_key_and_galois_launch_counts() {
         // Build the one-prime plans outside the counted launches.
         ops.rescale(dst.buffer(), &ct, 2).unwrap();
         ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap();
-        ops.apply_galois(&ct, 3, &key).unwrap();
+        ops.apply_galois(&ct, &ct, 3, &key).unwrap();
         let rescale = launches(&profiler, &graph, || {
             ops.rescale(dst.buffer(), &ct, 2).unwrap()
         });
@@ -389,7 +403,7 @@ fn rescale_switch_key_and_galois_launch_counts() {
             ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap()
         });
         let galois = launches(&profiler, &graph, || {
-            ops.apply_galois(&ct, 3, &key).unwrap()
+            ops.apply_galois(&ct, &ct, 3, &key).unwrap()
         });
         let what = format!("2^{log_n} {strategy} fused={fused}");
         if fused && matches!(strategy, NttStrategy::Staged(_)) {

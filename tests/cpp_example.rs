@@ -1,4 +1,4 @@
-//! examples/cpp (seeds/001 Listing 1 in C++, the host-path and request benchmarks) builds as a user's
+//! examples/cpp (seeds/001 Listing 1 in C++, the host-path, request and application benchmarks) builds as a user's
 //! project does: `scripts/install.sh` into a fresh prefix, then CMake's
 //! `find_package(SEALOpenCL)`; its GPU ciphertexts equal the CPU ones word for word on the
 //! default OpenCL device (PoCL on CI).
@@ -38,18 +38,37 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
     // The C++ benchmarks (run for their figures on the GPU machine): short runs, for their
     // check that every GPU result equals SEAL's CPU result.
     for bench in ["host_path", "request"] {
-        smoke_run(&build, bench);
+        smoke_run(&build, bench, &["--log-n", "12", "--reps", "3"]);
     }
+    // Every application (16 x 16 layers, 4 batch requests), its kernel time from a profiled
+    // run of itself.
+    smoke_run(
+        &build,
+        "apps",
+        &[
+            "--log-n",
+            "12",
+            "--dim",
+            "16",
+            "--reps",
+            "1",
+            "--cpu-reps",
+            "1",
+            "--requests",
+            "4",
+        ],
+    );
 }
 
-/// Runs the C++ benchmark `name` of `build` briefly (N = 2^12, 3 repetitions) on the default
-/// device; it must report identical results and write its JSON.
-fn smoke_run(build: &Path, name: &str) {
+/// Runs the C++ benchmark `name` of `build` briefly with `args` on the default device; it must
+/// report identical results and write its JSON.
+fn smoke_run(build: &Path, name: &str, args: &[&str]) {
     let json = build.join(format!("{name}-smoke.json"));
     let output = cpp_build::run(
         name,
         Command::new(build.join(name))
-            .args(["--log-n", "12", "--reps", "3", "--json"])
+            .args(args)
+            .arg("--json")
             .arg(&json)
             .env_remove("SEAL_OPENCL_DEVICE"),
     );

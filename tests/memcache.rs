@@ -24,11 +24,25 @@ fn context() -> Arc<Context> {
 
 #[test]
 fn threads_never_share_a_buffer_and_counts_balance() {
+    threads_share_no_buffer(MemcacheConfig::default());
+}
+
+/// The same with slabs of 64 KiB: buffers are sub-buffers of several slabs, their words
+/// apart; every slab goes back when the pool is flushed.
+#[test]
+fn threads_never_share_a_sub_buffer_of_a_slab() {
+    threads_share_no_buffer(MemcacheConfig {
+        slab_bytes: 64 << 10,
+        ..Default::default()
+    });
+}
+
+fn threads_share_no_buffer(config: MemcacheConfig) {
     const THREADS: u64 = 4;
     const ITERS: u64 = 500;
     const SIZES: [usize; 4] = [1000, 1536, 2048, 3000];
     let ctx = context();
-    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
+    let pool = Memcache::new(ctx.clone(), config);
     let held: Arc<Mutex<HashSet<u64>>> = Arc::default();
 
     crossbeam::scope(|s| {
@@ -88,14 +102,93 @@ fn threads_never_share_a_buffer_and_counts_balance() {
         "{s}"
     );
     assert_eq!(
-        s.free_buffers as u64, s.device_allocations,
+        s.free_buffers as u64, s.misses,
         "every buffer came back: {s}"
     );
+    if config.slab_bytes > 0 {
+        assert_eq!(s.sub_allocations, s.misses, "every miss from a slab: {s}");
+        assert!(s.device_allocations < s.misses && s.slabs > 1, "{s}");
+    } else {
+        assert_eq!(s.device_allocations, s.misses, "{s}");
+    }
     let (flushed, bytes) = pool.flush();
     let s = pool.stats();
-    assert_eq!(flushed as u64, s.device_allocations);
-    assert!(bytes > 0 && s.bytes_held == 0 && s.free_buffers == 0, "{s}");
+    assert_eq!(flushed as u64, s.misses);
+    assert!(
+        bytes > 0 && s.bytes_held == 0 && s.free_buffers == 0 && s.slabs == 0,
+        "{s}"
+    );
     assert_eq!(s.device_releases, s.device_allocations, "no leak: {s}");
+}
+
+/// Slabs: new buffers are sub-buffers carved from one slab until it is full (one device
+/// allocation), poisoned and apart; a request over half a slab gets an allocation of its
+/// own; reuse comes from the free pool; a slab goes back to the device with its last
+/// sub-buffer; a limit under a slab's size gives buffers of their own.
+#[test]
+fn slabs_carve_sub_buffers() {
+    const POISON: u64 = 0xDEAD_BEEF_0BAD_F00D;
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let fill = kernel(&ctx, &q, "fill");
+    let slab_bytes = 1 << 20;
+    let pool = Memcache::new(
+        ctx.clone(),
+        MemcacheConfig {
+            slab_bytes,
+            poison: Some(POISON),
+            ..Default::default()
+        },
+    );
+    let bufs: Vec<_> = [1000, 3000, 5000]
+        .iter()
+        .map(|&w| pool.alloc(&q, w).unwrap())
+        .collect();
+    let s = pool.stats();
+    assert_eq!(
+        (s.misses, s.sub_allocations, s.device_allocations, s.slabs),
+        (3, 3, 1, 1),
+        "{s}"
+    );
+    assert_eq!(s.bytes_held, slab_bytes, "{s}");
+    for (i, b) in bufs.iter().enumerate() {
+        assert!(b.read().unwrap().iter().all(|&w| w == POISON), "poisoned");
+        let _ = enqueue_fill(&fill, &q, b.buffer(), b.words(), i as u64);
+    }
+    for (i, b) in bufs.iter().enumerate() {
+        assert_eq!(b.read().unwrap(), fill_host(i as u64, b.words()), "apart");
+    }
+    // Over half a slab: its own allocation.
+    let big = pool.alloc(&q, (slab_bytes as usize / 8) / 2 + 1).unwrap();
+    assert_eq!(pool.stats().device_allocations, 2);
+    // Half a slab fits after the first three, another does not: a second slab.
+    let halves: Vec<_> = (0..2).map(|_| pool.alloc(&q, 65_536).unwrap()).collect();
+    let s = pool.stats();
+    assert_eq!((s.device_allocations, s.slabs), (3, 2), "{s}");
+    drop((bufs, big, halves));
+    let reused = pool.alloc(&q, 3000).unwrap();
+    assert_eq!(pool.stats().hits, 1);
+    drop(reused);
+    pool.flush();
+    let s = pool.stats();
+    assert_eq!((s.bytes_held, s.slabs, s.device_releases), (0, 0, 3), "{s}");
+
+    let limited = Memcache::new(
+        ctx,
+        MemcacheConfig {
+            slab_bytes,
+            max_bytes_held: Some(slab_bytes / 2),
+            ..Default::default()
+        },
+    );
+    let own = limited.alloc(&q, 1000).unwrap();
+    let s = limited.stats();
+    assert_eq!(
+        (s.device_allocations, s.sub_allocations, s.bytes_held),
+        (1, 0, 8000),
+        "{s}"
+    );
+    drop(own);
 }
 
 #[test]

@@ -47,6 +47,27 @@ fn profiled() -> (Arc<Profiler>, Devices) {
     (p, devices)
 }
 
+/// The backend behind SEAL on profiled devices, SEAL's parameters for it, and two images of
+/// 2 polynomials at their first level.
+fn profiled_backend() -> (
+    Arc<Profiler>,
+    seal_opencl::seal_backend::Backend,
+    seal_common::BackendParams,
+    seal_opencl::seal_backend::GpuImage,
+    seal_opencl::seal_backend::GpuImage,
+) {
+    let (p, devices) = profiled();
+    let backend = seal_common::backend_on(devices);
+    let params = seal_common::BackendParams::new();
+    let n = seal_common::BACKEND_N;
+    let words: Vec<u64> = (0..2 * 2 * n)
+        .map(|i| i as u64 % params.key_moduli[0])
+        .collect();
+    let a = backend.create_image(&words).unwrap();
+    let b = backend.create_image(&words).unwrap();
+    (p, backend, params, a, b)
+}
+
 fn named_kernel(g: &Graph, name: &str, buf: &PoolBuffer) -> Kernel {
     let program = g.context().program(&[NAMED], "").unwrap();
     Kernel::builder()
@@ -163,9 +184,16 @@ fn the_trace_is_valid_trace_event_json() {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let events = v["traceEvents"].as_array().expect("a traceEvents array");
     let complete: Vec<_> = events.iter().filter(|e| e["ph"] == "X").collect();
-    assert_eq!(complete.len(), 8);
+    let kernels = complete.iter().filter(|e| e["cat"] == "kernel").count();
+    assert_eq!(kernels, 8);
     for e in &complete {
-        assert_eq!(e["name"], "alpha_add");
+        if e["cat"] == "kernel" {
+            assert_eq!(e["name"], "alpha_add");
+        } else {
+            // Device idle between launches (outside a routed operation here).
+            assert_eq!(e["cat"], "idle");
+            assert_eq!(e["name"], "idle: waiting for (none)");
+        }
         assert!(e["ts"].as_f64().unwrap() >= 0.0 && e["dur"].as_f64().unwrap() >= 0.0);
         assert!(e["pid"].is_u64() && e["tid"].is_u64());
     }
@@ -305,15 +333,8 @@ fn the_environment_variable_dumps_at_process_exit() {
 /// per routed call name. Without a profiler nothing is recorded (nothing to record into).
 #[test]
 fn routed_calls_record_their_host_time() {
-    use seal_common::{BackendParams, BACKEND_N as N};
-
-    let (p, devices) = profiled();
-    let backend = seal_common::backend_on(devices);
-    let params = BackendParams::new();
-    let (key_moduli, level) = (&params.key_moduli, params.level());
-    let words: Vec<u64> = (0..2 * 2 * N).map(|i| i as u64 % key_moduli[0]).collect();
-    let mut a = backend.create_image(&words).unwrap();
-    let b = backend.create_image(&words).unwrap();
+    let (p, backend, params, mut a, b) = profiled_backend();
+    let level = params.level();
     p.clear_events();
     for _ in 0..3 {
         backend.add(&level, &mut a, 2, &b, 2).unwrap();
@@ -334,4 +355,44 @@ fn routed_calls_record_their_host_time() {
         "{calls:?}"
     );
     assert!(report.host_calls.iter().all(|h| h.avg_ns > 0.0));
+}
+
+/// While profiling, each launch carries the routed operation that issued it, and a gap on a
+/// queue's device timeline longer than `IDLE_GAP_NS` is idle time charged to the operation
+/// whose launch ended it: in the report (`idle`) and as an `idle` event in the trace.
+#[test]
+fn idle_gaps_name_the_operation_the_device_waited_for() {
+    let (p, backend, params, mut a, b) = profiled_backend();
+    let level = params.level();
+    backend.add(&level, &mut a, 2, &b, 2).unwrap();
+    backend.synchronize().unwrap();
+    p.clear_events();
+    backend.add(&level, &mut a, 2, &b, 2).unwrap();
+    backend.synchronize().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    backend.negate(&level, &mut a, 2).unwrap();
+    backend.synchronize().unwrap();
+
+    let report = p.report().unwrap();
+    let negate = report
+        .idle
+        .iter()
+        .find(|i| i.operation == "negate")
+        .unwrap_or_else(|| panic!("no idle time before negate: {:?}", report.idle));
+    assert_eq!(negate.gaps, 1, "{negate:?}");
+    assert!(negate.max_ns >= 40_000_000, "{negate:?}");
+    assert!(
+        report.idle.iter().all(|i| i.operation != "add"),
+        "{:?}",
+        report.idle
+    );
+
+    let dir = std::env::temp_dir().join(format!("seal-opencl-idle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("idle.trace.json");
+    p.export_trace(&trace).unwrap();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.contains("idle: waiting for negate"), "{text}");
+    assert!(text.contains("\"operation\":\"add\""), "{text}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -271,15 +271,20 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
     });
     let memcache = backend.devices().tiles()[0].memcache();
     let hits = memcache.stats().hits;
-    let copy = writer.run(move || backend.clone_image(&y).unwrap());
+    // A copy of y shares y's buffer; negating it takes a new one.
+    let copy = writer.run(move || {
+        let mut copy = backend.clone_image(&y).unwrap();
+        backend.negate(&params.level(), &mut copy, 2).unwrap();
+        copy
+    });
     assert_eq!(
         memcache.stats().hits,
         hits + 1,
-        "the copy did not reuse x's buffer"
+        "the negated copy did not reuse x's buffer"
     );
     cl::complete_user_event(&held).unwrap();
     assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
-    assert_eq!(download(backend, &copy), y0);
+    assert_eq!(download(backend, &copy), negated(params, &y0));
     writer.stop();
     reader.stop();
 }

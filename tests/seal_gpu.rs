@@ -108,3 +108,56 @@ fn child_determinism() {
     assert_no_cpu_fallback();
     println!("CHILD OK");
 }
+
+/// Copies of device ciphertexts share their words until one side writes (copy on write,
+/// `src/seal_backend/image.rs`): every operation applied to a copy of a resident ciphertext
+/// gives SEAL's words and leaves the original's as they were, and applied to the original
+/// after copying, leaves the copy's; and the operations that read a second ciphertext, with
+/// that operand the original of the copy they write.
+#[test]
+fn copies_share_words_until_written() {
+    let fx = Fixture::new();
+    let mut rng = rng();
+    for (name, op) in operations() {
+        let (a, b, p) = (
+            fx.encrypt(&mut rng),
+            fx.encrypt(&mut rng),
+            fx.plain(&mut rng),
+        );
+        let mut want = a.clone();
+        op(&fx, &mut want, &b, &p);
+        let device_plain = plain_on_gpu(&p);
+
+        let original = resident(&fx, &a);
+        let mut copy = original.clone();
+        op(&fx, &mut copy, &resident(&fx, &b), &device_plain);
+        assert_same(&want, &copy, &format!("{name} on a copy"));
+        assert_same(&a, &original, &format!("{name} on a copy: the original"));
+
+        let mut original = resident(&fx, &a);
+        let copy = original.clone();
+        op(&fx, &mut original, &resident(&fx, &b), &device_plain);
+        assert_same(&want, &original, &format!("{name} on a copied original"));
+        assert_same(&a, &copy, &format!("{name} on a copied original: the copy"));
+
+        if !["add", "multiply", "MulLin", "MulLinRSModSwAdd"].contains(&name) {
+            continue;
+        }
+        let mut want_self = a.clone();
+        op(&fx, &mut want_self, &a, &p);
+        let original = resident(&fx, &a);
+        let mut copy = original.clone();
+        op(&fx, &mut copy, &original, &device_plain);
+        assert_same(
+            &want_self,
+            &copy,
+            &format!("{name} of a copy with its original"),
+        );
+        assert_same(
+            &a,
+            &original,
+            &format!("{name} of a copy with its original: the original"),
+        );
+    }
+    assert_no_cpu_fallback();
+}

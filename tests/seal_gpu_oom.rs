@@ -32,7 +32,7 @@ fn backend_out_of_memory_is_an_error_and_changes_nothing() {
     let devices = Devices::new(DeviceOptions {
         memcache: MemcacheConfig {
             max_bytes_held: Some(MAX_BYTES),
-            poison: None,
+            ..DeviceOptions::default().memcache
         },
         ..DeviceOptions::default()
     })
@@ -85,8 +85,14 @@ fn backend_out_of_memory_is_an_error_and_changes_nothing() {
     );
     assert_eq!(read(a), want_a, "operand a after the failed calls");
     assert_eq!(read(b), want_b, "operand b after the failed calls");
-    let err = backend.clone_image(b).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Runtime, "clone_image: {err}");
+    // A copy shares b's buffer (no allocation); writing it needs one: an error, and both
+    // keep their words.
+    let mut copy = backend.clone_image(b).unwrap();
+    let err = backend.negate(&level, &mut copy, 2).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Runtime, "negate of a copy: {err}");
+    assert_eq!(read(&copy), want_b, "the copy after the failed negate");
+    assert_eq!(read(b), want_b, "operand b after its copy's failed negate");
+    drop(copy);
 
     // Freeing memory makes the device usable again.
     let (a, b) = (images.remove(0), images.remove(0));

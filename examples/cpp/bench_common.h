@@ -1,22 +1,31 @@
-// Helpers shared by the C++ benchmarks (host_path, request): clocks and medians, the device
-// the backend picks by default, SEAL parameters per N, result file names.
+// Helpers shared by the C++ benchmarks (host_path, request, apps): clocks and medians, the
+// device the backend picks by default, SEAL parameters per N, the command line, result file
+// names, and the kernel time of a program's work measured in a profiled run of itself.
 #pragma once
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 
 #include "seal/seal.h"
+#include "seal_opencl.h"
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <stdexcept>
+#include <atomic>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace bench
@@ -110,8 +119,22 @@ namespace bench
         }
     }
 
-    // The CKKS context for N = 2^log_n and `bit_sizes`. SEAL's security tables stop at
-    // N = 2^15, so larger N run with the check off (as the Rust benches do).
+    // Whether the primes of `bit_sizes(log_n, data_primes)` fit SEAL's 128-bit security table
+    // (which stops at N = 2^15).
+    inline bool within_security_table(int log_n, int data_primes = 0)
+    {
+        const vector<int> bits = bit_sizes(log_n, data_primes);
+        int total = 0;
+        for (int b : bits)
+        {
+            total += b;
+        }
+        return total <= seal::CoeffModulus::MaxBitCount(size_t(1) << log_n, seal::sec_level_type::tc128);
+    }
+
+    // The CKKS context for N = 2^log_n and `bit_sizes`, with SEAL's 128-bit security check
+    // where the primes fit its table (`within_security_table`) and without it elsewhere (N >
+    // 2^15, as the Rust benches do, or small test sizes with many primes).
     inline seal::SEALContext make_context(int log_n, int data_primes = 0)
     {
         seal::EncryptionParameters parms(seal::scheme_type::ckks);
@@ -119,7 +142,8 @@ namespace bench
         parms.set_poly_modulus_degree(n);
         parms.set_coeff_modulus(seal::CoeffModulus::Create(n, bit_sizes(log_n, data_primes)));
         return seal::SEALContext(
-            parms, true, log_n > 15 ? seal::sec_level_type::none : seal::sec_level_type::tc128);
+            parms, true,
+            within_security_table(log_n, data_primes) ? seal::sec_level_type::tc128 : seal::sec_level_type::none);
     }
 
     inline string today()
@@ -142,7 +166,8 @@ namespace bench
         return s;
     }
 
-    // The command line of the benchmarks: [--log-n N] [--reps R] [--json PATH].
+    // The command line of the benchmarks: [--log-n N] [--primes P] [--reps R] [--json PATH],
+    // and a benchmark's own options (`Option`).
     struct Params
     {
         int log_n = 15;
@@ -152,14 +177,37 @@ namespace bench
         string json;
     };
 
-    // Parses the command line over `p`'s defaults; false (with `usage` on stderr) for anything
-    // else.
-    inline bool parse_params(int argc, char **argv, Params &p, const char *usage)
+    // A benchmark's own option: `--name VALUE` given to `set` (which throws
+    // std::invalid_argument or std::out_of_range for a bad value), or a flag without a
+    // value (`set` gets "").
+    struct Option
+    {
+        string name;
+        bool takes_value;
+        function<void(const string &)> set;
+    };
+
+    // Parses the command line over `p`'s defaults and `options`; false (with `usage` on
+    // stderr) for anything else.
+    inline bool parse_params(int argc, char **argv, Params &p, const char *usage, const vector<Option> &options = {})
     {
         for (int i = 1; i < argc; i++)
         {
             const string arg = argv[i];
-            if (i + 1 < argc && arg == "--log-n")
+            auto own = find_if(options.begin(), options.end(), [&](const Option &o) { return arg == o.name; });
+            if (own != options.end() && (!own->takes_value || i + 1 < argc))
+            {
+                try
+                {
+                    own->set(own->takes_value ? argv[++i] : "");
+                }
+                catch (const logic_error &)
+                {
+                    cerr << "bad value for " << arg << "\nusage: " << usage << "\n";
+                    return false;
+                }
+            }
+            else if (i + 1 < argc && arg == "--log-n")
             {
                 p.log_n = stoi(argv[++i]);
             }
@@ -203,13 +251,14 @@ namespace bench
     }
 
     // A benchmark's main: `run` with the command line parsed over the defaults (`reps`
-    // repetitions); exit status 2 for a bad command line or an error `run` threw (printed).
+    // repetitions) and `options`; exit status 2 for a bad command line or an error `run` threw
+    // (printed).
     template <class Run>
-    int bench_main(int argc, char **argv, int reps, const char *usage, Run run)
+    int bench_main(int argc, char **argv, int reps, const char *usage, Run run, const vector<Option> &options = {})
     {
         Params p;
         p.reps = reps;
-        if (!parse_params(argc, argv, p, usage))
+        if (!parse_params(argc, argv, p, usage, options))
         {
             return 2;
         }
@@ -222,5 +271,110 @@ namespace bench
             cout << "RESULT: ERROR: " << e.what() << "\n";
             return 2;
         }
+    }
+
+    // Runs `body(t, start)` on threads t = 0 .. threads - 1; each calls `start()` once, when its
+    // setup is done (also when the setup failed), and `start` returns once every thread has
+    // called it. Returns the wall time in us from then until every body returned.
+    template <class Body>
+    double timed_threads(int threads, Body body)
+    {
+        atomic<int> ready{ 0 };
+        atomic<bool> go{ false };
+        auto start = [&] {
+            ready++;
+            while (!go)
+            {
+                this_thread::yield();
+            }
+        };
+        vector<thread> pool;
+        for (int t = 0; t < threads; t++)
+        {
+            pool.emplace_back([&, t] { body(t, start); });
+        }
+        while (ready < threads)
+        {
+            this_thread::yield();
+        }
+        auto t0 = Clock::now();
+        go = true;
+        for (auto &th : pool)
+        {
+            th.join();
+        }
+        return us_since(t0, Clock::now());
+    }
+
+    // The device time of work this program does, measured in a second run of itself under the
+    // profiler (whose events make every launch dearer on the host, so wall times come from a
+    // run without it): per loop, as `seal_opencl::profile_operation` reports it.
+    struct KernelTime
+    {
+        double kernel_us = 0;
+        double host_us = 0;
+        double launches = 0;
+        double idle_us = 0;
+    };
+
+    // The line a profiled run prints for its parent (`print_kernel_time`, `profiled_run`).
+    constexpr const char *kernel_time_tag = "KERNEL-TIME ";
+
+    // In the profiled run: groups the launches since the last call as `name` (`loops` loops,
+    // `wall_us` each) and prints them for the parent.
+    inline void print_kernel_time(const string &name, double wall_us, unsigned loops)
+    {
+        const seal_opencl::ProfiledWork w = seal_opencl::profile_operation(name, wall_us, loops);
+        cout << kernel_time_tag << w.kernel_us << " " << w.host_us << " " << w.launches << " " << w.idle_us << endl;
+    }
+
+    inline string shell_quoted(const string &s)
+    {
+        string q = "'";
+        for (char c : s)
+        {
+            q += c == '\'' ? string("'\\''") : string(1, c);
+        }
+        return q + "'";
+    }
+
+    // Runs this program again with `args` (shell words, quoted by the caller) and
+    // SEAL_OPENCL_PROFILE=`profile` (the profile it writes at exit: JSON, CSV and a trace), and
+    // returns the KernelTime its `print_kernel_time` printed. Throws std::runtime_error with
+    // the run's output when it fails or prints none.
+    inline KernelTime profiled_run(const string &args, const string &profile)
+    {
+        const string self = filesystem::read_symlink("/proc/self/exe").string();
+        const string command =
+            "SEAL_OPENCL_PROFILE=" + shell_quoted(profile) + " " + shell_quoted(self) + " " + args + " 2>&1";
+        FILE *pipe = popen(command.c_str(), "r");
+        if (!pipe)
+        {
+            throw runtime_error("cannot start the profiled run: " + command);
+        }
+        string output;
+        char buf[4096];
+        while (fgets(buf, sizeof(buf), pipe))
+        {
+            output += buf;
+        }
+        const int status = pclose(pipe);
+        istringstream lines(output);
+        KernelTime t;
+        bool found = false;
+        for (string line; getline(lines, line);)
+        {
+            if (line.rfind(kernel_time_tag, 0) == 0)
+            {
+                istringstream(line.substr(string(kernel_time_tag).size())) >>
+                    t.kernel_us >> t.host_us >> t.launches >> t.idle_us;
+                found = true;
+            }
+        }
+        if (status != 0 || !found)
+        {
+            throw runtime_error("the profiled run failed (" + command + "):\n" + output);
+        }
+        return t;
     }
 } // namespace bench

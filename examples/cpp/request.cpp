@@ -147,68 +147,47 @@ namespace
         vector<vector<double>> latency(threads), receive(threads);
         vector<array<vector<double>, steps>> step(threads);
         vector<char> identical(threads, 0);
-        atomic<int> ready{ 0 };
-        atomic<bool> go{ false };
-        vector<thread> pool;
-        for (int t = 0; t < threads; t++)
-        {
-            pool.emplace_back([&, t] {
-                Evaluator ev(f.context);
-                // The client's words, marked but never used on the device (host newer), so that
-                // copying them into the inputs is a host copy that keeps the inputs marked.
-                Ciphertext client_a = f.a, client_b = f.b;
-                client_a.gpu();
-                client_b.gpu();
-                Ciphertext in1 = client_a, in2 = client_b;
-                in1.gpu(); // moves the copies' words into the backend's host pool
-                in2.gpu();
-                ready++;
-                while (!go)
+        const double wall = timed_threads(threads, [&](int t, auto start) {
+            Evaluator ev(f.context);
+            // The client's words, marked but never used on the device (host newer), so that
+            // copying them into the inputs is a host copy that keeps the inputs marked.
+            Ciphertext client_a = f.a, client_b = f.b;
+            client_a.gpu();
+            client_b.gpu();
+            Ciphertext in1 = client_a, in2 = client_b;
+            in1.gpu(); // moves the copies' words into the backend's host pool
+            in2.gpu();
+            start();
+            for (int i = 0; i < per_thread + 2; i++)
+            {
+                auto t0 = Clock::now();
+                in1 = client_a;
+                in2 = client_b;
+                auto t1 = Clock::now();
+                ev.multiply_inplace(in1, in2); // starts both uploads
+                auto ts0 = Clock::now();
+                ev.relinearize_inplace(in1, f.relin_keys);
+                auto ts1 = Clock::now();
+                ev.rescale_to_next_inplace(in1);
+                auto ts2 = Clock::now();
+                const Ciphertext &result = in1;
+                const uint64_t *words = result.data(); // the host read: waits for the download
+                auto t2 = Clock::now();
+                if (i >= 2) // warm-up: programs, keys, pools
                 {
-                    this_thread::yield();
+                    receive[t].push_back(us_since(t0, t1));
+                    latency[t].push_back(us_since(t1, t2));
+                    step[t][0].push_back(us_since(t1, ts0));
+                    step[t][1].push_back(us_since(ts0, ts1));
+                    step[t][2].push_back(us_since(ts1, ts2));
+                    step[t][3].push_back(us_since(ts2, t2));
                 }
-                for (int i = 0; i < per_thread + 2; i++)
+                if (i == per_thread + 1)
                 {
-                    auto t0 = Clock::now();
-                    in1 = client_a;
-                    in2 = client_b;
-                    auto t1 = Clock::now();
-                    ev.multiply_inplace(in1, in2); // starts both uploads
-                    auto ts0 = Clock::now();
-                    ev.relinearize_inplace(in1, f.relin_keys);
-                    auto ts1 = Clock::now();
-                    ev.rescale_to_next_inplace(in1);
-                    auto ts2 = Clock::now();
-                    const Ciphertext &result = in1;
-                    const uint64_t *words = result.data(); // the host read: waits for the download
-                    auto t2 = Clock::now();
-                    if (i >= 2) // warm-up: programs, keys, pools
-                    {
-                        receive[t].push_back(us_since(t0, t1));
-                        latency[t].push_back(us_since(t1, t2));
-                        step[t][0].push_back(us_since(t1, ts0));
-                        step[t][1].push_back(us_since(ts0, ts1));
-                        step[t][2].push_back(us_since(ts1, ts2));
-                        step[t][3].push_back(us_since(ts2, t2));
-                    }
-                    if (i == per_thread + 1)
-                    {
-                        identical[t] = equal(want.begin(), want.end(), words);
-                    }
+                    identical[t] = equal(want.begin(), want.end(), words);
                 }
-            });
-        }
-        while (ready < threads)
-        {
-            this_thread::yield();
-        }
-        auto t0 = Clock::now();
-        go = true;
-        for (auto &th : pool)
-        {
-            th.join();
-        }
-        const double wall = us_since(t0, Clock::now());
+            }
+        });
         vector<double> all_latency, all_receive;
         array<vector<double>, steps> all_step;
         bool all_identical = true;

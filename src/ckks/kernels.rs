@@ -236,7 +236,7 @@ impl CkksKernels {
             add: slot("ckks_add", &[B, B, B, B, U])?,
             sub: slot("ckks_sub", &[B, B, B, B, U])?,
             negate: slot("ckks_negate", &[B, B, B, U])?,
-            multiply_plain: slot("ckks_multiply_plain", &[B, B, B, U])?,
+            multiply_plain: slot("ckks_multiply_plain", &[B, B, B, B, U])?,
             tensor: slot("ckks_tensor", &[B, B, U, B, U, B, U])?,
             copy_residues: slot("ckks_copy_residues", &[B, U, B, U, U])?,
             gather_residue: slot("ckks_gather_residue", &[B, B, U, U])?,
@@ -411,12 +411,14 @@ impl CkksKernels {
         unsafe { self.launch(graph, &self.negate, &args, words / polys, polys) }
     }
 
-    /// ct[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for p < polys (SEAL's
+    /// dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for p < polys (SEAL's
     /// `multiply_plain_ntt`): `plain` holds K * N canonical words, broadcast to every
-    /// polynomial. On exit ct canonical. `plain` must not be `ct`.
+    /// polynomial. On exit dst canonical. dst may be ct; `plain` must be neither.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
     pub fn ckks_multiply_plain(
         &self,
         graph: &Graph,
+        dst: &Buffer<u64>,
         ct: &Buffer<u64>,
         plain: &Buffer<u64>,
         moduli: &ModuliTable,
@@ -424,17 +426,19 @@ impl CkksKernels {
         polys: usize,
     ) -> Result<()> {
         const NAME: &str = "ckks_multiply_plain";
-        let words = self.elementwise(NAME, &[("ct", ct)], moduli, k, polys)?;
+        let words = self.elementwise(NAME, &[("dst", dst), ("ct", ct)], moduli, k, polys)?;
         holds(NAME, "plain", plain, k * self.coeff_count())?;
         distinct(NAME, ("ct", "plain"), ct, plain)?;
+        distinct(NAME, ("dst", "plain"), dst, plain)?;
         let args = [
+            Arg::Buf(dst),
             Arg::Buf(ct),
             Arg::Buf(plain),
             Arg::Buf(moduli.buffer()),
             Arg::U32(to_u32(NAME, "K", k)?),
         ];
-        // SAFETY: item (w, p) touches ct[p K N + w] < words (checked), plain[w], w < K N
-        // (plain holds K N), and prime w / N < K of the table.
+        // SAFETY: item (w, p) touches dst[p K N + w] and ct[p K N + w] < words (both
+        // checked), plain[w], w < K N (plain holds K N), and prime w / N < K of the table.
         unsafe { self.launch(graph, &self.multiply_plain, &args, words / polys, polys) }
     }
 

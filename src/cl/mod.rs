@@ -44,6 +44,8 @@ pub struct DeviceInfoSummary {
     /// Largest single buffer (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
     pub max_alloc_bytes: u64,
     pub global_mem_bytes: u64,
+    /// The alignment of a sub-buffer's origin (`CL_DEVICE_MEM_BASE_ADDR_ALIGN`, in bytes).
+    pub base_addr_align_bytes: u64,
 }
 
 /// One device (or sub-device) of an OpenCL context, with the context's program cache.
@@ -495,6 +497,10 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         DeviceInfoResult::GlobalMemSize(s) => s,
         _ => 0,
     };
+    let base_addr_align_bits = match device.info(DeviceInfo::MemBaseAddrAlign)? {
+        DeviceInfoResult::MemBaseAddrAlign(bits) => bits,
+        _ => 0,
+    };
     let compute_units = match device.info(DeviceInfo::MaxComputeUnits)? {
         DeviceInfoResult::MaxComputeUnits(n) => n,
         _ => 1,
@@ -509,5 +515,6 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         compute_units,
         max_alloc_bytes,
         global_mem_bytes,
+        base_addr_align_bytes: u64::from(base_addr_align_bits / 8).max(1),
     })
 }

@@ -59,6 +59,8 @@ struct State {
     free: BTreeMap<(usize, usize), ()>,
     /// Bytes of all blocks, in use or free.
     total: u64,
+    /// Blocks allocated from the driver so far.
+    allocations: u64,
     /// Whether the fallback to pageable memory was reported.
     warned: bool,
 }
@@ -118,6 +120,11 @@ impl PinnedHost {
         self.state.lock().total
     }
 
+    /// Blocks allocated from the driver so far (requests no free block served).
+    pub fn allocations(&self) -> u64 {
+        self.state.lock().allocations
+    }
+
     /// A block of at least `bytes` bytes (aligned to a page), or None when the cap leaves
     /// no room or the driver has none: the caller uses pageable memory (reported once).
     pub fn allocate(&self, bytes: usize) -> Option<usize> {
@@ -159,6 +166,7 @@ impl PinnedHost {
             Ok(block) => {
                 let address = block.mapping.0.as_ptr() as usize;
                 state.total += bytes as u64;
+                state.allocations += 1;
                 state.blocks.insert(address, block);
                 IN_USE_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
                 Some(address)

@@ -56,7 +56,7 @@ use crate::cl::{
 };
 use crate::error::{Error, Result};
 use crate::frame::FrameControl;
-use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer};
+use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer, DEFAULT_SLAB_BYTES};
 use crate::profiler::{self, Profiler};
 pub use uses::BufferUses;
 
@@ -203,7 +203,10 @@ impl Default for DeviceOptions {
             queues_per_tile: 1,
             sync_each_launch: false,
             profiler: None,
-            memcache: MemcacheConfig::default(),
+            memcache: MemcacheConfig {
+                slab_bytes: DEFAULT_SLAB_BYTES,
+                ..MemcacheConfig::default()
+            },
             memcache_active: true,
             fused_tensor: true,
         }
@@ -283,6 +286,7 @@ impl DeviceOptions {
             memcache: MemcacheConfig {
                 poison,
                 max_bytes_held,
+                slab_bytes: DEFAULT_SLAB_BYTES,
             },
         })
     }

@@ -29,6 +29,16 @@
 //! bit; freeing a retained buffer parks it as ready-to-free in the live pool, and only
 //! the end of the frame (after synchronising) returns it to the free pool.
 //!
+//! # Slabs
+//! With [`MemcacheConfig::slab_bytes`] set (the backend's devices set it), device memory
+//! comes in slabs: a request that needs a new buffer and fits in half a slab gets a
+//! sub-buffer carved from the current slab (`clCreateSubBuffer`, a few microseconds, where
+//! `clCreateBuffer` costs 36-82 us on NVIDIA's driver), and a new slab is allocated only
+//! when the current one is full. Sub-buffers are pooled and reused like any buffer; a slab
+//! goes back to the driver when its last sub-buffer is released (flush, deactivate), and
+//! its bytes count as held until then. Larger requests, uncached ones and those of a
+//! deactivated pool get a device allocation of their own.
+//!
 //! # Out of memory
 //! A failed device allocation (or one that would exceed [`MemcacheConfig::max_bytes_held`])
 //! flushes the free pool and tries once more; if that fails too the caller gets
@@ -71,7 +81,13 @@ pub struct MemcacheConfig {
     /// Debug: fill every buffer handed out (new or reused) with this word, so a kernel
     /// that reads words nobody wrote, or relies on a previous holder's data, shows it.
     pub poison: Option<u64>,
+    /// Bytes of a slab (see the module doc), at most the device's largest allocation; 0:
+    /// every buffer is a device allocation of its own.
+    pub slab_bytes: u64,
 }
+
+/// The slab size of the backend's pools: 64 MiB, a few ciphertexts at N = 2^16.
+pub const DEFAULT_SLAB_BYTES: u64 = 64 << 20;
 
 /// Counters of one pool. `bytes_*` count buffer capacities.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -82,9 +98,13 @@ pub struct MemcacheStats {
     pub misses: u64,
     /// Requests that bypassed the pool (uncached, or the cache was deactivated).
     pub uncached: u64,
-    /// Device allocations made (misses and uncached requests that succeeded).
+    /// Device allocations made (`clCreateBuffer`: slabs, and buffers of their own for misses
+    /// and uncached requests).
     pub device_allocations: u64,
-    /// Device buffers released (flush, deactivated cache, uncached frees).
+    /// Misses served by a sub-buffer of a slab (no device allocation of their own).
+    pub sub_allocations: u64,
+    /// Device allocations released (flush, deactivated cache, uncached frees; a slab when
+    /// its last sub-buffer is).
     pub device_releases: u64,
     /// Allocations that failed, flushed the free pool and tried again.
     pub oom_retries: u64,
@@ -100,6 +120,8 @@ pub struct MemcacheStats {
     pub live_buffers: usize,
     /// Buffers freed inside a frame, waiting for its end.
     pub ready_to_free: usize,
+    /// Slabs held.
+    pub slabs: usize,
 }
 
 /// The sum of two pools' counters (several tiles); `peak_bytes_held` sums the peaks, an
@@ -110,6 +132,7 @@ impl std::ops::AddAssign for MemcacheStats {
         self.misses += o.misses;
         self.uncached += o.uncached;
         self.device_allocations += o.device_allocations;
+        self.sub_allocations += o.sub_allocations;
         self.device_releases += o.device_releases;
         self.oom_retries += o.oom_retries;
         self.bytes_held += o.bytes_held;
@@ -118,6 +141,7 @@ impl std::ops::AddAssign for MemcacheStats {
         self.free_buffers += o.free_buffers;
         self.live_buffers += o.live_buffers;
         self.ready_to_free += o.ready_to_free;
+        self.slabs += o.slabs;
     }
 }
 
@@ -125,13 +149,15 @@ impl fmt::Display for MemcacheStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} hits, {} misses, {} uncached; {} B held ({} free buffers), {} B in use ({} live), \
-             {} ready-to-free, peak {} B",
+            "{} hits, {} misses ({} from slabs), {} uncached; {} B held ({} free buffers, {} slabs), \
+             {} B in use ({} live), {} ready-to-free, peak {} B",
             self.hits,
             self.misses,
+            self.sub_allocations,
             self.uncached,
             self.bytes_held,
             self.free_buffers,
+            self.slabs,
             self.bytes_in_use,
             self.live_buffers,
             self.ready_to_free,
@@ -163,12 +189,35 @@ struct State {
     free: BTreeMap<(usize, u64), Parked>,
     /// Every buffer handed out and not returned to the free pool, by id.
     live: HashMap<u64, Live>,
+    /// Slabs by id, while a sub-buffer of theirs exists.
+    slabs: HashMap<u64, Slab>,
+    /// The slab new sub-buffers are carved from.
+    carving: Option<u64>,
+    next_slab: u64,
     stats: MemcacheStats,
+}
+
+/// A device allocation that sub-buffers are carved from, front to back.
+struct Slab {
+    buffer: Buffer<u64>,
+    /// Words carved so far (sub-buffer origins are aligned).
+    carved: usize,
+    /// Sub-buffers carved and not released (in use, free or ready-to-free).
+    subs: usize,
+}
+
+/// Device memory given up under the pool's lock, released by the caller outside it.
+#[derive(Default)]
+struct Released {
+    buffers: Vec<Parked>,
+    slabs: Vec<Buffer<u64>>,
 }
 
 /// A buffer nobody holds, with what a new holder must wait for.
 struct Parked {
     buffer: Buffer<u64>,
+    /// The slab it was carved from, if any.
+    slab: Option<u64>,
     /// The queue of the last holder.
     queue: Queue,
     /// Commands of the last holder on other queues.
@@ -233,29 +282,72 @@ impl State {
     }
 
     /// Takes every free buffer out of the pool (the caller drops them outside the lock).
-    fn drain_free(&mut self) -> Vec<Parked> {
+    fn drain_free(&mut self) -> Released {
         let drained: Vec<(usize, Parked)> = std::mem::take(&mut self.free)
             .into_iter()
             .map(|((capacity, _), parked)| (capacity, parked))
             .collect();
-        for (capacity, _) in &drained {
-            self.stats.bytes_held -= Self::bytes(*capacity);
-            self.stats.device_releases += 1;
+        let mut released = Released::default();
+        for (capacity, parked) in drained {
+            self.release_device(capacity, parked, &mut released);
         }
-        drained.into_iter().map(|(_, parked)| parked).collect()
+        released
     }
 
-    /// Files a buffer nobody holds any more: free pool, or released (returned to the
-    /// caller to drop outside the lock).
-    fn file(&mut self, id: u64, live: Live, parked: Parked) -> Option<Parked> {
+    /// Files a buffer nobody holds any more: free pool, or released (into `released`, for
+    /// the caller to drop outside the lock).
+    fn file(&mut self, id: u64, live: Live, parked: Parked, released: &mut Released) {
         if live.cached && self.active {
             self.free.insert((live.capacity, id), parked);
-            None
         } else {
-            self.stats.bytes_held -= Self::bytes(live.capacity);
-            self.stats.device_releases += 1;
-            Some(parked)
+            self.release_device(live.capacity, parked, released);
         }
+    }
+
+    /// Gives up a buffer of `capacity` words: a device allocation of its own, or a
+    /// sub-buffer whose slab goes too when it was the slab's last.
+    fn release_device(&mut self, capacity: usize, parked: Parked, released: &mut Released) {
+        match parked.slab {
+            None => {
+                self.stats.bytes_held -= Self::bytes(capacity);
+                self.stats.device_releases += 1;
+            }
+            Some(id) => {
+                let last = self.slabs.get_mut(&id).is_some_and(|slab| {
+                    slab.subs -= 1;
+                    slab.subs == 0
+                });
+                if let Some(slab) = last.then(|| self.slabs.remove(&id)).flatten() {
+                    if self.carving == Some(id) {
+                        self.carving = None;
+                    }
+                    self.stats.bytes_held -= Self::bytes(slab.buffer.len());
+                    self.stats.device_releases += 1;
+                    released.slabs.push(slab.buffer);
+                }
+            }
+        }
+        released.buffers.push(parked);
+    }
+
+    /// A sub-buffer of `len` words from the carving slab, if it has room (origins aligned to
+    /// `align` words).
+    fn carve(&mut self, len: usize, align: usize) -> Result<Option<(Buffer<u64>, u64)>> {
+        let Some(id) = self.carving else {
+            return Ok(None);
+        };
+        let Some(slab) = self.slabs.get_mut(&id) else {
+            return Ok(None);
+        };
+        let start = slab.carved.next_multiple_of(align);
+        if start.saturating_add(len) > slab.buffer.len() {
+            return Ok(None);
+        }
+        let sub = cl::sub_buffer(&slab.buffer, start, len)?;
+        slab.carved = start + len;
+        slab.subs += 1;
+        self.stats.sub_allocations += 1;
+        Ok(Some((sub, id)))
     }
 }
 
@@ -271,6 +363,9 @@ impl Memcache {
                     next_id: 0,
                     free: BTreeMap::new(),
                     live: HashMap::new(),
+                    slabs: HashMap::new(),
+                    carving: None,
+                    next_slab: 0,
                     stats: MemcacheStats::default(),
                 }),
             }),
@@ -309,16 +404,20 @@ impl Memcache {
         self.allocate(queue, len, Mode::Uncached)
     }
 
-    /// Releases every free buffer; returns how many and their bytes. Buffers in use or
-    /// ready-to-free are untouched.
+    /// Releases every free buffer; returns how many and the device bytes that went back
+    /// (a slab's only with its last sub-buffer). Buffers in use or ready-to-free are
+    /// untouched.
     pub fn flush(&self) -> (usize, u64) {
-        let drained = self.inner.state.lock().drain_free();
-        let bytes = drained
-            .iter()
-            .map(|p| p.buffer.len() as u64 * WORD_BYTES)
-            .sum();
-        tracing::debug!(buffers = drained.len(), bytes, "memcache flushed");
-        (drained.len(), bytes)
+        let (drained, bytes) = {
+            let mut state = self.inner.state.lock();
+            let held = state.stats.bytes_held;
+            let drained = state.drain_free();
+            let bytes = held - state.stats.bytes_held;
+            (drained, bytes)
+        };
+        let buffers = drained.buffers.len();
+        tracing::debug!(buffers, bytes, "memcache flushed");
+        (buffers, bytes)
     }
 
     /// Flushes the free pool and turns the cache off: from now on every request is a
@@ -329,7 +428,7 @@ impl Memcache {
             state.active = false;
             state.drain_free()
         };
-        tracing::debug!(released = drained.len(), "memcache deactivated");
+        tracing::debug!(released = drained.buffers.len(), "memcache deactivated");
     }
 
     pub fn is_active(&self) -> bool {
@@ -341,6 +440,7 @@ impl Memcache {
         let mut stats = state.stats;
         stats.free_buffers = state.free.len();
         stats.live_buffers = state.live.len() - stats.ready_to_free;
+        stats.slabs = state.slabs.len();
         stats
     }
 
@@ -357,7 +457,7 @@ impl Memcache {
     /// Frame end (the caller has synchronised every queue): clears every retain bit and
     /// files the ready-to-free buffers. Returns how many and their bytes.
     pub(crate) fn end_frame(&self) -> (usize, u64) {
-        let mut released = Vec::new();
+        let mut released = Released::default();
         let mut count = 0;
         let mut bytes = 0;
         {
@@ -381,7 +481,7 @@ impl Memcache {
                 count += 1;
                 bytes += State::bytes(live.capacity);
                 state.stats.ready_to_free -= 1;
-                released.extend(state.file(id, live, parked));
+                state.file(id, live, parked, &mut released);
             }
         }
         drop(released);
@@ -430,12 +530,12 @@ impl Memcache {
             cached
         };
 
-        let buffer = match self.create(queue, len) {
+        let (buffer, slab) = match self.create(queue, len, cached) {
             Err(Error::OutOfMemory(first)) => {
                 let (buffers, freed) = self.flush();
                 self.inner.state.lock().stats.oom_retries += 1;
                 tracing::warn!(words = len, buffers, freed, error = %first, "allocation failed; flushed the free pool, retrying");
-                self.create(queue, len).map_err(|e| match e {
+                self.create(queue, len, cached).map_err(|e| match e {
                     Error::OutOfMemory(second) => Error::OutOfMemory(format!(
                         "{len} words ({bytes} B) on {}: {second} (also after releasing {buffers} free buffers, {freed} B; pool: {})",
                         self.inner.context.info().name,
@@ -462,7 +562,6 @@ impl Memcache {
                     ready_to_free: None,
                 },
             );
-            state.stats.device_allocations += 1;
             state.stats.bytes_in_use += bytes;
             if cached {
                 state.stats.misses += 1;
@@ -473,22 +572,67 @@ impl Memcache {
         };
         let parked = Parked {
             buffer,
+            slab,
             queue: queue.clone(),
             foreign_uses: Vec::new(),
         };
         self.hand_out(id, len, len, parked, queue)
     }
 
-    /// A device allocation of `len` words, counted against the pool's limit.
-    fn create(&self, queue: &Queue, len: usize) -> Result<Buffer<u64>> {
+    /// A new buffer of `len` words: with `carve` (a cached request) and slabs on, a
+    /// sub-buffer of a slab when it fits in half of one (a new slab when the current one is
+    /// full and the limit allows one), else a device allocation of its own; counted against
+    /// the pool's limit. Returns the buffer and its slab.
+    fn create(&self, queue: &Queue, len: usize, carve: bool) -> Result<(Buffer<u64>, Option<u64>)> {
+        let info = self.inner.context.info();
+        let slab_bytes = match info.max_alloc_bytes {
+            0 => self.inner.config.slab_bytes,
+            max => self.inner.config.slab_bytes.min(max),
+        };
+        if carve && State::bytes(len) <= slab_bytes / 2 {
+            let align = (info.base_addr_align_bytes / WORD_BYTES).max(1) as usize;
+            if let Some((sub, id)) = self.inner.state.lock().carve(len, align)? {
+                return Ok((on_queue(sub, queue), Some(id)));
+            }
+            let reserved = self
+                .inner
+                .state
+                .lock()
+                .reserve(slab_bytes, self.inner.config.max_bytes_held);
+            if reserved.is_ok() {
+                let words = (slab_bytes / WORD_BYTES) as usize;
+                let slab = self.inner.context.buffer(queue, words).inspect_err(|_| {
+                    self.inner.state.lock().stats.bytes_held -= slab_bytes;
+                })?;
+                let mut state = self.inner.state.lock();
+                let id = state.next_slab;
+                state.next_slab += 1;
+                state.stats.device_allocations += 1;
+                state.slabs.insert(
+                    id,
+                    Slab {
+                        buffer: slab,
+                        carved: 0,
+                        subs: 0,
+                    },
+                );
+                state.carving = Some(id);
+                if let Some((sub, id)) = state.carve(len, align)? {
+                    return Ok((on_queue(sub, queue), Some(id)));
+                }
+            }
+            // No room under the limit for a slab: a buffer of its own may still fit.
+        }
         let bytes = State::bytes(len);
         self.inner
             .state
             .lock()
             .reserve(bytes, self.inner.config.max_bytes_held)?;
-        self.inner.context.buffer(queue, len).inspect_err(|_| {
+        let buffer = self.inner.context.buffer(queue, len).inspect_err(|_| {
             self.inner.state.lock().stats.bytes_held -= bytes;
-        })
+        })?;
+        self.inner.state.lock().stats.device_allocations += 1;
+        Ok((buffer, None))
     }
 
     /// Orders the new holder behind the old one, points the buffer at `queue`, poisons.
@@ -528,10 +672,18 @@ impl Memcache {
     }
 }
 
+/// `buffer` with `queue` as its default queue (a sub-buffer starts with its slab's, the
+/// queue of whoever made the slab; the pool's writes, reads and poison use the default).
+fn on_queue(mut buffer: Buffer<u64>, queue: &Queue) -> Buffer<u64> {
+    buffer.set_default_queue(queue.clone());
+    buffer
+}
+
 impl Inner {
     /// The holder dropped its handle.
     fn release(&self, id: u64, parked: Parked) {
-        let released = {
+        let mut released = Released::default();
+        {
             let mut state = self.state.lock();
             let Some(live) = state.live.remove(&id) else {
                 // Ids are unique and a handle is dropped once: this cannot happen; if it
@@ -547,11 +699,10 @@ impl Inner {
                     ..live
                 };
                 state.live.insert(id, ready);
-                None
             } else {
-                state.file(id, live, parked)
+                state.file(id, live, parked, &mut released);
             }
-        };
+        }
         drop(released);
     }
 }

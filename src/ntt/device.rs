@@ -1949,6 +1949,7 @@ mod tests {
             compute_units: 132,
             max_alloc_bytes: 0,
             global_mem_bytes: 0,
+            base_addr_align_bytes: 512,
         };
         let h100 = info(48 * 1024, 1024);
         let default = StagedLayout::new(15, 48 * 1024, 1024, StagedVariant::DEFAULT).unwrap();

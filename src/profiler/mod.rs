@@ -5,6 +5,14 @@
 //! time per routed call, exported as JSON and CSV, plus a
 //! Chrome/Perfetto trace (`chrome://tracing`, ui.perfetto.dev) of the device timeline.
 //!
+//! # Idle device
+//! Each launch records the routed operation that issued it ([`operation_scope`]). Where a
+//! queue's device timeline has a gap of more than [`IDLE_GAP_NS`] between two kernels, the
+//! device waited for the host to issue the next one: the trace marks the gap as an `idle`
+//! event named after the operation whose launch ended it, and the report sums the gaps per
+//! operation ([`IdleStats`]), so a program slower than its kernels shows where the host
+//! held the device back.
+//!
 //! # Turning it on
 //! - `SEAL_OPENCL_PROFILE=path`: [`global`] returns a process-wide profiler, the device
 //!   layer creates its queues with profiling and records into it, and the tables are
@@ -27,6 +35,7 @@
 
 mod report;
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
@@ -38,8 +47,8 @@ use crate::cl::{self, Event};
 use crate::error::Result;
 
 pub use report::{
-    HostCallStats, KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport,
-    CSV_HEADER, REPORT_FORMAT,
+    HostCallStats, IdleStats, KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport,
+    CSV_HEADER, IDLE_GAP_NS, REPORT_FORMAT,
 };
 
 /// `SEAL_OPENCL_PROFILE=path` turns profiling on for the whole process and writes, at
@@ -80,9 +89,34 @@ struct State {
 
 struct Pending {
     name: String,
+    operation: Option<&'static str>,
     event: Event,
     tile: usize,
     queue: usize,
+}
+
+thread_local! {
+    /// The routed operation the calling thread is issuing ([`operation_scope`]).
+    static OPERATION: Cell<Option<&'static str>> = const { Cell::new(None) };
+}
+
+/// While the returned guard lives, launches the calling thread records are attributed to
+/// the routed operation `name` (the SEAL backend opens one per operation while profiling).
+pub fn operation_scope(name: &'static str) -> OperationScope {
+    OperationScope {
+        previous: OPERATION.replace(Some(name)),
+    }
+}
+
+/// Restores the operation named before [`operation_scope`] when dropped.
+pub struct OperationScope {
+    previous: Option<&'static str>,
+}
+
+impl Drop for OperationScope {
+    fn drop(&mut self) {
+        OPERATION.set(self.previous);
+    }
 }
 
 impl Profiler {
@@ -104,9 +138,11 @@ impl Profiler {
         if self.dump_at_exit.is_some() {
             self.atexit.call_once(register_atexit_dump);
         }
+        let operation = OPERATION.get();
         let mut state = self.state.lock();
         state.pending.push_back(Pending {
             name: name.to_string(),
+            operation,
             event,
             tile,
             queue,
@@ -189,8 +225,10 @@ impl Profiler {
     pub fn report(&self) -> Result<ProfileReport> {
         let mut state = self.state.lock();
         state.resolve(true);
+        let records: Vec<&KernelRecord> = state.grouped.iter().chain(state.window.iter()).collect();
         Ok(report::build_report(
-            report::kernel_stats(state.grouped.iter().chain(state.window.iter())),
+            report::kernel_stats(records.iter().copied()),
+            report::idle_stats(&records),
             state.operations.clone(),
             &state.host_calls,
             &state.tile_names,
@@ -252,6 +290,7 @@ impl State {
             match cl::event_times(&p.event) {
                 Ok(t) => self.window.push(KernelRecord {
                     name: p.name,
+                    operation: p.operation.map(str::to_string),
                     tile: p.tile,
                     queue: p.queue,
                     queued_ns: t.queued,

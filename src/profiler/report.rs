@@ -12,9 +12,16 @@ use crate::error::{Error, Result};
 /// The `format` field of every JSON report; bumped when fields change meaning.
 pub const REPORT_FORMAT: &str = "seal-opencl-profile/1";
 
+/// A gap between two kernels of one queue longer than this is device idle time: the
+/// device waited for the host's next launch (back-to-back launches leave a few
+/// microseconds).
+pub const IDLE_GAP_NS: u64 = 10_000;
+
 /// Columns of the CSV export. `table` is `kernel` (one row per kernel over the whole
-/// run: `calls` launches, `share` of all device time) or `operation` (one row per
-/// kernel of an operation: `calls` per loop, `total_us` per loop, `share` of the
+/// run: `calls` launches, `share` of all device time), `host` (one row per routed call
+/// name: `calls`, host time), `idle` (one row per operation whose launches ended device
+/// idle gaps: `calls` gaps, `avg_us` and `total_us` of idle time) or `operation` (one row
+/// per kernel of an operation: `calls` per loop, `total_us` per loop, `share` of the
 /// operation's device time; `external_us` and `ntt_share` repeat the operation's).
 pub const CSV_HEADER: &str =
     "table,operation,loops,external_us,ntt_share,kernel,calls,avg_us,total_us,share,is_ntt";
@@ -23,6 +30,9 @@ pub const CSV_HEADER: &str =
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelRecord {
     pub name: String,
+    /// The routed operation that issued it, if any.
+    #[serde(default)]
+    pub operation: Option<String>,
     pub tile: usize,
     pub queue: usize,
     pub queued_ns: u64,
@@ -82,6 +92,9 @@ pub struct Operation {
     pub ntt_share: f64,
     /// `kernel_ns / external_ns`: how busy the device was during the operation.
     pub device_share: f64,
+    /// Device idle time per loop: gaps over [`IDLE_GAP_NS`] between its kernels on a queue.
+    #[serde(default)]
+    pub idle_ns: f64,
     /// Largest device time first.
     pub kernels: Vec<OperationKernel>,
 }
@@ -93,6 +106,17 @@ pub struct HostCallStats {
     pub calls: u64,
     pub avg_ns: f64,
     pub total_ns: u64,
+}
+
+/// Device idle time before the launches of one operation: gaps over [`IDLE_GAP_NS`] on a
+/// queue's timeline that ended with a kernel of this operation (`"(none)"` for launches
+/// outside a routed operation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IdleStats {
+    pub operation: String,
+    pub gaps: u64,
+    pub total_ns: u64,
+    pub max_ns: u64,
 }
 
 /// What `Profiler::export_json` writes.
@@ -108,6 +132,9 @@ pub struct ProfileReport {
     /// Host time per routed call, by operation name (SEAL's names), most total time first.
     #[serde(default)]
     pub host_calls: Vec<HostCallStats>,
+    /// Device idle time by the operation whose launch ended it, most total time first.
+    #[serde(default)]
+    pub idle: Vec<IdleStats>,
     /// Launches whose events had no timestamps (queue created without profiling).
     pub unprofiled_events: u64,
 }
@@ -198,6 +225,11 @@ pub(super) fn operation(
         .sum::<f64>()
         / loops_f;
     let external_ns = external.as_nanos() as f64;
+    let idle_ns = idle_gaps(&records.iter().collect::<Vec<_>>())
+        .iter()
+        .map(|&(_, gap, _)| gap as f64)
+        .sum::<f64>()
+        / loops_f;
     Operation {
         name: name.to_string(),
         loops,
@@ -207,6 +239,7 @@ pub(super) fn operation(
         ntt_ns,
         ntt_share: share(ntt_ns, kernel_ns),
         device_share: share(kernel_ns, external_ns),
+        idle_ns,
         kernels: stats
             .into_iter()
             .map(|s| OperationKernel {
@@ -221,8 +254,56 @@ pub(super) fn operation(
     }
 }
 
+/// The idle gaps of `records` ([`IDLE_GAP_NS`]): per queue in start order, each gap with
+/// the kernel that ended it.
+fn idle_gaps<'a>(records: &[&'a KernelRecord]) -> Vec<(u64, u64, &'a KernelRecord)> {
+    let mut by_queue: BTreeMap<(usize, usize), Vec<&KernelRecord>> = BTreeMap::new();
+    for r in records {
+        by_queue.entry((r.tile, r.queue)).or_default().push(r);
+    }
+    let mut gaps = Vec::new();
+    for queue in by_queue.values_mut() {
+        queue.sort_by_key(|r| r.start_ns);
+        let mut busy_until = None;
+        for r in queue.iter() {
+            if let Some(end) = busy_until {
+                if r.start_ns > end && r.start_ns - end > IDLE_GAP_NS {
+                    gaps.push((end, r.start_ns - end, *r));
+                }
+            }
+            busy_until = Some(busy_until.map_or(r.end_ns, |e: u64| e.max(r.end_ns)));
+        }
+    }
+    gaps
+}
+
+fn operation_name(r: &KernelRecord) -> &str {
+    r.operation.as_deref().unwrap_or("(none)")
+}
+
+/// Idle time by the operation whose launch ended it ([`IdleStats`]).
+pub(super) fn idle_stats(records: &[&KernelRecord]) -> Vec<IdleStats> {
+    let mut by_op: BTreeMap<&str, IdleStats> = BTreeMap::new();
+    for (_, gap, next) in idle_gaps(records) {
+        let name = operation_name(next);
+        let s = by_op.entry(name).or_insert_with(|| IdleStats {
+            operation: name.to_string(),
+            gaps: 0,
+            total_ns: 0,
+            max_ns: 0,
+        });
+        s.gaps += 1;
+        s.total_ns += gap;
+        s.max_ns = s.max_ns.max(gap);
+    }
+    let mut out: Vec<IdleStats> = by_op.into_values().collect();
+    out.sort_by_key(|s| std::cmp::Reverse(s.total_ns));
+    out
+}
+
 pub(super) fn build_report(
     kernels: Vec<KernelStats>,
+    idle: Vec<IdleStats>,
     operations: Vec<Operation>,
     host_calls: &BTreeMap<&'static str, (u64, u64)>,
     tiles: &BTreeMap<usize, String>,
@@ -248,6 +329,7 @@ pub(super) fn build_report(
         kernels,
         operations,
         host_calls,
+        idle,
         unprofiled_events,
     }
 }
@@ -299,6 +381,16 @@ pub(super) fn write_csv(path: &Path, report: &ProfileReport) -> Result<()> {
             h.calls,
             h.avg_ns / 1e3,
             h.total_ns as f64 / 1e3
+        );
+    }
+    for i in &report.idle {
+        let _ = writeln!(
+            out,
+            "idle,{},,,,,{},{:.3},{:.3},,",
+            csv_field(&i.operation),
+            i.gaps,
+            i.total_ns as f64 / i.gaps.max(1) as f64 / 1e3,
+            i.total_ns as f64 / 1e3
         );
     }
     for op in &report.operations {
@@ -400,7 +492,23 @@ pub(super) fn write_trace(
             ts: Some(r.start_ns.saturating_sub(origin) as f64 / 1e3),
             dur: Some(r.device_ns() as f64 / 1e3),
             args: serde_json::json!({
+                "operation": operation_name(r),
                 "queued_to_start_us": r.start_ns.saturating_sub(r.queued_ns) as f64 / 1e3,
+            }),
+        });
+    }
+    for (start, gap, next) in idle_gaps(records) {
+        events.push(TraceEvent {
+            name: format!("idle: waiting for {}", operation_name(next)),
+            ph: "X",
+            pid: next.tile,
+            tid: next.queue,
+            cat: Some("idle"),
+            ts: Some(start.saturating_sub(origin) as f64 / 1e3),
+            dur: Some(gap as f64 / 1e3),
+            args: serde_json::json!({
+                "operation": operation_name(next),
+                "next_kernel": next.name,
             }),
         });
     }

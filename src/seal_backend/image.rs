@@ -16,6 +16,14 @@
 //! queues other than the one it was handed out for go with it, so its next holder waits
 //! for them too.
 //!
+//! A copy of an image (SEAL's copy of a device object) shares its buffer ([`Words`]) until
+//! one of them writes (copy on write): a copy costs neither an allocation nor a launch, and
+//! SEAL's out-of-place calls (a copy, then the in-place operation on it) cost what the
+//! operation costs. An operation that writes a new buffer anyway (multiply, rescale, mod
+//! switch) reads the shared words; one that can run out of place (negate, add, sub,
+//! multiply_plain, apply_galois) reads them and writes a new buffer
+//! ([`GpuImage::rewrite_on`]); the others copy them first ([`GpuImage::write_on`]).
+//!
 //! An image lives on one tile: its buffer comes from that tile's pool. An operation issued
 //! on another tile (the issuing thread's) moves it there on the device, ordered behind its
 //! last writer like any use on another queue (the tiles share one OpenCL context, so the
@@ -29,6 +37,8 @@
 //! (`wait_upload`, seal-patch 0007).
 
 use std::ops::Deref;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -38,20 +48,90 @@ use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 
+/// Whole images copied on the device so far, in every backend of the process: a write to
+/// words a copy shares, or a move to another tile.
+static DEVICE_COPIES: AtomicU64 = AtomicU64::new(0);
+
+/// Whole images the device copied so far (see `DEVICE_COPIES`).
+pub(crate) fn device_copies() -> u64 {
+    DEVICE_COPIES.load(Ordering::Relaxed)
+}
+
 /// Owned by exactly one SEAL object through the bridge (`rust::Box<GpuImage>`). Dropping
-/// it returns the buffer to its pool (parked until the frame ends if a frame retains it).
+/// it returns the buffer to its pool (parked until the frame ends if a frame retains it)
+/// unless a copy still shares it.
 #[derive(Debug, Default)]
 pub struct GpuImage {
-    buffer: Option<PoolBuffer>,
-    /// The tile whose pool `buffer` came from (`Tile::index`; 0 while there is none).
-    tile: usize,
+    /// Shared with the image's copies until one of them writes.
+    words: Option<Arc<Words>>,
     len: usize,
-    /// The queues that used the buffer; a lock because threads read a shared image at once.
-    uses: Mutex<BufferUses>,
     /// SEAL's transparency check of the result the image holds, answered at its download.
     transparency: Option<PendingCheck>,
     /// The last upload, when it may still read the SEAL object's host words.
     upload: Mutex<Option<Event>>,
+}
+
+/// A pooled buffer holding the words of one or more images (an image and its copies), and
+/// the queues that used it. Only an image that holds it alone writes it.
+#[derive(Debug)]
+struct Words {
+    buffer: PoolBuffer,
+    /// The tile whose pool `buffer` came from (`Tile::index`).
+    tile: usize,
+    /// A lock because threads read shared words at once.
+    uses: Mutex<BufferUses>,
+}
+
+impl Words {
+    /// `buffer` of `graph`'s tile, written by commands on `graph`'s queue.
+    fn written_on(buffer: PoolBuffer, graph: &Graph) -> Arc<Words> {
+        Arc::new(Words {
+            buffer,
+            tile: graph.tile().index(),
+            uses: Mutex::new(BufferUses::written_on(graph)),
+        })
+    }
+}
+
+impl Drop for Words {
+    /// Gives the buffer back to its pool with the uses the pool does not see (those on
+    /// queues other than the one it was handed out for), so its next holder waits for them.
+    fn drop(&mut self) {
+        let mut uses = std::mem::take(self.uses.get_mut());
+        match uses.markers_except(self.buffer.queue()) {
+            Ok(markers) => markers.iter().for_each(|m| self.buffer.record_use(m)),
+            Err(e) => {
+                // No marker (a lost device): wait on the host instead, so the next holder
+                // still comes after every use; if even that fails the device is gone and
+                // nothing will run on the buffer again.
+                tracing::warn!(error = %e, "no marker for a freed buffer; waiting for its queues");
+                if let Err(e) = uses.finish_all() {
+                    tracing::error!(error = %e, "waiting for a freed buffer's queues failed");
+                }
+            }
+        }
+    }
+}
+
+/// Where an operation writes an image's new contents ([`GpuImage::rewrite_on`]): `dst`,
+/// reading the image's current words from [`Rewrite::src`], the same buffer when the image
+/// is written in place. Dropped once the operation is enqueued.
+pub(crate) struct Rewrite<'a> {
+    pub dst: &'a Buffer<u64>,
+    /// The shared words the image held before, when it is not written in place.
+    source: Option<Arc<Words>>,
+}
+
+impl Rewrite<'_> {
+    pub fn src(&self) -> &Buffer<u64> {
+        self.source.as_ref().map_or(self.dst, |w| w.buffer.buffer())
+    }
+
+    /// Whether `src` and `dst` are different buffers (the words the operation leaves
+    /// unwritten must be copied).
+    pub fn out_of_place(&self) -> bool {
+        self.source.is_some()
+    }
 }
 
 /// An operand's words for one operation: the image's own buffer, or a copy of it on the
@@ -96,11 +176,20 @@ impl GpuImage {
         self.len == 0
     }
 
-    fn buffer(&self) -> Result<&Buffer<u64>> {
-        match &self.buffer {
-            Some(b) if self.len > 0 => Ok(b.buffer()),
+    fn words(&self) -> Result<&Arc<Words>> {
+        match &self.words {
+            Some(w) if self.len > 0 => Ok(w),
             _ => Err(Error::Logic("operand's device image holds no words".into())),
         }
+    }
+
+    fn buffer(&self) -> Result<&Buffer<u64>> {
+        Ok(self.words()?.buffer.buffer())
+    }
+
+    /// The tile of the image's buffer (0 while there is none).
+    fn tile(&self) -> usize {
+        self.words.as_ref().map_or(0, |w| w.tile)
     }
 
     /// The words, for commands that read them on `graph`'s queue: they are ordered behind
@@ -108,7 +197,7 @@ impl GpuImage {
     /// into a temporary of `graph`'s tile first.
     pub(crate) fn read_on(&self, graph: &Graph) -> Result<Operand<'_>> {
         let buffer = self.ordered_read(graph)?;
-        if self.tile == graph.tile().index() {
+        if self.tile() == graph.tile().index() {
             return Ok(Operand::Own(buffer));
         }
         let copy = graph.alloc_scratch(self.len)?;
@@ -117,37 +206,75 @@ impl GpuImage {
     }
 
     /// The buffer, for commands that write it (and may read it) on `graph`'s queue: they
-    /// are ordered behind every use on another queue. An image on another tile moves to
-    /// `graph`'s first.
+    /// are ordered behind every use on another queue. Words shared with a copy, or on
+    /// another tile, are copied into a buffer of `graph`'s tile first, which becomes the
+    /// image's alone.
     pub(crate) fn write_on(&mut self, graph: &Graph) -> Result<&Buffer<u64>> {
-        if self.tile != graph.tile().index() {
-            self.move_to(graph)?;
+        if self.tile() != graph.tile().index() || !self.holds_alone()? {
+            self.copy_to(graph)?;
         }
-        self.buffer()?;
-        self.uses.get_mut().before_write(graph)?;
-        self.buffer()
+        let words = self.exclusive()?;
+        words.uses.get_mut().before_write(graph)?;
+        Ok(words.buffer.buffer())
+    }
+
+    /// Where an operation that can run out of place writes the image's new contents on
+    /// `graph`'s queue: in place when the image holds its buffer alone on `graph`'s tile
+    /// (ordered behind every use on another queue), else into a new buffer of `graph`'s
+    /// tile, which becomes the image's, reading the shared words (ordered behind their last
+    /// writer). Words on another tile move to `graph`'s first.
+    pub(crate) fn rewrite_on(&mut self, graph: &Graph) -> Result<Rewrite<'_>> {
+        if self.tile() != graph.tile().index() {
+            self.copy_to(graph)?;
+        }
+        if self.holds_alone()? {
+            let words = self.exclusive()?;
+            words.uses.get_mut().before_write(graph)?;
+            return Ok(Rewrite {
+                dst: words.buffer.buffer(),
+                source: None,
+            });
+        }
+        let fresh = graph.alloc(self.len)?;
+        self.ordered_read(graph)?;
+        let source = self.words.replace(Words::written_on(fresh, graph));
+        Ok(Rewrite {
+            dst: self.buffer()?,
+            source,
+        })
+    }
+
+    /// Whether no copy shares the image's words. Errors: the image holds none.
+    fn holds_alone(&self) -> Result<bool> {
+        Ok(Arc::strong_count(self.words()?) == 1)
+    }
+
+    /// The words, which the image holds alone (the caller made sure).
+    fn exclusive(&mut self) -> Result<&mut Words> {
+        self.words()?;
+        self.words
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .ok_or_else(|| Error::Logic("device image written while a copy shares it".into()))
     }
 
     /// The buffer, with commands enqueued on `graph`'s queue after this call ordered behind
     /// its last writer on another queue.
     fn ordered_read(&self, graph: &Graph) -> Result<&Buffer<u64>> {
-        let buffer = self.buffer()?;
-        self.uses.lock().before_read(graph)?;
-        Ok(buffer)
+        let words = self.words()?;
+        words.uses.lock().before_read(graph)?;
+        Ok(words.buffer.buffer())
     }
 
     /// Copies the words into a buffer of `graph`'s tile (on its queue, behind the last
-    /// writer), which becomes the image's; the old buffer goes back to its pool behind the
-    /// copy. On error the image is unchanged.
-    fn move_to(&mut self, graph: &Graph) -> Result<()> {
-        self.buffer()?;
-        let moved = graph.alloc(self.len)?;
+    /// writer), which becomes the image's alone; the old one goes back to its pool behind
+    /// the copy (when no other copy shares it). On error the image is unchanged.
+    fn copy_to(&mut self, graph: &Graph) -> Result<()> {
+        let copy = graph.alloc(self.len)?;
         let source = self.ordered_read(graph)?;
-        crate::cl::copy_range(graph.queue(), source, 0, moved.buffer(), 0, self.len)?;
-        self.release_buffer();
-        self.buffer = Some(moved);
-        self.tile = graph.tile().index();
-        self.uses.get_mut().set_written_on(graph);
+        crate::cl::copy_range(graph.queue(), source, 0, copy.buffer(), 0, self.len)?;
+        self.words = Some(Words::written_on(copy, graph));
+        DEVICE_COPIES.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -170,47 +297,49 @@ impl GpuImage {
     /// New contents: no pending check. Returns before the copy finished when `data` lies in
     /// `pinned` memory (which keeps it until then; the owner calls `wait_upload` before it
     /// writes `data`), and records the copy as the buffer's writer; otherwise blocks, so
-    /// `data` may go away after.
+    /// `data` may go away after. Returns whether the copy was from `pinned` memory.
     pub(crate) fn upload(
         &mut self,
         graph: &Graph,
         data: &[u64],
         pinned: &PinnedHost,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         self.transparency = None;
         if data.is_empty() {
-            self.release_buffer();
+            self.words = None;
             self.len = 0;
-            return Ok(());
+            return Ok(false);
         }
-        let (queue, tile) = (graph.queue(), graph.tile().index());
-        match &self.buffer {
-            Some(b) if b.words() >= data.len() && self.tile == tile => {
-                self.uses.get_mut().before_write(graph)?
+        let queue = graph.queue();
+        let reusable = match self.words.as_mut().and_then(Arc::get_mut) {
+            Some(w) if w.buffer.words() >= data.len() && w.tile == graph.tile().index() => {
+                w.uses.get_mut().before_write(graph)?;
+                true
             }
-            _ => {
-                self.release_buffer();
-                self.buffer = Some(graph.alloc(data.len())?);
-                self.tile = tile;
-            }
+            _ => false,
+        };
+        if !reusable {
+            self.words = Some(Words::written_on(graph.alloc(data.len())?, graph));
         }
-        let buffer = self.buffer.as_ref().expect("allocated above");
         self.len = data.len();
+        let words = self.exclusive()?;
         // An older upload's event is no longer needed: the new copy, on the same queue or
         // ordered behind the old one's, ends after it.
-        *self.upload.get_mut() = match pinned.write(queue, buffer.buffer(), data)? {
+        let event = match pinned.write(queue, words.buffer.buffer(), data)? {
             Some(event) => {
-                self.uses.get_mut().set_written_on(graph);
+                words.uses.get_mut().set_written_on(graph);
                 Some(event)
             }
             None => {
-                buffer.write_on(queue, data)?;
+                words.buffer.write_on(queue, data)?;
                 // Blocking: the buffer is unused on the device now.
-                *self.uses.get_mut() = BufferUses::default();
+                *words.uses.get_mut() = BufferUses::default();
                 None
             }
         };
-        Ok(())
+        let pinned_upload = event.is_some();
+        *self.upload.get_mut() = event;
+        Ok(pinned_upload)
     }
 
     /// Waits until the last upload no longer reads the host words it was given. Its
@@ -253,8 +382,9 @@ impl GpuImage {
     /// with none recorded, the buffer's own, and returns when they are there
     /// (`cl::read_yielding`: no blocking read, see there why).
     fn read_words(&self, offset: usize, out: &mut [u64]) -> Result<()> {
-        let buffer = self.buffer()?;
-        let uses = self.uses.lock();
+        let words = self.words()?;
+        let buffer = words.buffer.buffer();
+        let uses = words.uses.lock();
         // The lock is held until the words are here, as around the blocking read before: a
         // writer on another queue orders behind this read.
         crate::cl::read_yielding(buffer, uses.writer_queue(), offset, out)
@@ -294,56 +424,32 @@ impl GpuImage {
         });
     }
 
-    /// A new image with the same words on `graph`'s tile, copied on the device (enqueued).
-    /// A pending check comes along.
+    /// A new image with the same words on `graph`'s tile: sharing this image's buffer when
+    /// it lies there (copied on the device only when one of them writes), else copied there
+    /// (enqueued). A pending check comes along.
     pub(crate) fn duplicate(&self, graph: &Graph) -> Result<GpuImage> {
         if self.len == 0 {
             return Ok(GpuImage::empty());
         }
-        let copy = graph.alloc(self.len)?;
-        let source = self.ordered_read(graph)?;
-        crate::cl::copy_range(graph.queue(), source, 0, copy.buffer(), 0, self.len)?;
-        Ok(GpuImage {
-            buffer: Some(copy),
-            tile: graph.tile().index(),
+        let mut copy = GpuImage {
+            words: self.words.clone(),
             len: self.len,
-            uses: Mutex::new(BufferUses::written_on(graph)),
             transparency: self.transparency.clone(),
             upload: Mutex::new(None),
-        })
+        };
+        if self.tile() != graph.tile().index() {
+            copy.copy_to(graph)?;
+        }
+        Ok(copy)
     }
 
     /// Makes `buffer` the image's, holding `len` words written by commands on `graph`'s
     /// queue: a new result, not checked yet.
     pub(crate) fn replace(&mut self, graph: &Graph, buffer: PoolBuffer, len: usize) {
         debug_assert!(buffer.words() >= len);
-        self.release_buffer();
-        self.buffer = Some(buffer);
-        self.tile = graph.tile().index();
-        self.uses.get_mut().set_written_on(graph);
+        self.words = Some(Words::written_on(buffer, graph));
         self.len = len;
         self.transparency = None;
-    }
-
-    /// Gives the buffer back to its pool with the uses the pool does not see (those on
-    /// queues other than the one it was handed out for), so its next holder waits for them.
-    fn release_buffer(&mut self) {
-        let Some(mut buffer) = self.buffer.take() else {
-            return;
-        };
-        let mut uses = std::mem::take(self.uses.get_mut());
-        match uses.markers_except(buffer.queue()) {
-            Ok(markers) => markers.iter().for_each(|m| buffer.record_use(m)),
-            Err(e) => {
-                // No marker (a lost device): wait on the host instead, so the next holder
-                // still comes after every use; if even that fails the device is gone and
-                // nothing will run on the buffer again.
-                tracing::warn!(error = %e, "no marker for a freed buffer; waiting for its queues");
-                if let Err(e) = uses.finish_all() {
-                    tracing::error!(error = %e, "waiting for a freed buffer's queues failed");
-                }
-            }
-        }
     }
 
     /// Keeps only the first `len` words.
@@ -367,11 +473,5 @@ impl GpuImage {
         let upload = self.upload.get_mut().take();
         *self = previous;
         *self.upload.get_mut() = upload;
-    }
-}
-
-impl Drop for GpuImage {
-    fn drop(&mut self) {
-        self.release_buffer();
     }
 }

@@ -41,8 +41,9 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 pub use image::GpuImage;
+use image::Rewrite;
 pub use keys::{KeyCacheStats, KeyId, MAX_KEY_BYTES_ENV_VAR};
-pub use transfer::PinnedHostRef;
+pub use transfer::{PinnedHostRef, Traffic};
 pub use transparency::{TransparencyCheck, CHECK_TRANSPARENT_ENV_VAR};
 
 use crate::ckks::context::{CkksContext, KswitchKey};
@@ -53,6 +54,7 @@ use crate::error::{Error, Result};
 use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
+use transfer::TransferCounters;
 
 /// SEAL's most polynomials in a ciphertext (`SEAL_CIPHERTEXT_SIZE_MAX`).
 pub const SEAL_CIPHERTEXT_SIZE_MAX: usize = 16;
@@ -93,6 +95,8 @@ pub struct Backend {
     /// Page-locked host memory for marked SEAL objects' words (seal-patch 0007); shared
     /// with SEAL's `HostPool`, which keeps it while objects hold its memory.
     pinned: Arc<PinnedHost>,
+    /// Transfers and copies so far ([`Backend::traffic`]).
+    counters: TransferCounters,
 }
 
 impl Backend {
@@ -150,6 +154,7 @@ impl Backend {
             keys,
             transparency: TransparencyCheck::default(),
             pinned,
+            counters: TransferCounters::default(),
         })
     }
 
@@ -283,19 +288,36 @@ impl Backend {
     pub fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Result<()> {
         let graph = self.graph();
         let _issuing = graph.issuing();
-        image.upload(graph, data, &self.pinned)
+        let pinned = image.upload(graph, data, &self.pinned)?;
+        self.counters.upload(data.len(), pinned);
+        Ok(())
     }
 
     /// Waits for the work writing the image, then copies its first `data.len()` words.
     pub fn download(&self, image: &GpuImage, data: &mut [u64]) -> Result<()> {
-        image.download(data)
+        image.download(data)?;
+        self.counters.download(data.len());
+        Ok(())
     }
 
     /// A device-to-device copy (enqueued; no wait).
     pub fn clone_image(&self, image: &GpuImage) -> Result<GpuImage> {
         let graph = self.graph();
         let _issuing = graph.issuing();
-        image.duplicate(graph)
+        let copy = image.duplicate(graph)?;
+        self.counters.image_copy();
+        Ok(copy)
+    }
+
+    /// The transfers, copies and driver allocations so far, every thread's.
+    pub fn traffic(&self) -> Traffic {
+        let pools = self.pool_stats();
+        self.counters.read(
+            pools.misses,
+            pools.device_allocations,
+            self.pinned.allocations(),
+            image::device_copies(),
+        )
     }
 
     /* ---- frames ------------------------------------------------------------------- */
@@ -418,6 +440,9 @@ impl Backend {
         let graph = self.graph();
         let _span = graph.operation_span(name);
         let _issuing = graph.issuing();
+        let _operation = graph
+            .profiler()
+            .map(|_| crate::profiler::operation_scope(name));
         let started = graph.profiler().map(|_| std::time::Instant::now());
         let result = self.with_ops_untimed(graph, level, body);
         if let (Some(profiler), Some(started)) = (graph.profiler(), started) {
@@ -440,7 +465,8 @@ impl Backend {
     pub fn negate(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("negate", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
-            ops.negate(ct.write_on(ops.graph())?, size)
+            let target = ct.rewrite_on(ops.graph())?;
+            ops.negate(target.dst, target.src(), size)
         })
     }
 
@@ -485,17 +511,32 @@ impl Backend {
             let common = a_size.min(b_size);
             let src = b.read_on(ops.graph())?;
             if b_size > a_size {
-                // The result grows: a new buffer with a's polynomials, then b's tail.
+                // The result grows: a new buffer of b (or -b), then a added to its first
+                // polynomials (a - b = a + (-b) mod q, the same residue).
                 let grown = ops.alloc_result(b_size, ops.primes())?;
-                ops.copy_tail(grown.buffer(), &*a.read_on(ops.graph())?, 0, a_size, false)?;
-                ops.copy_tail(grown.buffer(), &src, a_size, b_size - a_size, subtract)?;
+                if subtract {
+                    ops.negate(grown.buffer(), &src, b_size)?;
+                } else {
+                    ops.copy_tail(grown.buffer(), &src, 0, b_size)?;
+                }
+                ops.add(
+                    grown.buffer(),
+                    &*a.read_on(ops.graph())?,
+                    grown.buffer(),
+                    a_size,
+                )?;
                 a.replace(ops.graph(), grown, b_size * ops.poly_words());
+                return Ok(());
             }
-            let dst = a.write_on(ops.graph())?;
+            let target = a.rewrite_on(ops.graph())?;
+            if target.out_of_place() && a_size > common {
+                // b lacks polynomials that a has: they pass unchanged.
+                ops.copy_tail(target.dst, target.src(), common, a_size - common)?;
+            }
             if subtract {
-                ops.sub(dst, &src, common)
+                ops.sub(target.dst, target.src(), &src, common)
             } else {
-                ops.add(dst, &src, common)
+                ops.add(target.dst, target.src(), &src, common)
             }
         })
     }
@@ -504,8 +545,8 @@ impl Backend {
     pub fn double_inplace(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("add", level, |ops| {
             ct.expect(size, ops, "encrypted1")?;
-            let buf = ct.write_on(ops.graph())?;
-            ops.add(buf, buf, size)
+            let target = ct.rewrite_on(ops.graph())?;
+            ops.add(target.dst, target.src(), target.src(), size)
         })
     }
 
@@ -654,8 +695,9 @@ impl Backend {
         })
     }
 
-    /// `step(ops, ct, plain)` after checking that `ct` holds `size` polynomials and `plain`
-    /// one at the level.
+    /// `step(ops, target, plain)` after checking that `ct` holds `size` polynomials and
+    /// `plain` one at the level; `target` is where ct's new contents go
+    /// ([`GpuImage::rewrite_on`]).
     fn with_plain(
         &self,
         name: &'static str,
@@ -663,14 +705,33 @@ impl Backend {
         ct: &mut GpuImage,
         size: usize,
         plain: &GpuImage,
-        step: impl FnOnce(&LevelOps, &Buffer<u64>, &Buffer<u64>) -> Result<()>,
+        step: impl FnOnce(&LevelOps, &Rewrite, &Buffer<u64>) -> Result<()>,
     ) -> Result<()> {
         self.with_ops(name, level, |ops| {
             ct.expect(size, ops, "encrypted")?;
             plain.expect(1, ops, "plain")?;
             let plain = plain.read_on(ops.graph())?;
-            step(ops, ct.write_on(ops.graph())?, &plain)
+            step(ops, &ct.rewrite_on(ops.graph())?, &plain)
         })
+    }
+
+    /// `ct.data(0) += plain` (`-=` with `subtract`) into `target`; ct's other polynomials
+    /// pass unchanged.
+    fn add_plain_into(
+        ops: &LevelOps,
+        target: &Rewrite,
+        size: usize,
+        plain: &Buffer<u64>,
+        subtract: bool,
+    ) -> Result<()> {
+        if target.out_of_place() {
+            ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
+        }
+        if subtract {
+            ops.sub(target.dst, target.src(), plain, 1)
+        } else {
+            ops.add(target.dst, target.src(), plain, 1)
+        }
     }
 
     /// dst = `step(ops, dst, src, size)`: `size` polynomials of src at level K written
@@ -716,8 +777,8 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_plain("multiply_plain", level, ct, size, plain, |ops, c, p| {
-            ops.multiply_plain(c, size, p)
+        self.with_plain("multiply_plain", level, ct, size, plain, |ops, t, p| {
+            ops.multiply_plain(t.dst, t.src(), size, p)
         })
     }
 
@@ -729,8 +790,8 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_plain("add_plain", level, ct, size, plain, |ops, c, p| {
-            ops.add(c, p, 1)
+        self.with_plain("add_plain", level, ct, size, plain, |ops, t, p| {
+            Self::add_plain_into(ops, t, size, p, false)
         })
     }
 
@@ -742,8 +803,8 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_plain("sub_plain", level, ct, size, plain, |ops, c, p| {
-            ops.sub(c, p, 1)
+        self.with_plain("sub_plain", level, ct, size, plain, |ops, t, p| {
+            Self::add_plain_into(ops, t, size, p, true)
         })
     }
 
@@ -765,7 +826,8 @@ impl Backend {
                 return Err(Error::invalid("Galois element is not valid"));
             }
             let key = self.key(key)?;
-            ops.apply_galois(ct.write_on(ops.graph())?, galois_elt, &key)
+            let target = ct.rewrite_on(ops.graph())?;
+            ops.apply_galois(target.dst, target.src(), galois_elt, &key)
         })
     }
 

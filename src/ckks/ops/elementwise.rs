@@ -1,66 +1,63 @@
 //! The element-wise operations, one kernel each on the level's residues: SEAL's
-//! `negate_inplace`, `add_inplace`, `sub_inplace` (with the polynomials one operand lacks:
-//! `copy_tail`, `zero`) and `multiply_plain_ntt`.
+//! `negate_inplace`, `add_inplace`, `sub_inplace` (`copy_tail` for the polynomials an
+//! out-of-place one leaves as they are, `zero`) and `multiply_plain_ntt`.
 
 use super::LevelOps;
 use crate::cl::{self, Buffer};
 use crate::error::Result;
 
 impl LevelOps<'_> {
-    /// encrypted = -encrypted over `polys` polynomials (SEAL's negate_inplace).
-    pub fn negate(&self, ct: &Buffer<u64>, polys: usize) -> Result<()> {
+    /// dst = -ct over `polys` polynomials (SEAL's negate_inplace); dst may be ct.
+    pub fn negate(&self, dst: &Buffer<u64>, ct: &Buffer<u64>, polys: usize) -> Result<()> {
         let k = self.primes();
         self.context
             .kernels()
-            .ckks_negate(self.graph, ct, ct, self.level.moduli(), k, polys)
+            .ckks_negate(self.graph, dst, ct, self.level.moduli(), k, polys)
     }
 
-    /// a = a + b over the first `polys` polynomials (SEAL's add_poly_coeffmod per poly).
-    pub fn add(&self, a: &Buffer<u64>, b: &Buffer<u64>, polys: usize) -> Result<()> {
+    /// dst = a + b over the first `polys` polynomials (SEAL's add_poly_coeffmod per poly);
+    /// dst may be a or b.
+    pub fn add(
+        &self,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        b: &Buffer<u64>,
+        polys: usize,
+    ) -> Result<()> {
         let k = self.primes();
         self.context
             .kernels()
-            .ckks_add(self.graph, a, a, b, self.level.moduli(), k, polys)
+            .ckks_add(self.graph, dst, a, b, self.level.moduli(), k, polys)
     }
 
-    /// a = a - b over the first `polys` polynomials.
-    pub fn sub(&self, a: &Buffer<u64>, b: &Buffer<u64>, polys: usize) -> Result<()> {
+    /// dst = a - b over the first `polys` polynomials; dst may be a or b.
+    pub fn sub(
+        &self,
+        dst: &Buffer<u64>,
+        a: &Buffer<u64>,
+        b: &Buffer<u64>,
+        polys: usize,
+    ) -> Result<()> {
         let k = self.primes();
         self.context
             .kernels()
-            .ckks_sub(self.graph, a, a, b, self.level.moduli(), k, polys)
+            .ckks_sub(self.graph, dst, a, b, self.level.moduli(), k, polys)
     }
 
-    /// dst = src (copy of `polys` polynomials) or, with `negate`, dst = -src; both as
-    /// sub-buffers starting at polynomial `from` of each. For the polynomials one operand
-    /// of add / sub has and the other lacks.
+    /// Copies polynomials `from .. from + polys` of src to the same place in dst: the
+    /// polynomials an out-of-place add / sub leaves as they are.
     pub fn copy_tail(
         &self,
         dst: &Buffer<u64>,
         src: &Buffer<u64>,
         from: usize,
         polys: usize,
-        negate: bool,
     ) -> Result<()> {
         if polys == 0 {
             return Ok(());
         }
-        let words = polys * self.poly_words();
-        let offset = from * self.poly_words();
-        if negate {
-            let d = cl::sub_buffer(dst, offset, words)?;
-            let s = cl::sub_buffer(src, offset, words)?;
-            self.context.kernels().ckks_negate(
-                self.graph,
-                &d,
-                &s,
-                self.level.moduli(),
-                self.primes(),
-                polys,
-            )
-        } else {
-            cl::copy_range(self.graph.queue(), src, offset, dst, offset, words)
-        }
+        let (words, offset) = (polys * self.poly_words(), from * self.poly_words());
+        cl::copy_range(self.graph.queue(), src, offset, dst, offset, words)
     }
 
     /// Zeroes `polys` polynomials (SEAL's result of sub_inplace(a, a)).
@@ -68,15 +65,17 @@ impl LevelOps<'_> {
         cl::fill_range(self.graph.queue(), ct, 0, polys * self.poly_words(), 0)
     }
 
-    /// ct *= plain in NTT form, SEAL's multiply_plain_ntt.
+    /// dst = ct * plain in NTT form, SEAL's multiply_plain_ntt; dst may be ct.
     pub fn multiply_plain(
         &self,
+        dst: &Buffer<u64>,
         ct: &Buffer<u64>,
         polys: usize,
         plain: &Buffer<u64>,
     ) -> Result<()> {
         self.context.kernels().ckks_multiply_plain(
             self.graph,
+            dst,
             ct,
             plain,
             self.level.moduli(),

@@ -8,15 +8,23 @@ use crate::cl::Buffer;
 use crate::error::Result;
 
 impl LevelOps<'_> {
-    /// SEAL's apply_galois_inplace for CKKS on a ciphertext of 2 polynomials in NTT form:
-    /// permutes both, keeps the first, and key-switches the second back. Fused, the
-    /// permutation shares its launch with the first pass of key switching's inverse NTT
-    /// (`NttPlan::inverse_first_pass_galois`): 5 launches with a two-pass NTT layout.
-    pub fn apply_galois(&self, ct: &Buffer<u64>, galois_elt: u32, key: &KswitchKey) -> Result<()> {
+    /// SEAL's apply_galois_inplace for CKKS on a ciphertext `ct` of 2 polynomials in NTT
+    /// form, into `dst` (which may be `ct`: `ct` is read only by the permutation, before
+    /// anything writes `dst`): permutes both, keeps the first, and key-switches the second
+    /// back. Fused, the permutation shares its launch with the first pass of key switching's
+    /// inverse NTT (`NttPlan::inverse_first_pass_galois`): 5 launches with a two-pass NTT
+    /// layout.
+    pub fn apply_galois(
+        &self,
+        dst: &Buffer<u64>,
+        ct: &Buffer<u64>,
+        galois_elt: u32,
+        key: &KswitchKey,
+    ) -> Result<()> {
         let words = self.poly_words();
         self.check_key_switch(key, words)?;
         let permuted = self.scratch(2 * words)?;
-        // ct = (permuted[0], 0) + the key-switched permuted[1], with the first term added
+        // dst = (permuted[0], 0) + the key-switched permuted[1], with the first term added
         // by the mod-down's last store.
         let acc = (permuted.buffer(), 1);
         if !self.fused_key_switch() {
@@ -27,7 +35,7 @@ impl LevelOps<'_> {
                 galois_elt,
                 2 * self.primes(),
             )?;
-            return self.switch_key_into(ct, acc, permuted.buffer(), words, key);
+            return self.switch_key_into(dst, acc, permuted.buffer(), words, key);
         }
         let t_target = self.scratch(words)?;
         let events = self.level.plan().inverse_first_pass_galois(
@@ -41,6 +49,6 @@ impl LevelOps<'_> {
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_inverse_galois", events)?;
-        self.switch_key_from_first_pass(ct, acc, permuted.buffer(), words, key, t_target)
+        self.switch_key_from_first_pass(dst, acc, permuted.buffer(), words, key, t_target)
     }
 }

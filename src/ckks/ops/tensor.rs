@@ -35,10 +35,11 @@ impl LevelOps<'_> {
     }
 
     /// [`LevelOps::tensor`] without fusion (the benchmarks' baseline): for each output
-    /// polynomial t and each pair i + j = t, a copy of a[i] multiplied by b[j] with the
-    /// dyadic-product kernel (`ckks_multiply_plain` on one polynomial), into dst[t] for the
-    /// first pair and into a temporary added to dst[t] (`ckks_add`) for the others. Same
-    /// residues as the fused kernel: each product and each sum is fully reduced mod q.
+    /// polynomial t and each pair i + j = t, copies of a[i] and b[j] multiplied with the
+    /// dyadic-product kernel (`ckks_multiply_plain` on one polynomial), into a temporary for
+    /// dst[t] for the first pair and into another added to it (`ckks_add`) for the others,
+    /// then copied to dst[t]. Same residues as the fused kernel: each product and each sum is
+    /// fully reduced mod q.
     pub fn tensor_unfused(
         &self,
         dst: &Buffer<u64>,
@@ -53,19 +54,39 @@ impl LevelOps<'_> {
         let words = self.poly_words();
         let (k, queue) = (self.primes(), self.graph.queue());
         let (kernels, moduli) = (self.context.kernels(), self.level.moduli());
-        let tmp = self.scratch(words)?;
+        let (sum, tmp, b_j) = (
+            self.scratch(words)?,
+            self.scratch(words)?,
+            self.scratch(words)?,
+        );
         for t in 0..s1 + s2 - 1 {
-            let out = cl::sub_buffer(dst, t * words, words)?;
             for i in t.saturating_sub(s2 - 1)..=t.min(s1 - 1) {
                 let first = i == t.saturating_sub(s2 - 1);
-                let target = if first { &out } else { tmp.buffer() };
-                let b_j = cl::sub_buffer(b, (t - i) * words, words)?;
+                let target = if first { sum.buffer() } else { tmp.buffer() };
                 cl::copy_range(queue, a, i * words, target, 0, words)?;
-                kernels.ckks_multiply_plain(self.graph, target, &b_j, moduli, k, 1)?;
+                cl::copy_range(queue, b, (t - i) * words, b_j.buffer(), 0, words)?;
+                kernels.ckks_multiply_plain(
+                    self.graph,
+                    target,
+                    target,
+                    b_j.buffer(),
+                    moduli,
+                    k,
+                    1,
+                )?;
                 if !first {
-                    kernels.ckks_add(self.graph, &out, &out, tmp.buffer(), moduli, k, 1)?;
+                    kernels.ckks_add(
+                        self.graph,
+                        sum.buffer(),
+                        sum.buffer(),
+                        tmp.buffer(),
+                        moduli,
+                        k,
+                        1,
+                    )?;
                 }
             }
+            cl::copy_range(queue, sum.buffer(), 0, dst, t * words, words)?;
         }
         Ok(())
     }
