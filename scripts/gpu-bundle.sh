@@ -74,12 +74,15 @@ cmake_build "$SEAL_SOURCE_DIR/native/examples" "$release/seal-examples"
 cp "$release/seal-examples/bin/sealexamples" "$stage/cpp-sealexamples"
 cmake_build "$SEAL_SOURCE_DIR/native/bench" "$release/seal-bench" -DSEAL_BUILD_DEPS=OFF
 cp "$release/seal-bench/bin/sealbench" "$stage/cpp-sealbench"
+# Debian's Google Benchmark is a shared library, which the GPU machine lacks.
+mkdir -p "$stage/lib"
+cp "$(ldd "$stage/cpp-sealbench" | awk '/libbenchmark/ { print $3 }')" "$stage/lib/"
 if [ "${1:-}" != --cpp-only ]; then # for the tests part only, like the test binaries
   SEAL_GTEST_BUILD_DIR=$release/seal-gtest scripts/seal-gtest.sh --build-only >/dev/null
   cp "$release/seal-gtest/bin/sealtest" "$stage/cpp-sealtest"
 fi
 
-strip "$stage"/* 2>/dev/null || true
+strip "$stage"/* "$stage"/lib/* 2>/dev/null || true
 tar -C "$stage" -cJf ".gpu/bundle-$SEAL_VERSION.tar.xz" .
 ls "$stage"
 du -sh .gpu/*

@@ -49,6 +49,8 @@ if [ -z "$seal" ]; then
   for v in "${versions[@]}"; do [ "$v" = 4.4.3 ] && seal=4.4.3; done
 fi
 bin=$(unpack "$seal") || exit 2
+# Shared libraries the bundle carries (Google Benchmark for sealbench).
+export LD_LIBRARY_PATH=$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=/tmp/seal-opencl-results
 rm -rf "$work" && mkdir -p "$work/benches/results"
 cd "$work"
