@@ -410,11 +410,12 @@ fn keys_of_another_generator_with_equal_parameters_are_used() {
     assert_no_cpu_fallback();
 }
 
-/// Keys assigned into an object that was used before (same object, same address, new words):
-/// its version changes (seal-patch 0006), so the device uploads the new keys instead of
-/// using the old ones.
-#[test]
-fn keys_assigned_into_a_used_object_are_uploaded_again() {
+/// Keys whose words an object that was used before gets anew (same object, same address and
+/// gpu_id) from `replace(fx, other, keys, round)`: their version changes (seal-patch 0006), so
+/// the device uploads the new keys instead of using the cached old ones.
+fn keys_replaced_in_a_used_object_are_uploaded_again(
+    replace: impl Fn(&Fixture, &Fixture, &mut RelinKeys, usize),
+) {
     let fx = Fixture::new();
     let other = Fixture::new();
     let mut rng = rng();
@@ -427,37 +428,34 @@ fn keys_assigned_into_a_used_object_are_uploaded_again() {
             fx.evaluator.relinearize_inplace(x, &keys).unwrap();
         }
         assert_same(&cpu, &gpu, &format!("round {round}"));
-        let next = if round % 2 == 0 {
-            &other.relin
-        } else {
-            &fx.relin
-        };
-        keys.assign(next).unwrap();
+        replace(&fx, &other, &mut keys, round);
     }
     assert_no_cpu_fallback();
 }
 
-/// Keys loaded in place by `unsafe_load` (same object, same gpu_id, new words): the load
-/// changes their version (seal-patch 0006), so the device uploads the new keys instead of
-/// using the cached old ones.
+/// The other fixture's keys in even rounds, the fixture's own in odd ones.
+fn next_keys<'a>(fx: &'a Fixture, other: &'a Fixture, round: usize) -> &'a RelinKeys {
+    if round % 2 == 0 {
+        &other.relin
+    } else {
+        &fx.relin
+    }
+}
+
+#[test]
+fn keys_assigned_into_a_used_object_are_uploaded_again() {
+    keys_replaced_in_a_used_object_are_uploaded_again(|fx, other, keys, round| {
+        keys.assign(next_keys(fx, other, round)).unwrap()
+    });
+}
+
+/// `unsafe_load` loads in place, without a new object.
 #[test]
 fn keys_unsafe_loaded_into_a_used_object_are_uploaded_again() {
-    let fx = Fixture::new();
-    let other = Fixture::new();
-    let mut rng = rng();
-    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
-    let mut keys = fx.keygen.relin_keys().unwrap();
-    let saved = [other.relin.save().unwrap(), fx.relin.save().unwrap()];
-    for round in 0..3 {
-        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-        for x in [&mut cpu, &mut gpu] {
-            fx.evaluator.multiply_inplace(x, &b).unwrap();
-            fx.evaluator.relinearize_inplace(x, &keys).unwrap();
-        }
-        assert_same(&cpu, &gpu, &format!("round {round}"));
-        keys.unsafe_load(&fx.ctx, &saved[round % 2]).unwrap();
-    }
-    assert_no_cpu_fallback();
+    keys_replaced_in_a_used_object_are_uploaded_again(|fx, other, keys, round| {
+        let saved = next_keys(fx, other, round).save().unwrap();
+        keys.unsafe_load(&fx.ctx, &saved).unwrap()
+    });
 }
 
 /// `ct` with polynomial 1 (and any beyond) zero: transparent.
