@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds a TenSEAL wheel whose SEAL is the patched SEAL with the seal-opencl backend:
+# TenSEAL's source distribution from PyPI, patched by tenseal-patch/VERSION/ to take SEAL,
+# protobuf, pybind11, xtensor and json from installed packages instead of downloading them,
+# built against the SEAL package that scripts/install.sh installs. Run as root or with sudo
+# on Debian/Ubuntu; SEAL_SOURCE_DIR picks the SEAL (see README.md), as for every build.
+#   scripts/tenseal-wheel.sh
+# Leaves under BUILD (CARGO_TARGET_DIR, default target, then tenseal/):
+#   prefix/   the seal-opencl installation the wheel links (scripts/install.sh)
+#   venv/     the build's Python environment (PYTHON, default python3, and PyPI's pybind11)
+#   dist/     tenseal-VERSION-*.whl: `pip install` it; SEAL_GPU_ROUTE_ALL=1 routes TenSEAL's
+#             CKKS evaluation to the device
+# and prints the wheel's path last. MAKEFLAGS sets the compile jobs (default -j1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+tenseal_version=0.3.18
+pybind11_version=2.12.0
+python=${PYTHON:-python3}
+build="${CARGO_TARGET_DIR:-target}/tenseal"
+mkdir -p "$build"
+build=$(cd "$build" && pwd)
+
+# TenSEAL's C++ dependencies from the system; pybind11 comes from PyPI below.
+packages=(libprotobuf-dev protobuf-compiler nlohmann-json3-dev libxtensor-dev xtl-dev
+  libxsimd-dev libmsgsl-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "tenseal-wheel: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+scripts/install.sh "$build/prefix"
+
+[ -x "$build/venv/bin/python" ] || "$python" -m venv "$build/venv"
+venv_python="$build/venv/bin/python"
+"$venv_python" -m pip install --quiet "setuptools>=77" wheel "pybind11==$pybind11_version"
+
+sdist="$build/tenseal-$tenseal_version.tar.gz"
+[ -f "$sdist" ] || "$venv_python" -m pip download --quiet --no-binary :all: --no-deps \
+  -d "$build" "tenseal==$tenseal_version"
+
+# A fresh tree each time: the patches apply to the source distribution as published.
+src="$build/src"
+rm -rf "$src" "$build/dist"
+mkdir -p "$src"
+tar -xzf "$sdist" -C "$src" --strip-components=1
+for p in "$repo/tenseal-patch/$tenseal_version"/*.patch; do
+  patch -d "$src" -p1 --quiet --forward <"$p"
+done
+
+# The archive carries debug information; the modules leave it out (LDFLAGS reaches CMake's
+# link of each module).
+CMAKE_PREFIX_PATH="$build/prefix:$("$venv_python" -m pybind11 --cmakedir)" \
+  MAKEFLAGS="${MAKEFLAGS:--j1}" LDFLAGS="${LDFLAGS:-} -Wl,--strip-debug" \
+  "$venv_python" -m pip wheel --no-build-isolation --no-deps -w "$build/dist" "$src"
+ls "$build/dist"/tenseal-"$tenseal_version"-*.whl
