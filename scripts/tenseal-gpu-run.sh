@@ -12,28 +12,30 @@ out=${OUT:-$here/out}
 mkdir -p "$out"
 part=${1:?usage: run.sh suite|bench [ARGS]}
 shift
+# The environments live outside the bundle, which stays small enough to carry.
+envs=$(mktemp -d)
+trap 'rm -rf "$envs"' EXIT
 
 # env_with DIR WHEELS: a fresh environment at DIR with the tenseal wheel of WHEELS.
 env_with() {
-  rm -rf "$1"
   python3 -m venv "$1"
   "$1/bin/pip" install --quiet --no-index --find-links "$here/wheels" "$2"/tenseal-*.whl pytest
 }
 
 case "$part" in
   suite)
-    env_with "$here/env-gpu" "$here/gpu"
-    "$here/env-gpu/bin/python" -m pytest "$here/tests" -v "$@" 2>&1 | tee "$out/tenseal-suite.log"
+    env_with "$envs/gpu" "$here/gpu"
+    "$envs/gpu/bin/python" -m pytest "$here/tests" -v "$@" 2>&1 | tee "$out/tenseal-suite.log"
     ;;
   bench)
-    env_with "$here/env-stock" "$here/stock"
-    env_with "$here/env-gpu" "$here/gpu"
+    env_with "$envs/stock" "$here/stock"
+    env_with "$envs/gpu" "$here/gpu"
     bench="$here/benches/tenseal_bench.py"
-    env -u SEAL_GPU_ROUTE_ALL "$here/env-stock/bin/python" "$bench" --out "$out/tenseal-stock-cpu.json" "$@" \
+    env -u SEAL_GPU_ROUTE_ALL "$envs/stock/bin/python" "$bench" --out "$out/tenseal-stock-cpu.json" "$@" \
       2>&1 | tee "$out/tenseal-stock-cpu.log"
-    env -u SEAL_GPU_ROUTE_ALL "$here/env-gpu/bin/python" "$bench" --out "$out/tenseal-opencl-cpu.json" "$@" \
+    env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-cpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-cpu.log"
-    SEAL_GPU_ROUTE_ALL=1 "$here/env-gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
+    SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
     ;;
   *)
