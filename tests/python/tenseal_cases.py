@@ -16,7 +16,7 @@ they are compared decrypted, and on the GPU path every routed operation is compa
 word with SEAL's CPU evaluation of the same operands (`SEAL_OPENCL_CROSSCHECK=1`).
 
 The plain operands are fixed (seeded) module constants, so the worker, the encryption and the
-expected values (`Case.expect`, checked against the decrypted CPU results) agree.
+expected values (`Case.expect`, checked against the decrypted results) agree.
 """
 
 import pickle
@@ -133,7 +133,7 @@ def error_of(call: Callable[[], object]) -> tuple:
 class Case:
     """One workload: `prepare` (test process) encrypts and serializes its inputs with the
     private context; `evaluate` (worker) returns its results; `expect`, where given, the plain
-    value of each result (None: not a CKKS value) for a decryption check; `fresh_encryption`:
+    value of each result (None: an error, nothing to decrypt) for a decryption check; `fresh_encryption`:
     TenSEAL encrypts during `evaluate`, so its results differ from run to run."""
 
     context: str
