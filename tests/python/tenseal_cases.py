@@ -2,9 +2,10 @@
 backend, comparing the serialized results byte for byte.
 
 A case's inputs are encrypted once, in the test process (`Case.prepare`, with the private
-context), and serialized. `python tenseal_cases.py CASE DIR OUT` is one path's run: it loads the
+context), and serialized. `python tenseal_cases.py CASE DIR OUT [--corrupt-next-result]` is one path's run: it loads the
 public context (`DIR/context.bin`) and the inputs (`DIR/inputs.pickle`), evaluates the case and
-writes its results, serialized, to OUT. Both paths run this same file from the
+writes its results, serialized, to OUT, and prints how many operations the backend
+cross-checked. Both paths run this same file from the
 same bytes; only the environment differs (`SEAL_GPU_ROUTE_ALL=1` on the GPU path). SEAL's
 evaluation is deterministic once the ciphertexts exist, so where TenSEAL only evaluates, the two
 result lists are equal byte for byte. An error is a result too: its type and message.
@@ -19,6 +20,8 @@ The plain operands are fixed (seeded) module constants, so the worker, the encry
 expected values (`Case.expect`, checked against the decrypted results) agree.
 """
 
+import ctypes
+import os
 import pickle
 import sys
 from dataclasses import dataclass
@@ -370,13 +373,33 @@ def serialized(result):
     return result
 
 
-def main(case_name: str, folder: str, out: str) -> None:
+def backend_function(mangled_name: str):
+    """A function of `seal_opencl` (ffi/seal_opencl.h) in the extension module, which links
+    the backend and exports it."""
+    module = ctypes.CDLL(ts._ts_cpp.__file__, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    return getattr(module, mangled_name)
+
+
+def crosschecked_operations() -> int:
+    """How many routed operations the backend has compared with SEAL's CPU evaluation in this
+    process (`seal_opencl::crosscheck_checks()`)."""
+    checks = backend_function("_ZN11seal_opencl17crosscheck_checksEv")
+    checks.restype = ctypes.c_uint64
+    return checks()
+
+
+def main(case_name: str, folder: str, out: str, *flags: str) -> None:
+    """One path's run; `--corrupt-next-result` flips a bit of the next cross-checked device
+    result (`seal_opencl::crosscheck_corrupt_next_result()`), which that check must catch."""
     folder = Path(folder)
     case = CASES[case_name]
     ctx = ts.context_from((folder / "context.bin").read_bytes(), n_threads=CONTEXTS[case.context].n_threads)
     inputs = pickle.loads((folder / "inputs.pickle").read_bytes())
+    if "--corrupt-next-result" in flags:
+        backend_function("_ZN11seal_opencl30crosscheck_corrupt_next_resultEv")()
     results = [serialized(r) for r in case.evaluate(ctx, inputs)]
     Path(out).write_bytes(pickle.dumps(results))
+    print(f"crosschecked operations: {crosschecked_operations()}")
 
 
 if __name__ == "__main__":

@@ -45,25 +45,38 @@ def context(name: str):
     return ctx, ctx.serialize(save_secret_key=False)
 
 
-def run_path(case: str, folder: Path, gpu: bool):
-    """One path's results for `case`, and its stderr."""
+def prepare(name: str, folder: Path) -> None:
+    """The public context and the encrypted inputs of case `name`, in `folder`."""
+    case = CASES[name]
+    ctx, public = context(case.context)
+    (folder / "context.bin").write_bytes(public)
+    (folder / "inputs.pickle").write_bytes(pickle.dumps(case.prepare(ctx)))
+
+
+def worker(case: str, folder: Path, out: Path, gpu: bool, *flags: str):
+    """One path's run of `case` (tenseal_cases.py) on the inputs in `folder`."""
     env = {k: v for k, v in os.environ.items() if k != "SEAL_GPU_ROUTE_ALL"}
-    out = folder / ("gpu.pickle" if gpu else "cpu.pickle")
     if gpu:
         env["SEAL_GPU_ROUTE_ALL"] = "1"
         env["SEAL_OPENCL_PROFILE"] = str(folder / "profile.json")
         if CASES[case].fresh_encryption:
             env["SEAL_OPENCL_CROSSCHECK"] = "1"
-    run = subprocess.run(
-        [sys.executable, str(WORKER), case, str(folder), str(out)],
+    return subprocess.run(
+        [sys.executable, str(WORKER), case, str(folder), str(out), *flags],
         env=env,
         capture_output=True,
         text=True,
         timeout=900,
     )
+
+
+def run_path(case: str, folder: Path, gpu: bool):
+    """One path's results for `case`, its stdout and its stderr."""
+    out = folder / ("gpu.pickle" if gpu else "cpu.pickle")
+    run = worker(case, folder, out, gpu)
     if run.returncode != 0:
         pytest.fail(f"{'GPU' if gpu else 'CPU'} path of {case} failed:\n{run.stdout}\n{run.stderr}")
-    return pickle.loads(out.read_bytes()), run.stderr
+    return pickle.loads(out.read_bytes()), run.stdout, run.stderr
 
 
 def routed_calls(folder: Path) -> dict:
@@ -103,15 +116,17 @@ def decrypted(ctx: ts.Context, result: tuple) -> np.ndarray:
 def test_gpu_path_equals_cpu_path(name, tmp_path):
     case = CASES[name]
     spec = CONTEXTS[case.context]
-    ctx, public = context(case.context)
-    (tmp_path / "context.bin").write_bytes(public)
-    (tmp_path / "inputs.pickle").write_bytes(pickle.dumps(case.prepare(ctx)))
+    ctx, _ = context(case.context)
+    prepare(name, tmp_path)
 
-    cpu, _ = run_path(name, tmp_path, gpu=False)
-    gpu, gpu_stderr = run_path(name, tmp_path, gpu=True)
+    cpu, _, _ = run_path(name, tmp_path, gpu=False)
+    gpu, gpu_stdout, gpu_stderr = run_path(name, tmp_path, gpu=True)
 
     assert len(gpu) == len(cpu)
-    if not case.fresh_encryption:
+    if case.fresh_encryption:
+        checked = int(re.search(r"crosschecked operations: (\d+)", gpu_stdout).group(1))
+        assert checked > 0, f"{name}: nothing was cross-checked\n{gpu_stdout}"
+    else:
         for i, (c, g) in enumerate(zip(cpu, gpu)):
             assert g == c, f"result {i} of {name}: {first_difference(g, c)}"
 
@@ -141,3 +156,12 @@ def test_gpu_path_equals_cpu_path(name, tmp_path):
                 assert np.allclose(value, expected, atol=tolerance, rtol=tolerance), (
                     f"{where}: {value} against {expected}"
                 )
+
+
+def test_a_corrupted_device_result_fails_the_cross_check(tmp_path):
+    """What the cases that encrypt while evaluating rely on: one bit flipped in a device result
+    (the backend's test hook) makes the operation raise on the GPU path."""
+    prepare("vector_matmul", tmp_path)
+    run = worker("vector_matmul", tmp_path, tmp_path / "gpu.pickle", True, "--corrupt-next-result")
+    assert run.returncode != 0
+    assert "the device result differs from SEAL's CPU result" in run.stderr, run.stderr
