@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs in the folder scripts/tenseal-bundle.sh packs (as its run.sh), on a machine without
+# network: installs the carried wheels into fresh environments and
+#   run.sh suite    runs the TenSEAL suite (tests/python) with the seal-opencl wheel
+#   run.sh bench    runs benches/tenseal_bench.py three ways: stock TenSEAL (SEAL on the CPU),
+#                   the seal-opencl wheel without and with SEAL_GPU_ROUTE_ALL=1
+# Arguments after the first go to pytest or to the benchmark. Logs and JSON go to $OUT
+# (default ./out); SEAL_OPENCL_DEVICE picks the device.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$here/out}
+mkdir -p "$out"
+part=${1:?usage: run.sh suite|bench [ARGS]}
+shift
+# The environments live outside the bundle, which stays small enough to carry.
+envs=$(mktemp -d)
+trap 'rm -rf "$envs"' EXIT
+
+# env_with DIR WHEELS: a fresh environment at DIR with the tenseal wheel of WHEELS.
+env_with() {
+  python3 -m venv "$1"
+  "$1/bin/pip" install --quiet --no-index --find-links "$here/wheels" "$2"/tenseal-*.whl pytest
+}
+
+case "$part" in
+  suite)
+    env_with "$envs/gpu" "$here/gpu"
+    "$envs/gpu/bin/python" -m pytest "$here/tests" -v "$@" 2>&1 | tee "$out/tenseal-suite.log"
+    ;;
+  bench)
+    env_with "$envs/stock" "$here/stock"
+    env_with "$envs/gpu" "$here/gpu"
+    bench="$here/benches/tenseal_bench.py"
+    env -u SEAL_GPU_ROUTE_ALL "$envs/stock/bin/python" "$bench" --out "$out/tenseal-stock-cpu.json" "$@" \
+      2>&1 | tee "$out/tenseal-stock-cpu.log"
+    env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-cpu.json" "$@" \
+      2>&1 | tee "$out/tenseal-opencl-cpu.log"
+    SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
+      2>&1 | tee "$out/tenseal-opencl-gpu.log"
+    ;;
+  *)
+    echo "usage: run.sh suite|bench [ARGS]" >&2
+    exit 2
+    ;;
+esac
