@@ -21,4 +21,20 @@ cp "$build"/dist/tenseal-*.whl "$bundle/gpu/"
 cp tests/python/*.py "$bundle/tests/"
 cp benches/tenseal_bench.py "$bundle/benches/"
 cp scripts/tenseal-gpu-run.sh "$bundle/run.sh"
+# The interpreter the wheels are built for, for a machine whose python3 is another minor
+# version (the GPU machine runs Ubuntu 24.04): its tree without what running and making venvs
+# do not need (tests, site-packages, headers, the static library, tkinter, idle), to be
+# unpacked at the same path (run.sh does, when its python3 differs).
+"$python" - "$bundle/python.tar.xz" <<'PY'
+import os, sys, tarfile
+root = sys.prefix
+lib = os.path.join("lib", "python%d.%d" % sys.version_info[:2])
+skip = ("include", "share") + tuple(os.path.join(lib, d) for d in
+        ("test", "site-packages", "config-", "idlelib", "tkinter", "lib2to3"))
+def keep(info):
+    rel = os.path.relpath("/" + info.name, root)
+    return None if rel.startswith(skip) or "__pycache__" in rel else info
+with tarfile.open(sys.argv[1], "w:xz") as tar:
+    tar.add(root, arcname=root.lstrip("/"), filter=keep)
+PY
 du -sh "$bundle"
