@@ -36,5 +36,7 @@ def keep(info):
     return None if rel.startswith(skip) or "__pycache__" in rel else info
 with tarfile.open(sys.argv[1], "w:xz") as tar:
     tar.add(root, arcname=root.lstrip("/"), filter=keep)
+with open(sys.argv[1].replace(".tar.xz", ".prefix"), "w") as f:
+    f.write(root + "\n")
 PY
 du -sh "$bundle"

@@ -17,9 +17,8 @@ want=$(cd "$here/gpu" && ls tenseal-*.whl | sed -n 's/.*-cp\([0-9]\)\([0-9]*\)-.
 have=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
 if [ "$want" != "$have" ] && [ -f "$here/python.tar.xz" ]; then
   tar -C / -xJf "$here/python.tar.xz"
-  python_bin=$(tar -tJf "$here/python.tar.xz" | grep -m1 "bin/python$want\$")
-  export PATH=/$(dirname "$python_bin"):$PATH
-  ln -sf "python$want" "/$(dirname "$python_bin")/python3"
+  prefix=$(cat "$here/python.prefix")
+  export PATH=$prefix/bin:$PATH
 fi
 # The environments live outside the bundle, which stays small enough to carry.
 envs=$(mktemp -d)
