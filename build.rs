@@ -3,7 +3,7 @@
 //! 1. SEAL's source: `SEAL_SOURCE_DIR` (stock SEAL 4.4.3 recommended), else the `SEAL/` folder
 //!    of the crates.io package `sealy` 0.2.0 (SEAL 4.0.0), fetched by cargo itself (no other
 //!    download). The version comes from SEAL's CMakeLists.txt and must be one of
-//!    `SUPPORTED_SEAL_VERSIONS`.
+//!    `version::SUPPORTED_SEAL_VERSIONS` (build/version.rs).
 //! 2. The tree is synced into OUT_DIR with that version's series (`seal-patch/VERSION/series`)
 //!    applied (pure Rust).
 //! 3. cmake builds the static `seal-X.Y` and `sealc-X.Y` (C API) libraries.
@@ -15,6 +15,8 @@
 
 #[path = "build/patch.rs"]
 mod patch;
+#[path = "build/version.rs"]
+mod version;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -56,9 +58,6 @@ const CMAKE_DEFINES: &[(&str, &str)] = &[
     ("SEAL_BUILD_BENCH", "OFF"),
     ("SEAL_BUILD_EXAMPLES", "OFF"),
 ];
-
-/// The SEAL versions with a patch series in `seal-patch/VERSION/`.
-const SUPPORTED_SEAL_VERSIONS: &[&str] = &["4.0.0", "4.4.3"];
 
 /// SEAL's static archives (`lib{name}.a`) for a version: cmake names them by major.minor.
 fn seal_libs(version: &str) -> [String; 2] {
@@ -342,30 +341,11 @@ fn read_tree_file(root: &Path, rel: &str) -> Result<Option<String>, String> {
     }
 }
 
-/// SEAL's version, from the `project(SEAL VERSION x.y.z ...)` line of its CMakeLists.txt;
-/// an error naming the supported versions unless it is one of them.
+/// The SEAL version of the tree at `root` (build/version.rs), or an error naming the tree.
 fn seal_version(root: &Path) -> BuildResult<String> {
     let path = root.join("CMakeLists.txt");
     let text = fs::read_to_string(&path).map_err(|e| io_context("read", &path, e))?;
-    let version = text
-        .lines()
-        .map(str::trim)
-        .find_map(|line| {
-            let args = line.strip_prefix("project(")?;
-            let mut words = args.split_whitespace();
-            (words.next()? == "SEAL" && words.next()? == "VERSION").then(|| words.next())?
-        })
-        .map(|v| v.trim_end_matches(')').to_string())
-        .ok_or_else(|| format!("{} has no `project(SEAL VERSION ...)` line", path.display()))?;
-    if !SUPPORTED_SEAL_VERSIONS.contains(&version.as_str()) {
-        return Err(format!(
-            "{} is SEAL {version}; seal-opencl has patch series for SEAL {} only \
-             (4.4.3 recommended: upstream microsoft/SEAL at tag v4.4.3)",
-            root.display(),
-            SUPPORTED_SEAL_VERSIONS.join(" and ")
-        ));
-    }
-    Ok(version)
+    version::seal_version(&text).map_err(|e| format!("{}: {e}", root.display()))
 }
 
 /// The series' patches of SEAL `version` as (name, text), in series order; a name is the

@@ -1,7 +1,10 @@
-//! The SEAL patch applier of build.rs (build/patch.rs), on in-memory trees.
+//! The SEAL patch applier of build.rs (build/patch.rs), on in-memory trees, and its choice of
+//! series by SEAL version (build/version.rs).
 
 #[path = "../build/patch.rs"]
 mod patch;
+#[path = "../build/version.rs"]
+mod version;
 
 use std::collections::BTreeMap;
 
@@ -184,5 +187,35 @@ fn malformed_or_unsafe_patches_are_rejected_with_their_name() {
         let err = apply(&base, &[(name, text)]).unwrap_err();
         assert_eq!(err.patch, name);
         assert!(err.to_string().contains(reason), "{name}: {err}");
+    }
+}
+
+#[test]
+fn the_seal_version_comes_from_cmakelists_and_must_have_a_series() {
+    let cmake = |line: &str| format!("cmake_minimum_required(VERSION 3.13)\n\n{line}\n");
+    for supported in version::SUPPORTED_SEAL_VERSIONS {
+        let text = cmake(&format!(
+            "project(SEAL VERSION {supported} LANGUAGES CXX C)"
+        ));
+        assert_eq!(version::seal_version(&text).as_deref(), Ok(*supported));
+    }
+    let err =
+        version::seal_version(&cmake("project(SEAL VERSION 4.1.2 LANGUAGES CXX C)")).unwrap_err();
+    assert!(
+        err.contains("SEAL 4.1.2") && err.contains("4.0.0 and 4.4.3"),
+        "{err}"
+    );
+    let err = version::seal_version(&cmake("project(Other VERSION 4.4.3)")).unwrap_err();
+    assert!(err.contains("no `project(SEAL VERSION"), "{err}");
+    // The series named by each supported version exists.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seal-patch");
+    for supported in version::SUPPORTED_SEAL_VERSIONS {
+        let series = std::fs::read_to_string(root.join(supported).join("series")).unwrap();
+        for name in parse_series(&series) {
+            assert!(
+                root.join(supported).join(&name).is_file(),
+                "{supported}/{name}"
+            );
+        }
     }
 }
