@@ -32,17 +32,7 @@ packages=(libprotobuf-dev protobuf-compiler nlohmann-json3-dev libxtensor-dev xt
 "$python" -c 'import ensurepip, os, sys, sysconfig
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
   2>/dev/null || packages+=(python3-dev python3-venv)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "tenseal-wheel: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+scripts/setup.sh "${packages[@]}"
 
 # install.sh writes every file anew; the prefix takes only files whose bytes changed, so that
 # a rebuild of the wheel does not recompile against headers that merely look newer.
