@@ -26,7 +26,7 @@ type LoadFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut u8, u64, *mut 
 
 /// SEAL's uncompressed serialization of `object` (a host read: a device-newer object of
 /// the patched SEAL downloads first and stays marked, in sync).
-pub(super) fn save(
+fn save(
     object: *mut c_void,
     (save_size, size_call): (SaveSizeFn, &'static str),
     (save, save_call): (SaveFn, &'static str),
@@ -55,7 +55,7 @@ pub(super) fn save(
 
 /// Replaces the trailing `words.len()` words of a saved object and loads it back with
 /// SEAL's validating `load` (which rejects words not reduced modulo their prime).
-pub(super) fn load_with_words(
+fn load_with_words(
     object: *mut c_void,
     context: &CkksContext,
     mut bytes: Vec<u8>,

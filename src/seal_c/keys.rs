@@ -219,27 +219,6 @@ impl RelinKeys {
         // SAFETY: both objects are live and distinct (`&mut self` and `&source`).
         unsafe { seal_call!(KSwitchKeys_Set(self.ptr(), source.ptr())) }
     }
-
-    /// SEAL's uncompressed serialization (`KSwitchKeys::save`).
-    pub fn save(&self) -> Result<Vec<u8>> {
-        super::ciphertext::save(
-            self.ptr(),
-            (sys::KSwitchKeys_SaveSize, "KSwitchKeys_SaveSize"),
-            (sys::KSwitchKeys_Save, "KSwitchKeys_Save"),
-        )
-    }
-
-    /// `KSwitchKeys::unsafe_load`: this object's keys replaced in place by those `bytes` hold,
-    /// without SEAL's validity check of the words (in the patched SEAL the version changes).
-    pub fn unsafe_load(&mut self, context: &CkksContext, bytes: &[u8]) -> Result<()> {
-        super::ciphertext::load_with_words(
-            self.ptr(),
-            context,
-            bytes.to_vec(),
-            &[],
-            (sys::KSwitchKeys_UnsafeLoad, "KSwitchKeys_UnsafeLoad"),
-        )
-    }
 }
 
 impl GaloisKeys {
