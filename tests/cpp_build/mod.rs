@@ -105,9 +105,15 @@ pub fn install(name: &str, envs: &[(&str, &str)]) -> PathBuf {
 pub fn cmake_build(source: &Path, prefix: &Path, name: &str, defines: &[&str]) -> PathBuf {
     let build = build_dir(name);
     let packages = prefix.join("lib").join("cmake");
-    let seal_major_minor = build_info::SEAL_VERSION
-        .rsplit_once('.')
-        .map_or(build_info::SEAL_VERSION, |(mm, _)| mm);
+    // install.sh leaves one `SEAL-X.Y` folder, named after the SEAL it built.
+    let seal_package = std::fs::read_dir(&packages)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", packages.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("SEAL-"))
+        })
+        .unwrap_or_else(|| panic!("no SEAL-X.Y package in {}", packages.display()));
     run_ok(
         &format!("configuring {}", source.display()),
         Command::new("cmake")
@@ -121,10 +127,7 @@ pub fn cmake_build(source: &Path, prefix: &Path, name: &str, defines: &[&str]) -
                 "-DSEALOpenCL_DIR={}",
                 packages.join("SEALOpenCL").display()
             ))
-            .arg(format!(
-                "-DSEAL_DIR={}",
-                packages.join(format!("SEAL-{seal_major_minor}")).display()
-            ))
+            .arg(format!("-DSEAL_DIR={}", seal_package.display()))
             .args(defines),
     );
     let jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
