@@ -239,41 +239,6 @@ namespace seal_opencl
         std::mutex crosscheck_last_mutex;
         std::string crosscheck_last;
 
-        // The setting SEAL_OPENCL_CROSSCHECK names: 0 (unset, empty or `0`: off) or N (every
-        // N-th routed operation; 1: every one). Anything else is std::invalid_argument.
-        std::uint64_t crosscheck_from_env()
-        {
-            const char *raw = std::getenv(crosscheck_env_var);
-            std::string value = raw ? raw : "";
-            const auto first = value.find_first_not_of(" \t\r\n");
-            const auto last = value.find_last_not_of(" \t\r\n");
-            value = first == std::string::npos ? "" : value.substr(first, last - first + 1);
-            if (value.empty())
-            {
-                return 0;
-            }
-            std::uint64_t every = 0;
-            bool ok = value.find_first_not_of("0123456789") == std::string::npos;
-            for (const char c : value)
-            {
-                const auto digit = static_cast<std::uint64_t>(c - '0');
-                if (!ok || every > (std::numeric_limits<std::uint64_t>::max() - digit) / 10)
-                {
-                    ok = false;
-                    break;
-                }
-                every = every * 10 + digit;
-            }
-            if (!ok)
-            {
-                throw std::invalid_argument(
-                    std::string("seal-opencl: ") + crosscheck_env_var + "=\"" + (raw ? raw : "") +
-                    "\" is not one of `0` (off), `1` (every routed operation) or a positive integer N (every "
-                    "N-th routed operation)");
-            }
-            return every;
-        }
-
         [[noreturn]] void crosscheck_mismatch(const std::string &text)
         {
             crosscheck_mismatch_count.fetch_add(1, std::memory_order_relaxed);
@@ -389,7 +354,7 @@ namespace seal_opencl
         class OpenClBackend final : public seal::gpu::Backend
         {
         public:
-            // `crosscheck_every`: SEAL_OPENCL_CROSSCHECK (0: off).
+            // `crosscheck_every`: the crosscheck setting (0: off).
             OpenClBackend(rust::Box<GpuBackend> backend, std::uint64_t crosscheck_every)
                 : backend_(std::move(backend)), crosscheck_every_(crosscheck_every),
                   host_pool_(seal::gpu::HostPool::make_handle(std::make_shared<RustHostMemory>(backend_->pinned_host()))),
@@ -1115,8 +1080,56 @@ namespace seal_opencl
         {
             return;
         }
-        const std::uint64_t crosscheck = crosscheck_from_env();
-        auto backend = translated([] { return new_gpu_backend(); });
+        auto backend = translated([] { return new_gpu_backend({}, true); });
+        const std::uint64_t crosscheck = backend->crosscheck_every();
+        seal::gpu::set_backend(std::make_shared<OpenClBackend>(std::move(backend), crosscheck));
+    }
+
+    void install_backend(const Options &options)
+    {
+        std::lock_guard<std::mutex> lock(install_mutex);
+        if (seal::gpu::backend_installed())
+        {
+            throw std::logic_error(
+                "seal-opencl: install_backend(options): a backend is installed already; uninstall_backend() "
+                "first");
+        }
+        std::vector<NamedSetting> settings;
+        const auto set = [&](const char *name, const auto &value) {
+            if (value)
+            {
+                std::string text;
+                if constexpr (std::is_same_v<std::decay_t<decltype(*value)>, std::string>)
+                {
+                    text = *value;
+                }
+                else if constexpr (std::is_same_v<std::decay_t<decltype(*value)>, bool>)
+                {
+                    text = *value ? "1" : "0";
+                }
+                else
+                {
+                    text = std::to_string(*value);
+                }
+                settings.push_back(NamedSetting{ name, text });
+            }
+        };
+        set("SEAL_OPENCL_DEVICE", options.device);
+        set("SEAL_OPENCL_DEVICES", options.devices);
+        set("SEAL_OPENCL_QUEUES", options.queues);
+        set("SEAL_OPENCL_MAX_BYTES", options.max_bytes);
+        set("SEAL_OPENCL_MAX_KEY_BYTES", options.max_key_bytes);
+        set("SEAL_OPENCL_MAX_PINNED_BYTES", options.max_pinned_bytes);
+        set("SEAL_OPENCL_LOG", options.log);
+        set("SEAL_OPENCL_PROFILE", options.profile);
+        set("SEAL_OPENCL_CROSSCHECK", options.crosscheck);
+        set("SEAL_OPENCL_CHECK_TRANSPARENT", options.check_transparent);
+        set("SEAL_OPENCL_POISON", options.poison);
+        set("SEAL_OPENCL_SYNC", options.sync);
+        auto backend = translated([&] {
+            return new_gpu_backend(rust::Slice<const NamedSetting>(settings.data(), settings.size()), false);
+        });
+        const std::uint64_t crosscheck = backend->crosscheck_every();
         seal::gpu::set_backend(std::make_shared<OpenClBackend>(std::move(backend), crosscheck));
     }
 

@@ -2,15 +2,41 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace seal_opencl
 {
-    // Installs the OpenCL backend into patched SEAL (seal::gpu::set_backend). The device comes
-    // from SEAL_OPENCL_DEVICE (gpu | cpu | P:D; default first GPU, else first CPU device).
-    // Throws std::runtime_error (with the list of devices) if no device fits. Idempotent: a
-    // second call while installed keeps the installed backend.
+    // Installs the OpenCL backend into patched SEAL (seal::gpu::set_backend) with the settings
+    // of the environment's SEAL_OPENCL_* variables (docs/SETTINGS.md); the device comes from
+    // SEAL_OPENCL_DEVICE (gpu | cpu | P:D; default first GPU, else first CPU device). Throws
+    // std::invalid_argument for a setting that does not parse (naming it), std::runtime_error
+    // (with the list of devices) if no device fits. Idempotent: a second call while installed
+    // keeps the installed backend.
     void install_backend();
+
+    // The settings of install_backend(const Options &); a field left empty takes its default,
+    // and the environment is not read. Each is the SEAL_OPENCL_* setting of the same name in
+    // docs/SETTINGS.md, with the same values and defaults.
+    struct Options
+    {
+        std::optional<std::string> device;             // "gpu", "cpu" or "P:D"
+        std::optional<std::string> devices;            // "all" or "0,1,...": which of its kind
+        std::optional<std::uint32_t> queues;           // in-order queues per device (default 2)
+        std::optional<std::uint64_t> max_bytes;        // device memory per device's pool
+        std::optional<std::uint64_t> max_key_bytes;    // key bytes kept per device
+        std::optional<std::uint64_t> max_pinned_bytes; // page-locked host bytes, whole process
+        std::optional<std::string> log;                // "error", "warn", "info" or "debug"
+        std::optional<std::string> profile;            // the profile's path, written at exit
+        std::optional<std::uint64_t> crosscheck;       // 0 off, N: every N-th routed operation
+        std::optional<std::string> check_transparent;  // "deferred", "eager" or "off"
+        std::optional<std::string> poison;             // "1" or a hexadecimal word (tests)
+        std::optional<bool> sync;                      // wait for every kernel (debugging)
+    };
+
+    // Installs the backend with `options`. Throws as install_backend() does, and
+    // std::logic_error when a backend is installed already (uninstall_backend() first).
+    void install_backend(const Options &options);
 
     // Uninstalls it (seal::gpu::set_backend(nullptr)). Device ciphertexts must be brought to
     // the host (e.g. decrypted or read) before, or their host reads throw std::logic_error.

@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use std::fmt;
 
-use crate::cl::DeviceSelector;
+use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
 use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
 
@@ -74,6 +74,14 @@ mod bridge {
         index: usize,
         /// `KSwitchKeys::gpu_version`: changes when the object's words may have changed.
         version: u64,
+    }
+
+    /// One setting passed from C++ (`seal_opencl::Options`): the `SEAL_OPENCL_*` name of
+    /// `crate::config` and its value as that variable would hold it.
+    #[derive(Debug, Clone)]
+    struct NamedSetting {
+        name: String,
+        value: String,
     }
 
     /// The device memory the installed backend holds (`installed_device_memory`): its
@@ -148,7 +156,13 @@ mod bridge {
         /// The device words of one Ciphertext or Plaintext.
         type GpuImage;
 
-        fn new_gpu_backend() -> Result<Box<GpuBackend>>;
+        /// The backend of `Config::from_lookup` over `settings` (name, value pairs; a
+        /// setting not among them takes its default), or of `Config::from_env` when
+        /// `from_env`; first installs the stderr subscriber at its log level.
+        fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Result<Box<GpuBackend>>;
+        /// The `crosscheck` setting the backend was made with: 0 (off) or every how many
+        /// routed operations are compared with SEAL's CPU results.
+        fn crosscheck_every(self: &GpuBackend) -> u64;
         /// Groups every launch the process-wide profiler (`SEAL_OPENCL_PROFILE`) recorded
         /// since the last call into operation `name` of `loops` loops that took `external_us`
         /// each on the caller's clock (waiting for those launches), and returns it per loop.
@@ -351,8 +365,8 @@ mod bridge {
         include!("seal-opencl/ffi/bridge.h");
         include!("seal-opencl/ffi/seal_opencl.h");
 
-        /// Installs the OpenCL backend into patched SEAL (`seal::gpu::set_backend`) unless
-        /// a backend is installed already.
+        /// Installs the OpenCL backend of the environment's settings into patched SEAL
+        /// (`seal::gpu::set_backend`) unless a backend is installed already.
         fn install_backend() -> Result<()>;
         /// Uninstalls whatever backend is installed.
         fn uninstall_backend() -> Result<()>;
@@ -364,10 +378,10 @@ mod bridge {
         /// `seal_opencl::device_count` (ffi/seal_opencl.h).
         fn device_count() -> Result<i32>;
 
-        /// `SEAL_OPENCL_CROSSCHECK`: how many device results were compared with SEAL's CPU
-        /// results in this process.
+        /// How many device results were compared with SEAL's CPU results in this process
+        /// (the `crosscheck` setting).
         fn crosscheck_checks() -> u64;
-        /// `SEAL_OPENCL_CROSSCHECK`: how many of them differed (each threw `logic_error`).
+        /// How many of them differed (each threw `logic_error`).
         fn crosscheck_mismatches() -> u64;
         /// The message of the last mismatch (empty if none).
         #[cxx_name = "crosscheck_last_mismatch_text"]
@@ -421,13 +435,13 @@ pub use bridge::{
     seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
     seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
     seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    ProfiledOperation, SealNttTables, Traffic,
+    NamedSetting, ProfiledOperation, SealNttTables, Traffic,
 };
 
 fn backend_device_description(selector: &str) -> Result<String> {
     no_panic(|| {
         let selector = if selector.trim().is_empty() {
-            DeviceSelector::from_env()?
+            Config::from_env()?.device
         } else {
             selector.parse()?
         };
@@ -482,16 +496,38 @@ fn tagged<T>(body: impl FnOnce() -> Result<T>) -> Tagged<T> {
 /// again gives a fresh one.
 pub struct GpuBackend {
     backend: Backend,
+    crosscheck_every: u64,
     panicked: std::sync::atomic::AtomicBool,
 }
 
-/// The backend `install_backend` hands to SEAL. First installs the stderr subscriber of
-/// `SEAL_OPENCL_LOG` (see [`crate::logging`]; kept if the process has one already), so a
-/// C++ host sees the events of the setup that follows and of every later call.
-fn new_gpu_backend() -> Tagged<Box<GpuBackend>> {
+/// The backend `install_backend` hands to SEAL, of the settings C++ passed or of the
+/// environment. First installs the stderr subscriber at the `log` setting's level (see
+/// [`crate::logging`]; kept if the process has one already), so a C++ host sees the events
+/// of the setup that follows and of every later call.
+fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Tagged<Box<GpuBackend>> {
     tagged(|| {
-        crate::logging::init_from_env()?;
-        Ok(Box::new(GpuBackend::new(Backend::from_env()?)))
+        let config = if from_env {
+            Config::from_env()?
+        } else {
+            if let Some(unknown) = settings.iter().find(|s| {
+                !crate::config::SETTINGS
+                    .iter()
+                    .any(|known| known.name == s.name)
+            }) {
+                return Err(Error::invalid(format!("{} is not a setting", unknown.name)));
+            }
+            Config::from_lookup(|name| {
+                settings
+                    .iter()
+                    .find(|s| s.name == name)
+                    .map(|s| s.value.clone())
+            })?
+        };
+        crate::logging::install_stderr_subscriber(config.log);
+        Ok(Box::new(GpuBackend::new(
+            Backend::from_config(&config)?,
+            config.crosscheck,
+        )))
     })
 }
 
@@ -499,8 +535,9 @@ fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> Tagged<P
     tagged(|| {
         let profiler = crate::profiler::global().ok_or_else(|| {
             Error::Logic(format!(
-                "profiling is off: start the process with {}=path",
-                crate::profiler::ENV_VAR
+                "profiling is off: start the process with {}=path (or install the backend \
+                 with the profile option)",
+                crate::config::PROFILE.name
             ))
         })?;
         let external =
@@ -561,9 +598,10 @@ impl From<&KeyRef> for KeyId {
 }
 
 impl GpuBackend {
-    fn new(backend: Backend) -> GpuBackend {
+    fn new(backend: Backend, crosscheck_every: u64) -> GpuBackend {
         GpuBackend {
             backend,
+            crosscheck_every,
             panicked: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -589,6 +627,10 @@ impl GpuBackend {
             self.panicked.store(true, Ordering::Release);
         }
         result.map_err(TaggedError)
+    }
+
+    fn crosscheck_every(&self) -> u64 {
+        self.crosscheck_every
     }
 
     fn create_image(&self, data: &[u64]) -> Tagged<Box<GpuImage>> {
@@ -874,7 +916,7 @@ mod tests {
     #[test]
     fn calls_after_a_panic_are_refused() {
         let devices = crate::device::Devices::from_env().unwrap();
-        let backend = GpuBackend::new(Backend::new(devices, NttStrategy::STAGED).unwrap());
+        let backend = GpuBackend::new(Backend::new(devices, NttStrategy::STAGED).unwrap(), 0);
         assert!(backend.run(|_| Ok(())).is_ok());
         let err = backend
             .run(|_| -> Result<()> { panic!("an invariant broke") })

@@ -16,6 +16,7 @@ pub mod arith;
 pub mod build_info;
 pub mod ckks;
 pub mod cl;
+pub mod config;
 pub mod device;
 pub mod error;
 pub mod ffi;

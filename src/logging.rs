@@ -1,5 +1,5 @@
-//! What a host sees of the library's `tracing` events: `SEAL_OPENCL_LOG` = `error` |
-//! `warn` (the default) | `info` | `debug`.
+//! What a host sees of the library's `tracing` events: the `log` setting
+//! (`SEAL_OPENCL_LOG`) = `error` | `warn` (the default) | `info` | `debug`.
 //!
 //! A C++ program installs no `tracing` subscriber, so without one every event of this
 //! crate (CPU fallbacks, out-of-memory retries, the device chosen) is lost. Installing the
@@ -17,9 +17,6 @@
 use tracing::Level;
 
 use crate::error::{Error, Result};
-
-/// `SEAL_OPENCL_LOG` = `error` | `warn` (default) | `info` | `debug`.
-pub const LOG_ENV_VAR: &str = "SEAL_OPENCL_LOG";
 
 /// The accepted values, most severe first, and the level each names.
 pub const LEVELS: [(&str, Level); 4] = [
@@ -48,15 +45,11 @@ pub fn parse(value: Option<&str>) -> Result<Level> {
         .ok_or_else(|| {
             let accepted: Vec<String> = LEVELS.iter().map(|(n, _)| format!("`{n}`")).collect();
             Error::invalid(format!(
-                "{LOG_ENV_VAR}={value:?} is not one of {} (default `warn`)",
+                "{}={value:?} is not one of {} (default `warn`)",
+                crate::config::LOG.name,
                 accepted.join(", ")
             ))
         })
-}
-
-/// The level `SEAL_OPENCL_LOG` names (see [`parse`]).
-pub fn level_from_env() -> Result<Level> {
-    parse(std::env::var(LOG_ENV_VAR).ok().as_deref())
 }
 
 /// Installs a global subscriber writing this crate's events (and any other crate's) at
@@ -70,10 +63,11 @@ pub fn install_stderr_subscriber(level: Level) -> bool {
         .is_ok()
 }
 
-/// Reads `SEAL_OPENCL_LOG` and installs the stderr subscriber at its level (see
-/// [`install_stderr_subscriber`]); an unrecognised value is an error and installs nothing.
+/// Installs the stderr subscriber at the level of [`crate::config::Config::from_env`]
+/// (see [`install_stderr_subscriber`]); a setting that does not parse is an error and
+/// installs nothing.
 pub fn init_from_env() -> Result<()> {
-    install_stderr_subscriber(level_from_env()?);
+    install_stderr_subscriber(crate::config::Config::from_env()?.log);
     Ok(())
 }
 
@@ -100,7 +94,7 @@ mod tests {
             let err = parse(Some(bad)).unwrap_err();
             assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{bad:?}");
             let text = err.to_string();
-            assert!(text.contains(LOG_ENV_VAR), "{text}");
+            assert!(text.contains(crate::config::LOG.name), "{text}");
             assert!(text.contains(&format!("{bad:?}")), "{text}");
             for accepted in ["`error`", "`warn`", "`info`", "`debug`"] {
                 assert!(text.contains(accepted), "{bad:?}: {text}");

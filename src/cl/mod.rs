@@ -18,7 +18,7 @@ use ocl::flags::{CommandQueueProperties, DeviceType};
 use parking_lot::Mutex;
 
 pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
-pub use pinned::{pinned_bytes_in_use, PinnedHost, MAX_PINNED_BYTES_ENV_VAR};
+pub use pinned::{pinned_bytes_in_use, PinnedHost};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
 pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
@@ -67,6 +67,8 @@ struct SharedContext {
     context: ocl::Context,
     devices: Vec<ocl::Device>,
     programs: Mutex<HashMap<ProgramKey, Program>>,
+    /// Where programs are written as they are built ([`Context::dump_programs_to`]).
+    dump_programs: Mutex<Option<std::path::PathBuf>>,
     /// The sub-devices the context holds, if they are. Declared last so that they are
     /// released after the context that uses them.
     _sub_devices: Vec<SubDevice>,
@@ -94,9 +96,16 @@ impl ContextDevice {
 }
 
 impl Context {
-    /// The device named by `SEAL_OPENCL_DEVICE` (default: first GPU, else first CPU).
+    /// The device of [`crate::config::Config::from_env`] (default: first GPU, else first CPU).
     pub fn from_env() -> Result<Arc<Context>> {
-        Self::new(&DeviceSelector::from_env()?)
+        Self::new(&crate::config::Config::from_env()?.device)
+    }
+
+    /// From now on every program this context (and every view sharing it) builds is
+    /// written into `dir` as its devices' binaries (on NVIDIA the PTX its compiler made):
+    /// to read what a kernel compiled to, e.g. with `ptxas -v` and `cuobjdump`.
+    pub fn dump_programs_to(&self, dir: std::path::PathBuf) {
+        *self.shared.dump_programs.lock() = Some(dir);
     }
 
     pub fn new(selector: &DeviceSelector) -> Result<Arc<Context>> {
@@ -144,6 +153,7 @@ impl Context {
             context,
             devices: ids.clone(),
             programs: Mutex::new(HashMap::new()),
+            dump_programs: Mutex::new(None),
             _sub_devices: devices
                 .into_iter()
                 .filter_map(|d| match d {
@@ -223,13 +233,8 @@ impl Context {
                 log: e.to_string(),
             })?;
         tracing::debug!(device = %self.info.name, options, "OpenCL program built");
-        if let Some(dir) = std::env::var_os(DUMP_PROGRAMS_ENV_VAR) {
-            dump_program(
-                &program,
-                key.source_hash,
-                options,
-                std::path::Path::new(&dir),
-            );
+        if let Some(dir) = self.shared.dump_programs.lock().as_deref() {
+            dump_program(&program, key.source_hash, options, dir);
         }
         programs.insert(key, program.clone());
         Ok(program)
@@ -253,11 +258,6 @@ impl Context {
         Ok(buf)
     }
 }
-
-/// Names a directory into which every program is written as its devices' binaries are
-/// built (on NVIDIA the PTX its compiler made): to read what a kernel compiled to, e.g.
-/// with `ptxas -v` and `cuobjdump`. Unset: nothing is written.
-pub const DUMP_PROGRAMS_ENV_VAR: &str = "SEAL_OPENCL_DUMP_PROGRAMS";
 
 /// Writes `program`'s binaries as `<dir>/<source hash>-<options hash>-<device>.bin`, with
 /// the build options beside them in `.options` and each device's build log in `.log`. A

@@ -28,10 +28,6 @@ use parking_lot::Mutex;
 use super::{is_complete, Buffer, Event, Queue};
 use crate::error::{Error, Result};
 
-/// The environment variable with the byte cap on page-locked host memory (`0`: none is
-/// used, every marked object stays in pageable memory).
-pub const MAX_PINNED_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_PINNED_BYTES";
-
 /// Bytes of the blocks SEAL objects hold, over every pool of the process.
 static IN_USE_BYTES: AtomicU64 = AtomicU64::new(0);
 
@@ -97,18 +93,6 @@ impl PinnedHost {
         }
     }
 
-    /// The cap of `SEAL_OPENCL_MAX_PINNED_BYTES` (a byte count), else None.
-    pub fn max_bytes_from_env() -> Result<Option<u64>> {
-        match std::env::var(MAX_PINNED_BYTES_ENV_VAR) {
-            Ok(text) => text.trim().parse::<u64>().map(Some).map_err(|_| {
-                Error::invalid(format!(
-                    "{MAX_PINNED_BYTES_ENV_VAR}={text:?} is not a byte count"
-                ))
-            }),
-            Err(_) => Ok(None),
-        }
-    }
-
     /// The default cap: a quarter of the host's memory (4 GiB when it cannot be read), so
     /// that page-locked words never starve the rest of the system.
     pub fn default_max_bytes() -> u64 {
@@ -156,7 +140,8 @@ impl PinnedHost {
         }
         let created = if state.total + bytes as u64 > self.max_bytes {
             Err(Error::invalid(format!(
-                "{MAX_PINNED_BYTES_ENV_VAR} ({} bytes) reached",
+                "{} ({} bytes) reached",
+                crate::config::MAX_PINNED_BYTES.name,
                 self.max_bytes
             )))
         } else {

@@ -1,12 +1,10 @@
-//! Device choice: `SEAL_OPENCL_DEVICE` = `gpu` | `cpu` | `P:D`; unset means the first
-//! GPU of any platform, else the first CPU device (PoCL on CI).
+//! Device choice (the `device` setting, `SEAL_OPENCL_DEVICE`): `gpu` | `cpu` | `P:D`;
+//! unset means the first GPU of any platform, else the first CPU device (PoCL on CI).
 
 use ocl::enums::{DeviceInfo, DeviceInfoResult};
 use ocl::flags::DeviceType;
 
 use crate::error::{Error, Result};
-
-pub const ENV_VAR: &str = "SEAL_OPENCL_DEVICE";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeviceSelector {
@@ -47,11 +45,9 @@ impl std::fmt::Display for DeviceEntry {
 }
 
 impl DeviceSelector {
+    /// The selector of [`crate::config::Config::from_env`].
     pub fn from_env() -> Result<Self> {
-        match std::env::var(ENV_VAR) {
-            Ok(s) if !s.trim().is_empty() => s.parse(),
-            _ => Ok(DeviceSelector::Default),
-        }
+        Ok(crate::config::Config::from_env()?.device)
     }
 
     /// The device this selector names among the devices of this machine.
@@ -69,9 +65,21 @@ impl DeviceSelector {
                 .find(|e| e.platform_index == *p && e.device_index == *d),
         };
         found.cloned().ok_or_else(|| Error::NoDevice {
-            wanted: std::env::var(ENV_VAR).unwrap_or_else(|_| format!("{self:?}")),
+            wanted: self.to_string(),
             available: describe(&all),
         })
+    }
+}
+
+/// As the `device` setting writes it.
+impl std::fmt::Display for DeviceSelector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceSelector::Default => f.write_str("first GPU, else first CPU"),
+            DeviceSelector::Gpu => f.write_str("gpu"),
+            DeviceSelector::Cpu => f.write_str("cpu"),
+            DeviceSelector::Index(p, d) => write!(f, "{p}:{d}"),
+        }
     }
 }
 

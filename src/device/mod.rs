@@ -17,31 +17,7 @@
 //! moves there on the device; read-only data (parameter tables, keys) is uploaded once per
 //! tile, with blocking writes, by the backend.
 //!
-//! Switches (read by [`DeviceOptions::from_env`]):
-//! - `SEAL_OPENCL_DEVICES` = `all` (default) | `0,1,...`: which of the devices the
-//!   selector's kind takes on its platform are used (positions in the platform's order).
-//! - `SEAL_OPENCL_TILES` = `auto` (default) | `whole` | N: how devices become tiles;
-//!   N splits each device equally into N sub-devices ("fake tiles", for testing
-//!   multi-tile code on one device, e.g. PoCL's CPU).
-//! - `SEAL_OPENCL_QUEUES` = N: in-order queues per tile (default
-//!   [`DEFAULT_QUEUES_PER_TILE`]; the SEAL backend gives each thread one, round robin).
-//! - `SEAL_OPENCL_SYNC=1`: every launch waits for its kernel to finish (seed 001
-//!   Listing 7), to find which kernel of a sequence goes wrong. Off it costs one `bool`.
-//! - `SEAL_OPENCL_POISON` = 1 | hexadecimal word: every pooled buffer handed out is filled
-//!   with the word first (tests: words a kernel fails to write show up).
-//! - `SEAL_OPENCL_PROFILE=path`: profiling (see `crate::profiler`).
-//! - `SEAL_OPENCL_MAX_BYTES` = N: each tile's pool holds at most N bytes of device memory
-//!   ([`MemcacheConfig::max_bytes_held`]); a request beyond it fails as if the device ran
-//!   out (`Error::OutOfMemory`). Default: only the device's own limit. Lets a process
-//!   share a device, and tests provoke out-of-memory.
-//! - `SEAL_OPENCL_MEMCACHE=off`: every tile's [`Memcache`] starts deactivated, so every
-//!   buffer request is a device allocation and every free a device release (the
-//!   baseline of seed 001 VI-E's "without memcache"). Default `on`.
-//! - `SEAL_OPENCL_FUSED=0`: the CKKS tensor product runs unfused, one dyadic-product
-//!   kernel and one add kernel per term instead of one multiply-add kernel, and the
-//!   mod-down of rescale and key switching one kernel per step instead of inside its
-//!   transforms (the naive baseline of the benchmarks; see
-//!   `crate::ckks::ops::LevelOps::tensor` and `ops/moddown.rs`). Default `1`.
+//! Settings come from [`crate::config::Config`] ([`DeviceOptions::from_config`]).
 
 mod uses;
 
@@ -54,34 +30,12 @@ use crate::cl::{
     self, Context, ContextDevice, DeviceSelector, Event, Kernel, PartitionScheme, Queue,
     SpatialDims,
 };
+use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::frame::FrameControl;
 use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer, DEFAULT_SLAB_BYTES};
 use crate::profiler::{self, Profiler};
 pub use uses::BufferUses;
-
-pub const DEVICES_ENV_VAR: &str = "SEAL_OPENCL_DEVICES";
-pub const TILES_ENV_VAR: &str = "SEAL_OPENCL_TILES";
-pub const QUEUES_ENV_VAR: &str = "SEAL_OPENCL_QUEUES";
-pub const SYNC_ENV_VAR: &str = "SEAL_OPENCL_SYNC";
-pub const POISON_ENV_VAR: &str = "SEAL_OPENCL_POISON";
-pub const MAX_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_BYTES";
-pub const MEMCACHE_ENV_VAR: &str = "SEAL_OPENCL_MEMCACHE";
-pub const FUSED_ENV_VAR: &str = "SEAL_OPENCL_FUSED";
-
-/// Queues per tile when `SEAL_OPENCL_QUEUES` is unset: two, so that two threads issuing
-/// SEAL operations at once neither wait for each other's issue lock nor serialise their
-/// kernels, while more threads share them. Every queue in use costs NVIDIA's driver: one
-/// host thread spreading MulLins over 2, 4, 8 queues got 0.87, 0.82, 0.77 of one queue's
-/// rate at N = 2^14 (H100, 2026-11-24, `benches/multiqueue.rs`). Through SEAL, a server's
-/// request (`examples/cpp/request.cpp`, N = 2^15) with 4 threads reached 2.63-3.04x one
-/// thread with 2 queues in 5 rounds and 1.66-2.63x with 8 in the same calls, and MulLin
-/// streams by thread were the same within the machine's spread
-/// (`benches/results/h100-2026-11-24-queues/`).
-pub const DEFAULT_QUEUES_PER_TILE: usize = 2;
-
-/// The word `SEAL_OPENCL_POISON=1` fills buffers with.
-pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
 /// How each device of the platform becomes tiles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,7 +62,8 @@ impl std::str::FromStr for Partition {
             n => match n.parse::<u32>() {
                 Ok(n) if n >= 1 => Ok(Partition::Split(n)),
                 _ => Err(Error::invalid(format!(
-                    "{TILES_ENV_VAR}={s:?} is not `auto`, `whole` or a number of tiles >= 1"
+                    "{}={s:?} is not `auto`, `whole` or a number of tiles >= 1",
+                    config::TILES.name
                 ))),
             },
         }
@@ -130,7 +85,8 @@ impl std::str::FromStr for DeviceSet {
     fn from_str(s: &str) -> Result<Self> {
         let bad = || {
             Error::invalid(format!(
-                "{DEVICES_ENV_VAR}={s:?} is not `all` or a list of device indices such as `0,1`"
+                "{}={s:?} is not `all` or a list of device indices such as `0,1`",
+                config::DEVICES.name
             ))
         };
         match s.trim().to_ascii_lowercase().as_str() {
@@ -163,8 +119,9 @@ impl DeviceSet {
                 devices.get(i).cloned().ok_or_else(|| {
                     let names: Vec<String> = devices.iter().map(|d| d.to_string()).collect();
                     Error::invalid(format!(
-                        "{DEVICES_ENV_VAR}: device {i} does not exist; the selected kind has {} \
+                        "{}: device {i} does not exist; the selected kind has {} \
                          device(s): {}",
+                        config::DEVICES.name,
                         devices.len(),
                         names.join("; ")
                     ))
@@ -178,7 +135,7 @@ impl DeviceSet {
 #[derive(Clone)]
 pub struct DeviceOptions {
     pub selector: DeviceSelector,
-    /// Which of the selector's devices are used (`SEAL_OPENCL_DEVICES`).
+    /// Which of the selector's devices are used.
     pub devices: DeviceSet,
     pub partition: Partition,
     pub queues_per_tile: usize,
@@ -192,103 +149,48 @@ pub struct DeviceOptions {
     /// `false`: the CKKS tensor product runs as separate multiply and add kernels, the
     /// mod-down one kernel per step (`CkksContext::fused`).
     pub fused_tensor: bool,
+    /// Compiled programs are written into this directory (`Experiment::dump_programs`).
+    pub dump_programs: Option<std::path::PathBuf>,
 }
 
 impl Default for DeviceOptions {
+    /// The options of [`Config::default`], without a profiler.
     fn default() -> Self {
         DeviceOptions {
-            selector: DeviceSelector::Default,
-            devices: DeviceSet::All,
-            partition: Partition::Auto,
-            queues_per_tile: 1,
-            sync_each_launch: false,
             profiler: None,
-            memcache: MemcacheConfig {
-                slab_bytes: DEFAULT_SLAB_BYTES,
-                ..MemcacheConfig::default()
-            },
-            memcache_active: true,
-            fused_tensor: true,
+            ..DeviceOptions::from_config(&Config::default())
         }
     }
 }
 
 impl DeviceOptions {
-    /// Options from `SEAL_OPENCL_DEVICE`, `SEAL_OPENCL_DEVICES`, `SEAL_OPENCL_TILES`,
-    /// `SEAL_OPENCL_QUEUES`, `SEAL_OPENCL_SYNC`, `SEAL_OPENCL_POISON`, `SEAL_OPENCL_MEMCACHE`,
-    /// `SEAL_OPENCL_FUSED`, `SEAL_OPENCL_MAX_BYTES` and `SEAL_OPENCL_PROFILE` (see the
-    /// module doc).
-    pub fn from_env() -> Result<Self> {
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let partition = match var(TILES_ENV_VAR) {
-            Some(v) => v.parse()?,
-            None => Partition::Auto,
-        };
-        let queues_per_tile = match var(QUEUES_ENV_VAR) {
-            Some(v) => match v.trim().parse::<usize>() {
-                Ok(n) if n >= 1 => n,
-                _ => {
-                    return Err(Error::invalid(format!(
-                        "{QUEUES_ENV_VAR}={v:?} is not a number of queues >= 1"
-                    )))
-                }
+    /// The options `config` sets: device choice, queues, pool, launches, experiments. The
+    /// profiler is the process-wide one: made by the `profile` setting, or enabled before.
+    pub fn from_config(config: &Config) -> Self {
+        DeviceOptions {
+            selector: config.device.clone(),
+            devices: config.devices.clone(),
+            partition: config.experiment.tiles,
+            queues_per_tile: config.queues,
+            sync_each_launch: config.sync,
+            profiler: match &config.profile {
+                Some(path) => Some(profiler::enable_global_dumping_to(path.clone())),
+                None => profiler::global(),
             },
-            None => DEFAULT_QUEUES_PER_TILE,
-        };
-        let sync_each_launch = matches!(
-            var(SYNC_ENV_VAR).as_deref().map(str::trim),
-            Some("1" | "true" | "on")
-        );
-        let poison = match var(POISON_ENV_VAR).as_deref().map(str::trim) {
-            None | Some("0") => None,
-            Some("1") => Some(DEFAULT_POISON),
-            Some(word) => Some(
-                u64::from_str_radix(word.trim_start_matches("0x"), 16).map_err(|_| {
-                    Error::invalid(format!(
-                        "{POISON_ENV_VAR}={word:?} is not 0, 1 or a hexadecimal word"
-                    ))
-                })?,
-            ),
-        };
-        let max_bytes_held = match var(MAX_BYTES_ENV_VAR) {
-            Some(v) => Some(v.trim().parse::<u64>().map_err(|_| {
-                Error::invalid(format!(
-                    "{MAX_BYTES_ENV_VAR}={v:?} is not a number of bytes"
-                ))
-            })?),
-            None => None,
-        };
-        let switch = |name: &str| -> Result<bool> {
-            match var(name)
-                .as_deref()
-                .map(|v| v.trim().to_ascii_lowercase())
-                .as_deref()
-            {
-                None | Some("1" | "on" | "true") => Ok(true),
-                Some("0" | "off" | "false") => Ok(false),
-                Some(other) => Err(Error::invalid(format!(
-                    "{name}={other:?} is not on / 1 or off / 0"
-                ))),
-            }
-        };
-        Ok(DeviceOptions {
-            memcache_active: switch(MEMCACHE_ENV_VAR)?,
-            fused_tensor: switch(FUSED_ENV_VAR)?,
-            selector: DeviceSelector::from_env()?,
-            devices: match var(DEVICES_ENV_VAR) {
-                Some(v) => v.parse()?,
-                None => DeviceSet::All,
-            },
-            partition,
-            queues_per_tile,
-            sync_each_launch,
-            profiler: profiler::global(),
             memcache: MemcacheConfig {
-                poison,
-                max_bytes_held,
+                poison: config.poison,
+                max_bytes_held: config.max_bytes,
                 slab_bytes: DEFAULT_SLAB_BYTES,
             },
-        })
+            memcache_active: config.experiment.memcache,
+            fused_tensor: config.experiment.fused,
+            dump_programs: config.experiment.dump_programs.clone(),
+        }
+    }
+
+    /// The options of [`Config::from_env`].
+    pub fn from_env() -> Result<Self> {
+        Ok(DeviceOptions::from_config(&Config::from_env()?))
     }
 }
 
@@ -342,6 +244,9 @@ impl Devices {
             }
             _ => Vec::new(),
         };
+        if let (Some(dir), Some(context)) = (&options.dump_programs, contexts.first()) {
+            context.dump_programs_to(dir.clone());
+        }
         let tiles = placement
             .into_iter()
             .zip(contexts)

@@ -14,9 +14,10 @@
 //! held the device back.
 //!
 //! # Turning it on
-//! - `SEAL_OPENCL_PROFILE=path`: [`global`] returns a process-wide profiler, the device
-//!   layer creates its queues with profiling and records into it, and the tables are
-//!   written when the process exits (see [`ENV_VAR`] for the file names).
+//! - The `profile` setting (`SEAL_OPENCL_PROFILE=path`, `crate::config`): devices made
+//!   with it record into the process-wide profiler ([`enable_global_dumping_to`]), and
+//!   the tables are written when the process exits (see [`enable_global_dumping_to`] for
+//!   the file names).
 //! - Programmatically: pass a [`Profiler`] in `device::DeviceOptions::profiler` (or
 //!   [`enable_global`]); call the export functions yourself.
 //!
@@ -25,7 +26,7 @@
 //!
 //! # Dump at exit
 //! Rust never drops statics, so a `Drop` of a global collector would never run. Instead,
-//! the first event recorded by the environment-enabled profiler registers a C `atexit`
+//! the first event recorded by a profiler that dumps at exit registers a C `atexit`
 //! handler. `exit()` (returning from `main` in Rust or C++, or `std::process::exit`)
 //! runs it. It is registered after the OpenCL driver initialised (a queue existed to
 //! record on), and `atexit` handlers run in reverse order, so it runs before any handler
@@ -50,11 +51,6 @@ pub use report::{
     HostCallStats, IdleStats, KernelRecord, KernelStats, Operation, OperationKernel, ProfileReport,
     CSV_HEADER, IDLE_GAP_NS, REPORT_FORMAT,
 };
-
-/// `SEAL_OPENCL_PROFILE=path` turns profiling on for the whole process and writes, at
-/// exit, `BASE.json` (the [`ProfileReport`]), `BASE.csv` (the same tables as rows) and
-/// `BASE.trace.json` (trace events), where BASE is `path` without a trailing `.json`.
-pub const ENV_VAR: &str = "SEAL_OPENCL_PROFILE";
 
 /// Events waiting to be resolved into timestamps are checked (without waiting) each time
 /// this many more have been recorded, so a long run holds few live OpenCL events.
@@ -305,29 +301,27 @@ impl State {
 }
 
 static GLOBAL: Mutex<Option<Arc<Profiler>>> = Mutex::new(None);
-static GLOBAL_FROM_ENV: Once = Once::new();
 
-/// The process-wide profiler: `Some` when `SEAL_OPENCL_PROFILE` is set (read once) or
-/// after [`enable_global`].
+/// The process-wide profiler, once [`enable_global`] or [`enable_global_dumping_to`] made it.
 pub fn global() -> Option<Arc<Profiler>> {
-    GLOBAL_FROM_ENV.call_once(|| {
-        if let Some(path) = std::env::var_os(ENV_VAR).filter(|p| !p.is_empty()) {
-            let mut global = GLOBAL.lock();
-            if global.is_none() {
-                *global = Some(Arc::new(Profiler::with_dump(Some(PathBuf::from(path)))));
-            }
-        }
-    });
     GLOBAL.lock().clone()
 }
 
-/// Turns the process-wide profiler on (no dump at exit unless it came from the
-/// environment) and returns it. Devices created afterwards record into it.
+/// Turns the process-wide profiler on (no dump at exit) and returns it. Devices created
+/// afterwards record into it.
 pub fn enable_global() -> Arc<Profiler> {
-    if let Some(p) = global() {
-        return p;
-    }
     GLOBAL.lock().get_or_insert_with(Profiler::new).clone()
+}
+
+/// Turns the process-wide profiler on, writing at exit `BASE.json` (the
+/// [`ProfileReport`]), `BASE.csv` (the same tables as rows) and `BASE.trace.json` (trace
+/// events), where BASE is `path` without a trailing `.json`; returns it. A profiler that
+/// is on already stays as it is.
+pub fn enable_global_dumping_to(path: PathBuf) -> Arc<Profiler> {
+    GLOBAL
+        .lock()
+        .get_or_insert_with(|| Arc::new(Profiler::with_dump(Some(path))))
+        .clone()
 }
 
 fn register_atexit_dump() {

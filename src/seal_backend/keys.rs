@@ -16,11 +16,6 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::ckks::context::KswitchKey;
-use crate::error::{Error, Result};
-
-/// `SEAL_OPENCL_MAX_KEY_BYTES` = N: device bytes of keys the backend keeps (default: a
-/// quarter of the device's memory).
-pub const MAX_KEY_BYTES_ENV_VAR: &str = "SEAL_OPENCL_MAX_KEY_BYTES";
 
 /// One key vector of one KSwitchKeys object, at one version of its words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,24 +73,6 @@ impl KeyCache {
         KeyCache {
             state: Mutex::new(State::default()),
             max_bytes,
-        }
-    }
-
-    /// The cap `SEAL_OPENCL_MAX_KEY_BYTES` names, if set.
-    pub(super) fn max_bytes_from_env() -> Result<Option<u64>> {
-        match std::env::var(MAX_KEY_BYTES_ENV_VAR) {
-            Ok(v) if !v.trim().is_empty() => v
-                .trim()
-                .parse::<u64>()
-                .ok()
-                .filter(|&n| n > 0)
-                .map(Some)
-                .ok_or_else(|| {
-                    Error::invalid(format!(
-                        "{MAX_KEY_BYTES_ENV_VAR}={v:?} is not a positive number of bytes"
-                    ))
-                }),
-            _ => Ok(None),
         }
     }
 

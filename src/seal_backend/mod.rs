@@ -42,14 +42,15 @@ use parking_lot::RwLock;
 
 pub use image::GpuImage;
 use image::Rewrite;
-pub use keys::{KeyCacheStats, KeyId, MAX_KEY_BYTES_ENV_VAR};
+pub use keys::{KeyCacheStats, KeyId};
 pub use transfer::{PinnedHostRef, Traffic};
-pub use transparency::{TransparencyCheck, CHECK_TRANSPARENT_ENV_VAR};
+pub use transparency::TransparencyCheck;
 
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::ops::LevelOps;
 use crate::cl::{Buffer, PinnedHost};
-use crate::device::{Devices, Graph};
+use crate::config::Config;
+use crate::device::{DeviceOptions, Devices, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
@@ -100,22 +101,23 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// The backend on the devices named by the environment (`SEAL_OPENCL_DEVICE`, ...,
-    /// see `crate::device`) with the NTT of `SEAL_OPENCL_NTT` and the transparency check
-    /// of `SEAL_OPENCL_CHECK_TRANSPARENT`.
-    pub fn from_env() -> Result<Backend> {
-        let transparency = TransparencyCheck::from_env()?;
-        let max_key_bytes = KeyCache::max_bytes_from_env()?;
-        let max_pinned_bytes = PinnedHost::max_bytes_from_env()?;
-        let mut backend = Backend::new(Devices::from_env()?, NttStrategy::from_env()?)?
-            .checking_transparency(transparency);
-        if let Some(bytes) = max_pinned_bytes {
+    /// The backend `config` describes: its devices, NTT, transparency check and caps.
+    pub fn from_config(config: &Config) -> Result<Backend> {
+        let devices = Devices::new(DeviceOptions::from_config(config))?;
+        let mut backend = Backend::new(devices, config.experiment.ntt)?
+            .checking_transparency(config.check_transparent);
+        if let Some(bytes) = config.max_pinned_bytes {
             backend = backend.with_max_pinned_bytes(bytes);
         }
-        Ok(match max_key_bytes {
+        Ok(match config.max_key_bytes {
             Some(bytes) => backend.with_max_key_bytes(bytes),
             None => backend,
         })
+    }
+
+    /// The backend of [`Config::from_env`].
+    pub fn from_env() -> Result<Backend> {
+        Backend::from_config(&Config::from_env()?)
     }
 
     pub fn new(devices: Devices, strategy: NttStrategy) -> Result<Backend> {
@@ -158,8 +160,8 @@ impl Backend {
         })
     }
 
-    /// Keeps at most `bytes` of page-locked host memory for marked objects (the default
-    /// is a quarter of the host's memory, `SEAL_OPENCL_MAX_PINNED_BYTES`; 0: none).
+    /// Keeps at most `bytes` of page-locked host memory for marked objects, over the whole
+    /// process (the default is a quarter of the host's memory; 0: none).
     pub fn with_max_pinned_bytes(mut self, bytes: u64) -> Backend {
         self.pinned = Arc::new(PinnedHost::new(self.graphs[0][0].queue().clone(), bytes));
         self
@@ -170,8 +172,8 @@ impl Backend {
         &self.pinned
     }
 
-    /// Keeps at most `bytes` of keys on each tile (least recently used evicted first; the
-    /// default is a quarter of the tile's memory, `SEAL_OPENCL_MAX_KEY_BYTES`).
+    /// Keeps at most `bytes` of keys on each tile, so the process may hold `bytes` per tile
+    /// (least recently used evicted first; the default is a quarter of the tile's memory).
     pub fn with_max_key_bytes(mut self, bytes: u64) -> Backend {
         self.keys = self.graphs.iter().map(|_| KeyCache::new(bytes)).collect();
         self

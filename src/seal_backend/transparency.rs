@@ -1,15 +1,12 @@
 //! How the backend answers SEAL's transparency check of a result (SEAL built with
 //! `SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT` throws `logic_error("result ciphertext is
-//! transparent")` when polynomials 1 and up of a result are all zero), chosen with
-//! `SEAL_OPENCL_CHECK_TRANSPARENT`.
+//! transparent")` when polynomials 1 and up of a result are all zero), chosen by the
+//! `check_transparent` setting (`SEAL_OPENCL_CHECK_TRANSPARENT`).
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-
-/// `SEAL_OPENCL_CHECK_TRANSPARENT` = `deferred` (the default) | `eager` | `off`.
-pub const CHECK_TRANSPARENT_ENV_VAR: &str = "SEAL_OPENCL_CHECK_TRANSPARENT";
 
 /// See [`crate::seal_backend::Backend::is_transparent`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,18 +31,13 @@ impl TransparencyCheck {
         TransparencyCheck::Off,
     ];
 
-    /// The mode `value` of `SEAL_OPENCL_CHECK_TRANSPARENT` names; unset or empty is
+    /// The mode `value` of the setting names; unset or empty is
     /// [`TransparencyCheck::Deferred`].
     pub fn parse(value: Option<&str>) -> Result<Self> {
         match value {
             Some(v) if !v.trim().is_empty() => v.parse(),
             _ => Ok(TransparencyCheck::default()),
         }
-    }
-
-    /// The mode `SEAL_OPENCL_CHECK_TRANSPARENT` names (see [`TransparencyCheck::parse`]).
-    pub fn from_env() -> Result<Self> {
-        Self::parse(std::env::var(CHECK_TRANSPARENT_ENV_VAR).ok().as_deref())
     }
 
     fn name(self) -> &'static str {
@@ -68,7 +60,8 @@ impl FromStr for TransparencyCheck {
             .ok_or_else(|| {
                 let accepted: Vec<String> = Self::ALL.iter().map(|m| format!("`{m}`")).collect();
                 Error::invalid(format!(
-                    "{CHECK_TRANSPARENT_ENV_VAR}={s:?} is not one of {}",
+                    "{}={s:?} is not one of {}",
+                    crate::config::CHECK_TRANSPARENT.name,
                     accepted.join(", ")
                 ))
             })

@@ -1,0 +1,392 @@
+//! Every setting of the backend in one place.
+//!
+//! [`Config`] holds them, each with its default ([`Config::default`]); [`SETTINGS`] is
+//! the table a user reads (name, default, meaning; docs/SETTINGS.md prints it and a test
+//! keeps the two equal). The environment is one way to fill a `Config`:
+//! [`Config::from_env`] is the only function of the library that reads it, and
+//! [`Config::from_lookup`] parses the same names from any source (C++'s
+//! `seal_opencl::Options` arrive that way). A value that does not parse is an
+//! `invalid_argument` naming the variable; an empty value is the default.
+//!
+//! Scopes: `MAX_BYTES` and `MAX_KEY_BYTES` cap each device (tile) separately, so a process
+//! on two devices may hold twice each; `MAX_PINNED_BYTES` caps the whole process.
+//!
+//! The experiment settings ([`Experiment`]) exist for benchmarks and tests that compare
+//! variants of the same work (NTT strategy, fused passes, the memory cache, tiles); a user
+//! has no reason to change them.
+
+use std::path::PathBuf;
+
+use tracing::Level;
+
+use crate::cl::DeviceSelector;
+use crate::device::{DeviceSet, Partition};
+use crate::error::{Error, Result};
+use crate::ntt::{NttStrategy, StagedVariant};
+use crate::seal_backend::TransparencyCheck;
+
+/// One row of the settings table.
+#[derive(Clone, Copy, Debug)]
+pub struct Setting {
+    /// The environment variable (and the name C++'s options pass it under).
+    pub name: &'static str,
+    /// The default, as the table prints it.
+    pub default: &'static str,
+    /// For benchmarks and tests only.
+    pub experiment: bool,
+}
+
+const fn user(name: &'static str, default: &'static str) -> Setting {
+    Setting {
+        name,
+        default,
+        experiment: false,
+    }
+}
+
+const fn experiment(name: &'static str, default: &'static str) -> Setting {
+    Setting {
+        name,
+        default,
+        experiment: true,
+    }
+}
+
+pub const DEVICE: Setting = user("SEAL_OPENCL_DEVICE", "first GPU, else first CPU");
+pub const DEVICES: Setting = user("SEAL_OPENCL_DEVICES", "all");
+pub const QUEUES: Setting = user("SEAL_OPENCL_QUEUES", "2");
+pub const MAX_BYTES: Setting = user("SEAL_OPENCL_MAX_BYTES", "the device's memory");
+pub const MAX_KEY_BYTES: Setting = user(
+    "SEAL_OPENCL_MAX_KEY_BYTES",
+    "a quarter of the device's memory",
+);
+pub const MAX_PINNED_BYTES: Setting = user(
+    "SEAL_OPENCL_MAX_PINNED_BYTES",
+    "a quarter of the host's memory",
+);
+pub const LOG: Setting = user("SEAL_OPENCL_LOG", "warn");
+pub const PROFILE: Setting = user("SEAL_OPENCL_PROFILE", "off");
+pub const CROSSCHECK: Setting = user("SEAL_OPENCL_CROSSCHECK", "0");
+pub const CHECK_TRANSPARENT: Setting = user("SEAL_OPENCL_CHECK_TRANSPARENT", "deferred");
+pub const POISON: Setting = user("SEAL_OPENCL_POISON", "0");
+pub const SYNC: Setting = user("SEAL_OPENCL_SYNC", "0");
+pub const NTT: Setting = experiment("SEAL_OPENCL_NTT", "staged");
+pub const NTT_VARIANT: Setting = experiment("SEAL_OPENCL_NTT_VARIANT", "the tuned variant");
+pub const FUSED: Setting = experiment("SEAL_OPENCL_FUSED", "1");
+pub const MEMCACHE: Setting = experiment("SEAL_OPENCL_MEMCACHE", "on");
+pub const TILES: Setting = experiment("SEAL_OPENCL_TILES", "auto");
+pub const DUMP_PROGRAMS: Setting = experiment("SEAL_OPENCL_DUMP_PROGRAMS", "off");
+
+/// Every setting, users' first.
+pub const SETTINGS: [Setting; 18] = [
+    DEVICE,
+    DEVICES,
+    QUEUES,
+    MAX_BYTES,
+    MAX_KEY_BYTES,
+    MAX_PINNED_BYTES,
+    LOG,
+    PROFILE,
+    CROSSCHECK,
+    CHECK_TRANSPARENT,
+    POISON,
+    SYNC,
+    NTT,
+    NTT_VARIANT,
+    FUSED,
+    MEMCACHE,
+    TILES,
+    DUMP_PROGRAMS,
+];
+
+/// The word `SEAL_OPENCL_POISON=1` fills buffers with.
+pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+
+/// Queues per device by default: two, so that two threads issuing SEAL operations at once
+/// neither wait for each other's issue lock nor serialise their kernels, while more
+/// threads share them (every queue in use costs the driver issue time; REPORT.md has the
+/// measurement).
+pub const DEFAULT_QUEUES: usize = 2;
+
+/// Every setting of the backend.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Which OpenCL device (`gpu` | `cpu` | `P:D`); its platform's devices of that kind
+    /// are the candidates.
+    pub device: DeviceSelector,
+    /// Which of the candidates are used (`all` | `0,1,...`).
+    pub devices: DeviceSet,
+    /// In-order queues per device (>= 1); each issuing thread gets one, round robin.
+    pub queues: usize,
+    /// Device memory each device's pool may hold (bytes); beyond it a request fails as if
+    /// the device ran out. None: only the device's own limit.
+    pub max_bytes: Option<u64>,
+    /// Key bytes kept on each device, least recently used evicted first. None: a quarter
+    /// of the device's memory.
+    pub max_key_bytes: Option<u64>,
+    /// Page-locked host bytes for marked objects' words, for the whole process (0: none).
+    /// None: a quarter of the host's memory.
+    pub max_pinned_bytes: Option<u64>,
+    /// The level of the stderr subscriber installed with the backend.
+    pub log: Level,
+    /// Where the profile is written at exit; None: no profiling.
+    pub profile: Option<PathBuf>,
+    /// 0: off; N: every N-th routed operation is compared with SEAL's CPU result.
+    pub crosscheck: u64,
+    /// How SEAL's transparency check of results is answered.
+    pub check_transparent: TransparencyCheck,
+    /// Fill every pooled buffer handed out with this word (tests).
+    pub poison: Option<u64>,
+    /// Wait for every kernel right after launching it (finding a failing kernel).
+    pub sync: bool,
+    pub experiment: Experiment,
+}
+
+/// Settings for benchmarks and tests that compare variants of the same work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Experiment {
+    pub ntt: NttStrategy,
+    /// `false`: the tensor product and the mod-downs run one kernel per step.
+    pub fused: bool,
+    /// `false`: every buffer request is a device allocation, every free a release.
+    pub memcache: bool,
+    /// How devices become tiles.
+    pub tiles: Partition,
+    /// Compiled programs are written into this directory.
+    pub dump_programs: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            device: DeviceSelector::Default,
+            devices: DeviceSet::All,
+            queues: DEFAULT_QUEUES,
+            max_bytes: None,
+            max_key_bytes: None,
+            max_pinned_bytes: None,
+            log: crate::logging::DEFAULT_LEVEL,
+            profile: None,
+            crosscheck: 0,
+            check_transparent: TransparencyCheck::default(),
+            poison: None,
+            sync: false,
+            experiment: Experiment::default(),
+        }
+    }
+}
+
+impl Default for Experiment {
+    fn default() -> Self {
+        Experiment {
+            ntt: NttStrategy::STAGED,
+            fused: true,
+            memcache: true,
+            tiles: Partition::Auto,
+            dump_programs: None,
+        }
+    }
+}
+
+impl Config {
+    /// The settings the process environment names; the rest at their defaults.
+    pub fn from_env() -> Result<Config> {
+        Config::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// The settings `lookup` gives a value for, by variable name; an unset or blank value
+    /// is the default.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Config> {
+        let get = |s: Setting| lookup(s.name).filter(|v| !v.trim().is_empty());
+        let parse = |s: Setting| get(s).map(|v| v.trim().to_string());
+        let defaults = Config::default();
+        let variant = parse(NTT_VARIANT)
+            .map(|v| v.parse::<StagedVariant>())
+            .transpose()?
+            .unwrap_or_default();
+        Ok(Config {
+            device: parse(DEVICE).map_or(Ok(defaults.device), |v| v.parse())?,
+            devices: parse(DEVICES).map_or(Ok(defaults.devices), |v| v.parse())?,
+            queues: match parse(QUEUES) {
+                None => defaults.queues,
+                Some(v) => match v.parse::<usize>() {
+                    Ok(n) if n >= 1 => n,
+                    _ => return Err(bad(QUEUES, &v, "a number of queues >= 1")),
+                },
+            },
+            max_bytes: parse(MAX_BYTES).map(|v| bytes(MAX_BYTES, &v)).transpose()?,
+            max_key_bytes: match parse(MAX_KEY_BYTES) {
+                None => None,
+                Some(v) => match bytes(MAX_KEY_BYTES, &v)? {
+                    0 => return Err(bad(MAX_KEY_BYTES, &v, "a positive number of bytes")),
+                    n => Some(n),
+                },
+            },
+            max_pinned_bytes: parse(MAX_PINNED_BYTES)
+                .map(|v| bytes(MAX_PINNED_BYTES, &v))
+                .transpose()?,
+            log: crate::logging::parse(get(LOG).as_deref())?,
+            profile: get(PROFILE).map(PathBuf::from),
+            crosscheck: match parse(CROSSCHECK) {
+                None => 0,
+                Some(v) => v.parse::<u64>().map_err(|_| {
+                    bad(CROSSCHECK, &v, "0 (off) or N (every N-th routed operation)")
+                })?,
+            },
+            check_transparent: TransparencyCheck::parse(get(CHECK_TRANSPARENT).as_deref())?,
+            poison: match parse(POISON).as_deref() {
+                None | Some("0") => None,
+                Some("1") => Some(DEFAULT_POISON),
+                Some(word) => Some(
+                    u64::from_str_radix(word.trim_start_matches("0x"), 16)
+                        .map_err(|_| bad(POISON, word, "0, 1 or a hexadecimal word"))?,
+                ),
+            },
+            sync: switch(SYNC, parse(SYNC), false)?,
+            experiment: Experiment {
+                ntt: match parse(NTT).map(|v| v.parse::<NttStrategy>()).transpose()? {
+                    Some(NttStrategy::Naive) => NttStrategy::Naive,
+                    Some(NttStrategy::Staged(_)) | None => NttStrategy::Staged(variant),
+                },
+                fused: switch(FUSED, parse(FUSED), true)?,
+                memcache: switch(MEMCACHE, parse(MEMCACHE), true)?,
+                tiles: parse(TILES).map_or(Ok(Partition::Auto), |v| v.parse())?,
+                dump_programs: get(DUMP_PROGRAMS).map(PathBuf::from),
+            },
+        })
+    }
+}
+
+fn bad(setting: Setting, value: &str, wanted: &str) -> Error {
+    Error::invalid(format!("{}={value:?} is not {wanted}", setting.name))
+}
+
+fn bytes(setting: Setting, value: &str) -> Result<u64> {
+    value
+        .parse::<u64>()
+        .map_err(|_| bad(setting, value, "a number of bytes"))
+}
+
+/// `on` / `1` / `true` or `off` / `0` / `false` (any case); unset is `default`.
+fn switch(setting: Setting, value: Option<String>, default: bool) -> Result<bool> {
+    match value.map(|v| v.to_ascii_lowercase()).as_deref() {
+        None => Ok(default),
+        Some("1" | "on" | "true") => Ok(true),
+        Some("0" | "off" | "false") => Ok(false),
+        Some(other) => Err(bad(setting, other, "on / 1 or off / 0")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(pairs: &[(Setting, &str)]) -> Result<Config> {
+        Config::from_lookup(|name| {
+            pairs
+                .iter()
+                .find(|(s, _)| s.name == name)
+                .map(|(_, v)| v.to_string())
+        })
+    }
+
+    #[test]
+    fn nothing_set_is_the_default() {
+        assert_eq!(from(&[]).unwrap(), Config::default());
+        let blanks: Vec<(Setting, &str)> = SETTINGS.iter().map(|&s| (s, " ")).collect();
+        assert_eq!(from(&blanks).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn each_setting_parses_its_values() {
+        let config = from(&[
+            (DEVICE, "cpu"),
+            (DEVICES, "1,0"),
+            (QUEUES, " 4 "),
+            (MAX_BYTES, "1000"),
+            (MAX_KEY_BYTES, "2000"),
+            (MAX_PINNED_BYTES, "0"),
+            (LOG, "DEBUG"),
+            (PROFILE, "/tmp/p"),
+            (CROSSCHECK, "3"),
+            (CHECK_TRANSPARENT, "eager"),
+            (POISON, "0xff"),
+            (SYNC, "on"),
+            (NTT, "naive"),
+            (FUSED, "0"),
+            (MEMCACHE, "off"),
+            (TILES, "2"),
+            (DUMP_PROGRAMS, "/tmp/d"),
+        ])
+        .unwrap();
+        assert_eq!(config.device, DeviceSelector::Cpu);
+        assert_eq!(config.devices, DeviceSet::Only(vec![1, 0]));
+        assert_eq!(config.queues, 4);
+        assert_eq!(config.max_bytes, Some(1000));
+        assert_eq!(config.max_key_bytes, Some(2000));
+        assert_eq!(config.max_pinned_bytes, Some(0));
+        assert_eq!(config.log, Level::DEBUG);
+        assert_eq!(config.profile, Some(PathBuf::from("/tmp/p")));
+        assert_eq!(config.crosscheck, 3);
+        assert_eq!(config.check_transparent, TransparencyCheck::Eager);
+        assert_eq!(config.poison, Some(0xff));
+        assert!(config.sync);
+        assert_eq!(config.experiment.ntt, NttStrategy::Naive);
+        assert!(!config.experiment.fused);
+        assert!(!config.experiment.memcache);
+        assert_eq!(config.experiment.tiles, Partition::Split(2));
+        assert_eq!(
+            config.experiment.dump_programs,
+            Some(PathBuf::from("/tmp/d"))
+        );
+        assert_eq!(from(&[(POISON, "1")]).unwrap().poison, Some(DEFAULT_POISON));
+    }
+
+    #[test]
+    fn a_bad_value_names_its_variable() {
+        for (setting, value) in [
+            (DEVICE, "tpu"),
+            (DEVICES, "0,0"),
+            (QUEUES, "0"),
+            (MAX_BYTES, "lots"),
+            (MAX_KEY_BYTES, "0"),
+            (MAX_PINNED_BYTES, "-1"),
+            (LOG, "loud"),
+            (CROSSCHECK, "often"),
+            (CHECK_TRANSPARENT, "sometimes"),
+            (POISON, "xyz"),
+            (SYNC, "maybe"),
+            (NTT, "fast"),
+            (NTT_VARIANT, "r3"),
+            (FUSED, "2"),
+            (MEMCACHE, "perhaps"),
+            (TILES, "0"),
+        ] {
+            let err = from(&[(setting, value)]).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                crate::ErrorKind::InvalidArgument,
+                "{}",
+                setting.name
+            );
+            let message = err.to_string();
+            assert!(
+                message.contains(setting.name) || message.contains(value),
+                "{}={value}: {message}",
+                setting.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_table_names_each_setting_once() {
+        for (i, s) in SETTINGS.iter().enumerate() {
+            assert!(s.name.starts_with("SEAL_OPENCL_"), "{}", s.name);
+            assert!(
+                SETTINGS[i + 1..].iter().all(|t| t.name != s.name),
+                "{}",
+                s.name
+            );
+        }
+    }
+}
