@@ -1085,7 +1085,7 @@ namespace seal_opencl
         seal::gpu::set_backend(std::make_shared<OpenClBackend>(std::move(backend), crosscheck));
     }
 
-    void install_backend(const Options &options)
+    void install_backend_with_settings(rust::Slice<const NamedSetting> settings)
     {
         std::lock_guard<std::mutex> lock(install_mutex);
         if (seal::gpu::backend_installed())
@@ -1094,6 +1094,13 @@ namespace seal_opencl
                 "seal-opencl: install_backend(options): a backend is installed already; uninstall_backend() "
                 "first");
         }
+        auto backend = translated([&] { return new_gpu_backend(settings, false); });
+        const std::uint64_t crosscheck = backend->crosscheck_every();
+        seal::gpu::set_backend(std::make_shared<OpenClBackend>(std::move(backend), crosscheck));
+    }
+
+    void install_backend(const Options &options)
+    {
         std::vector<NamedSetting> settings;
         const auto set = [&](const char *name, const auto &value) {
             if (value)
@@ -1126,11 +1133,7 @@ namespace seal_opencl
         set("SEAL_OPENCL_CHECK_TRANSPARENT", options.check_transparent);
         set("SEAL_OPENCL_POISON", options.poison);
         set("SEAL_OPENCL_SYNC", options.sync);
-        auto backend = translated([&] {
-            return new_gpu_backend(rust::Slice<const NamedSetting>(settings.data(), settings.size()), false);
-        });
-        const std::uint64_t crosscheck = backend->crosscheck_every();
-        seal::gpu::set_backend(std::make_shared<OpenClBackend>(std::move(backend), crosscheck));
+        install_backend_with_settings(rust::Slice<const NamedSetting>(settings.data(), settings.size()));
     }
 
     void uninstall_backend()

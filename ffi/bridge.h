@@ -13,6 +13,7 @@ namespace seal_opencl
     struct SealNttTables;
     struct BackendProbe;
     struct DeviceMemory;
+    struct NamedSetting;
 
     // Each throws std::invalid_argument (or SEAL's own exception) for arguments SEAL
     // would reject; cxx turns that into a Rust Err.
@@ -34,6 +35,9 @@ namespace seal_opencl
     rust::String describe_backend(rust::Str selector);
     // Never throws: a rust::Error becomes {ok = false, text = its message}.
     BackendProbe probe_backend(rust::Str selector) noexcept;
+
+    // install_backend(const Options &) with its options as SEAL_OPENCL_* name, value pairs.
+    void install_backend_with_settings(rust::Slice<const NamedSetting> settings);
 
     // The device memory of the installed backend; throws std::logic_error when the installed
     // backend (if any) is not seal-opencl's.

@@ -368,6 +368,12 @@ mod bridge {
         /// Installs the OpenCL backend of the environment's settings into patched SEAL
         /// (`seal::gpu::set_backend`) unless a backend is installed already.
         fn install_backend() -> Result<()>;
+        /// Installs the OpenCL backend of `settings` (name, value pairs of
+        /// `crate::config::SETTINGS`; the rest at their defaults, the environment unread),
+        /// as C++'s `install_backend(const Options &)` does. Errors: a setting that does not
+        /// parse or is not one (`invalid_argument`), a backend installed already
+        /// (`logic_error`).
+        fn install_backend_with_settings(settings: &[NamedSetting]) -> Result<()>;
         /// Uninstalls whatever backend is installed.
         fn uninstall_backend() -> Result<()>;
 
@@ -431,12 +437,25 @@ mod bridge {
 pub use bridge::{
     bind_thread_to_device, crosscheck_checks, crosscheck_corrupt_next_result,
     crosscheck_last_mismatch, crosscheck_mismatches, describe_backend, device_count,
-    install_backend, installed_device_memory, probe_backend, seal_barrett_reduce_128,
-    seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
-    seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
-    seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    NamedSetting, ProfiledOperation, SealNttTables, Traffic,
+    install_backend, install_backend_with_settings, installed_device_memory, probe_backend,
+    seal_barrett_reduce_128, seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes,
+    seal_multiply_uint_mod, seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse,
+    seal_ntt_tables, seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef,
+    LevelParams, NamedSetting, ProfiledOperation, SealNttTables, Traffic,
 };
+
+/// Installs the backend with `settings` (`crate::config` names and values; the rest at their
+/// defaults, the environment unread), as C++'s `install_backend(const Options &)` does.
+pub fn install_backend_with(settings: &[(&str, &str)]) -> std::result::Result<(), cxx::Exception> {
+    let settings: Vec<NamedSetting> = settings
+        .iter()
+        .map(|&(name, value)| NamedSetting {
+            name: name.into(),
+            value: value.into(),
+        })
+        .collect();
+    install_backend_with_settings(&settings)
+}
 
 fn backend_device_description(selector: &str) -> Result<String> {
     no_panic(|| {

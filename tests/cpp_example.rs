@@ -1,4 +1,5 @@
-//! examples/cpp (seeds/001 Listing 1 in C++, the host-path, request and application benchmarks) builds as a user's
+//! examples/cpp (the XeHE paper's Listing 1 in C++, options set in code, the host-path, request
+//! and application benchmarks) builds as a user's
 //! project does: `scripts/install.sh` into a fresh prefix, then CMake's
 //! `find_package(SEALOpenCL)`; its GPU ciphertexts equal the CPU ones word for word on the
 //! default OpenCL device (PoCL on CI).
@@ -31,6 +32,17 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
     assert!(
         output.status.success() && stdout.lines().any(|l| l == IDENTICAL),
         "listing1 exited with {} without reporting identical ciphertexts\n{}",
+        output.status,
+        cpp_build::printed(&output)
+    );
+
+    // Options set in code instead of the environment.
+    let output = cpp_build::run("options", &mut Command::new(build.join("options")));
+    assert!(
+        output.status.success()
+            && String::from_utf8_lossy(&output.stdout)
+                .contains("RESULT: install_backend(options) behaves as documented"),
+        "options exited with {}\n{}",
         output.status,
         cpp_build::printed(&output)
     );

@@ -12,7 +12,8 @@
 mod seal_common;
 
 use seal_common::{backend_on, BackendParams, BACKEND_N as N};
-use seal_opencl::device::Devices;
+use seal_opencl::config::{Config, DEFAULT_POISON};
+use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::seal_backend::KeyId;
 const OPERATIONS: usize = 10_000;
 const WARM_UP: usize = 100;
@@ -29,6 +30,8 @@ fn results_return_to_the_pool_without_a_frame_end() {
         backend.create_image(&words).unwrap(),
         backend.create_image(&words).unwrap(),
     );
+    // The pool read is tile 0's: the thread issues there however many devices there are.
+    backend.bind_thread(0).unwrap();
     let memcache = backend.devices().tiles()[0].memcache();
     let mut after_warm_up = None;
     for i in 0..OPERATIONS {
@@ -62,10 +65,15 @@ fn results_return_to_the_pool_without_a_frame_end() {
 /// device first. Pooled buffers poisoned.
 #[test]
 fn copies_share_buffers_until_written() {
-    std::env::set_var("SEAL_OPENCL_POISON", "1");
     let params = BackendParams::new();
     let (key_moduli, level) = (&params.key_moduli, params.level());
-    let backend = backend_on(Devices::from_env().unwrap());
+    let poisoned = Config {
+        poison: Some(DEFAULT_POISON),
+        ..Config::from_env().unwrap()
+    };
+    let backend = backend_on(Devices::new(DeviceOptions::from_config(&poisoned)).unwrap());
+    // The pool read is tile 0's: the thread issues there however many devices there are.
+    backend.bind_thread(0).unwrap();
     let prime = |i: usize| key_moduli[(i / N) % 2];
     let words: Vec<u64> = (0..2 * 2 * N)
         .map(|i| (i as u64 * 7919 + 17) % prime(i))
