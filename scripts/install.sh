@@ -7,7 +7,7 @@
 #   lib/cmake/SEAL-X.Y/                find_package(SEAL X.Y), target SEAL::seal: the same
 #                                      archive, for unmodified SEAL projects
 # A project then builds with CMAKE_PREFIX_PATH=PREFIX. SEAL_SOURCE_DIR picks the SEAL to build
-# on (see README.md), as for every build of this crate.
+# on (see docs/SEAL-VERSIONS.md), as for every build of this crate.
 #   scripts/install.sh PREFIX
 set -euo pipefail
 prefix=${1:?usage: scripts/install.sh PREFIX}

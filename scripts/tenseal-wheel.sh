@@ -3,7 +3,7 @@
 # TenSEAL's source distribution from PyPI, patched by tenseal-patch/VERSION/ to take SEAL,
 # protobuf, pybind11, xtensor and json from installed packages instead of downloading them,
 # built against the SEAL package that scripts/install.sh installs. Run as root or with sudo
-# on Debian/Ubuntu; SEAL_SOURCE_DIR picks the SEAL (see README.md), as for every build.
+# on Debian/Ubuntu; SEAL_SOURCE_DIR picks the SEAL (see docs/SEAL-VERSIONS.md), as for every build.
 #   scripts/tenseal-wheel.sh
 # Leaves under BUILD (CARGO_TARGET_DIR, default target, then tenseal/):
 #   prefix/   the seal-opencl installation the wheel links (scripts/install.sh, by way of
