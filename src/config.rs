@@ -3,7 +3,8 @@
 //! [`Config`] holds them, each with its default ([`Config::default`]); [`SETTINGS`] is
 //! the table a user reads (name, default, meaning; docs/SETTINGS.md prints it and a test
 //! keeps the two equal). The environment is one way to fill a `Config`:
-//! [`Config::from_env`] is the only function of the library that reads it, and
+//! [`env_settings`] is the only function of the library that reads it
+//! ([`Config::from_env`] parses what it gives), and
 //! [`Config::from_lookup`] parses the same names from any source (C++'s
 //! `seal_opencl::Options` arrive that way). A value that does not parse is an
 //! `invalid_argument` naming the variable; an empty value is the default.
@@ -77,7 +78,7 @@ pub const MEMCACHE: Setting = experiment("SEAL_OPENCL_MEMCACHE", "on");
 pub const TILES: Setting = experiment("SEAL_OPENCL_TILES", "auto");
 pub const DUMP_PROGRAMS: Setting = experiment("SEAL_OPENCL_DUMP_PROGRAMS", "off");
 
-/// Every setting, users' first.
+/// Every setting, users' first, in the order of the docs' tables.
 pub const SETTINGS: [Setting; 18] = [
     DEVICE,
     DEVICES,
@@ -88,9 +89,9 @@ pub const SETTINGS: [Setting; 18] = [
     LOG,
     PROFILE,
     CROSSCHECK,
-    CHECK_TRANSPARENT,
     POISON,
     SYNC,
+    CHECK_TRANSPARENT,
     NTT,
     NTT_VARIANT,
     FUSED,
@@ -191,7 +192,12 @@ impl Default for Experiment {
 impl Config {
     /// The settings the process environment names; the rest at their defaults.
     pub fn from_env() -> Result<Config> {
-        Config::from_lookup(|name| std::env::var(name).ok())
+        let env = env_settings();
+        Config::from_lookup(|name| {
+            env.iter()
+                .find(|(setting, _)| *setting == name)
+                .map(|(_, value)| value.clone())
+        })
     }
 
     /// The settings `lookup` gives a value for, by variable name; an unset or blank value
@@ -255,6 +261,15 @@ impl Config {
             },
         })
     }
+}
+
+/// The values the process environment gives settings, by name (unset ones left out): the
+/// one place the library reads the environment for settings.
+pub fn env_settings() -> Vec<(&'static str, String)> {
+    SETTINGS
+        .iter()
+        .filter_map(|s| std::env::var(s.name).ok().map(|value| (s.name, value)))
+        .collect()
 }
 
 fn bad(setting: Setting, value: &str, wanted: &str) -> Error {
@@ -376,6 +391,40 @@ mod tests {
                 setting.name
             );
         }
+    }
+
+    /// The `SEAL_OPENCL_*` names of a markdown table's first column, in `section` of `page`
+    /// (from its heading to the next one of the same level).
+    fn documented(page: &str, section: &str) -> Vec<String> {
+        let start = page
+            .find(section)
+            .unwrap_or_else(|| panic!("no {section:?}"));
+        let rest = &page[start + section.len()..];
+        let end = rest.find("\n## ").unwrap_or(rest.len());
+        rest[..end]
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `SEAL_OPENCL_"))
+            .map(|l| format!("SEAL_OPENCL_{}", &l[..l.find('`').unwrap()]))
+            .collect()
+    }
+
+    #[test]
+    fn the_docs_list_every_setting_where_it_belongs() {
+        let names = |experiment: bool| -> Vec<String> {
+            SETTINGS
+                .iter()
+                .filter(|s| s.experiment == experiment)
+                .map(|s| s.name.to_string())
+                .collect()
+        };
+        let settings = include_str!("../docs/SETTINGS.md");
+        assert_eq!(documented(settings, "## For users"), names(false));
+        assert_eq!(
+            documented(settings, "## For benchmarks and tests"),
+            names(true)
+        );
+        let readme = include_str!("../README.md");
+        assert_eq!(documented(readme, "## Settings"), names(false));
     }
 
     #[test]

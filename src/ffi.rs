@@ -156,9 +156,10 @@ mod bridge {
         /// The device words of one Ciphertext or Plaintext.
         type GpuImage;
 
-        /// The backend of `Config::from_lookup` over `settings` (name, value pairs; a
-        /// setting not among them takes its default), or of `Config::from_env` when
-        /// `from_env`; first installs the stderr subscriber at its log level.
+        /// The backend of `Config::from_lookup` over `settings` (name, value pairs, the last
+        /// of a name counting; a setting not among them takes its default), or of
+        /// `Config::from_env` when `from_env`; first installs the stderr subscriber at its
+        /// log level.
         fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Result<Box<GpuBackend>>;
         /// The `crosscheck` setting the backend was made with: 0 (off) or every how many
         /// routed operations are compared with SEAL's CPU results.
@@ -369,7 +370,8 @@ mod bridge {
         /// (`seal::gpu::set_backend`) unless a backend is installed already.
         fn install_backend() -> Result<()>;
         /// Installs the OpenCL backend of `settings` (name, value pairs of
-        /// `crate::config::SETTINGS`; the rest at their defaults, the environment unread),
+        /// `crate::config::SETTINGS`, the last of a name counting; the rest at their
+        /// defaults, the environment unread),
         /// as C++'s `install_backend(const Options &)` does. Errors: a setting that does not
         /// parse or is not one (`invalid_argument`), a backend installed already
         /// (`logic_error`).
@@ -444,8 +446,10 @@ pub use bridge::{
     LevelParams, NamedSetting, ProfiledOperation, SealNttTables, Traffic,
 };
 
-/// Installs the backend with `settings` (`crate::config` names and values; the rest at their
-/// defaults, the environment unread), as C++'s `install_backend(const Options &)` does.
+/// Installs the backend with `settings` (`crate::config` names and values, a later pair
+/// overriding an earlier one of the same name; the rest at their defaults, the environment
+/// unread), as C++'s `install_backend(const Options &)` does. Pass
+/// `crate::config::env_settings()` first to start from the environment's.
 pub fn install_backend_with(settings: &[(&str, &str)]) -> std::result::Result<(), cxx::Exception> {
     let settings: Vec<NamedSetting> = settings
         .iter()
@@ -538,6 +542,7 @@ fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Tagged<Box<GpuB
             Config::from_lookup(|name| {
                 settings
                     .iter()
+                    .rev()
                     .find(|s| s.name == name)
                     .map(|s| s.value.clone())
             })?

@@ -80,7 +80,7 @@ int main()
 
         EncryptionParameters parms(scheme_type::ckks);
         parms.set_poly_modulus_degree(4096);
-        parms.set_coeff_modulus(CoeffModulus::Create(4096, { 40, 30, 40 }));
+        parms.set_coeff_modulus(CoeffModulus::Create(4096, { 36, 30, 36 }));
         SEALContext context(parms);
         KeyGenerator keygen(context);
         RelinKeys relin_keys;
@@ -91,7 +91,7 @@ int main()
         Encryptor encryptor(context, public_key);
         Evaluator evaluator(context);
         Plaintext plain;
-        encoder.encode(vector<double>(encoder.slot_count(), 0.5), 1u << 30, plain);
+        encoder.encode(vector<double>(encoder.slot_count(), 0.5), static_cast<double>(1ull << 30), plain);
         Ciphertext x;
         encryptor.encrypt(plain, x);
         x.gpu();
