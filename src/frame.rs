@@ -1,4 +1,4 @@
-//! Compute frames and buffer lifetime (seed 001 III-G).
+//! Compute frames and buffer lifetime (after the XeHE paper, III-G).
 //!
 //! Between `start_compute_frame` and `end_compute_frame` every cached buffer carries a
 //! retain bit: a buffer freed inside the frame (a ciphertext going out of scope while

@@ -1,4 +1,4 @@
-// Application benchmarks (issue 26): programs written the way SEAL's examples and its users
+// Application benchmarks: programs written the way SEAL's examples and its users
 // write them (out-of-place calls into temporaries, std::vector of ciphertexts, levels matched
 // with mod_switch_to and scales set by hand), not tuned for the backend. Each request starts
 // from the client's ciphertext in host memory (copied into a new object and marked .gpu()) and

@@ -1,5 +1,5 @@
-// How long the host spends on routed SEAL calls, measured as a C++ program drives the backend
-// (issue 10): ciphertexts marked .gpu() and already resident, no profiler, SEAL's C++ API.
+// How long the host spends on routed SEAL calls, measured as a C++ program drives the backend:
+// ciphertexts marked .gpu() and already resident, no profiler, SEAL's C++ API.
 //
 // Per operation: the host time to issue one call (from entering the Evaluator call to its
 // return), the whole call followed by a synchronization, and a stream of 100 independent calls

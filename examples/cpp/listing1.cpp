@@ -1,7 +1,8 @@
-// seeds/001 Listing 1 ("SEAL/XeHE code interleave") with seal-opencl as the backend: the same
+// Listing 1 of the XeHE paper (Zhai et al., "Accelerating Encrypted Computing on Intel GPUs",
+// "SEAL/XeHE code interleave") with seal-opencl as the backend: the same
 // CKKS computation runs twice from the same encryptions, once on ciphertexts marked with
 // .gpu() (routed to the OpenCL backend) and once on unmarked copies (SEAL's CPU code), and the
-// results must agree word for word (DESIGN.md, "The one rule"). Decrypted values are checked
+// results must agree word for word (the backend's one rule). Decrypted values are checked
 // too, but only as the weaker second check.
 //
 // Exit status: 0 when every compared ciphertext is identical, 1 on a mismatch, 2 on an error.
@@ -82,7 +83,7 @@ namespace
 
     int run()
     {
-        // The parameters of seal's CKKS examples and of seed 001's first measurements.
+        // The parameters of SEAL's CKKS examples and of the XeHE paper's first measurements.
         EncryptionParameters parms(scheme_type::ckks);
         const size_t poly_modulus_degree = 8192;
         parms.set_poly_modulus_degree(poly_modulus_degree);

@@ -1,4 +1,4 @@
-// A server's request through SEAL's C++ API (issue 14): two ciphertexts arrive in host memory,
+// A server's request through SEAL's C++ API: two ciphertexts arrive in host memory,
 // are marked .gpu(), multiplied, relinearized and rescaled on the device, and the result is read
 // back on the host. And the raw bandwidth of uploads and downloads of whole ciphertexts, from
 // the backend's page-locked host memory (where marked objects' words live, seal-patch 0007)

@@ -34,11 +34,9 @@ pub fn wait(event: &Event) -> Result<()> {
 /// Copies words `offset ..` of `buffer` into `out` on `queue` (None: the buffer's own) and
 /// returns when they are there, without a blocking read: the read is enqueued, the queue
 /// flushed, and the read's event polled, the CPU yielded between polls. For the host reads
-/// of SEAL objects, which a server's threads issue at once: measured on the H100 (NVIDIA's
-/// OpenCL, 2026-11-24, `examples/cpp/request.cpp`), requests whose read waited this way
-/// reached 5% (4 threads) and 17% (8 threads) more requests per second than with a
-/// blocking read (means of four interleaved pairs; one thread the same). A failed read is
-/// the error of the final wait.
+/// of SEAL objects, which a server's threads issue at once: a blocking read parks the
+/// thread in the driver, while yielding lets the other threads issue (REPORT.md has the
+/// request rates). A failed read is the error of the final wait.
 pub fn read_yielding(
     buffer: &Buffer<u64>,
     queue: Option<&Queue>,

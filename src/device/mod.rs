@@ -1,4 +1,4 @@
-//! Devices, tiles and queues (seed 001 III-H, Listing 8).
+//! Devices, tiles and queues (the multi-tile queues of the XeHE paper, III-H).
 //!
 //! A *tile* is a sub-device where the driver partitions the device into its hardware
 //! tiles (affinity domain "next partitionable", e.g. Intel's multi-tile GPUs), otherwise
@@ -637,7 +637,7 @@ impl Graph {
         self.after_launch()
     }
 
-    /// The debug switch of seed 001 Listing 7: wait for the kernel just launched.
+    /// The `sync` setting: wait for the kernel just launched.
     fn after_launch(&self) -> Result<()> {
         if self.tile.sync_each_launch {
             self.queue().finish()?;

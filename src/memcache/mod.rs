@@ -1,4 +1,4 @@
-//! Pooled device buffers (seed 001 III-E, Listings 4-6): a free pool and an allocated
+//! Pooled device buffers (the XeHE paper's memcache, III-E): a free pool and an allocated
 //! ("live") pool per OpenCL context, so that most allocations are a table lookup instead
 //! of a driver call.
 //!
@@ -648,7 +648,7 @@ impl Memcache {
         if ordered.is_ok() {
             // A buffer reused on its last holder's queue (the usual case) already points
             // there: cloning an ocl queue is a driver call (clRetainCommandQueue, and its
-            // release later), 2.0-2.4 us a pair on NVIDIA's driver, measured 2026-11-24.
+            // release later).
             if !cl::same_queue(&parked.queue, queue) {
                 parked.buffer.set_default_queue(queue.clone());
                 parked.queue = queue.clone();

@@ -1,4 +1,4 @@
-//! The kernel profiler (seed 001 III-I, Listings 9-10): an event collector that records
+//! The kernel profiler (after the XeHE paper's, III-I): an event collector that records
 //! every kernel launch under its kernel name, and a data processor that turns the events
 //! into tables: average device time per kernel, named operations (external time, host
 //! time of the routed calls, loop count, each kernel's share, the NTT share), the host

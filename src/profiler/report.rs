@@ -72,7 +72,7 @@ pub struct OperationKernel {
     pub is_ntt: bool,
 }
 
-/// A named group of launches (seed 001 Listing 10, `add_operation`).
+/// A named group of launches (`add_operation`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Operation {
     pub name: String,

@@ -1,5 +1,5 @@
-//! Key switching keys on the device, uploaded once per tile and reused while unchanged
-//! (DESIGN.md): the backend keeps one cache per tile, filled on the first use there. A key
+//! Key switching keys on the device, uploaded once per tile and reused while unchanged: the
+//! backend keeps one cache per tile, filled on the first use there. A key
 //! vector is named by its KSwitchKeys object's id (`KSwitchKeys::gpu_id`, never reused in
 //! the process) and its index; the object's version (`KSwitchKeys::gpu_version`, bumped by
 //! every write access) tells changed words from the ones uploaded, which are then replaced.

@@ -22,8 +22,8 @@
 //! implicitly: a result's buffer goes back to
 //! the pool when its image dies (the pool orders its reuse behind the buffer's last use
 //! on the device), so a server that never decrypts keeps reusing buffers. Frames retain
-//! buffers only when the program opens one (`GpuBackend_StartComputeFrame`, seed 001
-//! III-G); `Decryptor::decrypt` ends it.
+//! buffers only when the program opens one (`GpuBackend_StartComputeFrame`, the XeHE
+//! paper's compute frames); `Decryptor::decrypt` ends it.
 //!
 //! Metadata is SEAL's: the backend checks that every image holds exactly the words the
 //! SEAL object's metadata says (size * K * N) and moves words; SEAL sets the metadata.
