@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds every test, bench and example in release mode, plus the C++ programs (the
-# seed 001 Listing 1 example, SEAL's googletest suite against the staticlib, and SEAL's own
+# XeHE paper's Listing 1 example, SEAL's googletest suite against the staticlib, and SEAL's own
 # examples and sealbench through the SEAL package), and packs them with scripts/gpu-env.sh,
 # scripts/gpu-suite.sh and scripts/seal-gtest-run.sh into .gpu/ (ignored by git) for a run on
 # the GPU machine, which has no Rust toolchain:

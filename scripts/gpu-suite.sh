@@ -7,13 +7,13 @@
 #   gpu-suite.sh benches  every benchmark, the C++ host-path, request and apps ones included, and
 #                         the differential fuzzer and the soak run (examples/seal_fuzz.rs,
 #                         soak.rs) (with --quick, or fewer operations, when QUICK=1: a smoke run)
-#   gpu-suite.sh request  only the request and transfer benchmark (issue 14), N = 2^15 and 2^13
-#   gpu-suite.sh apps     only the application benchmarks (issue 26): the network, polynomial,
+#   gpu-suite.sh request  only the request and transfer benchmark, N = 2^15 and 2^13
+#   gpu-suite.sh apps     only the application benchmarks: the network, polynomial,
 #                         inner product and batch at N = 2^15 (64 x 64 layers) and 2^14 (128 x 128)
-#   gpu-suite.sh multi    MulLin/s by threads on 1 device and on every device (issue 13; run it
+#   gpu-suite.sh multi    MulLin/s by threads on 1 device and on every device (run it
 #                         on a machine with several GPUs): host_path at N = 2^16 with 16 data
 #                         primes and at 2^15 {60, 50 x 7, 60}
-#   gpu-suite.sh server   only the fuzzer and the soak run (issue 12); `SERVER=0 gpu-suite.sh
+#   gpu-suite.sh server   only the fuzzer and the soak run; `SERVER=0 gpu-suite.sh
 #                         benches` leaves them out, for two device calls of under 10 minutes
 #   gpu-suite.sh clients  SEAL's own examples and sealbench, unmodified, with
 #                         SEAL_GPU_ROUTE_ALL=1 and no install_backend call (examples/seal_clients.rs):
@@ -74,14 +74,14 @@ run() {
 }
 
 # run_request REPS: a server's request (upload 2, MulLinRS, download 1) and raw transfer
-# bandwidth, from page-locked and pageable host memory (issue 14).
+# bandwidth, from page-locked and pageable host memory.
 run_request() {
   for log_n in 15 13; do
     run "cpp-request-2^$log_n" "$bin/cpp-request" --log-n "$log_n" --reps "$1"
   done
 }
 
-# run_apps REPS: programs as SEAL users write them (issue 26), wall time per request against
+# run_apps REPS: programs as SEAL users write them, wall time per request against
 # the kernel time of the same requests (the programs rerun themselves under the profiler and
 # leave its JSON, CSV and trace beside their results) and SEAL's CPU time.
 run_apps() {
@@ -99,9 +99,9 @@ run_apps() {
   echo "SEAL: $seal (bundles: ${versions[*]})"
 } >>"$log"
 
-# run_server: differential fuzzing against SEAL's CPU path (issue 12.3: >= 10^4 Evaluator
+# run_server: differential fuzzing against SEAL's CPU path (>= 10^4 Evaluator
 # calls over N = 2^12..2^16; exits 1 on a mismatch, printing the shortest reproducer) and the
-# soak (issue 12.1: 1000 clients' key sets under a 64 MiB key cap, evicting, then 10^5 saved
+# soak (1000 clients' key sets under a 64 MiB key cap, evicting, then 10^5 saved
 # results without a decrypt; device memory printed as it goes).
 run_server() {
   local fuzz_ops=10000 soak=(--sets 1000 --operations 100000)
@@ -120,7 +120,7 @@ tests)
   for t in "$bin"/test-*; do
     # With fewer than two GPUs the tiles test falls back to the CPU device split in two,
     # which is CI's run (PoCL 3.1); the PoCL of the GPU machine's image fails an assertion
-    # compiling our kernels there (2026-11-24), so the test runs here only across GPUs.
+    # compiling our kernels there, so the test runs here only across GPUs.
     if [ "$(basename "$t")" = test-seal_gpu_tiles ] && [ "$gpus" -lt 2 ]; then
       echo "=== test-seal_gpu_tiles: skipped ($gpus GPU; it runs across two GPUs or on CI's PoCL)" | tee -a "$log"
       continue
@@ -142,7 +142,7 @@ benches)
   # The server runs (below); SERVER=0 leaves them to a call of their own (`server`), so that
   # each device call stays under its time limit.
   [ "${SERVER:-1}" = 1 ] && run_server
-  # The host's cost of routed calls through SEAL's C++ API, no profiler (issue 10).
+  # The host's cost of routed calls through SEAL's C++ API, no profiler.
   reps=200
   [ "${QUICK:-0}" = 1 ] && reps=5
   for log_n in 15 13; do

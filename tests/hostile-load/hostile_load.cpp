@@ -1,4 +1,4 @@
-// Hostile input (issue 30, item 5): serializations of Ciphertext, Plaintext, RelinKeys and
+// Hostile input: serializations of Ciphertext, Plaintext, RelinKeys and
 // GaloisKeys that are truncated, corrupted (bit flips in the header and the body), oversized
 // (size and count fields claiming huge values) or out of range (a coefficient word >= its
 // prime), loaded with SEAL's validating load, from memory and from a stream, into objects the
