@@ -8,7 +8,7 @@
 //!    applied (pure Rust).
 //! 3. cmake builds the static `seal-X.Y` and `sealc-X.Y` (C API) libraries.
 //! 4. bindgen turns SEAL's C API headers into `OUT_DIR/seal_c.rs` (`src/sys.rs`).
-//! 5. cxx_build compiles `src/ffi.rs`'s bridge and `ffi/bridge.cc` against the tree.
+//! 5. cxx_build compiles `src/ffi/mod.rs`'s bridge and `ffi/bridge.cc` against the tree.
 //!
 //! Steps 2 and 3 take minutes, so they are skipped while a stamp says that the same
 //! source, patches and cmake settings were already built.
@@ -80,7 +80,7 @@ fn run() -> BuildResult<()> {
     let out_dir = PathBuf::from(env("OUT_DIR")?);
     println!("cargo:rerun-if-changed=seal-patch");
     println!("cargo:rerun-if-changed=ffi");
-    println!("cargo:rerun-if-changed=src/ffi.rs");
+    println!("cargo:rerun-if-changed=src/ffi/mod.rs");
     println!("cargo:rerun-if-env-changed=SEAL_SOURCE_DIR");
     println!("cargo:rerun-if-env-changed={SANITIZE_ENV}");
     let sanitizer = sanitizer_flags()?;
@@ -134,7 +134,7 @@ fn run() -> BuildResult<()> {
     write_build_info(&out_dir, &manifest_dir, &seal)?;
 
     // The bridge archive refers to SEAL, so it goes first on the link line.
-    let mut bridge = cxx_build::bridge("src/ffi.rs");
+    let mut bridge = cxx_build::bridge("src/ffi/mod.rs");
     bridge
         .file("ffi/bridge.cc")
         .file("ffi/backend.cc")

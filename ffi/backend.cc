@@ -1,13 +1,13 @@
 // The C++ half of the SEAL backend: a seal::gpu::Backend whose virtuals turn SEAL objects
 // into plain views (parameters, word counts, device images) and call the Rust backend
-// (src/seal_backend) through the cxx bridge declared in src/ffi.rs.
+// (src/seal_backend) through the cxx bridge declared in src/ffi/mod.rs.
 //
 // What lives here and not in Rust: everything that needs SEAL's C++ types (Ciphertext,
 // SEALContext, KSwitchKeys) and the translation of Rust errors into the exception types
 // SEAL throws. The Rust side never sees a SEAL object.
 
 #include "seal-opencl/ffi/seal_opencl.h"
-#include "seal-opencl/src/ffi.rs.h"
+#include "seal-opencl/src/ffi/mod.rs.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -44,7 +44,7 @@ namespace seal_opencl
         using seal::gpu::Access;
 
         // Rust errors arrive as rust::Error whose message starts with the C++ exception type
-        // SEAL would throw (src/ffi.rs writes the tag).
+        // SEAL would throw (src/ffi/mod.rs writes the tag).
         [[noreturn]] void rethrow_as_seal(const rust::Error &e)
         {
             const std::string message = e.what();

@@ -1,5 +1,5 @@
 #include "seal-opencl/ffi/bridge.h"
-#include "seal-opencl/src/ffi.rs.h"
+#include "seal-opencl/src/ffi/mod.rs.h"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-// The C++ side of the cxx bridge declared in src/ffi.rs. See that file for what each
+// The C++ side of the cxx bridge declared in src/ffi/mod.rs. See that file for what each
 // function computes; here is only what C++ callers need to know.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace seal_opencl
 {
-    // Defined by the generated header seal-opencl/src/ffi.rs.h.
+    // Defined by the generated header seal-opencl/src/ffi/mod.rs.h.
     struct SealNttTables;
     struct BackendProbe;
     struct DeviceMemory;

@@ -1,0 +1,403 @@
+//! [`GpuBackend`]: the backend as C++ holds it, each method a bridge call of ffi/backend.cc.
+
+use super::bridge::{DeviceMemory, KeyRef, LevelParams, Traffic};
+use super::{no_panic, Tagged, TaggedError};
+use crate::error::{Error, Result};
+use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
+
+/// The backend as C++ holds it (`rust::Box<GpuBackend>` in ffi/backend.cc). Each method
+/// turns the bridge's views into the backend's types and its errors into [`TaggedError`].
+///
+/// A panic inside a call is caught and becomes an error; from then on every call fails with
+/// an error that says so: the panic may have left the backend's state (pools, caches,
+/// images) half updated, and running on could return wrong words. Installing the backend
+/// again gives a fresh one.
+pub struct GpuBackend {
+    backend: Backend,
+    crosscheck_every: u64,
+    panicked: std::sync::atomic::AtomicBool,
+}
+
+impl<'a> From<&'a LevelParams> for Level<'a> {
+    fn from(p: &'a LevelParams) -> Level<'a> {
+        Level {
+            key_parms_id: p.key_parms_id,
+            log_n: p.log_n,
+            key_moduli: &p.key_moduli,
+            using_keyswitching: p.using_keyswitching,
+            primes: p.primes,
+        }
+    }
+}
+
+impl From<&KeyRef> for KeyId {
+    fn from(k: &KeyRef) -> KeyId {
+        KeyId {
+            object: k.object,
+            index: k.index,
+            version: k.version,
+        }
+    }
+}
+
+impl GpuBackend {
+    pub(super) fn new(backend: Backend, crosscheck_every: u64) -> GpuBackend {
+        GpuBackend {
+            backend,
+            crosscheck_every,
+            panicked: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Runs one call: refused once a call panicked, else under [`no_panic`], its error
+    /// tagged for C++.
+    fn run<T>(&self, body: impl FnOnce(&Backend) -> Result<T>) -> Tagged<T> {
+        use std::sync::atomic::Ordering;
+        if self.panicked.load(Ordering::Acquire) {
+            return Err(TaggedError(Error::Logic(
+                "seal-opencl refuses further work after an internal error (panic) in an earlier \
+                 call: its state may be inconsistent; uninstall and install the backend again"
+                    .into(),
+            )));
+        }
+        let mut panicked = true;
+        let result = no_panic(|| {
+            let r = body(&self.backend);
+            panicked = false;
+            r
+        });
+        if panicked {
+            self.panicked.store(true, Ordering::Release);
+        }
+        result.map_err(TaggedError)
+    }
+
+    pub(super) fn crosscheck_every(&self) -> u64 {
+        self.crosscheck_every
+    }
+
+    pub(super) fn create_image(&self, data: &[u64]) -> Tagged<Box<GpuImage>> {
+        self.run(|backend| backend.create_image(data).map(Box::new))
+    }
+
+    pub(super) fn empty_image(&self) -> Box<GpuImage> {
+        Box::new(self.backend.empty_image())
+    }
+
+    pub(super) fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Tagged<()> {
+        self.run(|backend| backend.upload(image, data))
+    }
+
+    pub(super) fn download(&self, image: &GpuImage, data: &mut [u64]) -> Tagged<()> {
+        self.run(|backend| backend.download(image, data))
+    }
+
+    pub(super) fn clone_image(&self, image: &GpuImage) -> Tagged<Box<GpuImage>> {
+        self.run(|backend| backend.clone_image(image).map(Box::new))
+    }
+
+    pub(super) fn pinned_host(&self) -> Box<PinnedHostRef> {
+        Box::new(PinnedHostRef::new(self.backend.pinned_host().clone()))
+    }
+
+    pub(super) fn start_compute_frame(&self) {
+        self.backend.start_compute_frame()
+    }
+
+    pub(super) fn end_compute_frame(&self) -> Tagged<()> {
+        self.run(|backend| backend.end_compute_frame())
+    }
+
+    pub(super) fn synchronize(&self) -> Tagged<()> {
+        self.run(|backend| backend.synchronize())
+    }
+
+    pub(super) fn is_transparent(
+        &self,
+        image: &mut GpuImage,
+        size: usize,
+        poly_words: usize,
+        operation: &str,
+    ) -> Tagged<bool> {
+        self.run(|backend| backend.is_transparent(image, size, poly_words, operation))
+    }
+
+    pub(super) fn device_memory(&self) -> DeviceMemory {
+        let (pool, keys) = (self.backend.pool_stats(), self.backend.key_stats());
+        DeviceMemory {
+            pool_bytes_held: pool.bytes_held,
+            pool_peak_bytes_held: pool.peak_bytes_held,
+            pool_bytes_in_use: pool.bytes_in_use,
+            pool_hits: pool.hits,
+            pool_misses: pool.misses,
+            key_vectors: keys.key_vectors,
+            key_bytes: keys.bytes,
+            max_key_bytes: keys.max_bytes,
+            key_evictions: keys.evictions,
+        }
+    }
+
+    pub(super) fn bind_thread(&self, device: i32) -> Tagged<()> {
+        self.run(|backend| {
+            let tile = usize::try_from(device).map_err(|_| {
+                Error::invalid(format!(
+                    "device {device} does not exist: indices start at 0"
+                ))
+            })?;
+            backend.bind_thread(tile)
+        })
+    }
+
+    pub(super) fn traffic(&self) -> Traffic {
+        let t = self.backend.traffic();
+        Traffic {
+            pool_misses: t.pool_misses,
+            device_allocations: t.device_allocations,
+            pinned_allocations: t.pinned_allocations,
+            pinned_uploads: t.pinned_uploads,
+            pinned_upload_bytes: t.pinned_upload_bytes,
+            pageable_uploads: t.pageable_uploads,
+            pageable_upload_bytes: t.pageable_upload_bytes,
+            downloads: t.downloads,
+            download_bytes: t.download_bytes,
+            image_copies: t.image_copies,
+            device_copies: t.device_copies,
+        }
+    }
+
+    pub(super) fn tile_count(&self) -> usize {
+        self.backend.tile_count()
+    }
+
+    pub(super) fn has_key(&self, key: &KeyRef) -> bool {
+        self.backend.has_key(&key.into())
+    }
+
+    pub(super) fn release_keys(&self, object: u64) {
+        self.backend.release_keys(object)
+    }
+
+    pub(super) fn upload_key(
+        &self,
+        params: &LevelParams,
+        key: &KeyRef,
+        decomposition_count: usize,
+        words: &[u64],
+    ) -> Tagged<()> {
+        self.run(|backend| {
+            backend.upload_key(&params.into(), key.into(), decomposition_count, words)
+        })
+    }
+
+    pub(super) fn negate(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.negate(&params.into(), ct, size))
+    }
+
+    pub(super) fn add(
+        &self,
+        params: &LevelParams,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.add(&params.into(), a, a_size, b, b_size))
+    }
+
+    pub(super) fn sub(
+        &self,
+        params: &LevelParams,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.sub(&params.into(), a, a_size, b, b_size))
+    }
+
+    pub(super) fn double_inplace(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.double_inplace(&params.into(), ct, size))
+    }
+
+    pub(super) fn zero(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
+        self.run(|backend| backend.zero(&params.into(), ct, size))
+    }
+
+    pub(super) fn multiply(
+        &self,
+        params: &LevelParams,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.multiply(&params.into(), a, a_size, b, b_size))
+    }
+
+    pub(super) fn square(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.square(&params.into(), ct, size))
+    }
+
+    pub(super) fn relinearize(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        destination_size: usize,
+        keys: &[KeyRef],
+    ) -> Tagged<()> {
+        self.run(|backend| {
+            let keys: Vec<KeyId> = keys.iter().map(KeyId::from).collect();
+            backend.relinearize(&params.into(), ct, size, destination_size, &keys)
+        })
+    }
+
+    pub(super) fn rescale_to_next(
+        &self,
+        params: &LevelParams,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.rescale_to_next(&params.into(), src, size, dst))
+    }
+
+    pub(super) fn rescale_to_next_inplace(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.rescale_to_next_inplace(&params.into(), ct, size))
+    }
+
+    pub(super) fn mod_switch_to_next(
+        &self,
+        params: &LevelParams,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.mod_switch_to_next(&params.into(), src, size, dst))
+    }
+
+    pub(super) fn mod_switch_to_next_inplace(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.mod_switch_to_next_inplace(&params.into(), ct, size))
+    }
+
+    pub(super) fn mod_switch_plain_to_next(
+        &self,
+        params: &LevelParams,
+        plain: &mut GpuImage,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.mod_switch_plain_to_next(&params.into(), plain))
+    }
+
+    pub(super) fn multiply_plain(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.multiply_plain(&params.into(), ct, size, plain))
+    }
+
+    pub(super) fn add_plain(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.add_plain(&params.into(), ct, size, plain))
+    }
+
+    pub(super) fn sub_plain(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.sub_plain(&params.into(), ct, size, plain))
+    }
+
+    pub(super) fn apply_galois(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+        galois_elt: u32,
+        key: &KeyRef,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.apply_galois(&params.into(), ct, size, galois_elt, &key.into()))
+    }
+
+    pub(super) fn transform_to_ntt(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.transform_to_ntt(&params.into(), ct, size))
+    }
+
+    pub(super) fn transform_from_ntt(
+        &self,
+        params: &LevelParams,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.run(|backend| backend.transform_from_ntt(&params.into(), ct, size))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ntt::NttStrategy;
+
+    /// A panic inside a call becomes an error, and every later call is refused: the panic
+    /// may have left the backend half updated.
+    #[test]
+    fn calls_after_a_panic_are_refused() {
+        let devices = crate::device::Devices::from_env().unwrap();
+        let backend = GpuBackend::new(Backend::new(devices, NttStrategy::STAGED).unwrap(), 0);
+        assert!(backend.run(|_| Ok(())).is_ok());
+        let err = backend
+            .run(|_| -> Result<()> { panic!("an invariant broke") })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("[logic_error] internal error (panic)")
+                && err.contains("an invariant broke"),
+            "{err}"
+        );
+        let err = backend.run(|_| Ok(())).unwrap_err().to_string();
+        assert!(
+            err.starts_with("[logic_error]") && err.contains("refuses further work"),
+            "{err}"
+        );
+    }
+}
