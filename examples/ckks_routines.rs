@@ -1,4 +1,4 @@
-//! The main job: the CKKS routines of seed 001 VI-C (MulLin, MulLinRS, SqrLinRS,
+//! The main job: the CKKS routines (MulLin, MulLinRS, SqrLinRS,
 //! MulLinRSModSwAdd, Rotate) through patched SEAL's API, once on CPU ciphertexts and once
 //! on `.gpu()` ciphertexts on the default OpenCL device (the first GPU, else PoCL on the
 //! CPU). Every GPU result is checked equal, word for word, to the CPU result.
@@ -28,7 +28,7 @@ mod common;
 
 use common::Flags;
 use seal_opencl::profiler;
-use seal_opencl::routines::{
+use seal_opencl_testkit::routines::{
     default_bit_sizes, default_data_primes, time_routine, Routine, Workload,
 };
 use seal_opencl::{Error, Result};

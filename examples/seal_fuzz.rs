@@ -1,5 +1,5 @@
-//! Differential fuzzing of the GPU backend against SEAL's CPU path (`seal_opencl::fuzz`,
-//! issue 12.3): random programs of every routed CKKS operation, valid and invalid, each
+//! Differential fuzzing of the GPU backend against SEAL's CPU path
+//! (`seal_opencl_testkit::fuzz`): random programs of every routed CKKS operation, valid and invalid, each
 //! call run on `.gpu()` copies and on unmarked CPU copies; valid calls must give SEAL's
 //! words and metadata, invalid ones SEAL's exception with the operands intact.
 //!
@@ -26,7 +26,7 @@ use serde::Serialize;
 mod common;
 
 use common::Flags;
-use seal_opencl::fuzz::{self, Counts, ParamSet, Program, Setup};
+use seal_opencl_testkit::fuzz::{self, Counts, ParamSet, Program, Setup};
 use seal_opencl::{Error, Result};
 
 /// N = 2^12..2^16; 1 (no special prime), 2 and 15 primes; 30- to 60-bit primes.

@@ -1,4 +1,4 @@
-//! Soak runs of a long-lived server on the GPU backend (`seal_opencl::soak`, issue 12.1).
+//! Soak runs of a long-lived server on the GPU backend (`seal_opencl_testkit::soak`).
 //!
 //! ```text
 //! cargo run --release --example soak -- [--sets 1000] [--operations 100000] [--log-n 13]
@@ -26,7 +26,7 @@ mod common;
 
 use common::Flags;
 use seal_opencl::ffi::DeviceMemory;
-use seal_opencl::soak::{self, Soak};
+use seal_opencl_testkit::soak::{self, Soak};
 use seal_opencl::{Error, Result};
 
 struct Args {

@@ -1,11 +1,11 @@
-//! `seal_opencl::seal_c` against CPU SEAL (no GPU backend installed): CKKS round trips at
+//! `seal_opencl_testkit::seal_c` against CPU SEAL (no GPU backend installed): CKKS round trips at
 //! N = 2^12 with primes of {40, 30, 30, 40} bits, the evaluator's operations checked by
 //! decrypting, word access, and bad input coming back as errors.
 //!
 //! 140 bits at N = 2^12 exceed SEAL's 128-bit security bound (109 bits), so the test
 //! context is made with `SecLevelType::None`; small and fast is what tests need.
 
-use seal_opencl::seal_c::{
+use seal_opencl_testkit::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
     KeyGenerator, RelinKeys, SecLevelType,
 };

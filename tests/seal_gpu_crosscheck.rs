@@ -9,14 +9,14 @@
 //! next cross-checked result on the device, after the operation and before the
 //! comparison, as a wrong kernel would: the comparison must see it.
 
-mod seal_common;
 
-use seal_common::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
 use seal_opencl::ffi::{
     crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
     crosscheck_mismatches,
 };
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::seal_c::*;
 use seal_opencl::{ErrorKind, Result};
 
 const ENV_VAR: &str = "SEAL_OPENCL_CROSSCHECK";
@@ -117,11 +117,7 @@ fn run_cases(fx: &Fixture) -> u64 {
     let mut rng = rng();
     let mut calls = 0;
     for (name, routed, op) in cases() {
-        let (a, b, p) = (
-            fx.encrypt(&mut rng),
-            fx.encrypt(&mut rng),
-            fx.plain(&mut rng),
-        );
+        let (a, b, p) = fx.operands(&mut rng);
         let mut cpu = a.clone();
         op(fx, &mut cpu, &b, &p).unwrap_or_else(|e| panic!("{name} on the CPU: {e}"));
         let mut gpu = on_gpu(&a);

@@ -9,10 +9,10 @@
 //! Device errors (out of memory) are in `seal_gpu_oom.rs`: the backend reads the pool
 //! limit once, when it is installed.
 
-mod seal_common;
 
-use seal_common::*;
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 use seal_opencl::{Error, ErrorKind, Result};
 
 /// A call on (a, b, plain), `a` the result operand.
@@ -29,7 +29,16 @@ fn hresult(e: &Error) -> i64 {
 }
 
 fn fresh(fx: &Fixture, rng: &mut rand::rngs::StdRng) -> (Ciphertext, Ciphertext, Plaintext) {
-    (fx.encrypt(rng), fx.encrypt(rng), fx.plain(rng))
+    fx.operands(rng)
+}
+
+/// Fresh operands with the first ciphertext at the last level.
+fn at_last_level(
+    fx: &Fixture,
+    rng: &mut rand::rngs::StdRng,
+) -> (Ciphertext, Ciphertext, Plaintext) {
+    let (a, b, p) = fresh(fx, rng);
+    (next_level(fx, a), b, p)
 }
 
 /// `ct` one level down (mod_switch_to_next on the CPU).
@@ -116,10 +125,7 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
         ),
         (
             "sub at different levels",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, b, _| fx.evaluator.sub_inplace(a, b),
             InvalidArgument,
         ),
@@ -198,19 +204,13 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
         ),
         (
             "rescale_to_next at the last level",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, _, _| fx.evaluator.rescale_to_next_inplace(a),
             InvalidArgument,
         ),
         (
             "rescale_to_next into a destination at the last level",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, _, _| {
                 let mut d = Ciphertext::new()?;
                 fx.evaluator.rescale_to_next(a, &mut d)
@@ -219,10 +219,7 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
         ),
         (
             "mod_switch_to_next at the last level",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, _, _| fx.evaluator.mod_switch_to_next_inplace(a),
             InvalidArgument,
         ),
@@ -448,7 +445,7 @@ fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
     t
 }
 
-/// Calls whose result is transparent (issue 9's eleven cases): SEAL's CPU path
+/// Calls whose result is transparent (eleven cases): SEAL's CPU path
 /// (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on in this build) throws
 /// `logic_error("result ciphertext is transparent")` after computing. Returns (name,
 /// operand, plaintext, call); the call's second ciphertext is the operand itself.

@@ -4,10 +4,10 @@
 //! least recently used keys and uploads them again when a client comes back; every result is
 //! SEAL's CPU result. A soak test in small.
 
-mod seal_common;
 
-use seal_common::*;
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// Room for about two key vectors of the fixture (N = 2^12, 3 key primes, 2 keys of 2
 /// polynomials: 393216 bytes each).

@@ -1,16 +1,16 @@
-//! Every tile through SEAL (issue 13): threads bound to different tiles (`bind_thread_to_device`)
+//! Every tile through SEAL: threads bound to different tiles (`bind_thread_to_device`)
 //! run every routed operation, and ciphertexts, plaintexts and keys made on one tile are used
 //! on another (handed over a channel, no synchronize), every result identical to SEAL's CPU
 //! result. Two tiles: two GPUs where the machine has them, else the CPU device (PoCL) split
 //! into two sub-devices, as `tests/device.rs` makes them.
 
-mod seal_common;
 
 use std::sync::mpsc;
 use std::thread;
 
-use seal_common::*;
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// Two tiles for the backend this process installs (the environment is read at install).
 fn two_tiles() {
@@ -67,11 +67,7 @@ struct Hand {
 fn chain_across_tiles(first: i32, second: i32) {
     let fx = fixture();
     let mut rng = rng();
-    let (a, b, p) = (
-        fx.encrypt(&mut rng),
-        fx.encrypt(&mut rng),
-        fx.plain(&mut rng),
-    );
+    let (a, b, p) = fx.operands(&mut rng);
 
     let mut cpu = a.clone();
     let steps: [Op; 4] = [

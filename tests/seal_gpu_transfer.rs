@@ -1,14 +1,14 @@
-//! Transfers of marked objects (issue 14, seal-patch 0007): their host words live in the
+//! Transfers of marked objects (seal-patch 0007): their host words live in the
 //! backend's page-locked memory, uploads from there return before the copy finished, host
 //! writes wait for it, and freeing the words waits too. Every result is compared word for
 //! word with SEAL's CPU result. The tests that count page-locked bytes or set the cap run in
 //! child processes (the count is per process, the cap is read at install).
 
-mod seal_common;
 
-use seal_common::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
 use seal_opencl::cl::{pinned_bytes_in_use, MAX_PINNED_BYTES_ENV_VAR};
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// MulLinRS of two marked copies of `a`, `b` against the same on the CPU, checked through a
 /// host read of the result (which waits only for its download).

@@ -5,8 +5,8 @@
 //! are read when the process's backend is installed.
 
 use rand::SeedableRng;
-use seal_opencl::routines::{Routine, Workload};
-use seal_opencl::seal_c::Ciphertext;
+use seal_opencl_testkit::routines::{Routine, Workload};
+use seal_opencl_testkit::seal_c::Ciphertext;
 
 #[test]
 fn unfused_tensor_without_memcache_matches_seal() {

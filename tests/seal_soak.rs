@@ -1,12 +1,11 @@
-//! The soak runs of `seal_opencl::soak` (issue 12.1) in small, on PoCL: 20 clients with a key
+//! The soak runs of `seal_opencl_testkit::soak` in small, on PoCL: 20 clients with a key
 //! cap of about two clients' keys (`SEAL_OPENCL_MAX_KEY_BYTES`, read when the backend is
 //! installed, hence a child process), and a server saving 2000 results without a decrypt.
 //! `examples/soak.rs` runs 1000 clients and 10^5 operations on the GPU machine.
 
-mod seal_common;
 
-use seal_common::{is_child, run_child};
-use seal_opencl::soak::{self, Soak};
+use seal_opencl_testkit::harness::{is_child, run_child};
+use seal_opencl_testkit::soak::{self, Soak};
 
 /// One client's keys at N = 2^12, primes {40, 30, 30, 50}: relinearization and two Galois
 /// keys, 3 key vectors of 3 x 2 polynomials over 4 primes (589824 bytes each).

@@ -1,13 +1,13 @@
-//! Helpers shared by the SEAL-level tests of the GPU backend (`seal_gpu`, `seal_gpu_state`,
-//! `seal_gpu_errors`, `seal_gpu_oom`, `seal_gpu_logs`): parameter sets with every key,
-//! marking, word-for-word comparison of a device ciphertext with its CPU counterpart, child
-//! processes.
-#![allow(dead_code)] // each test binary uses its own subset
+//! What the SEAL-level tests of the GPU backend share (`seal_gpu*`, `seal_backend_*`,
+//! `profiler`): parameter sets with every key, marking, word-for-word comparison of a device
+//! ciphertext with its CPU counterpart, every routed operation as a table.
 
 use std::sync::Once;
 
-use rand::{Rng, SeedableRng};
-use seal_opencl::seal_c::*;
+use rand::Rng;
+
+use crate::harness::rng;
+use crate::seal_c::*;
 
 /// Installs the backend once per process, with pooled buffers poisoned so that words a
 /// kernel fails to write show up. `SEAL_OPENCL_*` variables a test file needs must be set
@@ -83,6 +83,12 @@ impl Fixture {
         self.encryptor.encrypt(&self.plain(rng)).unwrap()
     }
 
+    /// Fresh operands of a binary operation: two encryptions and a plaintext of random
+    /// values at the first level.
+    pub fn operands(&self, rng: &mut impl Rng) -> (Ciphertext, Ciphertext, Plaintext) {
+        (self.encrypt(rng), self.encrypt(rng), self.plain(rng))
+    }
+
     /// An unmarked ciphertext with `ct`'s metadata and words (`ct` at the first level,
     /// size 2): reading a marked ciphertext's words is a host read, copying it would copy
     /// the mark.
@@ -136,13 +142,6 @@ pub fn backend_on(devices: seal_opencl::device::Devices) -> seal_opencl::seal_ba
     .unwrap()
 }
 
-/// A random generator whose seed is printed, so a failure can be replayed.
-pub fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
-
 /// A copy marked for the device (host newer: uploaded by the first routed operation).
 pub fn on_gpu(ct: &Ciphertext) -> Ciphertext {
     let mut g = ct.clone();
@@ -155,7 +154,7 @@ pub fn on_gpu(ct: &Ciphertext) -> Ciphertext {
 /// twice on the device, so the words are `ct`'s.
 pub fn resident(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
     let mut g = ct.clone();
-    seal_opencl::routines::to_device(&fx.evaluator, &mut [&mut g]).unwrap();
+    crate::routines::to_device(&fx.evaluator, &mut [&mut g]).unwrap();
     assert!(g.on_gpu());
     g
 }
@@ -202,43 +201,6 @@ pub fn assert_no_cpu_fallback() {
         Vec::<String>::new(),
         "operations that ran on the CPU instead of the device"
     );
-}
-
-/// Set in the environment of a child process started by [`run_child`].
-pub const CHILD_ENV_VAR: &str = "SEAL_GPU_TEST_CHILD";
-
-/// Whether this process is a child started by [`run_child`]. Child tests are `#[ignore]`d
-/// and return at once unless this holds, so `--include-ignored` in the parent stays safe.
-pub fn is_child() -> bool {
-    std::env::var_os(CHILD_ENV_VAR).is_some()
-}
-
-/// Runs the ignored test `name` of this test binary in a child process with `env` set:
-/// for settings the backend reads once when it is installed, and for code that might end
-/// the process. Fails unless the child succeeds and prints `CHILD OK`.
-pub fn run_child(name: &str, env: &[(&str, &str)]) {
-    run_child_output(name, env);
-}
-
-/// [`run_child`], returning what the child wrote (for a test of its stderr).
-pub fn run_child_output(name: &str, env: &[(&str, &str)]) -> std::process::Output {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(CHILD_ENV_VAR, "1")
-        .envs(env.iter().copied())
-        .args(["--ignored", "--exact", name, "--nocapture"])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("CHILD OK"),
-        "{name} ended with {}:\n{text}",
-        out.status
-    );
-    out
 }
 
 /// A routed operation (or a chain) on (a, b, plain); `a` is the result.
@@ -401,11 +363,7 @@ pub fn operations() -> Vec<(&'static str, Op)> {
 pub fn check_operations(fx: &Fixture, name: &str) {
     let mut rng = rng();
     for (op_name, op) in operations() {
-        let (a, b, p) = (
-            fx.encrypt(&mut rng),
-            fx.encrypt(&mut rng),
-            fx.plain(&mut rng),
-        );
+        let (a, b, p) = fx.operands(&mut rng);
         let mut cpu = a.clone();
         op(fx, &mut cpu, &b, &p);
         let mut gpu = on_gpu(&a);

@@ -1,100 +1,64 @@
 //! `KeyGenerator` and the keys it makes.
 
-use super::{check_infallible, seal_call, CkksContext, Handle, ParmsId};
-use crate::error::Result;
+use super::{check_infallible, handle_types, opaque_debug, seal_call, seal_create, CkksContext, ParmsId};
+use seal_opencl::error::Result;
 use crate::sys;
 use std::os::raw::c_void;
 use std::ptr;
 
-/// `seal::KeyGenerator`: a fresh secret key and the keys derived from it. Keys are created
-/// unseeded (`save_seed = false`), ready for use.
-pub struct KeyGenerator {
-    handle: Handle,
-}
-
-/// `seal::SecretKey`.
-pub struct SecretKey {
-    handle: Handle,
-}
-
-/// `seal::PublicKey`.
-pub struct PublicKey {
-    handle: Handle,
-}
-
-/// `seal::RelinKeys`.
-pub struct RelinKeys {
-    handle: Handle,
-}
-
-/// `seal::GaloisKeys`.
-pub struct GaloisKeys {
-    handle: Handle,
+handle_types! {
+    /// `seal::KeyGenerator`: a fresh secret key and the keys derived from it. Keys are created
+    /// unseeded (`save_seed = false`), ready for use.
+    KeyGenerator;
+    /// `seal::SecretKey`.
+    SecretKey;
+    /// `seal::PublicKey`.
+    PublicKey;
+    /// `seal::RelinKeys`.
+    RelinKeys;
+    /// `seal::GaloisKeys`.
+    GaloisKeys;
 }
 
 impl KeyGenerator {
     pub fn new(context: &CkksContext) -> Result<Self> {
-        let mut keygen = ptr::null_mut();
-        // SAFETY: the context is live; `keygen` receives a fresh KeyGenerator.
-        unsafe { seal_call!(KeyGenerator_Create1(context.ptr(), &mut keygen)) }?;
+        // SAFETY: the context is live; the call creates a fresh KeyGenerator.
         Ok(KeyGenerator {
-            handle: Handle::new(keygen, sys::KeyGenerator_Destroy, "KeyGenerator_Create1")?,
+            handle: unsafe { seal_create!(KeyGenerator_Destroy, KeyGenerator_Create1(context.ptr())) }?,
         })
     }
 
     /// A key generator for an existing secret key (`KeyGenerator(context, secret_key)`).
     pub fn with_secret_key(context: &CkksContext, secret_key: &SecretKey) -> Result<Self> {
-        let mut keygen = ptr::null_mut();
-        // SAFETY: context and key are live (SEAL copies the key); `keygen` receives a
+        // SAFETY: context and key are live (SEAL copies the key); the call creates a
         // fresh KeyGenerator.
-        unsafe {
-            seal_call!(KeyGenerator_Create2(
-                context.ptr(),
-                secret_key.ptr(),
-                &mut keygen
-            ))
-        }?;
         Ok(KeyGenerator {
-            handle: Handle::new(keygen, sys::KeyGenerator_Destroy, "KeyGenerator_Create2")?,
+            handle: unsafe { seal_create!(KeyGenerator_Destroy, KeyGenerator_Create2(context.ptr(), secret_key.ptr())) }?,
         })
-    }
-
-    fn ptr(&self) -> *mut c_void {
-        self.handle.get()
     }
 
     /// A copy of the secret key.
     pub fn secret_key(&self) -> Result<SecretKey> {
-        let mut key = ptr::null_mut();
-        // SAFETY: the generator is live; `key` receives a fresh SecretKey copy.
-        unsafe { seal_call!(KeyGenerator_SecretKey(self.ptr(), &mut key)) }?;
+        // SAFETY: the generator is live; the call creates a fresh SecretKey copy.
         Ok(SecretKey {
-            handle: Handle::new(key, sys::SecretKey_Destroy, "KeyGenerator_SecretKey")?,
+            handle: unsafe { seal_create!(SecretKey_Destroy, KeyGenerator_SecretKey(self.ptr())) }?,
         })
     }
 
     /// A new public key (`create_public_key`).
     pub fn public_key(&self) -> Result<PublicKey> {
-        let mut key = ptr::null_mut();
-        // SAFETY: the generator is live; `key` receives a fresh PublicKey.
-        unsafe { seal_call!(KeyGenerator_CreatePublicKey(self.ptr(), false, &mut key)) }?;
+        // SAFETY: the generator is live; the call creates a fresh PublicKey.
         Ok(PublicKey {
-            handle: Handle::new(key, sys::PublicKey_Destroy, "KeyGenerator_CreatePublicKey")?,
+            handle: unsafe { seal_create!(PublicKey_Destroy, KeyGenerator_CreatePublicKey(self.ptr(), false)) }?,
         })
     }
 
     /// New relinearization keys (`create_relin_keys`). Errors: `Logic` when the
     /// parameters do not support keyswitching (a single prime).
     pub fn relin_keys(&self) -> Result<RelinKeys> {
-        let mut keys = ptr::null_mut();
-        // SAFETY: the generator is live; `keys` receives a fresh RelinKeys.
-        unsafe { seal_call!(KeyGenerator_CreateRelinKeys(self.ptr(), false, &mut keys)) }?;
+        // SAFETY: the generator is live; the call creates a fresh RelinKeys.
         Ok(RelinKeys {
-            handle: Handle::new(
-                keys,
-                sys::KSwitchKeys_Destroy,
-                "KeyGenerator_CreateRelinKeys",
-            )?,
+            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateRelinKeys(self.ptr(), false)) }?,
         })
     }
 
@@ -102,23 +66,9 @@ impl KeyGenerator {
     /// the complex conjugation. Errors: `InvalidArgument` for steps out of range.
     pub fn galois_keys_from_steps(&self, steps: &[i32]) -> Result<GaloisKeys> {
         let mut steps = steps.to_vec();
-        let mut keys = ptr::null_mut();
-        // SAFETY: `steps` holds the `len` ints read; `keys` receives fresh GaloisKeys.
-        unsafe {
-            seal_call!(KeyGenerator_CreateGaloisKeysFromSteps(
-                self.ptr(),
-                steps.len() as u64,
-                steps.as_mut_ptr(),
-                false,
-                &mut keys
-            ))
-        }?;
+        // SAFETY: `steps` holds the `len` ints read; the call creates fresh GaloisKeys.
         Ok(GaloisKeys {
-            handle: Handle::new(
-                keys,
-                sys::KSwitchKeys_Destroy,
-                "KeyGenerator_CreateGaloisKeysFromSteps",
-            )?,
+            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateGaloisKeysFromSteps(self.ptr(), steps.len() as u64, steps.as_mut_ptr(), false)) }?,
         })
     }
 
@@ -126,57 +76,19 @@ impl KeyGenerator {
     /// Errors: `InvalidArgument` for elements SEAL rejects.
     pub fn galois_keys_from_elts(&self, galois_elts: &[u32]) -> Result<GaloisKeys> {
         let mut elts = galois_elts.to_vec();
-        let mut keys = ptr::null_mut();
-        // SAFETY: `elts` holds the `len` elements read; `keys` receives fresh GaloisKeys.
-        unsafe {
-            seal_call!(KeyGenerator_CreateGaloisKeysFromElts(
-                self.ptr(),
-                elts.len() as u64,
-                elts.as_mut_ptr(),
-                false,
-                &mut keys
-            ))
-        }?;
+        // SAFETY: `elts` holds the `len` elements read; the call creates fresh GaloisKeys.
         Ok(GaloisKeys {
-            handle: Handle::new(
-                keys,
-                sys::KSwitchKeys_Destroy,
-                "KeyGenerator_CreateGaloisKeysFromElts",
-            )?,
+            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateGaloisKeysFromElts(self.ptr(), elts.len() as u64, elts.as_mut_ptr(), false)) }?,
         })
     }
 
     /// Galois keys for every power-of-two rotation and the conjugation
     /// (`create_galois_keys()`).
     pub fn galois_keys_all(&self) -> Result<GaloisKeys> {
-        let mut keys = ptr::null_mut();
-        // SAFETY: the generator is live; `keys` receives fresh GaloisKeys.
-        unsafe {
-            seal_call!(KeyGenerator_CreateGaloisKeysAll(
-                self.ptr(),
-                false,
-                &mut keys
-            ))
-        }?;
+        // SAFETY: the generator is live; the call creates fresh GaloisKeys.
         Ok(GaloisKeys {
-            handle: Handle::new(
-                keys,
-                sys::KSwitchKeys_Destroy,
-                "KeyGenerator_CreateGaloisKeysAll",
-            )?,
+            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateGaloisKeysAll(self.ptr(), false)) }?,
         })
-    }
-}
-
-impl SecretKey {
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
-    }
-}
-
-impl PublicKey {
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
     }
 }
 
@@ -199,10 +111,6 @@ fn kswitch_size(keys: *mut c_void) -> u64 {
 }
 
 impl RelinKeys {
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
-    }
-
     /// The key level's parms_id.
     pub fn parms_id(&self) -> ParmsId {
         kswitch_parms_id(self.ptr())
@@ -222,10 +130,6 @@ impl RelinKeys {
 }
 
 impl GaloisKeys {
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
-    }
-
     /// The key level's parms_id.
     pub fn parms_id(&self) -> ParmsId {
         kswitch_parms_id(self.ptr())
@@ -241,7 +145,7 @@ impl GaloisKeys {
     /// function does not check that, so it is checked here).
     pub fn has_key(&self, galois_elt: u32) -> Result<bool> {
         if galois_elt.is_multiple_of(2) {
-            return Err(crate::Error::invalid(format!(
+            return Err(crate::invalid(format!(
                 "galois_elt {galois_elt} is not valid: it must be odd"
             )));
         }
@@ -270,13 +174,4 @@ impl GaloisKeys {
     }
 }
 
-macro_rules! opaque_debug {
-    ($($t:ident),*) => {$(
-        impl std::fmt::Debug for $t {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.debug_struct(stringify!($t)).finish_non_exhaustive()
-            }
-        }
-    )*};
-}
 opaque_debug!(KeyGenerator, SecretKey, PublicKey, RelinKeys, GaloisKeys);

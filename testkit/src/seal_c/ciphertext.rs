@@ -1,7 +1,7 @@
 //! `Ciphertext` and `Plaintext`, with the patched SEAL's GPU marking.
 
-use super::{check_infallible, seal_call, trailing_words, CkksContext, Handle, ParmsId};
-use crate::error::{Error, Result};
+use super::{check_infallible, handle_types, seal_call, seal_create, trailing_words, CkksContext, Handle, ParmsId};
+use seal_opencl::error::{Error, Result};
 use crate::sys;
 use std::os::raw::{c_long, c_void};
 use std::ptr;
@@ -9,15 +9,12 @@ use std::ptr;
 /// `seal::compr_mode_type::none`.
 const COMPR_NONE: u8 = 0;
 
-/// `seal::Ciphertext`. `size` polynomials of `coeff_modulus_size` residue polynomials of
-/// `poly_modulus_degree` words each.
-pub struct Ciphertext {
-    handle: Handle,
-}
-
-/// `seal::Plaintext` (CKKS: `coeff_modulus_size * poly_modulus_degree` words, NTT form).
-pub struct Plaintext {
-    handle: Handle,
+handle_types! {
+    /// `seal::Ciphertext`. `size` polynomials of `coeff_modulus_size` residue polynomials of
+    /// `poly_modulus_degree` words each.
+    Ciphertext;
+    /// `seal::Plaintext` (CKKS: `coeff_modulus_size * poly_modulus_degree` words, NTT form).
+    Plaintext;
 }
 
 type SaveSizeFn = unsafe extern "C" fn(*mut c_void, u8, *mut i64) -> c_long;
@@ -132,27 +129,19 @@ fn read_parms_id(
 impl Ciphertext {
     /// An empty ciphertext (size 0, no parameters) in SEAL's global memory pool.
     pub fn new() -> Result<Self> {
-        let mut ct = ptr::null_mut();
-        // SAFETY: a null pool means the global pool; `ct` receives a fresh Ciphertext.
-        unsafe { seal_call!(Ciphertext_Create1(ptr::null_mut(), &mut ct)) }?;
+        // SAFETY: a null pool means the global pool; the call creates a fresh Ciphertext.
         Ok(Ciphertext {
-            handle: Handle::new(ct, sys::Ciphertext_Destroy, "Ciphertext_Create1")?,
+            handle: unsafe { seal_create!(Ciphertext_Destroy, Ciphertext_Create1(ptr::null_mut())) }?,
         })
     }
 
     /// A copy (`Ciphertext(const Ciphertext &)`): metadata, words and the GPU mark; a
     /// device-resident source is cloned device to device by the backend.
     pub fn try_clone(&self) -> Result<Self> {
-        let mut ct = ptr::null_mut();
-        // SAFETY: `self` is live; `ct` receives a fresh Ciphertext copy.
-        unsafe { seal_call!(Ciphertext_Create2(self.ptr(), &mut ct)) }?;
+        // SAFETY: `self` is live; the call creates a fresh Ciphertext copy.
         Ok(Ciphertext {
-            handle: Handle::new(ct, sys::Ciphertext_Destroy, "Ciphertext_Create2")?,
+            handle: unsafe { seal_create!(Ciphertext_Destroy, Ciphertext_Create2(self.ptr())) }?,
         })
-    }
-
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
     }
 
     /// The number of polynomials (2 fresh, 3 after a multiply).
@@ -230,7 +219,7 @@ impl Ciphertext {
     pub fn set_data(&mut self, context: &CkksContext, words: &[u64]) -> Result<()> {
         let count = self.uint64_count() as usize;
         if words.len() != count {
-            return Err(Error::invalid(format!(
+            return Err(crate::invalid(format!(
                 "set_data: {} words given, the ciphertext holds {count}",
                 words.len()
             )));
@@ -299,26 +288,18 @@ impl Clone for Ciphertext {
 impl Plaintext {
     /// An empty plaintext in SEAL's global memory pool.
     pub fn new() -> Result<Self> {
-        let mut pt = ptr::null_mut();
-        // SAFETY: a null pool means the global pool; `pt` receives a fresh Plaintext.
-        unsafe { seal_call!(Plaintext_Create1(ptr::null_mut(), &mut pt)) }?;
+        // SAFETY: a null pool means the global pool; the call creates a fresh Plaintext.
         Ok(Plaintext {
-            handle: Handle::new(pt, sys::Plaintext_Destroy, "Plaintext_Create1")?,
+            handle: unsafe { seal_create!(Plaintext_Destroy, Plaintext_Create1(ptr::null_mut())) }?,
         })
     }
 
     /// A copy (`Plaintext(const Plaintext &)`), GPU mark included.
     pub fn try_clone(&self) -> Result<Self> {
-        let mut pt = ptr::null_mut();
-        // SAFETY: `self` is live; `pt` receives a fresh Plaintext copy.
-        unsafe { seal_call!(Plaintext_Create5(self.ptr(), &mut pt)) }?;
+        // SAFETY: `self` is live; the call creates a fresh Plaintext copy.
         Ok(Plaintext {
-            handle: Handle::new(pt, sys::Plaintext_Destroy, "Plaintext_Create5")?,
+            handle: unsafe { seal_create!(Plaintext_Destroy, Plaintext_Create5(self.ptr())) }?,
         })
-    }
-
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
     }
 
     /// The C API handle (a `seal::Plaintext *`) for C functions these wrappers do not
