@@ -25,9 +25,9 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use common::{us, Args, Run, Setup};
+use seal_opencl::{Error, Result};
 use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, median, Workload};
 use seal_opencl_testkit::seal_c::{self, Ciphertext};
-use seal_opencl::{Error, Result};
 
 const USAGE: &str = "matmul [--quick] [--shapes 100x10x1,10x9x8] [--reps R] [--json PATH]";
 const LOG_N: u32 = 13;

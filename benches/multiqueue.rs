@@ -34,8 +34,8 @@ use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl::{self, Buffer};
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::ntt::NttStrategy;
-use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, median};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, median};
 
 const USAGE: &str = "multiqueue [--quick] [--queues 1,2,4] [--log-n 15] [--primes P] \
                      [--per-stream S] [--reps R] [--json PATH]";

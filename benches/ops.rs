@@ -33,9 +33,9 @@ use serde::Serialize;
 use common::{us, Args, Run, TUNED};
 use seal_opencl::cl::{self, Context, Event};
 use seal_opencl::profiler;
+use seal_opencl::{Error, Result};
 use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, time_op, Workload};
 use seal_opencl_testkit::seal_c::{Ciphertext, Plaintext};
-use seal_opencl::{Error, Result};
 
 const USAGE: &str = "ops [--quick] [--log-n 15] [--primes P] [--reps R] [--json PATH]";
 

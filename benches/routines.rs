@@ -31,11 +31,11 @@ use serde::Serialize;
 
 use common::{us, Args, Run, Setup, BASELINE, TUNED};
 use seal_opencl::profiler;
+use seal_opencl::Result;
 use seal_opencl_testkit::routines::{
     default_bit_sizes, default_data_primes, time_routine, Routine, Workload,
 };
 use seal_opencl_testkit::seal_c::SecLevelType;
-use seal_opencl::Result;
 
 const USAGE: &str = "routines [--quick] [--sizes 13,14,15,16] [--sets default,9] \
                      [--routines MulLin,..] [--reps R] [--json PATH]";

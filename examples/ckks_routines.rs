@@ -28,10 +28,10 @@ mod common;
 
 use common::Flags;
 use seal_opencl::profiler;
+use seal_opencl::{Error, Result};
 use seal_opencl_testkit::routines::{
     default_bit_sizes, default_data_primes, time_routine, Routine, Workload,
 };
-use seal_opencl::{Error, Result};
 
 struct Args {
     log_n: u32,

@@ -26,8 +26,8 @@ use serde::Serialize;
 mod common;
 
 use common::Flags;
-use seal_opencl_testkit::fuzz::{self, Counts, ParamSet, Program, Setup};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::fuzz::{self, Counts, ParamSet, Program, Setup};
 
 /// N = 2^12..2^16; 1 (no special prime), 2 and 15 primes; 30- to 60-bit primes.
 const DEFAULT_SETS: &str = "12:50;12:30,30;12:40,30,30,50;13:60,40,40,60;13:30x15;\

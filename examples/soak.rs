@@ -26,8 +26,8 @@ mod common;
 
 use common::Flags;
 use seal_opencl::ffi::DeviceMemory;
-use seal_opencl_testkit::soak::{self, Soak};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::soak::{self, Soak};
 
 struct Args {
     sets: usize,

@@ -10,7 +10,7 @@
 use std::sync::OnceLock;
 
 use rand::Rng;
-use seal_opencl::arith::{get_primes, invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
+use seal_opencl::arith::{invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
 use seal_opencl::cl::{self, Buffer, DeviceSelector};

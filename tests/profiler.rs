@@ -2,7 +2,6 @@
 //! tables, JSON / CSV exports that parse back, a valid trace-event file, profiling only
 //! when on, and the `SEAL_OPENCL_PROFILE` dump at process exit.
 
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;

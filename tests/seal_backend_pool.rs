@@ -9,10 +9,9 @@
 //! device memory it holds stay flat after the first operations (before, every
 //! result was retained by an implicit frame until a decrypt, a fresh `clCreateBuffer` each).
 
-
-use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 use seal_opencl::device::Devices;
 use seal_opencl::seal_backend::KeyId;
+use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 const OPERATIONS: usize = 10_000;
 const WARM_UP: usize = 100;
 

@@ -4,14 +4,13 @@
 //! a command that skipped the ordering would run early, on the wrong words, and the
 //! result would differ.
 
-
 use std::sync::mpsc;
 use std::thread;
 
-use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 use seal_opencl::cl::{self, Event};
 use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Partition};
 use seal_opencl::seal_backend::{Backend, GpuImage};
+use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 
 /// A thread that keeps running closures sent to it, so it keeps its queue.
 struct Worker {

@@ -5,11 +5,11 @@
 //! 140 bits at N = 2^12 exceed SEAL's 128-bit security bound (109 bits), so the test
 //! context is made with `SecLevelType::None`; small and fast is what tests need.
 
+use seal_opencl::ErrorKind;
 use seal_opencl_testkit::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
     KeyGenerator, RelinKeys, SecLevelType,
 };
-use seal_opencl::ErrorKind;
 
 const N: u64 = 4096;
 const BITS: [i32; 4] = [40, 30, 30, 40];

@@ -5,7 +5,6 @@
 //! backend was uninstalled (its host reads throw `std::logic_error`, see
 //! tests/seal_gpu_trust.rs). Runs in a child process, which must live to print `CHILD OK`.
 
-
 use std::os::raw::{c_long, c_void};
 use std::ptr;
 

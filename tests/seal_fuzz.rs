@@ -6,10 +6,9 @@
 //! (`fuzz::install_backend`), and the detection test a cross-check setting, so each test
 //! runs in a child process.
 
-
 use rand::SeedableRng;
-use seal_opencl_testkit::harness::{is_child, run_child};
 use seal_opencl_testkit::fuzz::{self, Kind, ParamSet, Program, Setup};
+use seal_opencl_testkit::harness::{is_child, run_child};
 
 const SEED: u64 = 0x5ea1_f022;
 

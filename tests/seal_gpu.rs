@@ -5,7 +5,6 @@
 //! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
 //! (`SEAL_OPENCL_POISON`) so unwritten words show up.
 
-
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 

@@ -9,15 +9,14 @@
 //! next cross-checked result on the device, after the operation and before the
 //! comparison, as a wrong kernel would: the comparison must see it.
 
-
-use seal_opencl_testkit::fixture::*;
-use seal_opencl_testkit::harness::*;
 use seal_opencl::ffi::{
     crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
     crosscheck_mismatches,
 };
-use seal_opencl_testkit::seal_c::*;
 use seal_opencl::{ErrorKind, Result};
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 const ENV_VAR: &str = "SEAL_OPENCL_CROSSCHECK";
 
@@ -191,6 +190,20 @@ fn child_nothing_is_compared() {
     println!("CHILD OK");
 }
 
+/// Runs the Evaluator call `call` with the test hook armed: it must throw `logic_error`,
+/// making `mismatches` in all, and the mismatch's message must name each of `parts`.
+fn assert_detected(call: impl FnOnce() -> Result<()>, mismatches: u64, parts: &[&str]) {
+    crosscheck_corrupt_next_result();
+    let err = call().expect_err("a wrong device result passed the cross-check");
+    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
+    assert_eq!(crosscheck_mismatches(), mismatches);
+    let message = crosscheck_last_mismatch();
+    eprintln!("{message}");
+    for part in parts {
+        assert!(message.contains(part), "{part:?} not in {message:?}");
+    }
+}
+
 #[test]
 fn a_wrong_device_result_is_detected() {
     run_child("child_a_wrong_device_result_is_detected", &[(ENV_VAR, "1")]);
@@ -208,42 +221,28 @@ fn child_a_wrong_device_result_is_detected() {
 
     // A ciphertext result: multiply (3 polynomials of 2 primes, N = 4096).
     let mut gpu = on_gpu(&a);
-    crosscheck_corrupt_next_result();
-    let err = fx
-        .evaluator
-        .multiply_inplace(&mut gpu, &on_gpu(&b))
-        .expect_err("a wrong device result passed the cross-check");
-    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
-    assert_eq!(crosscheck_mismatches(), 1);
-    let message = crosscheck_last_mismatch();
-    eprintln!("{message}");
-    for part in [
-        "SEAL_OPENCL_CROSSCHECK",
-        "multiply (N = 4096, 2 primes)",
-        "in 1 of 24576 words; first at word 12288 (polynomial 1, prime 1, coefficient 0)",
-        "device 0x",
-        "CPU 0x",
-    ] {
-        assert!(message.contains(part), "{part:?} not in {message:?}");
-    }
+    assert_detected(
+        || fx.evaluator.multiply_inplace(&mut gpu, &on_gpu(&b)),
+        1,
+        &[
+            "SEAL_OPENCL_CROSSCHECK",
+            "multiply (N = 4096, 2 primes)",
+            "in 1 of 24576 words; first at word 12288 (polynomial 1, prime 1, coefficient 0)",
+            "device 0x",
+            "CPU 0x",
+        ],
+    );
 
     // A plaintext result: mod_switch_to_next (one prime left: 4096 words).
     let mut plain = plain_on_gpu(&fx.plain(&mut rng));
-    crosscheck_corrupt_next_result();
-    let err = fx
-        .evaluator
-        .mod_switch_to_next_plain_inplace(&mut plain)
-        .expect_err("a wrong device plaintext passed the cross-check");
-    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
-    assert_eq!(crosscheck_mismatches(), 2);
-    let message = crosscheck_last_mismatch();
-    eprintln!("{message}");
-    for part in [
-        "mod_switch_to_next (plaintext) (N = 4096, 2 primes)",
-        "in 1 of 4096 words; first at word 2048 (polynomial 0, prime 0, coefficient 2048)",
-    ] {
-        assert!(message.contains(part), "{part:?} not in {message:?}");
-    }
+    assert_detected(
+        || fx.evaluator.mod_switch_to_next_plain_inplace(&mut plain),
+        2,
+        &[
+            "mod_switch_to_next (plaintext) (N = 4096, 2 primes)",
+            "in 1 of 4096 words; first at word 2048 (polynomial 0, prime 0, coefficient 2048)",
+        ],
+    );
 
     // The hook is spent: the next operations pass.
     let checks = crosscheck_checks();

@@ -9,11 +9,10 @@
 //! Device errors (out of memory) are in `seal_gpu_oom.rs`: the backend reads the pool
 //! limit once, when it is installed.
 
-
+use seal_opencl::{Error, ErrorKind, Result};
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
-use seal_opencl::{Error, ErrorKind, Result};
 
 /// A call on (a, b, plain), `a` the result operand.
 type BadOp = fn(&Fixture, &mut Ciphertext, &Ciphertext, &Plaintext) -> Result<()>;

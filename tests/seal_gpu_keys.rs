@@ -4,7 +4,6 @@
 //! least recently used keys and uploads them again when a client comes back; every result is
 //! SEAL's CPU result. A soak test in small.
 
-
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;

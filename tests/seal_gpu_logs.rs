@@ -3,7 +3,6 @@
 //! case runs in a child process (a global subscriber is set once per process), whose stderr
 //! the parent reads.
 
-
 use std::sync::{Arc, Mutex};
 
 use seal_opencl_testkit::fixture::*;

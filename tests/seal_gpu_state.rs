@@ -10,7 +10,6 @@
 //! SEAL-level moves are not reachable from here. The Rust moves are exercised anyway
 //! (into a thread and back, `threads`).
 
-
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;

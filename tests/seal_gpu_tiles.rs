@@ -4,7 +4,6 @@
 //! result. Two tiles: two GPUs where the machine has them, else the CPU device (PoCL) split
 //! into two sub-devices, as `tests/device.rs` makes them.
 
-
 use std::sync::mpsc;
 use std::thread;
 

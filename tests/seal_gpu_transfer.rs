@@ -4,10 +4,9 @@
 //! word with SEAL's CPU result. The tests that count page-locked bytes or set the cap run in
 //! child processes (the count is per process, the cap is read at install).
 
-
+use seal_opencl::cl::{pinned_bytes_in_use, MAX_PINNED_BYTES_ENV_VAR};
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
-use seal_opencl::cl::{pinned_bytes_in_use, MAX_PINNED_BYTES_ENV_VAR};
 use seal_opencl_testkit::seal_c::*;
 
 /// MulLinRS of two marked copies of `a`, `b` against the same on the CPU, checked through a

@@ -6,13 +6,12 @@
 //! Uninstalling switches the backend off for the whole process, so those tests run in a
 //! child process each (`run_child`).
 
-
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use seal_opencl::{ErrorKind, Result};
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
-use seal_opencl::{ErrorKind, Result};
 
 fn reinstall() {
     seal_opencl::ffi::uninstall_backend().unwrap();

@@ -3,7 +3,6 @@
 //! installed, hence a child process), and a server saving 2000 results without a decrypt.
 //! `examples/soak.rs` runs 1000 clients and 10^5 operations on the GPU machine.
 
-
 use seal_opencl_testkit::harness::{is_child, run_child};
 use seal_opencl_testkit::soak::{self, Soak};
 

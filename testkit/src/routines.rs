@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use seal_opencl::error::{Error, Result};
-use seal_opencl::profiler::Profiler;
 use crate::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
     KeyGenerator, RelinKeys, SecLevelType,
 };
+use seal_opencl::error::{Error, Result};
+use seal_opencl::profiler::Profiler;
 
 /// One of the CKKS routines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -16,12 +16,12 @@ use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
 
-use seal_opencl::error::{Error, Result};
-use seal_opencl::ffi::{installed_device_memory, DeviceMemory};
 use crate::seal_c::{
     Ciphertext, CkksContext, CkksEncoder, Encryptor, Evaluator, GaloisKeys, KeyGenerator,
     RelinKeys, SecLevelType,
 };
+use seal_opencl::error::{Error, Result};
+use seal_opencl::ffi::{installed_device_memory, DeviceMemory};
 
 /// Clients connected at once in [`clients`].
 const WINDOW: usize = 8;

@@ -26,12 +26,12 @@ mod world;
 
 use std::fmt;
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use seal_opencl::error::{Error, Result};
 
 use crate::seal_c::{
     Ciphertext, CkksContext, CkksEncoder, Encryptor, Evaluator, GaloisKeys, KeyGenerator, ParmsId,
-    Plaintext, RelinKeys, SecLevelType,
+    RelinKeys, SecLevelType,
 };
 use world::World;
 
@@ -396,4 +396,3 @@ pub fn shrink(
     }
     Ok(best)
 }
-

@@ -1,12 +1,10 @@
 //! The fuzzer's run of a [`Program`]: the live objects on both paths, each step on both,
 //! and the comparison of their results and errors.
 
-use std::fmt;
-
 use rand::{Rng, SeedableRng};
 use seal_opencl::error::{Error, Result};
 
-use super::{Counts, Failure, Kind, Program, Setup, Step, KEY_STEPS, MAX_CTS, MAX_PLAINS, ROTATIONS};
+use super::{Counts, Failure, Kind, Program, Setup, Step, MAX_CTS, MAX_PLAINS, ROTATIONS};
 use crate::seal_c::{hresult_of, Ciphertext, ParmsId, Plaintext};
 
 /// A SEAL object on both paths.

@@ -1,8 +1,10 @@
 //! `Ciphertext` and `Plaintext`, with the patched SEAL's GPU marking.
 
-use super::{check_infallible, handle_types, seal_call, seal_create, trailing_words, CkksContext, Handle, ParmsId};
-use seal_opencl::error::{Error, Result};
+use super::{
+    check_infallible, handle_types, seal_call, seal_create, trailing_words, CkksContext, ParmsId,
+};
 use crate::sys;
+use seal_opencl::error::Result;
 use std::os::raw::{c_long, c_void};
 use std::ptr;
 
@@ -131,7 +133,9 @@ impl Ciphertext {
     pub fn new() -> Result<Self> {
         // SAFETY: a null pool means the global pool; the call creates a fresh Ciphertext.
         Ok(Ciphertext {
-            handle: unsafe { seal_create!(Ciphertext_Destroy, Ciphertext_Create1(ptr::null_mut())) }?,
+            handle: unsafe {
+                seal_create!(Ciphertext_Destroy, Ciphertext_Create1(ptr::null_mut()))
+            }?,
         })
     }
 

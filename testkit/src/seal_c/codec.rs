@@ -1,9 +1,12 @@
 //! `CkksEncoder`, `Encryptor` and `Decryptor`.
 
-use super::{check_infallible, handle_types, opaque_debug, seal_call, seal_create, Ciphertext, CkksContext, Handle, ParmsId, Plaintext};
+use super::{
+    check_infallible, handle_types, opaque_debug, seal_call, seal_create, Ciphertext, CkksContext,
+    Handle, ParmsId, Plaintext,
+};
 use super::{PublicKey, SecretKey};
-use seal_opencl::error::{Error, Result};
 use crate::sys;
+use seal_opencl::error::Result;
 use std::os::raw::c_void;
 use std::ptr;
 
@@ -41,7 +44,8 @@ fn check_encode_args(count: usize, slots: usize, finite: bool, scale: f64) -> Re
 impl CkksEncoder {
     pub fn new(context: &CkksContext) -> Result<Self> {
         // SAFETY: the context is live; the call creates a fresh CKKSEncoder.
-        let handle = unsafe { seal_create!(CKKSEncoder_Destroy, CKKSEncoder_Create(context.ptr())) }?;
+        let handle =
+            unsafe { seal_create!(CKKSEncoder_Destroy, CKKSEncoder_Create(context.ptr())) }?;
         let mut slots = 0;
         // SAFETY: the encoder is live; `slots` is a live local.
         let hr = unsafe { sys::CKKSEncoder_SlotCount(handle.get(), &mut slots) };
@@ -190,7 +194,12 @@ impl Encryptor {
         // SAFETY: context and key are live (SEAL copies the key); no secret key (null);
         // the call creates a fresh Encryptor.
         Ok(Encryptor {
-            handle: unsafe { seal_create!(Encryptor_Destroy, Encryptor_Create(context.ptr(), public_key.ptr(), ptr::null_mut())) }?,
+            handle: unsafe {
+                seal_create!(
+                    Encryptor_Destroy,
+                    Encryptor_Create(context.ptr(), public_key.ptr(), ptr::null_mut())
+                )
+            }?,
         })
     }
 
@@ -220,7 +229,12 @@ impl Decryptor {
         // SAFETY: context and key are live (SEAL copies the key); the call creates a
         // fresh Decryptor.
         Ok(Decryptor {
-            handle: unsafe { seal_create!(Decryptor_Destroy, Decryptor_Create(context.ptr(), secret_key.ptr())) }?,
+            handle: unsafe {
+                seal_create!(
+                    Decryptor_Destroy,
+                    Decryptor_Create(context.ptr(), secret_key.ptr())
+                )
+            }?,
         })
     }
 

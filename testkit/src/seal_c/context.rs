@@ -1,8 +1,8 @@
 //! `CkksContext`: `EncryptionParameters` (CKKS) + `SEALContext`.
 
-use super::{check_infallible, handle_types, seal_call, seal_create, Handle, ParmsId};
-use seal_opencl::error::{Error, Result};
+use super::{check_infallible, seal_call, seal_create, Handle, ParmsId};
 use crate::sys;
+use seal_opencl::error::Result;
 use std::os::raw::{c_int, c_void};
 use std::ptr;
 

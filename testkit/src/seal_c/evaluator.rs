@@ -16,10 +16,9 @@ use std::ptr;
 use seal_opencl::error::Result;
 
 use super::{
-    handle_types, opaque_debug, seal_call, seal_create, Ciphertext, CkksContext, GaloisKeys, ParmsId,
-    Plaintext, RelinKeys,
+    handle_types, opaque_debug, seal_call, seal_create, Ciphertext, CkksContext, GaloisKeys,
+    ParmsId, Plaintext, RelinKeys,
 };
-use crate::sys;
 
 handle_types! {
     /// `seal::Evaluator`.
@@ -57,7 +56,6 @@ impl Evaluator {
             ))
         }
     }
-
 }
 
 /// An argument of an Evaluator call as the C API takes it.
@@ -185,4 +183,3 @@ evaluator_ops! {
     transform_from_ntt, transform_from_ntt_inplace =
         Evaluator_TransformFromNTT(encrypted: Ciphertext);
 }
-

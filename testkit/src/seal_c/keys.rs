@@ -1,8 +1,10 @@
 //! `KeyGenerator` and the keys it makes.
 
-use super::{check_infallible, handle_types, opaque_debug, seal_call, seal_create, CkksContext, ParmsId};
-use seal_opencl::error::Result;
+use super::{
+    check_infallible, handle_types, opaque_debug, seal_call, seal_create, CkksContext, ParmsId,
+};
 use crate::sys;
+use seal_opencl::error::Result;
 use std::os::raw::c_void;
 use std::ptr;
 
@@ -24,7 +26,9 @@ impl KeyGenerator {
     pub fn new(context: &CkksContext) -> Result<Self> {
         // SAFETY: the context is live; the call creates a fresh KeyGenerator.
         Ok(KeyGenerator {
-            handle: unsafe { seal_create!(KeyGenerator_Destroy, KeyGenerator_Create1(context.ptr())) }?,
+            handle: unsafe {
+                seal_create!(KeyGenerator_Destroy, KeyGenerator_Create1(context.ptr()))
+            }?,
         })
     }
 
@@ -33,7 +37,12 @@ impl KeyGenerator {
         // SAFETY: context and key are live (SEAL copies the key); the call creates a
         // fresh KeyGenerator.
         Ok(KeyGenerator {
-            handle: unsafe { seal_create!(KeyGenerator_Destroy, KeyGenerator_Create2(context.ptr(), secret_key.ptr())) }?,
+            handle: unsafe {
+                seal_create!(
+                    KeyGenerator_Destroy,
+                    KeyGenerator_Create2(context.ptr(), secret_key.ptr())
+                )
+            }?,
         })
     }
 
@@ -49,7 +58,12 @@ impl KeyGenerator {
     pub fn public_key(&self) -> Result<PublicKey> {
         // SAFETY: the generator is live; the call creates a fresh PublicKey.
         Ok(PublicKey {
-            handle: unsafe { seal_create!(PublicKey_Destroy, KeyGenerator_CreatePublicKey(self.ptr(), false)) }?,
+            handle: unsafe {
+                seal_create!(
+                    PublicKey_Destroy,
+                    KeyGenerator_CreatePublicKey(self.ptr(), false)
+                )
+            }?,
         })
     }
 
@@ -58,7 +72,12 @@ impl KeyGenerator {
     pub fn relin_keys(&self) -> Result<RelinKeys> {
         // SAFETY: the generator is live; the call creates a fresh RelinKeys.
         Ok(RelinKeys {
-            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateRelinKeys(self.ptr(), false)) }?,
+            handle: unsafe {
+                seal_create!(
+                    KSwitchKeys_Destroy,
+                    KeyGenerator_CreateRelinKeys(self.ptr(), false)
+                )
+            }?,
         })
     }
 
@@ -68,7 +87,17 @@ impl KeyGenerator {
         let mut steps = steps.to_vec();
         // SAFETY: `steps` holds the `len` ints read; the call creates fresh GaloisKeys.
         Ok(GaloisKeys {
-            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateGaloisKeysFromSteps(self.ptr(), steps.len() as u64, steps.as_mut_ptr(), false)) }?,
+            handle: unsafe {
+                seal_create!(
+                    KSwitchKeys_Destroy,
+                    KeyGenerator_CreateGaloisKeysFromSteps(
+                        self.ptr(),
+                        steps.len() as u64,
+                        steps.as_mut_ptr(),
+                        false
+                    )
+                )
+            }?,
         })
     }
 
@@ -78,7 +107,17 @@ impl KeyGenerator {
         let mut elts = galois_elts.to_vec();
         // SAFETY: `elts` holds the `len` elements read; the call creates fresh GaloisKeys.
         Ok(GaloisKeys {
-            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateGaloisKeysFromElts(self.ptr(), elts.len() as u64, elts.as_mut_ptr(), false)) }?,
+            handle: unsafe {
+                seal_create!(
+                    KSwitchKeys_Destroy,
+                    KeyGenerator_CreateGaloisKeysFromElts(
+                        self.ptr(),
+                        elts.len() as u64,
+                        elts.as_mut_ptr(),
+                        false
+                    )
+                )
+            }?,
         })
     }
 
@@ -87,7 +126,12 @@ impl KeyGenerator {
     pub fn galois_keys_all(&self) -> Result<GaloisKeys> {
         // SAFETY: the generator is live; the call creates fresh GaloisKeys.
         Ok(GaloisKeys {
-            handle: unsafe { seal_create!(KSwitchKeys_Destroy, KeyGenerator_CreateGaloisKeysAll(self.ptr(), false)) }?,
+            handle: unsafe {
+                seal_create!(
+                    KSwitchKeys_Destroy,
+                    KeyGenerator_CreateGaloisKeysAll(self.ptr(), false)
+                )
+            }?,
         })
     }
 }

@@ -37,8 +37,8 @@ pub use context::{CkksContext, SecLevelType};
 pub use evaluator::Evaluator;
 pub use keys::{GaloisKeys, KeyGenerator, PublicKey, RelinKeys, SecretKey};
 
-use seal_opencl::error::{hresult, Error, Result};
 use crate::sys;
+use seal_opencl::error::{hresult, Error, Result};
 use std::os::raw::{c_long, c_void};
 use std::ptr::NonNull;
 
