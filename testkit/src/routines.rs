@@ -254,20 +254,3 @@ pub fn time_routine(
     }
     time_op(&w.evaluator, a, reps, profiler, |x| routine.run(w, x, &b))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_data_primes_fit_seals_bound() {
-        assert_eq!(default_data_primes(13).unwrap(), 2);
-        assert_eq!(default_data_primes(14).unwrap(), 7);
-        assert_eq!(default_data_primes(15).unwrap(), 8);
-        assert_eq!(default_data_primes(16).unwrap(), 8);
-        for log_n in [1, 10, 12] {
-            let e = default_data_primes(log_n).unwrap_err();
-            assert!(e.to_string().contains("2^13"), "{e}");
-        }
-    }
-}

@@ -1,7 +1,8 @@
 //! `Ciphertext` and `Plaintext`, with the patched SEAL's GPU marking.
 
 use super::{
-    check_infallible, handle_types, seal_call, seal_create, trailing_words, CkksContext, ParmsId,
+    check_infallible, handle_types, read_parms_id, read_value, seal_call, seal_create,
+    trailing_words, CkksContext, ParmsId,
 };
 use crate::sys;
 use seal_opencl::error::Result;
@@ -80,54 +81,6 @@ fn load_with_words(
     super::check(hr, call)
 }
 
-fn read_u64(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
-    call: &'static str,
-) -> u64 {
-    let mut value = 0;
-    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
-    let hr = unsafe { f(object, &mut value) };
-    check_infallible(hr, call);
-    value
-}
-
-fn read_bool(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut bool) -> c_long,
-    call: &'static str,
-) -> bool {
-    let mut value = false;
-    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
-    let hr = unsafe { f(object, &mut value) };
-    check_infallible(hr, call);
-    value
-}
-
-fn read_f64(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut f64) -> c_long,
-    call: &'static str,
-) -> f64 {
-    let mut value = 0.0;
-    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
-    let hr = unsafe { f(object, &mut value) };
-    check_infallible(hr, call);
-    value
-}
-
-fn read_parms_id(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
-    call: &'static str,
-) -> ParmsId {
-    let mut id = [0u64; 4];
-    // SAFETY: `object` is a live object of the type `f` takes; `id` has the 4 words.
-    let hr = unsafe { f(object, id.as_mut_ptr()) };
-    check_infallible(hr, call);
-    id
-}
-
 impl Ciphertext {
     /// An empty ciphertext (size 0, no parameters) in SEAL's global memory pool.
     pub fn new() -> Result<Self> {
@@ -150,11 +103,11 @@ impl Ciphertext {
 
     /// The number of polynomials (2 fresh, 3 after a multiply).
     pub fn size(&self) -> u64 {
-        read_u64(self.ptr(), sys::Ciphertext_Size, "Ciphertext_Size")
+        read_value(self.ptr(), sys::Ciphertext_Size, "Ciphertext_Size")
     }
 
     pub fn coeff_modulus_size(&self) -> u64 {
-        read_u64(
+        read_value(
             self.ptr(),
             sys::Ciphertext_CoeffModulusSize,
             "Ciphertext_CoeffModulusSize",
@@ -162,7 +115,7 @@ impl Ciphertext {
     }
 
     pub fn poly_modulus_degree(&self) -> u64 {
-        read_u64(
+        read_value(
             self.ptr(),
             sys::Ciphertext_PolyModulusDegree,
             "Ciphertext_PolyModulusDegree",
@@ -174,7 +127,7 @@ impl Ciphertext {
     }
 
     pub fn scale(&self) -> f64 {
-        read_f64(self.ptr(), sys::Ciphertext_Scale, "Ciphertext_Scale")
+        read_value(self.ptr(), sys::Ciphertext_Scale, "Ciphertext_Scale")
     }
 
     /// Overwrites the scale (metadata only), e.g. to align two operands' scales.
@@ -185,7 +138,7 @@ impl Ciphertext {
     }
 
     pub fn is_ntt_form(&self) -> bool {
-        read_bool(
+        read_value(
             self.ptr(),
             sys::Ciphertext_IsNTTForm,
             "Ciphertext_IsNTTForm",
@@ -249,7 +202,7 @@ impl Ciphertext {
 
     /// Whether the ciphertext is marked for the GPU (`Ciphertext::on_gpu`).
     pub fn on_gpu(&self) -> bool {
-        read_bool(self.ptr(), sys::Ciphertext_OnGpu, "Ciphertext_OnGpu")
+        read_value(self.ptr(), sys::Ciphertext_OnGpu, "Ciphertext_OnGpu")
     }
 
     /// Copy assignment (`Ciphertext::operator=(const Ciphertext &)`, `Ciphertext_Set`):
@@ -265,7 +218,7 @@ impl Ciphertext {
     /// Whether every polynomial but the first is zero (`Ciphertext::is_transparent`). A
     /// host read: a device-newer ciphertext downloads first.
     pub fn is_transparent(&self) -> bool {
-        read_bool(
+        read_value(
             self.ptr(),
             sys::Ciphertext_IsTransparent,
             "Ciphertext_IsTransparent",
@@ -314,7 +267,7 @@ impl Plaintext {
 
     /// The number of words (`coeff_modulus_size * poly_modulus_degree` for CKKS).
     pub fn coeff_count(&self) -> u64 {
-        read_u64(
+        read_value(
             self.ptr(),
             sys::Plaintext_CoeffCount,
             "Plaintext_CoeffCount",
@@ -330,7 +283,7 @@ impl Plaintext {
     }
 
     pub fn scale(&self) -> f64 {
-        read_f64(self.ptr(), sys::Plaintext_Scale, "Plaintext_Scale")
+        read_value(self.ptr(), sys::Plaintext_Scale, "Plaintext_Scale")
     }
 
     /// Overwrites the scale (metadata only).
@@ -341,7 +294,7 @@ impl Plaintext {
     }
 
     pub fn is_ntt_form(&self) -> bool {
-        read_bool(self.ptr(), sys::Plaintext_IsNTTForm, "Plaintext_IsNTTForm")
+        read_value(self.ptr(), sys::Plaintext_IsNTTForm, "Plaintext_IsNTTForm")
     }
 
     /// All words (a host read; see `Ciphertext::data`).
@@ -361,7 +314,7 @@ impl Plaintext {
     }
 
     pub fn on_gpu(&self) -> bool {
-        read_bool(self.ptr(), sys::Plaintext_OnGpu, "Plaintext_OnGpu")
+        read_value(self.ptr(), sys::Plaintext_OnGpu, "Plaintext_OnGpu")
     }
 }
 

@@ -1,6 +1,6 @@
 //! `CkksContext`: `EncryptionParameters` (CKKS) + `SEALContext`.
 
-use super::{check_infallible, seal_call, seal_create, Handle, ParmsId};
+use super::{check_infallible, read_parms_id, seal_call, seal_create, Handle, ParmsId};
 use crate::sys;
 use seal_opencl::error::Result;
 use std::os::raw::{c_int, c_void};
@@ -204,31 +204,31 @@ impl CkksContext {
         self.poly_modulus_degree
     }
 
-    fn read_parms_id(
-        &self,
-        f: unsafe extern "C" fn(*mut c_void, *mut u64) -> std::os::raw::c_long,
-        call: &'static str,
-    ) -> ParmsId {
-        let mut id = [0u64; 4];
-        // SAFETY: the context is live; `id` has the 4 words a parms_id is.
-        let hr = unsafe { f(self.ptr(), id.as_mut_ptr()) };
-        check_infallible(hr, call);
-        id
-    }
-
     /// The parms_id of the key level (all primes, special prime included).
     pub fn key_parms_id(&self) -> ParmsId {
-        self.read_parms_id(sys::SEALContext_KeyParmsId, "SEALContext_KeyParmsId")
+        read_parms_id(
+            self.ptr(),
+            sys::SEALContext_KeyParmsId,
+            "SEALContext_KeyParmsId",
+        )
     }
 
     /// The parms_id of the first data level (fresh ciphertexts live here).
     pub fn first_parms_id(&self) -> ParmsId {
-        self.read_parms_id(sys::SEALContext_FirstParmsId, "SEALContext_FirstParmsId")
+        read_parms_id(
+            self.ptr(),
+            sys::SEALContext_FirstParmsId,
+            "SEALContext_FirstParmsId",
+        )
     }
 
     /// The parms_id of the last level (one prime).
     pub fn last_parms_id(&self) -> ParmsId {
-        self.read_parms_id(sys::SEALContext_LastParmsId, "SEALContext_LastParmsId")
+        read_parms_id(
+            self.ptr(),
+            sys::SEALContext_LastParmsId,
+            "SEALContext_LastParmsId",
+        )
     }
 
     pub fn using_keyswitching(&self) -> bool {

@@ -1,7 +1,8 @@
 //! `KeyGenerator` and the keys it makes.
 
 use super::{
-    check_infallible, handle_types, opaque_debug, seal_call, seal_create, CkksContext, ParmsId,
+    handle_types, opaque_debug, read_parms_id, read_value, seal_call, seal_create, CkksContext,
+    ParmsId,
 };
 use crate::sys;
 use seal_opencl::error::Result;
@@ -138,20 +139,12 @@ impl KeyGenerator {
 
 /// Reads the parms_id of a KSwitchKeys (RelinKeys and GaloisKeys are ones).
 fn kswitch_parms_id(keys: *mut c_void) -> ParmsId {
-    let mut id = [0u64; 4];
-    // SAFETY: `keys` is a live KSwitchKeys; `id` has the 4 words written.
-    let hr = unsafe { sys::KSwitchKeys_GetParmsId(keys, id.as_mut_ptr()) };
-    check_infallible(hr, "KSwitchKeys_GetParmsId");
-    id
+    read_parms_id(keys, sys::KSwitchKeys_GetParmsId, "KSwitchKeys_GetParmsId")
 }
 
 /// The number of keys held (non-empty key lists), `KSwitchKeys::size`.
 fn kswitch_size(keys: *mut c_void) -> u64 {
-    let mut size = 0;
-    // SAFETY: `keys` is a live KSwitchKeys; `size` a live local.
-    let hr = unsafe { sys::KSwitchKeys_Size(keys, &mut size) };
-    check_infallible(hr, "KSwitchKeys_Size");
-    size
+    read_value(keys, sys::KSwitchKeys_Size, "KSwitchKeys_Size")
 }
 
 impl RelinKeys {

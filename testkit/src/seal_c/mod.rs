@@ -119,6 +119,36 @@ pub fn hresult_of(e: &Error) -> i64 {
     }
 }
 
+/// A field of a live object through its C getter `f(object, &mut value)`, which cannot
+/// fail for a live object of the type `f` takes.
+pub(crate) fn read_value<T: Default>(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut T) -> c_long,
+    call: &'static str,
+) -> T {
+    let mut value = T::default();
+    // SAFETY: `object` is a live object of the type `f` takes (the caller's handle);
+    // `value` is a live local of the type `f` writes.
+    let hr = unsafe { f(object, &mut value) };
+    check_infallible(hr, call);
+    value
+}
+
+/// The parms_id of a live object through its C getter `f(object, words)`, which writes the
+/// 4 words and cannot fail for a live object of the type `f` takes.
+pub(crate) fn read_parms_id(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
+    call: &'static str,
+) -> ParmsId {
+    let mut id = [0u64; 4];
+    // SAFETY: `object` is a live object of the type `f` takes (the caller's handle); `id`
+    // has the 4 words written.
+    let hr = unsafe { f(object, id.as_mut_ptr()) };
+    check_infallible(hr, call);
+    id
+}
+
 /// Checks an HRESULT that cannot fail for live handles and valid out-pointers.
 pub(crate) fn check_infallible(hr: c_long, call: &'static str) {
     debug_assert!(
