@@ -530,91 +530,50 @@ impl<'s> World<'s> {
         } else {
             setup.keys.as_ref().map(|(r, g)| (r, g))
         };
-        let b = b.as_ref();
+        // The operands a kind needs; a missing one is a harness error.
+        let b = || b.as_ref().ok_or_else(|| missing("second ciphertext"));
+        let plain = || plain.ok_or_else(|| missing("plaintext"));
+        let relin = || keys.map(|k| k.0).ok_or_else(|| missing("keys"));
+        let galois = || keys.map(|k| k.1).ok_or_else(|| missing("keys"));
         match s.kind {
             Kind::Negate => call!(ev, target, negate, negate_inplace),
-            Kind::Add => call!(
-                ev,
-                target,
-                add,
-                add_inplace,
-                b.ok_or_else(|| missing("second ciphertext"))?
-            ),
-            Kind::Sub => call!(
-                ev,
-                target,
-                sub,
-                sub_inplace,
-                b.ok_or_else(|| missing("second ciphertext"))?
-            ),
-            Kind::Multiply => call!(
-                ev,
-                target,
-                multiply,
-                multiply_inplace,
-                b.ok_or_else(|| missing("second ciphertext"))?
-            ),
+            Kind::Add => call!(ev, target, add, add_inplace, b()?),
+            Kind::Sub => call!(ev, target, sub, sub_inplace, b()?),
+            Kind::Multiply => call!(ev, target, multiply, multiply_inplace, b()?),
             Kind::AddMany => match target {
                 Target::InPlace(x) => {
                     let sum = x.try_clone()?;
-                    ev.add_many(
-                        &[&sum, b.ok_or_else(|| missing("second ciphertext"))?, &sum],
-                        x,
-                    )
+                    ev.add_many(&[&sum, b()?, &sum], x)
                 }
-                Target::To(x, dest) => {
-                    ev.add_many(&[x, b.ok_or_else(|| missing("second ciphertext"))?], dest)
-                }
+                Target::To(x, dest) => ev.add_many(&[x, b()?], dest),
             },
             Kind::Square => call!(ev, target, square, square_inplace),
-            Kind::Relinearize => call!(
-                ev,
-                target,
-                relinearize,
-                relinearize_inplace,
-                keys.ok_or_else(|| missing("keys"))?.0
-            ),
+            Kind::Relinearize => call!(ev, target, relinearize, relinearize_inplace, relin()?),
             Kind::RescaleToNext => call!(ev, target, rescale_to_next, rescale_to_next_inplace),
             Kind::RescaleTo => call!(ev, target, rescale_to, rescale_to_inplace, &level),
             Kind::ModSwitchToNext => {
                 call!(ev, target, mod_switch_to_next, mod_switch_to_next_inplace)
             }
             Kind::ModSwitchTo => call!(ev, target, mod_switch_to, mod_switch_to_inplace, &level),
-            Kind::MultiplyPlain => call!(
-                ev,
-                target,
-                multiply_plain,
-                multiply_plain_inplace,
-                plain.ok_or_else(|| missing("plaintext"))?
-            ),
-            Kind::AddPlain => call!(
-                ev,
-                target,
-                add_plain,
-                add_plain_inplace,
-                plain.ok_or_else(|| missing("plaintext"))?
-            ),
-            Kind::SubPlain => call!(
-                ev,
-                target,
-                sub_plain,
-                sub_plain_inplace,
-                plain.ok_or_else(|| missing("plaintext"))?
-            ),
+            Kind::MultiplyPlain => {
+                call!(ev, target, multiply_plain, multiply_plain_inplace, plain()?)
+            }
+            Kind::AddPlain => call!(ev, target, add_plain, add_plain_inplace, plain()?),
+            Kind::SubPlain => call!(ev, target, sub_plain, sub_plain_inplace, plain()?),
             Kind::RotateVector => call!(
                 ev,
                 target,
                 rotate_vector,
                 rotate_vector_inplace,
                 ROTATIONS[s.arg % ROTATIONS.len()],
-                keys.ok_or_else(|| missing("keys"))?.1
+                galois()?
             ),
             Kind::ComplexConjugate => call!(
                 ev,
                 target,
                 complex_conjugate,
                 complex_conjugate_inplace,
-                keys.ok_or_else(|| missing("keys"))?.1
+                galois()?
             ),
             Kind::ApplyGalois => {
                 call!(
@@ -623,7 +582,7 @@ impl<'s> World<'s> {
                     apply_galois,
                     apply_galois_inplace,
                     elt,
-                    keys.ok_or_else(|| missing("keys"))?.1
+                    galois()?
                 )
             }
             Kind::TransformToNtt => call!(ev, target, transform_to_ntt, transform_to_ntt_inplace),
