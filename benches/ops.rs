@@ -176,12 +176,7 @@ fn main() -> Result<()> {
     let w = Workload::new(n as u64, &bits, 50)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
     let (a, b) = (w.encrypt_random(&mut rng)?, w.encrypt_random(&mut rng)?);
-    let values: Vec<f64> = (0..w.encoder.slot_count())
-        .map(|_| rng.gen_range(-1.0..1.0))
-        .collect();
-    let plain = w
-        .encoder
-        .encode(&values, &w.context.first_parms_id(), w.scale)?;
+    let plain = w.plain_random(&mut rng)?;
     let (mut b_dev, mut plain_dev) = (b.try_clone()?, plain.try_clone()?);
     b_dev.gpu()?;
     plain_dev.gpu()?;

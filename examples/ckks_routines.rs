@@ -112,7 +112,7 @@ fn main() -> Result<()> {
     let args = parse_args()?;
     let profiler = profiler::enable_global();
     seal_opencl::ffi::install_backend().map_err(|e| Error::Logic(e.to_string()))?;
-    let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
+    let device = common::device_description()?;
     let on_cpu_device = !device.contains("GPU");
     let reps = args.reps.unwrap_or(if on_cpu_device { 3 } else { 10 });
     let primes = match args.primes {

@@ -172,7 +172,7 @@ fn main() {
 fn run() -> Result<()> {
     let args = parse_args()?;
     fuzz::install_backend()?;
-    let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
+    let device = common::device_description()?;
     println!("device: {device}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
     let per_set = args.ops.div_ceil(args.sets.len() as u64);

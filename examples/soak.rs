@@ -89,7 +89,7 @@ fn main() {
 fn run() -> Result<()> {
     let args = parse_args()?;
     seal_opencl::ffi::install_backend().map_err(|e| Error::Logic(e.to_string()))?;
-    let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
+    let device = common::device_description()?;
     println!(
         "device: {device}; N = 2^{}, primes 60, 40 x 4, 60",
         args.log_n

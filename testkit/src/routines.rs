@@ -10,7 +10,7 @@ use rand::Rng;
 
 use crate::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
-    KeyGenerator, RelinKeys, SecLevelType,
+    KeyGenerator, Plaintext, RelinKeys, SecLevelType,
 };
 use seal_opencl::error::{Error, Result};
 use seal_opencl::profiler::Profiler;
@@ -174,15 +174,18 @@ impl Workload {
         })
     }
 
-    /// A fresh encryption of random slots in [-1, 1) at the first data level.
-    pub fn encrypt_random(&self, rng: &mut impl Rng) -> Result<Ciphertext> {
+    /// An encoding of random slots in [-1, 1) at the first data level and the scale.
+    pub fn plain_random(&self, rng: &mut impl Rng) -> Result<Plaintext> {
         let values: Vec<f64> = (0..self.encoder.slot_count())
             .map(|_| rng.gen_range(-1.0..1.0))
             .collect();
-        let plain = self
-            .encoder
-            .encode(&values, &self.context.first_parms_id(), self.scale)?;
-        self.encryptor.encrypt(&plain)
+        self.encoder
+            .encode(&values, &self.context.first_parms_id(), self.scale)
+    }
+
+    /// A fresh encryption of [`Workload::plain_random`].
+    pub fn encrypt_random(&self, rng: &mut impl Rng) -> Result<Ciphertext> {
+        self.encryptor.encrypt(&self.plain_random(rng)?)
     }
 }
 
