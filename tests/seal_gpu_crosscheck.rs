@@ -284,12 +284,7 @@ fn child_transparent_results() {
 
     // The square of a ciphertext with zero c1 (compared), then its relinearization (its
     // operand's report is pending: not compared).
-    let mut words = a.data().unwrap();
-    let poly = (a.coeff_modulus_size() * a.poly_modulus_degree()) as usize;
-    words[poly..].fill(0);
-    let mut t = a.clone();
-    t.set_data(&fx.ctx, &words).unwrap();
-    let mut gpu = on_gpu(&t);
+    let mut gpu = on_gpu(&fx.transparent(&a));
     fx.evaluator.square_inplace(&mut gpu).unwrap();
     assert_eq!(crosscheck_checks(), 2);
     fx.evaluator

@@ -384,24 +384,14 @@ fn keys_of_another_generator_with_equal_parameters_are_used() {
     }
     // New key objects, possibly at a freed key's address: the cache must not confuse them.
     for round in 0..3 {
-        let galois = other.keygen.galois_keys_from_steps(&[1]).unwrap();
-        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-        fx.evaluator
-            .rotate_vector_inplace(&mut cpu, 1, &galois)
-            .unwrap();
-        fx.evaluator
-            .rotate_vector_inplace(&mut gpu, 1, &galois)
-            .unwrap();
-        assert_same(&cpu, &gpu, &format!("fresh Galois keys, round {round}"));
-        let galois = fx.keygen.galois_keys_from_steps(&[1]).unwrap();
-        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-        fx.evaluator
-            .rotate_vector_inplace(&mut cpu, 1, &galois)
-            .unwrap();
-        fx.evaluator
-            .rotate_vector_inplace(&mut gpu, 1, &galois)
-            .unwrap();
-        assert_same(&cpu, &gpu, &format!("fresh own Galois keys, round {round}"));
+        for (keygen, what) in [(&other.keygen, "fresh"), (&fx.keygen, "fresh own")] {
+            let galois = keygen.galois_keys_from_steps(&[1]).unwrap();
+            assert_same_on_both(
+                &a,
+                |x| fx.evaluator.rotate_vector_inplace(x, 1, &galois).unwrap(),
+                &format!("{what} Galois keys, round {round}"),
+            );
+        }
     }
     assert_no_cpu_fallback();
 }
@@ -417,12 +407,14 @@ fn keys_assigned_into_a_used_object_are_uploaded_again() {
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
     let mut keys = fx.keygen.relin_keys().unwrap();
     for round in 0..3 {
-        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-        for x in [&mut cpu, &mut gpu] {
-            fx.evaluator.multiply_inplace(x, &b).unwrap();
-            fx.evaluator.relinearize_inplace(x, &keys).unwrap();
-        }
-        assert_same(&cpu, &gpu, &format!("round {round}"));
+        assert_same_on_both(
+            &a,
+            |x| {
+                fx.evaluator.multiply_inplace(x, &b).unwrap();
+                fx.evaluator.relinearize_inplace(x, &keys).unwrap();
+            },
+            &format!("round {round}"),
+        );
         let next = if round % 2 == 0 {
             &other.relin
         } else {
@@ -431,17 +423,6 @@ fn keys_assigned_into_a_used_object_are_uploaded_again() {
         keys.assign(next).unwrap();
     }
     assert_no_cpu_fallback();
-}
-
-/// `ct` with polynomial 1 (and any beyond) zero: transparent.
-fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
-    let mut words = ct.data().unwrap();
-    let poly = (ct.coeff_modulus_size() * ct.poly_modulus_degree()) as usize;
-    words[poly..].fill(0);
-    let mut t = ct.clone();
-    t.set_data(&fx.ctx, &words).unwrap();
-    assert!(t.is_transparent());
-    t
 }
 
 /// Calls whose result is transparent (eleven cases): SEAL's CPU path
@@ -460,7 +441,7 @@ fn transparent_calls(
             fx.scale,
         )
         .unwrap();
-    let t = transparent(fx, a);
+    let t = fx.transparent(a);
     let cases: [(&'static str, &Ciphertext, BadOp); 11] = [
         ("multiply_plain by zero", a, |fx, a, _, p| {
             fx.evaluator.multiply_plain_inplace(a, p)

@@ -89,6 +89,17 @@ impl Fixture {
         (self.encrypt(rng), self.encrypt(rng), self.plain(rng))
     }
 
+    /// `ct` with polynomial 1 (and any beyond) zero: transparent.
+    pub fn transparent(&self, ct: &Ciphertext) -> Ciphertext {
+        let mut words = ct.data().unwrap();
+        let poly = (ct.coeff_modulus_size() * ct.poly_modulus_degree()) as usize;
+        words[poly..].fill(0);
+        let mut t = ct.clone();
+        t.set_data(&self.ctx, &words).unwrap();
+        assert!(t.is_transparent());
+        t
+    }
+
     /// An unmarked ciphertext with `ct`'s metadata and words (`ct` at the first level,
     /// size 2): reading a marked ciphertext's words is a host read, copying it would copy
     /// the mark.
@@ -164,6 +175,15 @@ pub fn plain_on_gpu(p: &Plaintext) -> Plaintext {
     g.gpu().unwrap();
     assert!(g.on_gpu());
     g
+}
+
+/// Runs `op` on a CPU copy and on a device copy ([`on_gpu`]) of `a`: the results must have
+/// the same metadata and words ([`assert_same`]).
+pub fn assert_same_on_both(a: &Ciphertext, mut op: impl FnMut(&mut Ciphertext), what: &str) {
+    let (mut cpu, mut gpu) = (a.clone(), on_gpu(a));
+    op(&mut cpu);
+    op(&mut gpu);
+    assert_same(&cpu, &gpu, what);
 }
 
 /// Same metadata and words (a host read of `gpu`: downloads when the device is newer).
