@@ -1,4 +1,4 @@
-//! matMul (seed 001 VI-E, Figure 20; issue 5): element-wise polynomial matrix products
+//! matMul: element-wise polynomial matrix products
 //! C = A * B, C m x n, A m x k, B k x n (`matMul_mxnk`), each element an encrypted
 //! N = 8192 plaintext polynomial, each element product a ciphertext multiply (no
 //! relinearization) and the k products summed with add. The whole process is timed, as
@@ -25,9 +25,9 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use common::{us, Args, Run, Setup};
-use seal_opencl::routines::{default_bit_sizes, default_data_primes, median, Workload};
-use seal_opencl::seal_c::{self, Ciphertext};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, median, Workload};
+use seal_opencl_testkit::seal_c::{self, Ciphertext};
 
 const USAGE: &str = "matmul [--quick] [--shapes 100x10x1,10x9x8] [--reps R] [--json PATH]";
 const LOG_N: u32 = 13;

@@ -1,4 +1,4 @@
-//! Multi-queue throughput (issue 5): independent MulLin streams (tensor product, then key
+//! Multi-queue throughput: independent MulLin streams (tensor product, then key
 //! switching of the third polynomial, as `relinearize` does) on 1, 2 and 4 in-order queues
 //! of one tile.
 //!
@@ -34,8 +34,8 @@ use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl::{self, Buffer};
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::ntt::NttStrategy;
-use seal_opencl::routines::{default_bit_sizes, default_data_primes, median};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, median};
 
 const USAGE: &str = "multiqueue [--quick] [--queues 1,2,4] [--log-n 15] [--primes P] \
                      [--per-stream S] [--reps R] [--json PATH]";

@@ -1,4 +1,4 @@
-//! Single CKKS operations at the default parameters (issue 5): forward and inverse NTT of
+//! Single CKKS operations at the default parameters: forward and inverse NTT of
 //! a whole ciphertext (transform_to_ntt / transform_from_ntt), multiply, relinearize,
 //! rescale_to_next, rotate_vector (one step), add and multiply_plain, through patched
 //! SEAL on `.gpu()` ciphertexts with the tuned backend, each result checked equal to SEAL's
@@ -7,7 +7,7 @@
 //! ```text
 //! cargo bench --bench ops -- [--quick] [--log-n 15] [--primes P] [--reps R] [--json PATH]
 //! ```
-//! Defaults: N = 2^15 with `routines::default_data_primes` (seed 001's {60, 50 x 7, 60}),
+//! Defaults: N = 2^15 with `routines::default_data_primes` ({60, 50 x 7, 60}),
 //! R = 20; `--quick`: N = 2^13, R = 3.
 //!
 //! Per operation: wall us (median over R runs, each ending with a synchronisation), host us
@@ -33,9 +33,9 @@ use serde::Serialize;
 use common::{us, Args, Run, TUNED};
 use seal_opencl::cl::{self, Context, Event};
 use seal_opencl::profiler;
-use seal_opencl::routines::{default_bit_sizes, default_data_primes, time_op, Workload};
-use seal_opencl::seal_c::{Ciphertext, Plaintext};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, time_op, Workload};
+use seal_opencl_testkit::seal_c::{Ciphertext, Plaintext};
 
 const USAGE: &str = "ops [--quick] [--log-n 15] [--primes P] [--reps R] [--json PATH]";
 
@@ -157,7 +157,7 @@ fn copy_time(words: usize, reps: usize) -> Result<Duration> {
             times.push(Duration::from_nanos(t.end - t.start));
         }
     }
-    Ok(seal_opencl::routines::median(times))
+    Ok(seal_opencl_testkit::routines::median(times))
 }
 
 fn main() -> Result<()> {
@@ -176,12 +176,7 @@ fn main() -> Result<()> {
     let w = Workload::new(n as u64, &bits, 50)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(rand::random());
     let (a, b) = (w.encrypt_random(&mut rng)?, w.encrypt_random(&mut rng)?);
-    let values: Vec<f64> = (0..w.encoder.slot_count())
-        .map(|_| rng.gen_range(-1.0..1.0))
-        .collect();
-    let plain = w
-        .encoder
-        .encode(&values, &w.context.first_parms_id(), w.scale)?;
+    let plain = w.plain_random(&mut rng)?;
     let (mut b_dev, mut plain_dev) = (b.try_clone()?, plain.try_clone()?);
     b_dev.gpu()?;
     plain_dev.gpu()?;

@@ -1,4 +1,4 @@
-//! CKKS routines benchmark (seed 001 VI-C; issue 5): MulLin, MulLinRS, SqrLinRS,
+//! CKKS routines benchmark: MulLin, MulLinRS, SqrLinRS,
 //! MulLinRSModSwAdd and Rotate through patched SEAL, on SEAL's CPU path (one thread), on
 //! the naive GPU baseline (radix-2 global-memory NTT, unfused multiply-add, memcache off)
 //! and on the tuned backend, in one process: the backend is uninstalled and installed
@@ -9,7 +9,7 @@
 //!                                 [--routines MulLin,Rotate,..] [--reps R] [--json PATH]
 //! ```
 //! Parameter sets per N = 2^n: `default` (`routines::default_data_primes` data primes,
-//! `default_bit_sizes`; seed 001's {60, 50 x 7, 60} at 2^15 and 2^16) and `9`, the 9-prime
+//! `default_bit_sizes`; {60, 50 x 7, 60} at 2^15 and 2^16) and `9`, the 9-prime
 //! set {60, 50 x 7, 60} where it differs from the default (at 2^13 and 2^14 it exceeds
 //! SEAL's 128-bit security table, so it runs with the check off). Scale 2^50 (2^40 with
 //! 40-bit primes: never, the sets here hold 50-bit primes).
@@ -31,11 +31,11 @@ use serde::Serialize;
 
 use common::{us, Args, Run, Setup, BASELINE, TUNED};
 use seal_opencl::profiler;
-use seal_opencl::routines::{
+use seal_opencl::Result;
+use seal_opencl_testkit::routines::{
     default_bit_sizes, default_data_primes, time_routine, Routine, Workload,
 };
-use seal_opencl::seal_c::SecLevelType;
-use seal_opencl::Result;
+use seal_opencl_testkit::seal_c::SecLevelType;
 
 const USAGE: &str = "routines [--quick] [--sizes 13,14,15,16] [--sets default,9] \
                      [--routines MulLin,..] [--reps R] [--json PATH]";

@@ -1,4 +1,4 @@
-//! The main job: the CKKS routines of seed 001 VI-C (MulLin, MulLinRS, SqrLinRS,
+//! The main job: the CKKS routines (MulLin, MulLinRS, SqrLinRS,
 //! MulLinRSModSwAdd, Rotate) through patched SEAL's API, once on CPU ciphertexts and once
 //! on `.gpu()` ciphertexts on the default OpenCL device (the first GPU, else PoCL on the
 //! CPU). Every GPU result is checked equal, word for word, to the CPU result.
@@ -28,10 +28,10 @@ mod common;
 
 use common::Flags;
 use seal_opencl::profiler;
-use seal_opencl::routines::{
+use seal_opencl::{Error, Result};
+use seal_opencl_testkit::routines::{
     default_bit_sizes, default_data_primes, time_routine, Routine, Workload,
 };
-use seal_opencl::{Error, Result};
 
 struct Args {
     log_n: u32,
@@ -112,7 +112,7 @@ fn main() -> Result<()> {
     let args = parse_args()?;
     let profiler = profiler::enable_global();
     seal_opencl::ffi::install_backend().map_err(|e| Error::Logic(e.to_string()))?;
-    let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
+    let device = common::device_description()?;
     let on_cpu_device = !device.contains("GPU");
     let reps = args.reps.unwrap_or(if on_cpu_device { 3 } else { 10 });
     let primes = match args.primes {

@@ -1,5 +1,5 @@
-//! Differential fuzzing of the GPU backend against SEAL's CPU path (`seal_opencl::fuzz`,
-//! issue 12.3): random programs of every routed CKKS operation, valid and invalid, each
+//! Differential fuzzing of the GPU backend against SEAL's CPU path
+//! (`seal_opencl_testkit::fuzz`): random programs of every routed CKKS operation, valid and invalid, each
 //! call run on `.gpu()` copies and on unmarked CPU copies; valid calls must give SEAL's
 //! words and metadata, invalid ones SEAL's exception with the operands intact.
 //!
@@ -26,8 +26,8 @@ use serde::Serialize;
 mod common;
 
 use common::Flags;
-use seal_opencl::fuzz::{self, Counts, ParamSet, Program, Setup};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::fuzz::{self, Counts, ParamSet, Program, Setup};
 
 /// N = 2^12..2^16; 1 (no special prime), 2 and 15 primes; 30- to 60-bit primes.
 const DEFAULT_SETS: &str = "12:50;12:30,30;12:40,30,30,50;13:60,40,40,60;13:30x15;\
@@ -172,7 +172,7 @@ fn main() {
 fn run() -> Result<()> {
     let args = parse_args()?;
     fuzz::install_backend()?;
-    let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
+    let device = common::device_description()?;
     println!("device: {device}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
     let per_set = args.ops.div_ceil(args.sets.len() as u64);

@@ -1,4 +1,4 @@
-//! Soak runs of a long-lived server on the GPU backend (`seal_opencl::soak`, issue 12.1).
+//! Soak runs of a long-lived server on the GPU backend (`seal_opencl_testkit::soak`).
 //!
 //! ```text
 //! cargo run --release --example soak -- [--sets 1000] [--operations 100000] [--log-n 13]
@@ -26,8 +26,8 @@ mod common;
 
 use common::Flags;
 use seal_opencl::ffi::DeviceMemory;
-use seal_opencl::soak::{self, Soak};
 use seal_opencl::{Error, Result};
+use seal_opencl_testkit::soak::{self, Soak};
 
 struct Args {
     sets: usize,
@@ -89,7 +89,7 @@ fn main() {
 fn run() -> Result<()> {
     let args = parse_args()?;
     seal_opencl::ffi::install_backend().map_err(|e| Error::Logic(e.to_string()))?;
-    let device = seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))?;
+    let device = common::device_description()?;
     println!(
         "device: {device}; N = 2^{}, primes 60, 40 x 4, 60",
         args.log_n

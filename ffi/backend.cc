@@ -231,11 +231,14 @@ namespace seal_opencl
 
         constexpr const char *crosscheck_env_var = "SEAL_OPENCL_CROSSCHECK";
 
-        // Process-wide: comparisons made, mismatches found, the last mismatch's message, and the
-        // test hook that makes the next cross-checked result wrong on the device.
+        // Process-wide: comparisons made, mismatches found, the last mismatch's message, and
+        // (test hooks only) whether the next cross-checked result is to be made wrong on the
+        // device.
         std::atomic<std::uint64_t> crosscheck_check_count{ 0 };
         std::atomic<std::uint64_t> crosscheck_mismatch_count{ 0 };
+#ifdef SEAL_OPENCL_TEST_HOOKS
         std::atomic<bool> crosscheck_corrupt_next{ false };
+#endif
         std::mutex crosscheck_last_mutex;
         std::string crosscheck_last;
 
@@ -928,10 +931,12 @@ namespace seal_opencl
                 {
                     crosscheck_mismatch(call + ": no device result or no CPU result to compare");
                 }
+#ifdef SEAL_OPENCL_TEST_HOOKS
                 if (crosscheck_corrupt_next.exchange(false))
                 {
                     corrupt(*image);
                 }
+#endif
                 std::vector<std::uint64_t> words(image->uint64_count());
                 translated([&] {
                     backend_->download(image_of(image), rust::Slice<std::uint64_t>(words.data(), words.size()));
@@ -986,6 +991,7 @@ namespace seal_opencl
                 }
             }
 
+#ifdef SEAL_OPENCL_TEST_HOOKS
             // The test hook: makes the device result wrong (one bit of its middle word).
             void corrupt(seal::gpu::DeviceImage &image)
             {
@@ -1001,6 +1007,7 @@ namespace seal_opencl
                         mutable_image_of(&image), rust::Slice<const std::uint64_t>(words.data(), words.size()));
                 });
             }
+#endif
 
             // Compares the metadata SEAL set on a cross-checked result with SEAL's CPU result's.
             void check_pending_metadata(const Ciphertext &encrypted)
@@ -1158,10 +1165,12 @@ namespace seal_opencl
         return crosscheck_last;
     }
 
+#ifdef SEAL_OPENCL_TEST_HOOKS
     void crosscheck_corrupt_next_result() noexcept
     {
         crosscheck_corrupt_next.store(true);
     }
+#endif
 
     ProfiledWork profile_operation(const std::string &name, double wall_us, unsigned loops)
     {

@@ -45,4 +45,12 @@ namespace seal_opencl
 
     // seal_opencl::crosscheck_last_mismatch() (ffi/seal_opencl.h), for Rust.
     rust::String crosscheck_last_mismatch_text();
+
+#ifdef SEAL_OPENCL_TEST_HOOKS
+    // Test hook (build.rs defines SEAL_OPENCL_TEST_HOOKS for the `test-hooks` feature): the
+    // next cross-checked operation's device result gets one word wrong (one bit flipped on the
+    // device, after the operation and before the comparison), so a test sees a mismatch
+    // detected. Without cross-checking it waits for the first cross-checked operation.
+    void crosscheck_corrupt_next_result() noexcept;
+#endif
 } // namespace seal_opencl

@@ -65,11 +65,6 @@ namespace seal_opencl
     std::uint64_t crosscheck_mismatches() noexcept;
     std::string crosscheck_last_mismatch();
 
-    // Test hook: the next cross-checked operation's device result gets one word wrong (one bit
-    // flipped on the device, after the operation and before the comparison), so a test sees a
-    // mismatch detected. Without cross-checking it waits for the first cross-checked operation.
-    void crosscheck_corrupt_next_result() noexcept;
-
     // What the installed backend's transfers and first uses cost the host so far, every
     // thread's: requests for a device buffer the pools had no free one for (misses, served
     // by a sub-buffer of a slab or a buffer of their own), device allocations and

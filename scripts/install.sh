@@ -7,13 +7,15 @@
 #   lib/cmake/SEAL-X.Y/                find_package(SEAL X.Y), target SEAL::seal: the same
 #                                      archive, for unmodified SEAL projects
 # A project then builds with CMAKE_PREFIX_PATH=PREFIX. SEAL_SOURCE_DIR picks the SEAL to build
-# on (see docs/SEAL-VERSIONS.md), as for every build of this crate.
+# on (see docs/SEAL-VERSIONS.md), as for every build of this crate. SEAL_OPENCL_TEST_HOOKS=1
+# builds the archive with the crate's `test-hooks` feature (crosscheck_corrupt_next_result, for
+# tests/python through scripts/tenseal-test.sh); without it the archive has no test hook.
 #   scripts/install.sh PREFIX
 set -euo pipefail
 prefix=${1:?usage: scripts/install.sh PREFIX}
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-cargo build --release --lib
+cargo build --release --lib ${SEAL_OPENCL_TEST_HOOKS:+--features test-hooks}
 # With SEAL_OPENCL_SANITIZE=address (build.rs), build_info links ASan's runtime late in its
 # library list, which ASan would refuse at start.
 [ -z "${SEAL_OPENCL_SANITIZE:-}" ] || export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0

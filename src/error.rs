@@ -52,7 +52,7 @@ pub enum Error {
 }
 
 /// HRESULTs of `seal/c/defines.h` (as positive 64-bit values).
-pub(crate) mod hresult {
+pub mod hresult {
     pub const E_POINTER: i64 = 0x8000_4003;
     pub const E_INVALIDARG: i64 = 0x8007_0057;
     pub const E_OUTOFMEMORY: i64 = 0x8007_000E;

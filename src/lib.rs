@@ -6,11 +6,12 @@
 //! (`ntt::NttPlan`, `ckks::kernels`) -> `ckks::context` and `ckks::ops` (SEAL's
 //! operations as kernel sequences) -> `seal_backend` (device images, keys, SEAL's routed
 //! operations) -> `ffi` (the cxx bridge; C++ reaches the backend only through it).
-//! Beside them: `sys` (bindgen over SEAL's C API), `seal_c` (safe wrappers over it, for
-//! tests, examples and benchmarks), `routines` (seed 001's CKKS routines over `seal_c`),
-//! `soak` (long-running server soak runs, over `seal_c`), `fuzz` (differential fuzzing of the backend against SEAL's CPU path, over `seal_c`),
-//! `build_info` (where the build put SEAL, for C++ programs), `logging` (`SEAL_OPENCL_LOG`: the
-//! stderr subscriber installed with the backend).
+//! Beside them: `build_info` (where the build put SEAL, for C++ programs), `logging`
+//! (`SEAL_OPENCL_LOG`: the stderr subscriber installed with the backend).
+//!
+//! The tools of tests, benchmarks and examples (safe wrappers over SEAL's C API, the
+//! differential fuzzer, the soak runs, the CKKS routine drivers) are the workspace's second
+//! crate, `seal-opencl-testkit` (testkit/).
 
 pub mod arith;
 pub mod build_info;
@@ -21,16 +22,11 @@ pub mod device;
 pub mod error;
 pub mod ffi;
 pub mod frame;
-pub mod fuzz;
 pub mod logging;
 pub mod memcache;
 pub mod ntt;
 pub mod profiler;
-pub mod routines;
 pub mod seal_backend;
-pub mod seal_c;
-pub mod soak;
-pub mod sys;
 
 pub use error::{Error, ErrorKind, Result};
 /// Binds the calling thread to device (tile) `i` of the installed backend: its later routed

@@ -2,24 +2,12 @@
 //! arithmetic, and each OpenCL helper (through its test kernel) equals the host reference
 //! word for word, on edge values and fresh random values, for primes of 17 to 60 bits.
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use seal_opencl::arith::{self, Modulus, ShoupOperand};
 use seal_opencl::cl::{self, sources, Context, DeviceSelector};
+use seal_opencl_testkit::harness::{primes_17_to_60_bits as primes, rng};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
-
-/// Primes 1 mod 2^13 of each bit size from 17 to 60, as SEAL would pick them.
-fn primes() -> Vec<Modulus> {
-    (17..=60)
-        .map(|bits| Modulus::new(arith::get_primes(1 << 13, bits, 1).unwrap()[0]).unwrap())
-        .collect()
-}
-
-fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
 
 /// Values in [0, bound): the edges 0, 1, bound - 1, bound - 2, then random ones.
 fn values(rng: &mut impl Rng, bound: u64, n: usize) -> Vec<u64> {

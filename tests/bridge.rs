@@ -7,7 +7,8 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use seal_opencl::cl::{self, DeviceSelector};
-use seal_opencl::{ffi, sys};
+use seal_opencl::ffi;
+use seal_opencl_testkit::sys;
 
 fn rng(test: &str) -> StdRng {
     let seed = std::env::var("BRIDGE_SEED")

@@ -9,14 +9,15 @@
 
 use std::sync::OnceLock;
 
-use rand::{Rng, SeedableRng};
-use seal_opencl::arith::{get_primes, invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
+use rand::Rng;
+use seal_opencl::arith::{invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
 use seal_opencl::cl::{self, Buffer, DeviceSelector};
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::harness::{primes, rng};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 const LOG_N: u32 = 12;
@@ -56,25 +57,6 @@ fn env_for(log_n: u32) -> &'static Env {
 
 fn env() -> &'static Env {
     env_for(LOG_N)
-}
-
-fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
-
-/// Distinct primes 1 mod 2N of the given bit sizes, in the given order.
-fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
-    let mut taken: Vec<u64> = Vec::new();
-    for (i, &b) in bits.iter().enumerate() {
-        let same_size = bits[..i].iter().filter(|&&x| x == b).count();
-        taken.push(get_primes(2 << log_n, b, same_size + 1).unwrap()[same_size]);
-    }
-    taken
-        .into_iter()
-        .map(|p| Modulus::new(p).unwrap())
-        .collect()
 }
 
 /// The `count` largest 61-bit primes (SEAL's largest modulus size), largest first. Not

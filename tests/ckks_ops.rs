@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::context::{CkksContext, KswitchKey};
 use seal_opencl::ckks::host;
@@ -13,12 +13,7 @@ use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
 use seal_opencl::profiler::Profiler;
-
-fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
+use seal_opencl_testkit::harness::rng;
 
 fn random_poly(rng: &mut impl Rng, moduli: &[Modulus], polys: usize, n: usize) -> Vec<u64> {
     let mut v = Vec::with_capacity(polys * moduli.len() * n);

@@ -6,13 +6,14 @@
 
 use std::sync::Arc;
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
 use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
 use seal_opencl::ntt::{
     create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, StagedLayout,
 };
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::harness::{primes, rng};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 /// The staged variants under test: the default (4 values per work item, 8 in one pass), 8
@@ -32,29 +33,10 @@ fn strategies() -> Vec<NttStrategy> {
     [vec![NttStrategy::Naive], staged()].concat()
 }
 
-fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
-
 fn device() -> (Arc<Context>, Queue) {
     let ctx = Context::new(&DeviceSelector::from_env().unwrap()).unwrap();
     let queue = ctx.queue(false).unwrap();
     (ctx, queue)
-}
-
-/// Distinct primes 1 mod 2N of the given bit sizes, in the given order.
-fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
-    let mut taken: Vec<u64> = Vec::new();
-    for (i, &b) in bits.iter().enumerate() {
-        let same_size = bits[..i].iter().filter(|&&x| x == b).count();
-        taken.push(get_primes(2 << log_n, b, same_size + 1).unwrap()[same_size]);
-    }
-    taken
-        .into_iter()
-        .map(|p| Modulus::new(p).unwrap())
-        .collect()
 }
 
 /// `count` polynomials in SEAL's layout with residues in [0, bound(q)): random words,

@@ -2,8 +2,6 @@
 //! tables, JSON / CSV exports that parse back, a valid trace-event file, profiling only
 //! when on, and the `SEAL_OPENCL_PROFILE` dump at process exit.
 
-mod seal_common;
-
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +10,8 @@ use seal_opencl::cl::{self, Kernel};
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::PoolBuffer;
 use seal_opencl::profiler::{self, ProfileReport, Profiler, CSV_HEADER, REPORT_FORMAT};
+use seal_opencl_testkit::fixture;
+use seal_opencl_testkit::harness::{is_child, run_child_output};
 
 /// Kernels named like the real ones, so the NTT share has something to count.
 const NAMED: &str = r#"
@@ -52,14 +52,14 @@ fn profiled() -> (Arc<Profiler>, Devices) {
 fn profiled_backend() -> (
     Arc<Profiler>,
     seal_opencl::seal_backend::Backend,
-    seal_common::BackendParams,
+    fixture::BackendParams,
     seal_opencl::seal_backend::GpuImage,
     seal_opencl::seal_backend::GpuImage,
 ) {
     let (p, devices) = profiled();
-    let backend = seal_common::backend_on(devices);
-    let params = seal_common::BackendParams::new();
-    let n = seal_common::BACKEND_N;
+    let backend = fixture::backend_on(devices);
+    let params = fixture::BackendParams::new();
+    let n = fixture::BACKEND_N;
     let words: Vec<u64> = (0..2 * 2 * n)
         .map(|i| i as u64 % params.key_moduli[0])
         .collect();
@@ -271,16 +271,13 @@ fn queues_profile_only_when_a_profiler_is_on() {
     );
 }
 
-const CHILD_ENV: &str = "SEAL_OPENCL_PROFILER_TEST_CHILD";
-
 /// Run by `the_environment_variable_dumps_at_process_exit` in a child process.
 #[test]
 #[ignore = "runs as the child process of the_environment_variable_dumps_at_process_exit"]
 fn child_process_records_with_the_environment_profiler() {
-    assert!(
-        std::env::var_os(CHILD_ENV).is_some(),
-        "run only as a child process"
-    );
+    if !is_child() {
+        return;
+    }
     let devices = Devices::from_env().unwrap();
     assert!(profiler::global().is_some());
     let g = devices.graph();
@@ -288,31 +285,20 @@ fn child_process_records_with_the_environment_profiler() {
     let k = named_kernel(&g, "ntt_forward_stage", &buf);
     launch(&g, &k, 64, 2);
     // No export call: the dump happens at exit.
+    println!("CHILD OK");
 }
 
 #[test]
 fn the_environment_variable_dumps_at_process_exit() {
     let base = scratch("dump.json");
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "child_process_records_with_the_environment_profiler",
-            "--exact",
-            "--ignored",
-            "--test-threads=1",
-        ])
-        .env(profiler::ENV_VAR, &base)
-        .env(CHILD_ENV, "1")
-        .output()
-        .unwrap();
+    let out = run_child_output(
+        "child_process_records_with_the_environment_profiler",
+        &[(seal_opencl::config::PROFILE.name, base.to_str().unwrap())],
+    );
     let log = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "child failed:\n{log}");
-    assert!(
-        log.contains("1 passed"),
-        "the child test did not run:\n{log}"
     );
     let report: ProfileReport = serde_json::from_str(
         &std::fs::read_to_string(&base)

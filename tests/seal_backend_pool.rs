@@ -6,15 +6,13 @@
 //! A server that never decrypts: 10^4 routed operations, each into a fresh result that dies
 //! right after, with no compute frame ever ended. The backend opens no frame implicitly, so
 //! every result buffer returns to the pool when its image dies: the pool's misses and the
-//! device memory it holds stay flat after the first operations (issue 10: before, every
+//! device memory it holds stay flat after the first operations (before, every
 //! result was retained by an implicit frame until a decrypt, a fresh `clCreateBuffer` each).
 
-mod seal_common;
-
-use seal_common::{backend_on, BackendParams, BACKEND_N as N};
 use seal_opencl::config::{Config, DEFAULT_POISON};
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::seal_backend::KeyId;
+use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 const OPERATIONS: usize = 10_000;
 const WARM_UP: usize = 100;
 

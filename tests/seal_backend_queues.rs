@@ -1,18 +1,16 @@
 //! Threads issue on queues of their own, and an image moving between them is ordered on
-//! the device (issue 10), also between queues of different tiles, where it moves to the
-//! issuing tile (issue 13): each test holds one thread's queue still with a user event, so
+//! the device, also between queues of different tiles, where it moves to the
+//! issuing tile: each test holds one thread's queue still with a user event, so
 //! a command that skipped the ordering would run early, on the wrong words, and the
 //! result would differ.
-
-mod seal_common;
 
 use std::sync::mpsc;
 use std::thread;
 
-use seal_common::{backend_on, BackendParams, BACKEND_N as N};
 use seal_opencl::cl::{self, Event};
 use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Partition};
 use seal_opencl::seal_backend::{Backend, GpuImage};
+use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 
 /// A thread that keeps running closures sent to it, so it keeps its queue.
 struct Worker {

@@ -4,24 +4,19 @@
 //! the image's downloads, whole or partial, with a `Logic` error naming the operation),
 //! eager, or off; and the mode's parser rejects unknown values.
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use seal_opencl::arith::get_primes;
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::ntt::NttStrategy;
 use seal_opencl::seal_backend::{Backend, GpuImage, Level, TransparencyCheck};
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::harness::rng;
 
 const LOG_N: u32 = 12;
 const N: usize = 1 << LOG_N;
 /// Primes of the test level (K = 2; the third is the key level's special prime).
 const PRIMES: usize = 2;
 const POLY: usize = PRIMES * N;
-
-fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
 
 fn backend(mode: TransparencyCheck) -> Backend {
     let devices = Devices::new(DeviceOptions::default()).unwrap();

@@ -1,15 +1,16 @@
-//! `seal_opencl::seal_c` against CPU SEAL (no GPU backend installed): CKKS round trips at
+//! `seal_opencl_testkit::seal_c` against CPU SEAL (no GPU backend installed): CKKS round trips at
 //! N = 2^12 with primes of {40, 30, 30, 40} bits, the evaluator's operations checked by
-//! decrypting, word access, and bad input coming back as errors.
+//! decrypting, word access, and bad input coming back as errors; the routines' default
+//! primes within SEAL's security bound.
 //!
 //! 140 bits at N = 2^12 exceed SEAL's 128-bit security bound (109 bits), so the test
 //! context is made with `SecLevelType::None`; small and fast is what tests need.
 
-use seal_opencl::seal_c::{
+use seal_opencl::ErrorKind;
+use seal_opencl_testkit::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
     KeyGenerator, RelinKeys, SecLevelType,
 };
-use seal_opencl::ErrorKind;
 
 const N: u64 = 4096;
 const BITS: [i32; 4] = [40, 30, 30, 40];
@@ -522,4 +523,17 @@ fn objects_move_between_threads() {
     .unwrap();
     let want: Vec<f64> = ckks.values(10).iter().map(|v| 2.0 * v).collect();
     assert_close(&ckks.decrypt(&doubled), &want, "a + a on another thread");
+}
+
+#[test]
+fn default_data_primes_fit_seals_bound() {
+    use seal_opencl_testkit::routines::default_data_primes;
+    assert_eq!(default_data_primes(13).unwrap(), 2);
+    assert_eq!(default_data_primes(14).unwrap(), 7);
+    assert_eq!(default_data_primes(15).unwrap(), 8);
+    assert_eq!(default_data_primes(16).unwrap(), 8);
+    for log_n in [1, 10, 12] {
+        let e = default_data_primes(log_n).unwrap_err();
+        assert!(e.to_string().contains("2^13"), "{e}");
+    }
 }

@@ -1,18 +1,17 @@
-//! No abort paths (issue 12.4, seal-patch 0005): every SEAL C API entry point that reads or
+//! No abort paths (seal-patch 0005): every SEAL C API entry point that reads or
 //! writes a plaintext's words, and so may download it, returns an HRESULT when the download
 //! fails instead of letting the C++ exception leave an `extern "C"` function (which ends the
 //! process). The failure injected: a plaintext whose words only the device holds, after the
 //! backend was uninstalled (its host reads throw `std::logic_error`, see
 //! tests/seal_gpu_trust.rs). Runs in a child process, which must live to print `CHILD OK`.
 
-mod seal_common;
-
 use std::os::raw::{c_long, c_void};
 use std::ptr;
 
-use seal_common::*;
-use seal_opencl::seal_c::Plaintext;
-use seal_opencl::sys;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::Plaintext;
+use seal_opencl_testkit::sys;
 
 /// HRESULTs of SEAL's C API: `std::logic_error` (COR_E_INVALIDOPERATION) and
 /// `std::invalid_argument` (E_INVALIDARG).

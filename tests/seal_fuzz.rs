@@ -1,4 +1,4 @@
-//! Differential fuzzing (`seal_opencl::fuzz`, issue 12.3) in small: random programs of
+//! Differential fuzzing (`seal_opencl_testkit::fuzz`) in small: random programs of
 //! every routed operation, valid and invalid, on `.gpu()` copies and on SEAL's CPU path,
 //! over parameter sets of N = 2^12 and 2^13 (one prime without key switching, two primes,
 //! more levels, 30- to 60-bit primes), with a fixed seed. `examples/seal_fuzz.rs` runs the
@@ -6,11 +6,9 @@
 //! (`fuzz::install_backend`), and the detection test a cross-check setting, so each test
 //! runs in a child process.
 
-mod seal_common;
-
 use rand::SeedableRng;
-use seal_common::{is_child, run_child};
-use seal_opencl::fuzz::{self, Kind, ParamSet, Program, Setup};
+use seal_opencl_testkit::fuzz::{self, Kind, ParamSet, Program, Setup};
+use seal_opencl_testkit::harness::{is_child, run_child};
 
 const SEED: u64 = 0x5ea1_f022;
 

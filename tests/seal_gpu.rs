@@ -1,13 +1,12 @@
 //! The bit-exact rule (DESIGN.md): every routed CKKS Evaluator operation, and the routine
-//! chains of seed 001 VI-C, run on `.gpu()` ciphertexts give the words SEAL computes on
+//! the CKKS routines, run on `.gpu()` ciphertexts give the words SEAL computes on
 //! the CPU from the same inputs, with the same metadata, and decrypt to the same values.
 //! Several parameter sets (3 primes at N = 2^12, 5 at 2^13, 60-bit primes, mixed 30- to
 //! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
 //! (`SEAL_OPENCL_POISON`) so unwritten words show up.
 
-mod seal_common;
-
-use seal_common::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
 
 /// A parameter set and the name its failures carry.
 struct Params {
@@ -75,11 +74,7 @@ fn child_determinism() {
     }
     let fx = Fixture::new();
     let mut rng = rng();
-    let (a, b, p) = (
-        fx.encrypt(&mut rng),
-        fx.encrypt(&mut rng),
-        fx.plain(&mut rng),
-    );
+    let (a, b, p) = fx.operands(&mut rng);
     let run_all = || -> Vec<Vec<u64>> {
         operations()
             .into_iter()
@@ -92,8 +87,7 @@ fn child_determinism() {
     };
     let first = run_all();
     let again = run_all();
-    seal_opencl::ffi::uninstall_backend().unwrap();
-    seal_opencl::ffi::install_backend().unwrap();
+    reinstall();
     let fresh = run_all();
     for (i, (name, _)) in operations().iter().enumerate() {
         assert!(
@@ -119,11 +113,7 @@ fn copies_share_words_until_written() {
     let fx = Fixture::new();
     let mut rng = rng();
     for (name, op) in operations() {
-        let (a, b, p) = (
-            fx.encrypt(&mut rng),
-            fx.encrypt(&mut rng),
-            fx.plain(&mut rng),
-        );
+        let (a, b, p) = fx.operands(&mut rng);
         let mut want = a.clone();
         op(&fx, &mut want, &b, &p);
         let device_plain = plain_on_gpu(&p);

@@ -9,15 +9,14 @@
 //! next cross-checked result on the device, after the operation and before the
 //! comparison, as a wrong kernel would: the comparison must see it.
 
-mod seal_common;
-
-use seal_common::*;
 use seal_opencl::ffi::{
     crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
     crosscheck_mismatches,
 };
-use seal_opencl::seal_c::*;
 use seal_opencl::{ErrorKind, Result};
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 const ENV_VAR: &str = "SEAL_OPENCL_CROSSCHECK";
 
@@ -117,11 +116,7 @@ fn run_cases(fx: &Fixture) -> u64 {
     let mut rng = rng();
     let mut calls = 0;
     for (name, routed, op) in cases() {
-        let (a, b, p) = (
-            fx.encrypt(&mut rng),
-            fx.encrypt(&mut rng),
-            fx.plain(&mut rng),
-        );
+        let (a, b, p) = fx.operands(&mut rng);
         let mut cpu = a.clone();
         op(fx, &mut cpu, &b, &p).unwrap_or_else(|e| panic!("{name} on the CPU: {e}"));
         let mut gpu = on_gpu(&a);
@@ -195,6 +190,20 @@ fn child_nothing_is_compared() {
     println!("CHILD OK");
 }
 
+/// Runs the Evaluator call `call` with the test hook armed: it must throw `logic_error`,
+/// making `mismatches` in all, and the mismatch's message must name each of `parts`.
+fn assert_detected(call: impl FnOnce() -> Result<()>, mismatches: u64, parts: &[&str]) {
+    crosscheck_corrupt_next_result();
+    let err = call().expect_err("a wrong device result passed the cross-check");
+    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
+    assert_eq!(crosscheck_mismatches(), mismatches);
+    let message = crosscheck_last_mismatch();
+    eprintln!("{message}");
+    for part in parts {
+        assert!(message.contains(part), "{part:?} not in {message:?}");
+    }
+}
+
 #[test]
 fn a_wrong_device_result_is_detected() {
     run_child("child_a_wrong_device_result_is_detected", &[(ENV_VAR, "1")]);
@@ -212,42 +221,28 @@ fn child_a_wrong_device_result_is_detected() {
 
     // A ciphertext result: multiply (3 polynomials of 2 primes, N = 4096).
     let mut gpu = on_gpu(&a);
-    crosscheck_corrupt_next_result();
-    let err = fx
-        .evaluator
-        .multiply_inplace(&mut gpu, &on_gpu(&b))
-        .expect_err("a wrong device result passed the cross-check");
-    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
-    assert_eq!(crosscheck_mismatches(), 1);
-    let message = crosscheck_last_mismatch();
-    eprintln!("{message}");
-    for part in [
-        "SEAL_OPENCL_CROSSCHECK",
-        "multiply (N = 4096, 2 primes)",
-        "in 1 of 24576 words; first at word 12288 (polynomial 1, prime 1, coefficient 0)",
-        "device 0x",
-        "CPU 0x",
-    ] {
-        assert!(message.contains(part), "{part:?} not in {message:?}");
-    }
+    assert_detected(
+        || fx.evaluator.multiply_inplace(&mut gpu, &on_gpu(&b)),
+        1,
+        &[
+            "SEAL_OPENCL_CROSSCHECK",
+            "multiply (N = 4096, 2 primes)",
+            "in 1 of 24576 words; first at word 12288 (polynomial 1, prime 1, coefficient 0)",
+            "device 0x",
+            "CPU 0x",
+        ],
+    );
 
     // A plaintext result: mod_switch_to_next (one prime left: 4096 words).
     let mut plain = plain_on_gpu(&fx.plain(&mut rng));
-    crosscheck_corrupt_next_result();
-    let err = fx
-        .evaluator
-        .mod_switch_to_next_plain_inplace(&mut plain)
-        .expect_err("a wrong device plaintext passed the cross-check");
-    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
-    assert_eq!(crosscheck_mismatches(), 2);
-    let message = crosscheck_last_mismatch();
-    eprintln!("{message}");
-    for part in [
-        "mod_switch_to_next (plaintext) (N = 4096, 2 primes)",
-        "in 1 of 4096 words; first at word 2048 (polynomial 0, prime 0, coefficient 2048)",
-    ] {
-        assert!(message.contains(part), "{part:?} not in {message:?}");
-    }
+    assert_detected(
+        || fx.evaluator.mod_switch_to_next_plain_inplace(&mut plain),
+        2,
+        &[
+            "mod_switch_to_next (plaintext) (N = 4096, 2 primes)",
+            "in 1 of 4096 words; first at word 2048 (polynomial 0, prime 0, coefficient 2048)",
+        ],
+    );
 
     // The hook is spent: the next operations pass.
     let checks = crosscheck_checks();
@@ -289,12 +284,7 @@ fn child_transparent_results() {
 
     // The square of a ciphertext with zero c1 (compared), then its relinearization (its
     // operand's report is pending: not compared).
-    let mut words = a.data().unwrap();
-    let poly = (a.coeff_modulus_size() * a.poly_modulus_degree()) as usize;
-    words[poly..].fill(0);
-    let mut t = a.clone();
-    t.set_data(&fx.ctx, &words).unwrap();
-    let mut gpu = on_gpu(&t);
+    let mut gpu = on_gpu(&fx.transparent(&a));
     fx.evaluator.square_inplace(&mut gpu).unwrap();
     assert_eq!(crosscheck_checks(), 2);
     fx.evaluator

@@ -9,11 +9,10 @@
 //! Device errors (out of memory) are in `seal_gpu_oom.rs`: the backend reads the pool
 //! limit once, when it is installed.
 
-mod seal_common;
-
-use seal_common::*;
-use seal_opencl::seal_c::*;
 use seal_opencl::{Error, ErrorKind, Result};
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// A call on (a, b, plain), `a` the result operand.
 type BadOp = fn(&Fixture, &mut Ciphertext, &Ciphertext, &Plaintext) -> Result<()>;
@@ -29,7 +28,16 @@ fn hresult(e: &Error) -> i64 {
 }
 
 fn fresh(fx: &Fixture, rng: &mut rand::rngs::StdRng) -> (Ciphertext, Ciphertext, Plaintext) {
-    (fx.encrypt(rng), fx.encrypt(rng), fx.plain(rng))
+    fx.operands(rng)
+}
+
+/// Fresh operands with the first ciphertext at the last level.
+fn at_last_level(
+    fx: &Fixture,
+    rng: &mut rand::rngs::StdRng,
+) -> (Ciphertext, Ciphertext, Plaintext) {
+    let (a, b, p) = fresh(fx, rng);
+    (next_level(fx, a), b, p)
 }
 
 /// `ct` one level down (mod_switch_to_next on the CPU).
@@ -116,10 +124,7 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
         ),
         (
             "sub at different levels",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, b, _| fx.evaluator.sub_inplace(a, b),
             InvalidArgument,
         ),
@@ -198,19 +203,13 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
         ),
         (
             "rescale_to_next at the last level",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, _, _| fx.evaluator.rescale_to_next_inplace(a),
             InvalidArgument,
         ),
         (
             "rescale_to_next into a destination at the last level",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, _, _| {
                 let mut d = Ciphertext::new()?;
                 fx.evaluator.rescale_to_next(a, &mut d)
@@ -219,10 +218,7 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
         ),
         (
             "mod_switch_to_next at the last level",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (next_level(fx, a), b, p)
-            },
+            at_last_level,
             |fx, a, _, _| fx.evaluator.mod_switch_to_next_inplace(a),
             InvalidArgument,
         ),
@@ -388,24 +384,14 @@ fn keys_of_another_generator_with_equal_parameters_are_used() {
     }
     // New key objects, possibly at a freed key's address: the cache must not confuse them.
     for round in 0..3 {
-        let galois = other.keygen.galois_keys_from_steps(&[1]).unwrap();
-        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-        fx.evaluator
-            .rotate_vector_inplace(&mut cpu, 1, &galois)
-            .unwrap();
-        fx.evaluator
-            .rotate_vector_inplace(&mut gpu, 1, &galois)
-            .unwrap();
-        assert_same(&cpu, &gpu, &format!("fresh Galois keys, round {round}"));
-        let galois = fx.keygen.galois_keys_from_steps(&[1]).unwrap();
-        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-        fx.evaluator
-            .rotate_vector_inplace(&mut cpu, 1, &galois)
-            .unwrap();
-        fx.evaluator
-            .rotate_vector_inplace(&mut gpu, 1, &galois)
-            .unwrap();
-        assert_same(&cpu, &gpu, &format!("fresh own Galois keys, round {round}"));
+        for (keygen, what) in [(&other.keygen, "fresh"), (&fx.keygen, "fresh own")] {
+            let galois = keygen.galois_keys_from_steps(&[1]).unwrap();
+            assert_same_on_both(
+                &a,
+                |x| fx.evaluator.rotate_vector_inplace(x, 1, &galois).unwrap(),
+                &format!("{what} Galois keys, round {round}"),
+            );
+        }
     }
     assert_no_cpu_fallback();
 }
@@ -421,12 +407,14 @@ fn keys_assigned_into_a_used_object_are_uploaded_again() {
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
     let mut keys = fx.keygen.relin_keys().unwrap();
     for round in 0..3 {
-        let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-        for x in [&mut cpu, &mut gpu] {
-            fx.evaluator.multiply_inplace(x, &b).unwrap();
-            fx.evaluator.relinearize_inplace(x, &keys).unwrap();
-        }
-        assert_same(&cpu, &gpu, &format!("round {round}"));
+        assert_same_on_both(
+            &a,
+            |x| {
+                fx.evaluator.multiply_inplace(x, &b).unwrap();
+                fx.evaluator.relinearize_inplace(x, &keys).unwrap();
+            },
+            &format!("round {round}"),
+        );
         let next = if round % 2 == 0 {
             &other.relin
         } else {
@@ -437,18 +425,7 @@ fn keys_assigned_into_a_used_object_are_uploaded_again() {
     assert_no_cpu_fallback();
 }
 
-/// `ct` with polynomial 1 (and any beyond) zero: transparent.
-fn transparent(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
-    let mut words = ct.data().unwrap();
-    let poly = (ct.coeff_modulus_size() * ct.poly_modulus_degree()) as usize;
-    words[poly..].fill(0);
-    let mut t = ct.clone();
-    t.set_data(&fx.ctx, &words).unwrap();
-    assert!(t.is_transparent());
-    t
-}
-
-/// Calls whose result is transparent (issue 9's eleven cases): SEAL's CPU path
+/// Calls whose result is transparent (eleven cases): SEAL's CPU path
 /// (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on in this build) throws
 /// `logic_error("result ciphertext is transparent")` after computing. Returns (name,
 /// operand, plaintext, call); the call's second ciphertext is the operand itself.
@@ -464,7 +441,7 @@ fn transparent_calls(
             fx.scale,
         )
         .unwrap();
-    let t = transparent(fx, a);
+    let t = fx.transparent(a);
     let cases: [(&'static str, &Ciphertext, BadOp); 11] = [
         ("multiply_plain by zero", a, |fx, a, _, p| {
             fx.evaluator.multiply_plain_inplace(a, p)

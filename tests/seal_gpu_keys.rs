@@ -1,13 +1,13 @@
-//! Keys through SEAL with a small key cap (`SEAL_OPENCL_MAX_KEY_BYTES`, read when the
-//! backend is installed, hence child processes): a server cycling through clients, each with
+//! Keys through SEAL with a small key cap (`SEAL_OPENCL_MAX_KEY_BYTES`, the setting the
+//! backend of this process is installed with): a server cycling through clients, each with
 //! its own relinearization and Galois keys, keeps at most the cap on the device, evicts the
 //! least recently used keys and uploads them again when a client comes back; every result is
 //! SEAL's CPU result. A soak test in small.
 
-mod seal_common;
-
-use seal_common::*;
-use seal_opencl::seal_c::*;
+use seal_opencl::config::MAX_KEY_BYTES;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// Room for about two key vectors of the fixture (N = 2^12, 3 key primes, 2 keys of 2
 /// polynomials: 393216 bytes each).
@@ -15,18 +15,22 @@ const CAP: &str = "800000";
 
 #[test]
 fn clients_cycle_through_a_small_key_cap() {
-    run_child(
-        "child_clients_cycle_through_a_small_key_cap",
-        &[("SEAL_OPENCL_MAX_KEY_BYTES", CAP)],
+    // A cap that is not a positive number of bytes is refused when installing.
+    let err = seal_opencl::ffi::install_backend_with(&[(MAX_KEY_BYTES.name, "lots")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(MAX_KEY_BYTES.name) && err.contains("lots"),
+        "{err}"
     );
-}
-
-#[test]
-#[ignore = "run by clients_cycle_through_a_small_key_cap in a child process"]
-fn child_clients_cycle_through_a_small_key_cap() {
-    if !is_child() {
-        return;
-    }
+    install_with(&[(MAX_KEY_BYTES.name, CAP)]);
+    let devices = seal_opencl::device_count().unwrap() as u64;
+    let memory = || seal_opencl::ffi::installed_device_memory().unwrap();
+    assert_eq!(
+        memory().max_key_bytes,
+        devices * CAP.parse::<u64>().unwrap(),
+        "a cap per device"
+    );
     let fx = Fixture::new();
     let mut rng = rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
@@ -50,29 +54,9 @@ fn child_clients_cycle_through_a_small_key_cap() {
             assert_same(&cpu, &gpu, &format!("round {round}, client {client}"));
         }
     }
-    assert_no_cpu_fallback();
-    println!("CHILD OK");
-}
-
-/// A cap that is not a positive number of bytes is an error when the backend is installed.
-#[test]
-fn a_bad_key_cap_is_refused() {
-    run_child(
-        "child_a_bad_key_cap_is_refused",
-        &[("SEAL_OPENCL_MAX_KEY_BYTES", "lots")],
-    );
-}
-
-#[test]
-#[ignore = "run by a_bad_key_cap_is_refused in a child process"]
-fn child_a_bad_key_cap_is_refused() {
-    if !is_child() {
-        return;
-    }
-    let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
     assert!(
-        err.contains("SEAL_OPENCL_MAX_KEY_BYTES") && err.contains("lots"),
-        "{err}"
+        memory().key_evictions > 0,
+        "five clients' keys never fit the cap"
     );
-    println!("CHILD OK");
+    assert_no_cpu_fallback();
 }

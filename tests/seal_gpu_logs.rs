@@ -1,16 +1,15 @@
-//! What a host sees of the library's log (`SEAL_OPENCL_LOG`, issue 12 item 5): installing
+//! What a host sees of the library's log (`SEAL_OPENCL_LOG`): installing
 //! the backend installs a stderr subscriber at that level unless the process has one. Each
 //! case runs in a child process (a global subscriber is set once per process), whose stderr
 //! the parent reads.
 
-mod seal_common;
-
 use std::sync::{Arc, Mutex};
 
-use seal_common::*;
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
-const LOG: &str = seal_opencl::logging::LOG_ENV_VAR;
+const LOG: &str = seal_opencl::config::LOG.name;
 
 /// The name SEAL gives the multiply_plain that it runs on the CPU.
 const FALLBACK: &str = "multiply_plain (operands not in NTT form)";

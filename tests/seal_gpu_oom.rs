@@ -11,14 +11,13 @@
 //!   child process, so that an abort (an exception escaping the C API) fails this test
 //!   instead of taking the test runner with it.
 
-mod seal_common;
-
-use seal_common::*;
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::seal_backend::GpuImage;
-use seal_opencl::seal_c::*;
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 const N: usize = BACKEND_N;
 /// Pool cap of both tests: room for a handful of N = 2^12 two-prime ciphertexts (128 KiB

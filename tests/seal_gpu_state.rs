@@ -10,10 +10,9 @@
 //! SEAL-level moves are not reachable from here. The Rust moves are exercised anyway
 //! (into a thread and back, `threads`).
 
-mod seal_common;
-
-use seal_common::*;
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// An operation on (a, b, plain), `a` the result, run once on CPU and once on device
 /// operands.
@@ -72,11 +71,7 @@ fn host_write_after_upload_is_uploaded_again() {
     for (write, overwrite) in overwrites {
         for (state, extra_ops) in [("device newer", 1), ("in sync", 0)] {
             let what = format!("{write} on a {state} ciphertext");
-            let (a, b, p) = (
-                fx.encrypt(&mut rng),
-                fx.encrypt(&mut rng),
-                fx.plain(&mut rng),
-            );
+            let (a, b, p) = fx.operands(&mut rng);
             let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
             check_op(
                 &fx,
@@ -140,11 +135,7 @@ fn copy_of_a_device_ciphertext_is_independent() {
         }),
     ];
     for (state, make) in sources {
-        let (a, b, p) = (
-            fx.encrypt(&mut rng),
-            fx.encrypt(&mut rng),
-            fx.plain(&mut rng),
-        );
+        let (a, b, p) = fx.operands(&mut rng);
         let want_a = a.data().unwrap();
 
         // An operation on the copy leaves the source alone.
@@ -206,11 +197,7 @@ fn copy_of_a_device_ciphertext_is_independent() {
 fn copy_assignment_keeps_mark_and_words() {
     let fx = Fixture::new();
     let mut rng = rng();
-    let (a, b, p) = (
-        fx.encrypt(&mut rng),
-        fx.encrypt(&mut rng),
-        fx.plain(&mut rng),
-    );
+    let (a, b, p) = fx.operands(&mut rng);
     let source = resident(&fx, &a);
     for (what, mut destination) in [
         ("into an empty ciphertext", Ciphertext::new().unwrap()),
@@ -260,11 +247,7 @@ fn decrypt_returns_the_device_result_and_frames_change_nothing() {
         ("synchronize", || synchronize().unwrap()),
     ];
     for (name, sync) in sync_points {
-        let (a, b, p) = (
-            fx.encrypt(&mut rng),
-            fx.encrypt(&mut rng),
-            fx.plain(&mut rng),
-        );
+        let (a, b, p) = fx.operands(&mut rng);
         let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
         let (gb, gp) = (on_gpu(&b), plain_on_gpu(&p));
         // Every step on both, `sync` between device steps.
@@ -356,11 +339,7 @@ fn plaintext_changed_after_upload_is_uploaded_again() {
 fn many_operations_without_a_decrypt() {
     let fx = Fixture::new();
     let mut rng = rng();
-    let (a, b, p) = (
-        fx.encrypt(&mut rng),
-        fx.encrypt(&mut rng),
-        fx.plain(&mut rng),
-    );
+    let (a, b, p) = fx.operands(&mut rng);
     // Scale 1: multiply_plain keeps the ciphertext's scale.
     let three = fx
         .encoder
@@ -395,11 +374,7 @@ fn threads() {
             let relin = fx.keygen.relin_keys().unwrap();
             let galois = fx.keygen.galois_keys_from_steps(&[1, -1]).unwrap();
             let decryptor = Decryptor::new(&fx.ctx, &fx.keygen.secret_key().unwrap()).unwrap();
-            let (a, b, p) = (
-                fx.encrypt(&mut rng),
-                fx.encrypt(&mut rng),
-                fx.plain(&mut rng),
-            );
+            let (a, b, p) = fx.operands(&mut rng);
             let (ga, gb, gp) = (on_gpu(&a), on_gpu(&b), plain_on_gpu(&p));
             std::thread::spawn(move || {
                 let chain = |a: &mut Ciphertext, b: &Ciphertext, p: &Plaintext| {

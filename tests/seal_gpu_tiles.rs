@@ -1,18 +1,17 @@
-//! Every tile through SEAL (issue 13): threads bound to different tiles (`bind_thread_to_device`)
+//! Every tile through SEAL: threads bound to different tiles (`bind_thread_to_device`)
 //! run every routed operation, and ciphertexts, plaintexts and keys made on one tile are used
 //! on another (handed over a channel, no synchronize), every result identical to SEAL's CPU
 //! result. Two tiles: two GPUs where the machine has them, else the CPU device (PoCL) split
 //! into two sub-devices, as `tests/device.rs` makes them.
 
-mod seal_common;
-
 use std::sync::mpsc;
 use std::thread;
 
-use seal_common::*;
-use seal_opencl::seal_c::*;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
-/// Two tiles for the backend this process installs (the environment is read at install).
+/// Two tiles for the backend this process installs: two GPUs, or the CPU device split in two.
 fn two_tiles() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
@@ -22,10 +21,11 @@ fn two_tiles() {
             .filter(|d| d.is_gpu)
             .count();
         if gpus < 2 {
-            std::env::set_var("SEAL_OPENCL_DEVICE", "cpu");
-            std::env::set_var("SEAL_OPENCL_TILES", "2");
+            use seal_opencl::config::{DEVICE, TILES};
+            install_with(&[(DEVICE.name, "cpu"), (TILES.name, "2")]);
+        } else {
+            install();
         }
-        install();
         assert_eq!(seal_opencl::device_count().unwrap(), 2, "two tiles");
     });
 }
@@ -67,11 +67,7 @@ struct Hand {
 fn chain_across_tiles(first: i32, second: i32) {
     let fx = fixture();
     let mut rng = rng();
-    let (a, b, p) = (
-        fx.encrypt(&mut rng),
-        fx.encrypt(&mut rng),
-        fx.plain(&mut rng),
-    );
+    let (a, b, p) = fx.operands(&mut rng);
 
     let mut cpu = a.clone();
     let steps: [Op; 4] = [

@@ -1,14 +1,14 @@
-//! Transfers of marked objects (issue 14, seal-patch 0007): their host words live in the
+//! Transfers of marked objects (seal-patch 0007): their host words live in the
 //! backend's page-locked memory, uploads from there return before the copy finished, host
 //! writes wait for it, and freeing the words waits too. Every result is compared word for
 //! word with SEAL's CPU result. The tests that count page-locked bytes or set the cap run in
 //! child processes (the count is per process, the cap is read at install).
 
-mod seal_common;
-
-use seal_common::*;
-use seal_opencl::cl::{pinned_bytes_in_use, MAX_PINNED_BYTES_ENV_VAR};
-use seal_opencl::seal_c::*;
+use seal_opencl::cl::pinned_bytes_in_use;
+use seal_opencl::config::MAX_PINNED_BYTES;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// MulLinRS of two marked copies of `a`, `b` against the same on the CPU, checked through a
 /// host read of the result (which waits only for its download).
@@ -232,7 +232,7 @@ fn pinned_cap_falls_back_cleanly_with_one_warning() {
     for cap in ["0", "4096"] {
         let out = run_child_output(
             "child_cap_falls_back_to_pageable_memory",
-            &[(MAX_PINNED_BYTES_ENV_VAR, cap), ("SEAL_OPENCL_LOG", "warn")],
+            &[(MAX_PINNED_BYTES.name, cap), ("SEAL_OPENCL_LOG", "warn")],
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         let warnings = stderr.matches("page-locked host memory").count();
@@ -249,7 +249,7 @@ fn child_bad_cap_is_refused() {
     }
     let err = seal_opencl::ffi::install_backend().unwrap_err();
     assert!(
-        err.to_string().contains(MAX_PINNED_BYTES_ENV_VAR),
+        err.to_string().contains(MAX_PINNED_BYTES.name),
         "the error names the variable: {err}"
     );
     println!("CHILD OK");
@@ -259,6 +259,6 @@ fn child_bad_cap_is_refused() {
 fn bad_pinned_cap_is_refused() {
     run_child(
         "child_bad_cap_is_refused",
-        &[(MAX_PINNED_BYTES_ENV_VAR, "lots")],
+        &[(MAX_PINNED_BYTES.name, "lots")],
     );
 }

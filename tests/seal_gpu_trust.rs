@@ -1,4 +1,4 @@
-//! Regressions of what a new user met (issue 9): operations on device results after the
+//! Regressions of what a new user met: operations on device results after the
 //! backend was uninstalled, threads sharing an operand that is not on the device yet, and
 //! images of an old backend after an uninstall and install. Each call either gives SEAL's
 //! CPU words or throws SEAL's exception type (here: `ErrorKind::Logic`); nothing aborts.
@@ -6,18 +6,12 @@
 //! Uninstalling switches the backend off for the whole process, so those tests run in a
 //! child process each (`run_child`).
 
-mod seal_common;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use seal_common::*;
-use seal_opencl::seal_c::*;
 use seal_opencl::{ErrorKind, Result};
-
-fn reinstall() {
-    seal_opencl::ffi::uninstall_backend().unwrap();
-    seal_opencl::ffi::install_backend().unwrap();
-}
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::*;
+use seal_opencl_testkit::seal_c::*;
 
 /// Fails unless `result` is SEAL's `logic_error` whose message says why.
 fn assert_unreachable<T: std::fmt::Debug>(result: Result<T>, what: &str) {
@@ -88,7 +82,7 @@ fn calls_with_pending_results(
         .collect()
 }
 
-/// Issue 9.1: after `uninstall_backend()`, every call on a result that only the device
+/// After `uninstall_backend()`, every call on a result that only the device
 /// held throws `logic_error` before SEAL touches the words (SEAL's CPU path iterates
 /// with noexcept iterators: a throw there ended the process).
 #[test]
@@ -104,11 +98,7 @@ fn child_calls_on_a_pending_result_after_uninstall_throw() {
     }
     let fx = Fixture::new();
     let mut rng = rng();
-    let (a, b, p) = (
-        fx.encrypt(&mut rng),
-        fx.encrypt(&mut rng),
-        fx.plain(&mut rng),
-    );
+    let (a, b, p) = fx.operands(&mut rng);
     let calls = calls_with_pending_results(&fx, &a, &b);
     seal_opencl::ffi::uninstall_backend().unwrap();
     for (name, product, call, mut x) in calls {
@@ -119,7 +109,7 @@ fn child_calls_on_a_pending_result_after_uninstall_throw() {
     println!("CHILD OK");
 }
 
-/// Issue 9.1: uninstalling from one thread while two others issue operations: each call
+/// Uninstalling from one thread while two others issue operations: each call
 /// gives SEAL's words or throws `logic_error`; the process lives.
 #[test]
 fn uninstall_while_threads_issue_work() {
@@ -141,7 +131,7 @@ fn child_uninstall_while_threads_issue_work() {
         .relinearize_inplace(&mut want, &fx.relin)
         .unwrap();
     for round in 0..3 {
-        seal_opencl::ffi::install_backend().unwrap();
+        reinstall();
         let stop = AtomicBool::new(false);
         std::thread::scope(|s| {
             for t in 0..2 {
@@ -176,7 +166,7 @@ fn child_uninstall_while_threads_issue_work() {
     println!("CHILD OK");
 }
 
-/// Issue 9.2: 8 threads share an operand that is not on the device yet (a plaintext of
+/// 8 threads share an operand that is not on the device yet (a plaintext of
 /// multiply_plain, then a ciphertext of multiply) and the relinearization keys, each with
 /// its own evaluator and result:
 /// the first routed use of the shared operand uploads it once, under the object's lock;
@@ -188,11 +178,7 @@ fn threads_share_an_operand_that_is_not_uploaded() {
     const THREADS: usize = 8;
     let fx = Fixture::new();
     let mut rng = rng();
-    let (a, b, p) = (
-        fx.encrypt(&mut rng),
-        fx.encrypt(&mut rng),
-        fx.plain(&mut rng),
-    );
+    let (a, b, p) = fx.operands(&mut rng);
     let mut by_plain = a.clone();
     fx.evaluator
         .multiply_plain_inplace(&mut by_plain, &p)
@@ -254,7 +240,7 @@ fn threads_share_an_operand_that_is_not_uploaded() {
     assert_no_cpu_fallback();
 }
 
-/// Issue 9.2: threads making the first host read of a shared device result at once: the
+/// Threads making the first host read of a shared device result at once: the
 /// download happens once, under the object's lock, and every reader sees SEAL's words.
 #[test]
 fn threads_read_a_shared_device_result() {
@@ -322,7 +308,7 @@ fn a_result_handed_to_another_thread_is_used_there() {
     }
 }
 
-/// Issue 9.3: an uninstall and install leave objects with images of the old backend (its
+/// An uninstall and install leave objects with images of the old backend (its
 /// OpenCL context is gone). One whose host words are current drops that image and is
 /// uploaded to the new backend; one whose words only the old device held throws
 /// `logic_error` naming the cause, for operations, copies and host reads alike.
@@ -341,7 +327,7 @@ fn child_images_of_an_old_backend_are_never_used() {
     let mut rng = rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
 
-    // The issue's program: a in sync (decrypted), then reinstall, then two transforms.
+    // The program that found the bug: a in sync (decrypted), then reinstall, then two transforms.
     let mut cpu = a.clone();
     let mut gpu = on_gpu(&a);
     for x in [&mut cpu, &mut gpu] {

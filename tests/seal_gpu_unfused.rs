@@ -2,18 +2,16 @@
 //! separate dyadic-product and add kernels; `SEAL_OPENCL_MEMCACHE=off`: no buffer pool)
 //! keep the bit-exact rule: multiply (2 x 2 and 3 x 2 polynomials), square and MulLin on
 //! `.gpu()` ciphertexts give SEAL's CPU words. Its own test binary, because the switches
-//! are read when the process's backend is installed.
+//! are the process's backend's settings.
 
 use rand::SeedableRng;
-use seal_opencl::routines::{Routine, Workload};
-use seal_opencl::seal_c::Ciphertext;
+use seal_opencl_testkit::routines::{Routine, Workload};
+use seal_opencl_testkit::seal_c::Ciphertext;
 
 #[test]
 fn unfused_tensor_without_memcache_matches_seal() {
-    std::env::set_var("SEAL_OPENCL_FUSED", "0");
-    std::env::set_var("SEAL_OPENCL_MEMCACHE", "off");
-    std::env::set_var("SEAL_OPENCL_POISON", "1");
-    seal_opencl::ffi::install_backend().expect("an OpenCL device for the backend");
+    use seal_opencl::config::{FUSED, MEMCACHE};
+    seal_opencl_testkit::fixture::install_with(&[(FUSED.name, "0"), (MEMCACHE.name, "off")]);
     let seed = rand::random();
     eprintln!("seed {seed}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);

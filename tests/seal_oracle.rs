@@ -3,29 +3,17 @@
 //! NTT runs in place, so its output words are the input words overwritten; the device
 //! tests in tests/ntt.rs cover unwritten words with poisoned buffers.
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use seal_opencl::arith::{self, Modulus, ShoupOperand};
 use seal_opencl::cl::{self, Context, DeviceSelector};
 use seal_opencl::ffi;
 use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables};
-
-fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
-
-/// One prime 1 mod 2^13 of every bit size from 17 to 60 (each size has one).
-fn primes() -> Vec<Modulus> {
-    (17..=60)
-        .map(|b| Modulus::new(arith::get_primes(1 << 13, b, 1).unwrap()[0]).unwrap())
-        .collect()
-}
+use seal_opencl_testkit::harness::{primes_17_to_60_bits, rng};
 
 #[test]
 fn modular_arithmetic_equals_seal() {
     let mut rng = rng();
-    for m in primes() {
+    for m in primes_17_to_60_bits() {
         let q = m.value();
         for _ in 0..200 {
             let (a, b) = (rng.gen_range(0..q), rng.gen_range(0..q));

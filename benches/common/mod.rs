@@ -142,11 +142,13 @@ impl Setup {
     pub fn install(&self) -> Result<()> {
         let bridge = |e: cxx::Exception| Error::Logic(e.to_string());
         seal_opencl::ffi::uninstall_backend().map_err(bridge)?;
-        std::env::set_var(seal_opencl::ntt::NTT_STRATEGY_ENV_VAR, self.ntt);
+        use seal_opencl::config::{env_settings, FUSED, MEMCACHE, NTT};
         let on = |b: bool| if b { "1" } else { "0" };
-        std::env::set_var(seal_opencl::device::FUSED_ENV_VAR, on(self.fused));
-        std::env::set_var(seal_opencl::device::MEMCACHE_ENV_VAR, on(self.memcache));
-        seal_opencl::ffi::install_backend().map_err(bridge)
+        let mut settings = env_settings();
+        settings.push((NTT.name, self.ntt.into()));
+        settings.push((FUSED.name, on(self.fused).into()));
+        settings.push((MEMCACHE.name, on(self.memcache).into()));
+        seal_opencl::ffi::install_backend_with(&settings).map_err(bridge)
     }
 }
 

@@ -31,3 +31,8 @@ impl Flags {
             .map_err(|_| Error::InvalidArgument(format!("{flag} {v:?}: not a number")))
     }
 }
+
+/// The installed backend's device, as `seal_opencl::ffi::describe_backend` names it.
+pub fn device_description() -> Result<String> {
+    seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))
+}

@@ -398,8 +398,10 @@ mod bridge {
         /// The message of the last mismatch (empty if none).
         #[cxx_name = "crosscheck_last_mismatch_text"]
         fn crosscheck_last_mismatch() -> String;
-        /// Test hook: the next cross-checked operation's device result gets one bit of one
-        /// word flipped on the device, so that the comparison must fail.
+        /// Test hook (feature `test-hooks`): the next cross-checked operation's device
+        /// result gets one bit of one word flipped on the device, so that the comparison
+        /// must fail.
+        #[cfg(feature = "test-hooks")]
         fn crosscheck_corrupt_next_result();
 
         /// SEAL's `NTTTables(coeff_count_power, Modulus(modulus))`.
@@ -440,26 +442,30 @@ mod bridge {
     }
 }
 
+#[cfg(feature = "test-hooks")]
+pub use bridge::crosscheck_corrupt_next_result;
 pub use bridge::{
-    bind_thread_to_device, crosscheck_checks, crosscheck_corrupt_next_result,
-    crosscheck_last_mismatch, crosscheck_mismatches, describe_backend, device_count,
-    install_backend, install_backend_with_settings, installed_device_memory, probe_backend,
-    seal_barrett_reduce_128, seal_barrett_reduce_64, seal_coeff_modulus_create, seal_get_primes,
-    seal_multiply_uint_mod, seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse,
-    seal_ntt_tables, seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef,
-    LevelParams, NamedSetting, ProfiledOperation, SealNttTables, Traffic,
+    bind_thread_to_device, crosscheck_checks, crosscheck_last_mismatch, crosscheck_mismatches,
+    describe_backend, device_count, install_backend, install_backend_with_settings,
+    installed_device_memory, probe_backend, seal_barrett_reduce_128, seal_barrett_reduce_64,
+    seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
+    seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
+    seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
+    NamedSetting, ProfiledOperation, SealNttTables, Traffic,
 };
 
 /// Installs the backend with `settings` (`crate::config` names and values, a later pair
 /// overriding an earlier one of the same name; the rest at their defaults, the environment
 /// unread), as C++'s `install_backend(const Options &)` does. Pass
 /// `crate::config::env_settings()` first to start from the environment's.
-pub fn install_backend_with(settings: &[(&str, &str)]) -> std::result::Result<(), cxx::Exception> {
+pub fn install_backend_with<V: AsRef<str>>(
+    settings: &[(&str, V)],
+) -> std::result::Result<(), cxx::Exception> {
     let settings: Vec<NamedSetting> = settings
         .iter()
-        .map(|&(name, value)| NamedSetting {
-            name: name.into(),
-            value: value.into(),
+        .map(|(name, value)| NamedSetting {
+            name: (*name).into(),
+            value: value.as_ref().into(),
         })
         .collect();
     install_backend_with_settings(&settings)

@@ -1,4 +1,4 @@
-//! The CKKS routines of seed 001 VI-C (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd,
+//! The CKKS routines (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd,
 //! Rotate) over SEAL's API (`seal_c`), with everything they need: one parameter set, its
 //! keys and tools, and random encrypted inputs. Shared by the main job
 //! (`examples/ckks_routines.rs`) and the benchmarks, which run each routine on CPU
@@ -8,14 +8,14 @@ use std::time::{Duration, Instant};
 
 use rand::Rng;
 
-use crate::error::{Error, Result};
-use crate::profiler::Profiler;
 use crate::seal_c::{
     self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
-    KeyGenerator, RelinKeys, SecLevelType,
+    KeyGenerator, Plaintext, RelinKeys, SecLevelType,
 };
+use seal_opencl::error::{Error, Result};
+use seal_opencl::profiler::Profiler;
 
-/// One routine of seed 001 VI-C.
+/// One of the CKKS routines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Routine {
     /// multiply, relinearize.
@@ -73,7 +73,7 @@ impl Routine {
                 let mut c = b.try_clone()?;
                 ev.mod_switch_to_next_inplace(&mut c)?;
                 // After the rescale a's scale is b's squared over the dropped prime: close
-                // to b's but not equal, and add needs equal scales (as in seed 001).
+                // to b's but not equal, and add needs equal scales.
                 c.set_scale(a.scale());
                 ev.add_inplace(a, &c)
             }
@@ -89,11 +89,11 @@ impl std::str::FromStr for Routine {
         Routine::ALL
             .into_iter()
             .find(|r| r.name().eq_ignore_ascii_case(s.trim()))
-            .ok_or_else(|| Error::invalid(format!("no routine named {s:?}")))
+            .ok_or_else(|| crate::invalid(format!("no routine named {s:?}")))
     }
 }
 
-/// The data primes the routines use by default at N = 2^`log_n`: seed 001's 8 at 2^15 and
+/// The data primes the routines use by default at N = 2^`log_n`: 8 at 2^15 and
 /// 2^16 (and above), at 2^13 and 2^14 as many as SEAL's 128-bit security table allows with
 /// [`default_bit_sizes`] (SEAL's table stops at 2^15; 2^16 runs with its check off).
 ///
@@ -106,7 +106,7 @@ pub fn default_data_primes(log_n: u32) -> Result<usize> {
         14 => 438,
         15.. => return Ok(8),
         _ => {
-            return Err(Error::invalid(format!(
+            return Err(crate::invalid(format!(
                 "the routines need N >= 2^13: at 2^{log_n} SEAL's 128-bit bound leaves fewer \
                  bits than a 60-bit data prime and a 60-bit special prime take"
             )))
@@ -117,7 +117,7 @@ pub fn default_data_primes(log_n: u32) -> Result<usize> {
 }
 
 /// SEAL's coefficient modulus bit sizes for `data_primes` data primes: a 60-bit first
-/// prime, 50-bit primes, and a 60-bit special prime (seed 001's setting for 8 data primes:
+/// prime, 50-bit primes, and a 60-bit special prime (the setting for 8 data primes:
 /// {60, 50 x 7, 60}).
 pub fn default_bit_sizes(data_primes: usize) -> Vec<i32> {
     let mut bits = vec![60];
@@ -152,7 +152,7 @@ impl Workload {
     }
 
     /// As [`Workload::new`] with SEAL's security check chosen by the caller (`None` lets
-    /// the benchmarks run seed 001's 9 primes at N = 2^13 and 2^14).
+    /// the benchmarks run 9 primes at N = 2^13 and 2^14).
     pub fn with_security(
         poly_modulus_degree: u64,
         bit_sizes: &[i32],
@@ -174,15 +174,18 @@ impl Workload {
         })
     }
 
-    /// A fresh encryption of random slots in [-1, 1) at the first data level.
-    pub fn encrypt_random(&self, rng: &mut impl Rng) -> Result<Ciphertext> {
+    /// An encoding of random slots in [-1, 1) at the first data level and the scale.
+    pub fn plain_random(&self, rng: &mut impl Rng) -> Result<Plaintext> {
         let values: Vec<f64> = (0..self.encoder.slot_count())
             .map(|_| rng.gen_range(-1.0..1.0))
             .collect();
-        let plain = self
-            .encoder
-            .encode(&values, &self.context.first_parms_id(), self.scale)?;
-        self.encryptor.encrypt(&plain)
+        self.encoder
+            .encode(&values, &self.context.first_parms_id(), self.scale)
+    }
+
+    /// A fresh encryption of [`Workload::plain_random`].
+    pub fn encrypt_random(&self, rng: &mut impl Rng) -> Result<Ciphertext> {
+        self.encryptor.encrypt(&self.plain_random(rng)?)
     }
 }
 
@@ -253,21 +256,4 @@ pub fn time_routine(
         to_device(&w.evaluator, &mut [&mut b])?;
     }
     time_op(&w.evaluator, a, reps, profiler, |x| routine.run(w, x, &b))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn default_data_primes_fit_seals_bound() {
-        assert_eq!(default_data_primes(13).unwrap(), 2);
-        assert_eq!(default_data_primes(14).unwrap(), 7);
-        assert_eq!(default_data_primes(15).unwrap(), 8);
-        assert_eq!(default_data_primes(16).unwrap(), 8);
-        for log_n in [1, 10, 12] {
-            let e = default_data_primes(log_n).unwrap_err();
-            assert!(e.to_string().contains("2^13"), "{e}");
-        }
-    }
 }

@@ -1,23 +1,49 @@
-//! Helpers shared by the SEAL-level tests of the GPU backend (`seal_gpu`, `seal_gpu_state`,
-//! `seal_gpu_errors`, `seal_gpu_oom`, `seal_gpu_logs`): parameter sets with every key,
-//! marking, word-for-word comparison of a device ciphertext with its CPU counterpart, child
-//! processes.
-#![allow(dead_code)] // each test binary uses its own subset
+//! What the SEAL-level tests of the GPU backend share (`seal_gpu*`, `seal_backend_*`,
+//! `profiler`): parameter sets with every key, marking, word-for-word comparison of a device
+//! ciphertext with its CPU counterpart, every routed operation as a table.
 
-use std::sync::Once;
+use std::sync::OnceLock;
 
-use rand::{Rng, SeedableRng};
-use seal_opencl::seal_c::*;
+use rand::Rng;
 
-/// Installs the backend once per process, with pooled buffers poisoned so that words a
-/// kernel fails to write show up. `SEAL_OPENCL_*` variables a test file needs must be set
-/// before the first call (the backend reads the environment when it is installed).
-pub fn install() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        std::env::set_var("SEAL_OPENCL_POISON", "1");
-        seal_opencl::ffi::install_backend().expect("an OpenCL device for the backend");
+use crate::harness::rng;
+use crate::seal_c::*;
+
+/// The settings the fixture installs with, fixed by the first install of the process.
+static SETTINGS: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
+
+/// Installs the backend once per process: the environment's settings, pooled buffers
+/// poisoned (words a kernel fails to write show up), then `settings` over them. Only the
+/// first call's `settings` count: a test file that needs its own passes them on every call.
+pub fn install_with(settings: &[(&'static str, &str)]) {
+    SETTINGS.get_or_init(|| {
+        let mut all = seal_opencl::config::env_settings();
+        all.push((seal_opencl::config::POISON.name, "1".into()));
+        all.extend(
+            settings
+                .iter()
+                .map(|&(name, value)| (name, value.to_string())),
+        );
+        install_settings(&all);
+        all
     });
+}
+
+/// [`install_with`] the environment's settings and poisoned buffers.
+pub fn install() {
+    install_with(&[]);
+}
+
+/// Uninstalls the backend and installs a fresh one with the settings of the process's
+/// first install.
+pub fn reinstall() {
+    install();
+    seal_opencl::ffi::uninstall_backend().unwrap();
+    install_settings(SETTINGS.get().expect("installed above"));
+}
+
+fn install_settings(settings: &[(&'static str, String)]) {
+    seal_opencl::ffi::install_backend_with(settings).expect("an OpenCL device for the backend");
 }
 
 /// Rotation steps the fixture's Galois keys cover (0: complex conjugation); 2 is
@@ -83,6 +109,23 @@ impl Fixture {
         self.encryptor.encrypt(&self.plain(rng)).unwrap()
     }
 
+    /// Fresh operands of a binary operation: two encryptions and a plaintext of random
+    /// values at the first level.
+    pub fn operands(&self, rng: &mut impl Rng) -> (Ciphertext, Ciphertext, Plaintext) {
+        (self.encrypt(rng), self.encrypt(rng), self.plain(rng))
+    }
+
+    /// `ct` with polynomial 1 (and any beyond) zero: transparent.
+    pub fn transparent(&self, ct: &Ciphertext) -> Ciphertext {
+        let mut words = ct.data().unwrap();
+        let poly = (ct.coeff_modulus_size() * ct.poly_modulus_degree()) as usize;
+        words[poly..].fill(0);
+        let mut t = ct.clone();
+        t.set_data(&self.ctx, &words).unwrap();
+        assert!(t.is_transparent());
+        t
+    }
+
     /// An unmarked ciphertext with `ct`'s metadata and words (`ct` at the first level,
     /// size 2): reading a marked ciphertext's words is a host read, copying it would copy
     /// the mark.
@@ -136,13 +179,6 @@ pub fn backend_on(devices: seal_opencl::device::Devices) -> seal_opencl::seal_ba
     .unwrap()
 }
 
-/// A random generator whose seed is printed, so a failure can be replayed.
-pub fn rng() -> rand::rngs::StdRng {
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    rand::rngs::StdRng::seed_from_u64(seed)
-}
-
 /// A copy marked for the device (host newer: uploaded by the first routed operation).
 pub fn on_gpu(ct: &Ciphertext) -> Ciphertext {
     let mut g = ct.clone();
@@ -155,7 +191,7 @@ pub fn on_gpu(ct: &Ciphertext) -> Ciphertext {
 /// twice on the device, so the words are `ct`'s.
 pub fn resident(fx: &Fixture, ct: &Ciphertext) -> Ciphertext {
     let mut g = ct.clone();
-    seal_opencl::routines::to_device(&fx.evaluator, &mut [&mut g]).unwrap();
+    crate::routines::to_device(&fx.evaluator, &mut [&mut g]).unwrap();
     assert!(g.on_gpu());
     g
 }
@@ -165,6 +201,15 @@ pub fn plain_on_gpu(p: &Plaintext) -> Plaintext {
     g.gpu().unwrap();
     assert!(g.on_gpu());
     g
+}
+
+/// Runs `op` on a CPU copy and on a device copy ([`on_gpu`]) of `a`: the results must have
+/// the same metadata and words ([`assert_same`]).
+pub fn assert_same_on_both(a: &Ciphertext, mut op: impl FnMut(&mut Ciphertext), what: &str) {
+    let (mut cpu, mut gpu) = (a.clone(), on_gpu(a));
+    op(&mut cpu);
+    op(&mut gpu);
+    assert_same(&cpu, &gpu, what);
 }
 
 /// Same metadata and words (a host read of `gpu`: downloads when the device is newer).
@@ -202,43 +247,6 @@ pub fn assert_no_cpu_fallback() {
         Vec::<String>::new(),
         "operations that ran on the CPU instead of the device"
     );
-}
-
-/// Set in the environment of a child process started by [`run_child`].
-pub const CHILD_ENV_VAR: &str = "SEAL_GPU_TEST_CHILD";
-
-/// Whether this process is a child started by [`run_child`]. Child tests are `#[ignore]`d
-/// and return at once unless this holds, so `--include-ignored` in the parent stays safe.
-pub fn is_child() -> bool {
-    std::env::var_os(CHILD_ENV_VAR).is_some()
-}
-
-/// Runs the ignored test `name` of this test binary in a child process with `env` set:
-/// for settings the backend reads once when it is installed, and for code that might end
-/// the process. Fails unless the child succeeds and prints `CHILD OK`.
-pub fn run_child(name: &str, env: &[(&str, &str)]) {
-    run_child_output(name, env);
-}
-
-/// [`run_child`], returning what the child wrote (for a test of its stderr).
-pub fn run_child_output(name: &str, env: &[(&str, &str)]) -> std::process::Output {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(CHILD_ENV_VAR, "1")
-        .envs(env.iter().copied())
-        .args(["--ignored", "--exact", name, "--nocapture"])
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success() && text.contains("CHILD OK"),
-        "{name} ended with {}:\n{text}",
-        out.status
-    );
-    out
 }
 
 /// A routed operation (or a chain) on (a, b, plain); `a` is the result.
@@ -401,11 +409,7 @@ pub fn operations() -> Vec<(&'static str, Op)> {
 pub fn check_operations(fx: &Fixture, name: &str) {
     let mut rng = rng();
     for (op_name, op) in operations() {
-        let (a, b, p) = (
-            fx.encrypt(&mut rng),
-            fx.encrypt(&mut rng),
-            fx.plain(&mut rng),
-        );
+        let (a, b, p) = fx.operands(&mut rng);
         let mut cpu = a.clone();
         op(fx, &mut cpu, &b, &p);
         let mut gpu = on_gpu(&a);

@@ -1,23 +1,23 @@
 //! `Ciphertext` and `Plaintext`, with the patched SEAL's GPU marking.
 
-use super::{check_infallible, seal_call, trailing_words, CkksContext, Handle, ParmsId};
-use crate::error::{Error, Result};
+use super::{
+    check_infallible, handle_types, read_parms_id, read_value, seal_call, seal_create,
+    trailing_words, CkksContext, ParmsId,
+};
 use crate::sys;
+use seal_opencl::error::Result;
 use std::os::raw::{c_long, c_void};
 use std::ptr;
 
 /// `seal::compr_mode_type::none`.
 const COMPR_NONE: u8 = 0;
 
-/// `seal::Ciphertext`. `size` polynomials of `coeff_modulus_size` residue polynomials of
-/// `poly_modulus_degree` words each.
-pub struct Ciphertext {
-    handle: Handle,
-}
-
-/// `seal::Plaintext` (CKKS: `coeff_modulus_size * poly_modulus_degree` words, NTT form).
-pub struct Plaintext {
-    handle: Handle,
+handle_types! {
+    /// `seal::Ciphertext`. `size` polynomials of `coeff_modulus_size` residue polynomials of
+    /// `poly_modulus_degree` words each.
+    Ciphertext;
+    /// `seal::Plaintext` (CKKS: `coeff_modulus_size * poly_modulus_degree` words, NTT form).
+    Plaintext;
 }
 
 type SaveSizeFn = unsafe extern "C" fn(*mut c_void, u8, *mut i64) -> c_long;
@@ -81,87 +81,33 @@ fn load_with_words(
     super::check(hr, call)
 }
 
-fn read_u64(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
-    call: &'static str,
-) -> u64 {
-    let mut value = 0;
-    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
-    let hr = unsafe { f(object, &mut value) };
-    check_infallible(hr, call);
-    value
-}
-
-fn read_bool(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut bool) -> c_long,
-    call: &'static str,
-) -> bool {
-    let mut value = false;
-    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
-    let hr = unsafe { f(object, &mut value) };
-    check_infallible(hr, call);
-    value
-}
-
-fn read_f64(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut f64) -> c_long,
-    call: &'static str,
-) -> f64 {
-    let mut value = 0.0;
-    // SAFETY: `object` is a live object of the type `f` takes; `value` a live local.
-    let hr = unsafe { f(object, &mut value) };
-    check_infallible(hr, call);
-    value
-}
-
-fn read_parms_id(
-    object: *mut c_void,
-    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
-    call: &'static str,
-) -> ParmsId {
-    let mut id = [0u64; 4];
-    // SAFETY: `object` is a live object of the type `f` takes; `id` has the 4 words.
-    let hr = unsafe { f(object, id.as_mut_ptr()) };
-    check_infallible(hr, call);
-    id
-}
-
 impl Ciphertext {
     /// An empty ciphertext (size 0, no parameters) in SEAL's global memory pool.
     pub fn new() -> Result<Self> {
-        let mut ct = ptr::null_mut();
-        // SAFETY: a null pool means the global pool; `ct` receives a fresh Ciphertext.
-        unsafe { seal_call!(Ciphertext_Create1(ptr::null_mut(), &mut ct)) }?;
+        // SAFETY: a null pool means the global pool; the call creates a fresh Ciphertext.
         Ok(Ciphertext {
-            handle: Handle::new(ct, sys::Ciphertext_Destroy, "Ciphertext_Create1")?,
+            handle: unsafe {
+                seal_create!(Ciphertext_Destroy, Ciphertext_Create1(ptr::null_mut()))
+            }?,
         })
     }
 
     /// A copy (`Ciphertext(const Ciphertext &)`): metadata, words and the GPU mark; a
     /// device-resident source is cloned device to device by the backend.
     pub fn try_clone(&self) -> Result<Self> {
-        let mut ct = ptr::null_mut();
-        // SAFETY: `self` is live; `ct` receives a fresh Ciphertext copy.
-        unsafe { seal_call!(Ciphertext_Create2(self.ptr(), &mut ct)) }?;
+        // SAFETY: `self` is live; the call creates a fresh Ciphertext copy.
         Ok(Ciphertext {
-            handle: Handle::new(ct, sys::Ciphertext_Destroy, "Ciphertext_Create2")?,
+            handle: unsafe { seal_create!(Ciphertext_Destroy, Ciphertext_Create2(self.ptr())) }?,
         })
-    }
-
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
     }
 
     /// The number of polynomials (2 fresh, 3 after a multiply).
     pub fn size(&self) -> u64 {
-        read_u64(self.ptr(), sys::Ciphertext_Size, "Ciphertext_Size")
+        read_value(self.ptr(), sys::Ciphertext_Size, "Ciphertext_Size")
     }
 
     pub fn coeff_modulus_size(&self) -> u64 {
-        read_u64(
+        read_value(
             self.ptr(),
             sys::Ciphertext_CoeffModulusSize,
             "Ciphertext_CoeffModulusSize",
@@ -169,7 +115,7 @@ impl Ciphertext {
     }
 
     pub fn poly_modulus_degree(&self) -> u64 {
-        read_u64(
+        read_value(
             self.ptr(),
             sys::Ciphertext_PolyModulusDegree,
             "Ciphertext_PolyModulusDegree",
@@ -181,7 +127,7 @@ impl Ciphertext {
     }
 
     pub fn scale(&self) -> f64 {
-        read_f64(self.ptr(), sys::Ciphertext_Scale, "Ciphertext_Scale")
+        read_value(self.ptr(), sys::Ciphertext_Scale, "Ciphertext_Scale")
     }
 
     /// Overwrites the scale (metadata only), e.g. to align two operands' scales.
@@ -192,7 +138,7 @@ impl Ciphertext {
     }
 
     pub fn is_ntt_form(&self) -> bool {
-        read_bool(
+        read_value(
             self.ptr(),
             sys::Ciphertext_IsNTTForm,
             "Ciphertext_IsNTTForm",
@@ -230,7 +176,7 @@ impl Ciphertext {
     pub fn set_data(&mut self, context: &CkksContext, words: &[u64]) -> Result<()> {
         let count = self.uint64_count() as usize;
         if words.len() != count {
-            return Err(Error::invalid(format!(
+            return Err(crate::invalid(format!(
                 "set_data: {} words given, the ciphertext holds {count}",
                 words.len()
             )));
@@ -256,7 +202,7 @@ impl Ciphertext {
 
     /// Whether the ciphertext is marked for the GPU (`Ciphertext::on_gpu`).
     pub fn on_gpu(&self) -> bool {
-        read_bool(self.ptr(), sys::Ciphertext_OnGpu, "Ciphertext_OnGpu")
+        read_value(self.ptr(), sys::Ciphertext_OnGpu, "Ciphertext_OnGpu")
     }
 
     /// Copy assignment (`Ciphertext::operator=(const Ciphertext &)`, `Ciphertext_Set`):
@@ -272,7 +218,7 @@ impl Ciphertext {
     /// Whether every polynomial but the first is zero (`Ciphertext::is_transparent`). A
     /// host read: a device-newer ciphertext downloads first.
     pub fn is_transparent(&self) -> bool {
-        read_bool(
+        read_value(
             self.ptr(),
             sys::Ciphertext_IsTransparent,
             "Ciphertext_IsTransparent",
@@ -299,26 +245,18 @@ impl Clone for Ciphertext {
 impl Plaintext {
     /// An empty plaintext in SEAL's global memory pool.
     pub fn new() -> Result<Self> {
-        let mut pt = ptr::null_mut();
-        // SAFETY: a null pool means the global pool; `pt` receives a fresh Plaintext.
-        unsafe { seal_call!(Plaintext_Create1(ptr::null_mut(), &mut pt)) }?;
+        // SAFETY: a null pool means the global pool; the call creates a fresh Plaintext.
         Ok(Plaintext {
-            handle: Handle::new(pt, sys::Plaintext_Destroy, "Plaintext_Create1")?,
+            handle: unsafe { seal_create!(Plaintext_Destroy, Plaintext_Create1(ptr::null_mut())) }?,
         })
     }
 
     /// A copy (`Plaintext(const Plaintext &)`), GPU mark included.
     pub fn try_clone(&self) -> Result<Self> {
-        let mut pt = ptr::null_mut();
-        // SAFETY: `self` is live; `pt` receives a fresh Plaintext copy.
-        unsafe { seal_call!(Plaintext_Create5(self.ptr(), &mut pt)) }?;
+        // SAFETY: `self` is live; the call creates a fresh Plaintext copy.
         Ok(Plaintext {
-            handle: Handle::new(pt, sys::Plaintext_Destroy, "Plaintext_Create5")?,
+            handle: unsafe { seal_create!(Plaintext_Destroy, Plaintext_Create5(self.ptr())) }?,
         })
-    }
-
-    pub(crate) fn ptr(&self) -> *mut c_void {
-        self.handle.get()
     }
 
     /// The C API handle (a `seal::Plaintext *`) for C functions these wrappers do not
@@ -329,7 +267,7 @@ impl Plaintext {
 
     /// The number of words (`coeff_modulus_size * poly_modulus_degree` for CKKS).
     pub fn coeff_count(&self) -> u64 {
-        read_u64(
+        read_value(
             self.ptr(),
             sys::Plaintext_CoeffCount,
             "Plaintext_CoeffCount",
@@ -345,7 +283,7 @@ impl Plaintext {
     }
 
     pub fn scale(&self) -> f64 {
-        read_f64(self.ptr(), sys::Plaintext_Scale, "Plaintext_Scale")
+        read_value(self.ptr(), sys::Plaintext_Scale, "Plaintext_Scale")
     }
 
     /// Overwrites the scale (metadata only).
@@ -356,7 +294,7 @@ impl Plaintext {
     }
 
     pub fn is_ntt_form(&self) -> bool {
-        read_bool(self.ptr(), sys::Plaintext_IsNTTForm, "Plaintext_IsNTTForm")
+        read_value(self.ptr(), sys::Plaintext_IsNTTForm, "Plaintext_IsNTTForm")
     }
 
     /// All words (a host read; see `Ciphertext::data`).
@@ -376,7 +314,7 @@ impl Plaintext {
     }
 
     pub fn on_gpu(&self) -> bool {
-        read_bool(self.ptr(), sys::Plaintext_OnGpu, "Plaintext_OnGpu")
+        read_value(self.ptr(), sys::Plaintext_OnGpu, "Plaintext_OnGpu")
     }
 }
 

@@ -1,4 +1,4 @@
-//! Soak runs of a long-lived SEAL server on the GPU backend (issue 12.1), over `seal_c`:
+//! Soak runs of a long-lived SEAL server on the GPU backend, over `seal_c`:
 //!
 //! - [`clients`]: many clients, each with a fresh `KeyGenerator` (its own relinearization and
 //!   Galois keys), served MulLin and rotations; a window of recent clients stays connected
@@ -16,12 +16,12 @@ use std::collections::VecDeque;
 
 use rand::{Rng, SeedableRng};
 
-use crate::error::{Error, Result};
-use crate::ffi::{installed_device_memory, DeviceMemory};
 use crate::seal_c::{
     Ciphertext, CkksContext, CkksEncoder, Encryptor, Evaluator, GaloisKeys, KeyGenerator,
     RelinKeys, SecLevelType,
 };
+use seal_opencl::error::{Error, Result};
+use seal_opencl::ffi::{installed_device_memory, DeviceMemory};
 
 /// Clients connected at once in [`clients`].
 const WINDOW: usize = 8;

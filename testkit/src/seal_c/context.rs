@@ -1,8 +1,8 @@
 //! `CkksContext`: `EncryptionParameters` (CKKS) + `SEALContext`.
 
-use super::{check_infallible, seal_call, Handle, ParmsId};
-use crate::error::{Error, Result};
+use super::{check_infallible, read_parms_id, seal_call, seal_create, Handle, ParmsId};
 use crate::sys;
+use seal_opencl::error::Result;
 use std::os::raw::{c_int, c_void};
 use std::ptr;
 
@@ -84,7 +84,7 @@ impl CkksContext {
         sec_level: SecLevelType,
     ) -> Result<Self> {
         if coeff_bit_sizes.is_empty() {
-            return Err(Error::invalid("coeff_bit_sizes is empty"));
+            return Err(crate::invalid("coeff_bit_sizes is empty"));
         }
         let mut bit_sizes = coeff_bit_sizes.to_vec();
         let mut moduli = Moduli(vec![ptr::null_mut(); bit_sizes.len()]);
@@ -114,7 +114,7 @@ impl CkksContext {
         sec_level: SecLevelType,
     ) -> Result<Self> {
         if coeff_modulus.is_empty() {
-            return Err(Error::invalid("coeff_modulus is empty"));
+            return Err(crate::invalid("coeff_modulus is empty"));
         }
         let mut moduli = Moduli(Vec::with_capacity(coeff_modulus.len()));
         for &q in coeff_modulus {
@@ -133,10 +133,8 @@ impl CkksContext {
         mut moduli: Moduli,
         sec_level: SecLevelType,
     ) -> Result<Self> {
-        let mut params = ptr::null_mut();
         // SAFETY: `params` is a live local the call writes a fresh handle through.
-        unsafe { seal_call!(EncParams_Create1(SCHEME_CKKS, &mut params)) }?;
-        let params = Handle::new(params, sys::EncParams_Destroy, "EncParams_Create1")?;
+        let params = unsafe { seal_create!(EncParams_Destroy, EncParams_Create1(SCHEME_CKKS)) }?;
         let mut context = ptr::null_mut();
         // SAFETY: `params` is live; `moduli` holds `len` live Modulus handles (SEAL copies
         // their values); `context` is a live local the last call writes a fresh handle to.
@@ -165,7 +163,7 @@ impl CkksContext {
         // SAFETY: the context is live; `set` is a live local.
         unsafe { seal_call!(SEALContext_ParametersSet(context.ptr(), &mut set)) }?;
         if !set {
-            return Err(Error::invalid(format!(
+            return Err(crate::invalid(format!(
                 "SEAL rejected the encryption parameters: {}",
                 context.parameter_error_message()?
             )));
@@ -206,31 +204,31 @@ impl CkksContext {
         self.poly_modulus_degree
     }
 
-    fn read_parms_id(
-        &self,
-        f: unsafe extern "C" fn(*mut c_void, *mut u64) -> std::os::raw::c_long,
-        call: &'static str,
-    ) -> ParmsId {
-        let mut id = [0u64; 4];
-        // SAFETY: the context is live; `id` has the 4 words a parms_id is.
-        let hr = unsafe { f(self.ptr(), id.as_mut_ptr()) };
-        check_infallible(hr, call);
-        id
-    }
-
     /// The parms_id of the key level (all primes, special prime included).
     pub fn key_parms_id(&self) -> ParmsId {
-        self.read_parms_id(sys::SEALContext_KeyParmsId, "SEALContext_KeyParmsId")
+        read_parms_id(
+            self.ptr(),
+            sys::SEALContext_KeyParmsId,
+            "SEALContext_KeyParmsId",
+        )
     }
 
     /// The parms_id of the first data level (fresh ciphertexts live here).
     pub fn first_parms_id(&self) -> ParmsId {
-        self.read_parms_id(sys::SEALContext_FirstParmsId, "SEALContext_FirstParmsId")
+        read_parms_id(
+            self.ptr(),
+            sys::SEALContext_FirstParmsId,
+            "SEALContext_FirstParmsId",
+        )
     }
 
     /// The parms_id of the last level (one prime).
     pub fn last_parms_id(&self) -> ParmsId {
-        self.read_parms_id(sys::SEALContext_LastParmsId, "SEALContext_LastParmsId")
+        read_parms_id(
+            self.ptr(),
+            sys::SEALContext_LastParmsId,
+            "SEALContext_LastParmsId",
+        )
     }
 
     pub fn using_keyswitching(&self) -> bool {
@@ -255,7 +253,7 @@ impl CkksContext {
             ))
         }?;
         if data.is_null() {
-            return Err(Error::invalid(format!(
+            return Err(crate::invalid(format!(
                 "parms_id {parms_id:x?} is not valid for the encryption parameters"
             )));
         }
@@ -264,11 +262,9 @@ impl CkksContext {
 
     /// A copy of the `EncryptionParameters` of a context data.
     fn parms_of(data: *mut c_void) -> Result<Handle> {
-        let mut parms = ptr::null_mut();
         // SAFETY: `data` is a live ContextData of this context; the call writes a fresh
         // EncryptionParameters copy to the live local `parms`.
-        unsafe { seal_call!(ContextData_Parms(data, &mut parms)) }?;
-        Handle::new(parms, sys::EncParams_Destroy, "ContextData_Parms")
+        unsafe { seal_create!(EncParams_Destroy, ContextData_Parms(data)) }
     }
 
     /// The parms_ids of the data levels, from the first (`first_parms_id`) down to the

@@ -8,7 +8,7 @@
 //! `_inplace`, ...). Conventions:
 //! - Every object owns one C API handle and releases it in `Drop` (`*_Destroy`).
 //! - Every HRESULT is checked; a failure becomes [`Error::Seal`] naming the C function, whose
-//!   [`Error::kind`](crate::Error::kind) follows the C++ exception SEAL threw:
+//!   [`Error::kind`](seal_opencl::Error::kind) follows the C++ exception SEAL threw:
 //!   `std::invalid_argument` -> `InvalidArgument`, `std::logic_error` -> `Logic`.
 //! - Accessors that only read a field of a live object (the C function can fail only on a
 //!   null pointer, which these types rule out) return the value directly.
@@ -37,8 +37,8 @@ pub use context::{CkksContext, SecLevelType};
 pub use evaluator::Evaluator;
 pub use keys::{GaloisKeys, KeyGenerator, PublicKey, RelinKeys, SecretKey};
 
-use crate::error::{hresult, Error, Result};
 use crate::sys;
+use seal_opencl::error::{hresult, Error, Result};
 use std::os::raw::{c_long, c_void};
 use std::ptr::NonNull;
 
@@ -54,6 +54,48 @@ macro_rules! seal_call {
 }
 pub(crate) use seal_call;
 
+/// Calls `sys::$f(args.., &mut object)`, which creates a SEAL object, and owns the object
+/// as a [`Handle`] that `sys::$destroy` releases. Expands to a call of an `unsafe fn`, like
+/// [`seal_call`].
+macro_rules! seal_create {
+    ($destroy:ident, $f:ident($($arg:expr),* $(,)?)) => {{
+        let mut object = ::std::ptr::null_mut();
+        $crate::seal_c::seal_call!($f($($arg,)* &mut object)).and_then(|()| {
+            $crate::seal_c::Handle::new(object, $crate::sys::$destroy, stringify!($f))
+        })
+    }};
+}
+pub(crate) use seal_create;
+
+/// Types that each own one C API object: the struct and its raw pointer for C calls.
+macro_rules! handle_types {
+    ($($(#[$doc:meta])* $t:ident;)*) => {$(
+        $(#[$doc])*
+        pub struct $t {
+            handle: $crate::seal_c::Handle,
+        }
+
+        impl $t {
+            pub(crate) fn ptr(&self) -> *mut ::std::os::raw::c_void {
+                self.handle.get()
+            }
+        }
+    )*};
+}
+pub(crate) use handle_types;
+
+/// `Debug` that names the type and nothing else (the object's state lives in SEAL).
+macro_rules! opaque_debug {
+    ($($t:ident),*) => {$(
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($t)).finish_non_exhaustive()
+            }
+        }
+    )*};
+}
+pub(crate) use opaque_debug;
+
 /// S_OK and S_FALSE succeed; everything else is a failure (SEAL's failure codes are 32-bit
 /// HRESULTs with the top bit set, so they are positive in the 64-bit `long`).
 pub(crate) fn check(hr: c_long, call: &'static str) -> Result<()> {
@@ -66,6 +108,45 @@ pub(crate) fn check(hr: c_long, call: &'static str) -> Result<()> {
             call,
         }),
     }
+}
+
+/// The HRESULT of a SEAL call's error (0 for an error that did not come from SEAL): equal
+/// HRESULTs mean SEAL threw the same C++ exception type.
+pub fn hresult_of(e: &Error) -> i64 {
+    match e {
+        Error::Seal { hresult, .. } => *hresult,
+        _ => 0,
+    }
+}
+
+/// A field of a live object through its C getter `f(object, &mut value)`, which cannot
+/// fail for a live object of the type `f` takes.
+pub(crate) fn read_value<T: Default>(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut T) -> c_long,
+    call: &'static str,
+) -> T {
+    let mut value = T::default();
+    // SAFETY: `object` is a live object of the type `f` takes (the caller's handle);
+    // `value` is a live local of the type `f` writes.
+    let hr = unsafe { f(object, &mut value) };
+    check_infallible(hr, call);
+    value
+}
+
+/// The parms_id of a live object through its C getter `f(object, words)`, which writes the
+/// 4 words and cannot fail for a live object of the type `f` takes.
+pub(crate) fn read_parms_id(
+    object: *mut c_void,
+    f: unsafe extern "C" fn(*mut c_void, *mut u64) -> c_long,
+    call: &'static str,
+) -> ParmsId {
+    let mut id = [0u64; 4];
+    // SAFETY: `object` is a live object of the type `f` takes (the caller's handle); `id`
+    // has the 4 words written.
+    let hr = unsafe { f(object, id.as_mut_ptr()) };
+    check_infallible(hr, call);
+    id
 }
 
 /// Checks an HRESULT that cannot fail for live handles and valid out-pointers.

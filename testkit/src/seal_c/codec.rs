@@ -1,9 +1,12 @@
 //! `CkksEncoder`, `Encryptor` and `Decryptor`.
 
-use super::{check_infallible, seal_call, Ciphertext, CkksContext, Handle, ParmsId, Plaintext};
+use super::{
+    check_infallible, handle_types, opaque_debug, seal_call, seal_create, Ciphertext, CkksContext,
+    Handle, ParmsId, Plaintext,
+};
 use super::{PublicKey, SecretKey};
-use crate::error::{Error, Result};
 use crate::sys;
+use seal_opencl::error::Result;
 use std::os::raw::c_void;
 use std::ptr;
 
@@ -13,28 +16,25 @@ pub struct CkksEncoder {
     slot_count: usize,
 }
 
-/// `seal::Encryptor` with a public key.
-pub struct Encryptor {
-    handle: Handle,
-}
-
-/// `seal::Decryptor`.
-pub struct Decryptor {
-    handle: Handle,
+handle_types! {
+    /// `seal::Encryptor` with a public key.
+    Encryptor;
+    /// `seal::Decryptor`.
+    Decryptor;
 }
 
 /// What SEAL's encoder checks late or not at all (a NaN scale passes its bound check).
 fn check_encode_args(count: usize, slots: usize, finite: bool, scale: f64) -> Result<()> {
     if count > slots {
-        return Err(Error::invalid(format!(
+        return Err(crate::invalid(format!(
             "encode: {count} values for {slots} slots"
         )));
     }
     if !finite {
-        return Err(Error::invalid("encode: values must be finite"));
+        return Err(crate::invalid("encode: values must be finite"));
     }
     if !(scale.is_finite() && scale > 0.0) {
-        return Err(Error::invalid(format!(
+        return Err(crate::invalid(format!(
             "encode: scale {scale} is not a positive finite number"
         )));
     }
@@ -43,10 +43,9 @@ fn check_encode_args(count: usize, slots: usize, finite: bool, scale: f64) -> Re
 
 impl CkksEncoder {
     pub fn new(context: &CkksContext) -> Result<Self> {
-        let mut encoder = ptr::null_mut();
-        // SAFETY: the context is live; `encoder` receives a fresh CKKSEncoder.
-        unsafe { seal_call!(CKKSEncoder_Create(context.ptr(), &mut encoder)) }?;
-        let handle = Handle::new(encoder, sys::CKKSEncoder_Destroy, "CKKSEncoder_Create")?;
+        // SAFETY: the context is live; the call creates a fresh CKKSEncoder.
+        let handle =
+            unsafe { seal_create!(CKKSEncoder_Destroy, CKKSEncoder_Create(context.ptr())) }?;
         let mut slots = 0;
         // SAFETY: the encoder is live; `slots` is a live local.
         let hr = unsafe { sys::CKKSEncoder_SlotCount(handle.get(), &mut slots) };
@@ -192,19 +191,15 @@ impl CkksEncoder {
 
 impl Encryptor {
     pub fn new(context: &CkksContext, public_key: &PublicKey) -> Result<Self> {
-        let mut encryptor = ptr::null_mut();
         // SAFETY: context and key are live (SEAL copies the key); no secret key (null);
-        // `encryptor` receives a fresh Encryptor.
-        unsafe {
-            seal_call!(Encryptor_Create(
-                context.ptr(),
-                public_key.ptr(),
-                ptr::null_mut(),
-                &mut encryptor
-            ))
-        }?;
+        // the call creates a fresh Encryptor.
         Ok(Encryptor {
-            handle: Handle::new(encryptor, sys::Encryptor_Destroy, "Encryptor_Create")?,
+            handle: unsafe {
+                seal_create!(
+                    Encryptor_Destroy,
+                    Encryptor_Create(context.ptr(), public_key.ptr(), ptr::null_mut())
+                )
+            }?,
         })
     }
 
@@ -220,7 +215,7 @@ impl Encryptor {
         // SAFETY: encryptor, `plain` and `destination` are live and distinct objects.
         unsafe {
             seal_call!(Encryptor_Encrypt(
-                self.handle.get(),
+                self.ptr(),
                 plain.ptr(),
                 destination.ptr(),
                 ptr::null_mut()
@@ -231,18 +226,15 @@ impl Encryptor {
 
 impl Decryptor {
     pub fn new(context: &CkksContext, secret_key: &SecretKey) -> Result<Self> {
-        let mut decryptor = ptr::null_mut();
-        // SAFETY: context and key are live (SEAL copies the key); `decryptor` receives a
+        // SAFETY: context and key are live (SEAL copies the key); the call creates a
         // fresh Decryptor.
-        unsafe {
-            seal_call!(Decryptor_Create(
-                context.ptr(),
-                secret_key.ptr(),
-                &mut decryptor
-            ))
-        }?;
         Ok(Decryptor {
-            handle: Handle::new(decryptor, sys::Decryptor_Destroy, "Decryptor_Create")?,
+            handle: unsafe {
+                seal_create!(
+                    Decryptor_Destroy,
+                    Decryptor_Create(context.ptr(), secret_key.ptr())
+                )
+            }?,
         })
     }
 
@@ -259,7 +251,7 @@ impl Decryptor {
         // SAFETY: decryptor, `encrypted` and `destination` are live and distinct objects.
         unsafe {
             seal_call!(Decryptor_Decrypt(
-                self.handle.get(),
+                self.ptr(),
                 encrypted.ptr(),
                 destination.ptr()
             ))
@@ -275,14 +267,4 @@ impl std::fmt::Debug for CkksEncoder {
     }
 }
 
-impl std::fmt::Debug for Encryptor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Encryptor").finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for Decryptor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decryptor").finish_non_exhaustive()
-    }
-}
+opaque_debug!(Encryptor, Decryptor);

@@ -1,0 +1,34 @@
+//! seal-opencl-testkit: the tools that seal-opencl's tests, benchmarks and examples share,
+//! kept out of the library (and its staticlib, which C++ programs link).
+//!
+//! - `sys`: bindgen over SEAL's C API (the patched SEAL that seal-opencl built);
+//! - `seal_c`: safe wrappers over it, driving SEAL from Rust on its CPU path and, through
+//!   `Ciphertext::gpu`, on the backend;
+//! - `routines`: the CKKS routines (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate)
+//!   with their parameters, keys and inputs;
+//! - `soak`: long-running server soak runs;
+//! - `fuzz`: differential fuzzing of the backend against SEAL's CPU path;
+//! - `harness`: what the test files share (seeded random generators, SEAL's primes, the
+//!   child-process harness for tests that vary the environment);
+//! - `fixture`: what the SEAL-level tests share (a parameter set with every key, device
+//!   copies, word-for-word comparison, every routed operation as a table).
+//!
+//! The dependency on seal-opencl turns on its `test-hooks` feature
+//! (`seal_opencl::ffi::crosscheck_corrupt_next_result`).
+
+pub mod fixture;
+pub mod fuzz;
+pub mod harness;
+pub mod routines;
+pub mod seal_c;
+pub mod soak;
+pub mod sys;
+
+use std::fmt;
+
+use seal_opencl::Error;
+
+/// An `InvalidArgument` error (`std::invalid_argument` across the bridge).
+pub(crate) fn invalid(msg: impl fmt::Display) -> Error {
+    Error::InvalidArgument(msg.to_string())
+}
