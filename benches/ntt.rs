@@ -3,7 +3,7 @@
 //! device-to-device copy of the same bytes measured in the same run; then the staged
 //! variants (`StagedVariant`: values per work item, group words, strided columns) side by
 //! side at the shapes that matter, and key switching's fused forward transforms
-//! (`NttPlan::forward_key_switch`) per variant.
+//! (`FusedPasses::forward_key_switch`) per variant.
 //!
 //! ```text
 //! cargo bench --bench ntt -- [--quick] [--sizes 12,13,..] [--primes 1,8,32]
@@ -39,10 +39,11 @@ use serde::Serialize;
 
 use seal_opencl::arith::{coeff_modulus_create, Modulus};
 use seal_opencl::ckks::host::{ckks_ks_decompose, ckks_ks_inner_product};
+use seal_opencl::ckks::fused::{FusedPasses, KeySwitch};
 use seal_opencl::ckks::kernels::reduce_every;
 use seal_opencl::cl::{self, Buffer, Context, Event, Queue};
 use seal_opencl::ntt::{
-    create_ntt_tables, host, KeySwitch, NttPlan, NttStrategy, NttTables, StagedVariant,
+    create_ntt_tables, host, NttPlan, NttStrategy, NttTables, StagedVariant,
     NTT_STRATEGY_ENV_VAR, NTT_VARIANT_ENV_VAR,
 };
 use seal_opencl::{Error, Result};
@@ -550,7 +551,9 @@ fn bench_key_switch(
     let reduce_every = reduce_every(&moduli);
 
     let one = |variant: StagedVariant| -> Result<KsRow> {
-        let plan = NttPlan::from_tables(ctx, queue, &tables, NttStrategy::Staged(variant))?;
+        let strategy = NttStrategy::Staged(variant);
+        let plan = Arc::new(NttPlan::from_tables(ctx, queue, &tables, strategy)?);
+        let fused = FusedPasses::new(Arc::clone(&plan))?;
         for (t, target) in t_bufs.iter().zip(&target_bufs) {
             plan.inverse_first_pass_from(queue, t, target, k, 0, 1, k, false)?;
         }
@@ -577,7 +580,7 @@ fn bench_key_switch(
                 scratch: &scratch,
                 k,
             };
-            plan.forward_key_switch(queue, &ks, true)
+            fused.forward_key_switch(queue, &ks, true)
         };
         cl::poison(&prod, POISON)?;
         cl::poison(&last, POISON)?;
@@ -594,7 +597,7 @@ fn bench_key_switch(
             variant: variant.to_string(),
             launches: plan.launches_per_transform(),
             layout: layout(&plan),
-            rows: plan.key_switch_rows(),
+            rows: fused.key_switch_rows(),
             key_bytes: key.len() * 8,
             time_over_key_copy: time.median_us / key_copy.median_us,
             time,
@@ -710,7 +713,7 @@ fn main() -> Result<()> {
         }
         let (log_n, k) = p.ks;
         println!(
-            "\nkey switching's fused forward transforms (NttPlan::forward_key_switch), \
+            "\nkey switching's fused forward transforms (FusedPasses::forward_key_switch), \
              N = 2^{log_n}, K = {k}; x key copy = time / a device copy of the key's words"
         );
         println!(

@@ -264,19 +264,19 @@ fn switch_key_matches_host_composition() {
             // Rows of one block (at most 64 items and 2.3 KB each in two passes) fit any
             // device's work groups; in one pass a row is the whole transform (36 KB at
             // 2^12), which the device may hold only once (the H100's 48 KB).
-            if let NttStrategy::Staged(variant) = strategy {
-                let level = context.level(graph.queue(), k).unwrap();
-                let plan = level.plan();
-                let rows = plan.key_switch_rows();
+            let level = context.level(graph.queue(), k).unwrap();
+            if let (NttStrategy::Staged(variant), Some(fused)) = (strategy, level.fused()) {
+                let two_pass = level.plan().launches_per_transform() == 2;
+                let rows = fused.key_switch_rows();
                 assert!(
-                    rows > 1 || variant.ks_rows() == 1 || plan.launches_per_transform() == 1,
+                    rows > 1 || variant.rows() == 1 || !two_pass,
                     "2^{log_n} {strategy}: {rows} rows per work group"
                 );
                 // The default's rows and their roots (13 KB at most in two passes) fit any
                 // device's local memory.
-                if strategy == NttStrategy::STAGED && plan.launches_per_transform() == 2 {
+                if strategy == NttStrategy::STAGED && two_pass {
                     assert!(
-                        plan.key_switch_local_roots(),
+                        fused.key_switch_local_roots(),
                         "2^{log_n}: roots in local memory"
                     );
                 }

@@ -1,13 +1,16 @@
 //! Device NTT: both strategies, and every staged variant, equal the host reference
 //! (`ntt::host`, SEAL's butterflies) word for word, forward and inverse, lazy and reduced,
-//! and the fused passes, on fresh random inputs and edge values, for primes of 17 to 60 bits, several primes per polynomial and several
-//! polynomials; outputs are poisoned before the kernels run; two runs give the same
-//! words; bad arguments are errors.
+//! and the first passes of the inverse (the plan's from another buffer, and the fused
+//! galois pass of `ckks::fused` built on it), on fresh random inputs and edge values, for
+//! primes of 17 to 60 bits, several primes per polynomial and several polynomials; outputs
+//! are poisoned before the kernels run; two runs give the same words; bad arguments are
+//! errors.
 
 use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
-use seal_opencl::arith::{get_primes, Modulus};
+use seal_opencl::arith::{coeff_modulus_create, get_primes, Modulus};
+use seal_opencl::ckks::fused::{FusedPasses, KeySwitch, ModDown};
 use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
 use seal_opencl::ntt::{
     create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, StagedLayout,
@@ -44,17 +47,11 @@ fn device() -> (Arc<Context>, Queue) {
     (ctx, queue)
 }
 
-/// Distinct primes 1 mod 2N of the given bit sizes, in the given order.
+/// Distinct primes 1 mod 2N of the given bit sizes, in the given order (SEAL's
+/// `CoeffModulus::Create`).
 fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
-    let mut taken: Vec<u64> = Vec::new();
-    for (i, &b) in bits.iter().enumerate() {
-        let same_size = bits[..i].iter().filter(|&&x| x == b).count();
-        taken.push(get_primes(2 << log_n, b, same_size + 1).unwrap()[same_size]);
-    }
-    taken
-        .into_iter()
-        .map(|p| Modulus::new(p).unwrap())
-        .collect()
+    let values = coeff_modulus_create(1 << log_n, bits).unwrap();
+    values.into_iter().map(|q| Modulus::new(q).unwrap()).collect()
 }
 
 /// `count` polynomials in SEAL's layout with residues in [0, bound(q)): random words,
@@ -429,7 +426,7 @@ struct FirstPassPlan {
     strategy: NttStrategy,
     moduli: Vec<Modulus>,
     tables: Vec<NttTables>,
-    plan: NttPlan,
+    plan: Arc<NttPlan>,
     layout: StagedLayout,
 }
 
@@ -445,7 +442,7 @@ fn first_pass_plans<'a>(
         .map(|(log_n, strategy)| {
             let moduli = primes(log_n, &[50, 40, 60]);
             let tables = create_ntt_tables(log_n, &moduli).unwrap();
-            let plan = NttPlan::new(ctx, queue, log_n, &moduli, strategy).unwrap();
+            let plan = Arc::new(NttPlan::new(ctx, queue, log_n, &moduli, strategy).unwrap());
             let layout = plan.staged_layout().unwrap();
             FirstPassPlan {
                 log_n,
@@ -536,6 +533,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
             })
             .collect();
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
+        let fused = FusedPasses::new(plan).unwrap();
         for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
             let mut want_permuted = vec![0; src_words.len()];
             seal_opencl::ckks::host::ckks_galois_ntt(
@@ -552,7 +550,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
             let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
             cl::poison(&values, POISON).unwrap();
             cl::poison(&permuted, POISON).unwrap();
-            plan.inverse_first_pass_galois(
+            fused.inverse_first_pass_galois(
                 &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
             )
             .unwrap();
@@ -601,10 +599,8 @@ fn fused_passes_reject_bad_arguments() {
         "more primes than the plan's",
     );
     let permuted = buf(4 * n);
-    assert_invalid(
-        naive.inverse_first_pass_galois(&queue, &values, &src, &permuted, 3, 2, 2, false),
-        "galois on a naive plan",
-    );
+    assert_invalid(FusedPasses::new(Arc::new(naive)), "fused passes of a naive plan");
+    let plan = FusedPasses::new(Arc::new(plan)).unwrap();
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(
             plan.inverse_first_pass_galois(&queue, &values, &src, &permuted, elt, 2, 2, false),
@@ -636,7 +632,7 @@ fn fused_passes_reject_bad_arguments() {
         "galois over more primes than the plan's",
     );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
-    let md = |dst, acc_polys| seal_opencl::ntt::ModDown {
+    let md = |dst, acc_polys| ModDown {
         last: &last,
         last_prime: 1,
         scratch: &last,
@@ -659,7 +655,7 @@ fn fused_passes_reject_bad_arguments() {
         plan.forward_moddown(&queue, &md(&dst, 2), false),
         "acc_polys > count",
     );
-    let ks = seal_opencl::ntt::KeySwitch {
+    let ks = KeySwitch {
         t_target: &values,
         target: &values,
         target_first: 0,

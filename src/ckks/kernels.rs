@@ -15,7 +15,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::arith::Modulus;
-use crate::cl::{self, same_buffer, sources, Buffer, Context, Kernel, Program, Queue};
+use crate::cl::KernelArg::{Buf, U32};
+use crate::cl::{kernel_sigs, same_buffer, sources, Buffer, Context, Kernel, KernelArg, KernelSig, Program, Queue};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
@@ -80,55 +81,52 @@ impl ModuliTable {
     }
 }
 
-/// The kind of one kernel argument, in order (a signature).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Buf,
-    U32,
+kernel_sigs! {
+    CKKS_ADD = ckks_add(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
+    CKKS_SUB = ckks_sub(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
+    CKKS_NEGATE = ckks_negate(dst: Buf, a: Buf, moduli: Buf, K: U32);
+    CKKS_MULTIPLY_PLAIN = ckks_multiply_plain(dst: Buf, ct: Buf, plain: Buf, moduli: Buf, K: U32);
+    CKKS_TENSOR = ckks_tensor(dst: Buf, a: Buf, s1: U32, b: Buf, s2: U32, moduli: Buf, K: U32);
+    CKKS_COPY_RESIDUES = ckks_copy_residues(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, residues_per_poly: U32);
+    CKKS_GATHER_RESIDUE = ckks_gather_residue(dst: Buf, src: Buf, src_stride: U32, index: U32);
+    CKKS_GALOIS_NTT = ckks_galois_ntt(dst: Buf, src: Buf, galois_elt: U32);
+    CKKS_MODDOWN_PREP = ckks_moddown_prep(dst: Buf, last: Buf, moduli: Buf, last_q_index: U32, K_out: U32);
+    CKKS_DIVIDE_ROUND_FINISH = ckks_divide_round_finish(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, t: Buf, inv: Buf, moduli: Buf, K_out: U32, accumulate: U32);
+    CKKS_KS_DECOMPOSE = ckks_ks_decompose(dst: Buf, t_target: Buf, moduli: Buf, K: U32);
+    CKKS_KS_INNER_PRODUCT = ckks_ks_inner_product(prod: Buf, last: Buf, dec: Buf, key: Buf, moduli: Buf, K: U32, key_stride_primes: U32, key_special_index: U32, reduce_every: U32);
 }
 
-/// One kernel argument for a launch.
-#[derive(Clone, Copy)]
-enum Arg<'a> {
-    Buf(&'a Buffer<u64>),
-    U32(u32),
-}
+/// The kernels of `opencl/ckks.cl`.
+#[cfg(test)]
+const CKKS_SIGS: [&KernelSig; 12] = [
+    &CKKS_ADD,
+    &CKKS_SUB,
+    &CKKS_NEGATE,
+    &CKKS_MULTIPLY_PLAIN,
+    &CKKS_TENSOR,
+    &CKKS_COPY_RESIDUES,
+    &CKKS_GATHER_RESIDUE,
+    &CKKS_GALOIS_NTT,
+    &CKKS_MODDOWN_PREP,
+    &CKKS_DIVIDE_ROUND_FINISH,
+    &CKKS_KS_DECOMPOSE,
+    &CKKS_KS_INNER_PRODUCT,
+];
 
-impl Arg<'_> {
-    fn kind(&self) -> Kind {
-        match self {
-            Arg::Buf(_) => Kind::Buf,
-            Arg::U32(_) => Kind::U32,
-        }
-    }
-}
-
-use Kind::{Buf as B, U32 as U};
-
-/// A kernel with its signature. Its arguments are set (`cl::set_arg_raw`: one
+/// A kernel with its signature. Its arguments are set ([`KernelSig::set`]: one
 /// `clSetKernelArg` each, no retain) and the kernel enqueued under the lock: OpenCL captures
 /// arguments at enqueue, and the enqueued command keeps its buffers alive, so the kernel can
 /// be shared by threads and holds no caller's buffer.
 struct Slot {
-    name: &'static str,
-    signature: &'static [Kind],
+    sig: &'static KernelSig,
     kernel: Mutex<Kernel>,
 }
 
 impl Slot {
-    fn new(program: &Program, name: &'static str, signature: &'static [Kind]) -> Result<Slot> {
-        let mut builder = Kernel::builder();
-        builder.program(program).name(name);
-        for kind in signature {
-            match kind {
-                Kind::Buf => builder.arg(None::<&Buffer<u64>>),
-                Kind::U32 => builder.arg(0u32),
-            };
-        }
+    fn new(program: &Program, sig: &'static KernelSig) -> Result<Slot> {
         Ok(Slot {
-            name,
-            signature,
-            kernel: Mutex::new(builder.build()?),
+            sig,
+            kernel: Mutex::new(sig.build(program, &[])?),
         })
     }
 }
@@ -229,22 +227,22 @@ impl CkksKernels {
             &[sources::ARITH, sources::CKKS],
             &format!("-D LOG_N={log_n}"),
         )?;
-        let slot = |name, signature| Slot::new(&program, name, signature);
+        let slot = |sig| Slot::new(&program, sig);
         Ok(CkksKernels {
             ctx: Arc::clone(ctx),
             log_n,
-            add: slot("ckks_add", &[B, B, B, B, U])?,
-            sub: slot("ckks_sub", &[B, B, B, B, U])?,
-            negate: slot("ckks_negate", &[B, B, B, U])?,
-            multiply_plain: slot("ckks_multiply_plain", &[B, B, B, B, U])?,
-            tensor: slot("ckks_tensor", &[B, B, U, B, U, B, U])?,
-            copy_residues: slot("ckks_copy_residues", &[B, U, B, U, U])?,
-            gather_residue: slot("ckks_gather_residue", &[B, B, U, U])?,
-            galois_ntt: slot("ckks_galois_ntt", &[B, B, U])?,
-            moddown_prep: slot("ckks_moddown_prep", &[B, B, B, U, U])?,
-            divide_round_finish: slot("ckks_divide_round_finish", &[B, U, B, U, B, B, B, U, U])?,
-            ks_decompose: slot("ckks_ks_decompose", &[B, B, B, U])?,
-            ks_inner_product: slot("ckks_ks_inner_product", &[B, B, B, B, B, U, U, U, U])?,
+            add: slot(&CKKS_ADD)?,
+            sub: slot(&CKKS_SUB)?,
+            negate: slot(&CKKS_NEGATE)?,
+            multiply_plain: slot(&CKKS_MULTIPLY_PLAIN)?,
+            tensor: slot(&CKKS_TENSOR)?,
+            copy_residues: slot(&CKKS_COPY_RESIDUES)?,
+            gather_residue: slot(&CKKS_GATHER_RESIDUE)?,
+            galois_ntt: slot(&CKKS_GALOIS_NTT)?,
+            moddown_prep: slot(&CKKS_MODDOWN_PREP)?,
+            divide_round_finish: slot(&CKKS_DIVIDE_ROUND_FINISH)?,
+            ks_decompose: slot(&CKKS_KS_DECOMPOSE)?,
+            ks_inner_product: slot(&CKKS_KS_INNER_PRODUCT)?,
         })
     }
 
@@ -272,34 +270,21 @@ impl CkksKernels {
         &self,
         graph: &Graph,
         slot: &Slot,
-        args: &[Arg],
+        args: &[(&str, KernelArg)],
         width: usize,
         rows: usize,
     ) -> Result<()> {
         if !Arc::ptr_eq(graph.context(), &self.ctx) {
             return Err(Error::invalid(format!(
                 "{}: graph is on another OpenCL context than the CKKS kernels",
-                slot.name
-            )));
-        }
-        if args.len() != slot.signature.len()
-            || args.iter().zip(slot.signature).any(|(a, &k)| a.kind() != k)
-        {
-            return Err(Error::Logic(format!(
-                "{}: arguments do not match the kernel's signature",
-                slot.name
+                slot.sig.name
             )));
         }
         let kernel = slot.kernel.lock();
-        for (i, arg) in args.iter().enumerate() {
-            let arg = match *arg {
-                Arg::Buf(b) => cl::KernelArg::Buf(b),
-                Arg::U32(v) => cl::KernelArg::U32(v),
-            };
-            // SAFETY: every argument is set here, each of the kind the slot's signature
-            // (checked above) declares, under the slot's lock, before every enqueue.
-            unsafe { cl::set_arg_raw(&kernel, i as u32, arg) }?;
-        }
+        // SAFETY: the kernel was built from the slot's signature; every argument is set
+        // here (`set` checks names, order and types), under the slot's lock, before the
+        // enqueue.
+        unsafe { slot.sig.set(&kernel, args, &[]) }?;
         let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
         // SAFETY: this function's contract (every index in range) is the one
         // `Graph::launch` asks for.
@@ -346,11 +331,11 @@ impl CkksKernels {
             polys,
         )?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::Buf(b),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32("ckks_add", "K", k)?),
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("b", Buf(b)),
+            ("moduli", Buf(moduli.buffer())),
+            ("K", U32(to_u32("ckks_add", "K", k)?)),
         ];
         // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w < words of dst,
         // a and b (each checked to hold `words`) and prime w / N < K of the table (checked
@@ -378,11 +363,11 @@ impl CkksKernels {
             polys,
         )?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::Buf(b),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32("ckks_sub", "K", k)?),
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("b", Buf(b)),
+            ("moduli", Buf(moduli.buffer())),
+            ("K", U32(to_u32("ckks_sub", "K", k)?)),
         ];
         // SAFETY: as in ckks_add: word p K N + w < words of each buffer, prime < K of the
         // table.
@@ -401,10 +386,10 @@ impl CkksKernels {
     ) -> Result<()> {
         let words = self.elementwise("ckks_negate", &[("dst", dst), ("a", a)], moduli, k, polys)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32("ckks_negate", "K", k)?),
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("moduli", Buf(moduli.buffer())),
+            ("K", U32(to_u32("ckks_negate", "K", k)?)),
         ];
         // SAFETY: word p K N + w < words of dst and a (both checked), prime < K of the
         // table.
@@ -431,11 +416,11 @@ impl CkksKernels {
         distinct(NAME, ("ct", "plain"), ct, plain)?;
         distinct(NAME, ("dst", "plain"), dst, plain)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(ct),
-            Arg::Buf(plain),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
+            ("dst", Buf(dst)),
+            ("ct", Buf(ct)),
+            ("plain", Buf(plain)),
+            ("moduli", Buf(moduli.buffer())),
+            ("K", U32(to_u32(NAME, "K", k)?)),
         ];
         // SAFETY: item (w, p) touches dst[p K N + w] and ct[p K N + w] < words (both
         // checked), plain[w], w < K N (plain holds K N), and prime w / N < K of the table.
@@ -475,13 +460,13 @@ impl CkksKernels {
         distinct(NAME, ("dst", "a"), dst, a)?;
         distinct(NAME, ("dst", "b"), dst, b)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::U32(s1 as u32),
-            Arg::Buf(b),
-            Arg::U32(s2 as u32),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("s1", U32(s1 as u32)),
+            ("b", Buf(b)),
+            ("s2", U32(s2 as u32)),
+            ("moduli", Buf(moduli.buffer())),
+            ("K", U32(to_u32(NAME, "K", k)?)),
         ];
         // SAFETY: item g < K * N reads a[g + i * K * N] for i < s1, b[...] for l < s2 and
         // writes dst[g + t * K * N] for t < s1 + s2 - 1, all inside the checked lengths;
@@ -529,11 +514,11 @@ impl CkksKernels {
         holds(NAME, "src", src, extent(src_stride)?)?;
         let words = product(NAME, &[polys, residues_per_poly, n])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::U32(to_u32(NAME, "dst_stride", dst_stride)?),
-            Arg::Buf(src),
-            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
-            Arg::U32(to_u32(NAME, "residues_per_poly", residues_per_poly)?),
+            ("dst", Buf(dst)),
+            ("dst_stride", U32(to_u32(NAME, "dst_stride", dst_stride)?)),
+            ("src", Buf(src)),
+            ("src_stride", U32(to_u32(NAME, "src_stride", src_stride)?)),
+            ("residues_per_poly", U32(to_u32(NAME, "residues_per_poly", residues_per_poly)?)),
         ];
         // SAFETY: item (j N + k, p) touches residue p * stride + j <= (polys - 1) * stride
         // + residues_per_poly - 1 of each buffer, inside the extents checked above.
@@ -585,10 +570,10 @@ impl CkksKernels {
         let src_residues = product(NAME, &[polys - 1, src_stride])? + index + 1;
         holds(NAME, "src", src, product(NAME, &[src_residues, n])?)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(src),
-            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
-            Arg::U32(to_u32(NAME, "index", index)?),
+            ("dst", Buf(dst)),
+            ("src", Buf(src)),
+            ("src_stride", U32(to_u32(NAME, "src_stride", src_stride)?)),
+            ("index", U32(to_u32(NAME, "index", index)?)),
         ];
         // SAFETY: item (p, k) writes dst[p * N + k] < polys * N and reads residue
         // p * src_stride + index <= (polys - 1) * src_stride + index of src (both checked).
@@ -610,12 +595,16 @@ impl CkksKernels {
         const NAME: &str = "ckks_galois_ntt";
         nonzero(NAME, "residues", residues)?;
         let n = self.coeff_count();
-        crate::ntt::check_galois_elt(NAME, galois_elt, n)?;
+        super::fused::check_galois_elt(NAME, galois_elt, n)?;
         distinct(NAME, ("dst", "src"), dst, src)?;
         let words = product(NAME, &[residues, n])?;
         holds(NAME, "dst", dst, words)?;
         holds(NAME, "src", src, words)?;
-        let args = [Arg::Buf(dst), Arg::Buf(src), Arg::U32(galois_elt)];
+        let args = [
+            ("dst", Buf(dst)),
+            ("src", Buf(src)),
+            ("galois_elt", U32(galois_elt)),
+        ];
         // SAFETY: item w writes dst[w] and reads src[w - w % N + index] with index < N
         // (masked), both below residues * N (checked).
         unsafe { self.launch(graph, &self.galois_ntt, &args, words, 1) }
@@ -653,11 +642,11 @@ impl CkksKernels {
         holds(NAME, "dst", dst, words)?;
         holds(NAME, "last", last, product(NAME, &[polys, n])?)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(last),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "last_q_index", last_q_index)?),
-            Arg::U32(to_u32(NAME, "K_out", k_out)?),
+            ("dst", Buf(dst)),
+            ("last", Buf(last)),
+            ("moduli", Buf(moduli.buffer())),
+            ("last_q_index", U32(to_u32(NAME, "last_q_index", last_q_index)?)),
+            ("K_out", U32(to_u32(NAME, "K_out", k_out)?)),
         ];
         // SAFETY: item (i N + k, p) writes dst[(p * K_out + i) * N + k] < polys K_out N,
         // reads last[p * N + k] < polys * N, and primes i < K_out and last_q_index of the
@@ -718,15 +707,15 @@ impl CkksKernels {
         holds(NAME, "t", t, words)?;
         holds(NAME, "inv", inv, 2 * k_out)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::U32(to_u32(NAME, "dst_stride", dst_stride)?),
-            Arg::Buf(src),
-            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
-            Arg::Buf(t),
-            Arg::Buf(inv),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "K_out", k_out)?),
-            Arg::U32(accumulate as u32),
+            ("dst", Buf(dst)),
+            ("dst_stride", U32(to_u32(NAME, "dst_stride", dst_stride)?)),
+            ("src", Buf(src)),
+            ("src_stride", U32(to_u32(NAME, "src_stride", src_stride)?)),
+            ("t", Buf(t)),
+            ("inv", Buf(inv)),
+            ("moduli", Buf(moduli.buffer())),
+            ("K_out", U32(to_u32(NAME, "K_out", k_out)?)),
+            ("accumulate", U32(accumulate as u32)),
         ];
         // SAFETY: item (i N + k, p) reads t[(p * K_out + i) * N + k] < polys K_out N,
         // residue p * stride + i <= (polys - 1) * stride + K_out - 1 of src and dst,
@@ -765,10 +754,10 @@ impl CkksKernels {
         holds(NAME, "dst", dst, words)?;
         holds(NAME, "t_target", t_target, product(NAME, &[k, n])?)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(t_target),
-            Arg::Buf(moduli_ext.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
+            ("dst", Buf(dst)),
+            ("t_target", Buf(t_target)),
+            ("moduli", Buf(moduli_ext.buffer())),
+            ("K", U32(to_u32(NAME, "K", k)?)),
         ];
         // SAFETY: item (I N + k, J) writes dst[(J (K + 1) + I) N + k] < K (K + 1) N, reads
         // t_target[J * N + k] < K N, and primes J, I < K + 1 of the table (all checked).
@@ -828,15 +817,15 @@ impl CkksKernels {
         )?;
         let reduce_every = reduce_every(&moduli_ext.moduli()[..k + 1]);
         let args = [
-            Arg::Buf(prod),
-            Arg::Buf(last),
-            Arg::Buf(dec),
-            Arg::Buf(key),
-            Arg::Buf(moduli_ext.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
-            Arg::U32(to_u32(NAME, "key_stride_primes", key_stride_primes)?),
-            Arg::U32(to_u32(NAME, "key_special_index", key_special_index)?),
-            Arg::U32(reduce_every),
+            ("prod", Buf(prod)),
+            ("last", Buf(last)),
+            ("dec", Buf(dec)),
+            ("key", Buf(key)),
+            ("moduli", Buf(moduli_ext.buffer())),
+            ("K", U32(to_u32(NAME, "K", k)?)),
+            ("key_stride_primes", U32(to_u32(NAME, "key_stride_primes", key_stride_primes)?)),
+            ("key_special_index", U32(to_u32(NAME, "key_special_index", key_special_index)?)),
+            ("reduce_every", U32(reduce_every)),
         ];
         // SAFETY: item (I, k), I < K + 1, reads dec residue J (K + 1) + I < K (K + 1),
         // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, and prime
@@ -849,7 +838,7 @@ impl CkksKernels {
 /// How many products x * y (x < 4q, y < q, q the largest of `moduli`) fit in a 128-bit
 /// accumulator that starts below q: the inner-product kernel reduces after that many.
 /// At least 16 (q < 2^61); at least 64 for SEAL's 60-bit primes. The fused key switching
-/// (`NttPlan::forward_key_switch`) accumulates the same products.
+/// (`super::fused::FusedPasses::forward_key_switch`) accumulates the same products.
 pub fn reduce_every(moduli: &[Modulus]) -> u32 {
     let q = moduli.iter().map(Modulus::value).max().unwrap_or(2) as u128;
     let largest_product = (4 * q - 1) * (q - 1);
@@ -860,6 +849,11 @@ pub fn reduce_every(moduli: &[Modulus]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signatures_match_ckks_cl() {
+        crate::cl::check_source(sources::CKKS, &CKKS_SIGS).unwrap();
+    }
 
     #[test]
     fn ckks_kernels_can_be_shared_between_threads() {

@@ -9,7 +9,8 @@ use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Buffer};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
-use crate::ntt::{KeySwitch, NttDirection};
+use crate::ckks::fused::{FusedPasses, KeySwitch};
+use crate::ntt::NttDirection;
 
 impl LevelOps<'_> {
     /// SEAL's relinearize_internal: `ct` holds `size` polynomials; for each key, last
@@ -59,9 +60,9 @@ impl LevelOps<'_> {
         key: &KswitchKey,
     ) -> Result<()> {
         self.check_key_switch(key, target_offset)?;
-        if !self.fused_key_switch() {
+        let Some(fused) = self.fused_key_switch() else {
             return self.switch_key_unfused(ct, acc, target, target_offset, key);
-        }
+        };
         // t_target: the target's inverse NTT, first pass (the whole of it with a one-pass
         // layout), read from where the target lies.
         let k = self.primes();
@@ -77,7 +78,7 @@ impl LevelOps<'_> {
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_inverse", events)?;
-        self.switch_key_from_first_pass(ct, acc, target, target_offset, key, t_target)
+        self.switch_key_from_first_pass(fused, ct, acc, (target, target_offset), key, t_target)
     }
 
     /// Errors of a key switch at this level with `key` of a target at word
@@ -97,25 +98,26 @@ impl LevelOps<'_> {
         Ok(())
     }
 
-    /// Whether key switching runs fused: the context fuses and the level's NTT plan has
-    /// fused passes (a staged plan).
-    pub(super) fn fused_key_switch(&self) -> bool {
-        self.context.fused() && self.level.plan().has_fused_passes()
+    /// The fused passes key switching runs on: the context fuses and the level's NTT plan
+    /// is staged (None: unfused).
+    pub(super) fn fused_key_switch(&self) -> Option<&FusedPasses> {
+        self.level.fused()
     }
 
     /// Fused key switching after the first pass of the target's inverse NTT, which
     /// `t_target` holds (`NttPlan::inverse_first_pass_from`, or a rotation's
-    /// `inverse_first_pass_galois`): its second pass, the decomposition and the inner
-    /// product with the key run with the forward transforms (NttPlan::forward_key_switch),
-    /// whose last pass also starts the mod-down. `target` (at `target_offset`, checked by
+    /// [`FusedPasses::inverse_first_pass_galois`]): its second pass, the decomposition and
+    /// the inner product with the key run with the forward transforms
+    /// ([`FusedPasses::forward_key_switch`], kernels in `opencl/keyswitch.cl`), whose last
+    /// pass also starts the mod-down. `target` (the buffer and the word offset, checked by
     /// [`LevelOps::check_key_switch`]) is read again for the residues SEAL takes in NTT
     /// form.
     pub(super) fn switch_key_from_first_pass(
         &self,
+        fused: &FusedPasses,
         ct: &Buffer<u64>,
         acc: (&Buffer<u64>, usize),
-        target: &Buffer<u64>,
-        target_offset: usize,
+        (target, target_offset): (&Buffer<u64>, usize),
         key: &KswitchKey,
         t_target: PoolBuffer,
     ) -> Result<()> {
@@ -130,7 +132,7 @@ impl LevelOps<'_> {
         } else {
             None
         };
-        let events = plan.forward_key_switch(
+        let events = fused.forward_key_switch(
             self.graph.queue(),
             &KeySwitch {
                 t_target: t_target.buffer(),
