@@ -10,7 +10,7 @@
 use std::sync::OnceLock;
 
 use rand::{Rng, SeedableRng};
-use seal_opencl::arith::{get_primes, invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
+use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
 use seal_opencl::cl::{self, Buffer, DeviceSelector};
@@ -64,17 +64,11 @@ fn rng() -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
 }
 
-/// Distinct primes 1 mod 2N of the given bit sizes, in the given order.
+/// Distinct primes 1 mod 2N of the given bit sizes, in the given order (SEAL's
+/// `CoeffModulus::Create`).
 fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
-    let mut taken: Vec<u64> = Vec::new();
-    for (i, &b) in bits.iter().enumerate() {
-        let same_size = bits[..i].iter().filter(|&&x| x == b).count();
-        taken.push(get_primes(2 << log_n, b, same_size + 1).unwrap()[same_size]);
-    }
-    taken
-        .into_iter()
-        .map(|p| Modulus::new(p).unwrap())
-        .collect()
+    let values = coeff_modulus_create(1 << log_n, bits).unwrap();
+    values.into_iter().map(|q| Modulus::new(q).unwrap()).collect()
 }
 
 /// The `count` largest 61-bit primes (SEAL's largest modulus size), largest first. Not
@@ -281,35 +275,36 @@ fn ckks_multiply_plain_equals_host() {
     }
 }
 
+/// ckks_tensor of `a` (s1 polynomials) and `b` (s2; None: `a`'s buffer again, squaring)
+/// into a poisoned buffer equals the host's.
+fn check_tensor(moduli: &[Modulus], a: &[u64], s1: usize, b: Option<&[u64]>, s2: usize) {
+    let e = env();
+    let k = moduli.len();
+    let (da, db) = (upload(a), b.map(upload));
+    let words = (s1 + s2 - 1) * k * N;
+    let dst = poisoned(words);
+    let db = db.as_ref().unwrap_or(&da);
+    e.kernels
+        .ckks_tensor(&e.graph, &dst, &da, s1, db, s2, &table(moduli), k)
+        .unwrap();
+    let mut want = vec![0; words];
+    host::ckks_tensor(&mut want, a, s1, b.unwrap_or(a), s2, moduli, N);
+    let what = format!("ckks_tensor {s1}x{s2}, squaring {}", b.is_none());
+    assert_words(&down(&dst), &want, &what);
+}
+
 #[test]
 fn ckks_tensor_equals_host() {
-    let e = env();
     let mut rng = rng();
     for moduli in prime_sets() {
-        let k = moduli.len();
-        let mt = table(&moduli);
         for (s1, s2) in [(2, 2), (3, 2), (2, 3), (3, 4), (1, 2)] {
             let a = canonical(&mut rng, &moduli, s1);
             let b = canonical(&mut rng, &moduli, s2);
-            let dst = poisoned((s1 + s2 - 1) * k * N);
-            e.kernels
-                .ckks_tensor(&e.graph, &dst, &upload(&a), s1, &upload(&b), s2, &mt, k)
-                .unwrap();
-            let mut want = vec![0; (s1 + s2 - 1) * k * N];
-            host::ckks_tensor(&mut want, &a, s1, &b, s2, &moduli, N);
-            assert_words(&down(&dst), &want, &format!("ckks_tensor {s1}x{s2}"));
+            check_tensor(&moduli, &a, s1, Some(&b), s2);
         }
         // Squaring: a and b are the same buffer.
         for s in [2, 3] {
-            let a = canonical(&mut rng, &moduli, s);
-            let da = upload(&a);
-            let dst = poisoned((2 * s - 1) * k * N);
-            e.kernels
-                .ckks_tensor(&e.graph, &dst, &da, s, &da, s, &mt, k)
-                .unwrap();
-            let mut want = vec![0; (2 * s - 1) * k * N];
-            host::ckks_tensor(&mut want, &a, s, &a, s, &moduli, N);
-            assert_words(&down(&dst), &want, &format!("ckks_tensor square {s}"));
+            check_tensor(&moduli, &canonical(&mut rng, &moduli, s), s, None, s);
         }
     }
 }
@@ -317,21 +312,11 @@ fn ckks_tensor_equals_host() {
 #[test]
 fn ckks_tensor_all_max_words() {
     // Every input q - 1: the 128-bit sums are at their largest.
-    let e = env();
     let moduli = primes(LOG_N, &[60, 60]);
-    let a = poly_array(&mut rng(), &moduli, 3, |q| q)
-        .iter()
-        .enumerate()
-        .map(|(w, _)| moduli[(w / N) % 2].value() - 1)
-        .collect::<Vec<u64>>();
-    let dst = poisoned(5 * 2 * N);
-    let da = upload(&a);
-    e.kernels
-        .ckks_tensor(&e.graph, &dst, &da, 3, &da, 3, &table(&moduli), 2)
-        .unwrap();
-    let mut want = vec![0; 5 * 2 * N];
-    host::ckks_tensor(&mut want, &a, 3, &a, 3, &moduli, N);
-    assert_words(&down(&dst), &want, "ckks_tensor of q - 1");
+    let a: Vec<u64> = (0..3 * 2 * N)
+        .map(|w| moduli[(w / N) % 2].value() - 1)
+        .collect();
+    check_tensor(&moduli, &a, 3, None, 3);
 }
 
 #[test]

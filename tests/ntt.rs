@@ -430,6 +430,17 @@ struct FirstPassPlan {
     layout: StagedLayout,
 }
 
+impl FirstPassPlan {
+    /// `residues` random residues of N words, residue r below the plan's prime
+    /// `prime_of(r)`.
+    fn random(&self, rng: &mut impl Rng, residues: usize, prime_of: impl Fn(usize) -> usize) -> Vec<u64> {
+        let n = 1usize << self.log_n;
+        (0..residues * n)
+            .map(|w| rng.gen_range(0..self.moduli[prime_of(w / n)].value()))
+            .collect()
+    }
+}
+
 /// The first-pass tests' plans: one- (2^12) and two-pass (2^13) layouts of every staged
 /// variant.
 fn first_pass_plans<'a>(
@@ -463,44 +474,31 @@ fn first_pass_plans<'a>(
 fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
     let (ctx, queue) = device();
     let mut rng = rng();
-    for FirstPassPlan {
-        log_n,
-        strategy,
-        moduli,
-        tables,
-        plan,
-        layout,
-    } in first_pass_plans(&ctx, &queue)
-    {
-        let n = 1usize << log_n;
+    for fp in first_pass_plans(&ctx, &queue) {
+        let n = 1usize << fp.log_n;
         // 2 polynomials of residues 1 and 2 (primes 0 and 1 of the plan) from a source of
         // 2 polynomials of 4 residues.
         let (stride, first, count, primes) = (4, 1, 2, 2);
         // Source residue r holds words below the prime it is read under (residue
         // p * stride + first + j under prime j; the others are never read).
         let prime_of = |r: usize| (r % stride).saturating_sub(first).min(primes - 1);
-        let src_words: Vec<u64> = (0..count * stride)
-            .flat_map(|r| {
-                let q = moduli[prime_of(r)].value();
-                (0..n).map(|_| rng.gen_range(0..q)).collect::<Vec<_>>()
-            })
-            .collect();
+        let src_words = fp.random(&mut rng, count * stride, prime_of);
         let mut want = Vec::new();
         for p in 0..count {
             for j in 0..primes {
                 let mut res = src_words[(p * stride + first + j) * n..][..n].to_vec();
-                host_inverse_first_pass(&mut res, &tables[j], layout);
+                host_inverse_first_pass(&mut res, &fp.tables[j], fp.layout);
                 want.extend(res);
             }
         }
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
         let values = ctx.buffer(&queue, count * primes * n).unwrap();
         cl::poison(&values, POISON).unwrap();
-        plan.inverse_first_pass_from(
+        fp.plan.inverse_first_pass_from(
             &queue, &values, &src_buf, stride, first, count, primes, false,
         )
         .unwrap();
-        assert_eq!(cl::download(&values).unwrap(), want, "2^{log_n} {strategy}");
+        assert_eq!(cl::download(&values).unwrap(), want, "2^{} {}", fp.log_n, fp.strategy);
         let src_before = cl::download(&src_buf).unwrap();
         assert_eq!(src_before, src_words, "source unchanged");
     }
@@ -515,36 +513,23 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
 fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
     let (ctx, queue) = device();
     let mut rng = rng();
-    for FirstPassPlan {
-        log_n,
-        strategy,
-        moduli,
-        tables,
-        plan,
-        layout,
-    } in first_pass_plans(&ctx, &queue)
-    {
-        let n = 1usize << log_n;
-        let (count, primes) = (2, moduli.len());
-        let src_words: Vec<u64> = (0..count * primes)
-            .flat_map(|r| {
-                let q = moduli[r % primes].value();
-                (0..n).map(|_| rng.gen_range(0..q)).collect::<Vec<_>>()
-            })
-            .collect();
+    for fp in first_pass_plans(&ctx, &queue) {
+        let n = 1usize << fp.log_n;
+        let (count, primes) = (2, fp.moduli.len());
+        let src_words = fp.random(&mut rng, count * primes, |r| r % primes);
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
-        let fused = FusedPasses::new(plan).unwrap();
+        let fused = FusedPasses::new(fp.plan).unwrap();
         for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
             let mut want_permuted = vec![0; src_words.len()];
             seal_opencl::ckks::host::ckks_galois_ntt(
                 &mut want_permuted,
                 &src_words,
                 galois_elt,
-                log_n,
+                fp.log_n,
             );
             let mut want = want_permuted[(count - 1) * primes * n..].to_vec();
             for (j, res) in want.chunks_exact_mut(n).enumerate() {
-                host_inverse_first_pass(res, &tables[j], layout);
+                host_inverse_first_pass(res, &fp.tables[j], fp.layout);
             }
             let values = ctx.buffer(&queue, primes * n).unwrap();
             let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
@@ -554,7 +539,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
                 &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
             )
             .unwrap();
-            let what = format!("2^{log_n} {strategy} element {galois_elt}");
+            let what = format!("2^{} {} element {galois_elt}", fp.log_n, fp.strategy);
             assert_eq!(
                 cl::download(&permuted).unwrap(),
                 want_permuted,

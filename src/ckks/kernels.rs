@@ -157,60 +157,117 @@ pub struct CkksKernels {
     ks_inner_product: Slot,
 }
 
-/// `a * b * ...` or an error naming the kernel when it overflows.
-fn product(kernel: &str, factors: &[usize]) -> Result<usize> {
-    factors
-        .iter()
-        .try_fold(1usize, |acc, &f| acc.checked_mul(f))
-        .ok_or_else(|| Error::invalid(format!("{kernel}: sizes {factors:?} overflow")))
+/// The checks of one launch, each error naming its kernel: counts, moduli tables, buffer
+/// lengths in words of residues of N words, aliasing, 32-bit arguments.
+struct Checks {
+    kernel: &'static str,
+    n: usize,
 }
 
-/// `v` as a u32 kernel argument, or an error naming the kernel and the argument.
-fn to_u32(kernel: &str, what: &str, v: usize) -> Result<u32> {
-    u32::try_from(v)
-        .map_err(|_| Error::invalid(format!("{kernel}: {what} = {v} does not fit 32 bits")))
-}
-
-/// Errors unless `count` >= 1.
-fn nonzero(kernel: &str, what: &str, count: usize) -> Result<()> {
-    if count == 0 {
-        return Err(Error::invalid(format!("{kernel}: {what} is 0")));
+impl Checks {
+    fn error(&self, what: String) -> Error {
+        Error::invalid(format!("{}: {what}", self.kernel))
     }
-    Ok(())
+
+    /// Errors unless every count (name, value) is at least 1.
+    fn nonzero(&self, counts: &[(&str, usize)]) -> Result<()> {
+        match counts.iter().find(|&&(_, count)| count == 0) {
+            Some((what, _)) => Err(self.error(format!("{what} is 0"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The words of `product(residues)` residues of N words, or an error on overflow.
+    fn words(&self, residues: &[usize]) -> Result<usize> {
+        residues
+            .iter()
+            .chain([&self.n])
+            .try_fold(1usize, |acc, &f| acc.checked_mul(f))
+            .ok_or_else(|| self.error(format!("sizes {residues:?} times N overflow")))
+    }
+
+    /// The words up to the end of residue (polys - 1) * stride + last - 1: `polys`
+    /// polynomials `stride` residues apart, each touching its first `last` (polys >= 1).
+    fn extent(&self, polys: usize, stride: usize, last: usize) -> Result<usize> {
+        let residues = (polys - 1)
+            .checked_mul(stride)
+            .and_then(|r| r.checked_add(last))
+            .ok_or_else(|| self.error("sizes overflow".into()))?;
+        self.words(&[residues])
+    }
+
+    /// Errors unless each buffer (name, buffer, words) holds its words.
+    fn holds(&self, buffers: &[(&str, &Buffer<u64>, usize)]) -> Result<()> {
+        for &(what, buf, words) in buffers {
+            if buf.len() < words {
+                return Err(self.error(format!(
+                    "buffer `{what}` holds {} words; the kernel touches {words}",
+                    buf.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Errors unless the table holds at least `primes` primes.
+    fn covers(&self, moduli: &ModuliTable, primes: usize) -> Result<()> {
+        if moduli.len() < primes {
+            return Err(self.error(format!(
+                "moduli table holds {} primes; {primes} needed",
+                moduli.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Errors if the two buffers of a pair are the same buffer.
+    fn distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
+        for &((a, x), (b, y)) in pairs {
+            if same_buffer(x, y) {
+                return Err(self.error(format!("`{a}` and `{b}` must be different buffers")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Errors unless every stride (name, value) is at least `min` (name, value).
+    fn strides(&self, strides: &[(&str, usize)], (name, min): (&str, usize)) -> Result<()> {
+        match strides.iter().find(|&&(_, stride)| stride < min) {
+            Some((what, stride)) => Err(self.error(format!(
+                "{what} = {stride} is less than {name} = {min}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The argument `what` = `v` as a 32-bit kernel argument.
+    fn u32(&self, what: &'static str, v: usize) -> Result<(&'static str, KernelArg<'static>)> {
+        let v = u32::try_from(v)
+            .map_err(|_| self.error(format!("{what} = {v} does not fit 32 bits")))?;
+        Ok((what, U32(v)))
+    }
+
+    /// Checks a same-shape elementwise launch over `polys` polynomials of `k` residues;
+    /// returns its word count polys * K * N.
+    fn elementwise(
+        &self,
+        buffers: &[(&str, &Buffer<u64>)],
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<usize> {
+        self.nonzero(&[("K", k), ("polys", polys)])?;
+        self.covers(moduli, k)?;
+        let words = self.words(&[polys, k])?;
+        for &(name, buf) in buffers {
+            self.holds(&[(name, buf, words)])?;
+        }
+        Ok(words)
+    }
 }
 
-/// Errors unless `buf` holds at least `words` words.
-fn holds(kernel: &str, what: &str, buf: &Buffer<u64>, words: usize) -> Result<()> {
-    if buf.len() < words {
-        return Err(Error::invalid(format!(
-            "{kernel}: buffer `{what}` holds {} words; the kernel touches {words}",
-            buf.len()
-        )));
-    }
-    Ok(())
-}
-
-/// Errors unless the table holds at least `primes` primes.
-fn covers(kernel: &str, moduli: &ModuliTable, primes: usize) -> Result<()> {
-    if moduli.len() < primes {
-        return Err(Error::invalid(format!(
-            "{kernel}: moduli table holds {} primes; {primes} needed",
-            moduli.len()
-        )));
-    }
-    Ok(())
-}
-
-/// Errors if `a` and `b` are the same buffer.
-fn distinct(kernel: &str, names: (&str, &str), a: &Buffer<u64>, b: &Buffer<u64>) -> Result<()> {
-    if same_buffer(a, b) {
-        return Err(Error::invalid(format!(
-            "{kernel}: `{}` and `{}` must be different buffers",
-            names.0, names.1
-        )));
-    }
-    Ok(())
-}
+/// Two named buffers that must differ.
+type Named<'b> = ((&'b str, &'b Buffer<u64>), (&'b str, &'b Buffer<u64>));
 
 impl CkksKernels {
     /// Builds `opencl/ckks.cl` (after `arith.cl`) for N = 2^`log_n` on `ctx` (programs are
@@ -291,23 +348,37 @@ impl CkksKernels {
         unsafe { graph.launch(&kernel, (width, rows), Some((local, 1).into())) }
     }
 
-    /// Checks a same-shape elementwise launch; returns its word count polys * K * N.
-    fn elementwise(
+    /// The checks of a launch of `slot`'s kernel.
+    fn checks(&self, slot: &Slot) -> Checks {
+        Checks {
+            kernel: slot.sig.name,
+            n: self.coeff_count(),
+        }
+    }
+
+    /// ckks_add or ckks_sub (`slot`) on `polys` polynomials of `k` residues.
+    fn add_or_sub(
         &self,
-        kernel: &str,
-        buffers: &[(&str, &Buffer<u64>)],
+        graph: &Graph,
+        slot: &Slot,
+        [dst, a, b]: [&Buffer<u64>; 3],
         moduli: &ModuliTable,
         k: usize,
         polys: usize,
-    ) -> Result<usize> {
-        nonzero(kernel, "K", k)?;
-        nonzero(kernel, "polys", polys)?;
-        covers(kernel, moduli, k)?;
-        let words = product(kernel, &[polys, k, self.coeff_count()])?;
-        for (name, buf) in buffers {
-            holds(kernel, name, buf, words)?;
-        }
-        Ok(words)
+    ) -> Result<()> {
+        let c = self.checks(slot);
+        let words = c.elementwise(&[("dst", dst), ("a", a), ("b", b)], moduli, k, polys)?;
+        let args = [
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("b", Buf(b)),
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K", k)?,
+        ];
+        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w < words of dst,
+        // a and b (each checked to hold `words`) and prime w / N < K of the table (checked
+        // to hold K primes).
+        unsafe { self.launch(graph, slot, &args, words / polys, polys) }
     }
 
     /// dst = a + b mod q_j over `polys` polynomials of `k` residues (prime j = residue % k,
@@ -323,24 +394,7 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words = self.elementwise(
-            "ckks_add",
-            &[("dst", dst), ("a", a), ("b", b)],
-            moduli,
-            k,
-            polys,
-        )?;
-        let args = [
-            ("dst", Buf(dst)),
-            ("a", Buf(a)),
-            ("b", Buf(b)),
-            ("moduli", Buf(moduli.buffer())),
-            ("K", U32(to_u32("ckks_add", "K", k)?)),
-        ];
-        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w < words of dst,
-        // a and b (each checked to hold `words`) and prime w / N < K of the table (checked
-        // to hold K primes).
-        unsafe { self.launch(graph, &self.add, &args, words / polys, polys) }
+        self.add_or_sub(graph, &self.add, [dst, a, b], moduli, k, polys)
     }
 
     /// dst = a - b mod q_j; as [`CkksKernels::ckks_add`].
@@ -355,23 +409,7 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words = self.elementwise(
-            "ckks_sub",
-            &[("dst", dst), ("a", a), ("b", b)],
-            moduli,
-            k,
-            polys,
-        )?;
-        let args = [
-            ("dst", Buf(dst)),
-            ("a", Buf(a)),
-            ("b", Buf(b)),
-            ("moduli", Buf(moduli.buffer())),
-            ("K", U32(to_u32("ckks_sub", "K", k)?)),
-        ];
-        // SAFETY: as in ckks_add: word p K N + w < words of each buffer, prime < K of the
-        // table.
-        unsafe { self.launch(graph, &self.sub, &args, words / polys, polys) }
+        self.add_or_sub(graph, &self.sub, [dst, a, b], moduli, k, polys)
     }
 
     /// dst = -a mod q_j over `polys` polynomials of `k` residues; dst may be a.
@@ -384,12 +422,13 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words = self.elementwise("ckks_negate", &[("dst", dst), ("a", a)], moduli, k, polys)?;
+        let c = self.checks(&self.negate);
+        let words = c.elementwise(&[("dst", dst), ("a", a)], moduli, k, polys)?;
         let args = [
             ("dst", Buf(dst)),
             ("a", Buf(a)),
             ("moduli", Buf(moduli.buffer())),
-            ("K", U32(to_u32("ckks_negate", "K", k)?)),
+            c.u32("K", k)?,
         ];
         // SAFETY: word p K N + w < words of dst and a (both checked), prime < K of the
         // table.
@@ -410,17 +449,16 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_multiply_plain";
-        let words = self.elementwise(NAME, &[("dst", dst), ("ct", ct)], moduli, k, polys)?;
-        holds(NAME, "plain", plain, k * self.coeff_count())?;
-        distinct(NAME, ("ct", "plain"), ct, plain)?;
-        distinct(NAME, ("dst", "plain"), dst, plain)?;
+        let c = self.checks(&self.multiply_plain);
+        let words = c.elementwise(&[("dst", dst), ("ct", ct)], moduli, k, polys)?;
+        c.holds(&[("plain", plain, c.words(&[k])?)])?;
+        c.distinct(&[(("ct", ct), ("plain", plain)), (("dst", dst), ("plain", plain))])?;
         let args = [
             ("dst", Buf(dst)),
             ("ct", Buf(ct)),
             ("plain", Buf(plain)),
             ("moduli", Buf(moduli.buffer())),
-            ("K", U32(to_u32(NAME, "K", k)?)),
+            c.u32("K", k)?,
         ];
         // SAFETY: item (w, p) touches dst[p K N + w] and ct[p K N + w] < words (both
         // checked), plain[w], w < K N (plain holds K N), and prime w / N < K of the table.
@@ -443,22 +481,20 @@ impl CkksKernels {
         moduli: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_tensor";
-        nonzero(NAME, "K", k)?;
+        let c = self.checks(&self.tensor);
+        c.nonzero(&[("K", k)])?;
         for (what, s) in [("s1", s1), ("s2", s2)] {
             if !(1..=TENSOR_SIZE_MAX).contains(&s) {
-                return Err(Error::invalid(format!(
-                    "{NAME}: {what} = {s} is not in 1..={TENSOR_SIZE_MAX}"
-                )));
+                return Err(c.error(format!("{what} = {s} is not in 1..={TENSOR_SIZE_MAX}")));
             }
         }
-        covers(NAME, moduli, k)?;
-        let poly_words = product(NAME, &[k, self.coeff_count()])?;
-        holds(NAME, "a", a, product(NAME, &[s1, poly_words])?)?;
-        holds(NAME, "b", b, product(NAME, &[s2, poly_words])?)?;
-        holds(NAME, "dst", dst, product(NAME, &[s1 + s2 - 1, poly_words])?)?;
-        distinct(NAME, ("dst", "a"), dst, a)?;
-        distinct(NAME, ("dst", "b"), dst, b)?;
+        c.covers(moduli, k)?;
+        c.holds(&[
+            ("a", a, c.words(&[s1, k])?),
+            ("b", b, c.words(&[s2, k])?),
+            ("dst", dst, c.words(&[s1 + s2 - 1, k])?),
+        ])?;
+        c.distinct(&[(("dst", dst), ("a", a)), (("dst", dst), ("b", b))])?;
         let args = [
             ("dst", Buf(dst)),
             ("a", Buf(a)),
@@ -466,12 +502,12 @@ impl CkksKernels {
             ("b", Buf(b)),
             ("s2", U32(s2 as u32)),
             ("moduli", Buf(moduli.buffer())),
-            ("K", U32(to_u32(NAME, "K", k)?)),
+            c.u32("K", k)?,
         ];
         // SAFETY: item g < K * N reads a[g + i * K * N] for i < s1, b[...] for l < s2 and
         // writes dst[g + t * K * N] for t < s1 + s2 - 1, all inside the checked lengths;
         // prime g / N < K of the table.
-        unsafe { self.launch(graph, &self.tensor, &args, poly_words, 1) }
+        unsafe { self.launch(graph, &self.tensor, &args, c.words(&[k])?, 1) }
     }
 
     /// dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for p < polys and j <
@@ -490,39 +526,27 @@ impl CkksKernels {
         residues_per_poly: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_copy_residues";
-        nonzero(NAME, "residues_per_poly", residues_per_poly)?;
-        nonzero(NAME, "polys", polys)?;
-        for (what, stride) in [("dst_stride", dst_stride), ("src_stride", src_stride)] {
-            if stride < residues_per_poly {
-                return Err(Error::invalid(format!(
-                    "{NAME}: {what} = {stride} is less than residues_per_poly = \
-                     {residues_per_poly}"
-                )));
-            }
-        }
-        distinct(NAME, ("dst", "src"), dst, src)?;
-        let n = self.coeff_count();
+        let c = self.checks(&self.copy_residues);
+        c.nonzero(&[("residues_per_poly", residues_per_poly), ("polys", polys)])?;
+        let strides = [("dst_stride", dst_stride), ("src_stride", src_stride)];
+        c.strides(&strides, ("residues_per_poly", residues_per_poly))?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
         // The last residue touched is (polys - 1) * stride + residues_per_poly - 1.
-        let extent = |stride| -> Result<usize> {
-            let residues = product(NAME, &[polys - 1, stride])?
-                .checked_add(residues_per_poly)
-                .ok_or_else(|| Error::invalid(format!("{NAME}: sizes overflow")))?;
-            product(NAME, &[residues, n])
-        };
-        holds(NAME, "dst", dst, extent(dst_stride)?)?;
-        holds(NAME, "src", src, extent(src_stride)?)?;
-        let words = product(NAME, &[polys, residues_per_poly, n])?;
+        c.holds(&[
+            ("dst", dst, c.extent(polys, dst_stride, residues_per_poly)?),
+            ("src", src, c.extent(polys, src_stride, residues_per_poly)?),
+        ])?;
         let args = [
             ("dst", Buf(dst)),
-            ("dst_stride", U32(to_u32(NAME, "dst_stride", dst_stride)?)),
+            c.u32("dst_stride", dst_stride)?,
             ("src", Buf(src)),
-            ("src_stride", U32(to_u32(NAME, "src_stride", src_stride)?)),
-            ("residues_per_poly", U32(to_u32(NAME, "residues_per_poly", residues_per_poly)?)),
+            c.u32("src_stride", src_stride)?,
+            c.u32("residues_per_poly", residues_per_poly)?,
         ];
+        let width = c.words(&[residues_per_poly])?;
         // SAFETY: item (j N + k, p) touches residue p * stride + j <= (polys - 1) * stride
         // + residues_per_poly - 1 of each buffer, inside the extents checked above.
-        unsafe { self.launch(graph, &self.copy_residues, &args, words / polys, polys) }
+        unsafe { self.launch(graph, &self.copy_residues, &args, width, polys) }
     }
 
     /// SEAL's `mod_switch_drop_to_next` on the data: dst (K - 1 residues per polynomial)
@@ -556,24 +580,19 @@ impl CkksKernels {
         index: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_gather_residue";
-        nonzero(NAME, "polys", polys)?;
+        let c = self.checks(&self.gather_residue);
+        c.nonzero(&[("polys", polys)])?;
         if index >= src_stride {
-            return Err(Error::invalid(format!(
-                "{NAME}: index {index} is not below src_stride = {src_stride}"
-            )));
+            return Err(c.error(format!("index {index} is not below src_stride = {src_stride}")));
         }
-        distinct(NAME, ("dst", "src"), dst, src)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[polys, n])?;
-        holds(NAME, "dst", dst, words)?;
-        let src_residues = product(NAME, &[polys - 1, src_stride])? + index + 1;
-        holds(NAME, "src", src, product(NAME, &[src_residues, n])?)?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
+        let words = c.words(&[polys])?;
+        c.holds(&[("dst", dst, words), ("src", src, c.extent(polys, src_stride, index + 1)?)])?;
         let args = [
             ("dst", Buf(dst)),
             ("src", Buf(src)),
-            ("src_stride", U32(to_u32(NAME, "src_stride", src_stride)?)),
-            ("index", U32(to_u32(NAME, "index", index)?)),
+            c.u32("src_stride", src_stride)?,
+            c.u32("index", index)?,
         ];
         // SAFETY: item (p, k) writes dst[p * N + k] < polys * N and reads residue
         // p * src_stride + index <= (polys - 1) * src_stride + index of src (both checked).
@@ -592,14 +611,12 @@ impl CkksKernels {
         galois_elt: u32,
         residues: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_galois_ntt";
-        nonzero(NAME, "residues", residues)?;
-        let n = self.coeff_count();
-        super::fused::check_galois_elt(NAME, galois_elt, n)?;
-        distinct(NAME, ("dst", "src"), dst, src)?;
-        let words = product(NAME, &[residues, n])?;
-        holds(NAME, "dst", dst, words)?;
-        holds(NAME, "src", src, words)?;
+        let c = self.checks(&self.galois_ntt);
+        c.nonzero(&[("residues", residues)])?;
+        super::fused::check_galois_elt(c.kernel, galois_elt, c.n)?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
+        let words = c.words(&[residues])?;
+        c.holds(&[("dst", dst, words), ("src", src, words)])?;
         let args = [
             ("dst", Buf(dst)),
             ("src", Buf(src)),
@@ -632,26 +649,26 @@ impl CkksKernels {
         k_out: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_moddown_prep";
-        nonzero(NAME, "K_out", k_out)?;
-        nonzero(NAME, "polys", polys)?;
-        covers(NAME, moduli, k_out.max(last_q_index + 1))?;
-        distinct(NAME, ("dst", "last"), dst, last)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[polys, k_out, n])?;
-        holds(NAME, "dst", dst, words)?;
-        holds(NAME, "last", last, product(NAME, &[polys, n])?)?;
+        let c = self.checks(&self.moddown_prep);
+        c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
+        c.covers(moduli, k_out.max(last_q_index + 1))?;
+        c.distinct(&[(("dst", dst), ("last", last))])?;
+        c.holds(&[
+            ("dst", dst, c.words(&[polys, k_out])?),
+            ("last", last, c.words(&[polys])?),
+        ])?;
         let args = [
             ("dst", Buf(dst)),
             ("last", Buf(last)),
             ("moduli", Buf(moduli.buffer())),
-            ("last_q_index", U32(to_u32(NAME, "last_q_index", last_q_index)?)),
-            ("K_out", U32(to_u32(NAME, "K_out", k_out)?)),
+            c.u32("last_q_index", last_q_index)?,
+            c.u32("K_out", k_out)?,
         ];
+        let width = c.words(&[k_out])?;
         // SAFETY: item (i N + k, p) writes dst[(p * K_out + i) * N + k] < polys K_out N,
         // reads last[p * N + k] < polys * N, and primes i < K_out and last_q_index of the
         // table (all checked).
-        unsafe { self.launch(graph, &self.moddown_prep, &args, words / polys, polys) }
+        unsafe { self.launch(graph, &self.moddown_prep, &args, width, polys) }
     }
 
     /// The final step of rescale and of key switching: for p < polys, i < k_out,
@@ -678,57 +695,38 @@ impl CkksKernels {
         polys: usize,
         accumulate: bool,
     ) -> Result<()> {
-        const NAME: &str = "ckks_divide_round_finish";
-        nonzero(NAME, "K_out", k_out)?;
-        nonzero(NAME, "polys", polys)?;
-        covers(NAME, moduli, k_out)?;
-        for (what, stride) in [("dst_stride", dst_stride), ("src_stride", src_stride)] {
-            if stride < k_out {
-                return Err(Error::invalid(format!(
-                    "{NAME}: {what} = {stride} is less than K_out = {k_out}"
-                )));
-            }
-        }
+        let c = self.checks(&self.divide_round_finish);
+        c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
+        c.covers(moduli, k_out)?;
+        c.strides(&[("dst_stride", dst_stride), ("src_stride", src_stride)], ("K_out", k_out))?;
         if same_buffer(dst, src) && dst_stride != src_stride {
-            return Err(Error::invalid(format!(
-                "{NAME}: dst is src with different strides ({dst_stride} and {src_stride})"
+            return Err(c.error(format!(
+                "dst is src with different strides ({dst_stride} and {src_stride})"
             )));
         }
-        distinct(NAME, ("dst", "t"), dst, t)?;
-        distinct(NAME, ("dst", "inv"), dst, inv)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[polys, k_out, n])?;
-        let extent = |stride| -> Result<usize> {
-            let residues = product(NAME, &[polys - 1, stride])? + k_out;
-            product(NAME, &[residues, n])
-        };
-        holds(NAME, "dst", dst, extent(dst_stride)?)?;
-        holds(NAME, "src", src, extent(src_stride)?)?;
-        holds(NAME, "t", t, words)?;
-        holds(NAME, "inv", inv, 2 * k_out)?;
+        c.distinct(&[(("dst", dst), ("t", t)), (("dst", dst), ("inv", inv))])?;
+        c.holds(&[
+            ("dst", dst, c.extent(polys, dst_stride, k_out)?),
+            ("src", src, c.extent(polys, src_stride, k_out)?),
+            ("t", t, c.words(&[polys, k_out])?),
+            ("inv", inv, 2 * k_out),
+        ])?;
         let args = [
             ("dst", Buf(dst)),
-            ("dst_stride", U32(to_u32(NAME, "dst_stride", dst_stride)?)),
+            c.u32("dst_stride", dst_stride)?,
             ("src", Buf(src)),
-            ("src_stride", U32(to_u32(NAME, "src_stride", src_stride)?)),
+            c.u32("src_stride", src_stride)?,
             ("t", Buf(t)),
             ("inv", Buf(inv)),
             ("moduli", Buf(moduli.buffer())),
-            ("K_out", U32(to_u32(NAME, "K_out", k_out)?)),
+            c.u32("K_out", k_out)?,
             ("accumulate", U32(accumulate as u32)),
         ];
+        let width = c.words(&[k_out])?;
         // SAFETY: item (i N + k, p) reads t[(p * K_out + i) * N + k] < polys K_out N,
         // residue p * stride + i <= (polys - 1) * stride + K_out - 1 of src and dst,
         // inv[2i + 1] < 2 K_out and prime i < K_out of the table (all checked).
-        unsafe {
-            self.launch(
-                graph,
-                &self.divide_round_finish,
-                &args,
-                words / polys,
-                polys,
-            )
-        }
+        unsafe { self.launch(graph, &self.divide_round_finish, &args, width, polys) }
     }
 
     /// Key switching's RNS decomposition: `moduli_ext` holds the K data primes then the
@@ -745,23 +743,24 @@ impl CkksKernels {
         moduli_ext: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_ks_decompose";
-        nonzero(NAME, "K", k)?;
-        covers(NAME, moduli_ext, k + 1)?;
-        distinct(NAME, ("dst", "t_target"), dst, t_target)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[k, k + 1, n])?;
-        holds(NAME, "dst", dst, words)?;
-        holds(NAME, "t_target", t_target, product(NAME, &[k, n])?)?;
+        let c = self.checks(&self.ks_decompose);
+        c.nonzero(&[("K", k)])?;
+        c.covers(moduli_ext, k + 1)?;
+        c.distinct(&[(("dst", dst), ("t_target", t_target))])?;
+        c.holds(&[
+            ("dst", dst, c.words(&[k, k + 1])?),
+            ("t_target", t_target, c.words(&[k])?),
+        ])?;
         let args = [
             ("dst", Buf(dst)),
             ("t_target", Buf(t_target)),
             ("moduli", Buf(moduli_ext.buffer())),
-            ("K", U32(to_u32(NAME, "K", k)?)),
+            c.u32("K", k)?,
         ];
+        let width = c.words(&[k + 1])?;
         // SAFETY: item (I N + k, J) writes dst[(J (K + 1) + I) N + k] < K (K + 1) N, reads
         // t_target[J * N + k] < K N, and primes J, I < K + 1 of the table (all checked).
-        unsafe { self.launch(graph, &self.ks_decompose, &args, words / k, k) }
+        unsafe { self.launch(graph, &self.ks_decompose, &args, width, k) }
     }
 
     /// Key switching's inner product with one key of SEAL's key vector, the data primes'
@@ -791,30 +790,29 @@ impl CkksKernels {
         moduli_ext: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_ks_inner_product";
-        nonzero(NAME, "K", k)?;
-        covers(NAME, moduli_ext, k + 1)?;
+        let c = self.checks(&self.ks_inner_product);
+        c.nonzero(&[("K", k)])?;
+        c.covers(moduli_ext, k + 1)?;
         if k > key_stride_primes || key_special_index >= key_stride_primes {
-            return Err(Error::invalid(format!(
-                "{NAME}: K = {k} data primes and special index {key_special_index} do not \
-                 fit a key of {key_stride_primes} primes"
+            return Err(c.error(format!(
+                "K = {k} data primes and special index {key_special_index} do not fit a key \
+                 of {key_stride_primes} primes"
             )));
         }
-        distinct(NAME, ("prod", "last"), prod, last)?;
-        for (output, out) in [("prod", prod), ("last", last)] {
-            distinct(NAME, (output, "dec"), out, dec)?;
-            distinct(NAME, (output, "key"), out, key)?;
-        }
-        let n = self.coeff_count();
-        holds(NAME, "prod", prod, product(NAME, &[2, k, n])?)?;
-        holds(NAME, "last", last, product(NAME, &[2, n])?)?;
-        holds(NAME, "dec", dec, product(NAME, &[k, k + 1, n])?)?;
-        holds(
-            NAME,
-            "key",
-            key,
-            product(NAME, &[k, 2, key_stride_primes, n])?,
-        )?;
+        let (prod_, last_) = (("prod", prod), ("last", last));
+        c.distinct(&[
+            (prod_, last_),
+            (prod_, ("dec", dec)),
+            (prod_, ("key", key)),
+            (last_, ("dec", dec)),
+            (last_, ("key", key)),
+        ])?;
+        c.holds(&[
+            ("prod", prod, c.words(&[2, k])?),
+            ("last", last, c.words(&[2])?),
+            ("dec", dec, c.words(&[k, k + 1])?),
+            ("key", key, c.words(&[k, 2, key_stride_primes])?),
+        ])?;
         let reduce_every = reduce_every(&moduli_ext.moduli()[..k + 1]);
         let args = [
             ("prod", Buf(prod)),
@@ -822,16 +820,16 @@ impl CkksKernels {
             ("dec", Buf(dec)),
             ("key", Buf(key)),
             ("moduli", Buf(moduli_ext.buffer())),
-            ("K", U32(to_u32(NAME, "K", k)?)),
-            ("key_stride_primes", U32(to_u32(NAME, "key_stride_primes", key_stride_primes)?)),
-            ("key_special_index", U32(to_u32(NAME, "key_special_index", key_special_index)?)),
+            c.u32("K", k)?,
+            c.u32("key_stride_primes", key_stride_primes)?,
+            c.u32("key_special_index", key_special_index)?,
             ("reduce_every", U32(reduce_every)),
         ];
         // SAFETY: item (I, k), I < K + 1, reads dec residue J (K + 1) + I < K (K + 1),
         // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, and prime
         // I < K + 1 of the table; it writes prod residues I and K + I < 2 K when I < K,
         // else last residues 0 and 1 (all lengths checked).
-        unsafe { self.launch(graph, &self.ks_inner_product, &args, (k + 1) * n, 1) }
+        unsafe { self.launch(graph, &self.ks_inner_product, &args, c.words(&[k + 1])?, 1) }
     }
 }
 
