@@ -38,13 +38,13 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use seal_opencl::arith::{coeff_modulus_create, Modulus};
-use seal_opencl::ckks::host::{ckks_ks_decompose, ckks_ks_inner_product};
 use seal_opencl::ckks::fused::{FusedPasses, KeySwitch};
+use seal_opencl::ckks::host::{ckks_ks_decompose, ckks_ks_inner_product};
 use seal_opencl::ckks::kernels::reduce_every;
 use seal_opencl::cl::{self, Buffer, Context, Event, Queue};
 use seal_opencl::ntt::{
-    create_ntt_tables, host, NttPlan, NttStrategy, NttTables, StagedVariant,
-    NTT_STRATEGY_ENV_VAR, NTT_VARIANT_ENV_VAR,
+    create_ntt_tables, host, NttPlan, NttStrategy, NttTables, StagedVariant, NTT_STRATEGY_ENV_VAR,
+    NTT_VARIANT_ENV_VAR,
 };
 use seal_opencl::{Error, Result};
 

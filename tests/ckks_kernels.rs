@@ -10,7 +10,9 @@
 use std::sync::OnceLock;
 
 use rand::{Rng, SeedableRng};
-use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
+use seal_opencl::arith::{
+    coeff_modulus_create, invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand,
+};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
 use seal_opencl::cl::{self, Buffer, DeviceSelector};
@@ -68,7 +70,10 @@ fn rng() -> rand::rngs::StdRng {
 /// `CoeffModulus::Create`).
 fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
     let values = coeff_modulus_create(1 << log_n, bits).unwrap();
-    values.into_iter().map(|q| Modulus::new(q).unwrap()).collect()
+    values
+        .into_iter()
+        .map(|q| Modulus::new(q).unwrap())
+        .collect()
 }
 
 /// The `count` largest 61-bit primes (SEAL's largest modulus size), largest first. Not

@@ -51,7 +51,10 @@ fn device() -> (Arc<Context>, Queue) {
 /// `CoeffModulus::Create`).
 fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
     let values = coeff_modulus_create(1 << log_n, bits).unwrap();
-    values.into_iter().map(|q| Modulus::new(q).unwrap()).collect()
+    values
+        .into_iter()
+        .map(|q| Modulus::new(q).unwrap())
+        .collect()
 }
 
 /// `count` polynomials in SEAL's layout with residues in [0, bound(q)): random words,
@@ -433,7 +436,12 @@ struct FirstPassPlan {
 impl FirstPassPlan {
     /// `residues` random residues of N words, residue r below the plan's prime
     /// `prime_of(r)`.
-    fn random(&self, rng: &mut impl Rng, residues: usize, prime_of: impl Fn(usize) -> usize) -> Vec<u64> {
+    fn random(
+        &self,
+        rng: &mut impl Rng,
+        residues: usize,
+        prime_of: impl Fn(usize) -> usize,
+    ) -> Vec<u64> {
         let n = 1usize << self.log_n;
         (0..residues * n)
             .map(|w| rng.gen_range(0..self.moduli[prime_of(w / n)].value()))
@@ -494,11 +502,18 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
         let values = ctx.buffer(&queue, count * primes * n).unwrap();
         cl::poison(&values, POISON).unwrap();
-        fp.plan.inverse_first_pass_from(
-            &queue, &values, &src_buf, stride, first, count, primes, false,
-        )
-        .unwrap();
-        assert_eq!(cl::download(&values).unwrap(), want, "2^{} {}", fp.log_n, fp.strategy);
+        fp.plan
+            .inverse_first_pass_from(
+                &queue, &values, &src_buf, stride, first, count, primes, false,
+            )
+            .unwrap();
+        assert_eq!(
+            cl::download(&values).unwrap(),
+            want,
+            "2^{} {}",
+            fp.log_n,
+            fp.strategy
+        );
         let src_before = cl::download(&src_buf).unwrap();
         assert_eq!(src_before, src_words, "source unchanged");
     }
@@ -535,10 +550,11 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
             let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
             cl::poison(&values, POISON).unwrap();
             cl::poison(&permuted, POISON).unwrap();
-            fused.inverse_first_pass_galois(
-                &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
-            )
-            .unwrap();
+            fused
+                .inverse_first_pass_galois(
+                    &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
+                )
+                .unwrap();
             let what = format!("2^{} {} element {galois_elt}", fp.log_n, fp.strategy);
             assert_eq!(
                 cl::download(&permuted).unwrap(),
@@ -584,7 +600,10 @@ fn fused_passes_reject_bad_arguments() {
         "more primes than the plan's",
     );
     let permuted = buf(4 * n);
-    assert_invalid(FusedPasses::new(Arc::new(naive)), "fused passes of a naive plan");
+    assert_invalid(
+        FusedPasses::new(Arc::new(naive)),
+        "fused passes of a naive plan",
+    );
     let plan = FusedPasses::new(Arc::new(plan)).unwrap();
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(

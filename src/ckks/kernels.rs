@@ -16,7 +16,10 @@ use parking_lot::Mutex;
 
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, same_buffer, sources, Buffer, Context, Kernel, KernelArg, KernelSig, Program, Queue};
+use crate::cl::{
+    kernel_sigs, same_buffer, sources, Buffer, Context, Kernel, KernelArg, KernelSig, Program,
+    Queue,
+};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
@@ -233,9 +236,9 @@ impl Checks {
     /// Errors unless every stride (name, value) is at least `min` (name, value).
     fn strides(&self, strides: &[(&str, usize)], (name, min): (&str, usize)) -> Result<()> {
         match strides.iter().find(|&&(_, stride)| stride < min) {
-            Some((what, stride)) => Err(self.error(format!(
-                "{what} = {stride} is less than {name} = {min}"
-            ))),
+            Some((what, stride)) => {
+                Err(self.error(format!("{what} = {stride} is less than {name} = {min}")))
+            }
             None => Ok(()),
         }
     }
@@ -452,7 +455,10 @@ impl CkksKernels {
         let c = self.checks(&self.multiply_plain);
         let words = c.elementwise(&[("dst", dst), ("ct", ct)], moduli, k, polys)?;
         c.holds(&[("plain", plain, c.words(&[k])?)])?;
-        c.distinct(&[(("ct", ct), ("plain", plain)), (("dst", dst), ("plain", plain))])?;
+        c.distinct(&[
+            (("ct", ct), ("plain", plain)),
+            (("dst", dst), ("plain", plain)),
+        ])?;
         let args = [
             ("dst", Buf(dst)),
             ("ct", Buf(ct)),
@@ -583,11 +589,16 @@ impl CkksKernels {
         let c = self.checks(&self.gather_residue);
         c.nonzero(&[("polys", polys)])?;
         if index >= src_stride {
-            return Err(c.error(format!("index {index} is not below src_stride = {src_stride}")));
+            return Err(c.error(format!(
+                "index {index} is not below src_stride = {src_stride}"
+            )));
         }
         c.distinct(&[(("dst", dst), ("src", src))])?;
         let words = c.words(&[polys])?;
-        c.holds(&[("dst", dst, words), ("src", src, c.extent(polys, src_stride, index + 1)?)])?;
+        c.holds(&[
+            ("dst", dst, words),
+            ("src", src, c.extent(polys, src_stride, index + 1)?),
+        ])?;
         let args = [
             ("dst", Buf(dst)),
             ("src", Buf(src)),
@@ -698,7 +709,10 @@ impl CkksKernels {
         let c = self.checks(&self.divide_round_finish);
         c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
         c.covers(moduli, k_out)?;
-        c.strides(&[("dst_stride", dst_stride), ("src_stride", src_stride)], ("K_out", k_out))?;
+        c.strides(
+            &[("dst_stride", dst_stride), ("src_stride", src_stride)],
+            ("K_out", k_out),
+        )?;
         if same_buffer(dst, src) && dst_stride != src_stride {
             return Err(c.error(format!(
                 "dst is src with different strides ({dst_stride} and {src_stride})"

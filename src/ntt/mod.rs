@@ -12,8 +12,8 @@ mod variant;
 
 pub use pass::{check_buffers, shared_args, to_u32, Pass};
 pub use plan::{
-    staged_only, NttDirection, NttPlan, DEVICE_COEFF_COUNT_POWER_MAX,
-    DEVICE_COEFF_COUNT_POWER_MIN, STAGED_COEFF_COUNT_POWER_MIN,
+    staged_only, NttDirection, NttPlan, DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN,
+    STAGED_COEFF_COUNT_POWER_MIN,
 };
 pub use tables::{
     create_ntt_tables, reverse_bits, NttTables, COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN,

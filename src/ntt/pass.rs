@@ -9,8 +9,7 @@ use parking_lot::Mutex;
 
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{
-    self, kernel_sigs, same_buffer, Buffer, Event, Kernel, KernelArg, KernelSig, Queue,
-    SpatialDims,
+    self, kernel_sigs, same_buffer, Buffer, Event, Kernel, KernelArg, KernelSig, Queue, SpatialDims,
 };
 use crate::error::{Error, Result};
 

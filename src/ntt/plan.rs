@@ -321,7 +321,11 @@ impl NttPlan {
             let [values, primes] = shared_args(values, primes);
             let reduce = ("reduce", U32(reduce as u32));
             let args = [values, primes, reduce];
-            let args = if pass.sets("reduce") { &args[..] } else { &args[..2] };
+            let args = if pass.sets("reduce") {
+                &args[..]
+            } else {
+                &args[..2]
+            };
             // SAFETY: validate() checked values.len() >= residues * N and primes <= L:
             // each work item (or work group) serves residue item / items_per_residue <
             // residues, words below N of it, and reads the tables of prime residue %
@@ -361,7 +365,11 @@ impl NttPlan {
             &[("values", values, 0, true), ("src", src, src_words, false)],
             &[],
         )?;
-        let gather = self.launches.gather.as_ref().ok_or_else(|| staged_only(WHAT))?;
+        let gather = self
+            .launches
+            .gather
+            .as_ref()
+            .ok_or_else(|| staged_only(WHAT))?;
         let [values, primes] = shared_args(values, primes);
         let args = [
             values,
@@ -514,15 +522,29 @@ fn naive_launches(ctx: &Context, tables: &DeviceTables, log_n: u32) -> Result<La
 fn staged_launches(ctx: &Context, tables: &DeviceTables, layout: StagedLayout) -> Result<Launches> {
     let program = ctx.program(&[sources::ARITH, sources::NTT], &layout.build_options())?;
     let items = 1usize << (layout.log_n() - layout.log_r());
-    let block = |sig| tables.pass(&program, sig, &[], items, Some(layout.block_work_group_size()));
+    let block = |sig| {
+        tables.pass(
+            &program,
+            sig,
+            &[],
+            items,
+            Some(layout.block_work_group_size()),
+        )
+    };
     let strided = |sig| {
         layout
             .strided_work_group_size()
             .map(|wg| tables.pass(&program, sig, &[], items, Some(wg)))
             .transpose()
     };
-    let forward = [strided(&pass::NTT_FWD_STRIDED)?, Some(block(&pass::NTT_FWD_BLOCK)?)];
-    let inverse = [Some(block(&pass::NTT_INV_BLOCK)?), strided(&pass::NTT_INV_STRIDED)?];
+    let forward = [
+        strided(&pass::NTT_FWD_STRIDED)?,
+        Some(block(&pass::NTT_FWD_BLOCK)?),
+    ];
+    let inverse = [
+        Some(block(&pass::NTT_INV_BLOCK)?),
+        strided(&pass::NTT_INV_STRIDED)?,
+    ];
     Ok(Launches {
         forward: forward.into_iter().flatten().collect(),
         inverse: inverse.into_iter().flatten().collect(),

@@ -21,7 +21,6 @@ pub const NTT_STRATEGY_ENV_VAR: &str = "SEAL_OPENCL_NTT";
 /// `NttStrategy::from_env`, e.g. `r16g12`.
 pub const NTT_VARIANT_ENV_VAR: &str = "SEAL_OPENCL_NTT_VARIANT";
 
-
 /// The largest sub-transform a staged work group holds: 2^12 words, 32 KiB (36 KiB with
 /// the block kernels' padding), which fits the 48 KiB of local memory NVIDIA's OpenCL
 /// gives a work group, and 512 work items of 8 values (256 of 16).
@@ -595,7 +594,6 @@ mod tests {
         assert!(StagedLayout::new(17, 1024, 256, StagedVariant::DEFAULT).is_err());
     }
 
-
     #[test]
     fn strategy_names() {
         assert_eq!("naive".parse::<NttStrategy>().unwrap(), NttStrategy::Naive);
@@ -608,7 +606,6 @@ mod tests {
         let r16 = NttStrategy::Staged("r16".parse().unwrap());
         assert_eq!(r16.to_string(), "staged(r16g8c2k4p2o0)");
     }
-
 
     #[test]
     fn variant_names() {

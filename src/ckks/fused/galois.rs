@@ -80,7 +80,10 @@ impl FusedPasses {
         // residues * N words); those of r >= residues - primes also write residue
         // r - (residues - primes) < primes of values (checked to hold primes * N words),
         // words below N; the three buffers are distinct (checked).
-        unsafe { self.inv_galois.launch(queue, &args, residues, events, &mut out) }?;
+        unsafe {
+            self.inv_galois
+                .launch(queue, &args, residues, events, &mut out)
+        }?;
         Ok(out)
     }
 }

@@ -78,7 +78,9 @@ impl KeySwitchPasses {
             Some((one_block, rows)) => {
                 let built = Self::build(plan, one_block, rows)?;
                 let wg = rows as usize * one_block.block_work_group_size();
-                let holds = plan.context().kernel_work_group_size(&built.block.kernel())?;
+                let holds = plan
+                    .context()
+                    .kernel_work_group_size(&built.block.kernel())?;
                 if holds >= wg {
                     return Ok(built);
                 }
@@ -193,7 +195,12 @@ impl FusedPasses {
             WHAT,
             &[
                 ("t_target", ks.t_target, residues(1, k)?, false),
-                ("target", ks.target, residues(1, ks.target_first + k)?, false),
+                (
+                    "target",
+                    ks.target,
+                    residues(1, ks.target_first + k)?,
+                    false,
+                ),
                 ("key", ks.key, residues(2 * k, ks.key_stride_primes)?, false),
                 ("prod", ks.prod, residues(2, k)?, true),
                 ("last", ks.last, residues(1, 2)?, true),
@@ -241,7 +248,11 @@ impl FusedPasses {
         // 2 K stride (kp < stride), and writes prod residue c K + I < 2 K or last
         // residue c < 2 (all checked).
         let groups_of_rows = (k + 1).div_ceil(passes.rows);
-        unsafe { passes.block.launch(queue, &args, groups_of_rows, events, &mut out) }?;
+        unsafe {
+            passes
+                .block
+                .launch(queue, &args, groups_of_rows, events, &mut out)
+        }?;
         Ok(out)
     }
 }
@@ -275,15 +286,24 @@ mod tests {
         let (one, rows) = ks_rows_that_fit(layout(15).unwrap(), 9, &big).unwrap();
         assert_eq!((one.log_b(), one.block_work_group_size(), rows), (0, 32, 9));
         // 2^16: also blocks of 2^8 words; 16 rows are 512 items and 36 KB.
-        assert_eq!(ks_rows_that_fit(layout(16).unwrap(), 16, &big).unwrap().1, 16);
+        assert_eq!(
+            ks_rows_that_fit(layout(16).unwrap(), 16, &big).unwrap().1,
+            16
+        );
         // 8 KB of local memory holds three rows of 2304 bytes.
         let small = info(8 * 1024, 1024);
-        assert_eq!(ks_rows_that_fit(layout(15).unwrap(), 9, &small).unwrap().1, 3);
+        assert_eq!(
+            ks_rows_that_fit(layout(15).unwrap(), 9, &small).unwrap().1,
+            3
+        );
         // 2^12 in one pass: a row is 512 items and 36 KB, so one: the layout's own.
         assert!(ks_rows_that_fit(layout(12).unwrap(), 9, &big).is_none());
         assert!(ks_rows_that_fit(layout(15).unwrap(), 1, &big).is_none());
         // Work groups of at most 64 items: two rows of 32.
         let narrow = info(1 << 20, 64);
-        assert_eq!(ks_rows_that_fit(layout(15).unwrap(), 9, &narrow).unwrap().1, 2);
+        assert_eq!(
+            ks_rows_that_fit(layout(15).unwrap(), 9, &narrow).unwrap().1,
+            2
+        );
     }
 }

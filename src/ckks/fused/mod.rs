@@ -83,7 +83,13 @@ impl FusedPasses {
                 .strided_work_group_size()
                 .map(|wg| plan.pass(&program, &NTT_INV_FWD_STRIDED, &[], items, Some(wg)))
                 .transpose()?,
-            moddown_block: plan.pass(&program, &moddown::NTT_FWD_BLOCK_MODDOWN, &[], items, block)?,
+            moddown_block: plan.pass(
+                &program,
+                &moddown::NTT_FWD_BLOCK_MODDOWN,
+                &[],
+                items,
+                block,
+            )?,
             key_switch: keyswitch::KeySwitchPasses::new(&plan, layout, variant)?,
             fan_out: variant.fan_out() as usize,
             compute_units: info.compute_units as usize,

@@ -155,7 +155,10 @@ impl FusedPasses {
         // scratch (two passes) or p of last (one pass), residue p * stride + i <=
         // (count - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
         // checked).
-        unsafe { self.moddown_block.launch(queue, &args, residues, events, &mut out) }?;
+        unsafe {
+            self.moddown_block
+                .launch(queue, &args, residues, events, &mut out)
+        }?;
         Ok(out)
     }
 }

@@ -2,6 +2,7 @@
 //! complex_conjugate): the galois permutation in NTT form, then key switching
 //! ([`super::relin`]).
 
+use super::relin::Switch;
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 #[cfg(doc)]
@@ -28,7 +29,13 @@ impl LevelOps<'_> {
         let permuted = self.scratch(2 * words)?;
         // dst = (permuted[0], 0) + the key-switched permuted[1], with the first term added
         // by the mod-down's last store.
-        let acc = (permuted.buffer(), 1);
+        let switch = Switch {
+            ct: dst,
+            acc: (permuted.buffer(), 1),
+            target: permuted.buffer(),
+            target_offset: words,
+            key,
+        };
         let Some(fused) = self.fused_key_switch() else {
             self.context.kernels().ckks_galois_ntt(
                 self.graph,
@@ -37,7 +44,7 @@ impl LevelOps<'_> {
                 galois_elt,
                 2 * self.primes(),
             )?;
-            return self.switch_key_into(dst, acc, permuted.buffer(), words, key);
+            return self.switch_key_into(&switch);
         };
         let t_target = self.scratch(words)?;
         let events = fused.inverse_first_pass_galois(
@@ -51,7 +58,6 @@ impl LevelOps<'_> {
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_inverse_galois", events)?;
-        let target = (permuted.buffer(), words);
-        self.switch_key_from_first_pass(fused, dst, acc, target, key, t_target)
+        self.switch_key_from_first_pass(fused, &switch, t_target)
     }
 }

@@ -80,24 +80,16 @@ impl<'a> LevelOps<'a> {
         self.graph.alloc_scratch(words)
     }
 
+    /// The level plan's transform of `polys` polynomials of `primes` residues in `buf`.
     fn ntt(
         &self,
         buf: &Buffer<u64>,
-        polys: usize,
-        primes: usize,
-        direction: NttDirection,
+        [polys, primes]: [usize; 2],
+        to: NttDirection,
         reduce: bool,
     ) -> Result<()> {
-        let name = ntt_name(direction);
-        self.ntt_with(
-            name,
-            self.level.plan(),
-            buf,
-            polys,
-            primes,
-            direction,
-            reduce,
-        )
+        let plan = self.level.plan();
+        self.ntt_with(ntt_name(to), plan, buf, polys, primes, to, reduce)
     }
 
     /// `plan`'s transform on this graph, profiled as `name`; its kernels' events are
@@ -128,7 +120,7 @@ impl<'a> LevelOps<'a> {
     /// Forward (SEAL's transform_to_ntt_inplace) or inverse (transform_from_ntt_inplace)
     /// NTT of `polys` polynomials, fully reduced.
     pub fn transform(&self, ct: &Buffer<u64>, polys: usize, direction: NttDirection) -> Result<()> {
-        self.ntt(ct, polys, self.primes(), direction, true)
+        self.ntt(ct, [polys, self.primes()], direction, true)
     }
 }
 

@@ -23,12 +23,12 @@
 //! [`CkksContext::fused`]: crate::ckks::context::CkksContext::fused
 
 use super::LevelOps;
+#[cfg(doc)]
+use crate::ckks::fused::FusedPasses;
+use crate::ckks::fused::ModDown;
 use crate::cl::{self, same_buffer, Buffer};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
-use crate::ckks::fused::ModDown;
-#[cfg(doc)]
-use crate::ckks::fused::FusedPasses;
 use crate::ntt::{NttDirection, NttPlan};
 
 /// The profiler's name for the mod-down's inverse transform of the last residue (its first
@@ -190,8 +190,7 @@ impl LevelOps<'_> {
         )?;
         self.ntt(
             t.buffer(),
-            md.polys,
-            md.primes,
+            [md.polys, md.primes],
             NttDirection::Forward,
             false,
         )?;
