@@ -66,8 +66,7 @@ fn rng() -> rand::rngs::StdRng {
     rand::rngs::StdRng::seed_from_u64(seed)
 }
 
-/// Distinct primes 1 mod 2N of the given bit sizes, in the given order (SEAL's
-/// `CoeffModulus::Create`).
+/// SEAL's `CoeffModulus::Create`: distinct primes 1 mod 2N of the given bit sizes.
 fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
     let values = coeff_modulus_create(1 << log_n, bits).unwrap();
     values
@@ -496,46 +495,41 @@ fn ckks_divide_round_finish_equals_host() {
         let src = canonical(&mut rng, &moduli, polys);
         let dsrc = upload(&src);
 
+        // dst (its words before, its stride), from src or in place, added to or not.
+        let check = |before: Vec<u64>, dst_stride, in_place: bool, accumulate, what: &str| {
+            let dst = upload(&before);
+            let dsrc = if in_place { &dst } else { &dsrc };
+            e.kernels
+                .ckks_divide_round_finish(
+                    &e.graph, &dst, dst_stride, dsrc, k, &dt, &dinv, &mt, k_out, polys, accumulate,
+                )
+                .unwrap();
+            let mut want = before;
+            host::ckks_divide_round_finish(
+                &mut want, dst_stride, &src, k, &t, &inv, &moduli, k_out, polys, accumulate, N,
+            );
+            assert_words(&down(&dst), &want, what);
+        };
         // Rescale: into a fresh K - 1 residue buffer.
-        let dst = poisoned(polys * k_out * N);
-        e.kernels
-            .ckks_divide_round_finish(
-                &e.graph, &dst, k_out, &dsrc, k, &dt, &dinv, &mt, k_out, polys, false,
-            )
-            .unwrap();
-        let mut want = vec![POISON; polys * k_out * N];
-        host::ckks_divide_round_finish(
-            &mut want, k_out, &src, k, &t, &inv, &moduli, k_out, polys, false, N,
-        );
-        assert_words(&down(&dst), &want, "ckks_divide_round_finish");
-
+        let fresh = vec![POISON; polys * k_out * N];
+        check(fresh, k_out, false, false, "ckks_divide_round_finish");
         // In place over the source, same strides (the gaps stay as they were).
-        let inplace = upload(&src);
-        e.kernels
-            .ckks_divide_round_finish(
-                &e.graph, &inplace, k, &inplace, k, &dt, &dinv, &mt, k_out, polys, false,
-            )
-            .unwrap();
-        let mut want = src.clone();
-        let copy = src.clone();
-        host::ckks_divide_round_finish(
-            &mut want, k, &copy, k, &t, &inv, &moduli, k_out, polys, false, N,
+        check(
+            src.clone(),
+            k,
+            true,
+            false,
+            "ckks_divide_round_finish in place",
         );
-        assert_words(&down(&inplace), &want, "ckks_divide_round_finish in place");
-
         // Key switching: accumulate into another ciphertext.
-        let acc0 = canonical(&mut rng, &moduli[..k_out], polys);
-        let acc = upload(&acc0);
-        e.kernels
-            .ckks_divide_round_finish(
-                &e.graph, &acc, k_out, &dsrc, k, &dt, &dinv, &mt, k_out, polys, true,
-            )
-            .unwrap();
-        let mut want = acc0.clone();
-        host::ckks_divide_round_finish(
-            &mut want, k_out, &src, k, &t, &inv, &moduli, k_out, polys, true, N,
+        let acc = canonical(&mut rng, &moduli[..k_out], polys);
+        check(
+            acc,
+            k_out,
+            false,
+            true,
+            "ckks_divide_round_finish accumulate",
         );
-        assert_words(&down(&acc), &want, "ckks_divide_round_finish accumulate");
     }
 }
 

@@ -47,8 +47,7 @@ fn device() -> (Arc<Context>, Queue) {
     (ctx, queue)
 }
 
-/// Distinct primes 1 mod 2N of the given bit sizes, in the given order (SEAL's
-/// `CoeffModulus::Create`).
+/// SEAL's `CoeffModulus::Create`: distinct primes 1 mod 2N of the given bit sizes.
 fn primes(log_n: u32, bits: &[i32]) -> Vec<Modulus> {
     let values = coeff_modulus_create(1 << log_n, bits).unwrap();
     values

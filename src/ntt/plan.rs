@@ -92,33 +92,11 @@ impl DeviceTables {
             params: ctx.upload(queue, &params)?,
         })
     }
-
-    /// `sig`'s kernel from `program` with the tables it takes and `fixed` set.
-    fn pass(
-        &self,
-        program: &Program,
-        sig: &'static KernelSig,
-        fixed: &[(&'static str, KernelArg)],
-        items_per_residue: usize,
-        work_group: Option<usize>,
-    ) -> Result<Pass> {
-        let tables = [
-            Buf(&self.root_powers),
-            Buf(&self.inv_root_powers),
-            Buf(&self.params),
-        ];
-        let mut all: Vec<(&'static str, KernelArg)> = TABLE_PARAMS
-            .into_iter()
-            .zip(tables)
-            .filter(|(name, _)| sig.params.iter().any(|(p, _)| p == name))
-            .collect();
-        all.extend_from_slice(fixed);
-        Pass::new(program, sig, &all, items_per_residue, work_group)
-    }
 }
 
 /// The launches of a forward and an inverse transform, in order, and a staged plan's
 /// inverse block pass from another buffer.
+#[derive(Default)]
 struct Launches {
     forward: Vec<Pass>,
     inverse: Vec<Pass>,
@@ -203,20 +181,20 @@ impl NttPlan {
             }
             _ => (NttStrategy::Naive, None),
         };
-        let device_tables = DeviceTables::upload(ctx, queue, tables)?;
-        let launches = match layout {
-            None => naive_launches(ctx, &device_tables, log_n)?,
-            Some(layout) => staged_launches(ctx, &device_tables, layout)?,
-        };
-        Ok(NttPlan {
+        let mut plan = NttPlan {
             ctx: Arc::clone(ctx),
             coeff_count_power: log_n,
             moduli: tables.iter().map(|t| *t.modulus()).collect(),
             strategy,
             layout,
-            launches,
-            tables: device_tables,
-        })
+            launches: Launches::default(),
+            tables: DeviceTables::upload(ctx, queue, tables)?,
+        };
+        plan.launches = match layout {
+            None => plan.naive_launches()?,
+            Some(layout) => plan.staged_launches(layout)?,
+        };
+        Ok(plan)
     }
 
     pub fn context(&self) -> &Arc<Context> {
@@ -413,8 +391,69 @@ impl NttPlan {
         items_per_residue: usize,
         work_group: Option<usize>,
     ) -> Result<Pass> {
-        self.tables
-            .pass(program, sig, fixed, items_per_residue, work_group)
+        let t = &self.tables;
+        let tables = [Buf(&t.root_powers), Buf(&t.inv_root_powers), Buf(&t.params)];
+        let mut all: Vec<(&'static str, KernelArg)> = TABLE_PARAMS
+            .into_iter()
+            .zip(tables)
+            .filter(|(name, _)| sig.params.iter().any(|(p, _)| p == name))
+            .collect();
+        all.extend_from_slice(fixed);
+        Pass::new(program, sig, &all, items_per_residue, work_group)
+    }
+
+    /// One launch per round with (reduce, log_gap) fixed at plan time, reduce set per call
+    /// in the last round only.
+    fn naive_launches(&self) -> Result<Launches> {
+        let log_n = self.coeff_count_power;
+        let program = self.ctx.program(
+            &[sources::ARITH, sources::NTT],
+            &format!("-D LOG_N={log_n}"),
+        )?;
+        let round = |sig: &'static KernelSig, log_gap: u32, last: bool| {
+            let mut fixed = vec![("log_gap", U32(log_gap))];
+            if !last {
+                fixed.push(("reduce", U32(0)));
+            }
+            self.pass(&program, sig, &fixed, self.coeff_count() / 2, None)
+        };
+        Ok(Launches {
+            forward: (0..log_n)
+                .rev()
+                .map(|g| round(&pass::NTT_FWD_NAIVE, g, g == 0))
+                .collect::<Result<_>>()?,
+            inverse: (0..log_n)
+                .map(|g| round(&pass::NTT_INV_NAIVE, g, g == log_n - 1))
+                .collect::<Result<_>>()?,
+            gather: None,
+        })
+    }
+
+    /// A strided pass (two-pass layouts) and a block pass each way, and the inverse block
+    /// pass from another buffer; every argument past the tables set per call.
+    fn staged_launches(&self, layout: StagedLayout) -> Result<Launches> {
+        let program = self.build_program(layout, &[], "")?;
+        let items = self.coeff_count() >> layout.log_r();
+        let block_wg = Some(layout.block_work_group_size());
+        let block = |sig| self.pass(&program, sig, &[], items, block_wg);
+        let strided = |sig| {
+            let wg = layout.strided_work_group_size();
+            wg.map(|wg| self.pass(&program, sig, &[], items, Some(wg)))
+                .transpose()
+        };
+        let forward = [
+            strided(&pass::NTT_FWD_STRIDED)?,
+            Some(block(&pass::NTT_FWD_BLOCK)?),
+        ];
+        let inverse = [
+            Some(block(&pass::NTT_INV_BLOCK)?),
+            strided(&pass::NTT_INV_STRIDED)?,
+        ];
+        Ok(Launches {
+            forward: forward.into_iter().flatten().collect(),
+            inverse: inverse.into_iter().flatten().collect(),
+            gather: Some(block(&pass::NTT_INV_BLOCK_GATHER)?),
+        })
     }
 
     /// Errors unless `queue` is on the plan's device.
@@ -488,68 +527,6 @@ impl NttPlan {
 /// The error of a pass that needs a staged plan, naming `what`.
 pub fn staged_only(what: &str) -> Error {
     Error::invalid(format!("{what} needs a staged NTT plan"))
-}
-
-/// One launch per round with (reduce, log_gap) fixed at plan time, reduce set per call in
-/// the last round only.
-fn naive_launches(ctx: &Context, tables: &DeviceTables, log_n: u32) -> Result<Launches> {
-    let program = ctx.program(
-        &[sources::ARITH, sources::NTT],
-        &format!("-D LOG_N={log_n}"),
-    )?;
-    let n = 1usize << log_n;
-    let round = |sig: &'static KernelSig, log_gap: u32, last: bool| {
-        let mut fixed = vec![("log_gap", U32(log_gap))];
-        if !last {
-            fixed.push(("reduce", U32(0)));
-        }
-        tables.pass(&program, sig, &fixed, n / 2, None)
-    };
-    Ok(Launches {
-        forward: (0..log_n)
-            .rev()
-            .map(|g| round(&pass::NTT_FWD_NAIVE, g, g == 0))
-            .collect::<Result<_>>()?,
-        inverse: (0..log_n)
-            .map(|g| round(&pass::NTT_INV_NAIVE, g, g == log_n - 1))
-            .collect::<Result<_>>()?,
-        gather: None,
-    })
-}
-
-/// A strided pass (two-pass layouts) and a block pass each way, and the inverse block
-/// pass from another buffer; every argument past the tables set per call.
-fn staged_launches(ctx: &Context, tables: &DeviceTables, layout: StagedLayout) -> Result<Launches> {
-    let program = ctx.program(&[sources::ARITH, sources::NTT], &layout.build_options())?;
-    let items = 1usize << (layout.log_n() - layout.log_r());
-    let block = |sig| {
-        tables.pass(
-            &program,
-            sig,
-            &[],
-            items,
-            Some(layout.block_work_group_size()),
-        )
-    };
-    let strided = |sig| {
-        layout
-            .strided_work_group_size()
-            .map(|wg| tables.pass(&program, sig, &[], items, Some(wg)))
-            .transpose()
-    };
-    let forward = [
-        strided(&pass::NTT_FWD_STRIDED)?,
-        Some(block(&pass::NTT_FWD_BLOCK)?),
-    ];
-    let inverse = [
-        Some(block(&pass::NTT_INV_BLOCK)?),
-        strided(&pass::NTT_INV_STRIDED)?,
-    ];
-    Ok(Launches {
-        forward: forward.into_iter().flatten().collect(),
-        inverse: inverse.into_iter().flatten().collect(),
-        gather: Some(block(&pass::NTT_INV_BLOCK_GATHER)?),
-    })
 }
 
 /// Checks a plan's tables: at least one, at most SEAL's 64, all of one N the device plan

@@ -1,6 +1,7 @@
-//! SEAL's CKKS Evaluator operations as sequences of kernels on one graph's queue (seed 001
-//! Listing 7): each function only enqueues and returns; temporaries come from the
-//! graph's pool as scratch buffers and go back as soon as the sequence is enqueued.
+//! SEAL's CKKS Evaluator operations as sequences of kernels on one graph's queue (Zhai et
+//! al., "Accelerating Encrypted Computing on Intel GPUs", Listing 7): each function only
+//! enqueues and returns; temporaries come from the graph's pool as scratch buffers and go
+//! back as soon as the sequence is enqueued.
 //!
 //! Ciphertexts are buffers in SEAL's layout (polynomial, then prime, then coefficient)
 //! at a level of K primes, in NTT form unless stated. Every function names the SEAL
@@ -18,7 +19,8 @@
 //! | `rescale.rs` | mod_switch_scale_to_next, mod_switch_drop_to_next |
 //! | `moddown.rs` | divide_and_round_q_last_ntt_inplace and the end of switch_key_inplace, shared |
 //!
-//! This file holds the level's view and the transforms.
+//! The fused passes they run on a staged NTT plan are in `crate::ckks::fused` (one file per
+//! pass, beside its kernel source). This file holds the level's view and the transforms.
 
 mod elementwise;
 mod galois;
