@@ -1,5 +1,6 @@
 // Key switching's forward block pass with the decomposition on its loads and the inner
-// product with the key in its registers, built after ntt.cl and inv_fwd.cl.
+// product with the key in its registers, built after ntt.cl and inv_fwd.cl with KS_ROWS
+// (rows per work group) and KS_LOCAL_ROOTS (the rows' roots staged in local memory).
 
 // Key switching's forward transforms with the inner product with the key fused in
 // (SEAL's switch_key_inplace, its loops over I and J). Row I < K + 1 =
@@ -26,9 +27,6 @@
 // the SMs hold few of them, and small groups of a few one-block rows let the K + 1 rows
 // of a key switch run in one round over the SMs (see StagedVariant::DEFAULT). Rows that
 // skip a transform (J = I, or past the last prime) still pass its barriers.
-#ifndef KS_ROWS
-#define KS_ROWS 1
-#endif
 
 // The forward roots of a work group's B blocks under one prime (w), in local memory, so
 // that transforms that share them (key switching's J loop) read them once from global

@@ -322,7 +322,7 @@ fn prefix_of_the_primes_matches_host_reference() {
                 // Without events (as the operations enqueue when not profiling): none come
                 // back, and the words are the same.
                 let events = plan
-                    .enqueue(&queue, &buf, count, primes, direction, reduce, false)
+                    .transform(&queue, &buf, count, primes, direction, reduce, false)
                     .unwrap();
                 assert!(events.is_empty(), "events created when none were asked for");
                 let got = cl::download(&buf).unwrap();
@@ -331,7 +331,7 @@ fn prefix_of_the_primes_matches_host_reference() {
                 assert_same(&got[..input.len()], &want, &tables, &what);
                 buf.write(&input).enq().unwrap();
                 let events = plan
-                    .transform(&queue, &buf, count, primes, direction, reduce)
+                    .transform(&queue, &buf, count, primes, direction, reduce, true)
                     .unwrap();
                 assert!(!events.is_empty(), "transform returns its launches' events");
                 assert_same(
@@ -344,11 +344,11 @@ fn prefix_of_the_primes_matches_host_reference() {
         }
         let buf = ctx.buffer(&queue, 4 << log_n).unwrap();
         assert_invalid(
-            plan.transform(&queue, &buf, 1, 0, NttDirection::Forward, true),
+            plan.transform(&queue, &buf, 1, 0, NttDirection::Forward, true, true),
             "no primes",
         );
         assert_invalid(
-            plan.transform(&queue, &buf, 1, 5, NttDirection::Forward, true),
+            plan.transform(&queue, &buf, 1, 5, NttDirection::Forward, true, true),
             "more primes than the plan",
         );
     }

@@ -131,7 +131,7 @@ macro_rules! seal_transforms {
                 count: usize,
             ) -> Result<Vec<Event>> {
                 let primes = self.moduli.len();
-                self.transform(queue, values, count, primes, NttDirection::$direction, $reduce)
+                self.transform(queue, values, count, primes, NttDirection::$direction, $reduce, true)
             }
         )*
     };
@@ -258,28 +258,15 @@ impl NttPlan {
     }
 
     /// The general form of the four transforms above: `count` polynomials of `primes`
-    /// residues each, residue j under the plan's prime j, so one plan over a modulus chain
-    /// serves every level that is a prefix of it (CKKS drops primes from the end). With
-    /// `reduce` the output is fully reduced, else lazy ([0, 4q) forward, [0, 2q) inverse).
+    /// residues each, residue j under the plan's prime j, so one plan over a list of
+    /// primes serves every prefix of it. With `reduce` the output is fully reduced, else
+    /// lazy ([0, 4q) forward, [0, 2q) inverse). The kernels' events are created only when
+    /// `events` is set (none are returned otherwise): on some drivers an event costs the
+    /// host more than the launch itself, so callers ask for them only when profiling.
     ///
     /// Errors: as `ntt_negacyclic_harvey`, and `primes` is 0 or more than the plan's L.
-    pub fn transform(
-        &self,
-        queue: &Queue,
-        values: &Buffer<u64>,
-        count: usize,
-        primes: usize,
-        direction: NttDirection,
-        reduce: bool,
-    ) -> Result<Vec<Event>> {
-        self.enqueue(queue, values, count, primes, direction, reduce, true)
-    }
-
-    /// [`NttPlan::transform`] that creates the kernels' events only when `events` is set
-    /// (it returns none otherwise): on some drivers an event costs the host more than the
-    /// launch itself, so the operations ask for them only when profiling.
     #[allow(clippy::too_many_arguments)]
-    pub fn enqueue(
+    pub fn transform(
         &self,
         queue: &Queue,
         values: &Buffer<u64>,

@@ -107,7 +107,7 @@ impl<'a> LevelOps<'a> {
         direction: NttDirection,
         reduce: bool,
     ) -> Result<()> {
-        let events = plan.enqueue(
+        let events = plan.transform(
             self.graph.queue(),
             buf,
             polys,
