@@ -136,6 +136,15 @@ impl Device {
     }
 }
 
+/// Runs `f` with the device, a random source and each prime of `primes`.
+fn each_prime(mut f: impl FnMut(&Device, &mut rand::rngs::StdRng, Modulus)) {
+    let dev = Device::new();
+    let mut rng = rng();
+    for m in primes() {
+        f(&dev, &mut rng, m);
+    }
+}
+
 /// f(a[i], b[i]) for every i.
 fn map2(a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) -> Vec<u64> {
     a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
@@ -143,12 +152,10 @@ fn map2(a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) -> Vec<u64> {
 
 #[test]
 fn add_sub_negate() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
-        let a = values(&mut rng, q, 256);
-        let mut b = values(&mut rng, q, 256);
+        let a = values(rng, q, 256);
+        let mut b = values(rng, q, 256);
         b.reverse();
         let add = map2(&a, &b, |x, y| arith::add_uint_mod(x, y, &m));
         let sub = map2(&a, &b, |x, y| arith::sub_uint_mod(x, y, &m));
@@ -162,17 +169,15 @@ fn add_sub_negate() {
         dev.check("add_uint_mod", &m, [&a, &b, &a], 2, &add);
         dev.check("sub_uint_mod", &m, [&a, &b, &a], 2, &sub);
         dev.check("negate_uint_mod", &m, [&a, &b, &a], 1, &neg);
-    }
+    });
 }
 
 #[test]
 fn barrett_reductions() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
         // 64-bit inputs over the whole word, with multiples of q and their neighbours.
-        let mut x = values(&mut rng, u64::MAX, 256);
+        let mut x = values(rng, u64::MAX, 256);
         x.extend([
             q,
             q + 1,
@@ -211,18 +216,16 @@ fn barrett_reductions() {
             );
         }
         dev.check("barrett_reduce_128", &m, [&lo, &hi, &lo], 2, &want);
-    }
+    });
 }
 
 #[test]
 fn multiplications_and_mad() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
-        let a = values(&mut rng, q, 256);
-        let b: Vec<u64> = values(&mut rng, q, 256).into_iter().rev().collect();
-        let c = values(&mut rng, q, 256);
+        let a = values(rng, q, 256);
+        let b: Vec<u64> = values(rng, q, 256).into_iter().rev().collect();
+        let c = values(rng, q, 256);
 
         let mul = map2(&a, &b, |x, y| arith::multiply_uint_mod(x, y, &m));
         let mad: Vec<u64> = (0..a.len())
@@ -237,7 +240,7 @@ fn multiplications_and_mad() {
         dev.check("mad_uint_mod", &m, [&a, &b, &c], 3, &mad);
 
         // Shoup: x may be any 64-bit word (the lazy NTT feeds values up to 4q).
-        let x = values(&mut rng, u64::MAX, 256);
+        let x = values(rng, u64::MAX, 256);
         let ops: Vec<ShoupOperand> = b.iter().map(|&w| ShoupOperand::new(w, &m)).collect();
         let w: Vec<u64> = ops.iter().map(|o| o.operand).collect();
         let wq: Vec<u64> = ops.iter().map(|o| o.quotient).collect();
@@ -260,25 +263,23 @@ fn multiplications_and_mad() {
         }
         dev.check("multiply_uint_mod_shoup_lazy", &m, [&x, &w, &wq], 2, &lazy);
         dev.check("multiply_uint_mod_shoup", &m, [&x, &w, &wq], 2, &full);
-    }
+    });
 }
 
 #[test]
 fn harvey_butterflies() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
-        let roots: Vec<ShoupOperand> = values(&mut rng, q, 256)
+        let roots: Vec<ShoupOperand> = values(rng, q, 256)
             .into_iter()
             .map(|w| ShoupOperand::new(w, &m))
             .collect();
         let packed: Vec<u64> = roots.iter().flat_map(|r| [r.operand, r.quotient]).collect();
 
         // Forward: inputs anywhere in [0, 4q), including just under 2q and 4q.
-        let mut x = values(&mut rng, 4 * q, 256);
+        let mut x = values(rng, 4 * q, 256);
         x[2] = 2 * q - 1;
-        let y: Vec<u64> = values(&mut rng, 4 * q, 256).into_iter().rev().collect();
+        let y: Vec<u64> = values(rng, 4 * q, 256).into_iter().rev().collect();
         let want: Vec<u64> = (0..x.len())
             .flat_map(|i| {
                 let (u, v) = arith::butterfly_forward_lazy(x[i], y[i], roots[i], &m);
@@ -298,8 +299,8 @@ fn harvey_butterflies() {
         dev.check("butterfly_forward_lazy", &m, [&x, &y, &packed], 2, &want);
 
         // Inverse: inputs in [0, 2q).
-        let x = values(&mut rng, 2 * q, 256);
-        let y: Vec<u64> = values(&mut rng, 2 * q, 256).into_iter().rev().collect();
+        let x = values(rng, 2 * q, 256);
+        let y: Vec<u64> = values(rng, 2 * q, 256).into_iter().rev().collect();
         let want: Vec<u64> = (0..x.len())
             .flat_map(|i| {
                 let (u, v) = arith::butterfly_inverse_lazy(x[i], y[i], roots[i], &m);
@@ -317,7 +318,7 @@ fn harvey_butterflies() {
             );
         }
         dev.check("butterfly_inverse_lazy", &m, [&x, &y, &packed], 2, &want);
-    }
+    });
 }
 
 #[test]

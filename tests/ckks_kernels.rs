@@ -173,27 +173,39 @@ fn ckks_add_sub_negate_equal_host() {
         let (da, db, mt) = (upload(&a), upload(&b), table(&moduli));
         let words = a.len();
         let mut want = vec![0; words];
-
-        let dst = poisoned(words);
-        e.kernels
-            .ckks_add(&e.graph, &dst, &da, &db, &mt, k, polys)
-            .unwrap();
-        host::ckks_add(&mut want, &a, &b, &moduli, N);
-        assert_words(&down(&dst), &want, "ckks_add");
-
-        let dst = poisoned(words);
-        e.kernels
-            .ckks_sub(&e.graph, &dst, &da, &db, &mt, k, polys)
-            .unwrap();
-        host::ckks_sub(&mut want, &a, &b, &moduli, N);
-        assert_words(&down(&dst), &want, "ckks_sub");
-
-        let dst = poisoned(words);
-        e.kernels
-            .ckks_negate(&e.graph, &dst, &da, &mt, k, polys)
-            .unwrap();
-        host::ckks_negate(&mut want, &a, &moduli, N);
-        assert_words(&down(&dst), &want, "ckks_negate");
+        // Out of place into a poisoned buffer: `device` launches into it, `host` computes
+        // the words it must hold.
+        let out_of_place = |what, device: &dyn Fn(&Buffer<u64>), host: &dyn Fn(&mut [u64])| {
+            let dst = poisoned(words);
+            device(&dst);
+            let mut want = vec![0; words];
+            host(&mut want);
+            assert_words(&down(&dst), &want, what);
+        };
+        let (kernels, graph) = (&e.kernels, &e.graph);
+        out_of_place(
+            "ckks_add",
+            &|dst| {
+                kernels
+                    .ckks_add(graph, dst, &da, &db, &mt, k, polys)
+                    .unwrap()
+            },
+            &|want| host::ckks_add(want, &a, &b, &moduli, N),
+        );
+        out_of_place(
+            "ckks_sub",
+            &|dst| {
+                kernels
+                    .ckks_sub(graph, dst, &da, &db, &mt, k, polys)
+                    .unwrap()
+            },
+            &|want| host::ckks_sub(want, &a, &b, &moduli, N),
+        );
+        out_of_place(
+            "ckks_negate",
+            &|dst| kernels.ckks_negate(graph, dst, &da, &mt, k, polys).unwrap(),
+            &|want| host::ckks_negate(want, &a, &moduli, N),
+        );
 
         // In place: dst is a.
         let inplace = upload(&a);
