@@ -22,7 +22,7 @@ pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
 pub use pinned::{pinned_bytes_in_use, PinnedHost, MAX_PINNED_BYTES_ENV_VAR};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
 pub(crate) use sig::kernel_sigs;
-pub use sig::{check_source, declared_kernels, ArgType, KernelSig};
+pub use sig::{check_source, declared_kernels, ArgType, Declared, KernelSig};
 pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
 };

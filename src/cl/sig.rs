@@ -126,10 +126,13 @@ impl KernelSig {
     }
 }
 
-/// The `__kernel` declarations of an OpenCL source: each kernel's name and its parameters
-/// (name, type), in order. A parameter's type is a buffer if it is a pointer, else `uint`
-/// or `u64`/`ulong`; None for any other type.
-pub fn declared_kernels(source: &str) -> Vec<(String, Vec<(String, Option<ArgType>)>)> {
+/// A kernel as its OpenCL source declares it: its name and its parameters (name, type;
+/// None for a type a signature cannot name), in order.
+pub type Declared = (String, Vec<(String, Option<ArgType>)>);
+
+/// The `__kernel` declarations of an OpenCL source. A parameter's type is a buffer if it
+/// is a pointer, else `uint` or `u64`/`ulong`; None for any other type.
+pub fn declared_kernels(source: &str) -> Vec<Declared> {
     let code: String = source
         .lines()
         .map(|l| l.split("//").next().unwrap_or(""))

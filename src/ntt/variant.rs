@@ -95,8 +95,6 @@ impl fmt::Display for NttStrategy {
 }
 
 /// The knobs of the staged layout, picked when a plan is built. Every variant computes
-
-/// The knobs of the staged layout, picked when a plan is built. Every variant computes
 /// the same words (each butterfly is SEAL's, whatever the grouping); they differ in
 /// registers per work item, work-group sizes and memory traffic, so that one GPU run can
 /// compare them.
