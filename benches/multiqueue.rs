@@ -33,7 +33,6 @@ use seal_opencl::ckks::context::{CkksContext, KswitchKey};
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl::{self, Buffer};
 use seal_opencl::device::{DeviceOptions, Devices};
-use seal_opencl::ntt::NttStrategy;
 use seal_opencl::{Error, Result};
 use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, median};
 
@@ -84,7 +83,7 @@ fn bench(
         log_n,
         key_moduli,
         true,
-        NttStrategy::from_env()?,
+        seal_opencl::config::Config::from_env()?.experiment.ntt(),
     )?;
     let (n, l) = (1usize << log_n, key_moduli.len());
     let k = l - 1;

@@ -3,7 +3,7 @@
 //! device-to-device copy of the same bytes measured in the same run; then the staged
 //! variants (`StagedVariant`: values per work item, group words, strided columns) side by
 //! side at the shapes that matter, and key switching's fused forward transforms
-//! (`NttPlan::forward_key_switch`) per variant.
+//! (`FusedPasses::forward_key_switch`) per variant.
 //!
 //! ```text
 //! cargo bench --bench ntt -- [--quick] [--sizes 12,13,..] [--primes 1,8,32]
@@ -38,13 +38,12 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use seal_opencl::arith::{coeff_modulus_create, Modulus};
+use seal_opencl::ckks::fused::{FusedPasses, KeySwitch};
 use seal_opencl::ckks::host::{ckks_ks_decompose, ckks_ks_inner_product};
 use seal_opencl::ckks::kernels::reduce_every;
 use seal_opencl::cl::{self, Buffer, Context, Event, Queue};
-use seal_opencl::ntt::{
-    create_ntt_tables, host, KeySwitch, NttPlan, NttStrategy, NttTables, StagedVariant,
-    NTT_STRATEGY_ENV_VAR, NTT_VARIANT_ENV_VAR,
-};
+use seal_opencl::config::{env_settings, Config, Setting, NTT, NTT_VARIANT};
+use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables, StagedVariant};
 use seal_opencl::{Error, Result};
 
 /// Input buffers a configuration rotates over.
@@ -138,6 +137,9 @@ impl Params {
                     Error::InvalidArgument(format!("{name} wants log2(N)xCOUNT, got {x:?}"))
                 })
         };
+        // The environment's settings: a strategy or variant it names is the only one run.
+        let config = Config::from_env()?;
+        let set_in_env = |setting: Setting| env_settings().iter().any(|(n, _)| *n == setting.name);
         let known = [
             "--quick",
             "--sizes",
@@ -179,8 +181,8 @@ impl Params {
             },
             strategies: match value("--strategies") {
                 Some(v) => {
-                    // `staged` is the environment's variant, as NttStrategy::from_env has it.
-                    let env = NttStrategy::Staged(StagedVariant::from_env()?);
+                    // `staged` is the settings' variant.
+                    let env = NttStrategy::Staged(config.experiment.variant);
                     list("--strategies", v)?
                         .into_iter()
                         .map(|s| match s {
@@ -189,19 +191,15 @@ impl Params {
                         })
                         .collect()
                 }
-                None if std::env::var_os(NTT_STRATEGY_ENV_VAR).is_some() => {
-                    vec![NttStrategy::from_env()?]
-                }
+                None if set_in_env(NTT) => vec![config.experiment.ntt()],
                 None => vec![
                     NttStrategy::Naive,
-                    NttStrategy::Staged(StagedVariant::from_env()?),
+                    NttStrategy::Staged(config.experiment.variant),
                 ],
             },
             variants: match value("--variants") {
                 Some(v) => list("--variants", v)?,
-                None if std::env::var_os(NTT_VARIANT_ENV_VAR).is_some() => {
-                    vec![StagedVariant::from_env()?]
-                }
+                None if set_in_env(NTT_VARIANT) => vec![config.experiment.variant],
                 None if quick => vec![StagedVariant::DEFAULT, "r16".parse()?],
                 None => DEFAULT_VARIANTS
                     .iter()
@@ -550,7 +548,9 @@ fn bench_key_switch(
     let reduce_every = reduce_every(&moduli);
 
     let one = |variant: StagedVariant| -> Result<KsRow> {
-        let plan = NttPlan::from_tables(ctx, queue, &tables, NttStrategy::Staged(variant))?;
+        let strategy = NttStrategy::Staged(variant);
+        let plan = Arc::new(NttPlan::from_tables(ctx, queue, &tables, strategy)?);
+        let fused = FusedPasses::new(Arc::clone(&plan))?;
         for (t, target) in t_bufs.iter().zip(&target_bufs) {
             plan.inverse_first_pass_from(queue, t, target, k, 0, 1, k, false)?;
         }
@@ -577,7 +577,7 @@ fn bench_key_switch(
                 scratch: &scratch,
                 k,
             };
-            plan.forward_key_switch(queue, &ks, true)
+            fused.forward_key_switch(queue, &ks, true)
         };
         cl::poison(&prod, POISON)?;
         cl::poison(&last, POISON)?;
@@ -594,7 +594,7 @@ fn bench_key_switch(
             variant: variant.to_string(),
             launches: plan.launches_per_transform(),
             layout: layout(&plan),
-            rows: plan.key_switch_rows(),
+            rows: fused.key_switch_rows(),
             key_bytes: key.len() * 8,
             time_over_key_copy: time.median_us / key_copy.median_us,
             time,
@@ -710,7 +710,7 @@ fn main() -> Result<()> {
         }
         let (log_n, k) = p.ks;
         println!(
-            "\nkey switching's fused forward transforms (NttPlan::forward_key_switch), \
+            "\nkey switching's fused forward transforms (FusedPasses::forward_key_switch), \
              N = 2^{log_n}, K = {k}; x key copy = time / a device copy of the key's words"
         );
         println!(

@@ -67,7 +67,8 @@ inline u64 multiply_uint_mod_shoup(u64 x, u64 w, u64 wq, u64 q)
     return reduce_once(multiply_uint_mod_shoup_lazy(x, w, wq, q), q);
 }
 
-// a * b + c mod q with a single reduction of the 128-bit sum (seed 001 V-A1).
+// a * b + c mod q with a single reduction of the 128-bit sum (Zhai et al.,
+// "Accelerating Encrypted Computing on Intel GPUs", V-A1).
 inline u64 mad_uint_mod(u64 a, u64 b, u64 c, u64 q, u64 r0, u64 r1)
 {
     u64 lo = a * b;

@@ -27,8 +27,11 @@
 // Build options: LOG_N for every kernel; the staged kernels also need LOG_R (values per
 // work item, 2 to 4), LOG_S (rounds done by ntt_*_strided; 0 when the whole transform
 // fits one work group), LOG_C (columns per strided work group) and LOG_B (blocks per
-// block work group); key switching's block pass KS_ROWS and KS_LOCAL_ROOTS (its roots
-// staged in local memory). See src/ntt/device.rs.
+// block work group). See src/ntt/plan.rs.
+//
+// This file is the transform core: the plain transforms, the inverse block pass reading
+// from another buffer, and the passes' load and store hooks (load_op, store_op). The
+// fused passes are built after it, each from a file of its own (src/ckks/fused).
 
 #define N (1u << LOG_N)
 #define PARAMS_STRIDE 8
@@ -49,34 +52,50 @@ ALWAYS_INLINE void butterfly_inverse_last_lazy(u64 *x, u64 *y, u64 inv_n, u64 in
 }
 
 // ---------------------------------------------------------------------------------------
-// Naive radix-2 baseline (seed 001 Listing 14): one launch per round, one work item per
-// butterfly, global memory only. The host launches LOG_N rounds over (residues * N/2)
-// work items; `reduce` (set in the last round only) applies SEAL's final reduction.
+// Naive radix-2 baseline (Zhai et al., "Accelerating Encrypted Computing on Intel
+// GPUs", Listing 14): one launch per round, one work item per butterfly, global memory
+// only. The host launches LOG_N rounds over (residues * N/2) work items; `reduce` (set in
+// the last round only) applies SEAL's final reduction.
+
+// Work item gid's butterfly in the round of gap 2^log_gap: its residue's prime and the
+// lower index x of the pair (x, x + gap) in the residue, which *p points at on return.
+typedef struct {
+    uint prime, x, gap;
+    __global u64 *p;
+} naive_pair;
+
+ALWAYS_INLINE naive_pair naive_butterfly(__global u64 *values, uint coeff_modulus_size,
+                                         uint log_gap)
+{
+    size_t gid = get_global_id(0);
+    uint residue = (uint)(gid >> (LOG_N - 1));
+    uint i = (uint)gid & (N / 2 - 1);
+    naive_pair b;
+    b.prime = residue % coeff_modulus_size;
+    b.gap = 1u << log_gap;
+    b.x = ((i >> log_gap) << (log_gap + 1)) | (i & (b.gap - 1));
+    b.p = values + (size_t)residue * N;
+    return b;
+}
 
 __kernel void ntt_fwd_naive(__global u64 *restrict values,
                             __global const u64 *restrict root_powers,
                             __global const u64 *restrict params, uint coeff_modulus_size,
                             uint reduce, uint log_gap)
 {
-    size_t gid = get_global_id(0);
-    uint residue = (uint)(gid >> (LOG_N - 1));
-    uint prime = residue % coeff_modulus_size;
-    uint i = (uint)gid & (N / 2 - 1);
-    uint gap = 1u << log_gap;
-    uint x = ((i >> log_gap) << (log_gap + 1)) | (i & (gap - 1));
-    __global u64 *p = values + (size_t)residue * N;
-    u64 q = params[prime * PARAMS_STRIDE];
-    __global const ulong2 *roots = (__global const ulong2 *)root_powers + prime * N;
-    ulong2 w = roots[(N + x) >> (log_gap + 1)];
-    u64 a = p[x];
-    u64 b = p[x + gap];
+    naive_pair t = naive_butterfly(values, coeff_modulus_size, log_gap);
+    u64 q = params[t.prime * PARAMS_STRIDE];
+    __global const ulong2 *roots = (__global const ulong2 *)root_powers + t.prime * N;
+    ulong2 w = roots[(N + t.x) >> (log_gap + 1)];
+    u64 a = t.p[t.x];
+    u64 b = t.p[t.x + t.gap];
     butterfly_forward_lazy(&a, &b, w.x, w.y, q);
     if (reduce) {
         a = reduce_once(reduce_once(a, q << 1), q);
         b = reduce_once(reduce_once(b, q << 1), q);
     }
-    p[x] = a;
-    p[x + gap] = b;
+    t.p[t.x] = a;
+    t.p[t.x + t.gap] = b;
 }
 
 __kernel void ntt_inv_naive(__global u64 *restrict values,
@@ -84,17 +103,11 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
                             __global const u64 *restrict params, uint coeff_modulus_size,
                             uint reduce, uint log_gap)
 {
-    size_t gid = get_global_id(0);
-    uint residue = (uint)(gid >> (LOG_N - 1));
-    uint prime = residue % coeff_modulus_size;
-    uint i = (uint)gid & (N / 2 - 1);
-    uint gap = 1u << log_gap;
-    uint x = ((i >> log_gap) << (log_gap + 1)) | (i & (gap - 1));
-    __global u64 *p = values + (size_t)residue * N;
-    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    naive_pair t = naive_butterfly(values, coeff_modulus_size, log_gap);
+    __global const u64 *pr = params + t.prime * PARAMS_STRIDE;
     u64 q = pr[0];
-    u64 a = p[x];
-    u64 b = p[x + gap];
+    u64 a = t.p[t.x];
+    u64 b = t.p[t.x + t.gap];
     if (log_gap == LOG_N - 1) {
         butterfly_inverse_last_lazy(&a, &b, pr[1], pr[2], pr[3], pr[4], q);
         if (reduce) {
@@ -102,22 +115,22 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
             b = reduce_once(b, q);
         }
     } else {
-        __global const ulong2 *roots = (__global const ulong2 *)inv_root_powers + prime * N;
-        ulong2 w = roots[N - (N >> log_gap) + 1 + (x >> (log_gap + 1))];
+        __global const ulong2 *roots = (__global const ulong2 *)inv_root_powers + t.prime * N;
+        ulong2 w = roots[N - (N >> log_gap) + 1 + (t.x >> (log_gap + 1))];
         butterfly_inverse_lazy(&a, &b, w.x, w.y, q);
     }
-    p[x] = a;
-    p[x + gap] = b;
+    t.p[t.x] = a;
+    t.p[t.x + t.gap] = b;
 }
 
 // ---------------------------------------------------------------------------------------
-// Staged radix-R NTT (seed 001 V-B5, Listing 17), R = 2^LOG_R values per work item: 4
-// (radix-4, the default where a transform takes two passes: more and smaller work items,
-// which matters most in key switching, whose work items also hold the key's 128-bit
-// accumulators, 4 words per value), 8 (radix-8) or 16 (radix-16: fewer exchanges and
-// barriers, more work per item). Each work item holds R values in registers and runs up
-// to LOG_R rounds on them between exchanges; every butterfly is the same whatever R, so
-// the outputs are too. A
+// Staged radix-R NTT (the same paper, V-B5, Listing 17), R = 2^LOG_R values per work
+// item: 4 (radix-4, the default where a transform takes two passes: more and smaller work
+// items, which matters most in the row block pass of keyswitch.cl, whose work items also
+// hold 128-bit accumulators, 4 words per value), 8 (radix-8) or 16 (radix-16: fewer
+// exchanges and barriers, more work per item). Each work item holds R values in
+// registers and runs up to LOG_R rounds on them between exchanges; every butterfly is
+// the same whatever R, so the outputs are too. A
 // transform of N = S * G points takes two launches (one when LOG_S = 0):
 //   strided: the S-point sub-transforms of the elements congruent mod G. In the forward
 //     transform these are its first LOG_S rounds (gaps N/2 .. G, all multiples of G, never
@@ -520,272 +533,6 @@ void ntt_inv_block_gather(__global u64 *restrict values,
                    reduce);
 }
 
-// SEAL's apply_galois_ntt fused with the first pass of key switching's inverse transform:
-// a rotation's first launch, in place of ckks_galois_ntt and ntt_inv_block_gather. Every
-// residue r of src (count polynomials of coeff_modulus_size residues; launched over all
-// of them) is permuted into permuted, permuted[r][i] = src[r][galois_ntt_index(i)]
-// (arith.cl; galois_elt odd, < 2N); residues from transformed_first on (the last
-// polynomial) also go through the inverse's first pass into values, residue
-// r - transformed_first, as ntt_inv_block_gather leaves them. The others only pass the
-// transform's barriers. src is neither values nor permuted.
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_inv_block_galois(__global u64 *restrict values,
-                          __global const u64 *restrict inv_root_powers,
-                          __global const u64 *restrict params, uint coeff_modulus_size,
-                          uint reduce, __global const u64 *restrict src, uint galois_elt,
-                          __global u64 *restrict permuted, uint transformed_first)
-{
-    __local u64 lmem[B * PADDED_G];
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    const uint lid = get_local_id(0);
-    const uint first = group_in_residue * (B * G);
-    __global const u64 *in = src + (size_t)residue * N;
-    __global u64 *out = permuted + (size_t)residue * N + first;
-#pragma unroll
-    for (uint i = 0; i < R; i++) {
-        uint e = lid + i * BLOCK_WG;
-        u64 x = in[galois_ntt_index(first + e, galois_elt, LOG_N)];
-        out[e] = x;
-        lmem[block_slot(e)] = x;
-    }
-    const bool transform = residue >= transformed_first;
-    inv_block_transform(lmem, values + (size_t)(transform ? residue - transformed_first : 0) * N,
-                        (__global const ulong2 *)inv_root_powers + prime * N,
-                        params + prime * PARAMS_STRIDE, group_in_residue, reduce, lid,
-                        transform);
-}
-
-// The mod-down's forward transforms (SEAL's divide_and_round_q_last_ntt_inplace and the
-// end of switch_key_inplace) over residue r = p * coeff_modulus_size + i, prime i:
-// loads round `last` (residue p under prime last_prime, < 2 q_last, in coefficient form)
-// under q_i (ckks_moddown_prep), stores finish the division,
-//     dst[p * dst_stride + i] = (src[p * src_stride + i] - x) * inv_i mod q_i
-// (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i),
-// plus acc[p * dst_stride + i] mod q_i for the first acc_polys polynomials (key
-// switching adds into the ciphertext: acc = dst; a rotation into the permuted first
-// polynomial). With LOG_S = 0 this one launch does all; otherwise ntt_inv_fwd_strided
-// first finishes last's inverse transform and leaves the rounded, partly transformed
-// words in values, which this pass reads. dst may be src only with equal strides, and
-// may be acc; dst is neither values nor last.
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_block_moddown(__global u64 *restrict values,
-                           __global const u64 *restrict root_powers,
-                           __global const u64 *restrict params, uint coeff_modulus_size,
-                           __global const u64 *restrict last, uint last_prime,
-                           __global u64 *dst, uint dst_stride, __global const u64 *src,
-                           uint src_stride, __global const u64 *restrict inv,
-                           __global const u64 *acc, uint acc_polys)
-{
-    __local u64 lmem[B * PADDED_G];
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint poly = residue / coeff_modulus_size;
-    const uint prime = residue % coeff_modulus_size;
-    const u64 q = params[prime * PARAMS_STRIDE];
-    store_op st;
-    st.finish = 1;
-    st.reduce = 0;
-    st.add = poly < acc_polys;
-    st.src = src + ((size_t)poly * src_stride + prime) * N;
-    st.acc = acc + ((size_t)poly * dst_stride + prime) * N;
-    st.inv = inv[2 * prime];
-    st.inv_q = inv[2 * prime + 1];
-#if LOG_S == 0
-    __global const u64 *in = last + (size_t)poly * N;
-    load_op ld = prime_load(LOAD_MODDOWN, params, last_prime, prime);
-#else
-    __global const u64 *in = values + (size_t)residue * N;
-    load_op ld = plain_load();
-#endif
-    fwd_block_pass(in, dst + ((size_t)poly * dst_stride + prime) * N, lmem,
-                   (__global const ulong2 *)root_powers + prime * N, q,
-                   (uint)(group % GROUPS_PER_BLOCK_RESIDUE), ld, st);
-}
-
-// Key switching's forward transforms with the inner product with the key fused in
-// (SEAL's switch_key_inplace, its loops over I and J). Row I < K + 1 =
-// coeff_modulus_size (prime I of the plan; the special prime at I = K) of block group g
-// loops over J < K: it transforms decomposed residue J under prime I and accumulates, in
-// registers, its products with both key polynomials,
-//     s(c, I) = sum_J NTT_I(t_target[J] mod q_I) * key[J][c][kp(I)],
-// kp(I) = I < K ? I : key_special_index, key word ((J * 2 + c) * key_stride_primes + p) * N
-// + k (SEAL's key vector). So the K (K + 1) decomposed residues in NTT form are never
-// stored, and each key word is read once. As SEAL does, J = I takes the target's own
-// residue in NTT form (residue target_first + J of target) instead of a transform. The
-// transform's input: with LOG_S = 0, t_target (K canonical residues in coefficient
-// form), decomposed on load; otherwise what ntt_inv_fwd_strided left in values (residue
-// J (K + 1) + I). Products (< 4q * q) accumulate exactly in 128 bits, reduced every
-// reduce_every terms (see ckks_ks_inner_product). On exit prod[c K + I] = s(c, I),
-// canonical, for I < K, and last[c] = s(c, K) after the inverse transform's first pass
-// under the special prime (inv_root_powers' prime K), in [0, 2q): the mod-down's first
-// step. prod and last alias no input.
-//
-// A work group holds KS_ROWS rows of the same blocks, BLOCK_WG work items each, with
-// local memory of their own: group (i, g) serves rows i KS_ROWS .. i KS_ROWS + KS_ROWS - 1
-// (those below K + 1). Rows in one group set the work group's size apart from the
-// blocks': the accumulators (4 words per value) make this kernel's work items large, so
-// the SMs hold few of them, and small groups of a few one-block rows let the K + 1 rows
-// of a key switch run in one round over the SMs (see StagedVariant::DEFAULT). Rows that
-// skip a transform (J = I, or past the last prime) still pass its barriers.
-#ifndef KS_ROWS
-#define KS_ROWS 1
-#endif
-
-// The forward roots of a work group's B blocks under one prime (w), in local memory, so
-// that transforms that share them (key switching's J loop) read them once from global
-// memory: root k (1 <= k < G) of block bl at lw[bl G + k] in heap order, entry m + h
-// (m = 2^l <= k < 2m) being the root of group h in the round with gap G / (2m), that is
-// root_powers[(N + x) / (G / m) + h] for the block at x. fwd_step then finds a root at
-// ((G + t0) >> shift) + h where it would find it at ((N + x + t0) >> shift) + h in w.
-ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *w,
-                                     uint group_in_residue, uint lid)
-{
-#pragma unroll
-    for (uint i = 0; i < R; i++) {
-        uint k = lid + i * BLOCK_WG;
-        uint j = k & (G - 1);
-        if (j != 0) {
-            uint x = (group_in_residue * B + (k >> LOG_G)) * G;
-            uint l = 31 - clz(j);
-            lw[k] = w[((N + x) >> (LOG_G - l)) + j - (1u << l)];
-        }
-    }
-}
-
-__kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
-void ntt_fwd_block_ks(__global const u64 *restrict values,
-                      __global const u64 *restrict root_powers,
-                      __global const u64 *restrict params, uint coeff_modulus_size,
-                      __global const u64 *restrict t_target,
-                      __global const u64 *restrict target, uint target_first,
-                      __global const u64 *restrict key, uint key_stride_primes,
-                      uint key_special_index, uint reduce_every,
-                      __global u64 *restrict prod, __global u64 *restrict last,
-                      __global const u64 *restrict inv_root_powers)
-{
-    __local u64 lmem[KS_ROWS * B * PADDED_G];
-    const size_t group = get_group_id(0);
-    const uint K = coeff_modulus_size - 1;
-    const uint row = get_local_id(0) / BLOCK_WG;
-    const uint lid = get_local_id(0) % BLOCK_WG;
-    const uint I = (uint)(group / GROUPS_PER_BLOCK_RESIDUE) * KS_ROWS + row;
-    // A row past the last prime only passes the barriers; it reads the last prime's
-    // tables so that every address stays in range.
-    const bool live = I <= K;
-    const uint P = live ? I : K;
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
-    __local u64 *lrow = lmem + row * (B * PADDED_G);
-    __global const u64 *pr = params + P * PARAMS_STRIDE;
-    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
-    const uint kp = P < K ? P : key_special_index;
-    __global const ulong2 *w = (__global const ulong2 *)root_powers + P * N;
-    const uint first = group_in_residue * (B * G);
-#if KS_LOCAL_ROOTS
-    // Every J transforms under the row's prime P with the same blocks' roots.
-    __local ulong2 lroots_all[KS_ROWS * B * G];
-    __local ulong2 *lroots = lroots_all + row * (B * G);
-    stage_block_roots(lroots, w, group_in_residue, lid);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const bool local_roots = true;
-#else
-    __local const ulong2 *lroots = 0;
-    const bool local_roots = false;
-#endif
-    u64 lo0[R], hi0[R], lo1[R], hi1[R];
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        lo0[i] = hi0[i] = lo1[i] = hi1[i] = 0;
-    uint left = reduce_every;
-    for (uint J = 0; J < K; J++) {
-        u64 x[R];
-        // Every row of the group passes the same barriers (those of one transform) in
-        // every J; J and K are the same for the whole group.
-        const bool transform = live && J != P;
-#if LOG_S == 0
-        fwd_block_transform(t_target + (size_t)J * N, lrow, w, lroots, local_roots, q,
-                            group_in_residue,
-                            prime_load(LOAD_DECOMPOSE, params, J, P), lid, transform);
-#else
-        fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w,
-                            lroots, local_roots, q,
-                            group_in_residue, plain_load(), lid, transform);
-#endif
-        if (transform) {
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                x[i] = lrow[block_slot(lid + i * BLOCK_WG)];
-        } else if (live) {
-            __global const u64 *t = target + (size_t)(target_first + J) * N + first;
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                x[i] = t[lid + i * BLOCK_WG];
-        }
-        // Every read of lmem happens before the next transform writes it.
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (live) {
-            __global const u64 *k0 =
-                key + ((size_t)(2 * J) * key_stride_primes + kp) * N + first;
-            __global const u64 *k1 =
-                key + ((size_t)(2 * J + 1) * key_stride_primes + kp) * N + first;
-#pragma unroll
-            for (uint i = 0; i < R; i++) {
-                uint e = lid + i * BLOCK_WG;
-                mul_acc_128(&lo0[i], &hi0[i], x[i], k0[e]);
-                mul_acc_128(&lo1[i], &hi1[i], x[i], k1[e]);
-            }
-        }
-        if (--left == 0) {
-#pragma unroll
-            for (uint i = 0; i < R; i++) {
-                lo0[i] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
-                lo1[i] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
-                hi0[i] = hi1[i] = 0;
-            }
-            left = reduce_every;
-        }
-    }
-    // The outputs of rows below K go to prod. The special prime's row starts the
-    // mod-down: its two residues leave after the inverse transform's first pass (the
-    // whole inverse, lazy, with LOG_S = 0), so that the mod-down needs no launch of its
-    // own for it; c = 0 waits in lrow and c = 1 in last (where its transform's output
-    // goes), so that no accumulator stays live through the transforms: registers held
-    // there would lower the whole kernel's occupancy.
-    const bool special = I == K;
-    if (live) {
-#pragma unroll
-        for (uint i = 0; i < R; i++) {
-            uint e = first + lid + i * BLOCK_WG;
-            u64 y0 = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
-            u64 y1 = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
-            if (special) {
-                lrow[block_slot(lid + i * BLOCK_WG)] = y0;
-                last[N + e] = y1;
-            } else {
-                prod[(size_t)I * N + e] = y0;
-                prod[(size_t)(K + I) * N + e] = y1;
-            }
-        }
-    }
-    // Every row of every group passes the transforms' barriers: with them inside a branch
-    // on the group (whether it holds the special row), PoCL 3.1's build gave wrong words
-    // wherever the group held an idle row (rows past the last prime), taken branch or not.
-    __global const ulong2 *iw = (__global const ulong2 *)inv_root_powers + K * N;
-    inv_block_transform(lrow, last, iw, pr, group_in_residue, 0, lid, special);
-    // The transform's last reads of lrow are done before the next writes.
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (special) {
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            lrow[block_slot(lid + i * BLOCK_WG)] = last[N + first + lid + i * BLOCK_WG];
-    }
-    // Every work item has read its words of last + N before the transform overwrites them.
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    inv_block_transform(lrow, last + N, iw, pr, group_in_residue, 0, lid, special);
-}
-
 #if LOG_S != 0
 
 // Forward, gaps N/2 .. G (S-point sub-transforms of the classes mod G); the transform's
@@ -799,10 +546,8 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
 {
     // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the last writes
     // global memory, the others go through local memory. Unrolled, like the inverse's
-    // steps, so that every shift and root index is a constant: key switching's
-    // decomposition pass ran 30.5 -> 28.3 us at N = 2^15 and 61.8 -> 47.9 at 2^16 (H100).
-    // The block passes' step loops stay rolled: unrolled, key switching's block pass grew
-    // from 44.7 to 56.2 us at 2^15 (benches/results/h100-2026-11-24-session8/).
+    // steps, so that every shift and root index is a constant. The block passes' step
+    // loops stay rolled: unrolled, the row block pass (keyswitch.cl) ran slower.
 #pragma unroll
     for (uint st = 0; st < NSTEP; st++) {
         uint lg = LOG_S - LOG_R - LOG_R * st;
@@ -938,62 +683,6 @@ void ntt_inv_strided(__global u64 *restrict values,
     for (uint i = 0; i < R; i++)
         gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G] =
             reduce ? reduce_once(v[i], pr[0]) : v[i];
-}
-
-// The inverse's strided pass of one residue followed, in the same work group, by forward
-// strided passes of it under other primes: key switching's decomposition (kind
-// LOAD_DECOMPOSE) and the mod-down's rounding (LOAD_MODDOWN), each the first pass of the
-// forward transforms that ntt_fwd_block_ks / ntt_fwd_block_moddown finish. Residue r of
-// `in` (after the inverse's block pass; under prime r for the decomposition, in_prime for
-// the mod-down) finishes its inverse, reduced to [0, q_in), in registers; then for each
-// output prime o of the group's chunk, ld(in -> o) on those words and the forward's
-// strided pass write residue r * coeff_modulus_size + o of values. The decomposition
-// skips o = r (SEAL takes that residue from the target in NTT form). The output primes
-// are split into `chunks` chunks of outs_per_group, each chunk its own work groups that
-// repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
-// over the device.
-__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_inv_fwd_strided(__global u64 *restrict values,
-                         __global const u64 *restrict root_powers,
-                         __global const u64 *restrict params, uint coeff_modulus_size,
-                         __global const u64 *restrict in, uint kind, uint in_prime,
-                         uint outs_per_group, uint chunks,
-                         __global const u64 *restrict inv_root_powers)
-{
-    __local u64 lmem[S * C];
-    const uint lid = get_local_id(0);
-    const size_t group = get_group_id(0);
-    const uint rc = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
-    const uint r = rc / chunks;
-    const uint chunk = rc % chunks;
-    const uint p_in = kind == LOAD_DECOMPOSE ? r : in_prime;
-    __global const u64 *pr = params + p_in * PARAMS_STRIDE;
-    const uint c = lid & (C - 1);
-    const uint u = lid >> LOG_C;
-    const size_t column = group_in_residue * C + c;
-    __local u64 *lcol = lmem + c;
-    u64 x[R];
-    inv_strided_steps(x, in + (size_t)r * N + column, lcol,
-                      (__global const ulong2 *)inv_root_powers + p_in * N, pr, u);
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        x[i] = reduce_once(x[i], pr[0]);
-    const uint o_end = min((chunk + 1) * outs_per_group, coeff_modulus_size);
-    for (uint o = chunk * outs_per_group; o < o_end; o++) {
-        if (kind == LOAD_DECOMPOSE && o == r)
-            continue;
-        // The last reads of lmem (the inverse's, the previous transform's) are done.
-        barrier(CLK_LOCAL_MEM_FENCE);
-        load_op ld = prime_load(kind, params, p_in, o);
-        u64 v[R];
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[i] = apply_load(ld, x[i]);
-        fwd_strided_steps(v, values + ((size_t)r * coeff_modulus_size + o) * N + column,
-                          lcol, (__global const ulong2 *)root_powers + o * N,
-                          params[o * PARAMS_STRIDE], u);
-    }
 }
 
 #endif // LOG_S != 0

@@ -146,7 +146,10 @@ pub struct Config {
 /// Settings for benchmarks and tests that compare variants of the same work.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Experiment {
-    pub ntt: NttStrategy,
+    /// The naive radix-2 transform instead of the staged one.
+    pub naive_ntt: bool,
+    /// The staged transform's variant (kept when `naive_ntt`, for benchmarks that switch).
+    pub variant: StagedVariant,
     /// `false`: the tensor product and the mod-downs run one kernel per step.
     pub fused: bool,
     /// `false`: every buffer request is a device allocation, every free a release.
@@ -180,11 +183,23 @@ impl Default for Config {
 impl Default for Experiment {
     fn default() -> Self {
         Experiment {
-            ntt: NttStrategy::STAGED,
+            naive_ntt: false,
+            variant: StagedVariant::DEFAULT,
             fused: true,
             memcache: true,
             tiles: Partition::Auto,
             dump_programs: None,
+        }
+    }
+}
+
+impl Experiment {
+    /// The transform these settings pick.
+    pub fn ntt(&self) -> NttStrategy {
+        if self.naive_ntt {
+            NttStrategy::Naive
+        } else {
+            NttStrategy::Staged(self.variant)
         }
     }
 }
@@ -206,10 +221,6 @@ impl Config {
         let get = |s: Setting| lookup(s.name).filter(|v| !v.trim().is_empty());
         let parse = |s: Setting| get(s).map(|v| v.trim().to_string());
         let defaults = Config::default();
-        let variant = parse(NTT_VARIANT)
-            .map(|v| v.parse::<StagedVariant>())
-            .transpose()?
-            .unwrap_or_default();
         Ok(Config {
             device: parse(DEVICE).map_or(Ok(defaults.device), |v| v.parse())?,
             devices: parse(DEVICES).map_or(Ok(defaults.devices), |v| v.parse())?,
@@ -250,9 +261,18 @@ impl Config {
             },
             sync: switch(SYNC, parse(SYNC), false)?,
             experiment: Experiment {
-                ntt: match parse(NTT).map(|v| v.parse::<NttStrategy>()).transpose()? {
-                    Some(NttStrategy::Naive) => NttStrategy::Naive,
-                    Some(NttStrategy::Staged(_)) | None => NttStrategy::Staged(variant),
+                naive_ntt: match parse(NTT) {
+                    None => false,
+                    Some(v) => match v.parse::<NttStrategy>() {
+                        Ok(strategy) => strategy == NttStrategy::Naive,
+                        Err(_) => return Err(bad(NTT, &v, "`naive` or `staged`")),
+                    },
+                },
+                variant: match parse(NTT_VARIANT) {
+                    None => StagedVariant::DEFAULT,
+                    Some(v) => v
+                        .parse()
+                        .map_err(|e| Error::invalid(format!("{}: {e}", NTT_VARIANT.name)))?,
                 },
                 fused: switch(FUSED, parse(FUSED), true)?,
                 memcache: switch(MEMCACHE, parse(MEMCACHE), true)?,
@@ -346,7 +366,7 @@ mod tests {
         assert_eq!(config.check_transparent, TransparencyCheck::Eager);
         assert_eq!(config.poison, Some(0xff));
         assert!(config.sync);
-        assert_eq!(config.experiment.ntt, NttStrategy::Naive);
+        assert_eq!(config.experiment.ntt(), NttStrategy::Naive);
         assert!(!config.experiment.fused);
         assert!(!config.experiment.memcache);
         assert_eq!(config.experiment.tiles, Partition::Split(2));

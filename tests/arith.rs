@@ -4,7 +4,8 @@
 
 use rand::Rng;
 use seal_opencl::arith::{self, Modulus, ShoupOperand};
-use seal_opencl::cl::{self, sources, Context, DeviceSelector};
+use seal_opencl::cl::KernelArg::{Buf, U64};
+use seal_opencl::cl::{self, sources, ArgType, Context, DeviceSelector, KernelSig};
 use seal_opencl_testkit::harness::{primes_17_to_60_bits as primes, rng};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -14,6 +15,46 @@ fn values(rng: &mut impl Rng, bound: u64, n: usize) -> Vec<u64> {
     let mut v = vec![0, 1 % bound, bound - 1, bound.saturating_sub(2)];
     v.extend((v.len()..n).map(|_| rng.gen_range(0..bound)));
     v
+}
+
+/// The parameters every test kernel of arith_test.cl declares: three inputs, the output,
+/// and the prime with its Barrett words.
+const TEST_PARAMS: &[(&str, ArgType)] = &[
+    ("a", ArgType::Buf),
+    ("b", ArgType::Buf),
+    ("c", ArgType::Buf),
+    ("out", ArgType::Buf),
+    ("q", ArgType::U64),
+    ("r0", ArgType::U64),
+    ("r1", ArgType::U64),
+];
+
+/// One test kernel per helper of arith.cl, `test_<helper>`.
+const TEST_KERNELS: [&str; 11] = [
+    "test_add_uint_mod",
+    "test_sub_uint_mod",
+    "test_negate_uint_mod",
+    "test_barrett_reduce_64",
+    "test_barrett_reduce_128",
+    "test_multiply_uint_mod",
+    "test_multiply_uint_mod_shoup",
+    "test_multiply_uint_mod_shoup_lazy",
+    "test_mad_uint_mod",
+    "test_butterfly_forward_lazy",
+    "test_butterfly_inverse_lazy",
+];
+
+fn test_sig(name: &'static str) -> KernelSig {
+    KernelSig {
+        name,
+        params: TEST_PARAMS,
+    }
+}
+
+#[test]
+fn signatures_match_arith_test_cl() {
+    let sigs = TEST_KERNELS.map(test_sig);
+    cl::check_source(sources::ARITH_TEST, &sigs.each_ref()).unwrap();
 }
 
 struct Device {
@@ -36,75 +77,76 @@ impl Device {
         }
     }
 
-    /// Runs `test_<name>` over a, b, c (equal lengths) into a poisoned output of
-    /// `out_per_item` words per item.
-    fn run(
-        &self,
-        name: &str,
-        m: &Modulus,
-        a: &[u64],
-        b: &[u64],
-        c: &[u64],
-        out_per_item: usize,
-    ) -> Vec<u64> {
+    /// Runs `test_<helper>` over `inputs` a, b, c (a and b of equal lengths, c at least
+    /// as long) into a poisoned output of `want.len() / a.len()` words per item, and
+    /// checks it against `want` word for word; an error shows the first `shown` inputs.
+    fn check(&self, helper: &str, m: &Modulus, inputs: [&[u64]; 3], shown: usize, want: &[u64]) {
+        let [a, b, c] = inputs;
         let n = a.len();
         assert!(b.len() == n && c.len() >= n);
         let up = |v: &[u64]| self.ctx.upload(&self.queue, v).unwrap();
         let (da, db, dc) = (up(a), up(b), up(c));
-        let out = self.ctx.buffer(&self.queue, n * out_per_item).unwrap();
+        let out = self.ctx.buffer(&self.queue, want.len()).unwrap();
         cl::poison(&out, POISON).unwrap();
+        let name = TEST_KERNELS
+            .into_iter()
+            .find(|k| k.strip_prefix("test_") == Some(helper))
+            .expect("a test kernel");
         let [r0, r1, _] = m.const_ratio();
-        let kernel = cl::Kernel::builder()
-            .program(&self.program)
-            .name(format!("test_{name}"))
-            .queue(self.queue.clone())
-            .arg(&da)
-            .arg(&db)
-            .arg(&dc)
-            .arg(&out)
-            .arg(m.value())
-            .arg(r0)
-            .arg(r1)
-            .build()
-            .unwrap();
+        let args = [
+            ("a", Buf(&da)),
+            ("b", Buf(&db)),
+            ("c", Buf(&dc)),
+            ("out", Buf(&out)),
+            ("q", U64(m.value())),
+            ("r0", U64(r0)),
+            ("r1", U64(r1)),
+        ];
+        let kernel = test_sig(name).build(&self.program, &args).unwrap();
         // SAFETY: every test kernel reads a[i], b[i], c[i] (c[2i+1] for butterflies,
-        // whose c holds 2n words) and writes out[i * out_per_item ..] for i < n.
-        unsafe { cl::enqueue(&kernel, n, None, None).unwrap() };
-        cl::download(&out).unwrap()
+        // whose c holds 2n words) and writes out[i * out_per_item ..] for i < n, with
+        // out_per_item = want.len() / n.
+        unsafe { cl::enqueue_on(&self.queue, &kernel, n, None, None).unwrap() };
+        let got = cl::download(&out).unwrap();
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            let item = i * n / want.len();
+            assert_eq!(
+                g,
+                w,
+                "{helper} q={} item {item} inputs {:?}: device {g:#x}, host {w:#x}",
+                m.value(),
+                inputs[..shown]
+                    .iter()
+                    .map(|v| v.get(item))
+                    .collect::<Vec<_>>()
+            );
+        }
     }
 }
 
-fn check(name: &str, m: &Modulus, got: &[u64], want: &[u64], inputs: &[&[u64]]) {
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(
-            g,
-            w,
-            "{name} q={} item {i} inputs {:?}: device {g:#x}, host {w:#x}",
-            m.value(),
-            inputs.iter().map(|v| v.get(i)).collect::<Vec<_>>()
-        );
+/// Runs `f` with the device, a random source and each prime of `primes`.
+fn each_prime(mut f: impl FnMut(&Device, &mut rand::rngs::StdRng, Modulus)) {
+    let dev = Device::new();
+    let mut rng = rng();
+    for m in primes() {
+        f(&dev, &mut rng, m);
     }
+}
+
+/// f(a[i], b[i]) for every i.
+fn map2(a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) -> Vec<u64> {
+    a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
 }
 
 #[test]
 fn add_sub_negate() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
-        let a = values(&mut rng, q, 256);
-        let mut b = values(&mut rng, q, 256);
+        let a = values(rng, q, 256);
+        let mut b = values(rng, q, 256);
         b.reverse();
-        let add: Vec<u64> = a
-            .iter()
-            .zip(&b)
-            .map(|(&x, &y)| arith::add_uint_mod(x, y, &m))
-            .collect();
-        let sub: Vec<u64> = a
-            .iter()
-            .zip(&b)
-            .map(|(&x, &y)| arith::sub_uint_mod(x, y, &m))
-            .collect();
+        let add = map2(&a, &b, |x, y| arith::add_uint_mod(x, y, &m));
+        let sub = map2(&a, &b, |x, y| arith::sub_uint_mod(x, y, &m));
         let neg: Vec<u64> = a.iter().map(|&x| arith::negate_uint_mod(x, &m)).collect();
         for i in 0..a.len() {
             let (x, y, q) = (a[i] as u128, b[i] as u128, q as u128);
@@ -112,38 +154,18 @@ fn add_sub_negate() {
             assert_eq!(sub[i] as u128, (x + q - y) % q);
             assert_eq!(neg[i] as u128, (q - x) % q);
         }
-        check(
-            "add",
-            &m,
-            &dev.run("add_uint_mod", &m, &a, &b, &a, 1),
-            &add,
-            &[&a, &b],
-        );
-        check(
-            "sub",
-            &m,
-            &dev.run("sub_uint_mod", &m, &a, &b, &a, 1),
-            &sub,
-            &[&a, &b],
-        );
-        check(
-            "negate",
-            &m,
-            &dev.run("negate_uint_mod", &m, &a, &b, &a, 1),
-            &neg,
-            &[&a],
-        );
-    }
+        dev.check("add_uint_mod", &m, [&a, &b, &a], 2, &add);
+        dev.check("sub_uint_mod", &m, [&a, &b, &a], 2, &sub);
+        dev.check("negate_uint_mod", &m, [&a, &b, &a], 1, &neg);
+    });
 }
 
 #[test]
 fn barrett_reductions() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
         // 64-bit inputs over the whole word, with multiples of q and their neighbours.
-        let mut x = values(&mut rng, u64::MAX, 256);
+        let mut x = values(rng, u64::MAX, 256);
         x.extend([
             q,
             q + 1,
@@ -156,13 +178,7 @@ fn barrett_reductions() {
         for (v, w) in x.iter().zip(&want) {
             assert_eq!(*w, v % q);
         }
-        check(
-            "barrett64",
-            &m,
-            &dev.run("barrett_reduce_64", &m, &x, &x, &x, 1),
-            &want,
-            &[&x],
-        );
+        dev.check("barrett_reduce_64", &m, [&x, &x, &x], 1, &want);
 
         // 128-bit inputs: every product of two residues (what mulmod feeds it), q^2 - 1,
         // and arbitrary 128-bit words.
@@ -178,11 +194,7 @@ fn barrett_reductions() {
             push(rng.gen_range(0..q) as u128 * rng.gen_range(0..q) as u128);
             push(rng.gen::<u128>());
         }
-        let want: Vec<u64> = lo
-            .iter()
-            .zip(&hi)
-            .map(|(&l, &h)| arith::barrett_reduce_128(l, h, &m))
-            .collect();
+        let want = map2(&lo, &hi, |l, h| arith::barrett_reduce_128(l, h, &m));
         for i in 0..lo.len() {
             let v = (hi[i] as u128) << 64 | lo[i] as u128;
             assert_eq!(
@@ -191,31 +203,19 @@ fn barrett_reductions() {
                 "barrett128 of {v:#x} mod {q}"
             );
         }
-        check(
-            "barrett128",
-            &m,
-            &dev.run("barrett_reduce_128", &m, &lo, &hi, &lo, 1),
-            &want,
-            &[&lo, &hi],
-        );
-    }
+        dev.check("barrett_reduce_128", &m, [&lo, &hi, &lo], 2, &want);
+    });
 }
 
 #[test]
 fn multiplications_and_mad() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
-        let a = values(&mut rng, q, 256);
-        let b: Vec<u64> = values(&mut rng, q, 256).into_iter().rev().collect();
-        let c = values(&mut rng, q, 256);
+        let a = values(rng, q, 256);
+        let b: Vec<u64> = values(rng, q, 256).into_iter().rev().collect();
+        let c = values(rng, q, 256);
 
-        let mul: Vec<u64> = a
-            .iter()
-            .zip(&b)
-            .map(|(&x, &y)| arith::multiply_uint_mod(x, y, &m))
-            .collect();
+        let mul = map2(&a, &b, |x, y| arith::multiply_uint_mod(x, y, &m));
         let mad: Vec<u64> = (0..a.len())
             .map(|i| arith::mad_uint_mod(a[i], b[i], c[i], &m))
             .collect();
@@ -224,23 +224,11 @@ fn multiplications_and_mad() {
             assert_eq!(mul[i] as u128, x * y % q);
             assert_eq!(mad[i] as u128, (x * y + z) % q);
         }
-        check(
-            "mul",
-            &m,
-            &dev.run("multiply_uint_mod", &m, &a, &b, &a, 1),
-            &mul,
-            &[&a, &b],
-        );
-        check(
-            "mad",
-            &m,
-            &dev.run("mad_uint_mod", &m, &a, &b, &c, 1),
-            &mad,
-            &[&a, &b, &c],
-        );
+        dev.check("multiply_uint_mod", &m, [&a, &b, &a], 2, &mul);
+        dev.check("mad_uint_mod", &m, [&a, &b, &c], 3, &mad);
 
         // Shoup: x may be any 64-bit word (the lazy NTT feeds values up to 4q).
-        let x = values(&mut rng, u64::MAX, 256);
+        let x = values(rng, u64::MAX, 256);
         let ops: Vec<ShoupOperand> = b.iter().map(|&w| ShoupOperand::new(w, &m)).collect();
         let w: Vec<u64> = ops.iter().map(|o| o.operand).collect();
         let wq: Vec<u64> = ops.iter().map(|o| o.quotient).collect();
@@ -261,39 +249,25 @@ fn multiplications_and_mad() {
             assert_eq!(full[i], exact);
             assert_eq!(wq[i] as u128, ((w[i] as u128) << 64) / q as u128);
         }
-        check(
-            "shoup_lazy",
-            &m,
-            &dev.run("multiply_uint_mod_shoup_lazy", &m, &x, &w, &wq, 1),
-            &lazy,
-            &[&x, &w],
-        );
-        check(
-            "shoup",
-            &m,
-            &dev.run("multiply_uint_mod_shoup", &m, &x, &w, &wq, 1),
-            &full,
-            &[&x, &w],
-        );
-    }
+        dev.check("multiply_uint_mod_shoup_lazy", &m, [&x, &w, &wq], 2, &lazy);
+        dev.check("multiply_uint_mod_shoup", &m, [&x, &w, &wq], 2, &full);
+    });
 }
 
 #[test]
 fn harvey_butterflies() {
-    let dev = Device::new();
-    let mut rng = rng();
-    for m in primes() {
+    each_prime(|dev, rng, m| {
         let q = m.value();
-        let roots: Vec<ShoupOperand> = values(&mut rng, q, 256)
+        let roots: Vec<ShoupOperand> = values(rng, q, 256)
             .into_iter()
             .map(|w| ShoupOperand::new(w, &m))
             .collect();
         let packed: Vec<u64> = roots.iter().flat_map(|r| [r.operand, r.quotient]).collect();
 
         // Forward: inputs anywhere in [0, 4q), including just under 2q and 4q.
-        let mut x = values(&mut rng, 4 * q, 256);
+        let mut x = values(rng, 4 * q, 256);
         x[2] = 2 * q - 1;
-        let y: Vec<u64> = values(&mut rng, 4 * q, 256).into_iter().rev().collect();
+        let y: Vec<u64> = values(rng, 4 * q, 256).into_iter().rev().collect();
         let want: Vec<u64> = (0..x.len())
             .flat_map(|i| {
                 let (u, v) = arith::butterfly_forward_lazy(x[i], y[i], roots[i], &m);
@@ -310,17 +284,11 @@ fn harvey_butterflies() {
                 (x[i] as u128 + q128 - wy) % q128
             );
         }
-        check(
-            "forward",
-            &m,
-            &dev.run("butterfly_forward_lazy", &m, &x, &y, &packed, 2),
-            &want,
-            &[&x, &y],
-        );
+        dev.check("butterfly_forward_lazy", &m, [&x, &y, &packed], 2, &want);
 
         // Inverse: inputs in [0, 2q).
-        let x = values(&mut rng, 2 * q, 256);
-        let y: Vec<u64> = values(&mut rng, 2 * q, 256).into_iter().rev().collect();
+        let x = values(rng, 2 * q, 256);
+        let y: Vec<u64> = values(rng, 2 * q, 256).into_iter().rev().collect();
         let want: Vec<u64> = (0..x.len())
             .flat_map(|i| {
                 let (u, v) = arith::butterfly_inverse_lazy(x[i], y[i], roots[i], &m);
@@ -337,14 +305,8 @@ fn harvey_butterflies() {
                 (a + 2 * q128 - b) * w % q128
             );
         }
-        check(
-            "inverse",
-            &m,
-            &dev.run("butterfly_inverse_lazy", &m, &x, &y, &packed, 2),
-            &want,
-            &[&x, &y],
-        );
-    }
+        dev.check("butterfly_inverse_lazy", &m, [&x, &y, &packed], 2, &want);
+    });
 }
 
 #[test]

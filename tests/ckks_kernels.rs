@@ -157,27 +157,39 @@ fn ckks_add_sub_negate_equal_host() {
         let (da, db, mt) = (upload(&a), upload(&b), table(&moduli));
         let words = a.len();
         let mut want = vec![0; words];
-
-        let dst = poisoned(words);
-        e.kernels
-            .ckks_add(&e.graph, &dst, &da, &db, &mt, k, polys)
-            .unwrap();
-        host::ckks_add(&mut want, &a, &b, &moduli, N);
-        assert_words(&down(&dst), &want, "ckks_add");
-
-        let dst = poisoned(words);
-        e.kernels
-            .ckks_sub(&e.graph, &dst, &da, &db, &mt, k, polys)
-            .unwrap();
-        host::ckks_sub(&mut want, &a, &b, &moduli, N);
-        assert_words(&down(&dst), &want, "ckks_sub");
-
-        let dst = poisoned(words);
-        e.kernels
-            .ckks_negate(&e.graph, &dst, &da, &mt, k, polys)
-            .unwrap();
-        host::ckks_negate(&mut want, &a, &moduli, N);
-        assert_words(&down(&dst), &want, "ckks_negate");
+        // Out of place into a poisoned buffer: `device` launches into it, `host` computes
+        // the words it must hold.
+        let out_of_place = |what, device: &dyn Fn(&Buffer<u64>), host: &dyn Fn(&mut [u64])| {
+            let dst = poisoned(words);
+            device(&dst);
+            let mut want = vec![0; words];
+            host(&mut want);
+            assert_words(&down(&dst), &want, what);
+        };
+        let (kernels, graph) = (&e.kernels, &e.graph);
+        out_of_place(
+            "ckks_add",
+            &|dst| {
+                kernels
+                    .ckks_add(graph, dst, &da, &db, &mt, k, polys)
+                    .unwrap()
+            },
+            &|want| host::ckks_add(want, &a, &b, &moduli, N),
+        );
+        out_of_place(
+            "ckks_sub",
+            &|dst| {
+                kernels
+                    .ckks_sub(graph, dst, &da, &db, &mt, k, polys)
+                    .unwrap()
+            },
+            &|want| host::ckks_sub(want, &a, &b, &moduli, N),
+        );
+        out_of_place(
+            "ckks_negate",
+            &|dst| kernels.ckks_negate(graph, dst, &da, &mt, k, polys).unwrap(),
+            &|want| host::ckks_negate(want, &a, &moduli, N),
+        );
 
         // In place: dst is a.
         let inplace = upload(&a);
@@ -263,35 +275,36 @@ fn ckks_multiply_plain_equals_host() {
     }
 }
 
+/// ckks_tensor of `a` (s1 polynomials) and `b` (s2; None: `a`'s buffer again, squaring)
+/// into a poisoned buffer equals the host's.
+fn check_tensor(moduli: &[Modulus], a: &[u64], s1: usize, b: Option<&[u64]>, s2: usize) {
+    let e = env();
+    let k = moduli.len();
+    let (da, db) = (upload(a), b.map(upload));
+    let words = (s1 + s2 - 1) * k * N;
+    let dst = poisoned(words);
+    let db = db.as_ref().unwrap_or(&da);
+    e.kernels
+        .ckks_tensor(&e.graph, &dst, &da, s1, db, s2, &table(moduli), k)
+        .unwrap();
+    let mut want = vec![0; words];
+    host::ckks_tensor(&mut want, a, s1, b.unwrap_or(a), s2, moduli, N);
+    let what = format!("ckks_tensor {s1}x{s2}, squaring {}", b.is_none());
+    assert_words(&down(&dst), &want, &what);
+}
+
 #[test]
 fn ckks_tensor_equals_host() {
-    let e = env();
     let mut rng = rng();
     for moduli in prime_sets() {
-        let k = moduli.len();
-        let mt = table(&moduli);
         for (s1, s2) in [(2, 2), (3, 2), (2, 3), (3, 4), (1, 2)] {
             let a = canonical(&mut rng, &moduli, s1);
             let b = canonical(&mut rng, &moduli, s2);
-            let dst = poisoned((s1 + s2 - 1) * k * N);
-            e.kernels
-                .ckks_tensor(&e.graph, &dst, &upload(&a), s1, &upload(&b), s2, &mt, k)
-                .unwrap();
-            let mut want = vec![0; (s1 + s2 - 1) * k * N];
-            host::ckks_tensor(&mut want, &a, s1, &b, s2, &moduli, N);
-            assert_words(&down(&dst), &want, &format!("ckks_tensor {s1}x{s2}"));
+            check_tensor(&moduli, &a, s1, Some(&b), s2);
         }
         // Squaring: a and b are the same buffer.
         for s in [2, 3] {
-            let a = canonical(&mut rng, &moduli, s);
-            let da = upload(&a);
-            let dst = poisoned((2 * s - 1) * k * N);
-            e.kernels
-                .ckks_tensor(&e.graph, &dst, &da, s, &da, s, &mt, k)
-                .unwrap();
-            let mut want = vec![0; (2 * s - 1) * k * N];
-            host::ckks_tensor(&mut want, &a, s, &a, s, &moduli, N);
-            assert_words(&down(&dst), &want, &format!("ckks_tensor square {s}"));
+            check_tensor(&moduli, &canonical(&mut rng, &moduli, s), s, None, s);
         }
     }
 }
@@ -299,21 +312,11 @@ fn ckks_tensor_equals_host() {
 #[test]
 fn ckks_tensor_all_max_words() {
     // Every input q - 1: the 128-bit sums are at their largest.
-    let e = env();
     let moduli = primes(LOG_N, &[60, 60]);
-    let a = poly_array(&mut rng(), &moduli, 3, |q| q)
-        .iter()
-        .enumerate()
-        .map(|(w, _)| moduli[(w / N) % 2].value() - 1)
-        .collect::<Vec<u64>>();
-    let dst = poisoned(5 * 2 * N);
-    let da = upload(&a);
-    e.kernels
-        .ckks_tensor(&e.graph, &dst, &da, 3, &da, 3, &table(&moduli), 2)
-        .unwrap();
-    let mut want = vec![0; 5 * 2 * N];
-    host::ckks_tensor(&mut want, &a, 3, &a, 3, &moduli, N);
-    assert_words(&down(&dst), &want, "ckks_tensor of q - 1");
+    let a: Vec<u64> = (0..3 * 2 * N)
+        .map(|w| moduli[(w / N) % 2].value() - 1)
+        .collect();
+    check_tensor(&moduli, &a, 3, None, 3);
 }
 
 #[test]
@@ -488,46 +491,41 @@ fn ckks_divide_round_finish_equals_host() {
         let src = canonical(&mut rng, &moduli, polys);
         let dsrc = upload(&src);
 
+        // dst (its words before, its stride), from src or in place, added to or not.
+        let check = |before: Vec<u64>, dst_stride, in_place: bool, accumulate, what: &str| {
+            let dst = upload(&before);
+            let dsrc = if in_place { &dst } else { &dsrc };
+            e.kernels
+                .ckks_divide_round_finish(
+                    &e.graph, &dst, dst_stride, dsrc, k, &dt, &dinv, &mt, k_out, polys, accumulate,
+                )
+                .unwrap();
+            let mut want = before;
+            host::ckks_divide_round_finish(
+                &mut want, dst_stride, &src, k, &t, &inv, &moduli, k_out, polys, accumulate, N,
+            );
+            assert_words(&down(&dst), &want, what);
+        };
         // Rescale: into a fresh K - 1 residue buffer.
-        let dst = poisoned(polys * k_out * N);
-        e.kernels
-            .ckks_divide_round_finish(
-                &e.graph, &dst, k_out, &dsrc, k, &dt, &dinv, &mt, k_out, polys, false,
-            )
-            .unwrap();
-        let mut want = vec![POISON; polys * k_out * N];
-        host::ckks_divide_round_finish(
-            &mut want, k_out, &src, k, &t, &inv, &moduli, k_out, polys, false, N,
-        );
-        assert_words(&down(&dst), &want, "ckks_divide_round_finish");
-
+        let fresh = vec![POISON; polys * k_out * N];
+        check(fresh, k_out, false, false, "ckks_divide_round_finish");
         // In place over the source, same strides (the gaps stay as they were).
-        let inplace = upload(&src);
-        e.kernels
-            .ckks_divide_round_finish(
-                &e.graph, &inplace, k, &inplace, k, &dt, &dinv, &mt, k_out, polys, false,
-            )
-            .unwrap();
-        let mut want = src.clone();
-        let copy = src.clone();
-        host::ckks_divide_round_finish(
-            &mut want, k, &copy, k, &t, &inv, &moduli, k_out, polys, false, N,
+        check(
+            src.clone(),
+            k,
+            true,
+            false,
+            "ckks_divide_round_finish in place",
         );
-        assert_words(&down(&inplace), &want, "ckks_divide_round_finish in place");
-
         // Key switching: accumulate into another ciphertext.
-        let acc0 = canonical(&mut rng, &moduli[..k_out], polys);
-        let acc = upload(&acc0);
-        e.kernels
-            .ckks_divide_round_finish(
-                &e.graph, &acc, k_out, &dsrc, k, &dt, &dinv, &mt, k_out, polys, true,
-            )
-            .unwrap();
-        let mut want = acc0.clone();
-        host::ckks_divide_round_finish(
-            &mut want, k_out, &src, k, &t, &inv, &moduli, k_out, polys, true, N,
+        let acc = canonical(&mut rng, &moduli[..k_out], polys);
+        check(
+            acc,
+            k_out,
+            false,
+            true,
+            "ckks_divide_round_finish accumulate",
         );
-        assert_words(&down(&acc), &want, "ckks_divide_round_finish accumulate");
     }
 }
 

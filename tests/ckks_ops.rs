@@ -181,6 +181,34 @@ fn configs() -> Vec<(u32, NttStrategy, bool)> {
     ]
 }
 
+/// One configuration of `configs` on a graph: N, the key primes and the context.
+struct Setup {
+    log_n: u32,
+    n: usize,
+    strategy: NttStrategy,
+    fused: bool,
+    key_moduli: Vec<Modulus>,
+    context: CkksContext,
+}
+
+/// Runs `f` on every configuration of `configs`, on one graph, with one random source.
+fn each_setup(mut f: impl FnMut(&Setup, &Graph, &mut rand::rngs::StdRng)) {
+    let mut rng = rng();
+    let devices = devices(None);
+    let graph = devices.graph();
+    for (log_n, strategy, fused) in configs() {
+        let setup = Setup {
+            log_n,
+            n: 1 << log_n,
+            strategy,
+            fused,
+            key_moduli: key_moduli(log_n),
+            context: context(&graph, log_n, strategy, fused),
+        };
+        f(&setup, &graph, &mut rng);
+    }
+}
+
 fn context(graph: &Graph, log_n: u32, strategy: NttStrategy, fused: bool) -> CkksContext {
     let values: Vec<u64> = key_moduli(log_n).iter().map(|q| q.value()).collect();
     CkksContext::new(graph.context(), log_n, &values, true, strategy)
@@ -239,44 +267,38 @@ fn rescale_matches_host_composition() {
 
 #[test]
 fn switch_key_matches_host_composition() {
-    let mut rng = rng();
-    let devices = devices(None);
-    let graph = devices.graph();
-    for (log_n, strategy, fused) in configs() {
-        let n = 1 << log_n;
-        let key_moduli = key_moduli(log_n);
-        let context = context(&graph, log_n, strategy, fused);
-        let l = key_moduli.len();
+    each_setup(|s, graph, rng| {
+        let (log_n, strategy, fused, l) = (s.log_n, s.strategy, s.fused, s.key_moduli.len());
         for k in [3, 2, 1] {
-            let key_words = random_poly(&mut rng, &key_moduli, 2 * (l - 1), n);
-            let key = KswitchKey::upload(&context, graph.queue(), l - 1, &key_words).unwrap();
-            let ct = random_poly(&mut rng, &key_moduli[..k], 3, n);
+            let key_words = random_poly(rng, &s.key_moduli, 2 * (l - 1), s.n);
+            let key = KswitchKey::upload(&s.context, graph.queue(), l - 1, &key_words).unwrap();
+            let ct = random_poly(rng, &s.key_moduli[..k], 3, s.n);
             let mut want = ct.clone();
-            let target = ct[2 * k * n..].to_vec();
-            host_switch_key(&mut want, &target, &key_words, &key_moduli, k, log_n);
+            let target = ct[2 * k * s.n..].to_vec();
+            host_switch_key(&mut want, &target, &key_words, &s.key_moduli, k, s.log_n);
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
-            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            let ops = LevelOps::new(&s.context, graph, k).unwrap();
             // Rows of one block (at most 64 items and 2.3 KB each in two passes) fit any
             // device's work groups; in one pass a row is the whole transform (36 KB at
             // 2^12), which the device may hold only once (the H100's 48 KB).
-            if let NttStrategy::Staged(variant) = strategy {
-                let level = context.level(graph.queue(), k).unwrap();
-                let plan = level.plan();
-                let rows = plan.key_switch_rows();
+            let level = s.context.level(graph.queue(), k).unwrap();
+            if let (NttStrategy::Staged(variant), Some(passes)) = (s.strategy, level.fused()) {
+                let two_pass = level.plan().launches_per_transform() == 2;
+                let rows = passes.key_switch_rows();
                 assert!(
-                    rows > 1 || variant.ks_rows() == 1 || plan.launches_per_transform() == 1,
+                    rows > 1 || variant.rows() == 1 || !two_pass,
                     "2^{log_n} {strategy}: {rows} rows per work group"
                 );
                 // The default's rows and their roots (13 KB at most in two passes) fit any
                 // device's local memory.
-                if strategy == NttStrategy::STAGED && plan.launches_per_transform() == 2 {
+                if s.strategy == NttStrategy::STAGED && two_pass {
                     assert!(
-                        plan.key_switch_local_roots(),
+                        passes.key_switch_local_roots(),
                         "2^{log_n}: roots in local memory"
                     );
                 }
             }
-            ops.switch_key(&buf, &buf, 2 * k * n, &key).unwrap();
+            ops.switch_key(&buf, &buf, 2 * k * s.n, &key).unwrap();
             let got = cl::download(&buf).unwrap();
             assert_same(
                 &got,
@@ -284,40 +306,34 @@ fn switch_key_matches_host_composition() {
                 &format!("2^{log_n} {strategy} fused={fused} K={k}"),
             );
         }
-    }
+    });
 }
 
 #[test]
 fn apply_galois_matches_host_composition() {
-    let mut rng = rng();
-    let devices = devices(None);
-    let graph = devices.graph();
-    for (log_n, strategy, fused) in configs() {
-        let n = 1 << log_n;
-        let key_moduli = key_moduli(log_n);
-        let context = context(&graph, log_n, strategy, fused);
-        let l = key_moduli.len();
+    each_setup(|s, graph, rng| {
+        let (log_n, strategy, fused, l) = (s.log_n, s.strategy, s.fused, s.key_moduli.len());
         let k = 3;
         // A rotation's element (3) and the conjugation's (2N - 1).
-        for galois_elt in [3, 2 * n as u32 - 1] {
-            let key_words = random_poly(&mut rng, &key_moduli, 2 * (l - 1), n);
-            let key = KswitchKey::upload(&context, graph.queue(), l - 1, &key_words).unwrap();
-            let ct = random_poly(&mut rng, &key_moduli[..k], 2, n);
+        for galois_elt in [3, 2 * s.n as u32 - 1] {
+            let key_words = random_poly(rng, &s.key_moduli, 2 * (l - 1), s.n);
+            let key = KswitchKey::upload(&s.context, graph.queue(), l - 1, &key_words).unwrap();
+            let ct = random_poly(rng, &s.key_moduli[..k], 2, s.n);
             let mut permuted = vec![0; ct.len()];
-            host::ckks_galois_ntt(&mut permuted, &ct, galois_elt, log_n);
+            host::ckks_galois_ntt(&mut permuted, &ct, galois_elt, s.log_n);
             // SEAL: the permuted first polynomial, the second key-switched into both.
             let mut want = permuted.clone();
-            want[k * n..].fill(0);
+            want[k * s.n..].fill(0);
             host_switch_key(
                 &mut want,
-                &permuted[k * n..],
+                &permuted[k * s.n..],
                 &key_words,
-                &key_moduli,
+                &s.key_moduli,
                 k,
-                log_n,
+                s.log_n,
             );
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
-            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            let ops = LevelOps::new(&s.context, graph, k).unwrap();
             let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
             // Out of place into a poisoned buffer (the input kept), then in place.
             let dst = graph.context().buffer(graph.queue(), ct.len()).unwrap();
@@ -337,7 +353,7 @@ fn apply_galois_matches_host_composition() {
             let got = cl::download(&buf).unwrap();
             assert_same(&got, &want, &what);
         }
-    }
+    });
 }
 
 /// Kernel launches of `op` on a profiled graph.

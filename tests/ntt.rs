@@ -1,13 +1,16 @@
 //! Device NTT: both strategies, and every staged variant, equal the host reference
 //! (`ntt::host`, SEAL's butterflies) word for word, forward and inverse, lazy and reduced,
-//! and the fused passes, on fresh random inputs and edge values, for primes of 17 to 60 bits, several primes per polynomial and several
-//! polynomials; outputs are poisoned before the kernels run; two runs give the same
-//! words; bad arguments are errors.
+//! and the first passes of the inverse (the plan's from another buffer, and the fused
+//! galois pass of `ckks::fused` built on it), on fresh random inputs and edge values, for
+//! primes of 17 to 60 bits, several primes per polynomial and several polynomials; outputs
+//! are poisoned before the kernels run; two runs give the same words; bad arguments are
+//! errors.
 
 use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
+use seal_opencl::ckks::fused::{FusedPasses, KeySwitch, ModDown};
 use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
 use seal_opencl::ntt::{
     create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, StagedLayout,
@@ -305,7 +308,7 @@ fn prefix_of_the_primes_matches_host_reference() {
                 // Without events (as the operations enqueue when not profiling): none come
                 // back, and the words are the same.
                 let events = plan
-                    .enqueue(&queue, &buf, count, primes, direction, reduce, false)
+                    .transform(&queue, &buf, count, primes, direction, reduce, false)
                     .unwrap();
                 assert!(events.is_empty(), "events created when none were asked for");
                 let got = cl::download(&buf).unwrap();
@@ -314,7 +317,7 @@ fn prefix_of_the_primes_matches_host_reference() {
                 assert_same(&got[..input.len()], &want, &tables, &what);
                 buf.write(&input).enq().unwrap();
                 let events = plan
-                    .transform(&queue, &buf, count, primes, direction, reduce)
+                    .transform(&queue, &buf, count, primes, direction, reduce, true)
                     .unwrap();
                 assert!(!events.is_empty(), "transform returns its launches' events");
                 assert_same(
@@ -327,11 +330,11 @@ fn prefix_of_the_primes_matches_host_reference() {
         }
         let buf = ctx.buffer(&queue, 4 << log_n).unwrap();
         assert_invalid(
-            plan.transform(&queue, &buf, 1, 0, NttDirection::Forward, true),
+            plan.transform(&queue, &buf, 1, 0, NttDirection::Forward, true, true),
             "no primes",
         );
         assert_invalid(
-            plan.transform(&queue, &buf, 1, 5, NttDirection::Forward, true),
+            plan.transform(&queue, &buf, 1, 5, NttDirection::Forward, true, true),
             "more primes than the plan",
         );
     }
@@ -411,8 +414,24 @@ struct FirstPassPlan {
     strategy: NttStrategy,
     moduli: Vec<Modulus>,
     tables: Vec<NttTables>,
-    plan: NttPlan,
+    plan: Arc<NttPlan>,
     layout: StagedLayout,
+}
+
+impl FirstPassPlan {
+    /// `residues` random residues of N words, residue r below the plan's prime
+    /// `prime_of(r)`.
+    fn random(
+        &self,
+        rng: &mut impl Rng,
+        residues: usize,
+        prime_of: impl Fn(usize) -> usize,
+    ) -> Vec<u64> {
+        let n = 1usize << self.log_n;
+        (0..residues * n)
+            .map(|w| rng.gen_range(0..self.moduli[prime_of(w / n)].value()))
+            .collect()
+    }
 }
 
 /// The first-pass tests' plans: one- (2^12) and two-pass (2^13) layouts of every staged
@@ -427,7 +446,7 @@ fn first_pass_plans<'a>(
         .map(|(log_n, strategy)| {
             let moduli = primes(log_n, &[50, 40, 60]);
             let tables = create_ntt_tables(log_n, &moduli).unwrap();
-            let plan = NttPlan::new(ctx, queue, log_n, &moduli, strategy).unwrap();
+            let plan = Arc::new(NttPlan::new(ctx, queue, log_n, &moduli, strategy).unwrap());
             let layout = plan.staged_layout().unwrap();
             FirstPassPlan {
                 log_n,
@@ -448,44 +467,38 @@ fn first_pass_plans<'a>(
 fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
     let (ctx, queue) = device();
     let mut rng = rng();
-    for FirstPassPlan {
-        log_n,
-        strategy,
-        moduli,
-        tables,
-        plan,
-        layout,
-    } in first_pass_plans(&ctx, &queue)
-    {
-        let n = 1usize << log_n;
+    for fp in first_pass_plans(&ctx, &queue) {
+        let n = 1usize << fp.log_n;
         // 2 polynomials of residues 1 and 2 (primes 0 and 1 of the plan) from a source of
         // 2 polynomials of 4 residues.
         let (stride, first, count, primes) = (4, 1, 2, 2);
         // Source residue r holds words below the prime it is read under (residue
         // p * stride + first + j under prime j; the others are never read).
         let prime_of = |r: usize| (r % stride).saturating_sub(first).min(primes - 1);
-        let src_words: Vec<u64> = (0..count * stride)
-            .flat_map(|r| {
-                let q = moduli[prime_of(r)].value();
-                (0..n).map(|_| rng.gen_range(0..q)).collect::<Vec<_>>()
-            })
-            .collect();
+        let src_words = fp.random(&mut rng, count * stride, prime_of);
         let mut want = Vec::new();
         for p in 0..count {
             for j in 0..primes {
                 let mut res = src_words[(p * stride + first + j) * n..][..n].to_vec();
-                host_inverse_first_pass(&mut res, &tables[j], layout);
+                host_inverse_first_pass(&mut res, &fp.tables[j], fp.layout);
                 want.extend(res);
             }
         }
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
         let values = ctx.buffer(&queue, count * primes * n).unwrap();
         cl::poison(&values, POISON).unwrap();
-        plan.inverse_first_pass_from(
-            &queue, &values, &src_buf, stride, first, count, primes, false,
-        )
-        .unwrap();
-        assert_eq!(cl::download(&values).unwrap(), want, "2^{log_n} {strategy}");
+        fp.plan
+            .inverse_first_pass_from(
+                &queue, &values, &src_buf, stride, first, count, primes, false,
+            )
+            .unwrap();
+        assert_eq!(
+            cl::download(&values).unwrap(),
+            want,
+            "2^{} {}",
+            fp.log_n,
+            fp.strategy
+        );
         let src_before = cl::download(&src_buf).unwrap();
         assert_eq!(src_before, src_words, "source unchanged");
     }
@@ -500,45 +513,34 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
 fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
     let (ctx, queue) = device();
     let mut rng = rng();
-    for FirstPassPlan {
-        log_n,
-        strategy,
-        moduli,
-        tables,
-        plan,
-        layout,
-    } in first_pass_plans(&ctx, &queue)
-    {
-        let n = 1usize << log_n;
-        let (count, primes) = (2, moduli.len());
-        let src_words: Vec<u64> = (0..count * primes)
-            .flat_map(|r| {
-                let q = moduli[r % primes].value();
-                (0..n).map(|_| rng.gen_range(0..q)).collect::<Vec<_>>()
-            })
-            .collect();
+    for fp in first_pass_plans(&ctx, &queue) {
+        let n = 1usize << fp.log_n;
+        let (count, primes) = (2, fp.moduli.len());
+        let src_words = fp.random(&mut rng, count * primes, |r| r % primes);
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
+        let fused = FusedPasses::new(fp.plan).unwrap();
         for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
             let mut want_permuted = vec![0; src_words.len()];
             seal_opencl::ckks::host::ckks_galois_ntt(
                 &mut want_permuted,
                 &src_words,
                 galois_elt,
-                log_n,
+                fp.log_n,
             );
             let mut want = want_permuted[(count - 1) * primes * n..].to_vec();
             for (j, res) in want.chunks_exact_mut(n).enumerate() {
-                host_inverse_first_pass(res, &tables[j], layout);
+                host_inverse_first_pass(res, &fp.tables[j], fp.layout);
             }
             let values = ctx.buffer(&queue, primes * n).unwrap();
             let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
             cl::poison(&values, POISON).unwrap();
             cl::poison(&permuted, POISON).unwrap();
-            plan.inverse_first_pass_galois(
-                &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
-            )
-            .unwrap();
-            let what = format!("2^{log_n} {strategy} element {galois_elt}");
+            fused
+                .inverse_first_pass_galois(
+                    &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
+                )
+                .unwrap();
+            let what = format!("2^{} {} element {galois_elt}", fp.log_n, fp.strategy);
             assert_eq!(
                 cl::download(&permuted).unwrap(),
                 want_permuted,
@@ -584,9 +586,10 @@ fn fused_passes_reject_bad_arguments() {
     );
     let permuted = buf(4 * n);
     assert_invalid(
-        naive.inverse_first_pass_galois(&queue, &values, &src, &permuted, 3, 2, 2, false),
-        "galois on a naive plan",
+        FusedPasses::new(Arc::new(naive)),
+        "fused passes of a naive plan",
     );
+    let plan = FusedPasses::new(Arc::new(plan)).unwrap();
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(
             plan.inverse_first_pass_galois(&queue, &values, &src, &permuted, elt, 2, 2, false),
@@ -618,7 +621,7 @@ fn fused_passes_reject_bad_arguments() {
         "galois over more primes than the plan's",
     );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
-    let md = |dst, acc_polys| seal_opencl::ntt::ModDown {
+    let md = |dst, acc_polys| ModDown {
         last: &last,
         last_prime: 1,
         scratch: &last,
@@ -641,7 +644,7 @@ fn fused_passes_reject_bad_arguments() {
         plan.forward_moddown(&queue, &md(&dst, 2), false),
         "acc_polys > count",
     );
-    let ks = seal_opencl::ntt::KeySwitch {
+    let ks = KeySwitch {
         t_target: &values,
         target: &values,
         target_first: 0,

@@ -7,7 +7,6 @@
 use rand::Rng;
 use seal_opencl::arith::get_primes;
 use seal_opencl::device::{DeviceOptions, Devices};
-use seal_opencl::ntt::NttStrategy;
 use seal_opencl::seal_backend::{Backend, GpuImage, Level, TransparencyCheck};
 use seal_opencl::{Error, ErrorKind};
 use seal_opencl_testkit::harness::rng;
@@ -20,9 +19,15 @@ const POLY: usize = PRIMES * N;
 
 fn backend(mode: TransparencyCheck) -> Backend {
     let devices = Devices::new(DeviceOptions::default()).unwrap();
-    Backend::new(devices, NttStrategy::from_env().unwrap())
-        .unwrap()
-        .checking_transparency(mode)
+    Backend::new(
+        devices,
+        seal_opencl::config::Config::from_env()
+            .unwrap()
+            .experiment
+            .ntt(),
+    )
+    .unwrap()
+    .checking_transparency(mode)
 }
 
 fn key_moduli() -> Vec<u64> {

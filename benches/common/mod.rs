@@ -180,7 +180,10 @@ impl Run {
             date_utc: seal_opencl::profiler::utc_date(unix),
             unix_time_s: unix,
             quick,
-            ntt_variant: seal_opencl::ntt::StagedVariant::from_env()?.to_string(),
+            ntt_variant: seal_opencl::config::Config::from_env()?
+                .experiment
+                .variant
+                .to_string(),
             cpu_fallbacks: Vec::new(),
         })
     }

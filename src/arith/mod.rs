@@ -121,12 +121,7 @@ pub fn negate_uint_mod(a: u64, modulus: &Modulus) -> u64 {
 pub fn barrett_reduce_64(x: u64, modulus: &Modulus) -> u64 {
     let q = modulus.value;
     let t = mul_hi(x, modulus.const_ratio[1]);
-    let r = x.wrapping_sub(t.wrapping_mul(q));
-    if r >= q {
-        r - q
-    } else {
-        r
-    }
+    reduce_once(x.wrapping_sub(t.wrapping_mul(q)), q)
 }
 
 /// x mod q for a 128-bit x given as (low, high) (SEAL's `barrett_reduce_128`).
@@ -144,12 +139,7 @@ pub fn barrett_reduce_128(lo: u64, hi: u64, modulus: &Modulus) -> u64 {
     let (_, c2) = tmp1.overflowing_add(p as u64);
     let carry = ((p >> 64) as u64).wrapping_add(c2 as u64);
     let quot = hi.wrapping_mul(r1).wrapping_add(tmp3).wrapping_add(carry);
-    let r = lo.wrapping_sub(quot.wrapping_mul(q));
-    if r >= q {
-        r - q
-    } else {
-        r
-    }
+    reduce_once(lo.wrapping_sub(quot.wrapping_mul(q)), q)
 }
 
 /// a * b mod q for a, b < q (SEAL's `multiply_uint_mod` on two plain words).
@@ -179,7 +169,8 @@ pub fn multiply_uint_mod_shoup(x: u64, y: ShoupOperand, modulus: &Modulus) -> u6
     }
 }
 
-/// a * b + c mod q with one Barrett reduction of the 128-bit sum (seed 001 V-A1).
+/// a * b + c mod q with one Barrett reduction of the 128-bit sum (Zhai et al.,
+/// "Accelerating Encrypted Computing on Intel GPUs", V-A1).
 /// On entry a, b < q and c < 2^64; a*b + c < 2^128 holds since q < 2^61.
 #[inline]
 pub fn mad_uint_mod(a: u64, b: u64, c: u64, modulus: &Modulus) -> u64 {
@@ -197,9 +188,9 @@ pub fn reduce_once(x: u64, bound: u64) -> u64 {
     }
 }
 
-/// Harvey's forward (Cooley-Tukey) butterfly, seed 001 Algorithm 1, as SEAL's
-/// `transform_to_rev` runs it: on entry x, y < 4q; on exit x', y' < 4q with
-/// x' = x + w*y, y' = x - w*y (mod q).
+/// Harvey's forward (Cooley-Tukey) butterfly (Zhai et al., "Accelerating Encrypted
+/// Computing on Intel GPUs", Algorithm 1), as SEAL's `transform_to_rev` runs it: on
+/// entry x, y < 4q; on exit x', y' < 4q with x' = x + w*y, y' = x - w*y (mod q).
 #[inline]
 pub fn butterfly_forward_lazy(x: u64, y: u64, w: ShoupOperand, modulus: &Modulus) -> (u64, u64) {
     let two_q = modulus.value << 1;

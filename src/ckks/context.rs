@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::fused::FusedPasses;
 use super::kernels::{CkksKernels, ModuliTable};
 use crate::arith::{invert_uint_mod, Modulus, ShoupOperand};
 use crate::cl::{Buffer, Context, Queue};
@@ -43,7 +44,9 @@ pub struct CkksContext {
 pub struct LevelData {
     primes: usize,
     /// Over `q_0 .. q_{K-1}` and, when key switching is possible here, the special prime.
-    plan: NttPlan,
+    plan: Arc<NttPlan>,
+    /// The fused passes on `plan`, where the context fuses and the plan is staged.
+    fused: Option<FusedPasses>,
     moduli: ModuliTable,
     /// Rescale: q_{K-1}^-1 mod q_i for i < K - 1, as Shoup pairs (None at K = 1).
     inv_last: Option<Buffer<u64>>,
@@ -59,6 +62,12 @@ impl LevelData {
 
     pub fn plan(&self) -> &NttPlan {
         &self.plan
+    }
+
+    /// The fused passes on the level's plan; None where the context does not fuse or the
+    /// plan is naive.
+    pub fn fused(&self) -> Option<&FusedPasses> {
+        self.fused.as_ref()
     }
 
     /// The level's primes, then the special prime at index K when key switching is possible.
@@ -204,7 +213,16 @@ impl CkksContext {
             .then(|| self.key_moduli[self.key_moduli.len() - 1]);
         let mut moduli = data.to_vec();
         moduli.extend(special);
-        let plan = NttPlan::new(&self.ctx, queue, self.log_n, &moduli, self.strategy)?;
+        let plan = Arc::new(NttPlan::new(
+            &self.ctx,
+            queue,
+            self.log_n,
+            &moduli,
+            self.strategy,
+        )?);
+        let fused = (self.fused && plan.staged_layout().is_some())
+            .then(|| FusedPasses::new(Arc::clone(&plan)))
+            .transpose()?;
         let table = ModuliTable::new(&self.ctx, queue, &moduli)?;
         let inverses = |of: Modulus, count: usize| -> Result<Buffer<u64>> {
             let mut words = Vec::with_capacity(2 * count);
@@ -224,6 +242,7 @@ impl CkksContext {
         Ok(LevelData {
             primes,
             plan,
+            fused,
             moduli: table,
             inv_last,
             inv_special,

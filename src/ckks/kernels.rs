@@ -15,7 +15,11 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::arith::Modulus;
-use crate::cl::{self, same_buffer, sources, Buffer, Context, Kernel, Program, Queue};
+use crate::cl::KernelArg::{Buf, U32};
+use crate::cl::{
+    kernel_sigs, same_buffer, sources, Buffer, Context, Kernel, KernelArg, KernelSig, Program,
+    Queue,
+};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
@@ -80,55 +84,52 @@ impl ModuliTable {
     }
 }
 
-/// The kind of one kernel argument, in order (a signature).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Buf,
-    U32,
+kernel_sigs! {
+    CKKS_ADD = ckks_add(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
+    CKKS_SUB = ckks_sub(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
+    CKKS_NEGATE = ckks_negate(dst: Buf, a: Buf, moduli: Buf, K: U32);
+    CKKS_MULTIPLY_PLAIN = ckks_multiply_plain(dst: Buf, ct: Buf, plain: Buf, moduli: Buf, K: U32);
+    CKKS_TENSOR = ckks_tensor(dst: Buf, a: Buf, s1: U32, b: Buf, s2: U32, moduli: Buf, K: U32);
+    CKKS_COPY_RESIDUES = ckks_copy_residues(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, residues_per_poly: U32);
+    CKKS_GATHER_RESIDUE = ckks_gather_residue(dst: Buf, src: Buf, src_stride: U32, index: U32);
+    CKKS_GALOIS_NTT = ckks_galois_ntt(dst: Buf, src: Buf, galois_elt: U32);
+    CKKS_MODDOWN_PREP = ckks_moddown_prep(dst: Buf, last: Buf, moduli: Buf, last_q_index: U32, K_out: U32);
+    CKKS_DIVIDE_ROUND_FINISH = ckks_divide_round_finish(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, t: Buf, inv: Buf, moduli: Buf, K_out: U32, accumulate: U32);
+    CKKS_KS_DECOMPOSE = ckks_ks_decompose(dst: Buf, t_target: Buf, moduli: Buf, K: U32);
+    CKKS_KS_INNER_PRODUCT = ckks_ks_inner_product(prod: Buf, last: Buf, dec: Buf, key: Buf, moduli: Buf, K: U32, key_stride_primes: U32, key_special_index: U32, reduce_every: U32);
 }
 
-/// One kernel argument for a launch.
-#[derive(Clone, Copy)]
-enum Arg<'a> {
-    Buf(&'a Buffer<u64>),
-    U32(u32),
-}
+/// The kernels of `opencl/ckks.cl`.
+#[cfg(test)]
+const CKKS_SIGS: [&KernelSig; 12] = [
+    &CKKS_ADD,
+    &CKKS_SUB,
+    &CKKS_NEGATE,
+    &CKKS_MULTIPLY_PLAIN,
+    &CKKS_TENSOR,
+    &CKKS_COPY_RESIDUES,
+    &CKKS_GATHER_RESIDUE,
+    &CKKS_GALOIS_NTT,
+    &CKKS_MODDOWN_PREP,
+    &CKKS_DIVIDE_ROUND_FINISH,
+    &CKKS_KS_DECOMPOSE,
+    &CKKS_KS_INNER_PRODUCT,
+];
 
-impl Arg<'_> {
-    fn kind(&self) -> Kind {
-        match self {
-            Arg::Buf(_) => Kind::Buf,
-            Arg::U32(_) => Kind::U32,
-        }
-    }
-}
-
-use Kind::{Buf as B, U32 as U};
-
-/// A kernel with its signature. Its arguments are set (`cl::set_arg_raw`: one
+/// A kernel with its signature. Its arguments are set ([`KernelSig::set`]: one
 /// `clSetKernelArg` each, no retain) and the kernel enqueued under the lock: OpenCL captures
 /// arguments at enqueue, and the enqueued command keeps its buffers alive, so the kernel can
 /// be shared by threads and holds no caller's buffer.
 struct Slot {
-    name: &'static str,
-    signature: &'static [Kind],
+    sig: &'static KernelSig,
     kernel: Mutex<Kernel>,
 }
 
 impl Slot {
-    fn new(program: &Program, name: &'static str, signature: &'static [Kind]) -> Result<Slot> {
-        let mut builder = Kernel::builder();
-        builder.program(program).name(name);
-        for kind in signature {
-            match kind {
-                Kind::Buf => builder.arg(None::<&Buffer<u64>>),
-                Kind::U32 => builder.arg(0u32),
-            };
-        }
+    fn new(program: &Program, sig: &'static KernelSig) -> Result<Slot> {
         Ok(Slot {
-            name,
-            signature,
-            kernel: Mutex::new(builder.build()?),
+            sig,
+            kernel: Mutex::new(sig.build(program, &[])?),
         })
     }
 }
@@ -159,60 +160,117 @@ pub struct CkksKernels {
     ks_inner_product: Slot,
 }
 
-/// `a * b * ...` or an error naming the kernel when it overflows.
-fn product(kernel: &str, factors: &[usize]) -> Result<usize> {
-    factors
-        .iter()
-        .try_fold(1usize, |acc, &f| acc.checked_mul(f))
-        .ok_or_else(|| Error::invalid(format!("{kernel}: sizes {factors:?} overflow")))
+/// The checks of one launch, each error naming its kernel: counts, moduli tables, buffer
+/// lengths in words of residues of N words, aliasing, 32-bit arguments.
+struct Checks {
+    kernel: &'static str,
+    n: usize,
 }
 
-/// `v` as a u32 kernel argument, or an error naming the kernel and the argument.
-fn to_u32(kernel: &str, what: &str, v: usize) -> Result<u32> {
-    u32::try_from(v)
-        .map_err(|_| Error::invalid(format!("{kernel}: {what} = {v} does not fit 32 bits")))
-}
-
-/// Errors unless `count` >= 1.
-fn nonzero(kernel: &str, what: &str, count: usize) -> Result<()> {
-    if count == 0 {
-        return Err(Error::invalid(format!("{kernel}: {what} is 0")));
+impl Checks {
+    fn error(&self, what: String) -> Error {
+        Error::invalid(format!("{}: {what}", self.kernel))
     }
-    Ok(())
+
+    /// Errors unless every count (name, value) is at least 1.
+    fn nonzero(&self, counts: &[(&str, usize)]) -> Result<()> {
+        match counts.iter().find(|&&(_, count)| count == 0) {
+            Some((what, _)) => Err(self.error(format!("{what} is 0"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The words of `product(residues)` residues of N words, or an error on overflow.
+    fn words(&self, residues: &[usize]) -> Result<usize> {
+        residues
+            .iter()
+            .chain([&self.n])
+            .try_fold(1usize, |acc, &f| acc.checked_mul(f))
+            .ok_or_else(|| self.error(format!("sizes {residues:?} times N overflow")))
+    }
+
+    /// The words up to the end of residue (polys - 1) * stride + last - 1: `polys`
+    /// polynomials `stride` residues apart, each touching its first `last` (polys >= 1).
+    fn extent(&self, polys: usize, stride: usize, last: usize) -> Result<usize> {
+        let residues = (polys - 1)
+            .checked_mul(stride)
+            .and_then(|r| r.checked_add(last))
+            .ok_or_else(|| self.error("sizes overflow".into()))?;
+        self.words(&[residues])
+    }
+
+    /// Errors unless each buffer (name, buffer, words) holds its words.
+    fn holds(&self, buffers: &[(&str, &Buffer<u64>, usize)]) -> Result<()> {
+        for &(what, buf, words) in buffers {
+            if buf.len() < words {
+                return Err(self.error(format!(
+                    "buffer `{what}` holds {} words; the kernel touches {words}",
+                    buf.len()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Errors unless the table holds at least `primes` primes.
+    fn covers(&self, moduli: &ModuliTable, primes: usize) -> Result<()> {
+        if moduli.len() < primes {
+            return Err(self.error(format!(
+                "moduli table holds {} primes; {primes} needed",
+                moduli.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Errors if the two buffers of a pair are the same buffer.
+    fn distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
+        for &((a, x), (b, y)) in pairs {
+            if same_buffer(x, y) {
+                return Err(self.error(format!("`{a}` and `{b}` must be different buffers")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Errors unless every stride (name, value) is at least `min` (name, value).
+    fn strides(&self, strides: &[(&str, usize)], (name, min): (&str, usize)) -> Result<()> {
+        match strides.iter().find(|&&(_, stride)| stride < min) {
+            Some((what, stride)) => {
+                Err(self.error(format!("{what} = {stride} is less than {name} = {min}")))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The argument `what` = `v` as a 32-bit kernel argument.
+    fn u32(&self, what: &'static str, v: usize) -> Result<(&'static str, KernelArg<'static>)> {
+        let v = u32::try_from(v)
+            .map_err(|_| self.error(format!("{what} = {v} does not fit 32 bits")))?;
+        Ok((what, U32(v)))
+    }
+
+    /// Checks a same-shape elementwise launch over `polys` polynomials of `k` residues;
+    /// returns its word count polys * K * N.
+    fn elementwise(
+        &self,
+        buffers: &[(&str, &Buffer<u64>)],
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<usize> {
+        self.nonzero(&[("K", k), ("polys", polys)])?;
+        self.covers(moduli, k)?;
+        let words = self.words(&[polys, k])?;
+        for &(name, buf) in buffers {
+            self.holds(&[(name, buf, words)])?;
+        }
+        Ok(words)
+    }
 }
 
-/// Errors unless `buf` holds at least `words` words.
-fn holds(kernel: &str, what: &str, buf: &Buffer<u64>, words: usize) -> Result<()> {
-    if buf.len() < words {
-        return Err(Error::invalid(format!(
-            "{kernel}: buffer `{what}` holds {} words; the kernel touches {words}",
-            buf.len()
-        )));
-    }
-    Ok(())
-}
-
-/// Errors unless the table holds at least `primes` primes.
-fn covers(kernel: &str, moduli: &ModuliTable, primes: usize) -> Result<()> {
-    if moduli.len() < primes {
-        return Err(Error::invalid(format!(
-            "{kernel}: moduli table holds {} primes; {primes} needed",
-            moduli.len()
-        )));
-    }
-    Ok(())
-}
-
-/// Errors if `a` and `b` are the same buffer.
-fn distinct(kernel: &str, names: (&str, &str), a: &Buffer<u64>, b: &Buffer<u64>) -> Result<()> {
-    if same_buffer(a, b) {
-        return Err(Error::invalid(format!(
-            "{kernel}: `{}` and `{}` must be different buffers",
-            names.0, names.1
-        )));
-    }
-    Ok(())
-}
+/// Two named buffers that must differ.
+type Named<'b> = ((&'b str, &'b Buffer<u64>), (&'b str, &'b Buffer<u64>));
 
 impl CkksKernels {
     /// Builds `opencl/ckks.cl` (after `arith.cl`) for N = 2^`log_n` on `ctx` (programs are
@@ -229,22 +287,22 @@ impl CkksKernels {
             &[sources::ARITH, sources::CKKS],
             &format!("-D LOG_N={log_n}"),
         )?;
-        let slot = |name, signature| Slot::new(&program, name, signature);
+        let slot = |sig| Slot::new(&program, sig);
         Ok(CkksKernels {
             ctx: Arc::clone(ctx),
             log_n,
-            add: slot("ckks_add", &[B, B, B, B, U])?,
-            sub: slot("ckks_sub", &[B, B, B, B, U])?,
-            negate: slot("ckks_negate", &[B, B, B, U])?,
-            multiply_plain: slot("ckks_multiply_plain", &[B, B, B, B, U])?,
-            tensor: slot("ckks_tensor", &[B, B, U, B, U, B, U])?,
-            copy_residues: slot("ckks_copy_residues", &[B, U, B, U, U])?,
-            gather_residue: slot("ckks_gather_residue", &[B, B, U, U])?,
-            galois_ntt: slot("ckks_galois_ntt", &[B, B, U])?,
-            moddown_prep: slot("ckks_moddown_prep", &[B, B, B, U, U])?,
-            divide_round_finish: slot("ckks_divide_round_finish", &[B, U, B, U, B, B, B, U, U])?,
-            ks_decompose: slot("ckks_ks_decompose", &[B, B, B, U])?,
-            ks_inner_product: slot("ckks_ks_inner_product", &[B, B, B, B, B, U, U, U, U])?,
+            add: slot(&CKKS_ADD)?,
+            sub: slot(&CKKS_SUB)?,
+            negate: slot(&CKKS_NEGATE)?,
+            multiply_plain: slot(&CKKS_MULTIPLY_PLAIN)?,
+            tensor: slot(&CKKS_TENSOR)?,
+            copy_residues: slot(&CKKS_COPY_RESIDUES)?,
+            gather_residue: slot(&CKKS_GATHER_RESIDUE)?,
+            galois_ntt: slot(&CKKS_GALOIS_NTT)?,
+            moddown_prep: slot(&CKKS_MODDOWN_PREP)?,
+            divide_round_finish: slot(&CKKS_DIVIDE_ROUND_FINISH)?,
+            ks_decompose: slot(&CKKS_KS_DECOMPOSE)?,
+            ks_inner_product: slot(&CKKS_KS_INNER_PRODUCT)?,
         })
     }
 
@@ -272,57 +330,58 @@ impl CkksKernels {
         &self,
         graph: &Graph,
         slot: &Slot,
-        args: &[Arg],
+        args: &[(&str, KernelArg)],
         width: usize,
         rows: usize,
     ) -> Result<()> {
         if !Arc::ptr_eq(graph.context(), &self.ctx) {
             return Err(Error::invalid(format!(
                 "{}: graph is on another OpenCL context than the CKKS kernels",
-                slot.name
-            )));
-        }
-        if args.len() != slot.signature.len()
-            || args.iter().zip(slot.signature).any(|(a, &k)| a.kind() != k)
-        {
-            return Err(Error::Logic(format!(
-                "{}: arguments do not match the kernel's signature",
-                slot.name
+                slot.sig.name
             )));
         }
         let kernel = slot.kernel.lock();
-        for (i, arg) in args.iter().enumerate() {
-            let arg = match *arg {
-                Arg::Buf(b) => cl::KernelArg::Buf(b),
-                Arg::U32(v) => cl::KernelArg::U32(v),
-            };
-            // SAFETY: every argument is set here, each of the kind the slot's signature
-            // (checked above) declares, under the slot's lock, before every enqueue.
-            unsafe { cl::set_arg_raw(&kernel, i as u32, arg) }?;
-        }
+        // SAFETY: the kernel was built from the slot's signature; every argument is set
+        // here (`set` checks names, order and types), under the slot's lock, before the
+        // enqueue.
+        unsafe { slot.sig.set(&kernel, args, &[]) }?;
         let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
         // SAFETY: this function's contract (every index in range) is the one
         // `Graph::launch` asks for.
         unsafe { graph.launch(&kernel, (width, rows), Some((local, 1).into())) }
     }
 
-    /// Checks a same-shape elementwise launch; returns its word count polys * K * N.
-    fn elementwise(
+    /// The checks of a launch of `slot`'s kernel.
+    fn checks(&self, slot: &Slot) -> Checks {
+        Checks {
+            kernel: slot.sig.name,
+            n: self.coeff_count(),
+        }
+    }
+
+    /// ckks_add or ckks_sub (`slot`) on `polys` polynomials of `k` residues.
+    fn add_or_sub(
         &self,
-        kernel: &str,
-        buffers: &[(&str, &Buffer<u64>)],
+        graph: &Graph,
+        slot: &Slot,
+        [dst, a, b]: [&Buffer<u64>; 3],
         moduli: &ModuliTable,
         k: usize,
         polys: usize,
-    ) -> Result<usize> {
-        nonzero(kernel, "K", k)?;
-        nonzero(kernel, "polys", polys)?;
-        covers(kernel, moduli, k)?;
-        let words = product(kernel, &[polys, k, self.coeff_count()])?;
-        for (name, buf) in buffers {
-            holds(kernel, name, buf, words)?;
-        }
-        Ok(words)
+    ) -> Result<()> {
+        let c = self.checks(slot);
+        let words = c.elementwise(&[("dst", dst), ("a", a), ("b", b)], moduli, k, polys)?;
+        let args = [
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("b", Buf(b)),
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K", k)?,
+        ];
+        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w < words of dst,
+        // a and b (each checked to hold `words`) and prime w / N < K of the table (checked
+        // to hold K primes).
+        unsafe { self.launch(graph, slot, &args, words / polys, polys) }
     }
 
     /// dst = a + b mod q_j over `polys` polynomials of `k` residues (prime j = residue % k,
@@ -338,24 +397,7 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words = self.elementwise(
-            "ckks_add",
-            &[("dst", dst), ("a", a), ("b", b)],
-            moduli,
-            k,
-            polys,
-        )?;
-        let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::Buf(b),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32("ckks_add", "K", k)?),
-        ];
-        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w < words of dst,
-        // a and b (each checked to hold `words`) and prime w / N < K of the table (checked
-        // to hold K primes).
-        unsafe { self.launch(graph, &self.add, &args, words / polys, polys) }
+        self.add_or_sub(graph, &self.add, [dst, a, b], moduli, k, polys)
     }
 
     /// dst = a - b mod q_j; as [`CkksKernels::ckks_add`].
@@ -370,23 +412,7 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words = self.elementwise(
-            "ckks_sub",
-            &[("dst", dst), ("a", a), ("b", b)],
-            moduli,
-            k,
-            polys,
-        )?;
-        let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::Buf(b),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32("ckks_sub", "K", k)?),
-        ];
-        // SAFETY: as in ckks_add: word p K N + w < words of each buffer, prime < K of the
-        // table.
-        unsafe { self.launch(graph, &self.sub, &args, words / polys, polys) }
+        self.add_or_sub(graph, &self.sub, [dst, a, b], moduli, k, polys)
     }
 
     /// dst = -a mod q_j over `polys` polynomials of `k` residues; dst may be a.
@@ -399,12 +425,13 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let words = self.elementwise("ckks_negate", &[("dst", dst), ("a", a)], moduli, k, polys)?;
+        let c = self.checks(&self.negate);
+        let words = c.elementwise(&[("dst", dst), ("a", a)], moduli, k, polys)?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32("ckks_negate", "K", k)?),
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K", k)?,
         ];
         // SAFETY: word p K N + w < words of dst and a (both checked), prime < K of the
         // table.
@@ -425,17 +452,19 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_multiply_plain";
-        let words = self.elementwise(NAME, &[("dst", dst), ("ct", ct)], moduli, k, polys)?;
-        holds(NAME, "plain", plain, k * self.coeff_count())?;
-        distinct(NAME, ("ct", "plain"), ct, plain)?;
-        distinct(NAME, ("dst", "plain"), dst, plain)?;
+        let c = self.checks(&self.multiply_plain);
+        let words = c.elementwise(&[("dst", dst), ("ct", ct)], moduli, k, polys)?;
+        c.holds(&[("plain", plain, c.words(&[k])?)])?;
+        c.distinct(&[
+            (("ct", ct), ("plain", plain)),
+            (("dst", dst), ("plain", plain)),
+        ])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(ct),
-            Arg::Buf(plain),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
+            ("dst", Buf(dst)),
+            ("ct", Buf(ct)),
+            ("plain", Buf(plain)),
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K", k)?,
         ];
         // SAFETY: item (w, p) touches dst[p K N + w] and ct[p K N + w] < words (both
         // checked), plain[w], w < K N (plain holds K N), and prime w / N < K of the table.
@@ -458,35 +487,33 @@ impl CkksKernels {
         moduli: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_tensor";
-        nonzero(NAME, "K", k)?;
+        let c = self.checks(&self.tensor);
+        c.nonzero(&[("K", k)])?;
         for (what, s) in [("s1", s1), ("s2", s2)] {
             if !(1..=TENSOR_SIZE_MAX).contains(&s) {
-                return Err(Error::invalid(format!(
-                    "{NAME}: {what} = {s} is not in 1..={TENSOR_SIZE_MAX}"
-                )));
+                return Err(c.error(format!("{what} = {s} is not in 1..={TENSOR_SIZE_MAX}")));
             }
         }
-        covers(NAME, moduli, k)?;
-        let poly_words = product(NAME, &[k, self.coeff_count()])?;
-        holds(NAME, "a", a, product(NAME, &[s1, poly_words])?)?;
-        holds(NAME, "b", b, product(NAME, &[s2, poly_words])?)?;
-        holds(NAME, "dst", dst, product(NAME, &[s1 + s2 - 1, poly_words])?)?;
-        distinct(NAME, ("dst", "a"), dst, a)?;
-        distinct(NAME, ("dst", "b"), dst, b)?;
+        c.covers(moduli, k)?;
+        c.holds(&[
+            ("a", a, c.words(&[s1, k])?),
+            ("b", b, c.words(&[s2, k])?),
+            ("dst", dst, c.words(&[s1 + s2 - 1, k])?),
+        ])?;
+        c.distinct(&[(("dst", dst), ("a", a)), (("dst", dst), ("b", b))])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(a),
-            Arg::U32(s1 as u32),
-            Arg::Buf(b),
-            Arg::U32(s2 as u32),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
+            ("dst", Buf(dst)),
+            ("a", Buf(a)),
+            ("s1", U32(s1 as u32)),
+            ("b", Buf(b)),
+            ("s2", U32(s2 as u32)),
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K", k)?,
         ];
         // SAFETY: item g < K * N reads a[g + i * K * N] for i < s1, b[...] for l < s2 and
         // writes dst[g + t * K * N] for t < s1 + s2 - 1, all inside the checked lengths;
         // prime g / N < K of the table.
-        unsafe { self.launch(graph, &self.tensor, &args, poly_words, 1) }
+        unsafe { self.launch(graph, &self.tensor, &args, c.words(&[k])?, 1) }
     }
 
     /// dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for p < polys and j <
@@ -505,39 +532,27 @@ impl CkksKernels {
         residues_per_poly: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_copy_residues";
-        nonzero(NAME, "residues_per_poly", residues_per_poly)?;
-        nonzero(NAME, "polys", polys)?;
-        for (what, stride) in [("dst_stride", dst_stride), ("src_stride", src_stride)] {
-            if stride < residues_per_poly {
-                return Err(Error::invalid(format!(
-                    "{NAME}: {what} = {stride} is less than residues_per_poly = \
-                     {residues_per_poly}"
-                )));
-            }
-        }
-        distinct(NAME, ("dst", "src"), dst, src)?;
-        let n = self.coeff_count();
+        let c = self.checks(&self.copy_residues);
+        c.nonzero(&[("residues_per_poly", residues_per_poly), ("polys", polys)])?;
+        let strides = [("dst_stride", dst_stride), ("src_stride", src_stride)];
+        c.strides(&strides, ("residues_per_poly", residues_per_poly))?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
         // The last residue touched is (polys - 1) * stride + residues_per_poly - 1.
-        let extent = |stride| -> Result<usize> {
-            let residues = product(NAME, &[polys - 1, stride])?
-                .checked_add(residues_per_poly)
-                .ok_or_else(|| Error::invalid(format!("{NAME}: sizes overflow")))?;
-            product(NAME, &[residues, n])
-        };
-        holds(NAME, "dst", dst, extent(dst_stride)?)?;
-        holds(NAME, "src", src, extent(src_stride)?)?;
-        let words = product(NAME, &[polys, residues_per_poly, n])?;
+        c.holds(&[
+            ("dst", dst, c.extent(polys, dst_stride, residues_per_poly)?),
+            ("src", src, c.extent(polys, src_stride, residues_per_poly)?),
+        ])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::U32(to_u32(NAME, "dst_stride", dst_stride)?),
-            Arg::Buf(src),
-            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
-            Arg::U32(to_u32(NAME, "residues_per_poly", residues_per_poly)?),
+            ("dst", Buf(dst)),
+            c.u32("dst_stride", dst_stride)?,
+            ("src", Buf(src)),
+            c.u32("src_stride", src_stride)?,
+            c.u32("residues_per_poly", residues_per_poly)?,
         ];
+        let width = c.words(&[residues_per_poly])?;
         // SAFETY: item (j N + k, p) touches residue p * stride + j <= (polys - 1) * stride
         // + residues_per_poly - 1 of each buffer, inside the extents checked above.
-        unsafe { self.launch(graph, &self.copy_residues, &args, words / polys, polys) }
+        unsafe { self.launch(graph, &self.copy_residues, &args, width, polys) }
     }
 
     /// SEAL's `mod_switch_drop_to_next` on the data: dst (K - 1 residues per polynomial)
@@ -571,24 +586,24 @@ impl CkksKernels {
         index: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_gather_residue";
-        nonzero(NAME, "polys", polys)?;
+        let c = self.checks(&self.gather_residue);
+        c.nonzero(&[("polys", polys)])?;
         if index >= src_stride {
-            return Err(Error::invalid(format!(
-                "{NAME}: index {index} is not below src_stride = {src_stride}"
+            return Err(c.error(format!(
+                "index {index} is not below src_stride = {src_stride}"
             )));
         }
-        distinct(NAME, ("dst", "src"), dst, src)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[polys, n])?;
-        holds(NAME, "dst", dst, words)?;
-        let src_residues = product(NAME, &[polys - 1, src_stride])? + index + 1;
-        holds(NAME, "src", src, product(NAME, &[src_residues, n])?)?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
+        let words = c.words(&[polys])?;
+        c.holds(&[
+            ("dst", dst, words),
+            ("src", src, c.extent(polys, src_stride, index + 1)?),
+        ])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(src),
-            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
-            Arg::U32(to_u32(NAME, "index", index)?),
+            ("dst", Buf(dst)),
+            ("src", Buf(src)),
+            c.u32("src_stride", src_stride)?,
+            c.u32("index", index)?,
         ];
         // SAFETY: item (p, k) writes dst[p * N + k] < polys * N and reads residue
         // p * src_stride + index <= (polys - 1) * src_stride + index of src (both checked).
@@ -607,15 +622,17 @@ impl CkksKernels {
         galois_elt: u32,
         residues: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_galois_ntt";
-        nonzero(NAME, "residues", residues)?;
-        let n = self.coeff_count();
-        crate::ntt::check_galois_elt(NAME, galois_elt, n)?;
-        distinct(NAME, ("dst", "src"), dst, src)?;
-        let words = product(NAME, &[residues, n])?;
-        holds(NAME, "dst", dst, words)?;
-        holds(NAME, "src", src, words)?;
-        let args = [Arg::Buf(dst), Arg::Buf(src), Arg::U32(galois_elt)];
+        let c = self.checks(&self.galois_ntt);
+        c.nonzero(&[("residues", residues)])?;
+        super::fused::check_galois_elt(c.kernel, galois_elt, c.n)?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
+        let words = c.words(&[residues])?;
+        c.holds(&[("dst", dst, words), ("src", src, words)])?;
+        let args = [
+            ("dst", Buf(dst)),
+            ("src", Buf(src)),
+            ("galois_elt", U32(galois_elt)),
+        ];
         // SAFETY: item w writes dst[w] and reads src[w - w % N + index] with index < N
         // (masked), both below residues * N (checked).
         unsafe { self.launch(graph, &self.galois_ntt, &args, words, 1) }
@@ -643,26 +660,26 @@ impl CkksKernels {
         k_out: usize,
         polys: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_moddown_prep";
-        nonzero(NAME, "K_out", k_out)?;
-        nonzero(NAME, "polys", polys)?;
-        covers(NAME, moduli, k_out.max(last_q_index + 1))?;
-        distinct(NAME, ("dst", "last"), dst, last)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[polys, k_out, n])?;
-        holds(NAME, "dst", dst, words)?;
-        holds(NAME, "last", last, product(NAME, &[polys, n])?)?;
+        let c = self.checks(&self.moddown_prep);
+        c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
+        c.covers(moduli, k_out.max(last_q_index + 1))?;
+        c.distinct(&[(("dst", dst), ("last", last))])?;
+        c.holds(&[
+            ("dst", dst, c.words(&[polys, k_out])?),
+            ("last", last, c.words(&[polys])?),
+        ])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(last),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "last_q_index", last_q_index)?),
-            Arg::U32(to_u32(NAME, "K_out", k_out)?),
+            ("dst", Buf(dst)),
+            ("last", Buf(last)),
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("last_q_index", last_q_index)?,
+            c.u32("K_out", k_out)?,
         ];
+        let width = c.words(&[k_out])?;
         // SAFETY: item (i N + k, p) writes dst[(p * K_out + i) * N + k] < polys K_out N,
         // reads last[p * N + k] < polys * N, and primes i < K_out and last_q_index of the
         // table (all checked).
-        unsafe { self.launch(graph, &self.moddown_prep, &args, words / polys, polys) }
+        unsafe { self.launch(graph, &self.moddown_prep, &args, width, polys) }
     }
 
     /// The final step of rescale and of key switching: for p < polys, i < k_out,
@@ -689,57 +706,41 @@ impl CkksKernels {
         polys: usize,
         accumulate: bool,
     ) -> Result<()> {
-        const NAME: &str = "ckks_divide_round_finish";
-        nonzero(NAME, "K_out", k_out)?;
-        nonzero(NAME, "polys", polys)?;
-        covers(NAME, moduli, k_out)?;
-        for (what, stride) in [("dst_stride", dst_stride), ("src_stride", src_stride)] {
-            if stride < k_out {
-                return Err(Error::invalid(format!(
-                    "{NAME}: {what} = {stride} is less than K_out = {k_out}"
-                )));
-            }
-        }
+        let c = self.checks(&self.divide_round_finish);
+        c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
+        c.covers(moduli, k_out)?;
+        c.strides(
+            &[("dst_stride", dst_stride), ("src_stride", src_stride)],
+            ("K_out", k_out),
+        )?;
         if same_buffer(dst, src) && dst_stride != src_stride {
-            return Err(Error::invalid(format!(
-                "{NAME}: dst is src with different strides ({dst_stride} and {src_stride})"
+            return Err(c.error(format!(
+                "dst is src with different strides ({dst_stride} and {src_stride})"
             )));
         }
-        distinct(NAME, ("dst", "t"), dst, t)?;
-        distinct(NAME, ("dst", "inv"), dst, inv)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[polys, k_out, n])?;
-        let extent = |stride| -> Result<usize> {
-            let residues = product(NAME, &[polys - 1, stride])? + k_out;
-            product(NAME, &[residues, n])
-        };
-        holds(NAME, "dst", dst, extent(dst_stride)?)?;
-        holds(NAME, "src", src, extent(src_stride)?)?;
-        holds(NAME, "t", t, words)?;
-        holds(NAME, "inv", inv, 2 * k_out)?;
+        c.distinct(&[(("dst", dst), ("t", t)), (("dst", dst), ("inv", inv))])?;
+        c.holds(&[
+            ("dst", dst, c.extent(polys, dst_stride, k_out)?),
+            ("src", src, c.extent(polys, src_stride, k_out)?),
+            ("t", t, c.words(&[polys, k_out])?),
+            ("inv", inv, 2 * k_out),
+        ])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::U32(to_u32(NAME, "dst_stride", dst_stride)?),
-            Arg::Buf(src),
-            Arg::U32(to_u32(NAME, "src_stride", src_stride)?),
-            Arg::Buf(t),
-            Arg::Buf(inv),
-            Arg::Buf(moduli.buffer()),
-            Arg::U32(to_u32(NAME, "K_out", k_out)?),
-            Arg::U32(accumulate as u32),
+            ("dst", Buf(dst)),
+            c.u32("dst_stride", dst_stride)?,
+            ("src", Buf(src)),
+            c.u32("src_stride", src_stride)?,
+            ("t", Buf(t)),
+            ("inv", Buf(inv)),
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K_out", k_out)?,
+            ("accumulate", U32(accumulate as u32)),
         ];
+        let width = c.words(&[k_out])?;
         // SAFETY: item (i N + k, p) reads t[(p * K_out + i) * N + k] < polys K_out N,
         // residue p * stride + i <= (polys - 1) * stride + K_out - 1 of src and dst,
         // inv[2i + 1] < 2 K_out and prime i < K_out of the table (all checked).
-        unsafe {
-            self.launch(
-                graph,
-                &self.divide_round_finish,
-                &args,
-                words / polys,
-                polys,
-            )
-        }
+        unsafe { self.launch(graph, &self.divide_round_finish, &args, width, polys) }
     }
 
     /// Key switching's RNS decomposition: `moduli_ext` holds the K data primes then the
@@ -756,23 +757,24 @@ impl CkksKernels {
         moduli_ext: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_ks_decompose";
-        nonzero(NAME, "K", k)?;
-        covers(NAME, moduli_ext, k + 1)?;
-        distinct(NAME, ("dst", "t_target"), dst, t_target)?;
-        let n = self.coeff_count();
-        let words = product(NAME, &[k, k + 1, n])?;
-        holds(NAME, "dst", dst, words)?;
-        holds(NAME, "t_target", t_target, product(NAME, &[k, n])?)?;
+        let c = self.checks(&self.ks_decompose);
+        c.nonzero(&[("K", k)])?;
+        c.covers(moduli_ext, k + 1)?;
+        c.distinct(&[(("dst", dst), ("t_target", t_target))])?;
+        c.holds(&[
+            ("dst", dst, c.words(&[k, k + 1])?),
+            ("t_target", t_target, c.words(&[k])?),
+        ])?;
         let args = [
-            Arg::Buf(dst),
-            Arg::Buf(t_target),
-            Arg::Buf(moduli_ext.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
+            ("dst", Buf(dst)),
+            ("t_target", Buf(t_target)),
+            ("moduli", Buf(moduli_ext.buffer())),
+            c.u32("K", k)?,
         ];
+        let width = c.words(&[k + 1])?;
         // SAFETY: item (I N + k, J) writes dst[(J (K + 1) + I) N + k] < K (K + 1) N, reads
         // t_target[J * N + k] < K N, and primes J, I < K + 1 of the table (all checked).
-        unsafe { self.launch(graph, &self.ks_decompose, &args, words / k, k) }
+        unsafe { self.launch(graph, &self.ks_decompose, &args, width, k) }
     }
 
     /// Key switching's inner product with one key of SEAL's key vector, the data primes'
@@ -802,54 +804,53 @@ impl CkksKernels {
         moduli_ext: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        const NAME: &str = "ckks_ks_inner_product";
-        nonzero(NAME, "K", k)?;
-        covers(NAME, moduli_ext, k + 1)?;
+        let c = self.checks(&self.ks_inner_product);
+        c.nonzero(&[("K", k)])?;
+        c.covers(moduli_ext, k + 1)?;
         if k > key_stride_primes || key_special_index >= key_stride_primes {
-            return Err(Error::invalid(format!(
-                "{NAME}: K = {k} data primes and special index {key_special_index} do not \
-                 fit a key of {key_stride_primes} primes"
+            return Err(c.error(format!(
+                "K = {k} data primes and special index {key_special_index} do not fit a key \
+                 of {key_stride_primes} primes"
             )));
         }
-        distinct(NAME, ("prod", "last"), prod, last)?;
-        for (output, out) in [("prod", prod), ("last", last)] {
-            distinct(NAME, (output, "dec"), out, dec)?;
-            distinct(NAME, (output, "key"), out, key)?;
-        }
-        let n = self.coeff_count();
-        holds(NAME, "prod", prod, product(NAME, &[2, k, n])?)?;
-        holds(NAME, "last", last, product(NAME, &[2, n])?)?;
-        holds(NAME, "dec", dec, product(NAME, &[k, k + 1, n])?)?;
-        holds(
-            NAME,
-            "key",
-            key,
-            product(NAME, &[k, 2, key_stride_primes, n])?,
-        )?;
+        let (prod_, last_) = (("prod", prod), ("last", last));
+        c.distinct(&[
+            (prod_, last_),
+            (prod_, ("dec", dec)),
+            (prod_, ("key", key)),
+            (last_, ("dec", dec)),
+            (last_, ("key", key)),
+        ])?;
+        c.holds(&[
+            ("prod", prod, c.words(&[2, k])?),
+            ("last", last, c.words(&[2])?),
+            ("dec", dec, c.words(&[k, k + 1])?),
+            ("key", key, c.words(&[k, 2, key_stride_primes])?),
+        ])?;
         let reduce_every = reduce_every(&moduli_ext.moduli()[..k + 1]);
         let args = [
-            Arg::Buf(prod),
-            Arg::Buf(last),
-            Arg::Buf(dec),
-            Arg::Buf(key),
-            Arg::Buf(moduli_ext.buffer()),
-            Arg::U32(to_u32(NAME, "K", k)?),
-            Arg::U32(to_u32(NAME, "key_stride_primes", key_stride_primes)?),
-            Arg::U32(to_u32(NAME, "key_special_index", key_special_index)?),
-            Arg::U32(reduce_every),
+            ("prod", Buf(prod)),
+            ("last", Buf(last)),
+            ("dec", Buf(dec)),
+            ("key", Buf(key)),
+            ("moduli", Buf(moduli_ext.buffer())),
+            c.u32("K", k)?,
+            c.u32("key_stride_primes", key_stride_primes)?,
+            c.u32("key_special_index", key_special_index)?,
+            ("reduce_every", U32(reduce_every)),
         ];
         // SAFETY: item (I, k), I < K + 1, reads dec residue J (K + 1) + I < K (K + 1),
         // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, and prime
         // I < K + 1 of the table; it writes prod residues I and K + I < 2 K when I < K,
         // else last residues 0 and 1 (all lengths checked).
-        unsafe { self.launch(graph, &self.ks_inner_product, &args, (k + 1) * n, 1) }
+        unsafe { self.launch(graph, &self.ks_inner_product, &args, c.words(&[k + 1])?, 1) }
     }
 }
 
 /// How many products x * y (x < 4q, y < q, q the largest of `moduli`) fit in a 128-bit
 /// accumulator that starts below q: the inner-product kernel reduces after that many.
 /// At least 16 (q < 2^61); at least 64 for SEAL's 60-bit primes. The fused key switching
-/// (`NttPlan::forward_key_switch`) accumulates the same products.
+/// (`super::fused::FusedPasses::forward_key_switch`) accumulates the same products.
 pub fn reduce_every(moduli: &[Modulus]) -> u32 {
     let q = moduli.iter().map(Modulus::value).max().unwrap_or(2) as u128;
     let largest_product = (4 * q - 1) * (q - 1);
@@ -860,6 +861,11 @@ pub fn reduce_every(moduli: &[Modulus]) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signatures_match_ckks_cl() {
+        crate::cl::check_source(sources::CKKS, &CKKS_SIGS).unwrap();
+    }
 
     #[test]
     fn ckks_kernels_can_be_shared_between_threads() {

@@ -5,6 +5,7 @@
 
 mod pinned;
 mod select;
+mod sig;
 pub mod sources;
 mod subdevice;
 mod sync;
@@ -20,6 +21,8 @@ use parking_lot::Mutex;
 pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
 pub use pinned::{pinned_bytes_in_use, PinnedHost};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
+pub(crate) use sig::kernel_sigs;
+pub use sig::{check_source, declared_kernels, ArgType, Declared, KernelSig};
 pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
 };
@@ -324,11 +327,12 @@ pub fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {
     a.as_core().as_ptr() == b.as_core().as_ptr()
 }
 
-/// One argument of a kernel launch: a buffer of words or a 32-bit scalar.
+/// One argument of a kernel launch: a buffer of words or a 32- or 64-bit scalar.
 #[derive(Clone, Copy)]
 pub enum KernelArg<'a> {
     Buf(&'a Buffer<u64>),
     U32(u32),
+    U64(u64),
 }
 
 /// Sets argument `index` of `kernel` with nothing but `clSetKernelArg`: no type lookup and,
@@ -339,12 +343,13 @@ pub enum KernelArg<'a> {
 /// The kernel must not be enqueued again without every argument set anew (the buffer may be
 /// freed once the launch that uses it is enqueued: an enqueued command keeps the memory
 /// objects it uses alive, OpenCL 1.2 section 5.2.2), and `arg` must have the type the
-/// kernel declares at `index`. The CKKS and NTT launchers set every argument, checked
-/// against the kernel's signature, under the kernel's lock before each enqueue.
+/// kernel declares at `index`. [`KernelSig::set`] sets every argument, checked against the
+/// kernel's signature, and its callers hold the kernel's lock until the enqueue.
 pub unsafe fn set_arg_raw(kernel: &Kernel, index: u32, arg: KernelArg) -> Result<()> {
     let value = match arg {
         KernelArg::Buf(b) => ocl::core::ArgVal::mem(b.as_core()),
         KernelArg::U32(ref v) => ocl::core::ArgVal::scalar(v),
+        KernelArg::U64(ref v) => ocl::core::ArgVal::scalar(v),
     };
     // SAFETY: the caller's guarantee (see `# Safety`).
     unsafe { kernel.set_arg_unchecked(index, value) }?;

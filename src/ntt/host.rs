@@ -54,19 +54,32 @@ pub fn ntt_negacyclic_harvey_lazy(operand: &mut [u64], tables: &NttTables) {
     let mut gap = n >> 1;
     let mut m = 1;
     while m < n {
-        let mut offset = 0;
-        for _ in 0..m {
-            root_index += 1;
-            let r = roots[root_index];
-            for x in offset..offset + gap {
-                let (a, b) = butterfly_forward_lazy(operand[x], operand[x + gap], r, modulus);
-                operand[x] = a;
-                operand[x + gap] = b;
-            }
-            offset += gap << 1;
-        }
+        let butterfly = |x, y, r| butterfly_forward_lazy(x, y, r, modulus);
+        butterfly_round(operand, roots, &mut root_index, (m, gap), butterfly);
         gap >>= 1;
         m <<= 1;
+    }
+}
+
+/// One round of SEAL's loops: `m` groups of butterflies on pairs `gap` apart, group i
+/// with the root after `root_index` (which it advances), in SEAL's order.
+fn butterfly_round(
+    operand: &mut [u64],
+    roots: &[ShoupOperand],
+    root_index: &mut usize,
+    (m, gap): (usize, usize),
+    butterfly: impl Fn(u64, u64, ShoupOperand) -> (u64, u64),
+) {
+    let mut offset = 0;
+    for _ in 0..m {
+        *root_index += 1;
+        let r = roots[*root_index];
+        for x in offset..offset + gap {
+            let (a, b) = butterfly(operand[x], operand[x + gap], r);
+            operand[x] = a;
+            operand[x + gap] = b;
+        }
+        offset += gap << 1;
     }
 }
 
@@ -113,17 +126,8 @@ pub fn inverse_ntt_negacyclic_harvey_lazy_rounds(
     let mut gap = 1;
     let mut m = n >> 1;
     for _ in 0..rounds.min(log_n - 1) {
-        let mut offset = 0;
-        for _ in 0..m {
-            root_index += 1;
-            let r = roots[root_index];
-            for x in offset..offset + gap {
-                let (a, b) = butterfly_inverse_lazy(operand[x], operand[x + gap], r, modulus);
-                operand[x] = a;
-                operand[x + gap] = b;
-            }
-            offset += gap << 1;
-        }
+        let butterfly = |x, y, r| butterfly_inverse_lazy(x, y, r, modulus);
+        butterfly_round(operand, roots, &mut root_index, (m, gap), butterfly);
         gap <<= 1;
         m >>= 1;
     }

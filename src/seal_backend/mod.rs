@@ -104,7 +104,7 @@ impl Backend {
     /// The backend `config` describes: its devices, NTT, transparency check and caps.
     pub fn from_config(config: &Config) -> Result<Backend> {
         let devices = Devices::new(DeviceOptions::from_config(config))?;
-        let mut backend = Backend::new(devices, config.experiment.ntt)?
+        let mut backend = Backend::new(devices, config.experiment.ntt())?
             .checking_transparency(config.check_transparent);
         if let Some(bytes) = config.max_pinned_bytes {
             backend = backend.with_max_pinned_bytes(bytes);

@@ -174,7 +174,10 @@ impl BackendParams {
 pub fn backend_on(devices: seal_opencl::device::Devices) -> seal_opencl::seal_backend::Backend {
     seal_opencl::seal_backend::Backend::new(
         devices,
-        seal_opencl::ntt::NttStrategy::from_env().unwrap(),
+        seal_opencl::config::Config::from_env()
+            .unwrap()
+            .experiment
+            .ntt(),
     )
     .unwrap()
 }

@@ -6,6 +6,25 @@ use super::LevelOps;
 use crate::cl::{self, Buffer};
 use crate::error::Result;
 
+/// Defines the operations of two ciphertexts, one kernel each.
+macro_rules! binary_ops {
+    ($($(#[$doc:meta])* $name:ident => $kernel:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(
+                &self,
+                dst: &Buffer<u64>,
+                a: &Buffer<u64>,
+                b: &Buffer<u64>,
+                polys: usize,
+            ) -> Result<()> {
+                let (k, moduli) = (self.primes(), self.level.moduli());
+                self.context.kernels().$kernel(self.graph, dst, a, b, moduli, k, polys)
+            }
+        )*
+    };
+}
+
 impl LevelOps<'_> {
     /// dst = -ct over `polys` polynomials (SEAL's negate_inplace); dst may be ct.
     pub fn negate(&self, dst: &Buffer<u64>, ct: &Buffer<u64>, polys: usize) -> Result<()> {
@@ -15,33 +34,12 @@ impl LevelOps<'_> {
             .ckks_negate(self.graph, dst, ct, self.level.moduli(), k, polys)
     }
 
-    /// dst = a + b over the first `polys` polynomials (SEAL's add_poly_coeffmod per poly);
-    /// dst may be a or b.
-    pub fn add(
-        &self,
-        dst: &Buffer<u64>,
-        a: &Buffer<u64>,
-        b: &Buffer<u64>,
-        polys: usize,
-    ) -> Result<()> {
-        let k = self.primes();
-        self.context
-            .kernels()
-            .ckks_add(self.graph, dst, a, b, self.level.moduli(), k, polys)
-    }
-
-    /// dst = a - b over the first `polys` polynomials; dst may be a or b.
-    pub fn sub(
-        &self,
-        dst: &Buffer<u64>,
-        a: &Buffer<u64>,
-        b: &Buffer<u64>,
-        polys: usize,
-    ) -> Result<()> {
-        let k = self.primes();
-        self.context
-            .kernels()
-            .ckks_sub(self.graph, dst, a, b, self.level.moduli(), k, polys)
+    binary_ops! {
+        /// dst = a + b over the first `polys` polynomials (SEAL's add_poly_coeffmod per
+        /// poly); dst may be a or b.
+        add => ckks_add;
+        /// dst = a - b over the first `polys` polynomials; dst may be a or b.
+        sub => ckks_sub;
     }
 
     /// Copies polynomials `from .. from + polys` of src to the same place in dst: the

@@ -2,8 +2,11 @@
 //! complex_conjugate): the galois permutation in NTT form, then key switching
 //! ([`super::relin`]).
 
+use super::relin::Switch;
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
+#[cfg(doc)]
+use crate::ckks::fused::FusedPasses;
 use crate::cl::Buffer;
 use crate::error::Result;
 
@@ -12,8 +15,8 @@ impl LevelOps<'_> {
     /// form, into `dst` (which may be `ct`: `ct` is read only by the permutation, before
     /// anything writes `dst`): permutes both, keeps the first, and key-switches the second
     /// back. Fused, the permutation shares its launch with the first pass of key switching's
-    /// inverse NTT (`NttPlan::inverse_first_pass_galois`): 5 launches with a two-pass NTT
-    /// layout.
+    /// inverse NTT ([`FusedPasses::inverse_first_pass_galois`], `opencl/galois.cl`): 5
+    /// launches with a two-pass NTT layout.
     pub fn apply_galois(
         &self,
         dst: &Buffer<u64>,
@@ -26,8 +29,14 @@ impl LevelOps<'_> {
         let permuted = self.scratch(2 * words)?;
         // dst = (permuted[0], 0) + the key-switched permuted[1], with the first term added
         // by the mod-down's last store.
-        let acc = (permuted.buffer(), 1);
-        if !self.fused_key_switch() {
+        let switch = Switch {
+            ct: dst,
+            acc: (permuted.buffer(), 1),
+            target: permuted.buffer(),
+            target_offset: words,
+            key,
+        };
+        let Some(fused) = self.fused_key_switch() else {
             self.context.kernels().ckks_galois_ntt(
                 self.graph,
                 permuted.buffer(),
@@ -35,10 +44,10 @@ impl LevelOps<'_> {
                 galois_elt,
                 2 * self.primes(),
             )?;
-            return self.switch_key_into(dst, acc, permuted.buffer(), words, key);
-        }
+            return self.switch_key_into(&switch);
+        };
         let t_target = self.scratch(words)?;
-        let events = self.level.plan().inverse_first_pass_galois(
+        let events = fused.inverse_first_pass_galois(
             self.graph.queue(),
             t_target.buffer(),
             ct,
@@ -49,6 +58,6 @@ impl LevelOps<'_> {
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_inverse_galois", events)?;
-        self.switch_key_from_first_pass(dst, acc, permuted.buffer(), words, key, t_target)
+        self.switch_key_from_first_pass(fused, &switch, t_target)
     }
 }

@@ -1,6 +1,7 @@
-//! SEAL's CKKS Evaluator operations as sequences of kernels on one graph's queue (seed 001
-//! Listing 7): each function only enqueues and returns; temporaries come from the
-//! graph's pool as scratch buffers and go back as soon as the sequence is enqueued.
+//! SEAL's CKKS Evaluator operations as sequences of kernels on one graph's queue (Zhai et
+//! al., "Accelerating Encrypted Computing on Intel GPUs", Listing 7): each function only
+//! enqueues and returns; temporaries come from the graph's pool as scratch buffers and go
+//! back as soon as the sequence is enqueued.
 //!
 //! Ciphertexts are buffers in SEAL's layout (polynomial, then prime, then coefficient)
 //! at a level of K primes, in NTT form unless stated. Every function names the SEAL
@@ -18,7 +19,8 @@
 //! | `rescale.rs` | mod_switch_scale_to_next, mod_switch_drop_to_next |
 //! | `moddown.rs` | divide_and_round_q_last_ntt_inplace and the end of switch_key_inplace, shared |
 //!
-//! This file holds the level's view and the transforms.
+//! The fused passes they run on a staged NTT plan are in `crate::ckks::fused` (one file per
+//! pass, beside its kernel source). This file holds the level's view and the transforms.
 
 mod elementwise;
 mod galois;
@@ -80,24 +82,16 @@ impl<'a> LevelOps<'a> {
         self.graph.alloc_scratch(words)
     }
 
+    /// The level plan's transform of `polys` polynomials of `primes` residues in `buf`.
     fn ntt(
         &self,
         buf: &Buffer<u64>,
-        polys: usize,
-        primes: usize,
-        direction: NttDirection,
+        [polys, primes]: [usize; 2],
+        to: NttDirection,
         reduce: bool,
     ) -> Result<()> {
-        let name = ntt_name(direction);
-        self.ntt_with(
-            name,
-            self.level.plan(),
-            buf,
-            polys,
-            primes,
-            direction,
-            reduce,
-        )
+        let plan = self.level.plan();
+        self.ntt_with(ntt_name(to), plan, buf, polys, primes, to, reduce)
     }
 
     /// `plan`'s transform on this graph, profiled as `name`; its kernels' events are
@@ -113,7 +107,7 @@ impl<'a> LevelOps<'a> {
         direction: NttDirection,
         reduce: bool,
     ) -> Result<()> {
-        let events = plan.enqueue(
+        let events = plan.transform(
             self.graph.queue(),
             buf,
             polys,
@@ -128,7 +122,7 @@ impl<'a> LevelOps<'a> {
     /// Forward (SEAL's transform_to_ntt_inplace) or inverse (transform_from_ntt_inplace)
     /// NTT of `polys` polynomials, fully reduced.
     pub fn transform(&self, ct: &Buffer<u64>, polys: usize, direction: NttDirection) -> Result<()> {
-        self.ntt(ct, polys, self.primes(), direction, true)
+        self.ntt(ct, [polys, self.primes()], direction, true)
     }
 }
 

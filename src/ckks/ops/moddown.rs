@@ -14,7 +14,8 @@
 //! where it lies (`NttPlan::inverse_first_pass_from`, no gather; key switching's last
 //! pass runs it itself), its second pass and the forward transforms' first passes run in
 //! one launch with step 2's element-wise work on their loads, and step 3 rides on the
-//! forward transforms' last stores (`NttPlan::forward_moddown`): 3 launches with a
+//! forward transforms' last stores ([`FusedPasses::forward_moddown`], kernels in
+//! `opencl/inv_fwd.cl` and `opencl/moddown.cl`): 3 launches with a
 //! two-pass NTT layout (2 after key switching), 2 with one (1). Unfused (the naive NTT
 //! strategy, or `SEAL_OPENCL_FUSED=0`): gather, inverse NTT, `ckks_moddown_prep`, forward
 //! NTT, `ckks_divide_round_finish`, as the host references spell it.
@@ -22,10 +23,13 @@
 //! [`CkksContext::fused`]: crate::ckks::context::CkksContext::fused
 
 use super::LevelOps;
+#[cfg(doc)]
+use crate::ckks::fused::FusedPasses;
+use crate::ckks::fused::ModDown;
 use crate::cl::{self, same_buffer, Buffer};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
-use crate::ntt::{ModDown, NttDirection, NttPlan};
+use crate::ntt::{NttDirection, NttPlan};
 
 /// The profiler's name for the mod-down's inverse transform of the last residue (its first
 /// pass where the passes are fused), apart from `ntt_inverse` (whole ciphertexts, key
@@ -45,7 +49,7 @@ pub(super) enum LastResidue<'b> {
     /// overwrite (unfused key switching's inner product).
     Packed(&'b Buffer<u64>),
     /// One residue per polynomial, packed, after the first pass of its inverse NTT
-    /// (fused key switching's last pass: `NttPlan::forward_key_switch`); fused only.
+    /// (fused key switching's last pass: [`FusedPasses::forward_key_switch`]); fused only.
     FirstPassDone(&'b Buffer<u64>),
 }
 
@@ -79,10 +83,9 @@ impl LevelOps<'_> {
         let queue = self.graph.queue();
         let profiling = self.graph.is_profiling();
         let single = self.context.single_prime_plan(queue, md.last_key_prime)?;
-        let plan = self.level.plan();
-        if !(self.context.fused() && plan.has_fused_passes() && single.has_fused_passes()) {
+        let (Some(fused), Some(_)) = (self.level.fused(), single.staged_layout()) else {
             return self.mod_down_unfused(md, &single);
-        }
+        };
         // Step 1's first pass (the whole of it with a one-pass layout).
         let first_pass = |buf, stride, index| -> Result<PoolBuffer> {
             let gathered = self.scratch(md.polys * n)?;
@@ -113,12 +116,12 @@ impl LevelOps<'_> {
         };
         // The rest of step 1, then steps 2 and 3 on the forward transforms' loads and
         // stores; a two-pass layout keeps the words between its passes in `between`.
-        let between = if plan.launches_per_transform() == 2 {
+        let between = if fused.plan().launches_per_transform() == 2 {
             Some(self.scratch(md.polys * md.primes * n)?)
         } else {
             None
         };
-        let events = plan.forward_moddown(
+        let events = fused.forward_moddown(
             queue,
             &ModDown {
                 last: first_pass_done,
@@ -187,8 +190,7 @@ impl LevelOps<'_> {
         )?;
         self.ntt(
             t.buffer(),
-            md.polys,
-            md.primes,
+            [md.polys, md.primes],
             NttDirection::Forward,
             false,
         )?;

@@ -5,11 +5,24 @@
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
+use crate::ckks::fused::{FusedPasses, KeySwitch};
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Buffer};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
-use crate::ntt::{KeySwitch, NttDirection};
+use crate::ntt::NttDirection;
+
+/// One key switch: the target polynomial (K residues in NTT form at word `target_offset`
+/// of `target`, a multiple of N), the key, and where the result goes: ct's first two
+/// polynomials get the key-switched pair plus `acc`'s first `acc.1` polynomials (laid out
+/// as ct; `acc` may be ct).
+pub(super) struct Switch<'b> {
+    pub ct: &'b Buffer<u64>,
+    pub acc: (&'b Buffer<u64>, usize),
+    pub target: &'b Buffer<u64>,
+    pub target_offset: usize,
+    pub key: &'b KswitchKey,
+}
 
 impl LevelOps<'_> {
     /// SEAL's relinearize_internal: `ct` holds `size` polynomials; for each key, last
@@ -44,24 +57,22 @@ impl LevelOps<'_> {
         target_offset: usize,
         key: &KswitchKey,
     ) -> Result<()> {
-        self.switch_key_into(ct, (ct, 2), target, target_offset, key)
+        self.switch_key_into(&Switch {
+            ct,
+            acc: (ct, 2),
+            target,
+            target_offset,
+            key,
+        })
     }
 
-    /// [`LevelOps::switch_key`] writing ct's first two polynomials as the key-switched
-    /// pair plus `acc`'s first `acc.1` polynomials (laid out as ct; `acc` may be ct), so
-    /// that a rotation adds its permuted first polynomial without copying it first.
-    pub(super) fn switch_key_into(
-        &self,
-        ct: &Buffer<u64>,
-        acc: (&Buffer<u64>, usize),
-        target: &Buffer<u64>,
-        target_offset: usize,
-        key: &KswitchKey,
-    ) -> Result<()> {
-        self.check_key_switch(key, target_offset)?;
-        if !self.fused_key_switch() {
-            return self.switch_key_unfused(ct, acc, target, target_offset, key);
-        }
+    /// [`LevelOps::switch_key`] adding `s.acc` (see [`Switch`]), so that a rotation adds
+    /// its permuted first polynomial without copying it first.
+    pub(super) fn switch_key_into(&self, s: &Switch) -> Result<()> {
+        self.check_key_switch(s.key, s.target_offset)?;
+        let Some(fused) = self.fused_key_switch() else {
+            return self.switch_key_unfused(s);
+        };
         // t_target: the target's inverse NTT, first pass (the whole of it with a one-pass
         // layout), read from where the target lies.
         let k = self.primes();
@@ -69,15 +80,15 @@ impl LevelOps<'_> {
         let events = self.level.plan().inverse_first_pass_from(
             self.graph.queue(),
             t_target.buffer(),
-            target,
+            s.target,
             k,
-            target_offset / self.n(),
+            s.target_offset / self.n(),
             1,
             k,
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_inverse", events)?;
-        self.switch_key_from_first_pass(ct, acc, target, target_offset, key, t_target)
+        self.switch_key_from_first_pass(fused, s, t_target)
     }
 
     /// Errors of a key switch at this level with `key` of a target at word
@@ -97,26 +108,24 @@ impl LevelOps<'_> {
         Ok(())
     }
 
-    /// Whether key switching runs fused: the context fuses and the level's NTT plan has
-    /// fused passes (a staged plan).
-    pub(super) fn fused_key_switch(&self) -> bool {
-        self.context.fused() && self.level.plan().has_fused_passes()
+    /// The fused passes key switching runs on: the context fuses and the level's NTT plan
+    /// is staged (None: unfused).
+    pub(super) fn fused_key_switch(&self) -> Option<&FusedPasses> {
+        self.level.fused()
     }
 
     /// Fused key switching after the first pass of the target's inverse NTT, which
     /// `t_target` holds (`NttPlan::inverse_first_pass_from`, or a rotation's
-    /// `inverse_first_pass_galois`): its second pass, the decomposition and the inner
-    /// product with the key run with the forward transforms (NttPlan::forward_key_switch),
-    /// whose last pass also starts the mod-down. `target` (at `target_offset`, checked by
+    /// [`FusedPasses::inverse_first_pass_galois`]): its second pass, the decomposition and
+    /// the inner product with the key run with the forward transforms
+    /// ([`FusedPasses::forward_key_switch`], kernels in `opencl/keyswitch.cl`), whose last
+    /// pass also starts the mod-down. The target (checked by
     /// [`LevelOps::check_key_switch`]) is read again for the residues SEAL takes in NTT
     /// form.
     pub(super) fn switch_key_from_first_pass(
         &self,
-        ct: &Buffer<u64>,
-        acc: (&Buffer<u64>, usize),
-        target: &Buffer<u64>,
-        target_offset: usize,
-        key: &KswitchKey,
+        fused: &FusedPasses,
+        s: &Switch,
         t_target: PoolBuffer,
     ) -> Result<()> {
         let k = self.primes();
@@ -130,13 +139,13 @@ impl LevelOps<'_> {
         } else {
             None
         };
-        let events = plan.forward_key_switch(
+        let events = fused.forward_key_switch(
             self.graph.queue(),
             &KeySwitch {
                 t_target: t_target.buffer(),
-                target,
-                target_first: target_offset / n,
-                key: key.buffer(),
+                target: s.target,
+                target_first: s.target_offset / n,
+                key: s.key.buffer(),
                 key_stride_primes: self.context.key_moduli().len(),
                 key_special_index: self.context.special_index()?,
                 reduce_every: reduce_every(&moduli.moduli()[..k + 1]),
@@ -149,32 +158,32 @@ impl LevelOps<'_> {
         )?;
         self.graph.note_launches("ntt_forward_ks", events)?;
         drop((t_target, between));
-        self.key_switch_mod_down(ct, acc, LastResidue::FirstPassDone(last.buffer()), &prod)
+        self.key_switch_mod_down(s, LastResidue::FirstPassDone(last.buffer()), &prod)
     }
 
     /// Unfused key switching: a copy, the transform, the decomposition, its transforms
     /// and the inner product, one launch each, then the mod-down.
-    fn switch_key_unfused(
-        &self,
-        ct: &Buffer<u64>,
-        acc: (&Buffer<u64>, usize),
-        target: &Buffer<u64>,
-        target_offset: usize,
-        key: &KswitchKey,
-    ) -> Result<()> {
+    fn switch_key_unfused(&self, s: &Switch) -> Result<()> {
         let k = self.primes();
         let n = self.n();
         let moduli = self.level.moduli();
         let kernels = self.context.kernels();
         let queue = self.graph.queue();
         let t_target = self.scratch(k * n)?;
-        cl::copy_range(queue, target, target_offset, t_target.buffer(), 0, k * n)?;
-        self.ntt(t_target.buffer(), 1, k, NttDirection::Inverse, true)?;
+        cl::copy_range(
+            queue,
+            s.target,
+            s.target_offset,
+            t_target.buffer(),
+            0,
+            k * n,
+        )?;
+        self.ntt(t_target.buffer(), [1, k], NttDirection::Inverse, true)?;
         // Every residue J under every prime I of the extended base, back in NTT form.
         let dec = self.scratch(k * (k + 1) * n)?;
         kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
         drop(t_target);
-        self.ntt(dec.buffer(), k, k + 1, NttDirection::Forward, false)?;
+        self.ntt(dec.buffer(), [k, k + 1], NttDirection::Forward, false)?;
         // Inner product with the key: two polynomials at level K in prod, their residues
         // under the special prime in last.
         let prod = self.scratch(2 * k * n)?;
@@ -184,39 +193,33 @@ impl LevelOps<'_> {
             prod.buffer(),
             last.buffer(),
             dec.buffer(),
-            key.buffer(),
+            s.key.buffer(),
             self.context.key_moduli().len(),
             self.context.special_index()?,
             moduli,
             k,
         )?;
         drop(dec);
-        self.key_switch_mod_down(ct, acc, LastResidue::Packed(last.buffer()), &prod)
+        self.key_switch_mod_down(s, LastResidue::Packed(last.buffer()), &prod)
     }
 
     /// Key switching's mod-down by the special prime of `last` and `prod` (the inner
     /// product's residues under it and under the level's primes) into the first two
-    /// polynomials of ct, plus `acc`.
-    fn key_switch_mod_down(
-        &self,
-        ct: &Buffer<u64>,
-        acc: (&Buffer<u64>, usize),
-        last: LastResidue,
-        prod: &PoolBuffer,
-    ) -> Result<()> {
+    /// polynomials of `s.ct`, plus `s.acc`.
+    fn key_switch_mod_down(&self, s: &Switch, last: LastResidue, prod: &PoolBuffer) -> Result<()> {
         let k = self.primes();
         self.mod_down(&ModDownSpec {
             last,
             last_key_prime: self.context.special_index()?,
             last_prime: k,
             inv: self.level.inv_special()?,
-            dst: ct,
+            dst: s.ct,
             dst_stride: k,
             src: prod.buffer(),
             src_stride: k,
             primes: k,
             polys: 2,
-            acc: Some(acc),
+            acc: Some(s.acc),
         })
     }
 }

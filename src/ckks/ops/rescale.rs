@@ -21,7 +21,7 @@ impl LevelOps<'_> {
         }
         self.context
             .kernels()
-            .ckks_copy_residues(self.graph, dst, k - 1, src, k, k - 1, polys)
+            .ckks_drop_last(self.graph, dst, src, k, polys)
     }
 
     /// dst (K - 1 primes) = src (K primes) divided by the last prime and rounded, for

@@ -20,7 +20,7 @@ impl LevelOps<'_> {
         s2: usize,
     ) -> Result<()> {
         if !self.context.fused() {
-            return self.tensor_unfused(dst, a, s1, b, s2);
+            return self.tensor_unfused(dst, [a, b], [s1, s2]);
         }
         self.context.kernels().ckks_tensor(
             self.graph,
@@ -40,13 +40,11 @@ impl LevelOps<'_> {
     /// dst[t] for the first pair and into another added to it (`ckks_add`) for the others,
     /// then copied to dst[t]. Same residues as the fused kernel: each product and each sum is
     /// fully reduced mod q.
-    pub fn tensor_unfused(
+    fn tensor_unfused(
         &self,
         dst: &Buffer<u64>,
-        a: &Buffer<u64>,
-        s1: usize,
-        b: &Buffer<u64>,
-        s2: usize,
+        [a, b]: [&Buffer<u64>; 2],
+        [s1, s2]: [usize; 2],
     ) -> Result<()> {
         if s1 == 0 || s2 == 0 {
             return Err(Error::invalid("tensor product of an empty ciphertext"));

@@ -1,0 +1,41 @@
+// A rotation's first launch: SEAL's apply_galois_ntt fused with the first pass of an
+// inverse transform (the staged block pass of ntt.cl, which this file is built after).
+
+// SEAL's apply_galois_ntt fused with the first pass of key switching's inverse transform:
+// a rotation's first launch, in place of ckks_galois_ntt and ntt_inv_block_gather. Every
+// residue r of src (count polynomials of coeff_modulus_size residues; launched over all
+// of them) is permuted into permuted, permuted[r][i] = src[r][galois_ntt_index(i)]
+// (arith.cl; galois_elt odd, < 2N); residues from transformed_first on (the last
+// polynomial) also go through the inverse's first pass into values, residue
+// r - transformed_first, as ntt_inv_block_gather leaves them. The others only pass the
+// transform's barriers. src is neither values nor permuted.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block_galois(__global u64 *restrict values,
+                          __global const u64 *restrict inv_root_powers,
+                          __global const u64 *restrict params, uint coeff_modulus_size,
+                          uint reduce, __global const u64 *restrict src, uint galois_elt,
+                          __global u64 *restrict permuted, uint transformed_first)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
+    const uint prime = residue % coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint first = group_in_residue * (B * G);
+    __global const u64 *in = src + (size_t)residue * N;
+    __global u64 *out = permuted + (size_t)residue * N + first;
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        uint e = lid + i * BLOCK_WG;
+        u64 x = in[galois_ntt_index(first + e, galois_elt, LOG_N)];
+        out[e] = x;
+        lmem[block_slot(e)] = x;
+    }
+    const bool transform = residue >= transformed_first;
+    inv_block_transform(lmem, values + (size_t)(transform ? residue - transformed_first : 0) * N,
+                        (__global const ulong2 *)inv_root_powers + prime * N,
+                        params + prime * PARAMS_STRIDE, group_in_residue, reduce, lid,
+                        transform);
+}
+

@@ -1,0 +1,50 @@
+// The mod-down's forward block pass with its element-wise steps on the loads and stores
+// (load_op and store_op of ntt.cl, which this file is built after, with inv_fwd.cl).
+
+// The mod-down's forward transforms (SEAL's divide_and_round_q_last_ntt_inplace and the
+// end of switch_key_inplace) over residue r = p * coeff_modulus_size + i, prime i:
+// loads round `last` (residue p under prime last_prime, < 2 q_last, in coefficient form)
+// under q_i (ckks_moddown_prep), stores finish the division,
+//     dst[p * dst_stride + i] = (src[p * src_stride + i] - x) * inv_i mod q_i
+// (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i),
+// plus acc[p * dst_stride + i] mod q_i for the first acc_polys polynomials (key
+// switching adds into the ciphertext: acc = dst; a rotation into the permuted first
+// polynomial). With LOG_S = 0 this one launch does all; otherwise ntt_inv_fwd_strided
+// first finishes last's inverse transform and leaves the rounded, partly transformed
+// words in values, which this pass reads. dst may be src only with equal strides, and
+// may be acc; dst is neither values nor last.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block_moddown(__global u64 *restrict values,
+                           __global const u64 *restrict root_powers,
+                           __global const u64 *restrict params, uint coeff_modulus_size,
+                           __global const u64 *restrict last, uint last_prime,
+                           __global u64 *dst, uint dst_stride, __global const u64 *src,
+                           uint src_stride, __global const u64 *restrict inv,
+                           __global const u64 *acc, uint acc_polys)
+{
+    __local u64 lmem[B * PADDED_G];
+    const size_t group = get_group_id(0);
+    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    store_op st;
+    st.finish = 1;
+    st.reduce = 0;
+    st.add = poly < acc_polys;
+    st.src = src + ((size_t)poly * src_stride + prime) * N;
+    st.acc = acc + ((size_t)poly * dst_stride + prime) * N;
+    st.inv = inv[2 * prime];
+    st.inv_q = inv[2 * prime + 1];
+#if LOG_S == 0
+    __global const u64 *in = last + (size_t)poly * N;
+    load_op ld = prime_load(LOAD_MODDOWN, params, last_prime, prime);
+#else
+    __global const u64 *in = values + (size_t)residue * N;
+    load_op ld = plain_load();
+#endif
+    fwd_block_pass(in, dst + ((size_t)poly * dst_stride + prime) * N, lmem,
+                   (__global const ulong2 *)root_powers + prime * N, q,
+                   (uint)(group % GROUPS_PER_BLOCK_RESIDUE), ld, st);
+}
+

@@ -1,0 +1,89 @@
+//! A rotation's first launch: SEAL's `apply_galois_ntt` fused with the first pass of key
+//! switching's inverse transform (`opencl/galois.cl`), for `ops::galois`.
+
+use super::FusedPasses;
+use crate::cl::KernelArg::{Buf, U32};
+use crate::cl::{kernel_sigs, Buffer, Event, Queue};
+use crate::error::{Error, Result};
+use crate::ntt::{check_buffers, shared_args, to_u32};
+
+kernel_sigs! {
+    pub(super) NTT_INV_BLOCK_GALOIS = ntt_inv_block_galois(
+        values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
+        src: Buf, galois_elt: U32, permuted: Buf, transformed_first: U32,
+    );
+}
+
+/// A galois element SEAL's `apply_galois_ntt` takes at degree `n`: odd and below 2N; an
+/// error naming `what` otherwise.
+pub fn check_galois_elt(what: &str, galois_elt: u32, n: usize) -> Result<()> {
+    if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * n {
+        return Err(Error::invalid(format!(
+            "{what}: galois element {galois_elt} is not odd and below 2N = {}",
+            2 * n
+        )));
+    }
+    Ok(())
+}
+
+impl FusedPasses {
+    /// SEAL's `apply_galois_ntt` with `galois_elt` on `count` polynomials of `primes`
+    /// residues (the first count * primes residues of `src`, in NTT form) into `permuted`,
+    /// fused with the first pass of the last polynomial's inverse transform into `values`
+    /// (its `primes` residues, as `NttPlan::inverse_first_pass_from` leaves them): a
+    /// rotation's permutation and its key switching's first pass in one launch, in place
+    /// of `ckks_galois_ntt` followed by `inverse_first_pass_from`. `src` is unchanged.
+    ///
+    /// Errors: `count` or `primes` 0 or too large; `galois_elt` even or not below 2N; a
+    /// buffer shorter than the words it is read or written at; `src`, `values` and
+    /// `permuted` not three distinct buffers.
+    #[allow(clippy::too_many_arguments)]
+    pub fn inverse_first_pass_galois(
+        &self,
+        queue: &Queue,
+        values: &Buffer<u64>,
+        src: &Buffer<u64>,
+        permuted: &Buffer<u64>,
+        galois_elt: u32,
+        count: usize,
+        primes: usize,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "inverse_first_pass_galois";
+        let plan = self.plan();
+        check_galois_elt(WHAT, galois_elt, plan.coeff_count())?;
+        // The launch covers every polynomial's residues; values gets the last one's.
+        let residues = plan.validate(queue, src, count, primes)?;
+        let words = plan.extent(WHAT, count, primes, 0)?;
+        check_buffers(
+            WHAT,
+            &[
+                ("values", values, plan.extent(WHAT, 1, primes, 0)?, true),
+                ("src", src, words, false),
+                ("permuted", permuted, words, true),
+            ],
+            &[],
+        )?;
+        let [values, primes_arg] = shared_args(values, primes);
+        let args = [
+            values,
+            primes_arg,
+            ("reduce", U32(1)),
+            ("src", Buf(src)),
+            ("galois_elt", U32(galois_elt)),
+            ("permuted", Buf(permuted)),
+            ("transformed_first", U32(to_u32(residues - primes)?)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: work groups of residue r < residues read words below N of residue r of
+        // src and write the same words of residue r of permuted (both checked to hold
+        // residues * N words); those of r >= residues - primes also write residue
+        // r - (residues - primes) < primes of values (checked to hold primes * N words),
+        // words below N; the three buffers are distinct (checked).
+        unsafe {
+            self.inv_galois
+                .launch(queue, &args, residues, events, &mut out)
+        }?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,180 @@
+//! The fused passes of the CKKS operations: passes of a level's staged NTT whose loads and
+//! stores do an operation's element-wise steps, built on the plan's tables and layout from
+//! the sources after the transform core, one file per pass:
+//!
+//! | pass | kernel source | operation |
+//! |---|---|---|
+//! | [`FusedPasses::forward_key_switch`] (`keyswitch.rs`) | `opencl/keyswitch.cl` | `ops::relin` |
+//! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `opencl/moddown.cl` | `ops::moddown` |
+//! | [`FusedPasses::inverse_first_pass_galois`] (`galois.rs`) | `opencl/galois.cl` | `ops::galois` |
+//!
+//! With a two-pass layout an inverse transform's second pass and the forward transforms'
+//! first passes that follow it run in one launch (`opencl/inv_fwd.cl`: key switching's
+//! decomposition and the mod-down's rounding on its loads), and key switching's last pass
+//! starts the mod-down's inverse. The first pass of an inverse reading from where a
+//! residue lies is the plan's own (`NttPlan::inverse_first_pass_from`).
+
+mod galois;
+mod keyswitch;
+mod moddown;
+
+use std::sync::Arc;
+
+pub use galois::check_galois_elt;
+pub use keyswitch::KeySwitch;
+pub use moddown::ModDown;
+
+use crate::cl::{kernel_sigs, sources};
+use crate::error::{Error, Result};
+use crate::ntt::{staged_only, NttPlan, NttStrategy, Pass};
+
+kernel_sigs! {
+    NTT_INV_FWD_STRIDED = ntt_inv_fwd_strided(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, in: Buf,
+        kind: U32, in_prime: U32, outs_per_group: U32, chunks: U32, inv_root_powers: Buf,
+    );
+}
+
+/// `ntt_inv_fwd_strided`'s `kind`: the loads of inv_fwd.cl's `LOAD_MODDOWN` and
+/// `LOAD_DECOMPOSE`.
+const LOAD_MODDOWN: u32 = 1;
+const LOAD_DECOMPOSE: u32 = 2;
+
+/// The automatic fan-out's aim: at least this many work groups per compute unit (see
+/// `fan_out`).
+const FAN_OUT_GROUPS_PER_UNIT: usize = 3;
+
+/// The fused passes of one level's staged NTT plan, built once with the level and shared
+/// (`&self` methods; each pass locks its kernel from setting its arguments to the enqueue).
+pub struct FusedPasses {
+    plan: Arc<NttPlan>,
+    /// The galois permutation with the inverse's first pass (`ntt_inv_block_galois`).
+    inv_galois: Pass,
+    /// The mod-down's inverse second pass and forward first passes (two passes only).
+    inv_fwd_strided: Option<Pass>,
+    /// The mod-down's forward block pass (`ntt_fwd_block_moddown`).
+    moddown_block: Pass,
+    /// Key switching's passes, from the build of its own layout.
+    key_switch: keyswitch::KeySwitchPasses,
+    /// Output primes per work group of the `ntt_inv_fwd_strided` launches (0: chosen per
+    /// launch).
+    fan_out: usize,
+    /// The device's compute units, for the chosen fan-out.
+    compute_units: usize,
+}
+
+impl FusedPasses {
+    /// Builds the fused passes on `plan`'s tables and layout.
+    ///
+    /// Errors: a naive plan; a build fails.
+    pub fn new(plan: Arc<NttPlan>) -> Result<FusedPasses> {
+        let (layout, variant) = match (plan.staged_layout(), plan.strategy()) {
+            (Some(layout), NttStrategy::Staged(variant)) => (layout, variant),
+            _ => return Err(staged_only("the fused passes")),
+        };
+        let sources = [sources::INV_FWD, sources::MODDOWN, sources::GALOIS];
+        let program = plan.build_program(layout, &sources, "")?;
+        let items = plan.coeff_count() >> layout.log_r();
+        let block = Some(layout.block_work_group_size());
+        let info = plan.context().info();
+        Ok(FusedPasses {
+            inv_galois: plan.pass(&program, &galois::NTT_INV_BLOCK_GALOIS, &[], items, block)?,
+            inv_fwd_strided: layout
+                .strided_work_group_size()
+                .map(|wg| plan.pass(&program, &NTT_INV_FWD_STRIDED, &[], items, Some(wg)))
+                .transpose()?,
+            moddown_block: plan.pass(
+                &program,
+                &moddown::NTT_FWD_BLOCK_MODDOWN,
+                &[],
+                items,
+                block,
+            )?,
+            key_switch: keyswitch::KeySwitchPasses::new(&plan, layout, variant)?,
+            fan_out: variant.fan_out() as usize,
+            compute_units: info.compute_units as usize,
+            plan,
+        })
+    }
+
+    /// The plan the passes run on.
+    pub fn plan(&self) -> &NttPlan {
+        &self.plan
+    }
+
+    /// Rows (output primes) per work group of key switching's block pass: the variant's
+    /// `p` where the device holds it, else fewer.
+    pub fn key_switch_rows(&self) -> usize {
+        self.key_switch.rows
+    }
+
+    /// Whether key switching's block pass reads its roots from local memory.
+    pub fn key_switch_local_roots(&self) -> bool {
+        self.key_switch.local_roots
+    }
+
+    /// The fan-out of `pass` (an `ntt_inv_fwd_strided`) over `residues` input residues
+    /// and `primes` output primes (see [`fan_out`]).
+    fn fan_out(&self, pass: &Pass, residues: usize, primes: usize) -> (u32, u32) {
+        let groups = residues * pass.groups_per_residue();
+        fan_out(self.fan_out, groups, self.compute_units, primes)
+    }
+}
+
+/// The fan-out of an `ntt_inv_fwd_strided` launch of `groups` work groups per chunk over
+/// `primes` output primes: (outputs per work group, chunks of them), the chunks as even as
+/// the fan-out allows. `fixed` outputs per group where the variant sets them (non-zero);
+/// else the fewest chunks that give at least `FAN_OUT_GROUPS_PER_UNIT` work groups per
+/// compute unit: more outputs per group repeat the inverse less, more chunks spread a
+/// small batch (the mod-down's two residues) over more of the device.
+fn fan_out(fixed: usize, groups: usize, compute_units: usize, primes: usize) -> (u32, u32) {
+    let chunks = if fixed == 0 {
+        (FAN_OUT_GROUPS_PER_UNIT * compute_units).div_ceil(groups.max(1))
+    } else {
+        primes.div_ceil(fixed)
+    }
+    .clamp(1, primes.max(1));
+    let outs = primes.div_ceil(chunks);
+    (outs as u32, primes.div_ceil(outs) as u32)
+}
+
+/// Errors unless `count` polynomials of `primes` residues fit the 32-bit residue index
+/// of a launch; returns count * primes, an error naming `what` otherwise.
+fn residues(what: &str, count: usize, primes: usize) -> Result<usize> {
+    count
+        .checked_mul(primes)
+        .filter(|&r| r <= u32::MAX as usize)
+        .ok_or_else(|| Error::invalid(format!("{what}: too many residues")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_match_the_fused_sources() {
+        use crate::cl::check_source;
+        check_source(sources::INV_FWD, &[&NTT_INV_FWD_STRIDED]).unwrap();
+        check_source(sources::MODDOWN, &[&moddown::NTT_FWD_BLOCK_MODDOWN]).unwrap();
+        check_source(sources::KEYSWITCH, &[&keyswitch::NTT_FWD_BLOCK_KS]).unwrap();
+        check_source(sources::GALOIS, &[&galois::NTT_INV_BLOCK_GALOIS]).unwrap();
+    }
+
+    #[test]
+    fn fan_outs() {
+        // 132 compute units: key switching at 2^15 (K = 8: 512 groups, 9 primes) in one
+        // chunk, its mod-down (2 residues: 128 groups, 8 primes) in four; 2^14 (K = 7: 224
+        // groups) in two.
+        assert_eq!(fan_out(0, 512, 132, 9), (9, 1));
+        assert_eq!(fan_out(0, 128, 132, 8), (2, 4));
+        assert_eq!(fan_out(0, 224, 132, 8), (4, 2));
+        // Never more chunks than primes, never an empty chunk.
+        assert_eq!(fan_out(0, 1, 132, 3), (1, 3));
+        assert_eq!(fan_out(0, 10_000, 132, 1), (1, 1));
+        // A variant's own fan-out: chunks as even as it allows.
+        assert_eq!(fan_out(3, 512, 132, 9), (3, 3));
+        assert_eq!(fan_out(2, 512, 132, 9), (2, 5));
+        assert_eq!(fan_out(4, 512, 132, 9), (3, 3));
+        assert_eq!(fan_out(64, 1, 132, 9), (9, 1));
+    }
+}
