@@ -55,7 +55,7 @@ const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 /// The variants compared by default: today's layout first (the baseline); 4 values per
 /// work item in groups of 2^9 and 2^10 words; 8 values in groups of 2^11 words with
 /// today's key switching (4 values in two-row groups), with 8 values in one row of the
-/// layout's blocks there (the default until 2026-11-24) and with 16; 8 values in groups of
+/// layout's blocks there (the previous default) and with 16; 8 values in groups of
 /// 2^12 and 2^8 words; 16 values with groups of 2^11 and 2^12 words, the latter with wider
 /// strided groups.
 const DEFAULT_VARIANTS: [&str; 10] = [

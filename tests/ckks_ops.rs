@@ -140,7 +140,7 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// work groups of 2^12 words) and two-pass (2^13: S = 2^6, a multiple of 3 rounds in the
 /// strided pass; 2^14: S = 2^7, not) staged layouts, fused and unfused, and the naive
 /// transforms; and the fused passes of other staged variants: 8 values per work item
-/// (the default before 2026-11-24, `r8g11c4k8p1`, and with the default's key switching),
+/// (the previous default, `r8g11c4k8p1`, and with the default's key switching),
 /// 16 (steps of 4 rounds: 2^13 and 2^14 with a shorter last step in both passes), small
 /// groups with many columns, large groups with few, 4 values in large groups. Key
 /// switching's passes: by default 4 values per work item (steps of 2 rounds) in two-row
