@@ -59,6 +59,11 @@ export SEAL_SOURCE_DIR SEAL_OPENCL_INCLUDE_DIRS SEAL_OPENCL_LIB
 cmake_build() { # SOURCE BUILD [-DNAME=VALUE...]
   local source=$1 build=$2
   shift 2
+  # A build folder configured from another source tree (SEAL's folder moved) starts over.
+  if [ -f "$build/CMakeCache.txt" ] &&
+    ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$(cd "$source" && pwd -P)" "$build/CMakeCache.txt"; then
+    rm -rf "$build"
+  fi
   cmake -S "$source" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "$@" >/dev/null
   cmake --build "$build" --parallel "$(nproc)" >/dev/null
 }

@@ -247,7 +247,12 @@ impl Config {
             crosscheck: match parse(CROSSCHECK) {
                 None => 0,
                 Some(v) => v.parse::<u64>().map_err(|_| {
-                    bad(CROSSCHECK, &v, "0 (off) or N (every N-th routed operation)")
+                    bad(
+                        CROSSCHECK,
+                        &v,
+                        "`0` (off), `1` (every routed operation) or a positive integer N \
+                         (every N-th routed operation)",
+                    )
                 })?,
             },
             check_transparent: TransparencyCheck::parse(get(CHECK_TRANSPARENT).as_deref())?,
