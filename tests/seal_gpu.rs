@@ -5,6 +5,7 @@
 //! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
 //! (`SEAL_OPENCL_POISON`) so unwritten words show up.
 
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 
@@ -57,50 +58,41 @@ fn n8192_mixed_30_to_60_bit_primes() {
     ));
 }
 
-/// Determinism: every operation run three times gives the same words: twice on one
-/// backend (the second run on buffers the first one used, poisoned in between), and once
-/// on a second backend installed after the first was dropped (fresh pools, queues,
-/// tables and keys). In a child process, since it reinstalls the backend.
-#[test]
-fn determinism() {
-    run_child("child_determinism", &[]);
-}
-
-#[test]
-#[ignore = "run by determinism in a child process"]
-fn child_determinism() {
-    if !is_child() {
-        return;
+child_test! {
+    /// Determinism: every operation run three times gives the same words: twice on one
+    /// backend (the second run on buffers the first one used, poisoned in between), and once
+    /// on a second backend installed after the first was dropped (fresh pools, queues,
+    /// tables and keys). In a child process, since it reinstalls the backend.
+    fn determinism() [] {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        let (a, b, p) = fx.operands(&mut rng);
+        let run_all = || -> Vec<Vec<u64>> {
+            operations()
+                .into_iter()
+                .map(|(_, op)| {
+                    let mut g = on_gpu(&a);
+                    op(&fx, &mut g, &on_gpu(&b), &plain_on_gpu(&p));
+                    g.data().unwrap()
+                })
+                .collect()
+        };
+        let first = run_all();
+        let again = run_all();
+        reinstall();
+        let fresh = run_all();
+        for (i, (name, _)) in operations().iter().enumerate() {
+            assert!(
+                first[i] == again[i],
+                "{name}: a second run on one backend differs"
+            );
+            assert!(
+                first[i] == fresh[i],
+                "{name}: a run on a fresh backend differs"
+            );
+        }
+        assert_no_cpu_fallback();
     }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let (a, b, p) = fx.operands(&mut rng);
-    let run_all = || -> Vec<Vec<u64>> {
-        operations()
-            .into_iter()
-            .map(|(_, op)| {
-                let mut g = on_gpu(&a);
-                op(&fx, &mut g, &on_gpu(&b), &plain_on_gpu(&p));
-                g.data().unwrap()
-            })
-            .collect()
-    };
-    let first = run_all();
-    let again = run_all();
-    reinstall();
-    let fresh = run_all();
-    for (i, (name, _)) in operations().iter().enumerate() {
-        assert!(
-            first[i] == again[i],
-            "{name}: a second run on one backend differs"
-        );
-        assert!(
-            first[i] == fresh[i],
-            "{name}: a run on a fresh backend differs"
-        );
-    }
-    assert_no_cpu_fallback();
-    println!("CHILD OK");
 }
 
 /// Copies of device ciphertexts share their words until one side writes (copy on write,
