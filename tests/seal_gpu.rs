@@ -9,53 +9,33 @@ use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 
-/// A parameter set and the name its failures carry.
-struct Params {
-    name: &'static str,
-    fx: Fixture,
-}
-
-impl Params {
-    fn new(name: &'static str, n: u64, bits: &[i32], scale_bits: i32) -> Params {
-        Params {
-            name,
-            fx: Fixture::with_params(n, bits, scale_bits),
-        }
-    }
-}
-
-fn check_all(params: &Params) {
-    check_operations(&params.fx, params.name);
+/// Every routed operation on N = `n`, the primes of `bits`, scale 2^`scale_bits`; failures
+/// name the parameter set ("N=2^12 {35,30,35}").
+fn check_all(n: u64, bits: &[i32], scale_bits: i32) {
+    let fx = Fixture::with_params(n, bits, scale_bits);
+    let bits: Vec<String> = bits.iter().map(i32::to_string).collect();
+    let name = format!("N=2^{} {{{}}}", n.trailing_zeros(), bits.join(","));
+    check_operations(&fx, &name);
 }
 
 #[test]
 fn n4096_three_primes() {
-    check_all(&Params::new("N=2^12 {35,30,35}", 4096, &[35, 30, 35], 30));
+    check_all(4096, &[35, 30, 35], 30);
 }
 
 #[test]
 fn n8192_five_primes() {
-    check_all(&Params::new(
-        "N=2^13 {50,40,40,40,40}",
-        8192,
-        &[50, 40, 40, 40, 40],
-        40,
-    ));
+    check_all(8192, &[50, 40, 40, 40, 40], 40);
 }
 
 #[test]
 fn n8192_sixty_bit_primes() {
-    check_all(&Params::new("N=2^13 {60,60,60}", 8192, &[60, 60, 60], 50));
+    check_all(8192, &[60, 60, 60], 50);
 }
 
 #[test]
 fn n8192_mixed_30_to_60_bit_primes() {
-    check_all(&Params::new(
-        "N=2^13 {60,30,45,30,50}",
-        8192,
-        &[60, 30, 45, 30, 50],
-        30,
-    ));
+    check_all(8192, &[60, 30, 45, 30, 50], 30);
 }
 
 child_test! {
