@@ -31,6 +31,8 @@
 //! PATH`, by default `benches/results/ntt-<device>-<date>.json` (with `--quick` only when
 //! `--json` is given). The device comes from `SEAL_OPENCL_DEVICE`.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -743,14 +745,7 @@ fn main() -> Result<()> {
     let path = match (&p.json, p.quick) {
         (Some(path), _) => Some(path.clone()),
         (None, true) => None,
-        (None, false) => {
-            let device: String = info
-                .name
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                .collect();
-            Some(format!("benches/results/ntt-{device}-{}.json", &date[..10]))
-        }
+        (None, false) => Some(common::results_path("ntt", &info.name, &date)),
     };
     if let Some(path) = path {
         let report = Report {

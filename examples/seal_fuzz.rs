@@ -163,10 +163,7 @@ fn fuzz_set(args: &Args, set: &ParamSet, calls: u64, rng: &mut rand::rngs::StdRn
 }
 
 fn main() {
-    if let Err(e) = run() {
-        eprintln!("seal_fuzz: {e}");
-        std::process::exit(2);
-    }
+    common::exit_on_error("seal_fuzz", 2, run);
 }
 
 fn run() -> Result<()> {

@@ -80,10 +80,7 @@ fn line(what: &str, done: usize, m: &DeviceMemory, start: Instant) {
 }
 
 fn main() {
-    if let Err(e) = run() {
-        eprintln!("soak: FAILED: {e}");
-        std::process::exit(1);
-    }
+    common::exit_on_error("soak: FAILED", 1, run);
 }
 
 fn run() -> Result<()> {

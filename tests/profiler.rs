@@ -10,8 +10,9 @@ use seal_opencl::cl::{self, Kernel};
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::PoolBuffer;
 use seal_opencl::profiler::{self, ProfileReport, Profiler, CSV_HEADER, REPORT_FORMAT};
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture;
-use seal_opencl_testkit::harness::{is_child, run_child_output};
+use seal_opencl_testkit::harness::run_child_output;
 
 /// Kernels named like the real ones, so the NTT share has something to count.
 const NAMED: &str = r#"
@@ -271,47 +272,41 @@ fn queues_profile_only_when_a_profiler_is_on() {
     );
 }
 
-/// Run by `the_environment_variable_dumps_at_process_exit` in a child process.
-#[test]
-#[ignore = "runs as the child process of the_environment_variable_dumps_at_process_exit"]
-fn child_process_records_with_the_environment_profiler() {
-    if !is_child() {
-        return;
+child_test! {
+    /// `SEAL_OPENCL_PROFILE` set: the process records with the global profiler and dumps
+    /// its report at exit, with no export call.
+    fn the_environment_variable_dumps_at_process_exit() {
+        let devices = Devices::from_env().unwrap();
+        assert!(profiler::global().is_some());
+        let g = devices.graph();
+        let buf = g.alloc(64).unwrap();
+        let k = named_kernel(&g, "ntt_forward_stage", &buf);
+        launch(&g, &k, 64, 2);
     }
-    let devices = Devices::from_env().unwrap();
-    assert!(profiler::global().is_some());
-    let g = devices.graph();
-    let buf = g.alloc(64).unwrap();
-    let k = named_kernel(&g, "ntt_forward_stage", &buf);
-    launch(&g, &k, 64, 2);
-    // No export call: the dump happens at exit.
-    println!("CHILD OK");
-}
-
-#[test]
-fn the_environment_variable_dumps_at_process_exit() {
-    let base = scratch("dump.json");
-    let out = run_child_output(
-        "child_process_records_with_the_environment_profiler",
-        &[(seal_opencl::config::PROFILE.name, base.to_str().unwrap())],
-    );
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: ProfileReport = serde_json::from_str(
-        &std::fs::read_to_string(&base)
-            .unwrap_or_else(|e| panic!("no dump at {}: {e}\n{log}", base.display())),
-    )
-    .unwrap();
-    assert_eq!(report.kernels.len(), 1);
-    assert_eq!(
-        (report.kernels[0].name.as_str(), report.kernels[0].count),
-        ("ntt_forward_stage", 2)
-    );
-    assert!(base.with_extension("csv").exists());
-    assert!(base.with_extension("trace.json").exists());
+    parent(child) {
+        let base = scratch("dump.json");
+        let out = run_child_output(
+            child,
+            &[(seal_opencl::config::PROFILE.name, base.to_str().unwrap())],
+        );
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: ProfileReport = serde_json::from_str(
+            &std::fs::read_to_string(&base)
+                .unwrap_or_else(|e| panic!("no dump at {}: {e}\n{log}", base.display())),
+        )
+        .unwrap();
+        assert_eq!(report.kernels.len(), 1);
+        assert_eq!(
+            (report.kernels[0].name.as_str(), report.kernels[0].count),
+            ("ntt_forward_stage", 2)
+        );
+        assert!(base.with_extension("csv").exists());
+        assert!(base.with_extension("trace.json").exists());
+    }
 }
 
 /// The backend behind SEAL records the host time of every routed call while profiling: an

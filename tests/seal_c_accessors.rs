@@ -8,6 +8,7 @@
 use std::os::raw::{c_long, c_void};
 use std::ptr;
 
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::Plaintext;
@@ -130,59 +131,47 @@ fn calls(host: &Plaintext, batch: &BatchEncoder) -> Vec<(&'static str, Call)> {
     ]
 }
 
-#[test]
-fn plaintext_accessors_return_an_hresult_on_a_device_error() {
-    run_child(
-        "child_plaintext_accessors_return_an_hresult_on_a_device_error",
-        &[],
-    );
-}
-
-#[test]
-#[ignore = "run by plaintext_accessors_return_an_hresult_on_a_device_error in a child process"]
-fn child_plaintext_accessors_return_an_hresult_on_a_device_error() {
-    if !is_child() {
-        return;
+child_test! {
+    fn plaintext_accessors_return_an_hresult_on_a_device_error() [] {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        let host = fx.plain(&mut rng);
+        let batch = BatchEncoder::new();
+        let calls = calls(&host, &batch);
+        // One plaintext per call whose words only the device holds (a routed mod switch).
+        let pending: Vec<Plaintext> = calls
+            .iter()
+            .map(|_| {
+                let mut p = plain_on_gpu(&host);
+                fx.evaluator
+                    .mod_switch_to_next_plain_inplace(&mut p)
+                    .unwrap();
+                p
+            })
+            .collect();
+        // Each call succeeds on a host plaintext (an empty one: SEAL refuses to print or to
+        // resize one in NTT form), so what fails below is the device.
+        for (name, call) in &calls {
+            let p = Plaintext::new().unwrap();
+            assert_eq!(call(p.as_ptr()), 0, "{name} on an empty host plaintext");
+        }
+        // Those refusals are SEAL's own exceptions, which used to escape too.
+        let ntt = host.try_clone().unwrap();
+        for (name, call) in &calls {
+            let want = match *name {
+                "Plaintext_ToString" => INVALID_ARGUMENT,
+                "BatchEncoder_Encode1" | "BatchEncoder_Encode2" => LOGIC_ERROR,
+                _ => continue,
+            };
+            assert_eq!(call(ntt.as_ptr()), want, "{name} on an NTT-form plaintext");
+        }
+        seal_opencl::ffi::uninstall_backend().unwrap();
+        for ((name, call), p) in calls.iter().zip(&pending) {
+            assert_eq!(
+                call(p.as_ptr()),
+                LOGIC_ERROR,
+                "{name} on a plaintext only an uninstalled backend held"
+            );
+        }
     }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let host = fx.plain(&mut rng);
-    let batch = BatchEncoder::new();
-    let calls = calls(&host, &batch);
-    // One plaintext per call whose words only the device holds (a routed mod switch).
-    let pending: Vec<Plaintext> = calls
-        .iter()
-        .map(|_| {
-            let mut p = plain_on_gpu(&host);
-            fx.evaluator
-                .mod_switch_to_next_plain_inplace(&mut p)
-                .unwrap();
-            p
-        })
-        .collect();
-    // Each call succeeds on a host plaintext (an empty one: SEAL refuses to print or to
-    // resize one in NTT form), so what fails below is the device.
-    for (name, call) in &calls {
-        let p = Plaintext::new().unwrap();
-        assert_eq!(call(p.as_ptr()), 0, "{name} on an empty host plaintext");
-    }
-    // Those refusals are SEAL's own exceptions, which used to escape too.
-    let ntt = host.try_clone().unwrap();
-    for (name, call) in &calls {
-        let want = match *name {
-            "Plaintext_ToString" => INVALID_ARGUMENT,
-            "BatchEncoder_Encode1" | "BatchEncoder_Encode2" => LOGIC_ERROR,
-            _ => continue,
-        };
-        assert_eq!(call(ntt.as_ptr()), want, "{name} on an NTT-form plaintext");
-    }
-    seal_opencl::ffi::uninstall_backend().unwrap();
-    for ((name, call), p) in calls.iter().zip(&pending) {
-        assert_eq!(
-            call(p.as_ptr()),
-            LOGIC_ERROR,
-            "{name} on a plaintext only an uninstalled backend held"
-        );
-    }
-    println!("CHILD OK");
 }

@@ -3,12 +3,13 @@
 //! over parameter sets of N = 2^12 and 2^13 (one prime without key switching, two primes,
 //! more levels, 30- to 60-bit primes), with a fixed seed. `examples/seal_fuzz.rs` runs the
 //! large version on the GPU machine. The backend needs eager transparency checks
-//! (`fuzz::install_backend`), and the detection test a cross-check setting, so each test
-//! runs in a child process.
+//! (`fuzz::install_backend`); the detection test runs in a child process, since it
+//! installs with cross-checking on and arms the process's cross-check test hook.
 
 use rand::SeedableRng;
+use seal_opencl::config::CROSSCHECK;
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fuzz::{self, Kind, ParamSet, Program, Setup};
-use seal_opencl_testkit::harness::{is_child, run_child};
 
 const SEED: u64 = 0x5ea1_f022;
 
@@ -22,17 +23,10 @@ const SETS: [&str; 5] = [
     "13:30x8",
 ];
 
+/// Random programs on every parameter set give SEAL's words, or SEAL's errors, on the
+/// device. The one test of this process that installs the backend.
 #[test]
 fn random_programs_give_seals_words_and_errors() {
-    run_child("child_random_programs_give_seals_words_and_errors", &[]);
-}
-
-#[test]
-#[ignore = "run by random_programs_give_seals_words_and_errors in a child process"]
-fn child_random_programs_give_seals_words_and_errors() {
-    if !is_child() {
-        return;
-    }
     fuzz::install_backend().unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
     let mut total = fuzz::Counts::default();
@@ -56,33 +50,20 @@ fn child_random_programs_give_seals_words_and_errors() {
     eprintln!("{total:?}");
     // Both outcomes occur, so the comparison of each ran.
     assert!(total.valid > 500 && total.invalid > 200, "{total:?}");
-    println!("CHILD OK");
 }
 
-/// A device result with one wrong bit (the cross-check's test hook makes the GPU path throw)
-/// is a failure the fuzzer reports at its step.
-#[test]
-fn a_wrong_device_result_is_a_failure() {
-    run_child(
-        "child_a_wrong_device_result_is_a_failure",
-        &[("SEAL_OPENCL_CROSSCHECK", "1")],
-    );
-}
-
-#[test]
-#[ignore = "run by a_wrong_device_result_is_a_failure in a child process"]
-fn child_a_wrong_device_result_is_a_failure() {
-    if !is_child() {
-        return;
+child_test! {
+    /// A device result with one wrong bit (the cross-check's test hook makes the GPU path
+    /// throw) is a failure the fuzzer reports at its step.
+    fn a_wrong_device_result_is_a_failure() [(CROSSCHECK.name, "1")] {
+        fuzz::install_backend().unwrap();
+        let setup = Setup::new(&"12:40,30,50".parse().unwrap()).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
+        let program = Program::random(&mut rng, 30);
+        seal_opencl::ffi::crosscheck_corrupt_next_result();
+        let failure = fuzz::run(&setup, &program).unwrap().unwrap_err();
+        assert!(failure.what.contains("GPU Err"), "{failure}");
     }
-    fuzz::install_backend().unwrap();
-    let setup = Setup::new(&"12:40,30,50".parse().unwrap()).unwrap();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
-    let program = Program::random(&mut rng, 30);
-    seal_opencl::ffi::crosscheck_corrupt_next_result();
-    let failure = fuzz::run(&setup, &program).unwrap().unwrap_err();
-    assert!(failure.what.contains("GPU Err"), "{failure}");
-    println!("CHILD OK");
 }
 
 /// Shrinking keeps what makes a program fail and drops the rest: here "a multiply before a

@@ -5,102 +5,74 @@
 //! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
 //! (`SEAL_OPENCL_POISON`) so unwritten words show up.
 
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 
-/// A parameter set and the name its failures carry.
-struct Params {
-    name: &'static str,
-    fx: Fixture,
-}
-
-impl Params {
-    fn new(name: &'static str, n: u64, bits: &[i32], scale_bits: i32) -> Params {
-        Params {
-            name,
-            fx: Fixture::with_params(n, bits, scale_bits),
-        }
-    }
-}
-
-fn check_all(params: &Params) {
-    check_operations(&params.fx, params.name);
+/// Every routed operation on N = `n`, the primes of `bits`, scale 2^`scale_bits`; failures
+/// name the parameter set ("N=2^12 {35,30,35}").
+fn check_all(n: u64, bits: &[i32], scale_bits: i32) {
+    let fx = Fixture::with_params(n, bits, scale_bits);
+    let bits: Vec<String> = bits.iter().map(i32::to_string).collect();
+    let name = format!("N=2^{} {{{}}}", n.trailing_zeros(), bits.join(","));
+    check_operations(&fx, &name);
 }
 
 #[test]
 fn n4096_three_primes() {
-    check_all(&Params::new("N=2^12 {35,30,35}", 4096, &[35, 30, 35], 30));
+    check_all(4096, &[35, 30, 35], 30);
 }
 
 #[test]
 fn n8192_five_primes() {
-    check_all(&Params::new(
-        "N=2^13 {50,40,40,40,40}",
-        8192,
-        &[50, 40, 40, 40, 40],
-        40,
-    ));
+    check_all(8192, &[50, 40, 40, 40, 40], 40);
 }
 
 #[test]
 fn n8192_sixty_bit_primes() {
-    check_all(&Params::new("N=2^13 {60,60,60}", 8192, &[60, 60, 60], 50));
+    check_all(8192, &[60, 60, 60], 50);
 }
 
 #[test]
 fn n8192_mixed_30_to_60_bit_primes() {
-    check_all(&Params::new(
-        "N=2^13 {60,30,45,30,50}",
-        8192,
-        &[60, 30, 45, 30, 50],
-        30,
-    ));
+    check_all(8192, &[60, 30, 45, 30, 50], 30);
 }
 
-/// Determinism: every operation run three times gives the same words: twice on one
-/// backend (the second run on buffers the first one used, poisoned in between), and once
-/// on a second backend installed after the first was dropped (fresh pools, queues,
-/// tables and keys). In a child process, since it reinstalls the backend.
-#[test]
-fn determinism() {
-    run_child("child_determinism", &[]);
-}
-
-#[test]
-#[ignore = "run by determinism in a child process"]
-fn child_determinism() {
-    if !is_child() {
-        return;
+child_test! {
+    /// Determinism: every operation run three times gives the same words: twice on one
+    /// backend (the second run on buffers the first one used, poisoned in between), and once
+    /// on a second backend installed after the first was dropped (fresh pools, queues,
+    /// tables and keys). In a child process, since it reinstalls the backend.
+    fn determinism() [] {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        let (a, b, p) = fx.operands(&mut rng);
+        let run_all = || -> Vec<Vec<u64>> {
+            operations()
+                .into_iter()
+                .map(|(_, op)| {
+                    let mut g = on_gpu(&a);
+                    op(&fx, &mut g, &on_gpu(&b), &plain_on_gpu(&p));
+                    g.data().unwrap()
+                })
+                .collect()
+        };
+        let first = run_all();
+        let again = run_all();
+        reinstall();
+        let fresh = run_all();
+        for (i, (name, _)) in operations().iter().enumerate() {
+            assert!(
+                first[i] == again[i],
+                "{name}: a second run on one backend differs"
+            );
+            assert!(
+                first[i] == fresh[i],
+                "{name}: a run on a fresh backend differs"
+            );
+        }
+        assert_no_cpu_fallback();
     }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let (a, b, p) = fx.operands(&mut rng);
-    let run_all = || -> Vec<Vec<u64>> {
-        operations()
-            .into_iter()
-            .map(|(_, op)| {
-                let mut g = on_gpu(&a);
-                op(&fx, &mut g, &on_gpu(&b), &plain_on_gpu(&p));
-                g.data().unwrap()
-            })
-            .collect()
-    };
-    let first = run_all();
-    let again = run_all();
-    reinstall();
-    let fresh = run_all();
-    for (i, (name, _)) in operations().iter().enumerate() {
-        assert!(
-            first[i] == again[i],
-            "{name}: a second run on one backend differs"
-        );
-        assert!(
-            first[i] == fresh[i],
-            "{name}: a run on a fresh backend differs"
-        );
-    }
-    assert_no_cpu_fallback();
-    println!("CHILD OK");
 }
 
 /// Copies of device ciphertexts share their words until one side writes (copy on write,

@@ -1,24 +1,24 @@
 //! `SEAL_OPENCL_CROSSCHECK`: sampled routed operations also run on SEAL's CPU path, from
 //! host copies of the device operands, and the device result's words and metadata must
 //! equal SEAL's (ffi/backend.cc, `OpenClBackend::crosschecked`). The backend reads the
-//! switch once, when it is installed, so every test runs in a child process
-//! ([`run_child`]).
+//! switch once, when it is installed, and its counts are the process's, so every test runs
+//! in a child process (`child_test!`).
 //!
 //! A mismatch cannot be provoked honestly through SEAL's API (the device computes SEAL's
 //! words), so `seal_opencl::ffi::crosscheck_corrupt_next_result()` flips one bit of the
 //! next cross-checked result on the device, after the operation and before the
 //! comparison, as a wrong kernel would: the comparison must see it.
 
+use seal_opencl::config::CROSSCHECK;
 use seal_opencl::ffi::{
     crosscheck_checks, crosscheck_corrupt_next_result, crosscheck_last_mismatch,
     crosscheck_mismatches,
 };
 use seal_opencl::{ErrorKind, Result};
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
-
-const ENV_VAR: &str = "SEAL_OPENCL_CROSSCHECK";
 
 /// A call on (x, b, plain), `x` the result operand.
 type Op = fn(&Fixture, &mut Ciphertext, &Ciphertext, &Plaintext) -> Result<()>;
@@ -129,65 +129,38 @@ fn run_cases(fx: &Fixture) -> u64 {
     calls
 }
 
-#[test]
-fn every_operation_is_compared_with_1() {
-    run_child("child_every_operation", &[(ENV_VAR, "1")]);
-}
-
-#[test]
-#[ignore = "run by every_operation_is_compared_with_1 in a child process"]
-fn child_every_operation() {
-    if !is_child() {
-        return;
+child_test! {
+    fn every_operation_is_compared_with_1() [(CROSSCHECK.name, "1")] {
+        let fx = Fixture::new();
+        let calls = run_cases(&fx);
+        assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+        assert_eq!(
+            crosscheck_checks(),
+            calls,
+            "every routed operation compared"
+        );
     }
-    let fx = Fixture::new();
-    let calls = run_cases(&fx);
-    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
-    assert_eq!(
-        crosscheck_checks(),
-        calls,
-        "every routed operation compared"
-    );
-    println!("CHILD OK");
 }
 
-#[test]
-fn every_third_operation_is_compared_with_3() {
-    run_child("child_every_third_operation", &[(ENV_VAR, "3")]);
-}
-
-#[test]
-#[ignore = "run by every_third_operation_is_compared_with_3 in a child process"]
-fn child_every_third_operation() {
-    if !is_child() {
-        return;
+child_test! {
+    fn every_third_operation_is_compared_with_3() [(CROSSCHECK.name, "3")] {
+        let fx = Fixture::new();
+        let calls = run_cases(&fx);
+        assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+        // Routed operations 1, 4, 7, ... of the backend.
+        assert_eq!(crosscheck_checks(), calls.div_ceil(3));
     }
-    let fx = Fixture::new();
-    let calls = run_cases(&fx);
-    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
-    // Routed operations 1, 4, 7, ... of the backend.
-    assert_eq!(crosscheck_checks(), calls.div_ceil(3));
-    println!("CHILD OK");
 }
 
-#[test]
-fn nothing_is_compared_with_0() {
-    run_child("child_nothing_is_compared", &[(ENV_VAR, "0")]);
-}
-
-#[test]
-#[ignore = "run by nothing_is_compared_with_0 in a child process"]
-fn child_nothing_is_compared() {
-    if !is_child() {
-        return;
+child_test! {
+    fn nothing_is_compared_with_0() [(CROSSCHECK.name, "0")] {
+        let fx = Fixture::new();
+        // Armed, but nothing is cross-checked: no result is touched.
+        crosscheck_corrupt_next_result();
+        run_cases(&fx);
+        assert_eq!(crosscheck_checks(), 0);
+        assert_eq!(crosscheck_mismatches(), 0);
     }
-    let fx = Fixture::new();
-    // Armed, but nothing is cross-checked: no result is touched.
-    crosscheck_corrupt_next_result();
-    run_cases(&fx);
-    assert_eq!(crosscheck_checks(), 0);
-    assert_eq!(crosscheck_mismatches(), 0);
-    println!("CHILD OK");
 }
 
 /// Runs the Evaluator call `call` with the test hook armed: it must throw `logic_error`,
@@ -204,127 +177,100 @@ fn assert_detected(call: impl FnOnce() -> Result<()>, mismatches: u64, parts: &[
     }
 }
 
-#[test]
-fn a_wrong_device_result_is_detected() {
-    run_child("child_a_wrong_device_result_is_detected", &[(ENV_VAR, "1")]);
-}
+child_test! {
+    fn a_wrong_device_result_is_detected() [(CROSSCHECK.name, "1")] {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
 
-#[test]
-#[ignore = "run by a_wrong_device_result_is_detected in a child process"]
-fn child_a_wrong_device_result_is_detected() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
-
-    // A ciphertext result: multiply (3 polynomials of 2 primes, N = 4096).
-    let mut gpu = on_gpu(&a);
-    assert_detected(
-        || fx.evaluator.multiply_inplace(&mut gpu, &on_gpu(&b)),
-        1,
-        &[
-            "SEAL_OPENCL_CROSSCHECK",
-            "multiply (N = 4096, 2 primes)",
-            "in 1 of 24576 words; first at word 12288 (polynomial 1, prime 1, coefficient 0)",
-            "device 0x",
-            "CPU 0x",
-        ],
-    );
-
-    // A plaintext result: mod_switch_to_next (one prime left: 4096 words).
-    let mut plain = plain_on_gpu(&fx.plain(&mut rng));
-    assert_detected(
-        || fx.evaluator.mod_switch_to_next_plain_inplace(&mut plain),
-        2,
-        &[
-            "mod_switch_to_next (plaintext) (N = 4096, 2 primes)",
-            "in 1 of 4096 words; first at word 2048 (polynomial 0, prime 0, coefficient 2048)",
-        ],
-    );
-
-    // The hook is spent: the next operations pass.
-    let checks = crosscheck_checks();
-    let calls = run_cases(&fx);
-    assert_eq!(crosscheck_checks(), checks + calls);
-    assert_eq!(crosscheck_mismatches(), 2);
-    println!("CHILD OK");
-}
-
-/// SEAL's CPU path throws "result ciphertext is transparent" after computing; the words it
-/// computed are compared anyway (no false mismatch), and the device path reports the
-/// result as it does without cross-checking (deferred: at the first host read). An operand
-/// that is itself a transparent result with its report pending cannot be downloaded for
-/// the CPU reference: that call is not compared.
-#[test]
-fn transparent_results_are_no_mismatch() {
-    run_child("child_transparent_results", &[(ENV_VAR, "1")]);
-}
-
-#[test]
-#[ignore = "run by transparent_results_are_no_mismatch in a child process"]
-fn child_transparent_results() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let a = fx.encrypt(&mut rng());
-
-    // a - a: transparent.
-    let mut gpu = on_gpu(&a);
-    let twin = gpu.clone();
-    fx.evaluator.sub_inplace(&mut gpu, &twin).unwrap();
-    assert_eq!(crosscheck_checks(), 1);
-    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
-    let err = gpu
-        .data()
-        .expect_err("a transparent result reached the host");
-    assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
-
-    // The square of a ciphertext with zero c1 (compared), then its relinearization (its
-    // operand's report is pending: not compared).
-    let mut gpu = on_gpu(&fx.transparent(&a));
-    fx.evaluator.square_inplace(&mut gpu).unwrap();
-    assert_eq!(crosscheck_checks(), 2);
-    fx.evaluator
-        .relinearize_inplace(&mut gpu, &fx.relin)
-        .unwrap();
-    assert_eq!(crosscheck_checks(), 2);
-    assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
-    assert!(gpu.data().is_err(), "a transparent result reached the host");
-    println!("CHILD OK");
-}
-
-/// Values other than `0`, `1` or a positive integer are refused when the backend is
-/// installed, listing the accepted values.
-#[test]
-fn an_unknown_crosscheck_value_is_refused() {
-    for value in ["maybe", "-1", "1.5", "99999999999999999999999"] {
-        run_child(
-            "child_an_unknown_crosscheck_value_is_refused",
-            &[(ENV_VAR, value), ("CROSSCHECK_TEST_VALUE", value)],
+        // A ciphertext result: multiply (3 polynomials of 2 primes, N = 4096).
+        let mut gpu = on_gpu(&a);
+        assert_detected(
+            || fx.evaluator.multiply_inplace(&mut gpu, &on_gpu(&b)),
+            1,
+            &[
+                CROSSCHECK.name,
+                "multiply (N = 4096, 2 primes)",
+                "in 1 of 24576 words; first at word 12288 (polynomial 1, prime 1, coefficient 0)",
+                "device 0x",
+                "CPU 0x",
+            ],
         );
+
+        // A plaintext result: mod_switch_to_next (one prime left: 4096 words).
+        let mut plain = plain_on_gpu(&fx.plain(&mut rng));
+        assert_detected(
+            || fx.evaluator.mod_switch_to_next_plain_inplace(&mut plain),
+            2,
+            &[
+                "mod_switch_to_next (plaintext) (N = 4096, 2 primes)",
+                "in 1 of 4096 words; first at word 2048 (polynomial 0, prime 0, coefficient 2048)",
+            ],
+        );
+
+        // The hook is spent: the next operations pass.
+        let checks = crosscheck_checks();
+        let calls = run_cases(&fx);
+        assert_eq!(crosscheck_checks(), checks + calls);
+        assert_eq!(crosscheck_mismatches(), 2);
     }
 }
 
-#[test]
-#[ignore = "run by an_unknown_crosscheck_value_is_refused in a child process"]
-fn child_an_unknown_crosscheck_value_is_refused() {
-    if !is_child() {
-        return;
+child_test! {
+    /// SEAL's CPU path throws "result ciphertext is transparent" after computing; the words it
+    /// computed are compared anyway (no false mismatch), and the device path reports the
+    /// result as it does without cross-checking (deferred: at the first host read). An operand
+    /// that is itself a transparent result with its report pending cannot be downloaded for
+    /// the CPU reference: that call is not compared.
+    fn transparent_results_are_no_mismatch() [(CROSSCHECK.name, "1")] {
+        let fx = Fixture::new();
+        let a = fx.encrypt(&mut rng());
+
+        // a - a: transparent.
+        let mut gpu = on_gpu(&a);
+        let twin = gpu.clone();
+        fx.evaluator.sub_inplace(&mut gpu, &twin).unwrap();
+        assert_eq!(crosscheck_checks(), 1);
+        assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+        let err = gpu
+            .data()
+            .expect_err("a transparent result reached the host");
+        assert_eq!(err.kind(), ErrorKind::Logic, "{err}");
+
+        // The square of a ciphertext with zero c1 (compared), then its relinearization (its
+        // operand's report is pending: not compared).
+        let mut gpu = on_gpu(&fx.transparent(&a));
+        fx.evaluator.square_inplace(&mut gpu).unwrap();
+        assert_eq!(crosscheck_checks(), 2);
+        fx.evaluator
+            .relinearize_inplace(&mut gpu, &fx.relin)
+            .unwrap();
+        assert_eq!(crosscheck_checks(), 2);
+        assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+        assert!(gpu.data().is_err(), "a transparent result reached the host");
     }
-    let value = std::env::var("CROSSCHECK_TEST_VALUE").unwrap();
-    let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
-    for part in [
-        ENV_VAR,
-        value.as_str(),
-        "`0`",
-        "`1`",
-        "a positive integer N",
-    ] {
-        assert!(err.contains(part), "{part:?} not in {err:?}");
+}
+
+child_test! {
+    /// Values other than `0`, `1` or a positive integer are refused when the backend is
+    /// installed, listing the accepted values.
+    fn an_unknown_crosscheck_value_is_refused() {
+        let value = std::env::var(CROSSCHECK.name).unwrap();
+        let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
+        for part in [
+            CROSSCHECK.name,
+            value.as_str(),
+            "`0`",
+            "`1`",
+            "a positive integer N",
+        ] {
+            assert!(err.contains(part), "{part:?} not in {err:?}");
+        }
+        assert!(!gpu_backend_installed());
     }
-    assert!(!gpu_backend_installed());
-    println!("CHILD OK");
+    parent(child) {
+        for value in ["maybe", "-1", "1.5", "99999999999999999999999"] {
+            run_child(child, &[(CROSSCHECK.name, value)]);
+        }
+    }
 }

@@ -9,7 +9,9 @@
 //! Device errors (out of memory) are in `seal_gpu_oom.rs`: the backend reads the pool
 //! limit once, when it is installed.
 
+use seal_opencl::config::CHECK_TRANSPARENT;
 use seal_opencl::{Error, ErrorKind, Result};
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
@@ -528,66 +530,42 @@ fn transparent_results_throw_at_the_first_host_read_by_default() {
     assert_no_cpu_fallback();
 }
 
-/// An unrecognised value of the switch is an error when the backend is installed (listing
-/// the accepted values), not a silent default.
-#[test]
-fn an_unknown_transparency_switch_is_refused() {
-    run_child(
-        "child_an_unknown_transparency_switch_is_refused",
-        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "maybe")],
-    );
+child_test! {
+    /// An unrecognised value of the switch is an error when the backend is installed (listing
+    /// the accepted values), not a silent default.
+    fn an_unknown_transparency_switch_is_refused() [(CHECK_TRANSPARENT.name, "maybe")] {
+        let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
+        for value in ["maybe", "deferred", "eager", "off"] {
+            assert!(err.contains(value), "{err}");
+        }
+    }
 }
 
-#[test]
-#[ignore = "run by an_unknown_transparency_switch_is_refused in a child process"]
-fn child_an_unknown_transparency_switch_is_refused() {
-    if !is_child() {
-        return;
+child_test! {
+    /// With `SEAL_OPENCL_CHECK_TRANSPARENT=eager` the device path throws what SEAL's CPU path
+    /// throws for a transparent result, and leaves the same words.
+    fn transparent_results_are_checked_when_asked() [(CHECK_TRANSPARENT.name, "eager")] {
+        let fx = Fixture::new();
+        let a = fx.encrypt(&mut rng());
+        for (name, operand, plain, op) in transparent_calls(&fx, &a) {
+            let mut cpu = operand.clone();
+            let cpu_err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
+            // Marked, not made resident: negating a transparent operand twice would throw.
+            let mut gpu = on_gpu(&operand);
+            let gpu_err = op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain)).unwrap_err();
+            assert_eq!(
+                gpu_err.kind(),
+                cpu_err.kind(),
+                "{name}: {gpu_err} vs {cpu_err}"
+            );
+            assert_same(&cpu, &gpu, name);
+        }
+        // A result that is not transparent passes the check.
+        let mut cpu = a.clone();
+        fx.evaluator.negate_inplace(&mut cpu).unwrap();
+        let mut gpu = resident(&fx, &a);
+        fx.evaluator.negate_inplace(&mut gpu).unwrap();
+        assert_same(&cpu, &gpu, "negate with the check on");
+        assert_no_cpu_fallback();
     }
-    let err = seal_opencl::ffi::install_backend().unwrap_err().to_string();
-    for value in ["maybe", "deferred", "eager", "off"] {
-        assert!(err.contains(value), "{err}");
-    }
-    println!("CHILD OK");
-}
-
-/// With `SEAL_OPENCL_CHECK_TRANSPARENT=eager` the device path throws what SEAL's CPU path
-/// throws for a transparent result, and leaves the same words.
-#[test]
-fn transparent_results_are_checked_when_asked() {
-    run_child(
-        "child_transparent_results_are_checked",
-        &[("SEAL_OPENCL_CHECK_TRANSPARENT", "eager")],
-    );
-}
-
-#[test]
-#[ignore = "run by transparent_results_are_checked_when_asked in a child process"]
-fn child_transparent_results_are_checked() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let a = fx.encrypt(&mut rng());
-    for (name, operand, plain, op) in transparent_calls(&fx, &a) {
-        let mut cpu = operand.clone();
-        let cpu_err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
-        // Marked, not made resident: negating a transparent operand twice would throw.
-        let mut gpu = on_gpu(&operand);
-        let gpu_err = op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain)).unwrap_err();
-        assert_eq!(
-            gpu_err.kind(),
-            cpu_err.kind(),
-            "{name}: {gpu_err} vs {cpu_err}"
-        );
-        assert_same(&cpu, &gpu, name);
-    }
-    // A result that is not transparent passes the check.
-    let mut cpu = a.clone();
-    fx.evaluator.negate_inplace(&mut cpu).unwrap();
-    let mut gpu = resident(&fx, &a);
-    fx.evaluator.negate_inplace(&mut gpu).unwrap();
-    assert_same(&cpu, &gpu, "negate with the check on");
-    assert_no_cpu_fallback();
-    println!("CHILD OK");
 }

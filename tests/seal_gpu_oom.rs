@@ -15,6 +15,7 @@ use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::seal_backend::GpuImage;
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
@@ -103,55 +104,43 @@ fn backend_out_of_memory_is_an_error_and_changes_nothing() {
     backend.end_compute_frame().unwrap();
 }
 
-/// The child half of `seal_out_of_memory_raises_runtime_error`: installs the backend with
-/// the pool capped, fills it through SEAL, and expects `Runtime` errors, unchanged
-/// operands and a working device after freeing.
-#[test]
-#[ignore = "run by seal_out_of_memory_raises_runtime_error in a child process"]
-fn child_seal_out_of_memory() {
-    // Only as the parent's child: run in the test runner's own process (e.g. with
-    // --include-ignored) an abort would end every test.
-    if !is_child() {
-        return;
+child_test! {
+    /// Through SEAL's C API, in a child process (an abort would end every test): the backend
+    /// installed with the pool capped, filled through SEAL; `Runtime` errors, unchanged
+    /// operands and a working device after freeing.
+    fn seal_out_of_memory_raises_runtime_error() [
+        (seal_opencl::config::MAX_BYTES.name, &MAX_BYTES.to_string())
+    ] {
+        let fx = Fixture::with_params(N as u64, &[35, 30, 35], 30);
+        let mut rng = rng();
+        let a = fx.encrypt(&mut rng);
+        let mut held = Vec::new();
+        let err = loop {
+            let mut g = on_gpu(&a);
+            match fx.evaluator.negate_inplace(&mut g) {
+                Ok(()) => held.push(g),
+                Err(e) => break e,
+            }
+            assert!(
+                held.len() < 64,
+                "a pool capped at {MAX_BYTES} bytes took 64 ciphertexts"
+            );
+        };
+        eprintln!("{} ciphertexts, then: {err}", held.len());
+        assert_eq!(err.kind(), ErrorKind::Runtime, "{err}");
+        let (mut x, y) = (held.remove(0), held.remove(0));
+        let (want_x, want_y) = (x.data().unwrap(), y.data().unwrap());
+        let err = fx.evaluator.multiply_inplace(&mut x, &y).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Runtime, "{err}");
+        assert_words(&want_x, &x.data().unwrap(), "x after the failed multiply");
+        assert_words(&want_y, &y.data().unwrap(), "y after the failed multiply");
+        held.clear();
+        end_compute_frame().unwrap();
+        let mut cpu = a.clone();
+        fx.evaluator.negate_inplace(&mut cpu).unwrap();
+        let b = fx.encrypt(&mut rng);
+        fx.evaluator.multiply_inplace(&mut cpu, &b).unwrap();
+        fx.evaluator.multiply_inplace(&mut x, &on_gpu(&b)).unwrap();
+        assert_same(&cpu, &x, "multiply after freeing");
     }
-    let fx = Fixture::with_params(N as u64, &[35, 30, 35], 30);
-    let mut rng = rng();
-    let a = fx.encrypt(&mut rng);
-    let mut held = Vec::new();
-    let err = loop {
-        let mut g = on_gpu(&a);
-        match fx.evaluator.negate_inplace(&mut g) {
-            Ok(()) => held.push(g),
-            Err(e) => break e,
-        }
-        assert!(
-            held.len() < 64,
-            "a pool capped at {MAX_BYTES} bytes took 64 ciphertexts"
-        );
-    };
-    eprintln!("{} ciphertexts, then: {err}", held.len());
-    assert_eq!(err.kind(), ErrorKind::Runtime, "{err}");
-    let (mut x, y) = (held.remove(0), held.remove(0));
-    let (want_x, want_y) = (x.data().unwrap(), y.data().unwrap());
-    let err = fx.evaluator.multiply_inplace(&mut x, &y).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Runtime, "{err}");
-    assert_words(&want_x, &x.data().unwrap(), "x after the failed multiply");
-    assert_words(&want_y, &y.data().unwrap(), "y after the failed multiply");
-    held.clear();
-    end_compute_frame().unwrap();
-    let mut cpu = a.clone();
-    fx.evaluator.negate_inplace(&mut cpu).unwrap();
-    let b = fx.encrypt(&mut rng);
-    fx.evaluator.multiply_inplace(&mut cpu, &b).unwrap();
-    fx.evaluator.multiply_inplace(&mut x, &on_gpu(&b)).unwrap();
-    assert_same(&cpu, &x, "multiply after freeing");
-    println!("CHILD OK");
-}
-
-#[test]
-fn seal_out_of_memory_raises_runtime_error() {
-    run_child(
-        "child_seal_out_of_memory",
-        &[("SEAL_OPENCL_MAX_BYTES", &MAX_BYTES.to_string())],
-    );
 }

@@ -5,7 +5,8 @@
 //! child processes (the count is per process, the cap is read at install).
 
 use seal_opencl::cl::pinned_bytes_in_use;
-use seal_opencl::config::MAX_PINNED_BYTES;
+use seal_opencl::config::{LOG, MAX_PINNED_BYTES};
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
@@ -156,109 +157,82 @@ fn threads_share_an_input_whose_upload_is_in_flight() {
     }
 }
 
-/// Child: marking moves a ciphertext's words into page-locked memory (and a result's host
-/// read allocates there), and they go back when the objects die.
-#[test]
-#[ignore = "child of marked_words_are_page_locked_and_returned"]
-fn child_marked_words_are_page_locked_and_returned() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
-    let before = pinned_bytes_in_use();
-    let bytes = a.uint64_count() * 8;
-    {
-        let ga = on_gpu(&a);
-        assert!(
-            pinned_bytes_in_use() >= before + bytes,
-            "a marked ciphertext's words are page-locked"
-        );
-        let mut product = ga.clone();
-        fx.evaluator
-            .multiply_inplace(&mut product, &on_gpu(&b))
-            .unwrap();
-        let held = pinned_bytes_in_use();
-        let _ = product.data().unwrap();
-        assert!(
-            pinned_bytes_in_use() >= held + product.uint64_count() * 8,
-            "the host read of a device result allocates page-locked words"
-        );
-        check_request(&fx, &a, &b, "MulLinRS in page-locked memory");
-    }
-    assert_eq!(
-        pinned_bytes_in_use(),
-        before,
-        "page-locked words go back when their objects die"
-    );
-    println!("CHILD OK");
-}
-
-#[test]
-fn marked_words_are_page_locked_and_returned() {
-    run_child("child_marked_words_are_page_locked_and_returned", &[]);
-}
-
-/// Child: with a cap smaller than one ciphertext, every marked object falls back to
-/// pageable memory; results are still SEAL's, and the fallback is reported once.
-#[test]
-#[ignore = "child of the pinned_cap tests"]
-fn child_cap_falls_back_to_pageable_memory() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    for round in 0..3 {
+child_test! {
+    /// Marking moves a ciphertext's words into page-locked memory (and a result's host
+    /// read allocates there), and they go back when the objects die.
+    fn marked_words_are_page_locked_and_returned() [] {
+        let fx = Fixture::new();
+        let mut rng = rng();
         let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
-        check_request(
-            &fx,
-            &a,
-            &b,
-            &format!("MulLinRS past the cap, round {round}"),
+        let before = pinned_bytes_in_use();
+        let bytes = a.uint64_count() * 8;
+        {
+            let ga = on_gpu(&a);
+            assert!(
+                pinned_bytes_in_use() >= before + bytes,
+                "a marked ciphertext's words are page-locked"
+            );
+            let mut product = ga.clone();
+            fx.evaluator
+                .multiply_inplace(&mut product, &on_gpu(&b))
+                .unwrap();
+            let held = pinned_bytes_in_use();
+            let _ = product.data().unwrap();
+            assert!(
+                pinned_bytes_in_use() >= held + product.uint64_count() * 8,
+                "the host read of a device result allocates page-locked words"
+            );
+            check_request(&fx, &a, &b, "MulLinRS in page-locked memory");
+        }
+        assert_eq!(
+            pinned_bytes_in_use(),
+            before,
+            "page-locked words go back when their objects die"
         );
     }
-    assert_eq!(
-        pinned_bytes_in_use(),
-        0,
-        "nothing is page-locked past the cap"
-    );
-    println!("CHILD OK");
 }
 
-#[test]
-fn pinned_cap_falls_back_cleanly_with_one_warning() {
-    for cap in ["0", "4096"] {
-        let out = run_child_output(
-            "child_cap_falls_back_to_pageable_memory",
-            &[(MAX_PINNED_BYTES.name, cap), ("SEAL_OPENCL_LOG", "warn")],
+child_test! {
+    /// With a cap smaller than one ciphertext, every marked object falls back to pageable
+    /// memory; results are still SEAL's, and the fallback is reported once.
+    fn pinned_cap_falls_back_cleanly_with_one_warning() {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        for round in 0..3 {
+            let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+            check_request(
+                &fx,
+                &a,
+                &b,
+                &format!("MulLinRS past the cap, round {round}"),
+            );
+        }
+        assert_eq!(
+            pinned_bytes_in_use(),
+            0,
+            "nothing is page-locked past the cap"
         );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let warnings = stderr.matches("page-locked host memory").count();
-        assert_eq!(warnings, 1, "cap {cap}: one warning, stderr:\n{stderr}");
+    }
+    parent(child) {
+        for cap in ["0", "4096"] {
+            let out = run_child_output(
+                child,
+                &[(MAX_PINNED_BYTES.name, cap), (LOG.name, "warn")],
+            );
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let warnings = stderr.matches("page-locked host memory").count();
+            assert_eq!(warnings, 1, "cap {cap}: one warning, stderr:\n{stderr}");
+        }
     }
 }
 
-/// Child: a cap that is not a byte count is refused when the backend is installed.
-#[test]
-#[ignore = "child of bad_pinned_cap_is_refused"]
-fn child_bad_cap_is_refused() {
-    if !is_child() {
-        return;
+child_test! {
+    /// A cap that is not a byte count is refused when the backend is installed.
+    fn bad_pinned_cap_is_refused() [(MAX_PINNED_BYTES.name, "lots")] {
+        let err = seal_opencl::ffi::install_backend().unwrap_err();
+        assert!(
+            err.to_string().contains(MAX_PINNED_BYTES.name),
+            "the error names the variable: {err}"
+        );
     }
-    let err = seal_opencl::ffi::install_backend().unwrap_err();
-    assert!(
-        err.to_string().contains(MAX_PINNED_BYTES.name),
-        "the error names the variable: {err}"
-    );
-    println!("CHILD OK");
-}
-
-#[test]
-fn bad_pinned_cap_is_refused() {
-    run_child(
-        "child_bad_cap_is_refused",
-        &[(MAX_PINNED_BYTES.name, "lots")],
-    );
 }

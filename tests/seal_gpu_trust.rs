@@ -4,11 +4,12 @@
 //! CPU words or throws SEAL's exception type (here: `ErrorKind::Logic`); nothing aborts.
 //!
 //! Uninstalling switches the backend off for the whole process, so those tests run in a
-//! child process each (`run_child`).
+//! child process each (`child_test!`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use seal_opencl::{ErrorKind, Result};
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
@@ -82,88 +83,70 @@ fn calls_with_pending_results(
         .collect()
 }
 
-/// After `uninstall_backend()`, every call on a result that only the device
-/// held throws `logic_error` before SEAL touches the words (SEAL's CPU path iterates
-/// with noexcept iterators: a throw there ended the process).
-#[test]
-fn calls_on_a_pending_result_after_uninstall_throw() {
-    run_child("child_calls_on_a_pending_result_after_uninstall_throw", &[]);
+child_test! {
+    /// After `uninstall_backend()`, every call on a result that only the device
+    /// held throws `logic_error` before SEAL touches the words (SEAL's CPU path iterates
+    /// with noexcept iterators: a throw there ended the process).
+    fn calls_on_a_pending_result_after_uninstall_throw() [] {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        let (a, b, p) = fx.operands(&mut rng);
+        let calls = calls_with_pending_results(&fx, &a, &b);
+        seal_opencl::ffi::uninstall_backend().unwrap();
+        for (name, product, call, mut x) in calls {
+            assert_unreachable(call(&fx, &mut x, &b, &p), name);
+            let size = if product { 3 } else { 2 };
+            assert_eq!(x.size(), size, "{name}: the operand's metadata changed");
+        }
+    }
 }
 
-#[test]
-#[ignore = "run by calls_on_a_pending_result_after_uninstall_throw in a child process"]
-fn child_calls_on_a_pending_result_after_uninstall_throw() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let (a, b, p) = fx.operands(&mut rng);
-    let calls = calls_with_pending_results(&fx, &a, &b);
-    seal_opencl::ffi::uninstall_backend().unwrap();
-    for (name, product, call, mut x) in calls {
-        assert_unreachable(call(&fx, &mut x, &b, &p), name);
-        let size = if product { 3 } else { 2 };
-        assert_eq!(x.size(), size, "{name}: the operand's metadata changed");
-    }
-    println!("CHILD OK");
-}
-
-/// Uninstalling from one thread while two others issue operations: each call
-/// gives SEAL's words or throws `logic_error`; the process lives.
-#[test]
-fn uninstall_while_threads_issue_work() {
-    run_child("child_uninstall_while_threads_issue_work", &[]);
-}
-
-#[test]
-#[ignore = "run by uninstall_while_threads_issue_work in a child process"]
-fn child_uninstall_while_threads_issue_work() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
-    let mut want = a.clone();
-    fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
-    fx.evaluator
-        .relinearize_inplace(&mut want, &fx.relin)
-        .unwrap();
-    for round in 0..3 {
-        reinstall();
-        let stop = AtomicBool::new(false);
-        std::thread::scope(|s| {
-            for t in 0..2 {
-                let (ctx, relin, a, b, want, stop) = (&fx.ctx, &fx.relin, &a, &b, &want, &stop);
-                s.spawn(move || {
-                    let evaluator = Evaluator::new(ctx).unwrap();
-                    while !stop.load(Ordering::Relaxed) {
-                        let mut x = a.clone();
-                        let run = |x: &mut Ciphertext| -> Result<Vec<u64>> {
-                            x.gpu()?;
-                            evaluator.multiply_inplace(x, b)?;
-                            evaluator.relinearize_inplace(x, relin)?;
-                            x.data()
-                        };
-                        match run(&mut x) {
-                            Ok(words) => assert_words(
-                                &want.data().unwrap(),
-                                &words,
-                                &format!("round {round}, thread {t}"),
-                            ),
-                            Err(e) => assert_eq!(e.kind(), ErrorKind::Logic, "{e}"),
+child_test! {
+    /// Uninstalling from one thread while two others issue operations: each call
+    /// gives SEAL's words or throws `logic_error`; the process lives.
+    fn uninstall_while_threads_issue_work() [] {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+        let mut want = a.clone();
+        fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
+        fx.evaluator
+            .relinearize_inplace(&mut want, &fx.relin)
+            .unwrap();
+        for round in 0..3 {
+            reinstall();
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|s| {
+                for t in 0..2 {
+                    let (ctx, relin, a, b, want, stop) = (&fx.ctx, &fx.relin, &a, &b, &want, &stop);
+                    s.spawn(move || {
+                        let evaluator = Evaluator::new(ctx).unwrap();
+                        while !stop.load(Ordering::Relaxed) {
+                            let mut x = a.clone();
+                            let run = |x: &mut Ciphertext| -> Result<Vec<u64>> {
+                                x.gpu()?;
+                                evaluator.multiply_inplace(x, b)?;
+                                evaluator.relinearize_inplace(x, relin)?;
+                                x.data()
+                            };
+                            match run(&mut x) {
+                                Ok(words) => assert_words(
+                                    &want.data().unwrap(),
+                                    &words,
+                                    &format!("round {round}, thread {t}"),
+                                ),
+                                Err(e) => assert_eq!(e.kind(), ErrorKind::Logic, "{e}"),
+                            }
                         }
-                    }
-                });
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-            seal_opencl::ffi::uninstall_backend().unwrap();
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            stop.store(true, Ordering::Relaxed);
-        });
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                seal_opencl::ffi::uninstall_backend().unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                stop.store(true, Ordering::Relaxed);
+            });
+        }
     }
-    println!("CHILD OK");
 }
 
 /// 8 threads share an operand that is not on the device yet (a plaintext of
@@ -308,71 +291,63 @@ fn a_result_handed_to_another_thread_is_used_there() {
     }
 }
 
-/// An uninstall and install leave objects with images of the old backend (its
-/// OpenCL context is gone). One whose host words are current drops that image and is
-/// uploaded to the new backend; one whose words only the old device held throws
-/// `logic_error` naming the cause, for operations, copies and host reads alike.
-#[test]
-fn images_of_an_old_backend_are_never_used() {
-    run_child("child_images_of_an_old_backend_are_never_used", &[]);
-}
+child_test! {
+    /// An uninstall and install leave objects with images of the old backend (its
+    /// OpenCL context is gone). One whose host words are current drops that image and is
+    /// uploaded to the new backend; one whose words only the old device held throws
+    /// `logic_error` naming the cause, for operations, copies and host reads alike.
+    fn images_of_an_old_backend_are_never_used() [] {
+        let fx = Fixture::new();
+        let mut rng = rng();
+        let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
 
-#[test]
-#[ignore = "run by images_of_an_old_backend_are_never_used in a child process"]
-fn child_images_of_an_old_backend_are_never_used() {
-    if !is_child() {
-        return;
-    }
-    let fx = Fixture::new();
-    let mut rng = rng();
-    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+        // The program that found the bug: a in sync (decrypted), then reinstall, then two
+        // transforms.
+        let mut cpu = a.clone();
+        let mut gpu = on_gpu(&a);
+        for x in [&mut cpu, &mut gpu] {
+            fx.evaluator.negate_inplace(x).unwrap();
+        }
+        fx.decryptor.decrypt(&gpu).unwrap();
+        reinstall();
+        for x in [&mut cpu, &mut gpu] {
+            fx.evaluator.transform_from_ntt_inplace(x).unwrap();
+            fx.evaluator.transform_to_ntt_inplace(x).unwrap();
+        }
+        assert_same(
+            &cpu,
+            &gpu,
+            "in sync before the reinstall, transformed after",
+        );
+        let copy = gpu.try_clone().unwrap();
+        assert_same(&cpu, &copy, "a copy after the reinstall");
 
-    // The program that found the bug: a in sync (decrypted), then reinstall, then two transforms.
-    let mut cpu = a.clone();
-    let mut gpu = on_gpu(&a);
-    for x in [&mut cpu, &mut gpu] {
-        fx.evaluator.negate_inplace(x).unwrap();
-    }
-    fx.decryptor.decrypt(&gpu).unwrap();
-    reinstall();
-    for x in [&mut cpu, &mut gpu] {
-        fx.evaluator.transform_from_ntt_inplace(x).unwrap();
-        fx.evaluator.transform_to_ntt_inplace(x).unwrap();
-    }
-    assert_same(
-        &cpu,
-        &gpu,
-        "in sync before the reinstall, transformed after",
-    );
-    let copy = gpu.try_clone().unwrap();
-    assert_same(&cpu, &copy, "a copy after the reinstall");
+        // In sync and copied straight after a reinstall: the copy takes the host words.
+        fx.decryptor.decrypt(&gpu).unwrap();
+        reinstall();
+        let copy = gpu.try_clone().unwrap();
+        assert_same(
+            &cpu,
+            &copy,
+            "a copy of an in-sync object after the reinstall",
+        );
 
-    // In sync and copied straight after a reinstall: the copy takes the host words.
-    fx.decryptor.decrypt(&gpu).unwrap();
-    reinstall();
-    let copy = gpu.try_clone().unwrap();
-    assert_same(
-        &cpu,
-        &copy,
-        "a copy of an in-sync object after the reinstall",
-    );
-
-    // Results only the old device held.
-    let mut calls = calls_with_pending_results(&fx, &a, &b);
-    reinstall();
-    let p = fx.plain(&mut rng);
-    for (name, _, call, x) in &mut calls {
-        assert_unreachable(call(&fx, x, &b, &p), name);
+        // Results only the old device held.
+        let mut calls = calls_with_pending_results(&fx, &a, &b);
+        reinstall();
+        let p = fx.plain(&mut rng);
+        for (name, _, call, x) in &mut calls {
+            assert_unreachable(call(&fx, x, &b, &p), name);
+        }
+        // Overwriting one as a result is fine: its old words are not needed.
+        let pending = &mut calls[0].3;
+        fx.evaluator.rescale_to_next(&gpu, pending).unwrap();
+        let mut want = cpu.clone();
+        fx.evaluator.rescale_to_next_inplace(&mut want).unwrap();
+        assert_same(
+            &want,
+            pending,
+            "a destination whose image was the old backend's",
+        );
     }
-    // Overwriting one as a result is fine: its old words are not needed.
-    let pending = &mut calls[0].3;
-    fx.evaluator.rescale_to_next(&gpu, pending).unwrap();
-    let mut want = cpu.clone();
-    fx.evaluator.rescale_to_next_inplace(&mut want).unwrap();
-    assert_same(
-        &want,
-        pending,
-        "a destination whose image was the old backend's",
-    );
-    println!("CHILD OK");
 }

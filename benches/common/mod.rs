@@ -93,17 +93,7 @@ impl Args {
         match (self.value("--json"), self.quick) {
             (Some(path), _) => Some(path.to_string()),
             (None, true) => None,
-            (None, false) => {
-                let device: String = run
-                    .device
-                    .chars()
-                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-                    .collect();
-                Some(format!(
-                    "benches/results/{bench}-{device}-{}.json",
-                    &run.date_utc[..10]
-                ))
-            }
+            (None, false) => Some(results_path(bench, &run.device, &run.date_utc)),
         }
     }
 }
@@ -150,6 +140,16 @@ impl Setup {
         settings.push((MEMCACHE.name, on(self.memcache).into()));
         seal_opencl::ffi::install_backend_with(&settings).map_err(bridge)
     }
+}
+
+/// `benches/results/<bench>-<device>-<day>.json`: the device's name with every character
+/// but ASCII letters and digits made `_`, the day the first 10 characters of `date_utc`.
+pub fn results_path(bench: &str, device: &str, date_utc: &str) -> String {
+    let device: String = device
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("benches/results/{bench}-{device}-{}.json", &date_utc[..10])
 }
 
 /// What every result file records about the run.

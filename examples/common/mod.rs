@@ -1,5 +1,8 @@
-//! Command-line flags shared by the examples: `--flag value` pairs read in order (a folder
-//! without `main.rs`, so cargo does not take it for an example).
+//! What the examples share: command-line flags (`--flag value` pairs read in order), the
+//! device's name, and a `main` that reports an error (a folder without `main.rs`, so cargo
+//! does not take it for an example).
+
+#![allow(dead_code)] // each example uses its own subset
 
 use seal_opencl::{Error, Result};
 
@@ -35,4 +38,12 @@ impl Flags {
 /// The installed backend's device, as `seal_opencl::ffi::describe_backend` names it.
 pub fn device_description() -> Result<String> {
     seal_opencl::ffi::describe_backend("").map_err(|e| Error::Logic(e.to_string()))
+}
+
+/// Runs `run`; on an error prints `{prefix}: {error}` and exits with `code`.
+pub fn exit_on_error(prefix: &str, code: i32, run: impl FnOnce() -> Result<()>) {
+    if let Err(e) = run() {
+        eprintln!("{prefix}: {e}");
+        std::process::exit(code);
+    }
 }

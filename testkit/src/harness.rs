@@ -1,5 +1,5 @@
 //! What the test files share: random generators whose seed is printed, SEAL's primes, and
-//! the child-process harness for settings the backend reads once per process.
+//! the child-process harness ([`child_test!`]) for tests that must own their process.
 
 use rand::SeedableRng;
 use seal_opencl::arith::{get_primes, Modulus};
@@ -40,9 +40,8 @@ pub fn is_child() -> bool {
     std::env::var_os(CHILD_ENV_VAR).is_some()
 }
 
-/// Runs the ignored test `name` of this test binary in a child process with `env` set:
-/// for settings the backend reads once when it is installed, and for code that might end
-/// the process. Fails unless the child succeeds and prints `CHILD OK`.
+/// Runs the ignored test `name` of this test binary in a child process with `env` set.
+/// Fails unless the child succeeds and prints `CHILD OK`.
 pub fn run_child(name: &str, env: &[(&str, &str)]) {
     run_child_output(name, env);
 }
@@ -66,4 +65,60 @@ pub fn run_child_output(name: &str, env: &[(&str, &str)]) -> std::process::Outpu
         out.status
     );
     out
+}
+
+/// A test that owns its process: its one installed backend with settings the other tests of
+/// the file must not share, process-wide counters, the global log subscriber, an uninstall,
+/// or code that might end the process. One declaration gives the test `name`, which runs
+/// the ignored test `name::child` in a child process with the environment `env`, and that
+/// child, which runs `body` and prints `CHILD OK` (and returns at once outside a child).
+///
+/// ```ignore
+/// child_test! {
+///     /// What the test checks.
+///     fn name() [(seal_opencl::config::CROSSCHECK.name, "1")] { body }
+/// }
+/// ```
+///
+/// Where the parent does more than start the child (reads its output, starts it several
+/// times), the second form gives the parent's body, with the child's name bound to `child`:
+///
+/// ```ignore
+/// child_test! {
+///     fn name() { body }
+///     parent(child) { let out = run_child_output(child, &[..]); /* checks */ }
+/// }
+/// ```
+#[macro_export]
+macro_rules! child_test {
+    ($(#[$attr:meta])* fn $name:ident() [$($env:expr),* $(,)?] $body:block) => {
+        $crate::child_test! {
+            $(#[$attr])*
+            fn $name() $body
+            parent(child) { $crate::harness::run_child(child, &[$($env),*]); }
+        }
+    };
+    ($(#[$attr:meta])* fn $name:ident() $body:block parent($child:ident) $parent:block) => {
+        $(#[$attr])*
+        #[test]
+        fn $name() {
+            let $child: &str = concat!(stringify!($name), "::child");
+            $parent
+        }
+
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            #[test]
+            #[ignore = "run in a child process by the test of the module's name"]
+            fn child() {
+                if !$crate::harness::is_child() {
+                    return;
+                }
+                $body
+                println!("CHILD OK");
+            }
+        }
+    };
 }
