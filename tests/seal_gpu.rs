@@ -1,6 +1,7 @@
-//! The bit-exact rule (DESIGN.md): every routed CKKS Evaluator operation, and the routine
-//! the CKKS routines, run on `.gpu()` ciphertexts give the words SEAL computes on
-//! the CPU from the same inputs, with the same metadata, and decrypt to the same values.
+//! The bit-exact rule (docs/ARCHITECTURE.md, "The rule: identical words"): every routed
+//! CKKS Evaluator operation, and the CKKS routines, run on `.gpu()` ciphertexts give the
+//! words SEAL computes on the CPU from the same inputs, with the same metadata, and decrypt
+//! to the same values.
 //! Several parameter sets (3 primes at N = 2^12, 5 at 2^13, 60-bit primes, mixed 30- to
 //! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
 //! (`SEAL_OPENCL_POISON`) so unwritten words show up.
