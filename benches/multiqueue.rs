@@ -32,6 +32,7 @@ use seal_opencl::arith::coeff_modulus_create;
 use seal_opencl::ckks::context::{CkksContext, KswitchKey};
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl::{self, Buffer};
+use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::{Error, Result};
 use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, median};
@@ -75,7 +76,7 @@ fn bench(
 ) -> Result<(Duration, bool)> {
     let devices = Devices::new(DeviceOptions {
         queues_per_tile: queues,
-        ..DeviceOptions::from_env()?
+        ..Config::from_env()?.device_options()
     })?;
     let graphs: Vec<_> = (0..queues).map(|_| devices.graph()).collect();
     let context = CkksContext::new(

@@ -653,9 +653,9 @@ fn print_row(r: Row) -> Row {
 
 fn main() -> Result<()> {
     // SEAL_OPENCL_LOG=debug shows the plans' choices (e.g. key switching's rows).
-    seal_opencl::logging::init_from_env()?;
+    seal_opencl::logging::install_stderr_subscriber(Config::from_env()?.log);
     let p = Params::from_args()?;
-    let ctx = Context::from_env()?;
+    let ctx = Context::new(&Config::from_env()?.device)?;
     let queue = ctx.queue(true)?;
     let info = ctx.info().clone();
     let unix = SystemTime::now()

@@ -32,6 +32,7 @@ use serde::Serialize;
 
 use common::{us, Args, Run, TUNED};
 use seal_opencl::cl::{self, Context, Event};
+use seal_opencl::config::Config;
 use seal_opencl::profiler;
 use seal_opencl::{Error, Result};
 use seal_opencl_testkit::routines::{default_bit_sizes, default_data_primes, time_op, Workload};
@@ -142,7 +143,7 @@ struct Body {
 
 /// Median device time of `reps` copies of a `words`-word buffer (plus one warm-up).
 fn copy_time(words: usize, reps: usize) -> Result<Duration> {
-    let ctx = Context::from_env()?;
+    let ctx = Context::new(&Config::from_env()?.device)?;
     let queue = ctx.queue(true)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let data: Vec<u64> = (0..words).map(|_| rng.gen()).collect();

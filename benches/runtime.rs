@@ -20,7 +20,8 @@ use serde::Serialize;
 
 use seal_opencl::arith::{self, Modulus};
 use seal_opencl::cl;
-use seal_opencl::device::{DeviceOptions, Devices, Graph};
+use seal_opencl::config::Config;
+use seal_opencl::device::{Devices, Graph};
 use seal_opencl::memcache::Memcache;
 use seal_opencl::ntt::{NttPlan, NttStrategy};
 use seal_opencl::Result;
@@ -247,7 +248,7 @@ fn queue_concurrency(devices: &Devices, p: &Params, make: BatchMaker) -> Result<
 
 fn main() -> Result<()> {
     let p = Params::from_args();
-    let mut options = DeviceOptions::from_env()?;
+    let mut options = Config::from_env()?.device_options();
     // The concurrency measurement needs two queues on a tile.
     options.queues_per_tile = options.queues_per_tile.max(2);
     let devices = Devices::new(options)?;

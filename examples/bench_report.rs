@@ -520,7 +520,7 @@ fn main() -> std::io::Result<()> {
             )
         })
     };
-    out += "## Targets (issue 5; H100, default parameters)\n\n";
+    out += "## Targets (H100, default parameters)\n\n";
     let mut body = Vec::new();
     for (what, ours, target, cuda) in [
         (
@@ -662,7 +662,7 @@ fn main() -> std::io::Result<()> {
     ] {
         transfer_rows.push(vec![what.to_string(), target.to_string(), v.0, v.1]);
     }
-    out += "\n## Targets (issue 14; H100, N = 2^15, {60, 50 x 7, 60})\n\n";
+    out += "\n## Targets of the request path (H100, N = 2^15, {60, 50 x 7, 60})\n\n";
     table(&mut out, &["", "target", "ours", ""], transfer_rows);
     out += &runs_index(&dir)?;
     // Another folder (a GPU machine's results) may have no table of its own.
@@ -855,7 +855,7 @@ fn ntt_variant_tables(out: &mut String, j: &Value) {
         .as_array()
         .map_or(&[][..], Vec::as_slice);
     if !ks.is_empty() {
-        out.push_str("Key switching's fused forward transforms (the target's inverse second pass, decomposition, K (K + 1) transforms, inner product with the key, the special prime's inverse first pass; `NttPlan::forward_key_switch`) per variant, against a device copy of the key's words:\n\n");
+        out.push_str("Key switching's fused forward transforms (the target's inverse second pass, decomposition, K (K + 1) transforms, inner product with the key, the special prime's inverse first pass; `FusedPasses::forward_key_switch`) per variant, against a device copy of the key's words:\n\n");
         table(
             out,
             &["N", "K", "variant", "us", "key copy us", "x key copy"],

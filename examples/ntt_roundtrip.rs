@@ -11,6 +11,7 @@ use rand::{Rng, SeedableRng};
 
 use seal_opencl::arith::{coeff_modulus_create, Modulus};
 use seal_opencl::cl::{self, Context, Event};
+use seal_opencl::config::Config;
 use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy};
 use seal_opencl::{Error, Result};
 
@@ -24,7 +25,7 @@ fn span_us(events: &[Event]) -> Result<f64> {
 }
 
 fn main() -> Result<()> {
-    let ctx = Context::from_env()?;
+    let ctx = Context::new(&Config::from_env()?.device)?;
     let queue = ctx.queue(true)?;
     let info = ctx.info();
     let kind = if info.is_gpu { "GPU" } else { "CPU" };

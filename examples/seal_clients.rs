@@ -349,7 +349,8 @@ pub fn bench(args: &[String]) -> Result<(), String> {
         );
     }
     if let Some(out) = options.get("out") {
-        let device = seal_opencl::cl::DeviceSelector::from_env()
+        let device = seal_opencl::config::Config::from_env()
+            .map(|c| c.device)
             .and_then(|d| d.resolve())
             .map_or_else(|e| format!("unknown ({e})"), |d| d.device_name);
         let report = serde_json::json!({

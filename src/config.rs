@@ -21,10 +21,13 @@ use std::path::PathBuf;
 use tracing::Level;
 
 use crate::cl::DeviceSelector;
-use crate::device::{DeviceSet, Partition};
+use crate::device::{DeviceOptions, DeviceSet, Devices, Partition};
+pub use crate::device::{DEFAULT_POISON, DEFAULT_QUEUES};
 use crate::error::{Error, Result};
+use crate::memcache::{MemcacheConfig, DEFAULT_SLAB_BYTES};
 use crate::ntt::{NttStrategy, StagedVariant};
-use crate::seal_backend::TransparencyCheck;
+use crate::profiler;
+use crate::seal_backend::{Backend, TransparencyCheck};
 
 /// One row of the settings table.
 #[derive(Clone, Copy, Debug)]
@@ -99,15 +102,6 @@ pub const SETTINGS: [Setting; 18] = [
     TILES,
     DUMP_PROGRAMS,
 ];
-
-/// The word `SEAL_OPENCL_POISON=1` fills buffers with.
-pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
-
-/// Queues per device by default: two, so that two threads issuing SEAL operations at once
-/// neither wait for each other's issue lock nor serialise their kernels, while more
-/// threads share them (every queue in use costs the driver issue time; REPORT.md has the
-/// measurement).
-pub const DEFAULT_QUEUES: usize = 2;
 
 /// Every setting of the backend.
 #[derive(Clone, Debug, PartialEq)]
@@ -205,6 +199,44 @@ impl Experiment {
 }
 
 impl Config {
+    /// The device layer's options: device choice, queues, pool, launches, experiments. The
+    /// profiler is the process-wide one: made by the `profile` setting, or enabled before.
+    pub fn device_options(&self) -> DeviceOptions {
+        DeviceOptions {
+            selector: self.device.clone(),
+            devices: self.devices.clone(),
+            partition: self.experiment.tiles,
+            queues_per_tile: self.queues,
+            sync_each_launch: self.sync,
+            profiler: match &self.profile {
+                Some(path) => Some(profiler::enable_global_dumping_to(path.clone())),
+                None => profiler::global(),
+            },
+            memcache: MemcacheConfig {
+                poison: self.poison,
+                max_bytes_held: self.max_bytes,
+                slab_bytes: DEFAULT_SLAB_BYTES,
+            },
+            memcache_active: self.experiment.memcache,
+            fused_tensor: self.experiment.fused,
+            dump_programs: self.experiment.dump_programs.clone(),
+        }
+    }
+
+    /// The backend these settings describe: its devices, NTT, transparency check and caps.
+    pub fn backend(&self) -> Result<Backend> {
+        let devices = Devices::new(self.device_options())?;
+        let mut backend = Backend::new(devices, self.experiment.ntt())?
+            .checking_transparency(self.check_transparent);
+        if let Some(bytes) = self.max_pinned_bytes {
+            backend = backend.with_max_pinned_bytes(bytes);
+        }
+        Ok(match self.max_key_bytes {
+            Some(bytes) => backend.with_max_key_bytes(bytes),
+            None => backend,
+        })
+    }
+
     /// The settings the process environment names; the rest at their defaults.
     pub fn from_env() -> Result<Config> {
         let env = env_settings();
@@ -222,8 +254,9 @@ impl Config {
         let parse = |s: Setting| get(s).map(|v| v.trim().to_string());
         let defaults = Config::default();
         Ok(Config {
+            // The selector's own error names the setting.
             device: parse(DEVICE).map_or(Ok(defaults.device), |v| v.parse())?,
-            devices: parse(DEVICES).map_or(Ok(defaults.devices), |v| v.parse())?,
+            devices: parse(DEVICES).map_or(Ok(defaults.devices), |v| parsed(DEVICES, &v))?,
             queues: match parse(QUEUES) {
                 None => defaults.queues,
                 Some(v) => match v.parse::<usize>() {
@@ -242,7 +275,7 @@ impl Config {
             max_pinned_bytes: parse(MAX_PINNED_BYTES)
                 .map(|v| bytes(MAX_PINNED_BYTES, &v))
                 .transpose()?,
-            log: crate::logging::parse(get(LOG).as_deref())?,
+            log: crate::logging::parse(get(LOG).as_deref()).map_err(|e| named(LOG, e))?,
             profile: get(PROFILE).map(PathBuf::from),
             crosscheck: match parse(CROSSCHECK) {
                 None => 0,
@@ -255,7 +288,8 @@ impl Config {
                     )
                 })?,
             },
-            check_transparent: TransparencyCheck::parse(get(CHECK_TRANSPARENT).as_deref())?,
+            check_transparent: TransparencyCheck::parse(get(CHECK_TRANSPARENT).as_deref())
+                .map_err(|e| named(CHECK_TRANSPARENT, e))?,
             poison: match parse(POISON).as_deref() {
                 None | Some("0") => None,
                 Some("1") => Some(DEFAULT_POISON),
@@ -273,15 +307,11 @@ impl Config {
                         Err(_) => return Err(bad(NTT, &v, "`naive` or `staged`")),
                     },
                 },
-                variant: match parse(NTT_VARIANT) {
-                    None => StagedVariant::DEFAULT,
-                    Some(v) => v
-                        .parse()
-                        .map_err(|e| Error::invalid(format!("{}: {e}", NTT_VARIANT.name)))?,
-                },
+                variant: parse(NTT_VARIANT)
+                    .map_or(Ok(StagedVariant::DEFAULT), |v| parsed(NTT_VARIANT, &v))?,
                 fused: switch(FUSED, parse(FUSED), true)?,
                 memcache: switch(MEMCACHE, parse(MEMCACHE), true)?,
-                tiles: parse(TILES).map_or(Ok(Partition::Auto), |v| v.parse())?,
+                tiles: parse(TILES).map_or(Ok(Partition::Auto), |v| parsed(TILES, &v))?,
                 dump_programs: get(DUMP_PROGRAMS).map(PathBuf::from),
             },
         })
@@ -295,6 +325,16 @@ pub fn env_settings() -> Vec<(&'static str, String)> {
         .iter()
         .filter_map(|s| std::env::var(s.name).ok().map(|value| (s.name, value)))
         .collect()
+}
+
+/// `value` as the type of `setting`; an error names the setting.
+fn parsed<T: std::str::FromStr<Err = Error>>(setting: Setting, value: &str) -> Result<T> {
+    value.parse().map_err(|e| named(setting, e))
+}
+
+/// `error` (a value of `setting` that does not parse), naming the setting.
+fn named(setting: Setting, error: Error) -> Error {
+    Error::invalid(format!("{}: {error}", setting.name))
 }
 
 fn bad(setting: Setting, value: &str, wanted: &str) -> Error {
@@ -411,7 +451,7 @@ mod tests {
             );
             let message = err.to_string();
             assert!(
-                message.contains(setting.name) || message.contains(value),
+                message.contains(setting.name) && message.contains(value),
                 "{}={value}: {message}",
                 setting.name
             );

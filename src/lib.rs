@@ -6,8 +6,10 @@
 //! (`ntt::NttPlan`, `ckks::kernels`) -> `ckks::context` and `ckks::ops` (SEAL's
 //! operations as kernel sequences) -> `seal_backend` (device images, keys, SEAL's routed
 //! operations) -> `ffi` (the cxx bridge; C++ reaches the backend only through it).
-//! Beside them: `build_info` (where the build put SEAL, for C++ programs), `logging`
-//! (`SEAL_OPENCL_LOG`: the stderr subscriber installed with the backend).
+//! Above them, `config`: every setting with its default, read from the environment in one
+//! function, turned into the options of the layers below (none of which imports it). Beside
+//! them: `build_info` (where the build put SEAL, for C++ programs), `logging` (the stderr
+//! subscriber installed with the backend).
 //!
 //! The tools of tests, benchmarks and examples (safe wrappers over SEAL's C API, the
 //! differential fuzzer, the soak runs, the CKKS routine drivers) are the workspace's second

@@ -45,8 +45,7 @@ pub fn parse(value: Option<&str>) -> Result<Level> {
         .ok_or_else(|| {
             let accepted: Vec<String> = LEVELS.iter().map(|(n, _)| format!("`{n}`")).collect();
             Error::invalid(format!(
-                "{}={value:?} is not one of {} (default `warn`)",
-                crate::config::LOG.name,
+                "log level {value:?} is not one of {} (default `warn`)",
                 accepted.join(", ")
             ))
         })
@@ -61,14 +60,6 @@ pub fn install_stderr_subscriber(level: Level) -> bool {
         .with_writer(std::io::stderr)
         .try_init()
         .is_ok()
-}
-
-/// Installs the stderr subscriber at the level of [`crate::config::Config::from_env`]
-/// (see [`install_stderr_subscriber`]); a setting that does not parse is an error and
-/// installs nothing.
-pub fn init_from_env() -> Result<()> {
-    install_stderr_subscriber(crate::config::Config::from_env()?.log);
-    Ok(())
 }
 
 #[cfg(test)]
@@ -94,7 +85,6 @@ mod tests {
             let err = parse(Some(bad)).unwrap_err();
             assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument, "{bad:?}");
             let text = err.to_string();
-            assert!(text.contains(crate::config::LOG.name), "{text}");
             assert!(text.contains(&format!("{bad:?}")), "{text}");
             for accepted in ["`error`", "`warn`", "`info`", "`debug`"] {
                 assert!(text.contains(accepted), "{bad:?}: {text}");

@@ -5,7 +5,8 @@
 use rand::Rng;
 use seal_opencl::arith::{self, Modulus, ShoupOperand};
 use seal_opencl::cl::KernelArg::{Buf, U64};
-use seal_opencl::cl::{self, sources, ArgType, Context, DeviceSelector, KernelSig};
+use seal_opencl::cl::{self, sources, ArgType, Context, KernelSig};
+use seal_opencl::config::Config;
 use seal_opencl_testkit::harness::{primes_17_to_60_bits as primes, rng};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -65,7 +66,7 @@ struct Device {
 
 impl Device {
     fn new() -> Self {
-        let ctx = Context::new(&DeviceSelector::from_env().unwrap()).unwrap();
+        let ctx = Context::new(&Config::from_env().unwrap().device).unwrap();
         let queue = ctx.queue(false).unwrap();
         let program = ctx
             .program(&[sources::ARITH, sources::ARITH_TEST], "")

@@ -7,6 +7,7 @@
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use seal_opencl::cl::{self, DeviceSelector};
+use seal_opencl::config::Config;
 use seal_opencl::ffi;
 use seal_opencl_testkit::sys;
 
@@ -359,7 +360,8 @@ fn ntt_rejects_bad_input_and_leaves_data_alone() {
 
 #[test]
 fn cpp_calls_rust_for_the_device_description() {
-    let expected = DeviceSelector::from_env()
+    let expected = Config::from_env()
+        .map(|c| c.device)
         .unwrap()
         .resolve()
         .unwrap()

@@ -13,7 +13,8 @@ use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
-use seal_opencl::cl::{self, Buffer, DeviceSelector};
+use seal_opencl::cl::{self, Buffer};
+use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 use seal_opencl::{Error, ErrorKind};
@@ -40,7 +41,7 @@ fn env_for(log_n: u32) -> &'static Env {
     };
     slot.get_or_init(|| {
         let devices = Devices::new(DeviceOptions {
-            selector: DeviceSelector::from_env().unwrap(),
+            selector: Config::from_env().unwrap().device,
             partition: Partition::WholeDevices,
             ..Default::default()
         })

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
 use seal_opencl::ckks::fused::{FusedPasses, KeySwitch, ModDown};
-use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
+use seal_opencl::cl::{self, Context, Queue};
+use seal_opencl::config::Config;
 use seal_opencl::ntt::{
     create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, StagedLayout,
 };
@@ -37,7 +38,7 @@ fn strategies() -> Vec<NttStrategy> {
 }
 
 fn device() -> (Arc<Context>, Queue) {
-    let ctx = Context::new(&DeviceSelector::from_env().unwrap()).unwrap();
+    let ctx = Context::new(&Config::from_env().unwrap().device).unwrap();
     let queue = ctx.queue(false).unwrap();
     (ctx, queue)
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use seal_opencl::cl::{self, Kernel};
+use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::PoolBuffer;
 use seal_opencl::profiler::{self, ProfileReport, Profiler, CSV_HEADER, REPORT_FORMAT};
@@ -276,7 +277,7 @@ child_test! {
     /// `SEAL_OPENCL_PROFILE` set: the process records with the global profiler and dumps
     /// its report at exit, with no export call.
     fn the_environment_variable_dumps_at_process_exit() {
-        let devices = Devices::from_env().unwrap();
+        let devices = Devices::new(Config::from_env().unwrap().device_options()).unwrap();
         assert!(profiler::global().is_some());
         let g = devices.graph();
         let buf = g.alloc(64).unwrap();

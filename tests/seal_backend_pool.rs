@@ -10,7 +10,7 @@
 //! result was retained by an implicit frame until a decrypt, a fresh `clCreateBuffer` each).
 
 use seal_opencl::config::{Config, DEFAULT_POISON};
-use seal_opencl::device::{DeviceOptions, Devices};
+use seal_opencl::device::Devices;
 use seal_opencl::seal_backend::KeyId;
 use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 const OPERATIONS: usize = 10_000;
@@ -20,7 +20,7 @@ const WARM_UP: usize = 100;
 fn results_return_to_the_pool_without_a_frame_end() {
     let params = BackendParams::new();
     let (key_moduli, level) = (&params.key_moduli, params.level());
-    let backend = backend_on(Devices::from_env().unwrap());
+    let backend = backend_on(Devices::new(Config::from_env().unwrap().device_options()).unwrap());
     let words: Vec<u64> = (0..2 * 2 * N)
         .map(|i| (i as u64 * 7919 + 17) % key_moduli[(i / N) % 2])
         .collect();
@@ -69,7 +69,7 @@ fn copies_share_buffers_until_written() {
         poison: Some(DEFAULT_POISON),
         ..Config::from_env().unwrap()
     };
-    let backend = backend_on(Devices::new(DeviceOptions::from_config(&poisoned)).unwrap());
+    let backend = backend_on(Devices::new(poisoned.device_options()).unwrap());
     // The pool read is tile 0's: the thread issues there however many devices there are.
     backend.bind_thread(0).unwrap();
     let prime = |i: usize| key_moduli[(i / N) % 2];
@@ -135,7 +135,7 @@ fn copies_share_buffers_until_written() {
 fn keys_are_freed_with_their_object() {
     let params = BackendParams::new();
     let (key_moduli, level) = (&params.key_moduli, params.level());
-    let backend = backend_on(Devices::from_env().unwrap());
+    let backend = backend_on(Devices::new(Config::from_env().unwrap().device_options()).unwrap());
     // Two keys of 2 polynomials over the 3 key primes, as SEAL stores a RelinKeys entry.
     let words = vec![1u64; 2 * 2 * key_moduli.len() * N];
     let key = |object, index, version| KeyId {
@@ -170,7 +170,8 @@ fn keys_beyond_the_cap_evict_the_least_recently_used() {
     let (key_moduli, level) = (&params.key_moduli, params.level());
     let words = vec![1u64; 2 * 2 * key_moduli.len() * N];
     let key_bytes = words.len() as u64 * 8;
-    let backend = backend_on(Devices::from_env().unwrap()).with_max_key_bytes(3 * key_bytes);
+    let backend = backend_on(Devices::new(Config::from_env().unwrap().device_options()).unwrap())
+        .with_max_key_bytes(3 * key_bytes);
     let key = |object| KeyId {
         object,
         index: 0,

@@ -8,6 +8,7 @@ use std::sync::mpsc;
 use std::thread;
 
 use seal_opencl::cl::{self, Event};
+use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Partition};
 use seal_opencl::seal_backend::{Backend, GpuImage};
 use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
@@ -44,7 +45,7 @@ impl Worker {
 fn two_queues() -> (&'static Backend, Worker, Worker) {
     let devices = Devices::new(DeviceOptions {
         queues_per_tile: 4,
-        ..DeviceOptions::from_env().unwrap()
+        ..Config::from_env().unwrap().device_options()
     })
     .unwrap();
     let backend: &'static Backend = Box::leak(Box::new(backend_on(devices)));
@@ -84,7 +85,7 @@ fn two_tiles() -> (&'static Backend, Worker, Worker) {
         selector,
         devices,
         partition,
-        ..DeviceOptions::from_env().unwrap()
+        ..Config::from_env().unwrap().device_options()
     })
     .unwrap();
     let backend: &'static Backend = Box::leak(Box::new(backend_on(devices)));

@@ -17,7 +17,8 @@ const FALLBACK: &str = "multiply_plain (operands not in NTT form)";
 
 /// The device the child's backend runs on (the child inherits `SEAL_OPENCL_DEVICE`).
 fn device() -> seal_opencl::cl::DeviceEntry {
-    seal_opencl::cl::DeviceSelector::from_env()
+    seal_opencl::config::Config::from_env()
+        .map(|c| c.device)
         .and_then(|s| s.resolve())
         .expect("an OpenCL device")
 }

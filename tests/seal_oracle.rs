@@ -5,7 +5,8 @@
 
 use rand::Rng;
 use seal_opencl::arith::{self, Modulus, ShoupOperand};
-use seal_opencl::cl::{self, Context, DeviceSelector};
+use seal_opencl::cl::{self, Context};
+use seal_opencl::config::Config;
 use seal_opencl::ffi;
 use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables};
 use seal_opencl_testkit::harness::{primes_17_to_60_bits, rng};
@@ -123,7 +124,7 @@ fn seal_transform(values: &[u64], tables: &[NttTables], forward: bool) -> Vec<u6
 #[test]
 fn host_and_device_ntt_equal_seal() {
     let mut rng = rng();
-    let ctx = Context::new(&DeviceSelector::from_env().unwrap()).unwrap();
+    let ctx = Context::new(&Config::from_env().unwrap().device).unwrap();
     let queue = ctx.queue(false).unwrap();
     // (log N, bit sizes of the primes, polynomials): mixed sizes, 60-bit, a large N.
     let cases: [(u32, &[i32], usize); 4] = [

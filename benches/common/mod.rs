@@ -249,8 +249,9 @@ pub fn require_identical(all: bool) -> Result<()> {
 /// `SEAL_OPENCL_DEVICE`: the median of 20 device-to-device copies of `words` words, timed
 /// by profiling events; the per-kernel tables set kernels' bytes against it.
 pub fn device_copy_gb_s(words: usize) -> Result<f64> {
-    use seal_opencl::cl::{self, Context, DeviceSelector, Event};
-    let ctx = Context::new(&DeviceSelector::from_env()?)?;
+    use seal_opencl::cl::{self, Context, Event};
+    use seal_opencl::config::Config;
+    let ctx = Context::new(&Config::from_env()?.device)?;
     let queue = ctx.queue(true)?;
     let (src, dst) = (ctx.buffer(&queue, words)?, ctx.buffer(&queue, words)?);
     let mut times = (0..21)

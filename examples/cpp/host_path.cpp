@@ -85,7 +85,7 @@ namespace
     string queues_setting()
     {
         const char *v = getenv("SEAL_OPENCL_QUEUES");
-        // The default is DEFAULT_QUEUES_PER_TILE in src/device/mod.rs.
+        // The default is DEFAULT_QUEUES in src/device/mod.rs.
         return v && *v ? string(v) : string("default (2)");
     }
 

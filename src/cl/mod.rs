@@ -99,11 +99,6 @@ impl ContextDevice {
 }
 
 impl Context {
-    /// The device of [`crate::config::Config::from_env`] (default: first GPU, else first CPU).
-    pub fn from_env() -> Result<Arc<Context>> {
-        Self::new(&crate::config::Config::from_env()?.device)
-    }
-
     /// From now on every program this context (and every view sharing it) builds is
     /// written into `dir` as its devices' binaries (on NVIDIA the PTX its compiler made):
     /// to read what a kernel compiled to, e.g. with `ptxas -v` and `cuobjdump`.

@@ -140,8 +140,7 @@ impl PinnedHost {
         }
         let created = if state.total + bytes as u64 > self.max_bytes {
             Err(Error::invalid(format!(
-                "{} ({} bytes) reached",
-                crate::config::MAX_PINNED_BYTES.name,
+                "the cap on page-locked host memory ({} bytes) is reached",
                 self.max_bytes
             )))
         } else {

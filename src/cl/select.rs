@@ -45,11 +45,6 @@ impl std::fmt::Display for DeviceEntry {
 }
 
 impl DeviceSelector {
-    /// The selector of [`crate::config::Config::from_env`].
-    pub fn from_env() -> Result<Self> {
-        Ok(crate::config::Config::from_env()?.device)
-    }
-
     /// The device this selector names among the devices of this machine.
     pub fn resolve(&self) -> Result<DeviceEntry> {
         let all = list_devices()?;

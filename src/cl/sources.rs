@@ -2,7 +2,7 @@
 //! A program is built from a list of these, concatenated in order: `ARITH` first, since
 //! every other file uses its helpers.
 
-/// Modular arithmetic helpers shared by every kernel, plus one-line test kernels.
+/// Modular arithmetic helpers shared by every kernel.
 pub const ARITH: &str = include_str!("../../opencl/arith.cl");
 
 /// One test kernel per helper of `ARITH`, for the bit-exact tests against `crate::arith`.

@@ -17,7 +17,7 @@
 //! moves there on the device; read-only data (parameter tables, keys) is uploaded once per
 //! tile, with blocking writes, by the backend.
 //!
-//! Settings come from [`crate::config::Config`] ([`DeviceOptions::from_config`]).
+//! Settings come from [`DeviceOptions`] (`crate::config::Config::device_options` makes them).
 
 mod uses;
 
@@ -30,11 +30,10 @@ use crate::cl::{
     self, Context, ContextDevice, DeviceSelector, Event, Kernel, PartitionScheme, Queue,
     SpatialDims,
 };
-use crate::config::{self, Config};
 use crate::error::{Error, Result};
 use crate::frame::FrameControl;
 use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer, DEFAULT_SLAB_BYTES};
-use crate::profiler::{self, Profiler};
+use crate::profiler::Profiler;
 pub use uses::BufferUses;
 
 /// How each device of the platform becomes tiles.
@@ -62,8 +61,7 @@ impl std::str::FromStr for Partition {
             n => match n.parse::<u32>() {
                 Ok(n) if n >= 1 => Ok(Partition::Split(n)),
                 _ => Err(Error::invalid(format!(
-                    "{}={s:?} is not `auto`, `whole` or a number of tiles >= 1",
-                    config::TILES.name
+                    "tiles {s:?} is not `auto`, `whole` or a number of tiles >= 1"
                 ))),
             },
         }
@@ -85,8 +83,7 @@ impl std::str::FromStr for DeviceSet {
     fn from_str(s: &str) -> Result<Self> {
         let bad = || {
             Error::invalid(format!(
-                "{}={s:?} is not `all` or a list of device indices such as `0,1`",
-                config::DEVICES.name
+                "devices {s:?} is not `all` or a list of device indices such as `0,1`"
             ))
         };
         match s.trim().to_ascii_lowercase().as_str() {
@@ -119,9 +116,7 @@ impl DeviceSet {
                 devices.get(i).cloned().ok_or_else(|| {
                     let names: Vec<String> = devices.iter().map(|d| d.to_string()).collect();
                     Error::invalid(format!(
-                        "{}: device {i} does not exist; the selected kind has {} \
-                         device(s): {}",
-                        config::DEVICES.name,
+                        "device {i} does not exist; the selected kind has {} device(s): {}",
                         devices.len(),
                         names.join("; ")
                     ))
@@ -153,44 +148,35 @@ pub struct DeviceOptions {
     pub dump_programs: Option<std::path::PathBuf>,
 }
 
+/// Queues per tile by default: two, so that two threads issuing SEAL operations at once
+/// neither wait for each other's issue lock nor serialise their kernels, while more
+/// threads share them (every queue in use costs the driver issue time; REPORT.md has the
+/// measurement).
+pub const DEFAULT_QUEUES: usize = 2;
+
+/// The word the `poison` setting's `1` fills buffers with.
+pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+
 impl Default for DeviceOptions {
-    /// The options of [`Config::default`], without a profiler.
+    /// The first GPU (else the first CPU device) and every device of its kind, whole or
+    /// in hardware tiles, [`DEFAULT_QUEUES`] queues each, pooled buffers in slabs, fused
+    /// kernels; no profiler, no poison, no cap.
     fn default() -> Self {
         DeviceOptions {
+            selector: DeviceSelector::Default,
+            devices: DeviceSet::All,
+            partition: Partition::Auto,
+            queues_per_tile: DEFAULT_QUEUES,
+            sync_each_launch: false,
             profiler: None,
-            ..DeviceOptions::from_config(&Config::default())
-        }
-    }
-}
-
-impl DeviceOptions {
-    /// The options `config` sets: device choice, queues, pool, launches, experiments. The
-    /// profiler is the process-wide one: made by the `profile` setting, or enabled before.
-    pub fn from_config(config: &Config) -> Self {
-        DeviceOptions {
-            selector: config.device.clone(),
-            devices: config.devices.clone(),
-            partition: config.experiment.tiles,
-            queues_per_tile: config.queues,
-            sync_each_launch: config.sync,
-            profiler: match &config.profile {
-                Some(path) => Some(profiler::enable_global_dumping_to(path.clone())),
-                None => profiler::global(),
-            },
             memcache: MemcacheConfig {
-                poison: config.poison,
-                max_bytes_held: config.max_bytes,
                 slab_bytes: DEFAULT_SLAB_BYTES,
+                ..MemcacheConfig::default()
             },
-            memcache_active: config.experiment.memcache,
-            fused_tensor: config.experiment.fused,
-            dump_programs: config.experiment.dump_programs.clone(),
+            memcache_active: true,
+            fused_tensor: true,
+            dump_programs: None,
         }
-    }
-
-    /// The options of [`Config::from_env`].
-    pub fn from_env() -> Result<Self> {
-        Ok(DeviceOptions::from_config(&Config::from_env()?))
     }
 }
 
@@ -203,10 +189,6 @@ pub struct Devices {
 }
 
 impl Devices {
-    pub fn from_env() -> Result<Devices> {
-        Devices::new(DeviceOptions::from_env()?)
-    }
-
     /// Resolves the selector; takes every device of its platform of the same type (GPU
     /// or CPU), or exactly the named device for `P:D`; partitions them; builds the tiles.
     pub fn new(options: DeviceOptions) -> Result<Devices> {

@@ -382,7 +382,10 @@ mod tests {
     /// may have left the backend half updated.
     #[test]
     fn calls_after_a_panic_are_refused() {
-        let devices = crate::device::Devices::from_env().unwrap();
+        let devices = crate::device::Devices::new(
+            crate::config::Config::from_env().unwrap().device_options(),
+        )
+        .unwrap();
         let backend = GpuBackend::new(Backend::new(devices, NttStrategy::STAGED).unwrap(), 0);
         assert!(backend.run(|_| Ok(())).is_ok());
         let err = backend

@@ -19,7 +19,7 @@ use std::fmt;
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
-use crate::seal_backend::{Backend, GpuImage, PinnedHostRef};
+use crate::seal_backend::{GpuImage, PinnedHostRef};
 
 mod gpu_backend;
 
@@ -546,7 +546,7 @@ fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Tagged<Box<GpuB
         };
         crate::logging::install_stderr_subscriber(config.log);
         Ok(Box::new(GpuBackend::new(
-            Backend::from_config(&config)?,
+            config.backend()?,
             config.crosscheck,
         )))
     })

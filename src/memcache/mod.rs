@@ -33,7 +33,7 @@
 //! With [`MemcacheConfig::slab_bytes`] set (the backend's devices set it), device memory
 //! comes in slabs: a request that needs a new buffer and fits in half a slab gets a
 //! sub-buffer carved from the current slab (`clCreateSubBuffer`, a few microseconds, where
-//! `clCreateBuffer` costs 36-82 us on NVIDIA's driver), and a new slab is allocated only
+//! `clCreateBuffer` is a driver allocation costing tens), and a new slab is allocated only
 //! when the current one is full. Sub-buffers are pooled and reused like any buffer; a slab
 //! goes back to the driver when its last sub-buffer is released (flush, deactivate), and
 //! its bytes count as held until then. Larger requests, uncached ones and those of a

@@ -49,8 +49,7 @@ pub use transparency::TransparencyCheck;
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::ops::LevelOps;
 use crate::cl::{Buffer, PinnedHost};
-use crate::config::Config;
-use crate::device::{DeviceOptions, Devices, Graph};
+use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
@@ -101,25 +100,6 @@ pub struct Backend {
 }
 
 impl Backend {
-    /// The backend `config` describes: its devices, NTT, transparency check and caps.
-    pub fn from_config(config: &Config) -> Result<Backend> {
-        let devices = Devices::new(DeviceOptions::from_config(config))?;
-        let mut backend = Backend::new(devices, config.experiment.ntt())?
-            .checking_transparency(config.check_transparent);
-        if let Some(bytes) = config.max_pinned_bytes {
-            backend = backend.with_max_pinned_bytes(bytes);
-        }
-        Ok(match config.max_key_bytes {
-            Some(bytes) => backend.with_max_key_bytes(bytes),
-            None => backend,
-        })
-    }
-
-    /// The backend of [`Config::from_env`].
-    pub fn from_env() -> Result<Backend> {
-        Backend::from_config(&Config::from_env()?)
-    }
-
     pub fn new(devices: Devices, strategy: NttStrategy) -> Result<Backend> {
         let graphs = devices
             .tiles()

@@ -60,8 +60,7 @@ impl FromStr for TransparencyCheck {
             .ok_or_else(|| {
                 let accepted: Vec<String> = Self::ALL.iter().map(|m| format!("`{m}`")).collect();
                 Error::invalid(format!(
-                    "{}={s:?} is not one of {}",
-                    crate::config::CHECK_TRANSPARENT.name,
+                    "transparency check {s:?} is not one of {}",
                     accepted.join(", ")
                 ))
             })
