@@ -24,12 +24,13 @@ fn results_return_to_the_pool_without_a_frame_end() {
     let words: Vec<u64> = (0..2 * 2 * N)
         .map(|i| (i as u64 * 7919 + 17) % key_moduli[(i / N) % 2])
         .collect();
+    // The pool read is tile 0's: the thread issues there, and its operands live there,
+    // however many devices there are.
+    backend.bind_thread(0).unwrap();
     let (a, b) = (
         backend.create_image(&words).unwrap(),
         backend.create_image(&words).unwrap(),
     );
-    // The pool read is tile 0's: the thread issues there however many devices there are.
-    backend.bind_thread(0).unwrap();
     let memcache = backend.devices().tiles()[0].memcache();
     let mut after_warm_up = None;
     for i in 0..OPERATIONS {

@@ -140,7 +140,7 @@ impl PinnedHost {
         }
         let created = if state.total + bytes as u64 > self.max_bytes {
             Err(Error::invalid(format!(
-                "the cap on page-locked host memory ({} bytes) is reached",
+                "its cap of {} bytes is reached",
                 self.max_bytes
             )))
         } else {
