@@ -445,130 +445,46 @@ namespace seal_opencl
                 const SEALContext &context, const SEALContext::ContextData &context_data,
                 Ciphertext &encrypted) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "negate", context, context_data, encrypted,
-                    [&] { translated([&] { backend_->negate(params, result_image(encrypted), encrypted.size()); }); },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted);
-                        cpu.evaluator.negate_inplace(result);
-                    });
+                unary("negate", context, context_data, encrypted, &GpuBackend::negate, [](auto &cpu, auto &result) {
+                    cpu.negate_inplace(result);
+                });
             }
 
             void add_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted1,
                 const Ciphertext &encrypted2) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "add", context, context_data, encrypted1,
-                    [&] {
-                        translated([&] {
-                            if (&encrypted1 == &encrypted2)
-                            {
-                                backend_->double_inplace(params, result_image(encrypted1), encrypted1.size());
-                            }
-                            else
-                            {
-                                backend_->add(
-                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
-                                    encrypted2.size());
-                            }
-                        });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted1);
-                        if (&encrypted1 == &encrypted2)
-                        {
-                            cpu.evaluator.add_inplace(result, result);
-                        }
-                        else
-                        {
-                            cpu.evaluator.add_inplace(result, cpu.copy(encrypted2));
-                        }
-                    });
+                binary(
+                    "add", context, context_data, encrypted1, encrypted2, &GpuBackend::double_inplace, &GpuBackend::add,
+                    [](auto &cpu, auto &result, const auto &operand) { cpu.add_inplace(result, operand); });
             }
 
             void sub_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted1,
                 const Ciphertext &encrypted2) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "sub", context, context_data, encrypted1,
-                    [&] {
-                        translated([&] {
-                            if (&encrypted1 == &encrypted2)
-                            {
-                                backend_->zero(params, result_image(encrypted1), encrypted1.size());
-                            }
-                            else
-                            {
-                                backend_->sub(
-                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
-                                    encrypted2.size());
-                            }
-                        });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted1);
-                        if (&encrypted1 == &encrypted2)
-                        {
-                            cpu.evaluator.sub_inplace(result, result);
-                        }
-                        else
-                        {
-                            cpu.evaluator.sub_inplace(result, cpu.copy(encrypted2));
-                        }
-                    });
+                binary(
+                    "sub", context, context_data, encrypted1, encrypted2, &GpuBackend::zero, &GpuBackend::sub,
+                    [](auto &cpu, auto &result, const auto &operand) { cpu.sub_inplace(result, operand); });
             }
 
             void multiply_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted1,
                 const Ciphertext &encrypted2) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "multiply", context, context_data, encrypted1,
-                    [&] {
-                        translated([&] {
-                            if (&encrypted1 == &encrypted2)
-                            {
-                                backend_->square(params, result_image(encrypted1), encrypted1.size());
-                            }
-                            else
-                            {
-                                backend_->multiply(
-                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
-                                    encrypted2.size());
-                            }
-                        });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted1);
-                        if (&encrypted1 == &encrypted2)
-                        {
-                            cpu.evaluator.multiply_inplace(result, result);
-                        }
-                        else
-                        {
-                            cpu.evaluator.multiply_inplace(result, cpu.copy(encrypted2));
-                        }
-                    });
+                binary(
+                    "multiply", context, context_data, encrypted1, encrypted2, &GpuBackend::square,
+                    &GpuBackend::multiply,
+                    [](auto &cpu, auto &result, const auto &operand) { cpu.multiply_inplace(result, operand); });
             }
 
             void square_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data,
                 Ciphertext &encrypted) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "square", context, context_data, encrypted,
-                    [&] { translated([&] { backend_->square(params, result_image(encrypted), encrypted.size()); }); },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted);
-                        cpu.evaluator.square_inplace(result);
-                    });
+                unary("square", context, context_data, encrypted, &GpuBackend::square, [](auto &cpu, auto &result) {
+                    cpu.square_inplace(result);
+                });
             }
 
             void relinearize_inplace(
@@ -608,22 +524,9 @@ namespace seal_opencl
                 const SEALContext &context, const SEALContext::ContextData &context_data, const Ciphertext &encrypted,
                 Ciphertext &destination) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "rescale_to_next", context, context_data, destination,
-                    [&] {
-                        translated([&] {
-                            if (&encrypted == &destination)
-                            {
-                                backend_->rescale_to_next_inplace(params, result_image(destination), encrypted.size());
-                            }
-                            else
-                            {
-                                backend_->rescale_to_next(
-                                    params, image_of(encrypted), encrypted.size(), result_image(destination));
-                            }
-                        });
-                    },
+                next_level(
+                    "rescale_to_next", context, context_data, encrypted, destination,
+                    &GpuBackend::rescale_to_next_inplace, &GpuBackend::rescale_to_next,
                     [&](Reference &cpu, Ciphertext &result) {
                         // SEAL leaves the destination's correction factor as it was.
                         result.correction_factor() = destination.correction_factor();
@@ -635,23 +538,9 @@ namespace seal_opencl
                 const SEALContext &context, const SEALContext::ContextData &context_data, const Ciphertext &encrypted,
                 Ciphertext &destination) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "mod_switch_to_next", context, context_data, destination,
-                    [&] {
-                        translated([&] {
-                            if (&encrypted == &destination)
-                            {
-                                backend_->mod_switch_to_next_inplace(
-                                    params, result_image(destination), encrypted.size());
-                            }
-                            else
-                            {
-                                backend_->mod_switch_to_next(
-                                    params, image_of(encrypted), encrypted.size(), result_image(destination));
-                            }
-                        });
-                    },
+                next_level(
+                    "mod_switch_to_next", context, context_data, encrypted, destination,
+                    &GpuBackend::mod_switch_to_next_inplace, &GpuBackend::mod_switch_to_next,
                     [&](Reference &cpu, Ciphertext &result) {
                         cpu.evaluator.mod_switch_to_next(cpu.copy(encrypted), result);
                     });
@@ -674,55 +563,27 @@ namespace seal_opencl
                 const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
                 const Plaintext &plain) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "multiply_plain", context, context_data, encrypted,
-                    [&] {
-                        translated([&] {
-                            backend_->multiply_plain(
-                                params, result_image(encrypted), encrypted.size(), image_of(plain));
-                        });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted);
-                        cpu.evaluator.multiply_plain_inplace(result, cpu.copy(plain));
-                    });
+                with_plain(
+                    "multiply_plain", context, context_data, encrypted, plain, &GpuBackend::multiply_plain,
+                    [](auto &cpu, auto &result, const auto &operand) { cpu.multiply_plain_inplace(result, operand); });
             }
 
             void add_plain_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
                 const Plaintext &plain) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "add_plain", context, context_data, encrypted,
-                    [&] {
-                        translated([&] {
-                            backend_->add_plain(params, result_image(encrypted), encrypted.size(), image_of(plain));
-                        });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted);
-                        cpu.evaluator.add_plain_inplace(result, cpu.copy(plain));
-                    });
+                with_plain(
+                    "add_plain", context, context_data, encrypted, plain, &GpuBackend::add_plain,
+                    [](auto &cpu, auto &result, const auto &operand) { cpu.add_plain_inplace(result, operand); });
             }
 
             void sub_plain_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
                 const Plaintext &plain) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "sub_plain", context, context_data, encrypted,
-                    [&] {
-                        translated([&] {
-                            backend_->sub_plain(params, result_image(encrypted), encrypted.size(), image_of(plain));
-                        });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted);
-                        cpu.evaluator.sub_plain_inplace(result, cpu.copy(plain));
-                    });
+                with_plain(
+                    "sub_plain", context, context_data, encrypted, plain, &GpuBackend::sub_plain,
+                    [](auto &cpu, auto &result, const auto &operand) { cpu.sub_plain_inplace(result, operand); });
             }
 
             void apply_galois_inplace(
@@ -749,35 +610,18 @@ namespace seal_opencl
                 const SEALContext &context, const SEALContext::ContextData &context_data,
                 Ciphertext &encrypted) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "transform_to_ntt", context, context_data, encrypted,
-                    [&] {
-                        translated(
-                            [&] { backend_->transform_to_ntt(params, result_image(encrypted), encrypted.size()); });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted);
-                        cpu.evaluator.transform_to_ntt_inplace(result);
-                    });
+                unary(
+                    "transform_to_ntt", context, context_data, encrypted, &GpuBackend::transform_to_ntt,
+                    [](auto &cpu, auto &result) { cpu.transform_to_ntt_inplace(result); });
             }
 
             void transform_from_ntt_inplace(
                 const SEALContext &context, const SEALContext::ContextData &context_data,
                 Ciphertext &encrypted_ntt) override
             {
-                const auto params = level_params(context, context_data);
-                routed(
-                    "transform_from_ntt", context, context_data, encrypted_ntt,
-                    [&] {
-                        translated([&] {
-                            backend_->transform_from_ntt(params, result_image(encrypted_ntt), encrypted_ntt.size());
-                        });
-                    },
-                    [&](Reference &cpu, Ciphertext &result) {
-                        result = cpu.copy(encrypted_ntt);
-                        cpu.evaluator.transform_from_ntt_inplace(result);
-                    });
+                unary(
+                    "transform_from_ntt", context, context_data, encrypted_ntt, &GpuBackend::transform_from_ntt,
+                    [](auto &cpu, auto &result) { cpu.transform_from_ntt_inplace(result); });
             }
 
             bool is_transparent(const Ciphertext &encrypted, const char *operation) override
@@ -852,6 +696,110 @@ namespace seal_opencl
                 {
                     return T();
                 }
+            }
+
+            // The shapes of the routed operations. `op` (and `self_op`) are GpuBackend's bridge
+            // methods, called through their member pointers; `cpu_op(evaluator, result, ...)` is
+            // SEAL's Evaluator call on the host copies. All take their arguments by reference and
+            // inline into the override: a routed call costs what the written-out body did.
+
+            // ct = op(ct) in place.
+            template <class Op, class CpuOp>
+            void unary(
+                const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
+                Ciphertext &encrypted, Op op, CpuOp cpu_op)
+            {
+                const auto params = level_params(context, context_data);
+                routed(
+                    operation, context, context_data, encrypted,
+                    [&] { translated([&] { ((*backend_).*op)(params, result_image(encrypted), encrypted.size()); }); },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu_op(cpu.evaluator, result);
+                    });
+            }
+
+            // encrypted1 = encrypted1 op encrypted2; `self_op(encrypted1)` when both are one
+            // ciphertext (the device reads no operand it is writing).
+            template <class SelfOp, class Op, class CpuOp>
+            void binary(
+                const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
+                Ciphertext &encrypted1, const Ciphertext &encrypted2, SelfOp self_op, Op op, CpuOp cpu_op)
+            {
+                const auto params = level_params(context, context_data);
+                const bool same = &encrypted1 == &encrypted2;
+                routed(
+                    operation, context, context_data, encrypted1,
+                    [&] {
+                        translated([&] {
+                            if (same)
+                            {
+                                ((*backend_).*self_op)(params, result_image(encrypted1), encrypted1.size());
+                            }
+                            else
+                            {
+                                ((*backend_).*op)(
+                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
+                                    encrypted2.size());
+                            }
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted1);
+                        if (same)
+                        {
+                            cpu_op(cpu.evaluator, result, result);
+                        }
+                        else
+                        {
+                            cpu_op(cpu.evaluator, result, cpu.copy(encrypted2));
+                        }
+                    });
+            }
+
+            // encrypted = encrypted op plain.
+            template <class Op, class CpuOp>
+            void with_plain(
+                const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
+                Ciphertext &encrypted, const Plaintext &plain, Op op, CpuOp cpu_op)
+            {
+                const auto params = level_params(context, context_data);
+                routed(
+                    operation, context, context_data, encrypted,
+                    [&] {
+                        translated([&] {
+                            ((*backend_).*op)(params, result_image(encrypted), encrypted.size(), image_of(plain));
+                        });
+                    },
+                    [&](Reference &cpu, Ciphertext &result) {
+                        result = cpu.copy(encrypted);
+                        cpu_op(cpu.evaluator, result, cpu.copy(plain));
+                    });
+            }
+
+            // destination = encrypted at the next level; `inplace_op` when both are one ciphertext.
+            template <class InplaceOp, class Op, class Ref>
+            void next_level(
+                const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
+                const Ciphertext &encrypted, Ciphertext &destination, InplaceOp inplace_op, Op op, Ref &&reference)
+            {
+                const auto params = level_params(context, context_data);
+                routed(
+                    operation, context, context_data, destination,
+                    [&] {
+                        translated([&] {
+                            if (&encrypted == &destination)
+                            {
+                                ((*backend_).*inplace_op)(params, result_image(destination), encrypted.size());
+                            }
+                            else
+                            {
+                                ((*backend_).*op)(
+                                    params, image_of(encrypted), encrypted.size(), result_image(destination));
+                            }
+                        });
+                    },
+                    reference);
             }
 
             // Runs one routed operation, cross-checked when SEAL_OPENCL_CROSSCHECK samples it.

@@ -3,6 +3,17 @@
 //! kernels. This is the only module that talks to `ocl`; the rest of the crate uses the
 //! types re-exported here.
 
+/// `$device.info(DeviceInfo::$info)`'s value as `Some`, `?` on the query's error; None when
+/// the driver answers with another variant.
+macro_rules! device_info {
+    ($device:expr, $info:ident) => {
+        match $device.info(ocl::enums::DeviceInfo::$info)? {
+            ocl::enums::DeviceInfoResult::$info(value) => Some(value),
+            _ => None,
+        }
+    };
+}
+
 mod pinned;
 mod select;
 mod sig;
@@ -14,7 +25,6 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use ocl::enums::{DeviceInfo, DeviceInfoResult};
 use ocl::flags::{CommandQueueProperties, DeviceType};
 use parking_lot::Mutex;
 
@@ -481,30 +491,12 @@ pub fn event_nanos(event: &Event) -> Result<u64> {
 }
 
 fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInfoSummary> {
-    let is_gpu = match device.info(DeviceInfo::Type)? {
-        DeviceInfoResult::Type(t) => t.contains(DeviceType::GPU),
-        _ => false,
-    };
-    let local_mem_bytes = match device.info(DeviceInfo::LocalMemSize)? {
-        DeviceInfoResult::LocalMemSize(s) => s,
-        _ => 0,
-    };
-    let max_alloc_bytes = match device.info(DeviceInfo::MaxMemAllocSize)? {
-        DeviceInfoResult::MaxMemAllocSize(s) => s,
-        _ => 0,
-    };
-    let global_mem_bytes = match device.info(DeviceInfo::GlobalMemSize)? {
-        DeviceInfoResult::GlobalMemSize(s) => s,
-        _ => 0,
-    };
-    let base_addr_align_bits = match device.info(DeviceInfo::MemBaseAddrAlign)? {
-        DeviceInfoResult::MemBaseAddrAlign(bits) => bits,
-        _ => 0,
-    };
-    let compute_units = match device.info(DeviceInfo::MaxComputeUnits)? {
-        DeviceInfoResult::MaxComputeUnits(n) => n,
-        _ => 1,
-    };
+    let is_gpu = device_info!(device, Type).is_some_and(|t| t.contains(DeviceType::GPU));
+    let local_mem_bytes = device_info!(device, LocalMemSize).unwrap_or(0);
+    let max_alloc_bytes = device_info!(device, MaxMemAllocSize).unwrap_or(0);
+    let global_mem_bytes = device_info!(device, GlobalMemSize).unwrap_or(0);
+    let base_addr_align_bits = device_info!(device, MemBaseAddrAlign).unwrap_or(0);
+    let compute_units = device_info!(device, MaxComputeUnits).unwrap_or(1);
     Ok(DeviceInfoSummary {
         name: device.name()?,
         vendor: device.vendor()?,

@@ -1,7 +1,6 @@
 //! Device choice (the `device` setting, `SEAL_OPENCL_DEVICE`): `gpu` | `cpu` | `P:D`;
 //! unset means the first GPU of any platform, else the first CPU device (PoCL on CI).
 
-use ocl::enums::{DeviceInfo, DeviceInfoResult};
 use ocl::flags::DeviceType;
 
 use crate::error::{Error, Result};
@@ -116,10 +115,7 @@ pub fn list_devices() -> Result<Vec<DeviceEntry>> {
             }
         };
         for (di, device) in devices.into_iter().enumerate() {
-            let ty = match device.info(DeviceInfo::Type)? {
-                DeviceInfoResult::Type(t) => t,
-                _ => DeviceType::empty(),
-            };
+            let ty = device_info!(device, Type).unwrap_or(DeviceType::empty());
             out.push(DeviceEntry {
                 platform_index: pi,
                 device_index: di,

@@ -4,7 +4,6 @@
 
 use std::ptr;
 
-use ocl::enums::{DeviceInfo, DeviceInfoResult};
 use ocl::ffi::{self, cl_device_id, cl_device_partition_property, cl_int, cl_uint, CL_SUCCESS};
 
 use crate::error::{Error, Result};
@@ -61,20 +60,10 @@ impl Drop for SubDevice {
 pub fn partition_support(device: ocl::Device) -> Result<PartitionSupport> {
     let props = device_info_words(device, ffi::CL_DEVICE_PARTITION_PROPERTIES)?;
     let has = |p: cl_uint| props.contains(&(p as cl_device_partition_property));
-    let affinity = match device.info(DeviceInfo::PartitionAffinityDomain)? {
-        DeviceInfoResult::PartitionAffinityDomain(d) => {
-            d.bits() & ffi::CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE != 0
-        }
-        _ => false,
-    };
-    let compute_units = match device.info(DeviceInfo::MaxComputeUnits)? {
-        DeviceInfoResult::MaxComputeUnits(n) => n,
-        _ => 0,
-    };
-    let max_sub_devices = match device.info(DeviceInfo::PartitionMaxSubDevices)? {
-        DeviceInfoResult::PartitionMaxSubDevices(n) => n,
-        _ => 0,
-    };
+    let affinity = device_info!(device, PartitionAffinityDomain)
+        .is_some_and(|d| d.bits() & ffi::CL_DEVICE_AFFINITY_DOMAIN_NEXT_PARTITIONABLE != 0);
+    let compute_units = device_info!(device, MaxComputeUnits).unwrap_or(0);
+    let max_sub_devices = device_info!(device, PartitionMaxSubDevices).unwrap_or(0);
     Ok(PartitionSupport {
         equally: has(ffi::CL_DEVICE_PARTITION_EQUALLY),
         by_counts: has(ffi::CL_DEVICE_PARTITION_BY_COUNTS),

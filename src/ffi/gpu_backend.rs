@@ -189,70 +189,6 @@ impl GpuBackend {
         })
     }
 
-    pub(super) fn negate(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.negate(&params.into(), ct, size))
-    }
-
-    pub(super) fn add(
-        &self,
-        params: &LevelParams,
-        a: &mut GpuImage,
-        a_size: usize,
-        b: &GpuImage,
-        b_size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.add(&params.into(), a, a_size, b, b_size))
-    }
-
-    pub(super) fn sub(
-        &self,
-        params: &LevelParams,
-        a: &mut GpuImage,
-        a_size: usize,
-        b: &GpuImage,
-        b_size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.sub(&params.into(), a, a_size, b, b_size))
-    }
-
-    pub(super) fn double_inplace(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.double_inplace(&params.into(), ct, size))
-    }
-
-    pub(super) fn zero(&self, params: &LevelParams, ct: &mut GpuImage, size: usize) -> Tagged<()> {
-        self.run(|backend| backend.zero(&params.into(), ct, size))
-    }
-
-    pub(super) fn multiply(
-        &self,
-        params: &LevelParams,
-        a: &mut GpuImage,
-        a_size: usize,
-        b: &GpuImage,
-        b_size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.multiply(&params.into(), a, a_size, b, b_size))
-    }
-
-    pub(super) fn square(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.square(&params.into(), ct, size))
-    }
-
     pub(super) fn relinearize(
         &self,
         params: &LevelParams,
@@ -267,82 +203,6 @@ impl GpuBackend {
         })
     }
 
-    pub(super) fn rescale_to_next(
-        &self,
-        params: &LevelParams,
-        src: &GpuImage,
-        size: usize,
-        dst: &mut GpuImage,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.rescale_to_next(&params.into(), src, size, dst))
-    }
-
-    pub(super) fn rescale_to_next_inplace(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.rescale_to_next_inplace(&params.into(), ct, size))
-    }
-
-    pub(super) fn mod_switch_to_next(
-        &self,
-        params: &LevelParams,
-        src: &GpuImage,
-        size: usize,
-        dst: &mut GpuImage,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.mod_switch_to_next(&params.into(), src, size, dst))
-    }
-
-    pub(super) fn mod_switch_to_next_inplace(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.mod_switch_to_next_inplace(&params.into(), ct, size))
-    }
-
-    pub(super) fn mod_switch_plain_to_next(
-        &self,
-        params: &LevelParams,
-        plain: &mut GpuImage,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.mod_switch_plain_to_next(&params.into(), plain))
-    }
-
-    pub(super) fn multiply_plain(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-        plain: &GpuImage,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.multiply_plain(&params.into(), ct, size, plain))
-    }
-
-    pub(super) fn add_plain(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-        plain: &GpuImage,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.add_plain(&params.into(), ct, size, plain))
-    }
-
-    pub(super) fn sub_plain(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-        plain: &GpuImage,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.sub_plain(&params.into(), ct, size, plain))
-    }
-
     pub(super) fn apply_galois(
         &self,
         params: &LevelParams,
@@ -353,24 +213,43 @@ impl GpuBackend {
     ) -> Tagged<()> {
         self.run(|backend| backend.apply_galois(&params.into(), ct, size, galois_elt, &key.into()))
     }
+}
 
-    pub(super) fn transform_to_ntt(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.transform_to_ntt(&params.into(), ct, size))
-    }
+/// Declares the bridge methods of the operations on one level that pass their arguments
+/// through unchanged: `name(args)` becomes
+/// `fn name(&self, params: &LevelParams, args) -> Tagged<()>`, which runs `Backend::name`
+/// with the level's view of `params`. The signatures are the ones the bridge declares in
+/// `super::bridge` (cxx checks them when it compiles the bridge).
+macro_rules! level_operations {
+    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
+        impl GpuBackend {
+            $(
+                pub(super) fn $name(&self, params: &LevelParams, $($arg: $ty),*) -> Tagged<()> {
+                    self.run(|backend| backend.$name(&params.into(), $($arg),*))
+                }
+            )*
+        }
+    };
+}
 
-    pub(super) fn transform_from_ntt(
-        &self,
-        params: &LevelParams,
-        ct: &mut GpuImage,
-        size: usize,
-    ) -> Tagged<()> {
-        self.run(|backend| backend.transform_from_ntt(&params.into(), ct, size))
-    }
+level_operations! {
+    negate(ct: &mut GpuImage, size: usize);
+    add(a: &mut GpuImage, a_size: usize, b: &GpuImage, b_size: usize);
+    sub(a: &mut GpuImage, a_size: usize, b: &GpuImage, b_size: usize);
+    double_inplace(ct: &mut GpuImage, size: usize);
+    zero(ct: &mut GpuImage, size: usize);
+    multiply(a: &mut GpuImage, a_size: usize, b: &GpuImage, b_size: usize);
+    square(ct: &mut GpuImage, size: usize);
+    rescale_to_next(src: &GpuImage, size: usize, dst: &mut GpuImage);
+    rescale_to_next_inplace(ct: &mut GpuImage, size: usize);
+    mod_switch_to_next(src: &GpuImage, size: usize, dst: &mut GpuImage);
+    mod_switch_to_next_inplace(ct: &mut GpuImage, size: usize);
+    mod_switch_plain_to_next(plain: &mut GpuImage);
+    multiply_plain(ct: &mut GpuImage, size: usize, plain: &GpuImage);
+    add_plain(ct: &mut GpuImage, size: usize, plain: &GpuImage);
+    sub_plain(ct: &mut GpuImage, size: usize, plain: &GpuImage);
+    transform_to_ntt(ct: &mut GpuImage, size: usize);
+    transform_from_ntt(ct: &mut GpuImage, size: usize);
 }
 
 #[cfg(test)]

@@ -373,25 +373,22 @@ pub(super) fn write_csv(path: &Path, report: &ProfileReport) -> Result<()> {
             k.is_ntt
         );
     }
-    for h in &report.host_calls {
+    // A host call's or an idle gap's row: its count, mean and total in microseconds.
+    let mut timed_row = |kind: &str, name: &str, count: u64, avg_ns: f64, total_ns: u64| {
         let _ = writeln!(
             out,
-            "host,{},,,,,{},{:.3},{:.3},,",
-            csv_field(&h.name),
-            h.calls,
-            h.avg_ns / 1e3,
-            h.total_ns as f64 / 1e3
+            "{kind},{},,,,,{count},{:.3},{:.3},,",
+            csv_field(name),
+            avg_ns / 1e3,
+            total_ns as f64 / 1e3
         );
+    };
+    for h in &report.host_calls {
+        timed_row("host", &h.name, h.calls, h.avg_ns, h.total_ns);
     }
     for i in &report.idle {
-        let _ = writeln!(
-            out,
-            "idle,{},,,,,{},{:.3},{:.3},,",
-            csv_field(&i.operation),
-            i.gaps,
-            i.total_ns as f64 / i.gaps.max(1) as f64 / 1e3,
-            i.total_ns as f64 / 1e3
-        );
+        let avg_ns = i.total_ns as f64 / i.gaps.max(1) as f64;
+        timed_row("idle", &i.operation, i.gaps, avg_ns, i.total_ns);
     }
     for op in &report.operations {
         for k in &op.kernels {
