@@ -10,6 +10,7 @@ use seal_opencl::config::CHECK_TRANSPARENT;
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::seal_backend::{Backend, GpuImage, Level, TransparencyCheck};
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::fixture::backend_on;
 use seal_opencl_testkit::harness::rng;
 
 const LOG_N: u32 = 12;
@@ -19,16 +20,7 @@ const PRIMES: usize = 2;
 const POLY: usize = PRIMES * N;
 
 fn backend(mode: TransparencyCheck) -> Backend {
-    let devices = Devices::new(DeviceOptions::default()).unwrap();
-    Backend::new(
-        devices,
-        seal_opencl::config::Config::from_env()
-            .unwrap()
-            .experiment
-            .ntt(),
-    )
-    .unwrap()
-    .checking_transparency(mode)
+    backend_on(Devices::new(DeviceOptions::default()).unwrap()).checking_transparency(mode)
 }
 
 fn key_moduli() -> Vec<u64> {

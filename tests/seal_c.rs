@@ -7,46 +7,35 @@
 //! context is made with `SecLevelType::None`; small and fast is what tests need.
 
 use seal_opencl::ErrorKind;
+use seal_opencl_testkit::fixture::Fixture;
 use seal_opencl_testkit::seal_c::{
-    self, Ciphertext, CkksContext, CkksEncoder, Decryptor, Encryptor, Evaluator, GaloisKeys,
-    KeyGenerator, RelinKeys, SecLevelType,
+    self, Ciphertext, CkksContext, CkksEncoder, Encryptor, Evaluator, KeyGenerator, SecLevelType,
 };
 
 const N: u64 = 4096;
 const BITS: [i32; 4] = [40, 30, 30, 40];
-const SCALE: f64 = (1u64 << 30) as f64;
+const SCALE_BITS: i32 = 30;
+const SCALE: f64 = (1u64 << SCALE_BITS) as f64;
 const TOLERANCE: f64 = 1e-3;
 
 fn test_context() -> CkksContext {
     CkksContext::new_with_security(N, &BITS, SecLevelType::None).unwrap()
 }
 
-struct Ckks {
-    context: CkksContext,
-    encoder: CkksEncoder,
-    encryptor: Encryptor,
-    decryptor: Decryptor,
-    evaluator: Evaluator,
-    relin_keys: RelinKeys,
-    galois_keys: GaloisKeys,
+/// The fixture's keys and tools on the test context, SEAL's CPU path only (nothing
+/// installed); Galois keys for the steps 1 and -1 and the conjugation (0).
+struct Ckks(Fixture);
+
+impl std::ops::Deref for Ckks {
+    type Target = Fixture;
+    fn deref(&self) -> &Fixture {
+        &self.0
+    }
 }
 
 impl Ckks {
     fn new() -> Self {
-        let context = test_context();
-        let keygen = KeyGenerator::new(&context).unwrap();
-        let public_key = keygen.public_key().unwrap();
-        let secret_key = keygen.secret_key().unwrap();
-        Ckks {
-            encoder: CkksEncoder::new(&context).unwrap(),
-            encryptor: Encryptor::new(&context, &public_key).unwrap(),
-            decryptor: Decryptor::new(&context, &secret_key).unwrap(),
-            evaluator: Evaluator::new(&context).unwrap(),
-            relin_keys: keygen.relin_keys().unwrap(),
-            // 0 is the conjugation.
-            galois_keys: keygen.galois_keys_from_steps(&[1, -1, 0]).unwrap(),
-            context,
-        }
+        Ckks(Fixture::of_context(test_context(), &[1, -1, 0], SCALE_BITS))
     }
 
     fn slots(&self) -> usize {
@@ -63,7 +52,7 @@ impl Ckks {
     fn encrypt(&self, values: &[f64]) -> Ciphertext {
         let plain = self
             .encoder
-            .encode(values, &self.context.first_parms_id(), SCALE)
+            .encode(values, &self.ctx.first_parms_id(), SCALE)
             .unwrap();
         self.encryptor.encrypt(&plain).unwrap()
     }
@@ -119,7 +108,7 @@ fn encode_encrypt_decrypt_decode_round_trips() {
     assert_eq!(ct.size(), 2);
     assert_eq!(ct.coeff_modulus_size(), 3);
     assert_eq!(ct.poly_modulus_degree(), N);
-    assert_eq!(ct.parms_id(), ckks.context.first_parms_id());
+    assert_eq!(ct.parms_id(), ckks.ctx.first_parms_id());
     assert_eq!(ct.scale(), SCALE);
     assert!(ct.is_ntt_form());
     assert!(!ct.on_gpu());
@@ -128,7 +117,7 @@ fn encode_encrypt_decrypt_decode_round_trips() {
     let complex: Vec<(f64, f64)> = values.iter().map(|&v| (v, -v / 2.0)).collect();
     let plain = ckks
         .encoder
-        .encode_complex(&complex, &ckks.context.first_parms_id(), SCALE)
+        .encode_complex(&complex, &ckks.ctx.first_parms_id(), SCALE)
         .unwrap();
     assert_eq!(plain.coeff_count(), 3 * N);
     assert!(plain.is_ntt_form());
@@ -157,7 +146,7 @@ fn multiply_relinearize_rescale_gives_the_product() {
     assert_eq!(product.size(), 3);
     assert_eq!(product.scale(), SCALE * SCALE);
     ckks.evaluator
-        .relinearize_inplace(&mut product, &ckks.relin_keys)
+        .relinearize_inplace(&mut product, &ckks.relin)
         .unwrap();
     assert_eq!(product.size(), 2);
     ckks.evaluator
@@ -207,12 +196,12 @@ fn rotate_conjugate_and_apply_galois() {
 
     let mut rotated = Ciphertext::new().unwrap();
     ckks.evaluator
-        .rotate_vector(&ct, 1, &ckks.galois_keys, &mut rotated)
+        .rotate_vector(&ct, 1, &ckks.galois, &mut rotated)
         .unwrap();
     let want: Vec<f64> = (0..n).map(|i| values[(i + 1) % n]).collect();
     assert_close(&ckks.decrypt(&rotated), &want, "rotate by 1");
     ckks.evaluator
-        .rotate_vector_inplace(&mut rotated, -1, &ckks.galois_keys)
+        .rotate_vector_inplace(&mut rotated, -1, &ckks.galois)
         .unwrap();
     assert_close(&ckks.decrypt(&rotated), &values, "rotate back");
 
@@ -220,12 +209,12 @@ fn rotate_conjugate_and_apply_galois() {
     let complex: Vec<(f64, f64)> = values.iter().map(|&v| (v, v / 4.0)).collect();
     let plain = ckks
         .encoder
-        .encode_complex(&complex, &ckks.context.first_parms_id(), SCALE)
+        .encode_complex(&complex, &ckks.ctx.first_parms_id(), SCALE)
         .unwrap();
     let cc = ckks.encryptor.encrypt(&plain).unwrap();
     let mut conj = Ciphertext::new().unwrap();
     ckks.evaluator
-        .complex_conjugate(&cc, &ckks.galois_keys, &mut conj)
+        .complex_conjugate(&cc, &ckks.galois, &mut conj)
         .unwrap();
     let decoded = ckks
         .encoder
@@ -240,18 +229,18 @@ fn rotate_conjugate_and_apply_galois() {
 
     // The conjugation is the Galois element 2N - 1: apply_galois gives the same words.
     let conj_elt = (2 * N - 1) as u32;
-    assert!(ckks.galois_keys.has_key(conj_elt).unwrap());
-    assert!(!ckks.galois_keys.has_key(7).unwrap());
-    assert_eq!(ckks.galois_keys.size(), 3);
+    assert!(ckks.galois.has_key(conj_elt).unwrap());
+    assert!(!ckks.galois.has_key(7).unwrap());
+    assert_eq!(ckks.galois.size(), 3);
     let mut via_elt = cc.clone();
     ckks.evaluator
-        .apply_galois_inplace(&mut via_elt, conj_elt, &ckks.galois_keys)
+        .apply_galois_inplace(&mut via_elt, conj_elt, &ckks.galois)
         .unwrap();
     assert_eq!(via_elt.data().unwrap(), conj.data().unwrap());
     // No key for that element.
     let err = ckks
         .evaluator
-        .apply_galois(&cc, 7, &ckks.galois_keys, &mut via_elt)
+        .apply_galois(&cc, 7, &ckks.galois, &mut via_elt)
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
 }
@@ -261,7 +250,7 @@ fn plain_operations_and_modulus_switching() {
     let ckks = Ckks::new();
     let (a, b) = (ckks.values(5), ckks.values(6));
     let ct = ckks.encrypt(&a);
-    let first = ckks.context.first_parms_id();
+    let first = ckks.ctx.first_parms_id();
     let pb = ckks.encoder.encode(&b, &first, SCALE).unwrap();
 
     let mut sum = Ciphertext::new().unwrap();
@@ -288,7 +277,7 @@ fn plain_operations_and_modulus_switching() {
         .unwrap();
     assert_eq!(switched.coeff_modulus_size(), ct.coeff_modulus_size() - 1);
     assert_eq!(switched.scale(), ct.scale());
-    let chain = ckks.context.parms_id_chain().unwrap();
+    let chain = ckks.ctx.parms_id_chain().unwrap();
     assert_eq!(switched.parms_id(), chain[1]);
     assert_close(&ckks.decrypt(&switched), &a, "mod switched");
     // Its words are the original's residues without the last prime.
@@ -300,7 +289,7 @@ fn plain_operations_and_modulus_switching() {
 
     let mut to_last = ct.clone();
     ckks.evaluator
-        .mod_switch_to_inplace(&mut to_last, &ckks.context.last_parms_id())
+        .mod_switch_to_inplace(&mut to_last, &ckks.ctx.last_parms_id())
         .unwrap();
     assert_eq!(to_last.coeff_modulus_size(), 1);
     assert_close(&ckks.decrypt(&to_last), &a, "mod switched to last");
@@ -321,7 +310,7 @@ fn plain_operations_and_modulus_switching() {
     // rescale_to reaches the last level in one call (the scale shrinks by both primes).
     let mut deep = Ciphertext::new().unwrap();
     ckks.evaluator
-        .rescale_to(&ct, &ckks.context.last_parms_id(), &mut deep)
+        .rescale_to(&ct, &ckks.ctx.last_parms_id(), &mut deep)
         .unwrap();
     assert_eq!(deep.coeff_modulus_size(), 1);
 
@@ -344,7 +333,7 @@ fn words_of_a_clone_equal_the_original_and_set_data_writes_them() {
     let words = ct.data().unwrap();
     assert_eq!(words.len() as u64, 2 * 3 * N);
     assert_eq!(words.len() as u64, ct.uint64_count());
-    let primes = ckks.context.coeff_modulus(&ct.parms_id()).unwrap();
+    let primes = ckks.ctx.coeff_modulus(&ct.parms_id()).unwrap();
     for (j, residue) in words.chunks(N as usize).enumerate() {
         let q = primes[j % 3];
         assert!(residue.iter().all(|&w| w < q), "residue {j} reduced");
@@ -368,21 +357,21 @@ fn words_of_a_clone_equal_the_original_and_set_data_writes_them() {
         })
         .collect();
     let mut by_hand = ct.clone();
-    by_hand.set_data(&ckks.context, &negated).unwrap();
+    by_hand.set_data(&ckks.ctx, &negated).unwrap();
     let mut by_seal = Ciphertext::new().unwrap();
     ckks.evaluator.negate(&ct, &mut by_seal).unwrap();
     assert_eq!(by_hand.data().unwrap(), by_seal.data().unwrap());
     // Wrong length or unreduced words are rejected, the ciphertext is left alone.
     assert_eq!(
         by_hand
-            .set_data(&ckks.context, &negated[1..])
+            .set_data(&ckks.ctx, &negated[1..])
             .unwrap_err()
             .kind(),
         ErrorKind::InvalidArgument
     );
     let mut unreduced = negated.clone();
     unreduced[0] = u64::MAX;
-    assert!(by_hand.set_data(&ckks.context, &unreduced).is_err());
+    assert!(by_hand.set_data(&ckks.ctx, &unreduced).is_err());
 
     let plain = ckks.decryptor.decrypt(&ct).unwrap();
     assert_eq!(plain.data().unwrap().len() as u64, plain.coeff_count());
@@ -435,7 +424,7 @@ fn bad_input_is_an_error_not_a_crash() {
     // End of the chain, empty inputs, scales, parms_ids SEAL does not know.
     let mut last = a.clone();
     ckks.evaluator
-        .mod_switch_to_inplace(&mut last, &ckks.context.last_parms_id())
+        .mod_switch_to_inplace(&mut last, &ckks.ctx.last_parms_id())
         .unwrap();
     assert!(ckks.evaluator.rescale_to_next_inplace(&mut last).is_err());
     assert!(ckks
@@ -446,7 +435,7 @@ fn bad_input_is_an_error_not_a_crash() {
     assert!(ckks.evaluator.negate(&empty, &mut dest).is_err());
     assert!(ckks.decryptor.decrypt(&empty).is_err());
     assert!(ckks.evaluator.add_many(&[], &mut dest).is_err());
-    let first = ckks.context.first_parms_id();
+    let first = ckks.ctx.first_parms_id();
     for scale in [0.0, -1.0, f64::NAN, f64::INFINITY, 2f64.powi(200)] {
         let err = ckks.encoder.encode(&[1.0], &first, scale).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidArgument, "scale {scale}");
@@ -462,9 +451,9 @@ fn bad_input_is_an_error_not_a_crash() {
             .kind(),
         ErrorKind::InvalidArgument
     );
-    assert!(ckks.context.coeff_modulus(&bogus).is_err());
+    assert!(ckks.ctx.coeff_modulus(&bogus).is_err());
     assert!(ckks.evaluator.mod_switch_to(&a, &bogus, &mut dest).is_err());
-    assert!(ckks.galois_keys.has_key(2).is_err(), "even Galois element");
+    assert!(ckks.galois.has_key(2).is_err(), "even Galois element");
 
     // Parameters SEAL rejects.
     for (n, bits) in [(4096, vec![61]), (3000, vec![40]), (4096, vec![60, 60, 60])] {
@@ -513,7 +502,7 @@ fn gpu_marking_without_a_backend_is_a_logic_error() {
 fn objects_move_between_threads() {
     let ckks = Ckks::new();
     let ct = ckks.encrypt(&ckks.values(10));
-    let evaluator = Evaluator::new(&ckks.context).unwrap();
+    let evaluator = Evaluator::new(&ckks.ctx).unwrap();
     let doubled = std::thread::spawn(move || {
         let mut sum = Ciphertext::new().unwrap();
         evaluator.add(&ct, &ct, &mut sum).unwrap();

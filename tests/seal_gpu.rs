@@ -19,24 +19,20 @@ fn check_all(n: u64, bits: &[i32], scale_bits: i32) {
     check_operations(&fx, &name);
 }
 
-#[test]
-fn n4096_three_primes() {
-    check_all(4096, &[35, 30, 35], 30);
-}
+/// The parameter sets (N, bit sizes of the primes, scale bits): 3 primes at N = 2^12, 5 at
+/// 2^13, 60-bit primes, and mixed 30- to 60-bit primes.
+const PARAMETER_SETS: [(u64, &[i32], i32); 4] = [
+    (4096, &[35, 30, 35], 30),
+    (8192, &[50, 40, 40, 40, 40], 40),
+    (8192, &[60, 60, 60], 50),
+    (8192, &[60, 30, 45, 30, 50], 30),
+];
 
 #[test]
-fn n8192_five_primes() {
-    check_all(8192, &[50, 40, 40, 40, 40], 40);
-}
-
-#[test]
-fn n8192_sixty_bit_primes() {
-    check_all(8192, &[60, 60, 60], 50);
-}
-
-#[test]
-fn n8192_mixed_30_to_60_bit_primes() {
-    check_all(8192, &[60, 30, 45, 30, 50], 30);
+fn every_operation_on_every_parameter_set() {
+    for (n, bits, scale_bits) in PARAMETER_SETS {
+        check_all(n, bits, scale_bits);
+    }
 }
 
 child_test! {

@@ -75,7 +75,12 @@ impl Fixture {
     /// 2^`scale_bits`, Galois keys for [`STEPS`].
     pub fn with_params(n: u64, bits: &[i32], scale_bits: i32) -> Fixture {
         install();
-        let ctx = CkksContext::new(n, bits).unwrap();
+        Fixture::of_context(CkksContext::new(n, bits).unwrap(), &STEPS, scale_bits)
+    }
+
+    /// Keys and tools of `ctx`: Galois keys for `steps`, scale 2^`scale_bits`. Installs
+    /// nothing (tests of SEAL's CPU path use it as it is).
+    pub fn of_context(ctx: CkksContext, steps: &[i32], scale_bits: i32) -> Fixture {
         let keygen = KeyGenerator::new(&ctx).unwrap();
         let pk = keygen.public_key().unwrap();
         let sk = keygen.secret_key().unwrap();
@@ -85,7 +90,7 @@ impl Fixture {
             decryptor: Decryptor::new(&ctx, &sk).unwrap(),
             evaluator: Evaluator::new(&ctx).unwrap(),
             relin: keygen.relin_keys().unwrap(),
-            galois: keygen.galois_keys_from_steps(&STEPS).unwrap(),
+            galois: keygen.galois_keys_from_steps(steps).unwrap(),
             scale: 2f64.powi(scale_bits),
             keygen,
             ctx,

@@ -24,18 +24,29 @@ pub(super) struct World<'s> {
     pub(super) trace: Vec<String>,
 }
 
-/// How two ciphertexts differ (None: same metadata and words). Reads `gpu`'s words (a
+/// How a CPU object and its GPU counterpart differ (None: same metadata and words): their
+/// metadata `meta` (its parts named by `fields`) first, then their words, which `words`
+/// reads only where the metadata agree. Reading the GPU object's words is a host read (a
 /// download when the device is newer).
+fn difference<M: PartialEq + std::fmt::Debug>(
+    fields: &str,
+    meta: [M; 2],
+    words: impl FnOnce() -> Result<[Vec<u64>; 2]>,
+) -> Result<Option<String>> {
+    let [cpu, gpu] = meta;
+    if cpu != gpu {
+        return Ok(Some(format!("{fields} {cpu:?} != {gpu:?}")));
+    }
+    let [cpu, gpu] = words()?;
+    Ok(word_difference(&cpu, &gpu))
+}
+
 fn ct_difference(cpu: &Ciphertext, gpu: &Ciphertext) -> Result<Option<String>> {
     let meta = |c: &Ciphertext| (c.size(), c.parms_id(), c.scale().to_bits(), c.is_ntt_form());
-    if meta(cpu) != meta(gpu) {
-        return Ok(Some(format!(
-            "metadata (size, parms_id, scale bits, NTT) {:?} != {:?}",
-            meta(cpu),
-            meta(gpu)
-        )));
-    }
-    Ok(word_difference(&cpu.data()?, &gpu.data()?))
+    let fields = "metadata (size, parms_id, scale bits, NTT)";
+    difference(fields, [meta(cpu), meta(gpu)], || {
+        Ok([cpu.data()?, gpu.data()?])
+    })
 }
 
 fn plain_difference(cpu: &Plaintext, gpu: &Plaintext) -> Result<Option<String>> {
@@ -47,14 +58,10 @@ fn plain_difference(cpu: &Plaintext, gpu: &Plaintext) -> Result<Option<String>> 
             p.is_ntt_form(),
         )
     };
-    if meta(cpu) != meta(gpu) {
-        return Ok(Some(format!(
-            "plaintext metadata (coeff_count, parms_id, scale bits, NTT) {:?} != {:?}",
-            meta(cpu),
-            meta(gpu)
-        )));
-    }
-    Ok(word_difference(&cpu.data()?, &gpu.data()?))
+    let fields = "plaintext metadata (coeff_count, parms_id, scale bits, NTT)";
+    difference(fields, [meta(cpu), meta(gpu)], || {
+        Ok([cpu.data()?, gpu.data()?])
+    })
 }
 
 fn word_difference(want: &[u64], got: &[u64]) -> Option<String> {
