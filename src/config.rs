@@ -40,68 +40,42 @@ pub struct Setting {
     pub experiment: bool,
 }
 
-const fn user(name: &'static str, default: &'static str) -> Setting {
-    Setting {
-        name,
-        default,
-        experiment: false,
-    }
+/// Declares each setting as a constant and [`SETTINGS`] as the list of them, in order:
+/// `NAME: user|experiment "SEAL_OPENCL_..." = "default as printed";`.
+macro_rules! settings {
+    ($($name:ident: $kind:ident $var:literal = $default:literal;)*) => {
+        $(pub const $name: Setting = Setting {
+            name: $var,
+            default: $default,
+            experiment: settings!(@$kind),
+        };)*
+        /// Every setting, users' first, in the order of the docs' tables.
+        pub const SETTINGS: &[Setting] = &[$($name),*];
+    };
+    (@user) => { false };
+    (@experiment) => { true };
 }
 
-const fn experiment(name: &'static str, default: &'static str) -> Setting {
-    Setting {
-        name,
-        default,
-        experiment: true,
-    }
+settings! {
+    DEVICE: user "SEAL_OPENCL_DEVICE" = "first GPU, else first CPU";
+    DEVICES: user "SEAL_OPENCL_DEVICES" = "all";
+    QUEUES: user "SEAL_OPENCL_QUEUES" = "2";
+    MAX_BYTES: user "SEAL_OPENCL_MAX_BYTES" = "the device's memory";
+    MAX_KEY_BYTES: user "SEAL_OPENCL_MAX_KEY_BYTES" = "a quarter of the device's memory";
+    MAX_PINNED_BYTES: user "SEAL_OPENCL_MAX_PINNED_BYTES" = "a quarter of the host's memory";
+    LOG: user "SEAL_OPENCL_LOG" = "warn";
+    PROFILE: user "SEAL_OPENCL_PROFILE" = "off";
+    CROSSCHECK: user "SEAL_OPENCL_CROSSCHECK" = "0";
+    POISON: user "SEAL_OPENCL_POISON" = "0";
+    SYNC: user "SEAL_OPENCL_SYNC" = "0";
+    CHECK_TRANSPARENT: user "SEAL_OPENCL_CHECK_TRANSPARENT" = "deferred";
+    NTT: experiment "SEAL_OPENCL_NTT" = "staged";
+    NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
+    FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
+    MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
+    TILES: experiment "SEAL_OPENCL_TILES" = "auto";
+    DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
 }
-
-pub const DEVICE: Setting = user("SEAL_OPENCL_DEVICE", "first GPU, else first CPU");
-pub const DEVICES: Setting = user("SEAL_OPENCL_DEVICES", "all");
-pub const QUEUES: Setting = user("SEAL_OPENCL_QUEUES", "2");
-pub const MAX_BYTES: Setting = user("SEAL_OPENCL_MAX_BYTES", "the device's memory");
-pub const MAX_KEY_BYTES: Setting = user(
-    "SEAL_OPENCL_MAX_KEY_BYTES",
-    "a quarter of the device's memory",
-);
-pub const MAX_PINNED_BYTES: Setting = user(
-    "SEAL_OPENCL_MAX_PINNED_BYTES",
-    "a quarter of the host's memory",
-);
-pub const LOG: Setting = user("SEAL_OPENCL_LOG", "warn");
-pub const PROFILE: Setting = user("SEAL_OPENCL_PROFILE", "off");
-pub const CROSSCHECK: Setting = user("SEAL_OPENCL_CROSSCHECK", "0");
-pub const CHECK_TRANSPARENT: Setting = user("SEAL_OPENCL_CHECK_TRANSPARENT", "deferred");
-pub const POISON: Setting = user("SEAL_OPENCL_POISON", "0");
-pub const SYNC: Setting = user("SEAL_OPENCL_SYNC", "0");
-pub const NTT: Setting = experiment("SEAL_OPENCL_NTT", "staged");
-pub const NTT_VARIANT: Setting = experiment("SEAL_OPENCL_NTT_VARIANT", "the tuned variant");
-pub const FUSED: Setting = experiment("SEAL_OPENCL_FUSED", "1");
-pub const MEMCACHE: Setting = experiment("SEAL_OPENCL_MEMCACHE", "on");
-pub const TILES: Setting = experiment("SEAL_OPENCL_TILES", "auto");
-pub const DUMP_PROGRAMS: Setting = experiment("SEAL_OPENCL_DUMP_PROGRAMS", "off");
-
-/// Every setting, users' first, in the order of the docs' tables.
-pub const SETTINGS: [Setting; 18] = [
-    DEVICE,
-    DEVICES,
-    QUEUES,
-    MAX_BYTES,
-    MAX_KEY_BYTES,
-    MAX_PINNED_BYTES,
-    LOG,
-    PROFILE,
-    CROSSCHECK,
-    POISON,
-    SYNC,
-    CHECK_TRANSPARENT,
-    NTT,
-    NTT_VARIANT,
-    FUSED,
-    MEMCACHE,
-    TILES,
-    DUMP_PROGRAMS,
-];
 
 /// Every setting of the backend.
 #[derive(Clone, Debug, PartialEq)]
