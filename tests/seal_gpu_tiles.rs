@@ -7,19 +7,25 @@
 use std::sync::mpsc;
 use std::thread;
 
+use seal_opencl::config::Config;
+use seal_opencl::device::DeviceSet;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
 
-/// Two tiles for the backend this process installs: two GPUs, or the CPU device split in two.
+/// Two tiles for the backend this process installs: two GPUs (where the settings use as
+/// many), or the CPU device split in two.
 fn two_tiles() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let gpus = seal_opencl::cl::list_devices()
+        let mut gpus = seal_opencl::cl::list_devices()
             .unwrap()
             .iter()
             .filter(|d| d.is_gpu)
             .count();
+        if let DeviceSet::Only(chosen) = Config::from_env().unwrap().devices {
+            gpus = gpus.min(chosen.len());
+        }
         if gpus < 2 {
             use seal_opencl::config::{DEVICE, TILES};
             install_with(&[(DEVICE.name, "cpu"), (TILES.name, "2")]);
