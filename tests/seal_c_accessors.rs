@@ -10,7 +10,6 @@ use std::ptr;
 
 use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
-use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::Plaintext;
 use seal_opencl_testkit::sys;
 
@@ -133,8 +132,7 @@ fn calls(host: &Plaintext, batch: &BatchEncoder) -> Vec<(&'static str, Call)> {
 
 child_test! {
     fn plaintext_accessors_return_an_hresult_on_a_device_error() [] {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         let host = fx.plain(&mut rng);
         let batch = BatchEncoder::new();
         let calls = calls(&host, &batch);

@@ -8,7 +8,6 @@
 
 use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
-use seal_opencl_testkit::harness::*;
 
 /// Every routed operation on N = `n`, the primes of `bits`, scale 2^`scale_bits`; failures
 /// name the parameter set ("N=2^12 {35,30,35}").
@@ -41,8 +40,7 @@ child_test! {
     /// on a second backend installed after the first was dropped (fresh pools, queues,
     /// tables and keys). In a child process, since it reinstalls the backend.
     fn determinism() [] {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         let (a, b, p) = fx.operands(&mut rng);
         let run_all = || -> Vec<Vec<u64>> {
             operations()
@@ -79,8 +77,7 @@ child_test! {
 /// that operand the original of the copy they write.
 #[test]
 fn copies_share_words_until_written() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     for (name, op) in operations() {
         let (a, b, p) = fx.operands(&mut rng);
         let mut want = a.clone();

@@ -179,8 +179,7 @@ fn assert_detected(call: impl FnOnce() -> Result<()>, mismatches: u64, parts: &[
 
 child_test! {
     fn a_wrong_device_result_is_detected() [(CROSSCHECK.name, "1")] {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
 
         // A ciphertext result: multiply (3 polynomials of 2 primes, N = 4096).

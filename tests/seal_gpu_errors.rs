@@ -365,9 +365,8 @@ fn rotation_failing_midway_matches_seal() {
 /// defined). The device, which caches keys by object and contents, uses the keys given.
 #[test]
 fn keys_of_another_generator_with_equal_parameters_are_used() {
-    let fx = Fixture::new();
+    let (fx, mut rng) = Fixture::with_rng();
     let other = Fixture::new();
-    let mut rng = rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
     for (what, relin, galois) in [
         ("own keys", &fx.relin, &fx.galois),
@@ -403,9 +402,8 @@ fn keys_of_another_generator_with_equal_parameters_are_used() {
 /// using the old ones.
 #[test]
 fn keys_assigned_into_a_used_object_are_uploaded_again() {
-    let fx = Fixture::new();
+    let (fx, mut rng) = Fixture::with_rng();
     let other = Fixture::new();
-    let mut rng = rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
     let mut keys = fx.keygen.relin_keys().unwrap();
     for round in 0..3 {

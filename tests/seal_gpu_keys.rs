@@ -6,7 +6,6 @@
 
 use seal_opencl::config::MAX_KEY_BYTES;
 use seal_opencl_testkit::fixture::*;
-use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
 
 /// Room for about two key vectors of the fixture (N = 2^12, 3 key primes, 2 keys of 2
@@ -31,8 +30,7 @@ fn clients_cycle_through_a_small_key_cap() {
         devices * CAP.parse::<u64>().unwrap(),
         "a cap per device"
     );
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
     let clients: Vec<(RelinKeys, GaloisKeys)> = (0..5)
         .map(|_| {

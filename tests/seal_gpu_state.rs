@@ -11,7 +11,6 @@
 //! (into a thread and back, `threads`).
 
 use seal_opencl_testkit::fixture::*;
-use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
 
 /// An operation on (a, b, plain), `a` the result, run once on CPU and once on device
@@ -56,8 +55,7 @@ fn check_op(
 /// device image (which the patched SEAL keeps to reuse its buffer).
 #[test]
 fn host_write_after_upload_is_uploaded_again() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     type Overwrite = fn(&Fixture, &mut Ciphertext, &mut rand::rngs::StdRng);
     let overwrites: [(&str, Overwrite); 2] = [
         ("set_data (Ciphertext::load)", |fx, g, rng| {
@@ -73,17 +71,9 @@ fn host_write_after_upload_is_uploaded_again() {
             let what = format!("{write} on a {state} ciphertext");
             let (a, b, p) = fx.operands(&mut rng);
             let (mut cpu, mut gpu) = (a.clone(), on_gpu(&a));
-            check_op(
-                &fx,
-                add,
-                &mut cpu,
-                &mut gpu,
-                &b,
-                &p,
-                &format!("{what}: first op"),
-            );
-            // assert_same read the words (in sync); one more op makes the device newer.
-            for _ in 0..extra_ops {
+            // check_op's assert_same reads the words (in sync); a second op makes the
+            // device newer.
+            for op in 0..=extra_ops {
                 check_op(
                     &fx,
                     add,
@@ -91,7 +81,7 @@ fn host_write_after_upload_is_uploaded_again() {
                     &mut gpu,
                     &b,
                     &p,
-                    &format!("{what}: second op"),
+                    &format!("{what}: op {op}"),
                 );
             }
             let before = gpu.data().unwrap();
@@ -122,8 +112,7 @@ fn host_write_after_upload_is_uploaded_again() {
 /// both ways, in every state of the source.
 #[test]
 fn copy_of_a_device_ciphertext_is_independent() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     type Make = fn(&Fixture, &Ciphertext) -> Ciphertext;
     let sources: [(&str, Make); 3] = [
         ("device newer", resident),
@@ -137,21 +126,18 @@ fn copy_of_a_device_ciphertext_is_independent() {
     for (state, make) in sources {
         let (a, b, p) = fx.operands(&mut rng);
         let want_a = a.data().unwrap();
+        // MulLin, rescale and rotate on `target`, against SEAL's from `a`.
+        let op = |target: &mut Ciphertext, what: &str| {
+            let mut cpu = a.clone();
+            let what = format!("{state}: {what}");
+            check_op(&fx, mul_lin_rs_rotate, &mut cpu, target, &b, &p, &what);
+        };
 
         // An operation on the copy leaves the source alone.
         let source = make(&fx, &a);
         let mut copy = source.clone();
         assert!(copy.on_gpu(), "{state}: the copy lost the mark");
-        let mut cpu = a.clone();
-        check_op(
-            &fx,
-            mul_lin_rs_rotate,
-            &mut cpu,
-            &mut copy,
-            &b,
-            &p,
-            &format!("{state}: op on the copy"),
-        );
+        op(&mut copy, "op on the copy");
         assert_words(
             &want_a,
             &source.data().unwrap(),
@@ -160,34 +146,15 @@ fn copy_of_a_device_ciphertext_is_independent() {
 
         // An operation on the source leaves the copy alone.
         let mut source = make(&fx, &a);
-        let copy = source.clone();
-        let mut cpu = a.clone();
-        check_op(
-            &fx,
-            mul_lin_rs_rotate,
-            &mut cpu,
-            &mut source,
-            &b,
-            &p,
-            &format!("{state}: op on the source"),
-        );
+        let mut copy = source.clone();
+        op(&mut source, "op on the source");
         assert_words(
             &want_a,
             &copy.data().unwrap(),
             &format!("{state}: the copy after an op on its source"),
         );
         // And the copy still computes from its own image.
-        let mut cpu = a.clone();
-        let mut copy = copy;
-        check_op(
-            &fx,
-            mul_lin_rs_rotate,
-            &mut cpu,
-            &mut copy,
-            &b,
-            &p,
-            &format!("{state}: op on the copy after"),
-        );
+        op(&mut copy, "op on the copy after");
     }
     assert_no_cpu_fallback();
 }
@@ -195,8 +162,7 @@ fn copy_of_a_device_ciphertext_is_independent() {
 /// Copy assignment (`Ciphertext_Set`) copies the mark like any attribute, and the words.
 #[test]
 fn copy_assignment_keeps_mark_and_words() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let (a, b, p) = fx.operands(&mut rng);
     let source = resident(&fx, &a);
     for (what, mut destination) in [
@@ -238,8 +204,7 @@ fn copy_assignment_keeps_mark_and_words() {
 /// result; frames ended, started and synchronised between operations change nothing.
 #[test]
 fn decrypt_returns_the_device_result_and_frames_change_nothing() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let sync_points: [(&str, fn()); 4] = [
         ("none", || {}),
         ("end_compute_frame", || end_compute_frame().unwrap()),
@@ -285,8 +250,7 @@ fn decrypt_returns_the_device_result_and_frames_change_nothing() {
 /// A marked plaintext re-encoded on the host after upload is uploaded again.
 #[test]
 fn plaintext_changed_after_upload_is_uploaded_again() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
     let first = fx.ctx.first_parms_id();
     let mut p = plain_on_gpu(&fx.plain(&mut rng));
@@ -337,8 +301,7 @@ fn plaintext_changed_after_upload_is_uploaded_again() {
 /// 200 rounds of four operations on one ciphertext without a decrypt in between.
 #[test]
 fn many_operations_without_a_decrypt() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let (a, b, p) = fx.operands(&mut rng);
     // Scale 1: multiply_plain keeps the ciphertext's scale.
     let three = fx
@@ -366,8 +329,7 @@ fn many_operations_without_a_decrypt() {
 /// frame under the other thread's feet); each result equals its CPU result.
 #[test]
 fn threads() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let handles: Vec<_> = (0..2)
         .map(|t| {
             let evaluator = Evaluator::new(&fx.ctx).unwrap();

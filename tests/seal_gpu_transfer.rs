@@ -29,8 +29,7 @@ fn check_request(fx: &Fixture, a: &Ciphertext, b: &Ciphertext, what: &str) {
 /// words, and the result of the operation that used the old ones keeps them.
 #[test]
 fn host_writes_after_an_upload_are_seen_by_the_next_operation() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     type Overwrite = fn(&Fixture, &mut Ciphertext, &Ciphertext);
     let overwrites: [(&str, Overwrite); 3] = [
         ("set_data (load)", |fx, g, new| {
@@ -84,8 +83,7 @@ fn host_writes_after_an_upload_are_seen_by_the_next_operation() {
 /// ciphertexts and for a plaintext operand.
 #[test]
 fn host_read_after_operations_returns_their_result() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     for round in 0..3 {
         let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
         check_request(&fx, &a, &b, &format!("MulLinRS, round {round}"));
@@ -105,8 +103,7 @@ fn host_read_after_operations_returns_their_result() {
 /// objects with other words. Every result stays SEAL's.
 #[test]
 fn destroying_a_marked_object_with_an_upload_in_flight_is_safe() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let inputs: Vec<Ciphertext> = (0..8).map(|_| fx.encrypt(&mut rng)).collect();
     let r0 = fx.encrypt(&mut rng);
     let mut gpu = on_gpu(&r0);
@@ -128,8 +125,7 @@ fn destroying_a_marked_object_with_an_upload_in_flight_is_safe() {
 /// copy on the device. Repeated with fresh words each round; every sum is SEAL's.
 #[test]
 fn threads_share_an_input_whose_upload_is_in_flight() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     for round in 0..4 {
         let x = fx.encrypt(&mut rng);
         let shared = on_gpu(&x);
@@ -161,8 +157,7 @@ child_test! {
     /// Marking moves a ciphertext's words into page-locked memory (and a result's host
     /// read allocates there), and they go back when the objects die.
     fn marked_words_are_page_locked_and_returned() [] {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
         let before = pinned_bytes_in_use();
         let bytes = a.uint64_count() * 8;
@@ -196,8 +191,7 @@ child_test! {
     /// With a cap smaller than one ciphertext, every marked object falls back to pageable
     /// memory; results are still SEAL's, and the fallback is reported once.
     fn pinned_cap_falls_back_cleanly_with_one_warning() {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         for round in 0..3 {
             let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
             check_request(

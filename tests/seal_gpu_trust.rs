@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use seal_opencl::{ErrorKind, Result};
 use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
-use seal_opencl_testkit::harness::*;
 use seal_opencl_testkit::seal_c::*;
 
 /// Fails unless `result` is SEAL's `logic_error` whose message says why.
@@ -88,8 +87,7 @@ child_test! {
     /// held throws `logic_error` before SEAL touches the words (SEAL's CPU path iterates
     /// with noexcept iterators: a throw there ended the process).
     fn calls_on_a_pending_result_after_uninstall_throw() [] {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         let (a, b, p) = fx.operands(&mut rng);
         let calls = calls_with_pending_results(&fx, &a, &b);
         seal_opencl::ffi::uninstall_backend().unwrap();
@@ -105,14 +103,9 @@ child_test! {
     /// Uninstalling from one thread while two others issue operations: each call
     /// gives SEAL's words or throws `logic_error`; the process lives.
     fn uninstall_while_threads_issue_work() [] {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
-        let mut want = a.clone();
-        fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
-        fx.evaluator
-            .relinearize_inplace(&mut want, &fx.relin)
-            .unwrap();
+        let want = fx.mul_lin(&a, &b);
         for round in 0..3 {
             reinstall();
             let stop = AtomicBool::new(false);
@@ -159,8 +152,7 @@ child_test! {
 fn threads_share_an_operand_that_is_not_uploaded() {
     const ROUNDS: usize = 200;
     const THREADS: usize = 8;
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let (a, b, p) = fx.operands(&mut rng);
     let mut by_plain = a.clone();
     fx.evaluator
@@ -227,8 +219,7 @@ fn threads_share_an_operand_that_is_not_uploaded() {
 /// download happens once, under the object's lock, and every reader sees SEAL's words.
 #[test]
 fn threads_read_a_shared_device_result() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
     let mut want = a.clone();
     fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
@@ -256,14 +247,9 @@ fn threads_read_a_shared_device_result() {
 /// first thread's on the device, and many threads share the keys.
 #[test]
 fn a_result_handed_to_another_thread_is_used_there() {
-    let fx = Fixture::new();
-    let mut rng = rng();
+    let (fx, mut rng) = Fixture::with_rng();
     let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
-    let mut want = a.clone();
-    fx.evaluator.multiply_inplace(&mut want, &b).unwrap();
-    fx.evaluator
-        .relinearize_inplace(&mut want, &fx.relin)
-        .unwrap();
+    let mut want = fx.mul_lin(&a, &b);
     fx.evaluator
         .rotate_vector_inplace(&mut want, 1, &fx.galois)
         .unwrap();
@@ -297,8 +283,7 @@ child_test! {
     /// uploaded to the new backend; one whose words only the old device held throws
     /// `logic_error` naming the cause, for operations, copies and host reads alike.
     fn images_of_an_old_backend_are_never_used() [] {
-        let fx = Fixture::new();
-        let mut rng = rng();
+        let (fx, mut rng) = Fixture::with_rng();
         let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
 
         // The program that found the bug: a in sync (decrypted), then reinstall, then two

@@ -71,6 +71,12 @@ impl Fixture {
         Fixture::with_params(4096, &[35, 30, 35], 30)
     }
 
+    /// [`Fixture::new`] and a random generator whose seed is printed: what most tests start
+    /// from.
+    pub fn with_rng() -> (Fixture, rand::rngs::StdRng) {
+        (Fixture::new(), rng())
+    }
+
     /// N = `n`, the primes of `bits` (SEAL's 128-bit security check applies), scale
     /// 2^`scale_bits`, Galois keys for [`STEPS`].
     pub fn with_params(n: u64, bits: &[i32], scale_bits: i32) -> Fixture {
@@ -118,6 +124,17 @@ impl Fixture {
     /// values at the first level.
     pub fn operands(&self, rng: &mut impl Rng) -> (Ciphertext, Ciphertext, Plaintext) {
         (self.encrypt(rng), self.encrypt(rng), self.plain(rng))
+    }
+
+    /// SEAL's MulLin of `a` and `b` on the CPU path (a relinearized product): the words a
+    /// device MulLin must give.
+    pub fn mul_lin(&self, a: &Ciphertext, b: &Ciphertext) -> Ciphertext {
+        let mut product = a.clone();
+        self.evaluator.multiply_inplace(&mut product, b).unwrap();
+        self.evaluator
+            .relinearize_inplace(&mut product, &self.relin)
+            .unwrap();
+        product
     }
 
     /// `ct` with polynomial 1 (and any beyond) zero: transparent.
