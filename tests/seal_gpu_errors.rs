@@ -360,14 +360,20 @@ fn rotation_failing_midway_matches_seal() {
     assert_no_cpu_fallback();
 }
 
+/// The fixture, a second one of equal parameters (another key generator), and two fresh
+/// ciphertexts of the first.
+fn two_generators() -> (Fixture, Fixture, Ciphertext, Ciphertext) {
+    let (fx, mut rng) = Fixture::with_rng();
+    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    (fx, Fixture::new(), a, b)
+}
+
 /// Keys of another KeyGenerator of identical parameters have the same parms_id: SEAL
 /// accepts them (the result decrypts to noise under the wrong secret, but the words are
 /// defined). The device, which caches keys by object and contents, uses the keys given.
 #[test]
 fn keys_of_another_generator_with_equal_parameters_are_used() {
-    let (fx, mut rng) = Fixture::with_rng();
-    let other = Fixture::new();
-    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let (fx, other, a, b) = two_generators();
     for (what, relin, galois) in [
         ("own keys", &fx.relin, &fx.galois),
         ("another generator's keys", &other.relin, &other.galois),
@@ -402,9 +408,7 @@ fn keys_of_another_generator_with_equal_parameters_are_used() {
 /// using the old ones.
 #[test]
 fn keys_assigned_into_a_used_object_are_uploaded_again() {
-    let (fx, mut rng) = Fixture::with_rng();
-    let other = Fixture::new();
-    let (a, b) = (fx.encrypt(&mut rng), fx.encrypt(&mut rng));
+    let (fx, other, a, b) = two_generators();
     let mut keys = fx.keygen.relin_keys().unwrap();
     for round in 0..3 {
         assert_same_on_both(
