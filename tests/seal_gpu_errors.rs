@@ -42,6 +42,15 @@ fn at_last_level(
     (next_level(fx, a), b, p)
 }
 
+/// Fresh operands with the second ciphertext one level down.
+fn second_at_next_level(
+    fx: &Fixture,
+    rng: &mut rand::rngs::StdRng,
+) -> (Ciphertext, Ciphertext, Plaintext) {
+    let (a, b, p) = fresh(fx, rng);
+    (a, next_level(fx, b), p)
+}
+
 /// `ct` one level down (mod_switch_to_next on the CPU).
 fn next_level(fx: &Fixture, mut ct: Ciphertext) -> Ciphertext {
     fx.evaluator.mod_switch_to_next_inplace(&mut ct).unwrap();
@@ -117,10 +126,7 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
     vec![
         (
             "add at different levels (parms_id mismatch)",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (a, next_level(fx, b), p)
-            },
+            second_at_next_level,
             |fx, a, b, _| fx.evaluator.add_inplace(a, b),
             InvalidArgument,
         ),
@@ -132,10 +138,7 @@ fn cases() -> Vec<(&'static str, Make, BadOp, ErrorKind)> {
         ),
         (
             "multiply at different levels",
-            |fx, rng| {
-                let (a, b, p) = fresh(fx, rng);
-                (a, next_level(fx, b), p)
-            },
+            second_at_next_level,
             |fx, a, b, _| fx.evaluator.multiply_inplace(a, b),
             InvalidArgument,
         ),
