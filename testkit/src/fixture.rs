@@ -13,10 +13,11 @@ use crate::seal_c::*;
 static SETTINGS: OnceLock<Vec<(&'static str, String)>> = OnceLock::new();
 
 /// Installs the backend once per process: the environment's settings, pooled buffers
-/// poisoned (words a kernel fails to write show up), then `settings` over them. Only the
-/// first call's `settings` count: a test file that needs its own passes them on every call.
+/// poisoned (words a kernel fails to write show up), then `settings` over them. A later call
+/// installs nothing; it panics if `settings` differ from what the process's backend was
+/// installed with (a test file that needs its own settings passes them on every call).
 pub fn install_with(settings: &[(&'static str, &str)]) {
-    SETTINGS.get_or_init(|| {
+    let installed = SETTINGS.get_or_init(|| {
         let mut all = seal_opencl::config::env_settings();
         all.push((seal_opencl::config::POISON.name, "1".into()));
         all.extend(
@@ -27,6 +28,13 @@ pub fn install_with(settings: &[(&'static str, &str)]) {
         install_settings(&all);
         all
     });
+    for &(name, value) in settings {
+        let current = installed.iter().rev().find(|(n, _)| *n == name);
+        assert!(
+            current.is_some_and(|(_, v)| v == value),
+            "{name}={value:?} asked for, but this process's backend was installed with {current:?}"
+        );
+    }
 }
 
 /// [`install_with`] the environment's settings and poisoned buffers.
