@@ -128,36 +128,39 @@ pub struct Experiment {
     pub dump_programs: Option<PathBuf>,
 }
 
+/// The device layer's defaults are [`DeviceOptions::default`]'s: the settings it owns are
+/// taken from there, not written a second time.
 impl Default for Config {
     fn default() -> Self {
+        let d = DeviceOptions::default();
         Config {
-            device: DeviceSelector::Default,
-            devices: DeviceSet::All,
-            queues: DEFAULT_QUEUES,
-            max_bytes: None,
+            device: d.selector,
+            devices: d.devices,
+            queues: d.queues_per_tile,
+            max_bytes: d.memcache.max_bytes_held,
             max_key_bytes: None,
             max_pinned_bytes: None,
             log: crate::logging::DEFAULT_LEVEL,
             profile: None,
             crosscheck: 0,
             check_transparent: TransparencyCheck::default(),
-            poison: None,
-            sync: false,
-            experiment: Experiment::default(),
+            poison: d.memcache.poison,
+            sync: d.sync_each_launch,
+            experiment: Experiment {
+                naive_ntt: false,
+                variant: StagedVariant::DEFAULT,
+                fused: d.fused_tensor,
+                memcache: d.memcache_active,
+                tiles: d.partition,
+                dump_programs: d.dump_programs,
+            },
         }
     }
 }
 
 impl Default for Experiment {
     fn default() -> Self {
-        Experiment {
-            naive_ntt: false,
-            variant: StagedVariant::DEFAULT,
-            fused: true,
-            memcache: true,
-            tiles: Partition::Auto,
-            dump_programs: None,
-        }
+        Config::default().experiment
     }
 }
 
@@ -252,7 +255,7 @@ impl Config {
             log: crate::logging::parse(get(LOG).as_deref()).map_err(|e| named(LOG, e))?,
             profile: get(PROFILE).map(PathBuf::from),
             crosscheck: match parse(CROSSCHECK) {
-                None => 0,
+                None => defaults.crosscheck,
                 Some(v) => v.parse::<u64>().map_err(|_| {
                     bad(
                         CROSSCHECK,
@@ -272,20 +275,20 @@ impl Config {
                         .map_err(|_| bad(POISON, word, "0, 1 or a hexadecimal word"))?,
                 ),
             },
-            sync: switch(SYNC, parse(SYNC), false)?,
+            sync: switch(SYNC, parse(SYNC), defaults.sync)?,
             experiment: Experiment {
                 naive_ntt: match parse(NTT) {
-                    None => false,
+                    None => defaults.experiment.naive_ntt,
                     Some(v) => match v.parse::<NttStrategy>() {
                         Ok(strategy) => strategy == NttStrategy::Naive,
                         Err(_) => return Err(bad(NTT, &v, "`naive` or `staged`")),
                     },
                 },
                 variant: parse(NTT_VARIANT)
-                    .map_or(Ok(StagedVariant::DEFAULT), |v| parsed(NTT_VARIANT, &v))?,
-                fused: switch(FUSED, parse(FUSED), true)?,
-                memcache: switch(MEMCACHE, parse(MEMCACHE), true)?,
-                tiles: parse(TILES).map_or(Ok(Partition::Auto), |v| parsed(TILES, &v))?,
+                    .map_or(Ok(defaults.experiment.variant), |v| parsed(NTT_VARIANT, &v))?,
+                fused: switch(FUSED, parse(FUSED), defaults.experiment.fused)?,
+                memcache: switch(MEMCACHE, parse(MEMCACHE), defaults.experiment.memcache)?,
+                tiles: parse(TILES).map_or(Ok(defaults.experiment.tiles), |v| parsed(TILES, &v))?,
                 dump_programs: get(DUMP_PROGRAMS).map(PathBuf::from),
             },
         })
