@@ -63,9 +63,21 @@ int main()
         }
         ok &= check(!installed(), "a refused install leaves no backend");
 
+        // Every field set, each to a value that keeps the default behaviour but `queues` and
+        // `crosscheck`, so that each name the header passes is one the backend knows.
         seal_opencl::Options options;
-        options.crosscheck = 1;
+        options.device = "";
+        options.devices = "all";
         options.queues = 3;
+        options.max_bytes = 1ull << 40;
+        options.max_key_bytes = 1ull << 40;
+        options.max_pinned_bytes = 1ull << 30;
+        options.log = "warn";
+        options.profile = "";
+        options.crosscheck = 1;
+        options.check_transparent = "deferred";
+        options.poison = "0";
+        options.sync = false;
         seal_opencl::install_backend(options);
         ok &= check(installed(), "install_backend(options) installs");
         try
