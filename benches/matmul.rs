@@ -258,10 +258,8 @@ fn main() -> Result<()> {
                 cpu_total / t.total_us,
                 if setup.is_none() {
                     "-"
-                } else if t.identical {
-                    "identical"
                 } else {
-                    "DIFFERENT"
+                    common::check_cell(t.identical)
                 }
             );
             configs.push(t);

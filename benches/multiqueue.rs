@@ -182,11 +182,7 @@ fn main() -> Result<()> {
             row.wall_us,
             row.mullin_per_s,
             row.speedup_vs_one_queue,
-            if identical {
-                "streams agree"
-            } else {
-                "STREAMS DIFFER"
-            }
+            common::check_cell(identical)
         );
         rows.push(row);
     }

@@ -251,11 +251,7 @@ fn main() -> Result<()> {
             row.gb_s,
             row.ntt_share * 100.0 + 0.0,
             row.over_key_read.map_or("-".into(), |x| format!("{x:.2}")),
-            if row.identical {
-                "identical"
-            } else {
-                "DIFFERENT"
-            }
+            common::check_cell(row.identical)
         );
         rows.push(row);
     }

@@ -205,7 +205,7 @@ fn main() -> Result<()> {
                     row.speedup_vs_cpu,
                     row.speedup_vs_baseline,
                     row.tuned.ntt_share * 100.0,
-                    if row.tuned.identical && row.baseline.identical { "identical" } else { "DIFFERENT" }
+                    common::check_cell(row.tuned.identical && row.baseline.identical)
                 );
                 rows.push(row);
             }

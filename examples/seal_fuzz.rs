@@ -66,9 +66,7 @@ fn parse_args() -> Result<Args> {
             _ => return Err(Error::InvalidArgument(format!("unknown flag {flag}"))),
         }
     }
-    for set in sets.split(';').filter(|s| !s.trim().is_empty()) {
-        args.sets.push(set.parse()?);
-    }
+    args.sets = ParamSet::parse_list(&sets)?;
     let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
     args.sets
         .extend((0..random_sets).map(|_| ParamSet::random(&mut rng, 14)));

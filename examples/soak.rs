@@ -27,7 +27,7 @@ mod common;
 use common::Flags;
 use seal_opencl::ffi::DeviceMemory;
 use seal_opencl::{Error, Result};
-use seal_opencl_testkit::soak::{self, Soak};
+use seal_opencl_testkit::soak::{self, Reports, Soak};
 
 struct Args {
     sets: usize,
@@ -94,9 +94,11 @@ fn run() -> Result<()> {
     let mut s = Soak::new(args.log_n, &[60, 40, 40, 40, 40, 60], 40, 1)?;
 
     let start = Instant::now();
-    let clients = soak::clients(&mut s, args.sets, args.every, |done, m| {
-        line("key sets", done, m, start)
-    })?;
+    let clients = soak::clients(
+        &mut s,
+        args.sets,
+        Reports::every(args.every, |done, m| line("key sets", done, m, start)),
+    )?;
     println!(
         "{} key sets, {} requests, all equal to SEAL's CPU results; peak key cache {:.1} MiB \
          (cap {:.1} MiB), peak pool {:.1} MiB",
@@ -109,9 +111,11 @@ fn run() -> Result<()> {
 
     let start = Instant::now();
     let every = (args.every * 10).min(args.operations.max(1));
-    let server = soak::server(&mut s, args.operations, every, |done, m| {
-        line("operations", done, m, start)
-    })?;
+    let server = soak::server(
+        &mut s,
+        args.operations,
+        Reports::every(every, |done, m| line("operations", done, m, start)),
+    )?;
     println!(
         "{} operations saved, all equal to SEAL's CPU results; pool misses {} and bytes held \
          {:.1} MiB since the warm-up ({} operations)",

@@ -125,13 +125,19 @@ impl Device {
     }
 }
 
-/// Runs `f` with the device, a random source and each prime of `primes`.
-fn each_prime(mut f: impl FnMut(&Device, &mut rand::rngs::StdRng, Modulus)) {
+/// Runs `f` with the device, a random source and each prime of `primes` (as a `Modulus`
+/// and its value).
+fn each_prime(mut f: impl FnMut(&Device, &mut rand::rngs::StdRng, Modulus, u64)) {
     let dev = Device::new();
     let mut rng = rng();
     for m in primes() {
-        f(&dev, &mut rng, m);
+        f(&dev, &mut rng, m, m.value());
     }
+}
+
+/// f(i) for i < n, each pair's two words in turn.
+fn pairs(n: usize, f: impl Fn(usize) -> (u64, u64)) -> Vec<u64> {
+    (0..n).flat_map(|i| <[u64; 2]>::from(f(i))).collect()
 }
 
 /// f(a[i], b[i]) for every i.
@@ -141,8 +147,7 @@ fn map2(a: &[u64], b: &[u64], f: impl Fn(u64, u64) -> u64) -> Vec<u64> {
 
 #[test]
 fn add_sub_negate() {
-    each_prime(|dev, rng, m| {
-        let q = m.value();
+    each_prime(|dev, rng, m, q| {
         let a = values(rng, q, 256);
         let mut b = values(rng, q, 256);
         b.reverse();
@@ -163,8 +168,7 @@ fn add_sub_negate() {
 
 #[test]
 fn barrett_reductions() {
-    each_prime(|dev, rng, m| {
-        let q = m.value();
+    each_prime(|dev, rng, m, q| {
         // 64-bit inputs over the whole word, with multiples of q and their neighbours.
         let mut x = values(rng, u64::MAX, 256);
         x.extend([
@@ -210,8 +214,7 @@ fn barrett_reductions() {
 
 #[test]
 fn multiplications_and_mad() {
-    each_prime(|dev, rng, m| {
-        let q = m.value();
+    each_prime(|dev, rng, m, q| {
         let a = values(rng, q, 256);
         let b: Vec<u64> = values(rng, q, 256).into_iter().rev().collect();
         let c = values(rng, q, 256);
@@ -257,8 +260,7 @@ fn multiplications_and_mad() {
 
 #[test]
 fn harvey_butterflies() {
-    each_prime(|dev, rng, m| {
-        let q = m.value();
+    each_prime(|dev, rng, m, q| {
         let roots: Vec<ShoupOperand> = values(rng, q, 256)
             .into_iter()
             .map(|w| ShoupOperand::new(w, &m))
@@ -269,12 +271,9 @@ fn harvey_butterflies() {
         let mut x = values(rng, 4 * q, 256);
         x[2] = 2 * q - 1;
         let y: Vec<u64> = values(rng, 4 * q, 256).into_iter().rev().collect();
-        let want: Vec<u64> = (0..x.len())
-            .flat_map(|i| {
-                let (u, v) = arith::butterfly_forward_lazy(x[i], y[i], roots[i], &m);
-                [u, v]
-            })
-            .collect();
+        let want = pairs(x.len(), |i| {
+            arith::butterfly_forward_lazy(x[i], y[i], roots[i], &m)
+        });
         for i in 0..x.len() {
             let (q128, w) = (q as u128, roots[i].operand as u128);
             let wy = w * y[i] as u128 % q128;
@@ -290,12 +289,9 @@ fn harvey_butterflies() {
         // Inverse: inputs in [0, 2q).
         let x = values(rng, 2 * q, 256);
         let y: Vec<u64> = values(rng, 2 * q, 256).into_iter().rev().collect();
-        let want: Vec<u64> = (0..x.len())
-            .flat_map(|i| {
-                let (u, v) = arith::butterfly_inverse_lazy(x[i], y[i], roots[i], &m);
-                [u, v]
-            })
-            .collect();
+        let want = pairs(x.len(), |i| {
+            arith::butterfly_inverse_lazy(x[i], y[i], roots[i], &m)
+        });
         for i in 0..x.len() {
             let (q128, w) = (q as u128, roots[i].operand as u128);
             let (a, b) = (x[i] as u128, y[i] as u128);

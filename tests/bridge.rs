@@ -1,11 +1,14 @@
-//! The SEAL bridge: every `ffi` function against plain u128 arithmetic or a naive
-//! oracle, the C++ -> Rust direction and its error path, and SEAL's C API through `sys`.
+//! The SEAL bridge: every `ffi` function against plain u128 arithmetic, the crate's own
+//! host arithmetic (`seal_opencl::arith`, written apart from SEAL's C++ and checked against
+//! u128 arithmetic in tests/arith.rs) or a naive oracle, the C++ -> Rust direction and its
+//! error path, and SEAL's C API through `sys`.
 //!
 //! Random inputs are fresh each run; the seed is printed so a failure can be replayed
 //! with `BRIDGE_SEED=<seed>`.
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use seal_opencl::arith::{is_prime, pow_uint_mod, Modulus};
 use seal_opencl::cl::{self, DeviceSelector};
 use seal_opencl::config::Config;
 use seal_opencl::ffi;
@@ -24,42 +27,8 @@ fn mul_mod(a: u64, b: u64, q: u64) -> u64 {
     ((a as u128 * b as u128) % q as u128) as u64
 }
 
-fn pow_mod(mut base: u64, mut exp: u64, q: u64) -> u64 {
-    let mut acc = 1 % q;
-    while exp > 0 {
-        if exp & 1 == 1 {
-            acc = mul_mod(acc, base, q);
-        }
-        base = mul_mod(base, base, q);
-        exp >>= 1;
-    }
-    acc
-}
-
-/// Deterministic Miller-Rabin for every u64 (these bases suffice below 3.3e24).
-fn is_prime(n: u64) -> bool {
-    if n < 2 {
-        return false;
-    }
-    const BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
-    if let Some(&p) = BASES.iter().find(|&&p| n.is_multiple_of(p)) {
-        return n == p;
-    }
-    let s = (n - 1).trailing_zeros();
-    let d = (n - 1) >> s;
-    BASES.iter().all(|&a| {
-        let mut x = pow_mod(a, d, n);
-        if x == 1 || x == n - 1 {
-            return true;
-        }
-        for _ in 1..s {
-            x = mul_mod(x, x, n);
-            if x == n - 1 {
-                return true;
-            }
-        }
-        false
-    })
+fn pow_mod(base: u64, exp: u64, q: u64) -> u64 {
+    pow_uint_mod(base, exp, &Modulus::new(q).unwrap())
 }
 
 fn bit_len(x: u64) -> u32 {
@@ -298,6 +267,29 @@ fn ntt_of_the_constant_one_is_all_ones() {
     }
 }
 
+/// a * b mod (X^n + 1, q) from the definition: coefficient k sums a_i b_j over i + j = k
+/// and subtracts it over i + j = k + n (X^n = -1).
+fn negacyclic_product(a: &[u64], b: &[u64], q: u64) -> Vec<u64> {
+    let n = a.len();
+    (0..n)
+        .map(|k| {
+            (0..n).fold(0, |c, i| {
+                let (j, wraps) = if i <= k {
+                    (k - i, false)
+                } else {
+                    (k + n - i, true)
+                };
+                let p = mul_mod(a[i], b[j], q);
+                if wraps {
+                    (c + q - p) % q
+                } else {
+                    (c + p) % q
+                }
+            })
+        })
+        .collect()
+}
+
 /// A product in the NTT domain must be the negacyclic convolution, whatever order the
 /// NTT uses: this catches wrong twiddles that a round trip cannot.
 #[test]
@@ -308,18 +300,7 @@ fn ntt_pointwise_product_is_the_negacyclic_convolution() {
         for q in ntt_primes(log_n, &[25, 60]) {
             let a: Vec<u64> = (0..n).map(|_| rng.gen_range(0..q)).collect();
             let b: Vec<u64> = (0..n).map(|_| rng.gen_range(0..q)).collect();
-            let mut want = vec![0u64; n];
-            for (i, &ai) in a.iter().enumerate() {
-                for (j, &bj) in b.iter().enumerate() {
-                    let p = mul_mod(ai, bj, q);
-                    let k = (i + j) % n;
-                    want[k] = if i + j < n {
-                        (want[k] + p) % q
-                    } else {
-                        (want[k] + q - p) % q
-                    };
-                }
-            }
+            let want = negacyclic_product(&a, &b, q);
             let (mut fa, mut fb) = (a.clone(), b.clone());
             ffi::seal_ntt_forward(log_n, q, &mut fa).unwrap();
             ffi::seal_ntt_forward(log_n, q, &mut fb).unwrap();

@@ -9,6 +9,7 @@
 
 use std::sync::OnceLock;
 
+use rand::rngs::StdRng;
 use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
@@ -23,6 +24,9 @@ use seal_opencl_testkit::harness::{primes, rng};
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 const LOG_N: u32 = 12;
 const N: usize = 1 << LOG_N;
+/// Polynomials per buffer where a test has no reason for another count: more than one, so
+/// that a kernel indexing polynomials wrongly shows.
+const POLYS: usize = 3;
 
 /// One device, one graph and the kernels for N = 2^log_n, shared by the tests of a run
 /// (so PoCL compiles each program once).
@@ -89,25 +93,24 @@ fn word(rng: &mut impl Rng, bound: u64) -> u64 {
     }
 }
 
-/// `polys` polynomials of `moduli.len()` residues, residue j below bound(q_j).
-fn poly_array(
-    rng: &mut impl Rng,
-    moduli: &[Modulus],
-    polys: usize,
-    bound: impl Fn(u64) -> u64,
-) -> Vec<u64> {
-    let mut v = Vec::with_capacity(polys * moduli.len() * N);
-    for _ in 0..polys {
-        for q in moduli {
-            let b = bound(q.value());
-            v.extend((0..N).map(|_| word(rng, b)));
-        }
-    }
-    v
+/// `polys` polynomials of `moduli.len()` residues: each word of residue j is `f(q_j)`.
+fn poly_words(moduli: &[Modulus], polys: usize, mut f: impl FnMut(u64) -> u64) -> Vec<u64> {
+    (0..polys * moduli.len() * N)
+        .map(|w| f(moduli[(w / N) % moduli.len()].value()))
+        .collect()
 }
 
+/// `polys` polynomials of canonical words (below their prime) over `moduli`.
 fn canonical(rng: &mut impl Rng, moduli: &[Modulus], polys: usize) -> Vec<u64> {
-    poly_array(rng, moduli, polys, |q| q)
+    poly_words(moduli, polys, |q| word(rng, q))
+}
+
+/// Runs `check` with the shared environment and one seeded generator on every prime set.
+fn each_prime_set(mut check: impl FnMut(&Env, &mut StdRng, &[Modulus])) {
+    let (e, mut rng) = (env(), rng());
+    for moduli in prime_sets() {
+        check(e, &mut rng, &moduli);
+    }
 }
 
 fn upload(data: &[u64]) -> Buffer<u64> {
@@ -146,76 +149,59 @@ fn assert_words(got: &[u64], want: &[u64], what: &str) {
     }
 }
 
+/// The device launch of an elementwise operation into `dst` from the first operand `src`
+/// (the other operands fixed), as a table entry.
+type Launch<'a> = &'a dyn Fn(&Buffer<u64>, &Buffer<u64>) -> seal_opencl::Result<()>;
+
 #[test]
 fn ckks_add_sub_negate_equal_host() {
-    let e = env();
-    let mut rng = rng();
-    for moduli in prime_sets() {
+    each_prime_set(|e, rng, moduli| {
         let k = moduli.len();
-        let polys = 3;
-        let a = canonical(&mut rng, &moduli, polys);
-        let b = canonical(&mut rng, &moduli, polys);
-        let (da, db, mt) = (upload(&a), upload(&b), table(&moduli));
+        let a = canonical(rng, moduli, POLYS);
+        let b = canonical(rng, moduli, POLYS);
+        let (da, db, mt) = (upload(&a), upload(&b), table(moduli));
         let words = a.len();
-        let mut want = vec![0; words];
-        // Out of place into a poisoned buffer: `device` launches into it, `host` computes
-        // the words it must hold.
-        let out_of_place = |what, device: &dyn Fn(&Buffer<u64>), host: &dyn Fn(&mut [u64])| {
-            let dst = poisoned(words);
-            device(&dst);
+        let (kx, g) = (&e.kernels, &e.graph);
+        // (name, device launch, host reference into the words dst must hold).
+        let ops: [(&str, Launch, &dyn Fn(&mut [u64])); 3] = [
+            (
+                "ckks_add",
+                &|dst, src| kx.ckks_add(g, dst, src, &db, &mt, k, POLYS),
+                &|want| host::ckks_add(want, &a, &b, moduli, N),
+            ),
+            (
+                "ckks_sub",
+                &|dst, src| kx.ckks_sub(g, dst, src, &db, &mt, k, POLYS),
+                &|want| host::ckks_sub(want, &a, &b, moduli, N),
+            ),
+            (
+                "ckks_negate",
+                &|dst, src| kx.ckks_negate(g, dst, src, &mt, k, POLYS),
+                &|want| host::ckks_negate(want, &a, moduli, N),
+            ),
+        ];
+        for (what, device, host_op) in ops {
             let mut want = vec![0; words];
-            host(&mut want);
+            host_op(&mut want);
+            // Out of place into a poisoned buffer.
+            let dst = poisoned(words);
+            device(&dst, &da).unwrap();
             assert_words(&down(&dst), &want, what);
-        };
-        let (kernels, graph) = (&e.kernels, &e.graph);
-        out_of_place(
-            "ckks_add",
-            &|dst| {
-                kernels
-                    .ckks_add(graph, dst, &da, &db, &mt, k, polys)
-                    .unwrap()
-            },
-            &|want| host::ckks_add(want, &a, &b, &moduli, N),
-        );
-        out_of_place(
-            "ckks_sub",
-            &|dst| {
-                kernels
-                    .ckks_sub(graph, dst, &da, &db, &mt, k, polys)
-                    .unwrap()
-            },
-            &|want| host::ckks_sub(want, &a, &b, &moduli, N),
-        );
-        out_of_place(
-            "ckks_negate",
-            &|dst| kernels.ckks_negate(graph, dst, &da, &mt, k, polys).unwrap(),
-            &|want| host::ckks_negate(want, &a, &moduli, N),
-        );
-
-        // In place: dst is a.
-        let inplace = upload(&a);
-        e.kernels
-            .ckks_add(&e.graph, &inplace, &inplace, &db, &mt, k, polys)
-            .unwrap();
-        host::ckks_add(&mut want, &a, &b, &moduli, N);
-        assert_words(&down(&inplace), &want, "ckks_add in place");
-        let inplace = upload(&a);
-        e.kernels
-            .ckks_negate(&e.graph, &inplace, &inplace, &mt, k, polys)
-            .unwrap();
-        host::ckks_negate(&mut want, &a, &moduli, N);
-        assert_words(&down(&inplace), &want, "ckks_negate in place");
+            // In place: dst is a.
+            let inplace = upload(&a);
+            device(&inplace, &inplace).unwrap();
+            assert_words(&down(&inplace), &want, &format!("{what} in place"));
+        }
 
         // Fewer polynomials than the buffers hold: the rest stays untouched.
         let dst = poisoned(words);
-        e.kernels
-            .ckks_sub(&e.graph, &dst, &da, &db, &mt, k, 1)
-            .unwrap();
+        kx.ckks_sub(g, &dst, &da, &db, &mt, k, 1).unwrap();
         let got = down(&dst);
-        host::ckks_sub(&mut want[..k * N], &a[..k * N], &b[..k * N], &moduli, N);
-        assert_words(&got[..k * N], &want[..k * N], "ckks_sub of one polynomial");
+        let mut want = vec![0; k * N];
+        host::ckks_sub(&mut want, &a[..k * N], &b[..k * N], moduli, N);
+        assert_words(&got[..k * N], &want, "ckks_sub of one polynomial");
         assert!(got[k * N..].iter().all(|&x| x == POISON));
-    }
+    });
 }
 
 #[test]
@@ -251,16 +237,14 @@ fn ckks_add_at_n_8192() {
 
 #[test]
 fn ckks_multiply_plain_equals_host() {
-    let e = env();
-    let mut rng = rng();
-    for moduli in prime_sets() {
+    each_prime_set(|e, rng, moduli| {
         let k = moduli.len();
         for polys in [1, 3] {
-            let ct = canonical(&mut rng, &moduli, polys);
-            let plain = canonical(&mut rng, &moduli, 1);
-            let (dct, dplain, mt) = (upload(&ct), upload(&plain), table(&moduli));
+            let ct = canonical(rng, moduli, polys);
+            let plain = canonical(rng, moduli, 1);
+            let (dct, dplain, mt) = (upload(&ct), upload(&plain), table(moduli));
             let mut want = ct.clone();
-            host::ckks_multiply_plain(&mut want, &plain, &moduli, N);
+            host::ckks_multiply_plain(&mut want, &plain, moduli, N);
             // Out of place into a poisoned buffer, then in place.
             let dst = poisoned(ct.len());
             e.kernels
@@ -273,7 +257,7 @@ fn ckks_multiply_plain_equals_host() {
                 .unwrap();
             assert_words(&down(&dct), &want, "ckks_multiply_plain in place");
         }
-    }
+    });
 }
 
 /// ckks_tensor of `a` (s1 polynomials) and `b` (s2; None: `a`'s buffer again, squaring)
@@ -314,50 +298,45 @@ fn ckks_tensor_equals_host() {
 fn ckks_tensor_all_max_words() {
     // Every input q - 1: the 128-bit sums are at their largest.
     let moduli = primes(LOG_N, &[60, 60]);
-    let a: Vec<u64> = (0..3 * 2 * N)
-        .map(|w| moduli[(w / N) % 2].value() - 1)
-        .collect();
+    let a = poly_words(&moduli, 3, |q| q - 1);
     check_tensor(&moduli, &a, 3, None, 3);
 }
 
 #[test]
 fn ckks_copy_residues_and_gather_equal_host() {
-    let e = env();
-    let mut rng = rng();
-    for moduli in prime_sets() {
+    each_prime_set(|e, rng, moduli| {
         let k = moduli.len();
-        let polys = 3;
-        let src = canonical(&mut rng, &moduli, polys);
+        let src = canonical(rng, moduli, POLYS);
         let dsrc = upload(&src);
 
         // mod_switch_drop_to_next.
-        let dst = poisoned(polys * (k - 1) * N);
+        let dst = poisoned(POLYS * (k - 1) * N);
         e.kernels
-            .ckks_drop_last(&e.graph, &dst, &dsrc, k, polys)
+            .ckks_drop_last(&e.graph, &dst, &dsrc, k, POLYS)
             .unwrap();
-        let mut want = vec![POISON; polys * (k - 1) * N];
-        host::ckks_copy_residues(&mut want, k - 1, &src, k, k - 1, polys, N);
+        let mut want = vec![POISON; POLYS * (k - 1) * N];
+        host::ckks_copy_residues(&mut want, k - 1, &src, k, k - 1, POLYS, N);
         assert_words(&down(&dst), &want, "ckks_drop_last");
 
         // General strides: 2 residues per polynomial into slots of k + 1; gaps untouched.
-        let dst = poisoned(polys * (k + 1) * N);
+        let dst = poisoned(POLYS * (k + 1) * N);
         e.kernels
-            .ckks_copy_residues(&e.graph, &dst, k + 1, &dsrc, k, 2, polys)
+            .ckks_copy_residues(&e.graph, &dst, k + 1, &dsrc, k, 2, POLYS)
             .unwrap();
-        let mut want = vec![POISON; polys * (k + 1) * N];
-        host::ckks_copy_residues(&mut want, k + 1, &src, k, 2, polys, N);
+        let mut want = vec![POISON; POLYS * (k + 1) * N];
+        host::ckks_copy_residues(&mut want, k + 1, &src, k, 2, POLYS, N);
         assert_words(&down(&dst), &want, "ckks_copy_residues");
 
         for index in [0, k - 1] {
-            let dst = poisoned(polys * N);
+            let dst = poisoned(POLYS * N);
             e.kernels
-                .ckks_gather_residue(&e.graph, &dst, &dsrc, k, index, polys)
+                .ckks_gather_residue(&e.graph, &dst, &dsrc, k, index, POLYS)
                 .unwrap();
-            let mut want = vec![0; polys * N];
-            host::ckks_gather_residue(&mut want, &src, k, index, polys, N);
+            let mut want = vec![0; POLYS * N];
+            host::ckks_gather_residue(&mut want, &src, k, index, POLYS, N);
             assert_words(&down(&dst), &want, "ckks_gather_residue");
         }
-    }
+    });
 }
 
 #[test]
@@ -470,13 +449,11 @@ fn ckks_moddown_prep_equals_host() {
 
 #[test]
 fn ckks_divide_round_finish_equals_host() {
-    let e = env();
-    let mut rng = rng();
-    for moduli in prime_sets() {
+    each_prime_set(|e, rng, moduli| {
         let k = moduli.len();
         let k_out = k - 1;
         let q_last = moduli[k - 1];
-        let mt = table(&moduli);
+        let mt = table(moduli);
         let inv: Vec<ShoupOperand> = moduli[..k_out]
             .iter()
             .map(|q| {
@@ -486,10 +463,10 @@ fn ckks_divide_round_finish_equals_host() {
             .collect();
         let dinv = upload(&host::shoup_words(&inv));
         let polys = 2;
-        let t = poly_array(&mut rng, &moduli[..k_out], polys, |q| 4 * q);
+        let t = poly_words(&moduli[..k_out], polys, |q| word(rng, 4 * q));
         let dt = upload(&t);
         // src with K residues per polynomial (the ciphertext before rescaling).
-        let src = canonical(&mut rng, &moduli, polys);
+        let src = canonical(rng, moduli, polys);
         let dsrc = upload(&src);
 
         // dst (its words before, its stride), from src or in place, added to or not.
@@ -503,7 +480,7 @@ fn ckks_divide_round_finish_equals_host() {
                 .unwrap();
             let mut want = before;
             host::ckks_divide_round_finish(
-                &mut want, dst_stride, &src, k, &t, &inv, &moduli, k_out, polys, accumulate, N,
+                &mut want, dst_stride, &src, k, &t, &inv, moduli, k_out, polys, accumulate, N,
             );
             assert_words(&down(&dst), &want, what);
         };
@@ -519,7 +496,7 @@ fn ckks_divide_round_finish_equals_host() {
             "ckks_divide_round_finish in place",
         );
         // Key switching: accumulate into another ciphertext.
-        let acc = canonical(&mut rng, &moduli[..k_out], polys);
+        let acc = canonical(rng, &moduli[..k_out], polys);
         check(
             acc,
             k_out,
@@ -527,24 +504,22 @@ fn ckks_divide_round_finish_equals_host() {
             true,
             "ckks_divide_round_finish accumulate",
         );
-    }
+    });
 }
 
 #[test]
 fn ckks_ks_decompose_equals_host() {
-    let e = env();
-    let mut rng = rng();
-    for moduli_ext in prime_sets() {
+    each_prime_set(|e, rng, moduli_ext| {
         let k = moduli_ext.len() - 1;
-        let t_target = canonical(&mut rng, &moduli_ext[..k], 1);
+        let t_target = canonical(rng, &moduli_ext[..k], 1);
         let dst = poisoned(k * (k + 1) * N);
         e.kernels
-            .ckks_ks_decompose(&e.graph, &dst, &upload(&t_target), &table(&moduli_ext), k)
+            .ckks_ks_decompose(&e.graph, &dst, &upload(&t_target), &table(moduli_ext), k)
             .unwrap();
         let mut want = vec![0; k * (k + 1) * N];
-        host::ckks_ks_decompose(&mut want, &t_target, &moduli_ext, N);
+        host::ckks_ks_decompose(&mut want, &t_target, moduli_ext, N);
         assert_words(&down(&dst), &want, "ckks_ks_decompose");
-    }
+    });
 }
 
 /// Runs `ckks_ks_inner_product` on the device and its host reference on the same inputs
@@ -609,7 +584,7 @@ fn ckks_ks_inner_product_equals_host() {
         for k in [l_key - 1, l_key - 2] {
             let mut moduli_ext: Vec<Modulus> = set[..k].to_vec();
             moduli_ext.push(set[l_key - 1]);
-            let dec = poly_array(&mut rng, &moduli_ext, k, |q| 4 * q);
+            let dec = poly_words(&moduli_ext, k, |q| word(&mut rng, 4 * q));
             let key = canonical(&mut rng, &set, 2 * k);
             check_ks_inner_product(
                 &dec,
@@ -629,12 +604,8 @@ fn ckks_ks_inner_product_largest_words() {
     // largest.
     let set = primes(LOG_N, &[60, 60, 60, 60]);
     let k = 3;
-    let dec: Vec<u64> = (0..k * (k + 1) * N)
-        .map(|w| 4 * set[(w / N) % (k + 1)].value() - 1)
-        .collect();
-    let key: Vec<u64> = (0..2 * k * (k + 1) * N)
-        .map(|w| set[(w / N) % (k + 1)].value() - 1)
-        .collect();
+    let dec = poly_words(&set, k, |q| 4 * q - 1);
+    let key = poly_words(&set, 2 * k, |q| q - 1);
     check_ks_inner_product(
         &dec,
         &key,
@@ -799,26 +770,16 @@ fn ckks_ks_inner_product_reduces_midway_with_61_bit_primes() {
     let set = primes_61_bit(18);
     let k = 17;
     for largest in [true, false] {
-        let dec: Vec<u64> = (0..k * (k + 1) * N)
-            .map(|w| {
-                let q = set[(w / N) % (k + 1)].value();
-                if largest {
-                    4 * q - 1
-                } else {
-                    word(&mut rng, 4 * q)
-                }
-            })
-            .collect();
-        let key: Vec<u64> = (0..2 * k * (k + 1) * N)
-            .map(|w| {
-                let q = set[(w / N) % (k + 1)].value();
-                if largest {
-                    q - 1
-                } else {
-                    word(&mut rng, q)
-                }
-            })
-            .collect();
+        // Below 4 q (dec) and q (key): the largest words, or random ones.
+        let mut below = |bound: u64| {
+            if largest {
+                bound - 1
+            } else {
+                word(&mut rng, bound)
+            }
+        };
+        let dec = poly_words(&set, k, |q| below(4 * q));
+        let key = poly_words(&set, 2 * k, |q| below(q));
         check_ks_inner_product(
             &dec,
             &key,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
 use seal_opencl::frame::{FrameControl, FrameReport};
-use seal_opencl::memcache::{Memcache, MemcacheConfig};
+use seal_opencl::memcache::{Memcache, MemcacheConfig, PoolBuffer};
 
 use common::{enqueue_fill, enqueue_spin, kernel, Blocker};
 
@@ -20,20 +20,35 @@ fn setup() -> (Arc<Context>, Queue, Memcache, FrameControl) {
     (ctx, q, pool, frames)
 }
 
-#[test]
-fn a_buffer_freed_inside_a_frame_is_reused_only_after_the_end() {
-    let (_ctx, q, pool, frames) = setup();
-    let before = pool.alloc(&q, 1000).unwrap(); // allocated before the frame
+/// Allocates 1000 words with `alloc` before a frame starts and 2000 inside it, frees both
+/// inside the frame, and checks that the pool then holds `parked` buffers waiting for the
+/// frame's end and `free` ones (none live). Returns the two buffers' ids.
+fn free_two_inside_a_frame(
+    q: &Queue,
+    pool: &Memcache,
+    frames: &FrameControl,
+    alloc: fn(&Memcache, &Queue, usize) -> seal_opencl::Result<PoolBuffer>,
+    (parked, free): (usize, usize),
+) -> (u64, u64) {
+    let before = alloc(pool, q, 1000).unwrap();
     frames.start_compute_frame();
-    let inside = pool.alloc(&q, 2000).unwrap(); // allocated inside it
-    let (before_id, inside_id) = (before.id(), inside.id());
+    let inside = alloc(pool, q, 2000).unwrap();
+    let ids = (before.id(), inside.id());
     drop((before, inside));
     let s = pool.stats();
     assert_eq!(
         (s.ready_to_free, s.free_buffers, s.live_buffers),
-        (2, 0, 0),
+        (parked, free, 0),
         "{s}"
     );
+    ids
+}
+
+#[test]
+fn a_buffer_freed_inside_a_frame_is_reused_only_after_the_end() {
+    let (_ctx, q, pool, frames) = setup();
+    let (before_id, inside_id) =
+        free_two_inside_a_frame(&q, &pool, &frames, Memcache::alloc, (2, 0));
 
     let again = [pool.alloc(&q, 1000).unwrap(), pool.alloc(&q, 2000).unwrap()];
     assert!(
@@ -133,17 +148,8 @@ fn the_host_never_waits_inside_a_frame() {
 #[test]
 fn a_scratch_buffer_is_never_retained() {
     let (_ctx, q, pool, frames) = setup();
-    let before = pool.alloc_scratch(&q, 1000).unwrap(); // live when the frame starts
-    frames.start_compute_frame();
-    let inside = pool.alloc_scratch(&q, 2000).unwrap();
-    let (before_id, inside_id) = (before.id(), inside.id());
-    drop((before, inside));
-    let s = pool.stats();
-    assert_eq!(
-        (s.ready_to_free, s.free_buffers, s.live_buffers),
-        (0, 2, 0),
-        "{s}"
-    );
+    let (before_id, inside_id) =
+        free_two_inside_a_frame(&q, &pool, &frames, Memcache::alloc_scratch, (0, 2));
     // Reused inside the same frame: the queue orders the new holder behind the old one.
     let again = [
         pool.alloc_scratch(&q, 1000).unwrap(),

@@ -5,13 +5,14 @@
 mod common;
 
 use std::collections::HashSet;
+use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 use rand::{Rng, SeedableRng};
-use seal_opencl::cl::{self, Context, DeviceSelector};
-use seal_opencl::memcache::{Memcache, MemcacheConfig, MAX_FIT_RATIO};
+use seal_opencl::cl::{self, Context, DeviceSelector, Queue};
+use seal_opencl::memcache::{Memcache, MemcacheConfig, MemcacheStats, MAX_FIT_RATIO};
 use seal_opencl::{Error, ErrorKind};
 
 use common::{enqueue_fill, fill_host, kernel, still_pending_after, Blocker};
@@ -20,6 +21,25 @@ const WATCHDOG: Duration = Duration::from_secs(20);
 
 fn context() -> Arc<Context> {
     Context::new(&DeviceSelector::Default).expect("an OpenCL device")
+}
+
+/// Asserts `fields` of the pool's statistics equal `want`, showing all of them otherwise.
+#[track_caller]
+fn assert_stats<T: PartialEq + Debug>(
+    pool: &Memcache,
+    fields: impl Fn(&MemcacheStats) -> T,
+    want: T,
+) {
+    let s = pool.stats();
+    assert_eq!(fields(&s), want, "{s}");
+}
+
+/// A context, a queue on it, and a pool over the context with `config`.
+fn pool_with(config: MemcacheConfig) -> (Arc<Context>, Queue, Memcache) {
+    let ctx = context();
+    let q = ctx.queue(false).unwrap();
+    let pool = Memcache::new(ctx.clone(), config);
+    (ctx, q, pool)
 }
 
 #[test]
@@ -128,18 +148,13 @@ fn threads_share_no_buffer(config: MemcacheConfig) {
 #[test]
 fn slabs_carve_sub_buffers() {
     const POISON: u64 = 0xDEAD_BEEF_0BAD_F00D;
-    let ctx = context();
-    let q = ctx.queue(false).unwrap();
-    let fill = kernel(&ctx, &q, "fill");
     let slab_bytes = 1 << 20;
-    let pool = Memcache::new(
-        ctx.clone(),
-        MemcacheConfig {
-            slab_bytes,
-            poison: Some(POISON),
-            ..Default::default()
-        },
-    );
+    let (ctx, q, pool) = pool_with(MemcacheConfig {
+        slab_bytes,
+        poison: Some(POISON),
+        ..Default::default()
+    });
+    let fill = kernel(&ctx, &q, "fill");
     let bufs: Vec<_> = [1000, 3000, 5000]
         .iter()
         .map(|&w| pool.alloc(&q, w).unwrap())
@@ -182,20 +197,17 @@ fn slabs_carve_sub_buffers() {
         },
     );
     let own = limited.alloc(&q, 1000).unwrap();
-    let s = limited.stats();
-    assert_eq!(
-        (s.device_allocations, s.sub_allocations, s.bytes_held),
+    assert_stats(
+        &limited,
+        |s| (s.device_allocations, s.sub_allocations, s.bytes_held),
         (1, 0, 8000),
-        "{s}"
     );
     drop(own);
 }
 
 #[test]
 fn best_fit_takes_the_smallest_fitting_buffer_within_twice_the_request() {
-    let ctx = context();
-    let q = ctx.queue(false).unwrap();
-    let pool = Memcache::new(ctx, MemcacheConfig::default());
+    let (_ctx, q, pool) = pool_with(MemcacheConfig::default());
     let ids: Vec<(usize, u64)> = [100, 200, 400]
         .iter()
         .map(|&w| (w, pool.alloc(&q, w).unwrap().id()))
@@ -218,10 +230,8 @@ fn best_fit_takes_the_smallest_fitting_buffer_within_twice_the_request() {
 
 #[test]
 fn reuse_on_the_same_queue_needs_no_host_wait() {
-    let ctx = context();
-    let q = ctx.queue(false).unwrap();
+    let (ctx, q, pool) = pool_with(MemcacheConfig::default());
     let fill = kernel(&ctx, &q, "fill");
-    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
     let words = 512;
 
     let blocker = Blocker::new(&ctx, &q, WATCHDOG);
@@ -239,69 +249,67 @@ fn reuse_on_the_same_queue_needs_no_host_wait() {
 
 #[test]
 fn reuse_on_another_queue_waits_on_the_device_for_the_previous_holder() {
+    reuse_waits_for_the_earlier_use(
+        A,
+        B,
+        "queue B's write ran while A's earlier write to the same buffer was pending",
+    );
+}
+
+/// The two queues of [`reuse_waits_for_the_earlier_use`]: A, where the buffer is first
+/// allocated, and B.
+const A: usize = 0;
+const B: usize = 1;
+
+/// A buffer allocated on queue A is written on queue `used_on` (held up behind that queue,
+/// blocked; a write on B is recorded with `record_use`), freed, allocated again on
+/// `reused_on` and written there: that second write must wait on the device for the first
+/// (still pending after 100 ms, `what` otherwise) and land last.
+fn reuse_waits_for_the_earlier_use(used_on: usize, reused_on: usize, what: &str) {
     let ctx = context();
-    let (qa, qb) = (ctx.queue(false).unwrap(), ctx.queue(false).unwrap());
-    let (fill_a, fill_b) = (kernel(&ctx, &qa, "fill"), kernel(&ctx, &qb, "fill"));
+    let queues = [ctx.queue(false).unwrap(), ctx.queue(false).unwrap()];
+    let fills = queues.each_ref().map(|q| kernel(&ctx, q, "fill"));
     let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
     let words = 4096;
 
-    let blocker = Blocker::new(&ctx, &qa, WATCHDOG);
-    let first = pool.alloc(&qa, words).unwrap();
+    let blocker = Blocker::new(&ctx, &queues[used_on], WATCHDOG);
+    let mut first = pool.alloc(&queues[A], words).unwrap();
     let id = first.id();
-    let _ = enqueue_fill(&fill_a, &qa, first.buffer(), words, 1); // held up on queue A
+    let earlier = enqueue_fill(&fills[used_on], &queues[used_on], first.buffer(), words, 1);
+    if used_on != A {
+        first.record_use(&earlier);
+    }
     drop(first);
-    let second = pool.alloc(&qb, words).unwrap();
+    let second = pool.alloc(&queues[reused_on], words).unwrap();
     assert_eq!(second.id(), id);
-    let new = enqueue_fill(&fill_b, &qb, second.buffer(), words, 2);
-    assert!(
-        still_pending_after(&new, 100),
-        "queue B's write ran while A's earlier write to the same buffer was pending"
+    let new = enqueue_fill(
+        &fills[reused_on],
+        &queues[reused_on],
+        second.buffer(),
+        words,
+        2,
     );
+    assert!(still_pending_after(&new, 100), "{what}");
     blocker.release();
     assert_eq!(
         second.read().unwrap(),
         fill_host(2, words),
-        "B's write must land last"
+        "the second write must land last"
     );
 }
 
 #[test]
 fn recorded_uses_on_other_queues_are_waited_for() {
-    let ctx = context();
-    let (qa, qb) = (ctx.queue(false).unwrap(), ctx.queue(false).unwrap());
-    let (fill_a, fill_b) = (kernel(&ctx, &qa, "fill"), kernel(&ctx, &qb, "fill"));
-    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
-    let words = 4096;
-
-    let blocker = Blocker::new(&ctx, &qb, WATCHDOG);
-    let mut first = pool.alloc(&qa, words).unwrap();
-    let id = first.id();
-    let foreign = enqueue_fill(&fill_b, &qb, first.buffer(), words, 1); // on B, held up
-    first.record_use(&foreign);
-    drop(first);
-    let second = pool.alloc(&qa, words).unwrap();
-    assert_eq!(second.id(), id);
-    let new = enqueue_fill(&fill_a, &qa, second.buffer(), words, 2);
-    assert!(
-        still_pending_after(&new, 100),
-        "the recorded use on queue B was not waited for"
-    );
-    blocker.release();
-    assert_eq!(second.read().unwrap(), fill_host(2, words));
+    reuse_waits_for_the_earlier_use(B, A, "the recorded use on queue B was not waited for");
 }
 
 #[test]
 fn poison_covers_new_and_reused_buffers() {
     const POISON: u64 = 0xDEAD_BEEF_0BAD_F00D;
-    let ctx = context();
-    let q = ctx.queue(false).unwrap();
-    let pool = Memcache::new(
-        ctx,
-        MemcacheConfig {
-            poison: Some(POISON),
-            ..Default::default()
-        },
-    );
+    let (_ctx, q, pool) = pool_with(MemcacheConfig {
+        poison: Some(POISON),
+        ..Default::default()
+    });
     let a = pool.alloc(&q, 300).unwrap();
     assert!(a.read().unwrap().iter().all(|&w| w == POISON));
     a.write(&[7; 300]).unwrap();
@@ -317,36 +325,31 @@ fn poison_covers_new_and_reused_buffers() {
 
 #[test]
 fn flush_deactivate_and_uncached_release_device_memory() {
-    let ctx = context();
-    let q = ctx.queue(false).unwrap();
-    let pool = Memcache::new(ctx, MemcacheConfig::default());
+    let (_ctx, q, pool) = pool_with(MemcacheConfig::default());
     drop((
         pool.alloc(&q, 100).unwrap(),
         pool.alloc(&q, 200).unwrap(),
         pool.alloc(&q, 300).unwrap(),
     ));
-    let s = pool.stats();
-    assert_eq!(
-        (s.free_buffers, s.bytes_held, s.peak_bytes_held),
+    assert_stats(
+        &pool,
+        |s| (s.free_buffers, s.bytes_held, s.peak_bytes_held),
         (3, 4800, 4800),
-        "{s}"
     );
     assert_eq!(pool.flush(), (3, 4800));
-    let s = pool.stats();
-    assert_eq!(
-        (s.free_buffers, s.bytes_held, s.device_releases),
+    assert_stats(
+        &pool,
+        |s| (s.free_buffers, s.bytes_held, s.device_releases),
         (0, 0, 3),
-        "{s}"
     );
 
     let u = pool.alloc_uncached(&q, 64).unwrap();
     assert_eq!(pool.stats().bytes_in_use, 512);
     drop(u);
-    let s = pool.stats();
-    assert_eq!(
-        (s.uncached, s.free_buffers, s.bytes_held, s.device_releases),
+    assert_stats(
+        &pool,
+        |s| (s.uncached, s.free_buffers, s.bytes_held, s.device_releases),
         (1, 0, 0, 4),
-        "{s}"
     );
 
     drop(pool.alloc(&q, 100).unwrap());
@@ -363,24 +366,18 @@ fn flush_deactivate_and_uncached_release_device_memory() {
 
 #[test]
 fn out_of_memory_flushes_once_then_fails_with_a_clear_error() {
-    let ctx = context();
-    let q = ctx.queue(false).unwrap();
-    let limit = 10_000 * 8;
-    let pool = Memcache::new(
-        ctx,
-        MemcacheConfig {
-            max_bytes_held: Some(limit),
-            ..Default::default()
-        },
-    );
-    drop(pool.alloc(&q, 4000).unwrap()); // parked in the free pool
-                                         // 4000 + 8000 words exceed the limit; releasing the free 4000 makes room.
+    let (_ctx, q, pool) = pool_with(MemcacheConfig {
+        max_bytes_held: Some(10_000 * 8),
+        ..Default::default()
+    });
+    // Parked in the free pool; 4000 + 8000 words exceed the limit, and releasing the free
+    // 4000 makes room.
+    drop(pool.alloc(&q, 4000).unwrap());
     let big = pool.alloc(&q, 8000).unwrap();
-    let s = pool.stats();
-    assert_eq!(
-        (s.oom_retries, s.free_buffers, s.bytes_held),
+    assert_stats(
+        &pool,
+        |s| (s.oom_retries, s.free_buffers, s.bytes_held),
         (1, 0, 64_000),
-        "{s}"
     );
 
     // Nothing left to release: the second try fails too.
@@ -392,11 +389,10 @@ fn out_of_memory_flushes_once_then_fails_with_a_clear_error() {
         text.contains("4000 words") && text.contains("limit"),
         "{text}"
     );
-    let s = pool.stats();
-    assert_eq!(
-        (s.oom_retries, s.live_buffers, s.bytes_held),
+    assert_stats(
+        &pool,
+        |s| (s.oom_retries, s.live_buffers, s.bytes_held),
         (2, 1, 64_000),
-        "{s}"
     );
 
     drop(big);
@@ -408,9 +404,7 @@ fn out_of_memory_flushes_once_then_fails_with_a_clear_error() {
 
 #[test]
 fn impossible_requests_are_invalid_arguments() {
-    let ctx = context();
-    let q = ctx.queue(false).unwrap();
-    let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
+    let (ctx, q, pool) = pool_with(MemcacheConfig::default());
     assert!(matches!(pool.alloc(&q, 0), Err(Error::InvalidArgument(_))));
     let too_big = (ctx.info().max_alloc_bytes / 8 + 1) as usize;
     let err = pool.alloc(&q, too_big).unwrap_err();

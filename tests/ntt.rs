@@ -420,6 +420,11 @@ struct FirstPassPlan {
 }
 
 impl FirstPassPlan {
+    /// The plan's size and variant, for failure messages.
+    fn name(&self) -> String {
+        format!("2^{} {}", self.log_n, self.strategy)
+    }
+
     /// `residues` random residues of N words, residue r below the plan's prime
     /// `prime_of(r)`.
     fn random(
@@ -468,11 +473,11 @@ fn first_pass_plans<'a>(
 fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
     let (ctx, queue) = device();
     let mut rng = rng();
+    // 2 polynomials of residues 1 and 2 (primes 0 and 1 of the plan) from a source of 2
+    // polynomials of 4 residues.
+    let (stride, first, count, primes) = (4, 1, 2, 2);
     for fp in first_pass_plans(&ctx, &queue) {
         let n = 1usize << fp.log_n;
-        // 2 polynomials of residues 1 and 2 (primes 0 and 1 of the plan) from a source of
-        // 2 polynomials of 4 residues.
-        let (stride, first, count, primes) = (4, 1, 2, 2);
         // Source residue r holds words below the prime it is read under (residue
         // p * stride + first + j under prime j; the others are never read).
         let prime_of = |r: usize| (r % stride).saturating_sub(first).min(primes - 1);
@@ -493,15 +498,9 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
                 &queue, &values, &src_buf, stride, first, count, primes, false,
             )
             .unwrap();
-        assert_eq!(
-            cl::download(&values).unwrap(),
-            want,
-            "2^{} {}",
-            fp.log_n,
-            fp.strategy
-        );
-        let src_before = cl::download(&src_buf).unwrap();
-        assert_eq!(src_before, src_words, "source unchanged");
+        assert_eq!(cl::download(&values).unwrap(), want, "{}", fp.name());
+        let src_after = cl::download(&src_buf).unwrap();
+        assert_eq!(src_after, src_words, "{}: source unchanged", fp.name());
     }
 }
 
@@ -519,7 +518,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
         let (count, primes) = (2, fp.moduli.len());
         let src_words = fp.random(&mut rng, count * primes, |r| r % primes);
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
-        let fused = FusedPasses::new(fp.plan).unwrap();
+        let fused = FusedPasses::new(fp.plan.clone()).unwrap();
         for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
             let mut want_permuted = vec![0; src_words.len()];
             seal_opencl::ckks::host::ckks_galois_ntt(
@@ -541,7 +540,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
                     &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
                 )
                 .unwrap();
-            let what = format!("2^{} {} element {galois_elt}", fp.log_n, fp.strategy);
+            let what = format!("{} element {galois_elt}", fp.name());
             assert_eq!(
                 cl::download(&permuted).unwrap(),
                 want_permuted,
@@ -549,11 +548,8 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
             );
             assert_eq!(cl::download(&values).unwrap(), want, "{what}: first pass");
         }
-        assert_eq!(
-            cl::download(&src_buf).unwrap(),
-            src_words,
-            "source unchanged"
-        );
+        let src_after = cl::download(&src_buf).unwrap();
+        assert_eq!(src_after, src_words, "{}: source unchanged", fp.name());
     }
 }
 

@@ -81,6 +81,14 @@ fn named_kernel(g: &Graph, name: &str, buf: &PoolBuffer) -> Kernel {
         .unwrap()
 }
 
+/// A buffer of `words` words and the two kernels of [`NAMED`] over it.
+fn alpha_and_ntt(g: &Graph, words: usize) -> (PoolBuffer, Kernel, Kernel) {
+    let buf = g.alloc(words).unwrap();
+    let alpha = named_kernel(g, "alpha_add", &buf);
+    let ntt = named_kernel(g, "ntt_forward_stage", &buf);
+    (buf, alpha, ntt)
+}
+
 /// Launches `kernel` `times` times over every word of `words`.
 fn launch(g: &Graph, kernel: &Kernel, words: usize, times: usize) {
     for _ in 0..times {
@@ -93,11 +101,7 @@ fn launch(g: &Graph, kernel: &Kernel, words: usize, times: usize) {
 fn exports_parse_back_with_the_expected_kernels_and_counts() {
     let (p, devices) = profiled();
     let g = devices.graph();
-    let buf = g.alloc(1024).unwrap();
-    let (alpha, ntt) = (
-        named_kernel(&g, "alpha_add", &buf),
-        named_kernel(&g, "ntt_forward_stage", &buf),
-    );
+    let (_buf, alpha, ntt) = alpha_and_ntt(&g, 1024);
     let start = std::time::Instant::now();
     launch(&g, &alpha, 1024, 3);
     launch(&g, &ntt, 1024, 5);
@@ -210,11 +214,7 @@ fn the_trace_is_valid_trace_event_json() {
 fn each_operation_groups_only_the_launches_since_the_previous_one() {
     let (p, devices) = profiled();
     let g = devices.graph();
-    let buf = g.alloc(128).unwrap();
-    let (alpha, ntt) = (
-        named_kernel(&g, "alpha_add", &buf),
-        named_kernel(&g, "ntt_forward_stage", &buf),
-    );
+    let (_buf, alpha, ntt) = alpha_and_ntt(&g, 128);
     launch(&g, &alpha, 128, 2);
     let first = p
         .add_operation("Add", Duration::from_micros(100), 2)

@@ -6,6 +6,7 @@
 
 use std::sync::mpsc;
 use std::thread;
+use std::time::Duration;
 
 use seal_opencl::cl::{self, Event};
 use seal_opencl::config::Config;
@@ -13,31 +14,41 @@ use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Partition};
 use seal_opencl::seal_backend::{Backend, GpuImage};
 use seal_opencl_testkit::fixture::{backend_on, BackendParams, BACKEND_N as N};
 
-/// A thread that keeps running closures sent to it, so it keeps its queue.
+/// A thread that keeps running closures sent to it, so it keeps its queue; it ends when the
+/// worker is dropped.
 struct Worker {
-    jobs: mpsc::Sender<Box<dyn FnOnce() + Send>>,
-    handle: thread::JoinHandle<()>,
+    jobs: Option<mpsc::Sender<Box<dyn FnOnce() + Send>>>,
+    handle: Option<thread::JoinHandle<()>>,
 }
 
 impl Worker {
     fn spawn() -> Worker {
         let (jobs, rx) = mpsc::channel::<Box<dyn FnOnce() + Send>>();
         let handle = thread::spawn(move || rx.into_iter().for_each(|job| job()));
-        Worker { jobs, handle }
+        Worker {
+            jobs: Some(jobs),
+            handle: Some(handle),
+        }
     }
 
     /// Runs `job` on the worker and returns its result.
     fn run<T: Send + 'static>(&self, job: impl FnOnce() -> T + Send + 'static) -> T {
         let (tx, rx) = mpsc::channel();
-        self.jobs
-            .send(Box::new(move || tx.send(job()).unwrap()))
+        let jobs = self.jobs.as_ref().expect("a live worker");
+        jobs.send(Box::new(move || tx.send(job()).unwrap()))
             .unwrap();
         rx.recv().unwrap()
     }
+}
 
-    fn stop(self) {
-        drop(self.jobs);
-        self.handle.join().unwrap();
+impl Drop for Worker {
+    /// Closes the job channel and joins the thread (a job that panicked has already failed
+    /// the test through `run`).
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
     }
 }
 
@@ -141,6 +152,21 @@ fn negate_on(
     })
 }
 
+/// x (the words of `seed`) made on `worker`'s queue, the queue held, and x = -x issued
+/// there: x's words, the event that releases the queue, and the (pending) negated x.
+fn held_negation(
+    worker: &Worker,
+    backend: &'static Backend,
+    params: &'static BackendParams,
+    seed: u64,
+) -> (Vec<u64>, Event, GpuImage) {
+    let x0 = words(params, seed);
+    let x_words = x0.clone();
+    let x = worker.run(move || backend.create_image(&x_words).unwrap());
+    let held = hold(worker, backend, params);
+    (x0, held, negate_on(worker, backend, params, x))
+}
+
 /// z += x on `worker`'s queue; both come back.
 fn add_on(
     worker: &Worker,
@@ -170,47 +196,60 @@ fn params() -> &'static BackendParams {
     Box::leak(Box::new(BackendParams::new()))
 }
 
-/// x written (negated) on a held queue, then read on another: the read waits for the
-/// write, so z + x sees -x.
-#[test]
-fn a_read_on_another_queue_waits_for_the_writer() {
-    read_after_held_write(two_queues());
+/// Which of x = -x (the writer) and z += x (the reader) is issued first, on a held queue.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum First {
+    Write,
+    Read,
 }
 
-/// As on one tile; the read copies x to the reader's tile behind the write.
+/// Both orders of a write and a read of x on two queues of one tile and on two tiles, the
+/// first on a held queue: the second waits for it on the device. x written (negated) then
+/// read: z + x sees -x (across tiles the read copies x to the reader's tile behind the
+/// write). x read then written in place: z + x sees x as it was (across tiles the write
+/// moves x to the writer's tile behind the read).
 #[test]
-fn a_read_on_another_tile_waits_for_the_writer() {
-    read_after_held_write(two_tiles());
+fn the_second_access_on_another_queue_or_tile_waits_for_the_held_first() {
+    let topologies: [(&str, fn() -> (&'static Backend, Worker, Worker)); 2] =
+        [("two queues", two_queues), ("two tiles", two_tiles)];
+    for (topology, workers) in topologies {
+        for first in [First::Write, First::Read] {
+            second_waits_for_held_first(workers(), first, &format!("{topology}, {first:?} first"));
+        }
+    }
 }
 
-fn read_after_held_write((backend, writer, reader): (&'static Backend, Worker, Worker)) {
+/// x negated on the writer's queue and z += x on the reader's, `first` of them issued first
+/// on its held queue: the second must wait for it on the device, so z + x sees -x only when
+/// the write came first.
+fn second_waits_for_held_first(
+    (backend, writer, reader): (&'static Backend, Worker, Worker),
+    first: First,
+    what: &str,
+) {
     let params = params();
     let (x0, z0) = (words(params, 1), words(params, 2));
     let (x_words, z_words) = (x0.clone(), z0.clone());
     let x = writer.run(move || backend.create_image(&x_words).unwrap());
     let z = reader.run(move || backend.create_image(&z_words).unwrap());
-    let held = hold(&writer, backend, params);
-    let x = negate_on(&writer, backend, params, x);
-    let z = add_on(&reader, backend, params, z, x);
+    let (held, z, x) = match first {
+        First::Write => {
+            let held = hold(&writer, backend, params);
+            let x = negate_on(&writer, backend, params, x);
+            let (z, x) = add_on(&reader, backend, params, z, x);
+            (held, z, x)
+        }
+        First::Read => {
+            let held = hold(&reader, backend, params);
+            let (z, x) = add_on(&reader, backend, params, z, x);
+            (held, z, negate_on(&writer, backend, params, x))
+        }
+    };
     cl::complete_user_event(&held).unwrap();
-    let (z, x) = z;
-    assert_eq!(download(backend, &z), sum(params, &z0, &x0, true));
-    assert_eq!(download(backend, &x), negated(params, &x0));
-    writer.stop();
-    reader.stop();
-}
-
-/// x read on a held queue, then written in place on another: the write waits for the
-/// read, so z + x sees x as it was.
-#[test]
-fn a_write_on_another_queue_waits_for_the_readers() {
-    write_after_held_read(two_queues());
-}
-
-/// As on one tile; the write moves x to the writer's tile behind the read.
-#[test]
-fn a_write_on_another_tile_waits_for_the_readers() {
-    write_after_held_read(two_tiles());
+    let negated_first = first == First::Write;
+    let want_z = sum(params, &z0, &x0, negated_first);
+    assert_eq!(download(backend, &z), want_z, "{what}: z + x");
+    assert_eq!(download(backend, &x), negated(params, &x0), "{what}: -x");
 }
 
 /// x written (negated) on a held queue, then negated again on another tile: the move to
@@ -219,32 +258,10 @@ fn a_write_on_another_tile_waits_for_the_readers() {
 fn a_write_on_another_tile_moves_the_image_after_its_writer() {
     let params = params();
     let (backend, first, second) = two_tiles();
-    let x0 = words(params, 10);
-    let x_words = x0.clone();
-    let x = first.run(move || backend.create_image(&x_words).unwrap());
-    let held = hold(&first, backend, params);
-    let x = negate_on(&first, backend, params, x);
+    let (x0, held, x) = held_negation(&first, backend, params, 10);
     let x = negate_on(&second, backend, params, x);
     cl::complete_user_event(&held).unwrap();
     assert_eq!(download(backend, &x), x0);
-    first.stop();
-    second.stop();
-}
-
-fn write_after_held_read((backend, writer, reader): (&'static Backend, Worker, Worker)) {
-    let params = params();
-    let (x0, z0) = (words(params, 3), words(params, 4));
-    let (x_words, z_words) = (x0.clone(), z0.clone());
-    let x = writer.run(move || backend.create_image(&x_words).unwrap());
-    let z = reader.run(move || backend.create_image(&z_words).unwrap());
-    let held = hold(&reader, backend, params);
-    let (z, x) = add_on(&reader, backend, params, z, x);
-    let x = negate_on(&writer, backend, params, x);
-    cl::complete_user_event(&held).unwrap();
-    assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
-    assert_eq!(download(backend, &x), negated(params, &x0));
-    writer.stop();
-    reader.stop();
 }
 
 /// x (allocated on the writer's queue) read on a held queue, then dropped: its buffer goes
@@ -284,35 +301,35 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
     cl::complete_user_event(&held).unwrap();
     assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
     assert_eq!(download(backend, &copy), negated(params, &y0));
-    writer.stop();
-    reader.stop();
 }
 
-/// `synchronize` waits for operations issued on any thread's queue, not only the caller's.
-#[test]
-fn synchronize_waits_for_every_queue_issued_on() {
-    let params = params();
-    let (backend, writer, _) = two_queues();
-    let x0 = words(params, 8);
-    let x_words = x0.clone();
-    let x = writer.run(move || backend.create_image(&x_words).unwrap());
-    let held = hold(&writer, backend, params);
-    let x = negate_on(&writer, backend, params, x);
+/// How long a call that must wait for a held queue is watched for returning early.
+const HELD_FOR: Duration = Duration::from_millis(300);
+
+/// Runs `call` on a thread of its own: the thread, and a channel that receives () once
+/// `call` returned.
+fn on_a_thread(
+    call: impl FnOnce() + Send + 'static,
+) -> (thread::JoinHandle<()>, mpsc::Receiver<()>) {
     let (done_tx, done_rx) = mpsc::channel();
-    let syncing = thread::spawn(move || {
-        backend.synchronize().unwrap();
+    let thread = thread::spawn(move || {
+        call();
         done_tx.send(()).unwrap();
     });
+    (thread, done_rx)
+}
+
+/// `call`, run on a thread of its own, does not return while `held` holds a queue it must
+/// wait for, and returns once `held` is completed.
+fn waits_for_the_held_queue(held: &Event, call: impl FnOnce() + Send + 'static, what: &str) {
+    let (thread, done) = on_a_thread(call);
     assert!(
-        done_rx
-            .recv_timeout(std::time::Duration::from_millis(300))
-            .is_err(),
-        "synchronize returned while the writer's queue was held"
+        done.recv_timeout(HELD_FOR).is_err(),
+        "{what} returned while a queue was held"
     );
-    cl::complete_user_event(&held).unwrap();
-    done_rx.recv().unwrap();
-    syncing.join().unwrap();
-    assert_eq!(download(backend, &x), negated(params, &x0));
+    cl::complete_user_event(held).unwrap();
+    done.recv().unwrap();
+    thread.join().unwrap();
 }
 
 /// Without an open frame, ending one (what SEAL's decrypt does before its download) does
@@ -321,31 +338,23 @@ fn synchronize_waits_for_every_queue_issued_on() {
 fn a_frame_end_waits_for_other_queues_only_when_a_frame_is_open() {
     let params = params();
     let (backend, writer, _) = two_queues();
-    let x_words = words(params, 9);
-    let x = writer.run(move || backend.create_image(&x_words).unwrap());
-    let held = hold(&writer, backend, params);
-    let x = negate_on(&writer, backend, params, x);
-    let end_frame = || {
-        let (done_tx, done_rx) = mpsc::channel();
-        let ending = thread::spawn(move || {
-            backend.end_compute_frame().unwrap();
-            done_tx.send(()).unwrap();
-        });
-        (ending, done_rx)
-    };
-    let (ending, done) = end_frame();
-    done.recv_timeout(std::time::Duration::from_secs(10))
+    let (_, held, x) = held_negation(&writer, backend, params, 9);
+    let end_frame = move || backend.end_compute_frame().unwrap();
+    let (ending, done) = on_a_thread(end_frame);
+    done.recv_timeout(Duration::from_secs(10))
         .expect("ending no frame waited for another thread's queue");
     ending.join().unwrap();
     backend.start_compute_frame();
-    let (ending, done) = end_frame();
-    assert!(
-        done.recv_timeout(std::time::Duration::from_millis(300))
-            .is_err(),
-        "ending an open frame returned while a queue was held"
-    );
-    cl::complete_user_event(&held).unwrap();
-    done.recv().unwrap();
-    ending.join().unwrap();
+    waits_for_the_held_queue(&held, end_frame, "ending an open frame");
     drop(x);
+}
+
+/// `synchronize` waits for operations issued on any thread's queue, not only the caller's.
+#[test]
+fn synchronize_waits_for_every_queue_issued_on() {
+    let params = params();
+    let (backend, writer, _) = two_queues();
+    let (x0, held, x) = held_negation(&writer, backend, params, 8);
+    waits_for_the_held_queue(&held, move || backend.synchronize().unwrap(), "synchronize");
+    assert_eq!(download(backend, &x), negated(params, &x0));
 }

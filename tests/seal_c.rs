@@ -470,9 +470,11 @@ fn bad_input_is_an_error_not_a_crash() {
     assert!(err.to_string().contains("security standard"), "{err}");
     assert!(CkksContext::new(2 * N, &BITS).is_ok());
     assert!(CkksContext::new(N, &[]).is_err());
-    assert!(CkksContext::with_moduli(N, &[1 << 62]).is_err());
+    let with_moduli = |q: &[u64]| CkksContext::with_moduli_and_security(N, q, SecLevelType::TC128);
+    assert!(with_moduli(&[]).is_err());
+    assert!(with_moduli(&[1 << 62]).is_err());
     // Not 1 mod 2N: SEAL's context refuses it.
-    assert!(CkksContext::with_moduli(N, &[1_000_003, 65537]).is_err());
+    assert!(with_moduli(&[1_000_003, 65537]).is_err());
 }
 
 #[test]

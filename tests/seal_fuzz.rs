@@ -13,15 +13,10 @@ use seal_opencl_testkit::fuzz::{self, Kind, ParamSet, Program, Setup};
 
 const SEED: u64 = 0x5ea1_f022;
 
-/// Parameter sets of the test: a single prime (no special prime, no key switching), the
-/// smallest chain with key switching, mixed sizes, 60-bit primes, and many small primes.
-const SETS: [&str; 5] = [
-    "12:50",
-    "12:30,30",
-    "12:40,30,30,50",
-    "13:60,60,60",
-    "13:30x8",
-];
+/// Parameter sets of the test, in `examples/seal_fuzz.rs`'s `--params` syntax: a single
+/// prime (no special prime, no key switching), the smallest chain with key switching, mixed
+/// sizes, 60-bit primes, and many small primes.
+const SETS: &str = "12:50;12:30,30;12:40,30,30,50;13:60,60,60;13:30x8";
 
 /// Random programs on every parameter set give SEAL's words, or SEAL's errors, on the
 /// device. The one test of this process that installs the backend.
@@ -30,8 +25,8 @@ fn random_programs_give_seals_words_and_errors() {
     fuzz::install_backend().unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(SEED);
     let mut total = fuzz::Counts::default();
-    for set in SETS {
-        let setup = Setup::new(&set.parse().unwrap()).unwrap();
+    for set in ParamSet::parse_list(SETS).unwrap() {
+        let setup = Setup::new(&set).unwrap();
         for _ in 0..6 {
             let program = Program::random(&mut rng, 60);
             match fuzz::run(&setup, &program).unwrap() {
@@ -96,4 +91,8 @@ fn parameter_sets_parse() {
     assert_eq!(set.to_string(), "13:60,30,30,30,60");
     assert!("13".parse::<ParamSet>().is_err());
     assert!("13:6o".parse::<ParamSet>().is_err());
+    let sets = ParamSet::parse_list("12:50; 13:30x2;").unwrap();
+    let shown: Vec<String> = sets.iter().map(ParamSet::to_string).collect();
+    assert_eq!(shown, ["12:50", "13:30,30"]);
+    assert!(ParamSet::parse_list("12:50;13").is_err());
 }

@@ -5,7 +5,7 @@
 
 use seal_opencl::config::MAX_KEY_BYTES;
 use seal_opencl_testkit::fixture::install_with;
-use seal_opencl_testkit::soak::{self, Soak};
+use seal_opencl_testkit::soak::{self, Reports, Soak};
 
 /// One client's keys at N = 2^12, primes {40, 30, 30, 50}: relinearization and two Galois
 /// keys, 3 key vectors of 3 x 2 polynomials over 4 primes (589824 bytes each).
@@ -18,7 +18,12 @@ fn clients_and_a_server_keep_device_memory_bounded() {
     let devices = seal_opencl::device_count().unwrap() as u64;
     let mut s = Soak::new(12, &[40, 30, 30, 50], 30, 7).unwrap();
     let mut reports = Vec::new();
-    let clients = soak::clients(&mut s, 20, 5, |done, m| reports.push((done, *m))).unwrap();
+    let clients = soak::clients(
+        &mut s,
+        20,
+        Reports::every(5, |done, m| reports.push((done, *m))),
+    )
+    .unwrap();
     eprintln!("{clients:?}");
     assert_eq!(reports.len(), 4);
     assert_eq!(clients.requests, 40);
@@ -29,7 +34,7 @@ fn clients_and_a_server_keep_device_memory_bounded() {
     assert!(last.key_evictions > 0, "{last:?}");
     assert!(clients.peak_key_bytes <= last.max_key_bytes, "{clients:?}");
 
-    let server = soak::server(&mut s, 2000, 200, |_, _| {}).unwrap();
+    let server = soak::server(&mut s, 2000, Reports::every(200, |_, _| {})).unwrap();
     eprintln!("{server:?}");
     assert_eq!(server.operations, 2000);
     assert_eq!(server.last.pool_misses, server.after_warm_up.pool_misses);

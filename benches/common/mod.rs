@@ -233,6 +233,15 @@ pub fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The check column of a table row: whether the results compared were identical.
+pub fn check_cell(identical: bool) -> &'static str {
+    if identical {
+        "identical"
+    } else {
+        "DIFFERENT"
+    }
+}
+
 /// Fails when a device result differed from the CPU's (after the tables are printed).
 pub fn require_identical(all: bool) -> Result<()> {
     if all {

@@ -144,16 +144,38 @@ fn same(cpu: &[u8], gpu: &[u8], what: &str) -> Result<()> {
     )))
 }
 
+/// When a run reports the device memory: `report(steps_done, memory)` every `every` steps
+/// and after the last, before the run checks that memory.
+pub struct Reports<F> {
+    every: usize,
+    report: F,
+}
+
+impl<F: FnMut(usize, &DeviceMemory)> Reports<F> {
+    pub fn every(every: usize, report: F) -> Reports<F> {
+        Reports { every, report }
+    }
+
+    /// The device memory after step `done` of `total`, reported, where a report is due.
+    fn due(&mut self, done: usize, total: usize) -> Result<Option<DeviceMemory>> {
+        if done % self.every != 0 && done != total {
+            return Ok(None);
+        }
+        let m = device_memory()?;
+        (self.report)(done, &m);
+        Ok(Some(m))
+    }
+}
+
 /// `sets` clients, one new per round (the oldest of [`WINDOW`] leaves), each served MulLin
-/// and a rotation, plus one earlier client served again; `report(sets_done, memory)` every
-/// `every` rounds and at the end. Errors: a result that differs from SEAL's CPU result, key
-/// bytes over the cap, pool misses that grow once more than [`WINDOW`] clients came (every
-/// request needs the same buffers), and SEAL's or the device's errors.
+/// and a rotation, plus one earlier client served again, with `reports` per round. Errors:
+/// a result that differs from SEAL's CPU result, key bytes over the cap, pool misses that
+/// grow once more than [`WINDOW`] clients came (every request needs the same buffers), and
+/// SEAL's or the device's errors.
 pub fn clients(
     soak: &mut Soak,
     sets: usize,
-    every: usize,
-    mut report: impl FnMut(usize, &DeviceMemory),
+    mut reports: Reports<impl FnMut(usize, &DeviceMemory)>,
 ) -> Result<ClientsSummary> {
     let mut live: VecDeque<Client> = VecDeque::new();
     let mut summary = ClientsSummary::default();
@@ -173,8 +195,7 @@ pub fn clients(
             &format!("key set {set}, an earlier client"),
         )?;
         summary.requests += 2;
-        if set % every == 0 || set == sets {
-            let m = device_memory()?;
+        if let Some(m) = reports.due(set, sets)? {
             if m.key_bytes > m.max_key_bytes {
                 return Err(Error::Logic(format!(
                     "after {set} key sets the key cache holds {} bytes, over its cap {}",
@@ -194,7 +215,6 @@ pub fn clients(
             summary.peak_key_bytes = summary.peak_key_bytes.max(m.key_bytes);
             summary.peak_pool_bytes = summary.peak_pool_bytes.max(m.pool_bytes_held);
             summary.last = m;
-            report(set, &m);
         }
     }
     Ok(summary)
@@ -203,14 +223,13 @@ pub fn clients(
 /// A server that never decrypts: `operations` requests on one client's resident
 /// ciphertexts (MulLin and rescale, a rotation, an addition, in turn), each result saved
 /// with SEAL's `save` (a host read: the download) and compared with SEAL's CPU result, then
-/// dropped. `report(operations_done, memory)` every `every` operations; the first report
-/// ends the warm-up. Errors: a differing result, pool misses or pool bytes that grow after
-/// the warm-up, and SEAL's or the device's errors.
+/// dropped, with `reports` per operation; the first report ends the warm-up. Errors: a
+/// differing result, pool misses or pool bytes that grow after the warm-up, and SEAL's or
+/// the device's errors.
 pub fn server(
     soak: &mut Soak,
     operations: usize,
-    every: usize,
-    mut report: impl FnMut(usize, &DeviceMemory),
+    mut reports: Reports<impl FnMut(usize, &DeviceMemory)>,
 ) -> Result<ServerSummary> {
     let c = soak.client()?;
     let ev = &soak.evaluator;
@@ -236,10 +255,8 @@ pub fn server(
         let kind = i % 3;
         let x = request(kind, (&c.gpu.0, &c.gpu.1))?;
         same(&want[kind], &x.save()?, &format!("operation {i}"))?;
-        if i % every == 0 || i == operations {
-            let m = device_memory()?;
-            report(i, &m);
-            if i <= every {
+        if let Some(m) = reports.due(i, operations)? {
+            if i <= reports.every {
                 summary.after_warm_up = m;
             } else if m.pool_misses != summary.after_warm_up.pool_misses
                 || m.pool_bytes_held > summary.after_warm_up.pool_bytes_held

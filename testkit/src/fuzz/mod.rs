@@ -72,6 +72,14 @@ impl ParamSet {
             bits: (0..count).map(|_| rng.gen_range(30..=60)).collect(),
         }
     }
+
+    /// `;`-separated sets (`12:50;13:60,40,40,60`), empty items skipped.
+    pub fn parse_list(sets: &str) -> Result<Vec<ParamSet>> {
+        sets.split(';')
+            .filter(|s| !s.trim().is_empty())
+            .map(str::parse)
+            .collect()
+    }
 }
 
 /// `LOG_N:BITS,BITS,...`, e.g. `13:60,40,40,60`; `BITSxCOUNT` repeats (`13:30x15`).

@@ -81,6 +81,82 @@ fn load_with_words(
     super::check(hr, call)
 }
 
+/// The metadata accessors both types have, over their C functions (given by name, which
+/// errors show): level, scale, NTT form, and the patched SEAL's GPU mark.
+macro_rules! metadata_accessors {
+    ($t:ident {
+        parms_id: $parms_id:ident,
+        scale: $scale:ident,
+        set_scale: $set_scale:ident,
+        is_ntt_form: $is_ntt_form:ident,
+        gpu: $gpu:ident,
+        on_gpu: $on_gpu:ident $(,)?
+    }) => {
+        impl $t {
+            pub fn parms_id(&self) -> ParmsId {
+                read_parms_id(self.ptr(), sys::$parms_id, stringify!($parms_id))
+            }
+
+            pub fn scale(&self) -> f64 {
+                read_value(self.ptr(), sys::$scale, stringify!($scale))
+            }
+
+            /// Overwrites the scale (metadata only), e.g. to align two operands' scales.
+            pub fn set_scale(&mut self, scale: f64) {
+                // SAFETY: `self` is live.
+                let hr = unsafe { sys::$set_scale(self.ptr(), scale) };
+                check_infallible(hr, stringify!($set_scale));
+            }
+
+            pub fn is_ntt_form(&self) -> bool {
+                read_value(self.ptr(), sys::$is_ntt_form, stringify!($is_ntt_form))
+            }
+
+            /// Marks the object for the GPU backend (`gpu()` in the patched SEAL): routed
+            /// Evaluator operations on it run on the device. Errors: `Logic` when no
+            /// backend is installed.
+            pub fn gpu(&mut self) -> Result<()> {
+                // SAFETY: `self` is live.
+                unsafe { seal_call!($gpu(self.ptr())) }
+            }
+
+            /// Whether the object is marked for the GPU (`on_gpu()`).
+            pub fn on_gpu(&self) -> bool {
+                read_value(self.ptr(), sys::$on_gpu, stringify!($on_gpu))
+            }
+
+            /// These accessors' values as fields of `d`, for `Debug`.
+            fn metadata_fields<'d, 'a, 'b>(
+                &self,
+                d: &'d mut std::fmt::DebugStruct<'a, 'b>,
+            ) -> &'d mut std::fmt::DebugStruct<'a, 'b> {
+                d.field("parms_id", &format_args!("{:x?}", self.parms_id()))
+                    .field("scale", &self.scale())
+                    .field("is_ntt_form", &self.is_ntt_form())
+                    .field("on_gpu", &self.on_gpu())
+            }
+        }
+    };
+}
+
+metadata_accessors!(Ciphertext {
+    parms_id: Ciphertext_ParmsId,
+    scale: Ciphertext_Scale,
+    set_scale: Ciphertext_SetScale,
+    is_ntt_form: Ciphertext_IsNTTForm,
+    gpu: Ciphertext_Gpu,
+    on_gpu: Ciphertext_OnGpu,
+});
+
+metadata_accessors!(Plaintext {
+    parms_id: Plaintext_GetParmsId,
+    scale: Plaintext_Scale,
+    set_scale: Plaintext_SetScale,
+    is_ntt_form: Plaintext_IsNTTForm,
+    gpu: Plaintext_Gpu,
+    on_gpu: Plaintext_OnGpu,
+});
+
 impl Ciphertext {
     /// An empty ciphertext (size 0, no parameters) in SEAL's global memory pool.
     pub fn new() -> Result<Self> {
@@ -119,29 +195,6 @@ impl Ciphertext {
             self.ptr(),
             sys::Ciphertext_PolyModulusDegree,
             "Ciphertext_PolyModulusDegree",
-        )
-    }
-
-    pub fn parms_id(&self) -> ParmsId {
-        read_parms_id(self.ptr(), sys::Ciphertext_ParmsId, "Ciphertext_ParmsId")
-    }
-
-    pub fn scale(&self) -> f64 {
-        read_value(self.ptr(), sys::Ciphertext_Scale, "Ciphertext_Scale")
-    }
-
-    /// Overwrites the scale (metadata only), e.g. to align two operands' scales.
-    pub fn set_scale(&mut self, scale: f64) {
-        // SAFETY: `self` is live.
-        let hr = unsafe { sys::Ciphertext_SetScale(self.ptr(), scale) };
-        check_infallible(hr, "Ciphertext_SetScale");
-    }
-
-    pub fn is_ntt_form(&self) -> bool {
-        read_value(
-            self.ptr(),
-            sys::Ciphertext_IsNTTForm,
-            "Ciphertext_IsNTTForm",
         )
     }
 
@@ -191,18 +244,6 @@ impl Ciphertext {
             words,
             (sys::Ciphertext_Load, "Ciphertext_Load"),
         )
-    }
-
-    /// Marks the ciphertext for the GPU backend (`Ciphertext::gpu`): routed Evaluator
-    /// operations on it run on the device. Errors: `Logic` when no backend is installed.
-    pub fn gpu(&mut self) -> Result<()> {
-        // SAFETY: `self` is live.
-        unsafe { seal_call!(Ciphertext_Gpu(self.ptr())) }
-    }
-
-    /// Whether the ciphertext is marked for the GPU (`Ciphertext::on_gpu`).
-    pub fn on_gpu(&self) -> bool {
-        read_value(self.ptr(), sys::Ciphertext_OnGpu, "Ciphertext_OnGpu")
     }
 
     /// Copy assignment (`Ciphertext::operator=(const Ciphertext &)`, `Ciphertext_Set`):
@@ -274,29 +315,6 @@ impl Plaintext {
         )
     }
 
-    pub fn parms_id(&self) -> ParmsId {
-        read_parms_id(
-            self.ptr(),
-            sys::Plaintext_GetParmsId,
-            "Plaintext_GetParmsId",
-        )
-    }
-
-    pub fn scale(&self) -> f64 {
-        read_value(self.ptr(), sys::Plaintext_Scale, "Plaintext_Scale")
-    }
-
-    /// Overwrites the scale (metadata only).
-    pub fn set_scale(&mut self, scale: f64) {
-        // SAFETY: `self` is live.
-        let hr = unsafe { sys::Plaintext_SetScale(self.ptr(), scale) };
-        check_infallible(hr, "Plaintext_SetScale");
-    }
-
-    pub fn is_ntt_form(&self) -> bool {
-        read_value(self.ptr(), sys::Plaintext_IsNTTForm, "Plaintext_IsNTTForm")
-    }
-
     /// All words (a host read; see `Ciphertext::data`).
     pub fn data(&self) -> Result<Vec<u64>> {
         let bytes = save(
@@ -305,16 +323,6 @@ impl Plaintext {
             (sys::Plaintext_Save, "Plaintext_Save"),
         )?;
         trailing_words(&bytes, self.coeff_count() as usize, "Plaintext_Save")
-    }
-
-    /// Marks the plaintext for the GPU backend. Errors: `Logic` without a backend.
-    pub fn gpu(&mut self) -> Result<()> {
-        // SAFETY: `self` is live.
-        unsafe { seal_call!(Plaintext_Gpu(self.ptr())) }
-    }
-
-    pub fn on_gpu(&self) -> bool {
-        read_value(self.ptr(), sys::Plaintext_OnGpu, "Plaintext_OnGpu")
     }
 }
 
@@ -328,27 +336,19 @@ impl Clone for Plaintext {
 /// Metadata only (reading the words would be a host read, i.e. a download).
 impl std::fmt::Debug for Ciphertext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Ciphertext")
-            .field("size", &self.size())
+        let mut d = f.debug_struct("Ciphertext");
+        d.field("size", &self.size())
             .field("coeff_modulus_size", &self.coeff_modulus_size())
-            .field("poly_modulus_degree", &self.poly_modulus_degree())
-            .field("parms_id", &format_args!("{:x?}", self.parms_id()))
-            .field("scale", &self.scale())
-            .field("is_ntt_form", &self.is_ntt_form())
-            .field("on_gpu", &self.on_gpu())
-            .finish()
+            .field("poly_modulus_degree", &self.poly_modulus_degree());
+        self.metadata_fields(&mut d).finish()
     }
 }
 
 /// Metadata only.
 impl std::fmt::Debug for Plaintext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Plaintext")
-            .field("coeff_count", &self.coeff_count())
-            .field("parms_id", &format_args!("{:x?}", self.parms_id()))
-            .field("scale", &self.scale())
-            .field("is_ntt_form", &self.is_ntt_form())
-            .field("on_gpu", &self.on_gpu())
-            .finish()
+        let mut d = f.debug_struct("Plaintext");
+        d.field("coeff_count", &self.coeff_count());
+        self.metadata_fields(&mut d).finish()
     }
 }

@@ -41,6 +41,13 @@ fn check_encode_args(count: usize, slots: usize, finite: bool, scale: f64) -> Re
     Ok(())
 }
 
+/// A new object from `new`, written by `fill`.
+fn filled<T>(new: fn() -> Result<T>, fill: impl FnOnce(&mut T) -> Result<()>) -> Result<T> {
+    let mut object = new()?;
+    fill(&mut object)?;
+    Ok(object)
+}
+
 impl CkksEncoder {
     pub fn new(context: &CkksContext) -> Result<Self> {
         // SAFETY: the context is live; the call creates a fresh CKKSEncoder.
@@ -68,9 +75,9 @@ impl CkksEncoder {
     /// `scale`. Errors: `InvalidArgument` for too many or non-finite values, a bad scale
     /// or a `parms_id` not in the context.
     pub fn encode(&self, values: &[f64], parms_id: &ParmsId, scale: f64) -> Result<Plaintext> {
-        let mut plain = Plaintext::new()?;
-        self.encode_into(values, parms_id, scale, &mut plain)?;
-        Ok(plain)
+        filled(Plaintext::new, |plain| {
+            self.encode_into(values, parms_id, scale, plain)
+        })
     }
 
     /// `encode` into an existing plaintext (overwritten whole).
@@ -113,10 +120,9 @@ impl CkksEncoder {
         check_encode_args(values.len(), self.slot_count, finite, scale)?;
         let mut flat: Vec<f64> = values.iter().flat_map(|&(re, im)| [re, im]).collect();
         let mut id = *parms_id;
-        let plain = Plaintext::new()?;
         // SAFETY: `flat` holds 2 doubles per value, as Encode2 reads `value_count` pairs;
         // `id` has 4 words; the encoder and `plain` are live.
-        unsafe {
+        filled(Plaintext::new, |plain| unsafe {
             seal_call!(CKKSEncoder_Encode2(
                 self.ptr(),
                 values.len() as u64,
@@ -126,17 +132,15 @@ impl CkksEncoder {
                 plain.ptr(),
                 ptr::null_mut()
             ))
-        }?;
-        Ok(plain)
+        })
     }
 
     /// Encodes `value` into every slot.
     pub fn encode_scalar(&self, value: f64, parms_id: &ParmsId, scale: f64) -> Result<Plaintext> {
         check_encode_args(1, self.slot_count, value.is_finite(), scale)?;
         let mut id = *parms_id;
-        let plain = Plaintext::new()?;
         // SAFETY: `id` has 4 words; the encoder and `plain` are live.
-        unsafe {
+        filled(Plaintext::new, |plain| unsafe {
             seal_call!(CKKSEncoder_Encode3(
                 self.ptr(),
                 value,
@@ -145,8 +149,7 @@ impl CkksEncoder {
                 plain.ptr(),
                 ptr::null_mut()
             ))
-        }?;
-        Ok(plain)
+        })
     }
 
     /// The `slot_count` real parts of the slots. Errors: `InvalidArgument` for a
@@ -205,9 +208,7 @@ impl Encryptor {
 
     /// A fresh encryption of `plain` at its level.
     pub fn encrypt(&self, plain: &Plaintext) -> Result<Ciphertext> {
-        let mut ct = Ciphertext::new()?;
-        self.encrypt_into(plain, &mut ct)?;
-        Ok(ct)
+        filled(Ciphertext::new, |ct| self.encrypt_into(plain, ct))
     }
 
     /// Encrypts into an existing ciphertext (overwritten whole; a GPU mark stays).
@@ -242,20 +243,10 @@ impl Decryptor {
     /// Errors: `InvalidArgument` for a ciphertext SEAL rejects (e.g. empty or of
     /// another context).
     pub fn decrypt(&self, encrypted: &Ciphertext) -> Result<Plaintext> {
-        let mut plain = Plaintext::new()?;
-        self.decrypt_into(encrypted, &mut plain)?;
-        Ok(plain)
-    }
-
-    pub fn decrypt_into(&self, encrypted: &Ciphertext, destination: &mut Plaintext) -> Result<()> {
-        // SAFETY: decryptor, `encrypted` and `destination` are live and distinct objects.
-        unsafe {
-            seal_call!(Decryptor_Decrypt(
-                self.ptr(),
-                encrypted.ptr(),
-                destination.ptr()
-            ))
-        }
+        // SAFETY: decryptor, `encrypted` and the new plaintext are live and distinct objects.
+        filled(Plaintext::new, |plain| unsafe {
+            seal_call!(Decryptor_Decrypt(self.ptr(), encrypted.ptr(), plain.ptr()))
+        })
     }
 }
 

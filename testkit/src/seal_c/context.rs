@@ -71,8 +71,9 @@ pub struct CkksContext {
 
 impl CkksContext {
     /// Primes of the given bit sizes from `CoeffModulus::Create(poly_modulus_degree,
-    /// bit_sizes)`. Errors: `InvalidArgument` for sizes or degrees SEAL rejects and for
-    /// parameters SEALContext does not accept (the message is SEAL's).
+    /// bit_sizes)`. Errors: `InvalidArgument` for sizes or degrees SEAL rejects (no sizes
+    /// at all included) and for parameters SEALContext does not accept (the message is
+    /// SEAL's).
     pub fn new(poly_modulus_degree: u64, coeff_bit_sizes: &[i32]) -> Result<Self> {
         Self::new_with_security(poly_modulus_degree, coeff_bit_sizes, SecLevelType::TC128)
     }
@@ -83,9 +84,6 @@ impl CkksContext {
         coeff_bit_sizes: &[i32],
         sec_level: SecLevelType,
     ) -> Result<Self> {
-        if coeff_bit_sizes.is_empty() {
-            return Err(crate::invalid("coeff_bit_sizes is empty"));
-        }
         let mut bit_sizes = coeff_bit_sizes.to_vec();
         let mut moduli = Moduli(vec![ptr::null_mut(); bit_sizes.len()]);
         // SAFETY: `bit_sizes` holds `len` ints and `moduli` room for `len` handles, which
@@ -101,21 +99,14 @@ impl CkksContext {
         Self::from_moduli(poly_modulus_degree, moduli, sec_level)
     }
 
-    /// The given primes as the coefficient modulus (last one the special prime).
-    /// Errors: `InvalidArgument` for values SEAL's `Modulus` or SEALContext reject.
-    pub fn with_moduli(poly_modulus_degree: u64, coeff_modulus: &[u64]) -> Result<Self> {
-        Self::with_moduli_and_security(poly_modulus_degree, coeff_modulus, SecLevelType::TC128)
-    }
-
-    /// `with_moduli` with another security level.
+    /// The given primes as the coefficient modulus (last one the special prime), at the
+    /// security level `sec_level`. Errors: `InvalidArgument` for values SEAL's `Modulus` or
+    /// SEALContext reject (an empty list included).
     pub fn with_moduli_and_security(
         poly_modulus_degree: u64,
         coeff_modulus: &[u64],
         sec_level: SecLevelType,
     ) -> Result<Self> {
-        if coeff_modulus.is_empty() {
-            return Err(crate::invalid("coeff_modulus is empty"));
-        }
         let mut moduli = Moduli(Vec::with_capacity(coeff_modulus.len()));
         for &q in coeff_modulus {
             let mut m = ptr::null_mut();
