@@ -383,7 +383,7 @@ fn check(
     buf: &Buffer<u64>,
     input: &[u64],
 ) -> Result<()> {
-    buf.write(input).enq()?;
+    cl::write(buf, queue, input)?;
     let mut want = input.to_vec();
     host::transform_batch(&mut want, tables, host::ntt_negacyclic_harvey);
     plan.ntt_negacyclic_harvey(queue, buf, 1)?;

@@ -771,14 +771,14 @@ impl PoolBuffer {
                 self.len
             )));
         }
-        self.buffer().write(data).queue(queue).enq()?;
+        cl::write(self.buffer(), queue, data)?;
         Ok(())
     }
 
     /// Downloads the requested words (blocking).
     pub fn read(&self) -> Result<Vec<u64>> {
         let mut out = vec![0u64; self.len];
-        self.buffer().read(&mut out).enq()?;
+        cl::read(self.buffer(), &mut out)?;
         Ok(out)
     }
 
