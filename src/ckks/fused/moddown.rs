@@ -5,7 +5,7 @@ use super::{residues, FusedPasses, LOAD_MODDOWN};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, same_buffer, Buffer, Event, Queue};
 use crate::error::{Error, Result};
-use crate::ntt::{check_buffers, shared_args, to_u32};
+use crate::ntt::{check_buffers, to_u32};
 
 kernel_sigs! {
     pub(super) NTT_FWD_BLOCK_MODDOWN = ntt_fwd_block_moddown(
@@ -127,14 +127,11 @@ impl FusedPasses {
             // Each work item reads its src and acc words before writing the same dst word.
             &[("dst", "src"), ("dst", "acc")],
         )?;
-        let [values, primes] = shared_args(md.scratch, d.primes);
         let last_prime = U32(d.last_prime as u32);
         let mut out = Vec::new();
         if let Some(strided) = &self.inv_fwd_strided {
             let (outs, chunks) = self.fan_out(strided, d.polys, d.primes);
             let args = [
-                values,
-                primes,
                 ("in", Buf(md.last)),
                 ("kind", U32(LOAD_MODDOWN)),
                 ("in_prime", last_prime),
@@ -146,11 +143,11 @@ impl FusedPasses {
             // writes residues r * primes + o, o < primes, of scratch (checked to hold
             // polys * primes * N words); primes o and last_prime below the plan's L
             // (checked).
-            unsafe { strided.launch(queue, &args, groups, events, &mut out) }?;
+            unsafe {
+                strided.launch(queue, md.scratch, d.primes, &args, groups, events, &mut out)
+            }?;
         }
         let args = [
-            values,
-            primes,
             ("last", Buf(md.last)),
             ("last_prime", last_prime),
             ("dst", Buf(d.dst)),
@@ -166,8 +163,9 @@ impl FusedPasses {
         // (polys - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
         // checked).
         unsafe {
-            self.moddown_block
-                .launch(queue, &args, residues, events, &mut out)
+            self.moddown_block.launch(
+                queue, md.scratch, d.primes, &args, residues, events, &mut out,
+            )
         }?;
         Ok(out)
     }
