@@ -256,14 +256,8 @@ macro_rules! binary_launchers {
                 $(#[$doc])*
                 #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
                 pub fn $name(
-                    &self,
-                    graph: &Graph,
-                    dst: &Buffer<u64>,
-                    a: &Buffer<u64>,
-                    b: &Buffer<u64>,
-                    moduli: &ModuliTable,
-                    k: usize,
-                    polys: usize,
+                    &self, graph: &Graph, dst: &Buffer<u64>, a: &Buffer<u64>, b: &Buffer<u64>,
+                    moduli: &ModuliTable, k: usize, polys: usize,
                 ) -> Result<()> {
                     let operands = [("dst", dst, polys), ("a", a, polys), ("b", b, polys)];
                     self.elementwise(graph, &$sig, &operands, moduli, k, polys)
