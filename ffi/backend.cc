@@ -445,7 +445,7 @@ namespace seal_opencl
                 const SEALContext &context, const SEALContext::ContextData &context_data,
                 Ciphertext &encrypted) override
             {
-                unary("negate", context, context_data, encrypted, &GpuBackend::negate, [](auto &cpu, auto &result) {
+                unary("negate", context, context_data, encrypted, UnaryOp::Negate, [](auto &cpu, auto &result) {
                     cpu.negate_inplace(result);
                 });
             }
@@ -455,7 +455,7 @@ namespace seal_opencl
                 const Ciphertext &encrypted2) override
             {
                 binary(
-                    "add", context, context_data, encrypted1, encrypted2, &GpuBackend::double_inplace, &GpuBackend::add,
+                    "add", context, context_data, encrypted1, encrypted2, UnaryOp::DoubleInplace, BinaryOp::Add,
                     [](auto &cpu, auto &result, const auto &operand) { cpu.add_inplace(result, operand); });
             }
 
@@ -464,7 +464,7 @@ namespace seal_opencl
                 const Ciphertext &encrypted2) override
             {
                 binary(
-                    "sub", context, context_data, encrypted1, encrypted2, &GpuBackend::zero, &GpuBackend::sub,
+                    "sub", context, context_data, encrypted1, encrypted2, UnaryOp::Zero, BinaryOp::Sub,
                     [](auto &cpu, auto &result, const auto &operand) { cpu.sub_inplace(result, operand); });
             }
 
@@ -473,8 +473,7 @@ namespace seal_opencl
                 const Ciphertext &encrypted2) override
             {
                 binary(
-                    "multiply", context, context_data, encrypted1, encrypted2, &GpuBackend::square,
-                    &GpuBackend::multiply,
+                    "multiply", context, context_data, encrypted1, encrypted2, UnaryOp::Square, BinaryOp::Multiply,
                     [](auto &cpu, auto &result, const auto &operand) { cpu.multiply_inplace(result, operand); });
             }
 
@@ -482,7 +481,7 @@ namespace seal_opencl
                 const SEALContext &context, const SEALContext::ContextData &context_data,
                 Ciphertext &encrypted) override
             {
-                unary("square", context, context_data, encrypted, &GpuBackend::square, [](auto &cpu, auto &result) {
+                unary("square", context, context_data, encrypted, UnaryOp::Square, [](auto &cpu, auto &result) {
                     cpu.square_inplace(result);
                 });
             }
@@ -525,9 +524,8 @@ namespace seal_opencl
                 Ciphertext &destination) override
             {
                 next_level(
-                    "rescale_to_next", context, context_data, encrypted, destination,
-                    &GpuBackend::rescale_to_next_inplace, &GpuBackend::rescale_to_next,
-                    [&](Reference &cpu, Ciphertext &result) {
+                    "rescale_to_next", context, context_data, encrypted, destination, UnaryOp::RescaleToNextInplace,
+                    NextLevelOp::RescaleToNext, [&](Reference &cpu, Ciphertext &result) {
                         // SEAL leaves the destination's correction factor as it was.
                         result.correction_factor() = destination.correction_factor();
                         cpu.evaluator.rescale_to_next(cpu.copy(encrypted), result);
@@ -540,7 +538,7 @@ namespace seal_opencl
             {
                 next_level(
                     "mod_switch_to_next", context, context_data, encrypted, destination,
-                    &GpuBackend::mod_switch_to_next_inplace, &GpuBackend::mod_switch_to_next,
+                    UnaryOp::ModSwitchToNextInplace, NextLevelOp::ModSwitchToNext,
                     [&](Reference &cpu, Ciphertext &result) {
                         cpu.evaluator.mod_switch_to_next(cpu.copy(encrypted), result);
                     });
@@ -564,7 +562,7 @@ namespace seal_opencl
                 const Plaintext &plain) override
             {
                 with_plain(
-                    "multiply_plain", context, context_data, encrypted, plain, &GpuBackend::multiply_plain,
+                    "multiply_plain", context, context_data, encrypted, plain, PlainOp::MultiplyPlain,
                     [](auto &cpu, auto &result, const auto &operand) { cpu.multiply_plain_inplace(result, operand); });
             }
 
@@ -573,7 +571,7 @@ namespace seal_opencl
                 const Plaintext &plain) override
             {
                 with_plain(
-                    "add_plain", context, context_data, encrypted, plain, &GpuBackend::add_plain,
+                    "add_plain", context, context_data, encrypted, plain, PlainOp::AddPlain,
                     [](auto &cpu, auto &result, const auto &operand) { cpu.add_plain_inplace(result, operand); });
             }
 
@@ -582,7 +580,7 @@ namespace seal_opencl
                 const Plaintext &plain) override
             {
                 with_plain(
-                    "sub_plain", context, context_data, encrypted, plain, &GpuBackend::sub_plain,
+                    "sub_plain", context, context_data, encrypted, plain, PlainOp::SubPlain,
                     [](auto &cpu, auto &result, const auto &operand) { cpu.sub_plain_inplace(result, operand); });
             }
 
@@ -611,7 +609,7 @@ namespace seal_opencl
                 Ciphertext &encrypted) override
             {
                 unary(
-                    "transform_to_ntt", context, context_data, encrypted, &GpuBackend::transform_to_ntt,
+                    "transform_to_ntt", context, context_data, encrypted, UnaryOp::TransformToNtt,
                     [](auto &cpu, auto &result) { cpu.transform_to_ntt_inplace(result); });
             }
 
@@ -620,7 +618,7 @@ namespace seal_opencl
                 Ciphertext &encrypted_ntt) override
             {
                 unary(
-                    "transform_from_ntt", context, context_data, encrypted_ntt, &GpuBackend::transform_from_ntt,
+                    "transform_from_ntt", context, context_data, encrypted_ntt, UnaryOp::TransformFromNtt,
                     [](auto &cpu, auto &result) { cpu.transform_from_ntt_inplace(result); });
             }
 
@@ -698,21 +696,24 @@ namespace seal_opencl
                 }
             }
 
-            // The shapes of the routed operations. `op` (and `self_op`) are GpuBackend's bridge
-            // methods, called through their member pointers; `cpu_op(evaluator, result, ...)` is
-            // SEAL's Evaluator call on the host copies. All take their arguments by reference and
-            // inline into the override: a routed call costs what the written-out body did.
+            // The shapes of the routed operations, each with its bridge call (GpuBackend::unary,
+            // binary, with_plain, next_level): `op` (and `self_op`) name the operation of that
+            // shape; `cpu_op(evaluator, result, ...)` is SEAL's Evaluator call on the host copies.
+            // All take their arguments by reference and inline into the override: a routed call
+            // costs what the written-out body did.
 
             // ct = op(ct) in place.
-            template <class Op, class CpuOp>
+            template <class CpuOp>
             void unary(
                 const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
-                Ciphertext &encrypted, Op op, CpuOp cpu_op)
+                Ciphertext &encrypted, UnaryOp op, CpuOp cpu_op)
             {
                 const auto params = level_params(context, context_data);
                 routed(
                     operation, context, context_data, encrypted,
-                    [&] { translated([&] { ((*backend_).*op)(params, result_image(encrypted), encrypted.size()); }); },
+                    [&] {
+                        translated([&] { backend_->unary(params, op, result_image(encrypted), encrypted.size()); });
+                    },
                     [&](Reference &cpu, Ciphertext &result) {
                         result = cpu.copy(encrypted);
                         cpu_op(cpu.evaluator, result);
@@ -721,10 +722,10 @@ namespace seal_opencl
 
             // encrypted1 = encrypted1 op encrypted2; `self_op(encrypted1)` when both are one
             // ciphertext (the device reads no operand it is writing).
-            template <class SelfOp, class Op, class CpuOp>
+            template <class CpuOp>
             void binary(
                 const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
-                Ciphertext &encrypted1, const Ciphertext &encrypted2, SelfOp self_op, Op op, CpuOp cpu_op)
+                Ciphertext &encrypted1, const Ciphertext &encrypted2, UnaryOp self_op, BinaryOp op, CpuOp cpu_op)
             {
                 const auto params = level_params(context, context_data);
                 const bool same = &encrypted1 == &encrypted2;
@@ -734,12 +735,12 @@ namespace seal_opencl
                         translated([&] {
                             if (same)
                             {
-                                ((*backend_).*self_op)(params, result_image(encrypted1), encrypted1.size());
+                                backend_->unary(params, self_op, result_image(encrypted1), encrypted1.size());
                             }
                             else
                             {
-                                ((*backend_).*op)(
-                                    params, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
+                                backend_->binary(
+                                    params, op, result_image(encrypted1), encrypted1.size(), image_of(encrypted2),
                                     encrypted2.size());
                             }
                         });
@@ -758,17 +759,18 @@ namespace seal_opencl
             }
 
             // encrypted = encrypted op plain.
-            template <class Op, class CpuOp>
+            template <class CpuOp>
             void with_plain(
                 const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
-                Ciphertext &encrypted, const Plaintext &plain, Op op, CpuOp cpu_op)
+                Ciphertext &encrypted, const Plaintext &plain, PlainOp op, CpuOp cpu_op)
             {
                 const auto params = level_params(context, context_data);
                 routed(
                     operation, context, context_data, encrypted,
                     [&] {
                         translated([&] {
-                            ((*backend_).*op)(params, result_image(encrypted), encrypted.size(), image_of(plain));
+                            backend_->with_plain(
+                                params, op, result_image(encrypted), encrypted.size(), image_of(plain));
                         });
                     },
                     [&](Reference &cpu, Ciphertext &result) {
@@ -778,10 +780,11 @@ namespace seal_opencl
             }
 
             // destination = encrypted at the next level; `inplace_op` when both are one ciphertext.
-            template <class InplaceOp, class Op, class Ref>
+            template <class Ref>
             void next_level(
                 const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
-                const Ciphertext &encrypted, Ciphertext &destination, InplaceOp inplace_op, Op op, Ref &&reference)
+                const Ciphertext &encrypted, Ciphertext &destination, UnaryOp inplace_op, NextLevelOp op,
+                Ref &&reference)
             {
                 const auto params = level_params(context, context_data);
                 routed(
@@ -790,12 +793,12 @@ namespace seal_opencl
                         translated([&] {
                             if (&encrypted == &destination)
                             {
-                                ((*backend_).*inplace_op)(params, result_image(destination), encrypted.size());
+                                backend_->unary(params, inplace_op, result_image(destination), encrypted.size());
                             }
                             else
                             {
-                                ((*backend_).*op)(
-                                    params, image_of(encrypted), encrypted.size(), result_image(destination));
+                                backend_->next_level(
+                                    params, op, image_of(encrypted), encrypted.size(), result_image(destination));
                             }
                         });
                     },

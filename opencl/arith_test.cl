@@ -75,24 +75,22 @@ __kernel void test_mad_uint_mod(__global const u64 *a, __global const u64 *b,
 }
 
 // Butterflies: (a[i], b[i]) with root w = c[2i], quotient c[2i+1]; out[2i], out[2i+1].
+// The body of a butterfly's test kernel, `butterfly` its helper.
+#define TEST_BUTTERFLY(butterfly)                            \
+    {                                                        \
+        size_t i = get_global_id(0);                         \
+        u64 x = a[i], y = b[i];                              \
+        butterfly(&x, &y, c[2 * i], c[2 * i + 1], q);        \
+        out[2 * i] = x;                                      \
+        out[2 * i + 1] = y;                                  \
+    }
+
 __kernel void test_butterfly_forward_lazy(__global const u64 *a, __global const u64 *b,
                                           __global const u64 *c, __global u64 *out,
                                           u64 q, u64 r0, u64 r1)
-{
-    size_t i = get_global_id(0);
-    u64 x = a[i], y = b[i];
-    butterfly_forward_lazy(&x, &y, c[2 * i], c[2 * i + 1], q);
-    out[2 * i] = x;
-    out[2 * i + 1] = y;
-}
+TEST_BUTTERFLY(butterfly_forward_lazy)
 
 __kernel void test_butterfly_inverse_lazy(__global const u64 *a, __global const u64 *b,
                                           __global const u64 *c, __global u64 *out,
                                           u64 q, u64 r0, u64 r1)
-{
-    size_t i = get_global_id(0);
-    u64 x = a[i], y = b[i];
-    butterfly_inverse_lazy(&x, &y, c[2 * i], c[2 * i + 1], q);
-    out[2 * i] = x;
-    out[2 * i + 1] = y;
-}
+TEST_BUTTERFLY(butterfly_inverse_lazy)

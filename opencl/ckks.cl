@@ -34,35 +34,36 @@
     const u64 r0 = (moduli)[(size_t)(j) * MODULI_STRIDE + 1]; \
     const u64 r1 = (moduli)[(size_t)(j) * MODULI_STRIDE + 2]
 
+// q_j of the word this item serves in a row of residues: residue j = w >> LOG_N for word w
+// of the row (dimension 0).
+inline u64 row_modulus(__global const u64 *moduli)
+{
+    return moduli[(get_global_id(0) >> LOG_N) * MODULI_STRIDE];
+}
+
 // dst = a + b mod q_j over polys * K * N words; dst may be a (each item reads its own
 // word before writing it).
 __kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const u64 *b,
                        __global const u64 *moduli, uint K)
 {
-    uint j = (uint)(get_global_id(0) >> LOG_N);
     size_t gid = ROW_WORD((size_t)K << LOG_N);
-    u64 q = moduli[(size_t)j * MODULI_STRIDE];
-    dst[gid] = add_uint_mod(a[gid], b[gid], q);
+    dst[gid] = add_uint_mod(a[gid], b[gid], row_modulus(moduli));
 }
 
 // dst = a - b mod q_j; dst may be a or b.
 __kernel void ckks_sub(__global u64 *dst, __global const u64 *a, __global const u64 *b,
                        __global const u64 *moduli, uint K)
 {
-    uint j = (uint)(get_global_id(0) >> LOG_N);
     size_t gid = ROW_WORD((size_t)K << LOG_N);
-    u64 q = moduli[(size_t)j * MODULI_STRIDE];
-    dst[gid] = sub_uint_mod(a[gid], b[gid], q);
+    dst[gid] = sub_uint_mod(a[gid], b[gid], row_modulus(moduli));
 }
 
 // dst = -a mod q_j; dst may be a.
 __kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
                           __global const u64 *moduli, uint K)
 {
-    uint j = (uint)(get_global_id(0) >> LOG_N);
     size_t gid = ROW_WORD((size_t)K << LOG_N);
-    u64 q = moduli[(size_t)j * MODULI_STRIDE];
-    dst[gid] = negate_uint_mod(a[gid], q);
+    dst[gid] = negate_uint_mod(a[gid], row_modulus(moduli));
 }
 
 // dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for every polynomial p (the plaintext,

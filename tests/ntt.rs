@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
-use seal_opencl::ckks::fused::{FusedPasses, KeySwitch, ModDown};
+use seal_opencl::ckks::fused::{DivideRound, FusedPasses, KeySwitch, ModDown};
 use seal_opencl::cl::{self, Context, Queue};
 use seal_opencl::config::Config;
 use seal_opencl::ntt::{
@@ -620,17 +620,18 @@ fn fused_passes_reject_bad_arguments() {
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
     let md = |dst, acc_polys| ModDown {
         last: &last,
-        last_prime: 1,
         scratch: &last,
-        dst,
-        dst_stride: 1,
-        src: &src,
-        src_stride: 1,
-        inv: &inv,
-        acc: &src,
-        acc_polys,
-        count: 1,
-        primes: 1,
+        divide: DivideRound {
+            dst,
+            dst_stride: 1,
+            src: &src,
+            src_stride: 1,
+            last_prime: 1,
+            inv: &inv,
+            acc: Some((&src, acc_polys)),
+            polys: 1,
+            primes: 1,
+        },
     };
     assert!(plan.forward_moddown(&queue, &md(&dst, 0), false).is_ok());
     assert_invalid(

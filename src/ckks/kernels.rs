@@ -99,8 +99,7 @@ kernel_sigs! {
     CKKS_KS_INNER_PRODUCT = ckks_ks_inner_product(prod: Buf, last: Buf, dec: Buf, key: Buf, moduli: Buf, K: U32, key_stride_primes: U32, key_special_index: U32, reduce_every: U32);
 }
 
-/// The kernels of `opencl/ckks.cl`.
-#[cfg(test)]
+/// The kernels of `opencl/ckks.cl`, in the order [`CkksKernels`] holds them.
 const CKKS_SIGS: [&KernelSig; 12] = [
     &CKKS_ADD,
     &CKKS_SUB,
@@ -146,18 +145,8 @@ impl Slot {
 pub struct CkksKernels {
     ctx: Arc<Context>,
     log_n: u32,
-    add: Slot,
-    sub: Slot,
-    negate: Slot,
-    multiply_plain: Slot,
-    tensor: Slot,
-    copy_residues: Slot,
-    gather_residue: Slot,
-    galois_ntt: Slot,
-    moddown_prep: Slot,
-    divide_round_finish: Slot,
-    ks_decompose: Slot,
-    ks_inner_product: Slot,
+    /// One slot per signature of [`CKKS_SIGS`], in its order.
+    slots: Vec<Slot>,
 }
 
 /// The checks of one launch, each error naming its kernel: counts, moduli tables, buffer
@@ -199,17 +188,21 @@ impl Checks {
         self.words(&[residues])
     }
 
-    /// Errors unless each buffer (name, buffer, words) holds its words.
-    fn holds(&self, buffers: &[(&str, &Buffer<u64>, usize)]) -> Result<()> {
-        for &(what, buf, words) in buffers {
-            if buf.len() < words {
-                return Err(self.error(format!(
-                    "buffer `{what}` holds {} words; the kernel touches {words}",
-                    buf.len()
-                )));
-            }
+    /// The buffer argument `what` = `buf`, which the kernel touches up to word `words`;
+    /// errors unless the buffer holds them.
+    fn buf<'b>(
+        &self,
+        what: &'static str,
+        buf: &'b Buffer<u64>,
+        words: usize,
+    ) -> Result<(&'static str, KernelArg<'b>)> {
+        if buf.len() < words {
+            return Err(self.error(format!(
+                "buffer `{what}` holds {} words; the kernel touches {words}",
+                buf.len()
+            )));
         }
-        Ok(())
+        Ok((what, Buf(buf)))
     }
 
     /// Errors unless the table holds at least `primes` primes.
@@ -249,28 +242,38 @@ impl Checks {
             .map_err(|_| self.error(format!("{what} = {v} does not fit 32 bits")))?;
         Ok((what, U32(v)))
     }
-
-    /// Checks a same-shape elementwise launch over `polys` polynomials of `k` residues;
-    /// returns its word count polys * K * N.
-    fn elementwise(
-        &self,
-        buffers: &[(&str, &Buffer<u64>)],
-        moduli: &ModuliTable,
-        k: usize,
-        polys: usize,
-    ) -> Result<usize> {
-        self.nonzero(&[("K", k), ("polys", polys)])?;
-        self.covers(moduli, k)?;
-        let words = self.words(&[polys, k])?;
-        for &(name, buf) in buffers {
-            self.holds(&[(name, buf, words)])?;
-        }
-        Ok(words)
-    }
 }
 
 /// Two named buffers that must differ.
 type Named<'b> = ((&'b str, &'b Buffer<u64>), (&'b str, &'b Buffer<u64>));
+
+/// Declares the launchers of `dst = a op b mod q_j` over `polys` polynomials of `k`
+/// residues (prime j = residue % k, moduli[j]): `name => SIG` launches SIG's kernel.
+macro_rules! binary_launchers {
+    ($($(#[$doc:meta])* $name:ident => $sig:ident;)*) => {
+        impl CkksKernels {
+            $(
+                $(#[$doc])*
+                #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+                pub fn $name(
+                    &self, graph: &Graph, dst: &Buffer<u64>, a: &Buffer<u64>, b: &Buffer<u64>,
+                    moduli: &ModuliTable, k: usize, polys: usize,
+                ) -> Result<()> {
+                    let operands = [("dst", dst, polys), ("a", a, polys), ("b", b, polys)];
+                    self.elementwise(graph, &$sig, &operands, moduli, k, polys)
+                }
+            )*
+        }
+    };
+}
+
+binary_launchers! {
+    /// dst = a + b mod q_j over `polys` polynomials of `k` residues (prime j = residue % k,
+    /// moduli[j]). On entry a, b canonical; on exit dst canonical. dst may be a or b.
+    ckks_add => CKKS_ADD;
+    /// dst = a - b mod q_j; as [`CkksKernels::ckks_add`].
+    ckks_sub => CKKS_SUB;
+}
 
 impl CkksKernels {
     /// Builds `opencl/ckks.cl` (after `arith.cl`) for N = 2^`log_n` on `ctx` (programs are
@@ -287,22 +290,13 @@ impl CkksKernels {
             &[sources::ARITH, sources::CKKS],
             &format!("-D LOG_N={log_n}"),
         )?;
-        let slot = |sig| Slot::new(&program, sig);
         Ok(CkksKernels {
             ctx: Arc::clone(ctx),
             log_n,
-            add: slot(&CKKS_ADD)?,
-            sub: slot(&CKKS_SUB)?,
-            negate: slot(&CKKS_NEGATE)?,
-            multiply_plain: slot(&CKKS_MULTIPLY_PLAIN)?,
-            tensor: slot(&CKKS_TENSOR)?,
-            copy_residues: slot(&CKKS_COPY_RESIDUES)?,
-            gather_residue: slot(&CKKS_GATHER_RESIDUE)?,
-            galois_ntt: slot(&CKKS_GALOIS_NTT)?,
-            moddown_prep: slot(&CKKS_MODDOWN_PREP)?,
-            divide_round_finish: slot(&CKKS_DIVIDE_ROUND_FINISH)?,
-            ks_decompose: slot(&CKKS_KS_DECOMPOSE)?,
-            ks_inner_product: slot(&CKKS_KS_INNER_PRODUCT)?,
+            slots: CKKS_SIGS
+                .iter()
+                .map(|&sig| Slot::new(&program, sig))
+                .collect::<Result<_>>()?,
         })
     }
 
@@ -319,9 +313,10 @@ impl CkksKernels {
         1 << self.log_n
     }
 
-    /// Sets `args` and enqueues `slot` on `graph` over the range (`width`, `rows`): item
-    /// (w, p) serves word w of row p (see ckks.cl), in work groups of [`WORK_GROUP_SIZE`]
-    /// items along the row (fewer when `width` asks for it: `width` is a multiple of N).
+    /// Sets `args` and enqueues `sig`'s kernel on `graph` over the range (`width`, `rows`):
+    /// item (w, p) serves word w of row p (see ckks.cl), in work groups of
+    /// [`WORK_GROUP_SIZE`] items along the row (fewer when `width` asks for it: `width` is a
+    /// multiple of N).
     ///
     /// # Safety
     /// Every word the kernel computes an index of from the range and `args` lies inside
@@ -329,7 +324,7 @@ impl CkksKernels {
     unsafe fn launch(
         &self,
         graph: &Graph,
-        slot: &Slot,
+        sig: &KernelSig,
         args: &[(&str, KernelArg)],
         width: usize,
         rows: usize,
@@ -337,9 +332,14 @@ impl CkksKernels {
         if !Arc::ptr_eq(graph.context(), &self.ctx) {
             return Err(Error::invalid(format!(
                 "{}: graph is on another OpenCL context than the CKKS kernels",
-                slot.sig.name
+                sig.name
             )));
         }
+        let slot = self
+            .slots
+            .iter()
+            .find(|slot| slot.sig.name == sig.name)
+            .ok_or_else(|| Error::Logic(format!("{}: not a kernel of ckks.cl", sig.name)))?;
         let kernel = slot.kernel.lock();
         // SAFETY: the kernel was built from the slot's signature; every argument is set
         // here (`set` checks names, order and types), under the slot's lock, before the
@@ -351,68 +351,39 @@ impl CkksKernels {
         unsafe { graph.launch(&kernel, (width, rows), Some((local, 1).into())) }
     }
 
-    /// The checks of a launch of `slot`'s kernel.
-    fn checks(&self, slot: &Slot) -> Checks {
+    /// The checks of a launch of `sig`'s kernel.
+    fn checks(&self, sig: &'static KernelSig) -> Checks {
         Checks {
-            kernel: slot.sig.name,
+            kernel: sig.name,
             n: self.coeff_count(),
         }
     }
 
-    /// ckks_add or ckks_sub (`slot`) on `polys` polynomials of `k` residues.
-    fn add_or_sub(
+    /// Checks and launches a kernel of the same-shape family (add, sub, negate,
+    /// multiply_plain): its buffers `operands` (name, buffer, polynomials it holds:
+    /// `polys`, or 1 for a plaintext broadcast to every polynomial), then the moduli table
+    /// and K, over the range (K N, polys).
+    fn elementwise(
         &self,
         graph: &Graph,
-        slot: &Slot,
-        [dst, a, b]: [&Buffer<u64>; 3],
+        sig: &'static KernelSig,
+        operands: &[(&'static str, &Buffer<u64>, usize)],
         moduli: &ModuliTable,
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let c = self.checks(slot);
-        let words = c.elementwise(&[("dst", dst), ("a", a), ("b", b)], moduli, k, polys)?;
-        let args = [
-            ("dst", Buf(dst)),
-            ("a", Buf(a)),
-            ("b", Buf(b)),
-            ("moduli", Buf(moduli.buffer())),
-            c.u32("K", k)?,
-        ];
-        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w < words of dst,
-        // a and b (each checked to hold `words`) and prime w / N < K of the table (checked
-        // to hold K primes).
-        unsafe { self.launch(graph, slot, &args, words / polys, polys) }
-    }
-
-    /// dst = a + b mod q_j over `polys` polynomials of `k` residues (prime j = residue % k,
-    /// moduli[j]). On entry a, b canonical; on exit dst canonical. dst may be a or b.
-    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
-    pub fn ckks_add(
-        &self,
-        graph: &Graph,
-        dst: &Buffer<u64>,
-        a: &Buffer<u64>,
-        b: &Buffer<u64>,
-        moduli: &ModuliTable,
-        k: usize,
-        polys: usize,
-    ) -> Result<()> {
-        self.add_or_sub(graph, &self.add, [dst, a, b], moduli, k, polys)
-    }
-
-    /// dst = a - b mod q_j; as [`CkksKernels::ckks_add`].
-    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
-    pub fn ckks_sub(
-        &self,
-        graph: &Graph,
-        dst: &Buffer<u64>,
-        a: &Buffer<u64>,
-        b: &Buffer<u64>,
-        moduli: &ModuliTable,
-        k: usize,
-        polys: usize,
-    ) -> Result<()> {
-        self.add_or_sub(graph, &self.sub, [dst, a, b], moduli, k, polys)
+        let c = self.checks(sig);
+        c.nonzero(&[("K", k), ("polys", polys)])?;
+        c.covers(moduli, k)?;
+        let mut args = Vec::with_capacity(operands.len() + 2);
+        for &(name, buf, held) in operands {
+            args.push(c.buf(name, buf, c.words(&[held, k])?)?);
+        }
+        args.extend([("moduli", Buf(moduli.buffer())), c.u32("K", k)?]);
+        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w of an operand of
+        // `polys` polynomials and word w of one of 1 (each checked to hold its K N words per
+        // polynomial), and prime w / N < K of the table (checked to hold K primes).
+        unsafe { self.launch(graph, sig, &args, c.words(&[k])?, polys) }
     }
 
     /// dst = -a mod q_j over `polys` polynomials of `k` residues; dst may be a.
@@ -425,17 +396,8 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.negate);
-        let words = c.elementwise(&[("dst", dst), ("a", a)], moduli, k, polys)?;
-        let args = [
-            ("dst", Buf(dst)),
-            ("a", Buf(a)),
-            ("moduli", Buf(moduli.buffer())),
-            c.u32("K", k)?,
-        ];
-        // SAFETY: word p K N + w < words of dst and a (both checked), prime < K of the
-        // table.
-        unsafe { self.launch(graph, &self.negate, &args, words / polys, polys) }
+        let operands = [("dst", dst, polys), ("a", a, polys)];
+        self.elementwise(graph, &CKKS_NEGATE, &operands, moduli, k, polys)
     }
 
     /// dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for p < polys (SEAL's
@@ -452,23 +414,12 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.multiply_plain);
-        let words = c.elementwise(&[("dst", dst), ("ct", ct)], moduli, k, polys)?;
-        c.holds(&[("plain", plain, c.words(&[k])?)])?;
-        c.distinct(&[
+        self.checks(&CKKS_MULTIPLY_PLAIN).distinct(&[
             (("ct", ct), ("plain", plain)),
             (("dst", dst), ("plain", plain)),
         ])?;
-        let args = [
-            ("dst", Buf(dst)),
-            ("ct", Buf(ct)),
-            ("plain", Buf(plain)),
-            ("moduli", Buf(moduli.buffer())),
-            c.u32("K", k)?,
-        ];
-        // SAFETY: item (w, p) touches dst[p K N + w] and ct[p K N + w] < words (both
-        // checked), plain[w], w < K N (plain holds K N), and prime w / N < K of the table.
-        unsafe { self.launch(graph, &self.multiply_plain, &args, words / polys, polys) }
+        let operands = [("dst", dst, polys), ("ct", ct, polys), ("plain", plain, 1)];
+        self.elementwise(graph, &CKKS_MULTIPLY_PLAIN, &operands, moduli, k, polys)
     }
 
     /// The tensor product of SEAL's `ckks_multiply` in NTT form: `a` holds `s1`
@@ -487,7 +438,7 @@ impl CkksKernels {
         moduli: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.tensor);
+        let c = self.checks(&CKKS_TENSOR);
         c.nonzero(&[("K", k)])?;
         for (what, s) in [("s1", s1), ("s2", s2)] {
             if !(1..=TENSOR_SIZE_MAX).contains(&s) {
@@ -495,17 +446,12 @@ impl CkksKernels {
             }
         }
         c.covers(moduli, k)?;
-        c.holds(&[
-            ("a", a, c.words(&[s1, k])?),
-            ("b", b, c.words(&[s2, k])?),
-            ("dst", dst, c.words(&[s1 + s2 - 1, k])?),
-        ])?;
         c.distinct(&[(("dst", dst), ("a", a)), (("dst", dst), ("b", b))])?;
         let args = [
-            ("dst", Buf(dst)),
-            ("a", Buf(a)),
+            c.buf("dst", dst, c.words(&[s1 + s2 - 1, k])?)?,
+            c.buf("a", a, c.words(&[s1, k])?)?,
             ("s1", U32(s1 as u32)),
-            ("b", Buf(b)),
+            c.buf("b", b, c.words(&[s2, k])?)?,
             ("s2", U32(s2 as u32)),
             ("moduli", Buf(moduli.buffer())),
             c.u32("K", k)?,
@@ -513,7 +459,7 @@ impl CkksKernels {
         // SAFETY: item g < K * N reads a[g + i * K * N] for i < s1, b[...] for l < s2 and
         // writes dst[g + t * K * N] for t < s1 + s2 - 1, all inside the checked lengths;
         // prime g / N < K of the table.
-        unsafe { self.launch(graph, &self.tensor, &args, c.words(&[k])?, 1) }
+        unsafe { self.launch(graph, &CKKS_TENSOR, &args, c.words(&[k])?, 1) }
     }
 
     /// dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for p < polys and j <
@@ -532,27 +478,23 @@ impl CkksKernels {
         residues_per_poly: usize,
         polys: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.copy_residues);
+        let c = self.checks(&CKKS_COPY_RESIDUES);
         c.nonzero(&[("residues_per_poly", residues_per_poly), ("polys", polys)])?;
         let strides = [("dst_stride", dst_stride), ("src_stride", src_stride)];
         c.strides(&strides, ("residues_per_poly", residues_per_poly))?;
         c.distinct(&[(("dst", dst), ("src", src))])?;
         // The last residue touched is (polys - 1) * stride + residues_per_poly - 1.
-        c.holds(&[
-            ("dst", dst, c.extent(polys, dst_stride, residues_per_poly)?),
-            ("src", src, c.extent(polys, src_stride, residues_per_poly)?),
-        ])?;
         let args = [
-            ("dst", Buf(dst)),
+            c.buf("dst", dst, c.extent(polys, dst_stride, residues_per_poly)?)?,
             c.u32("dst_stride", dst_stride)?,
-            ("src", Buf(src)),
+            c.buf("src", src, c.extent(polys, src_stride, residues_per_poly)?)?,
             c.u32("src_stride", src_stride)?,
             c.u32("residues_per_poly", residues_per_poly)?,
         ];
         let width = c.words(&[residues_per_poly])?;
         // SAFETY: item (j N + k, p) touches residue p * stride + j <= (polys - 1) * stride
         // + residues_per_poly - 1 of each buffer, inside the extents checked above.
-        unsafe { self.launch(graph, &self.copy_residues, &args, width, polys) }
+        unsafe { self.launch(graph, &CKKS_COPY_RESIDUES, &args, width, polys) }
     }
 
     /// SEAL's `mod_switch_drop_to_next` on the data: dst (K - 1 residues per polynomial)
@@ -586,7 +528,7 @@ impl CkksKernels {
         index: usize,
         polys: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.gather_residue);
+        let c = self.checks(&CKKS_GATHER_RESIDUE);
         c.nonzero(&[("polys", polys)])?;
         if index >= src_stride {
             return Err(c.error(format!(
@@ -595,19 +537,15 @@ impl CkksKernels {
         }
         c.distinct(&[(("dst", dst), ("src", src))])?;
         let words = c.words(&[polys])?;
-        c.holds(&[
-            ("dst", dst, words),
-            ("src", src, c.extent(polys, src_stride, index + 1)?),
-        ])?;
         let args = [
-            ("dst", Buf(dst)),
-            ("src", Buf(src)),
+            c.buf("dst", dst, words)?,
+            c.buf("src", src, c.extent(polys, src_stride, index + 1)?)?,
             c.u32("src_stride", src_stride)?,
             c.u32("index", index)?,
         ];
         // SAFETY: item (p, k) writes dst[p * N + k] < polys * N and reads residue
         // p * src_stride + index <= (polys - 1) * src_stride + index of src (both checked).
-        unsafe { self.launch(graph, &self.gather_residue, &args, words, 1) }
+        unsafe { self.launch(graph, &CKKS_GATHER_RESIDUE, &args, words, 1) }
     }
 
     /// SEAL's `GaloisTool::apply_galois_ntt` on each of `residues` residues:
@@ -622,20 +560,19 @@ impl CkksKernels {
         galois_elt: u32,
         residues: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.galois_ntt);
+        let c = self.checks(&CKKS_GALOIS_NTT);
         c.nonzero(&[("residues", residues)])?;
         super::fused::check_galois_elt(c.kernel, galois_elt, c.n)?;
         c.distinct(&[(("dst", dst), ("src", src))])?;
         let words = c.words(&[residues])?;
-        c.holds(&[("dst", dst, words), ("src", src, words)])?;
         let args = [
-            ("dst", Buf(dst)),
-            ("src", Buf(src)),
+            c.buf("dst", dst, words)?,
+            c.buf("src", src, words)?,
             ("galois_elt", U32(galois_elt)),
         ];
         // SAFETY: item w writes dst[w] and reads src[w - w % N + index] with index < N
         // (masked), both below residues * N (checked).
-        unsafe { self.launch(graph, &self.galois_ntt, &args, words, 1) }
+        unsafe { self.launch(graph, &CKKS_GALOIS_NTT, &args, words, 1) }
     }
 
     /// "(ct mod q_last) mod q_i" of SEAL's `divide_and_round_q_last_ntt_inplace` and
@@ -660,17 +597,13 @@ impl CkksKernels {
         k_out: usize,
         polys: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.moddown_prep);
+        let c = self.checks(&CKKS_MODDOWN_PREP);
         c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
         c.covers(moduli, k_out.max(last_q_index + 1))?;
         c.distinct(&[(("dst", dst), ("last", last))])?;
-        c.holds(&[
-            ("dst", dst, c.words(&[polys, k_out])?),
-            ("last", last, c.words(&[polys])?),
-        ])?;
         let args = [
-            ("dst", Buf(dst)),
-            ("last", Buf(last)),
+            c.buf("dst", dst, c.words(&[polys, k_out])?)?,
+            c.buf("last", last, c.words(&[polys])?)?,
             ("moduli", Buf(moduli.buffer())),
             c.u32("last_q_index", last_q_index)?,
             c.u32("K_out", k_out)?,
@@ -679,7 +612,7 @@ impl CkksKernels {
         // SAFETY: item (i N + k, p) writes dst[(p * K_out + i) * N + k] < polys K_out N,
         // reads last[p * N + k] < polys * N, and primes i < K_out and last_q_index of the
         // table (all checked).
-        unsafe { self.launch(graph, &self.moddown_prep, &args, width, polys) }
+        unsafe { self.launch(graph, &CKKS_MODDOWN_PREP, &args, width, polys) }
     }
 
     /// The final step of rescale and of key switching: for p < polys, i < k_out,
@@ -706,7 +639,7 @@ impl CkksKernels {
         polys: usize,
         accumulate: bool,
     ) -> Result<()> {
-        let c = self.checks(&self.divide_round_finish);
+        let c = self.checks(&CKKS_DIVIDE_ROUND_FINISH);
         c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
         c.covers(moduli, k_out)?;
         c.strides(
@@ -719,19 +652,13 @@ impl CkksKernels {
             )));
         }
         c.distinct(&[(("dst", dst), ("t", t)), (("dst", dst), ("inv", inv))])?;
-        c.holds(&[
-            ("dst", dst, c.extent(polys, dst_stride, k_out)?),
-            ("src", src, c.extent(polys, src_stride, k_out)?),
-            ("t", t, c.words(&[polys, k_out])?),
-            ("inv", inv, 2 * k_out),
-        ])?;
         let args = [
-            ("dst", Buf(dst)),
+            c.buf("dst", dst, c.extent(polys, dst_stride, k_out)?)?,
             c.u32("dst_stride", dst_stride)?,
-            ("src", Buf(src)),
+            c.buf("src", src, c.extent(polys, src_stride, k_out)?)?,
             c.u32("src_stride", src_stride)?,
-            ("t", Buf(t)),
-            ("inv", Buf(inv)),
+            c.buf("t", t, c.words(&[polys, k_out])?)?,
+            c.buf("inv", inv, 2 * k_out)?,
             ("moduli", Buf(moduli.buffer())),
             c.u32("K_out", k_out)?,
             ("accumulate", U32(accumulate as u32)),
@@ -740,7 +667,7 @@ impl CkksKernels {
         // SAFETY: item (i N + k, p) reads t[(p * K_out + i) * N + k] < polys K_out N,
         // residue p * stride + i <= (polys - 1) * stride + K_out - 1 of src and dst,
         // inv[2i + 1] < 2 K_out and prime i < K_out of the table (all checked).
-        unsafe { self.launch(graph, &self.divide_round_finish, &args, width, polys) }
+        unsafe { self.launch(graph, &CKKS_DIVIDE_ROUND_FINISH, &args, width, polys) }
     }
 
     /// Key switching's RNS decomposition: `moduli_ext` holds the K data primes then the
@@ -757,24 +684,20 @@ impl CkksKernels {
         moduli_ext: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.ks_decompose);
+        let c = self.checks(&CKKS_KS_DECOMPOSE);
         c.nonzero(&[("K", k)])?;
         c.covers(moduli_ext, k + 1)?;
         c.distinct(&[(("dst", dst), ("t_target", t_target))])?;
-        c.holds(&[
-            ("dst", dst, c.words(&[k, k + 1])?),
-            ("t_target", t_target, c.words(&[k])?),
-        ])?;
         let args = [
-            ("dst", Buf(dst)),
-            ("t_target", Buf(t_target)),
+            c.buf("dst", dst, c.words(&[k, k + 1])?)?,
+            c.buf("t_target", t_target, c.words(&[k])?)?,
             ("moduli", Buf(moduli_ext.buffer())),
             c.u32("K", k)?,
         ];
         let width = c.words(&[k + 1])?;
         // SAFETY: item (I N + k, J) writes dst[(J (K + 1) + I) N + k] < K (K + 1) N, reads
         // t_target[J * N + k] < K N, and primes J, I < K + 1 of the table (all checked).
-        unsafe { self.launch(graph, &self.ks_decompose, &args, width, k) }
+        unsafe { self.launch(graph, &CKKS_KS_DECOMPOSE, &args, width, k) }
     }
 
     /// Key switching's inner product with one key of SEAL's key vector, the data primes'
@@ -804,7 +727,7 @@ impl CkksKernels {
         moduli_ext: &ModuliTable,
         k: usize,
     ) -> Result<()> {
-        let c = self.checks(&self.ks_inner_product);
+        let c = self.checks(&CKKS_KS_INNER_PRODUCT);
         c.nonzero(&[("K", k)])?;
         c.covers(moduli_ext, k + 1)?;
         if k > key_stride_primes || key_special_index >= key_stride_primes {
@@ -821,18 +744,12 @@ impl CkksKernels {
             (last_, ("dec", dec)),
             (last_, ("key", key)),
         ])?;
-        c.holds(&[
-            ("prod", prod, c.words(&[2, k])?),
-            ("last", last, c.words(&[2])?),
-            ("dec", dec, c.words(&[k, k + 1])?),
-            ("key", key, c.words(&[k, 2, key_stride_primes])?),
-        ])?;
         let reduce_every = reduce_every(&moduli_ext.moduli()[..k + 1]);
         let args = [
-            ("prod", Buf(prod)),
-            ("last", Buf(last)),
-            ("dec", Buf(dec)),
-            ("key", Buf(key)),
+            c.buf("prod", prod, c.words(&[2, k])?)?,
+            c.buf("last", last, c.words(&[2])?)?,
+            c.buf("dec", dec, c.words(&[k, k + 1])?)?,
+            c.buf("key", key, c.words(&[k, 2, key_stride_primes])?)?,
             ("moduli", Buf(moduli_ext.buffer())),
             c.u32("K", k)?,
             c.u32("key_stride_primes", key_stride_primes)?,
@@ -843,7 +760,7 @@ impl CkksKernels {
         // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, and prime
         // I < K + 1 of the table; it writes prod residues I and K + I < 2 K when I < K,
         // else last residues 0 and 1 (all lengths checked).
-        unsafe { self.launch(graph, &self.ks_inner_product, &args, c.words(&[k + 1])?, 1) }
+        unsafe { self.launch(graph, &CKKS_KS_INNER_PRODUCT, &args, c.words(&[k + 1])?, 1) }
     }
 }
 

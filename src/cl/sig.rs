@@ -103,13 +103,13 @@ impl KernelSig {
     /// `kernel` was built from this signature ([`KernelSig::build`]), so that the types
     /// checked here are the kernel's; the rest of [`set_arg_raw`]'s contract holds (every
     /// argument set anew before each enqueue, under the caller's lock).
-    pub unsafe fn set(
+    pub unsafe fn set<'a, 'b: 'a>(
         &self,
         kernel: &Kernel,
-        args: &[(&str, KernelArg)],
+        args: impl IntoIterator<Item = &'a (&'a str, KernelArg<'b>)>,
         preset: &[&str],
     ) -> Result<()> {
-        let mut given = args.iter();
+        let mut given = args.into_iter();
         for (index, &(param, ty)) in self.params.iter().enumerate() {
             if preset.contains(&param) {
                 continue;

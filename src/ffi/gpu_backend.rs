@@ -1,6 +1,8 @@
 //! [`GpuBackend`]: the backend as C++ holds it, each method a bridge call of ffi/backend.cc.
 
-use super::bridge::{DeviceMemory, KeyRef, LevelParams, Traffic};
+use super::bridge::{
+    BinaryOp, DeviceMemory, KeyRef, LevelParams, NextLevelOp, PlainOp, Traffic, UnaryOp,
+};
 use super::{no_panic, Tagged, TaggedError};
 use crate::error::{Error, Result};
 use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
@@ -216,41 +218,101 @@ impl GpuBackend {
     }
 }
 
-/// Declares the bridge methods of the operations on one level that pass their arguments
-/// through unchanged: `name(args)` becomes
-/// `fn name(&self, params: &LevelParams, args) -> Tagged<()>`, which runs `Backend::name`
-/// with the level's view of `params`. The signatures are the ones the bridge declares in
-/// `super::bridge` (cxx checks them when it compiles the bridge).
-macro_rules! level_operations {
-    ($($name:ident($($arg:ident: $ty:ty),*);)*) => {
-        impl GpuBackend {
-            $(
-                pub(super) fn $name(&self, params: &LevelParams, $($arg: $ty),*) -> Tagged<()> {
-                    self.run(|backend| backend.$name(&params.into(), $($arg),*))
-                }
-            )*
-        }
-    };
+/// The operation `repr` of a bridge enum (`what`) that this build does not know.
+fn unknown_operation(what: &str, repr: u8) -> Error {
+    Error::Logic(format!("{what}: no operation {repr}"))
 }
 
-level_operations! {
-    negate(ct: &mut GpuImage, size: usize);
-    add(a: &mut GpuImage, a_size: usize, b: &GpuImage, b_size: usize);
-    sub(a: &mut GpuImage, a_size: usize, b: &GpuImage, b_size: usize);
-    double_inplace(ct: &mut GpuImage, size: usize);
-    zero(ct: &mut GpuImage, size: usize);
-    multiply(a: &mut GpuImage, a_size: usize, b: &GpuImage, b_size: usize);
-    square(ct: &mut GpuImage, size: usize);
-    rescale_to_next(src: &GpuImage, size: usize, dst: &mut GpuImage);
-    rescale_to_next_inplace(ct: &mut GpuImage, size: usize);
-    mod_switch_to_next(src: &GpuImage, size: usize, dst: &mut GpuImage);
-    mod_switch_to_next_inplace(ct: &mut GpuImage, size: usize);
-    mod_switch_plain_to_next(plain: &mut GpuImage);
-    multiply_plain(ct: &mut GpuImage, size: usize, plain: &GpuImage);
-    add_plain(ct: &mut GpuImage, size: usize, plain: &GpuImage);
-    sub_plain(ct: &mut GpuImage, size: usize, plain: &GpuImage);
-    transform_to_ntt(ct: &mut GpuImage, size: usize);
-    transform_from_ntt(ct: &mut GpuImage, size: usize);
+/// The routed operations, one bridge call per shape of arguments, each running the
+/// `Backend` method its enum value names with the level's view of `params`.
+impl GpuBackend {
+    /// Runs `call` (see [`GpuBackend::run`]) on the level's view of `params`.
+    fn on_level(
+        &self,
+        params: &LevelParams,
+        call: impl FnOnce(&Backend, &Level) -> Result<()>,
+    ) -> Tagged<()> {
+        self.run(|backend| call(backend, &params.into()))
+    }
+
+    pub(super) fn unary(
+        &self,
+        params: &LevelParams,
+        op: UnaryOp,
+        ct: &mut GpuImage,
+        size: usize,
+    ) -> Tagged<()> {
+        self.on_level(params, |backend, level| match op {
+            UnaryOp::Negate => backend.negate(level, ct, size),
+            UnaryOp::DoubleInplace => backend.double_inplace(level, ct, size),
+            UnaryOp::Zero => backend.zero(level, ct, size),
+            UnaryOp::Square => backend.square(level, ct, size),
+            UnaryOp::RescaleToNextInplace => backend.rescale_to_next_inplace(level, ct, size),
+            UnaryOp::ModSwitchToNextInplace => backend.mod_switch_to_next_inplace(level, ct, size),
+            UnaryOp::TransformToNtt => backend.transform_to_ntt(level, ct, size),
+            UnaryOp::TransformFromNtt => backend.transform_from_ntt(level, ct, size),
+            _ => Err(unknown_operation("unary", op.repr)),
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)] // the bridge call's arguments
+    pub(super) fn binary(
+        &self,
+        params: &LevelParams,
+        op: BinaryOp,
+        a: &mut GpuImage,
+        a_size: usize,
+        b: &GpuImage,
+        b_size: usize,
+    ) -> Tagged<()> {
+        self.on_level(params, |backend, level| match op {
+            BinaryOp::Add => backend.add(level, a, a_size, b, b_size),
+            BinaryOp::Sub => backend.sub(level, a, a_size, b, b_size),
+            BinaryOp::Multiply => backend.multiply(level, a, a_size, b, b_size),
+            _ => Err(unknown_operation("binary", op.repr)),
+        })
+    }
+
+    pub(super) fn with_plain(
+        &self,
+        params: &LevelParams,
+        op: PlainOp,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+    ) -> Tagged<()> {
+        self.on_level(params, |backend, level| match op {
+            PlainOp::MultiplyPlain => backend.multiply_plain(level, ct, size, plain),
+            PlainOp::AddPlain => backend.add_plain(level, ct, size, plain),
+            PlainOp::SubPlain => backend.sub_plain(level, ct, size, plain),
+            _ => Err(unknown_operation("with_plain", op.repr)),
+        })
+    }
+
+    pub(super) fn next_level(
+        &self,
+        params: &LevelParams,
+        op: NextLevelOp,
+        src: &GpuImage,
+        size: usize,
+        dst: &mut GpuImage,
+    ) -> Tagged<()> {
+        self.on_level(params, |backend, level| match op {
+            NextLevelOp::RescaleToNext => backend.rescale_to_next(level, src, size, dst),
+            NextLevelOp::ModSwitchToNext => backend.mod_switch_to_next(level, src, size, dst),
+            _ => Err(unknown_operation("next_level", op.repr)),
+        })
+    }
+
+    pub(super) fn mod_switch_plain_to_next(
+        &self,
+        params: &LevelParams,
+        plain: &mut GpuImage,
+    ) -> Tagged<()> {
+        self.on_level(params, |backend, level| {
+            backend.mod_switch_plain_to_next(level, plain)
+        })
+    }
 }
 
 #[cfg(test)]

@@ -152,6 +152,42 @@ mod bridge {
         idle_us: f64,
     }
 
+    /// The routed operations on one ciphertext in place (`GpuBackend::unary`), each the
+    /// `seal_backend::Backend` method of its name.
+    enum UnaryOp {
+        Negate,
+        DoubleInplace,
+        Zero,
+        Square,
+        RescaleToNextInplace,
+        ModSwitchToNextInplace,
+        TransformToNtt,
+        TransformFromNtt,
+    }
+
+    /// The routed operations of two ciphertexts, the result in the first
+    /// (`GpuBackend::binary`).
+    enum BinaryOp {
+        Add,
+        Sub,
+        Multiply,
+    }
+
+    /// The routed operations of a ciphertext and a plaintext, in place
+    /// (`GpuBackend::with_plain`).
+    enum PlainOp {
+        MultiplyPlain,
+        AddPlain,
+        SubPlain,
+    }
+
+    /// The routed operations from one ciphertext to another a level down
+    /// (`GpuBackend::next_level`).
+    enum NextLevelOp {
+        RescaleToNext,
+        ModSwitchToNext,
+    }
+
     extern "Rust" {
         /// The OpenCL device the backend would run on, as `P:D platform / device (kind)`.
         /// `selector` is `gpu`, `cpu` or `P:D`; empty means `SEAL_OPENCL_DEVICE`.
@@ -235,53 +271,46 @@ mod bridge {
             words: &[u64],
         ) -> Result<()>;
 
-        fn negate(
+        /// `op` on `ct` (`size` polynomials) in place.
+        fn unary(
             self: &GpuBackend,
             params: &LevelParams,
+            op: UnaryOp,
             ct: &mut GpuImage,
             size: usize,
         ) -> Result<()>;
-        fn add(
+        /// a = a `op` b (`a_size` and `b_size` polynomials).
+        fn binary(
             self: &GpuBackend,
             params: &LevelParams,
+            op: BinaryOp,
             a: &mut GpuImage,
             a_size: usize,
             b: &GpuImage,
             b_size: usize,
         ) -> Result<()>;
-        fn sub(
+        /// ct = ct `op` plain.
+        fn with_plain(
             self: &GpuBackend,
             params: &LevelParams,
-            a: &mut GpuImage,
-            a_size: usize,
-            b: &GpuImage,
-            b_size: usize,
-        ) -> Result<()>;
-        fn double_inplace(
-            self: &GpuBackend,
-            params: &LevelParams,
+            op: PlainOp,
             ct: &mut GpuImage,
             size: usize,
+            plain: &GpuImage,
         ) -> Result<()>;
-        fn zero(
+        /// dst = `op`(src), a level down.
+        fn next_level(
             self: &GpuBackend,
             params: &LevelParams,
-            ct: &mut GpuImage,
+            op: NextLevelOp,
+            src: &GpuImage,
             size: usize,
+            dst: &mut GpuImage,
         ) -> Result<()>;
-        fn multiply(
+        fn mod_switch_plain_to_next(
             self: &GpuBackend,
             params: &LevelParams,
-            a: &mut GpuImage,
-            a_size: usize,
-            b: &GpuImage,
-            b_size: usize,
-        ) -> Result<()>;
-        fn square(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
+            plain: &mut GpuImage,
         ) -> Result<()>;
         fn relinearize(
             self: &GpuBackend,
@@ -291,58 +320,6 @@ mod bridge {
             destination_size: usize,
             keys: &[KeyRef],
         ) -> Result<()>;
-        fn rescale_to_next(
-            self: &GpuBackend,
-            params: &LevelParams,
-            src: &GpuImage,
-            size: usize,
-            dst: &mut GpuImage,
-        ) -> Result<()>;
-        fn rescale_to_next_inplace(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
-        ) -> Result<()>;
-        fn mod_switch_to_next(
-            self: &GpuBackend,
-            params: &LevelParams,
-            src: &GpuImage,
-            size: usize,
-            dst: &mut GpuImage,
-        ) -> Result<()>;
-        fn mod_switch_to_next_inplace(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
-        ) -> Result<()>;
-        fn mod_switch_plain_to_next(
-            self: &GpuBackend,
-            params: &LevelParams,
-            plain: &mut GpuImage,
-        ) -> Result<()>;
-        fn multiply_plain(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
-            plain: &GpuImage,
-        ) -> Result<()>;
-        fn add_plain(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
-            plain: &GpuImage,
-        ) -> Result<()>;
-        fn sub_plain(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
-            plain: &GpuImage,
-        ) -> Result<()>;
         fn apply_galois(
             self: &GpuBackend,
             params: &LevelParams,
@@ -350,18 +327,6 @@ mod bridge {
             size: usize,
             galois_elt: u32,
             key: &KeyRef,
-        ) -> Result<()>;
-        fn transform_to_ntt(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
-        ) -> Result<()>;
-        fn transform_from_ntt(
-            self: &GpuBackend,
-            params: &LevelParams,
-            ct: &mut GpuImage,
-            size: usize,
         ) -> Result<()>;
     }
 

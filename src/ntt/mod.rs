@@ -10,7 +10,7 @@ mod plan;
 mod tables;
 mod variant;
 
-pub use pass::{check_buffers, shared_args, to_u32, Pass};
+pub use pass::{check_buffers, to_u32, Pass};
 pub use plan::{
     staged_only, NttDirection, NttPlan, DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN,
     STAGED_COEFF_COUNT_POWER_MIN,

@@ -103,26 +103,37 @@ impl Pass {
         self.items_per_residue / self.work_group.unwrap_or(1)
     }
 
-    /// Sets `args` (every parameter the launch sets, in declaration order; see
-    /// [`KernelSig::set`]) and enqueues the kernel on `queue` over `residues` residues;
-    /// pushes its event when `want_event`.
+    /// Sets the arguments every pass starts with, `values` and its `primes` residues per
+    /// polynomial (`coeff_modulus_size`), then `args` (every other parameter the launch
+    /// sets, in declaration order; see [`KernelSig::set`]), and enqueues the kernel on
+    /// `queue` over `residues` residues; pushes its event when `want_event`.
     ///
     /// # Safety
-    /// Every index the kernel computes from `residues` and `args` lies inside the buffer it
-    /// indexes (the tables hold the plan's L primes: an argument `coeff_modulus_size` or a
-    /// prime index is at most L).
+    /// Every index the kernel computes from `residues`, `primes` and `args` lies inside the
+    /// buffer it indexes (the tables hold the plan's L primes: `primes` or a prime index is
+    /// at most L).
+    #[allow(clippy::too_many_arguments)] // the shared arguments, the rest and the range
     pub unsafe fn launch(
         &self,
         queue: &Queue,
+        values: &Buffer<u64>,
+        primes: usize,
         args: &[(&str, KernelArg)],
         residues: usize,
         want_event: bool,
         events: &mut Vec<Event>,
     ) -> Result<()> {
+        let shared = [
+            ("values", Buf(values)),
+            ("coeff_modulus_size", U32(primes as u32)),
+        ];
         let kernel = self.kernel.lock();
         // SAFETY: the kernel was built from `self.sig` with `self.fixed` set; every other
         // argument is set here under its lock, before the enqueue.
-        unsafe { self.sig.set(&kernel, args, &self.fixed) }?;
+        unsafe {
+            self.sig
+                .set(&kernel, shared.iter().chain(args), &self.fixed)
+        }?;
         let mut event = want_event.then(Event::empty);
         // SAFETY: the caller's contract (every index in range).
         unsafe {
@@ -137,14 +148,6 @@ impl Pass {
         events.extend(event);
         Ok(())
     }
-}
-
-/// The arguments every pass starts with: the values and the primes per polynomial.
-pub fn shared_args(values: &Buffer<u64>, primes: usize) -> [(&'static str, KernelArg<'_>); 2] {
-    [
-        ("values", Buf(values)),
-        ("coeff_modulus_size", U32(primes as u32)),
-    ]
 }
 
 /// `v` as a 32-bit kernel argument.

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use super::host::mul_root_scalar;
-use super::pass::{self, check_buffers, shared_args, to_u32, Pass, TABLE_PARAMS};
+use super::pass::{self, check_buffers, to_u32, Pass, TABLE_PARAMS};
 use super::{create_ntt_tables, NttStrategy, NttTables, StagedLayout};
 use crate::arith::{Modulus, ShoupOperand};
 use crate::cl::KernelArg::{Buf, U32};
@@ -283,19 +283,17 @@ impl NttPlan {
         };
         let mut out = Vec::with_capacity(if events { passes.len() } else { 0 });
         for pass in passes {
-            let [values, primes] = shared_args(values, primes);
-            let reduce = ("reduce", U32(reduce as u32));
-            let args = [values, primes, reduce];
+            let reduce = [("reduce", U32(reduce as u32))];
             let args = if pass.sets("reduce") {
-                &args[..]
+                &reduce[..]
             } else {
-                &args[..2]
+                &[]
             };
             // SAFETY: validate() checked values.len() >= residues * N and primes <= L:
             // each work item (or work group) serves residue item / items_per_residue <
             // residues, words below N of it, and reads the tables of prime residue %
             // primes < L.
-            unsafe { pass.launch(queue, args, residues, events, &mut out) }?;
+            unsafe { pass.launch(queue, values, primes, args, residues, events, &mut out) }?;
         }
         Ok(out)
     }
@@ -335,10 +333,7 @@ impl NttPlan {
             .gather
             .as_ref()
             .ok_or_else(|| staged_only(WHAT))?;
-        let [values, primes] = shared_args(values, primes);
         let args = [
-            values,
-            primes,
             ("reduce", U32(1)),
             ("src", Buf(src)),
             ("src_stride", U32(to_u32(src_stride)?)),
@@ -349,7 +344,7 @@ impl NttPlan {
         // written, words below N of it; it reads residue (r / primes) * src_stride +
         // src_first + r % primes <= (count - 1) * src_stride + src_first + primes - 1 of
         // src (checked above); tables as in `enqueue`.
-        unsafe { gather.launch(queue, &args, residues, events, &mut out) }?;
+        unsafe { gather.launch(queue, values, primes, &args, residues, events, &mut out) }?;
         Ok(out)
     }
 
@@ -369,7 +364,7 @@ impl NttPlan {
 
     /// `sig`'s kernel from `program` (a [`NttPlan::build_program`]) with the plan's tables
     /// it takes and `fixed` set; each launch ([`Pass::launch`]) sets the rest, starting
-    /// with `values` and `coeff_modulus_size` ([`pass::shared_args`]).
+    /// with `values` and `coeff_modulus_size` ([`Pass::launch`]).
     pub fn pass(
         &self,
         program: &Program,

@@ -357,21 +357,39 @@ fn csv_field(text: &str) -> String {
     }
 }
 
+/// The kernel columns of a CSV row (see [`CSV_HEADER`]): kernel, calls, avg_us, total_us,
+/// share, is_ntt; `avg_ns` and `total_ns` are written in microseconds.
+fn kernel_columns(
+    name: &str,
+    calls: impl std::fmt::Display,
+    avg_ns: f64,
+    total_ns: f64,
+    share: f64,
+    is_ntt: bool,
+) -> String {
+    format!(
+        "{},{calls},{:.3},{:.3},{share:.6},{is_ntt}",
+        csv_field(name),
+        avg_ns / 1e3,
+        total_ns / 1e3
+    )
+}
+
 pub(super) fn write_csv(path: &Path, report: &ProfileReport) -> Result<()> {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
     let total: u64 = report.kernels.iter().map(|k| k.total_ns).sum();
     for k in &report.kernels {
-        let _ = writeln!(
-            out,
-            "kernel,,,,,{},{},{:.3},{:.3},{:.6},{}",
-            csv_field(&k.name),
+        let share = share(k.total_ns as f64, total as f64);
+        let kernel = kernel_columns(
+            &k.name,
             k.count,
-            k.avg_ns / 1e3,
-            k.total_ns as f64 / 1e3,
-            share(k.total_ns as f64, total as f64),
-            k.is_ntt
+            k.avg_ns,
+            k.total_ns as f64,
+            share,
+            k.is_ntt,
         );
+        let _ = writeln!(out, "kernel,,,,,{kernel}");
     }
     // A host call's or an idle gap's row: its count, mean and total in microseconds.
     let mut timed_row = |kind: &str, name: &str, count: u64, avg_ns: f64, total_ns: u64| {
@@ -392,19 +410,21 @@ pub(super) fn write_csv(path: &Path, report: &ProfileReport) -> Result<()> {
     }
     for op in &report.operations {
         for k in &op.kernels {
+            let kernel = kernel_columns(
+                &k.name,
+                k.calls_per_loop,
+                k.avg_ns,
+                k.ns_per_loop,
+                k.share,
+                k.is_ntt,
+            );
             let _ = writeln!(
                 out,
-                "operation,{},{},{:.3},{:.6},{},{},{:.3},{:.3},{:.6},{}",
+                "operation,{},{},{:.3},{:.6},{kernel}",
                 csv_field(&op.name),
                 op.loops,
                 op.external_ns / 1e3,
-                op.ntt_share,
-                csv_field(&k.name),
-                k.calls_per_loop,
-                k.avg_ns / 1e3,
-                k.ns_per_loop / 1e3,
-                k.share,
-                k.is_ntt
+                op.ntt_share
             );
         }
     }

@@ -5,7 +5,7 @@ use super::FusedPasses;
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, Buffer, Event, Queue};
 use crate::error::{Error, Result};
-use crate::ntt::{check_buffers, shared_args, to_u32};
+use crate::ntt::{check_buffers, to_u32};
 
 kernel_sigs! {
     pub(super) NTT_INV_BLOCK_GALOIS = ntt_inv_block_galois(
@@ -64,10 +64,7 @@ impl FusedPasses {
             ],
             &[],
         )?;
-        let [values, primes_arg] = shared_args(values, primes);
         let args = [
-            values,
-            primes_arg,
             ("reduce", U32(1)),
             ("src", Buf(src)),
             ("galois_elt", U32(galois_elt)),
@@ -82,7 +79,7 @@ impl FusedPasses {
         // words below N; the three buffers are distinct (checked).
         unsafe {
             self.inv_galois
-                .launch(queue, &args, residues, events, &mut out)
+                .launch(queue, values, primes, &args, residues, events, &mut out)
         }?;
         Ok(out)
     }

@@ -6,7 +6,7 @@ use super::{FusedPasses, LOAD_DECOMPOSE, NTT_INV_FWD_STRIDED};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, Buffer, DeviceInfoSummary, Event, Queue};
 use crate::error::{Error, Result};
-use crate::ntt::{check_buffers, shared_args, to_u32, NttPlan, Pass, StagedLayout, StagedVariant};
+use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout, StagedVariant};
 
 kernel_sigs! {
     pub(super) NTT_FWD_BLOCK_KS = ntt_fwd_block_ks(
@@ -210,27 +210,23 @@ impl FusedPasses {
         )?;
         let passes = &self.key_switch;
         let values = if two_pass { ks.scratch } else { ks.t_target };
-        let [values, primes] = shared_args(values, k + 1);
         let mut out = Vec::new();
         if let Some(strided) = &passes.inv_fwd_strided {
             let (outs, chunks) = self.fan_out(strided, k, k + 1);
             let args = [
-                values,
-                primes,
                 ("in", Buf(ks.t_target)),
                 ("kind", U32(LOAD_DECOMPOSE)),
                 ("in_prime", U32(0)),
                 ("outs_per_group", U32(outs)),
                 ("chunks", U32(chunks)),
             ];
+            let groups = k * chunks as usize;
             // SAFETY: group (J, chunk) reads residue J < K of t_target (checked) and
             // writes residues J (K + 1) + I, I < K + 1, of scratch (checked to hold
             // K (K + 1) residues); primes I, J < K + 1 of the plan (checked).
-            unsafe { strided.launch(queue, &args, k * chunks as usize, events, &mut out) }?;
+            unsafe { strided.launch(queue, values, k + 1, &args, groups, events, &mut out) }?;
         }
         let args = [
-            values,
-            primes,
             ("t_target", Buf(ks.t_target)),
             ("target", Buf(ks.target)),
             ("target_first", U32(to_u32(ks.target_first)?)),
@@ -249,9 +245,15 @@ impl FusedPasses {
         // residue c < 2 (all checked).
         let groups_of_rows = (k + 1).div_ceil(passes.rows);
         unsafe {
-            passes
-                .block
-                .launch(queue, &args, groups_of_rows, events, &mut out)
+            passes.block.launch(
+                queue,
+                values,
+                k + 1,
+                &args,
+                groups_of_rows,
+                events,
+                &mut out,
+            )
         }?;
         Ok(out)
     }

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 pub use galois::check_galois_elt;
 pub use keyswitch::KeySwitch;
-pub use moddown::ModDown;
+pub use moddown::{DivideRound, ModDown};
 
 use crate::cl::{kernel_sigs, sources};
 use crate::error::{Error, Result};

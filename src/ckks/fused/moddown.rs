@@ -5,7 +5,7 @@ use super::{residues, FusedPasses, LOAD_MODDOWN};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, same_buffer, Buffer, Event, Queue};
 use crate::error::{Error, Result};
-use crate::ntt::{check_buffers, shared_args, to_u32};
+use crate::ntt::{check_buffers, to_u32};
 
 kernel_sigs! {
     pub(super) NTT_FWD_BLOCK_MODDOWN = ntt_fwd_block_moddown(
@@ -15,37 +15,44 @@ kernel_sigs! {
     );
 }
 
-/// The mod-down of SEAL's rescale (`divide_and_round_q_last_ntt_inplace`) and key
-/// switching (the end of `switch_key_inplace`) after the first pass of the last residue's
-/// inverse NTT, as [`FusedPasses::forward_moddown`] runs it over `count` polynomials and
-/// the plan's first `primes` primes: for p < count and i < primes,
+/// The division by the dropped prime q_last that ends a mod-down (SEAL's rescale,
+/// `divide_and_round_q_last_ntt_inplace`, and the end of key switching's
+/// `switch_key_inplace`), for p < polys and i < primes:
 ///     dst[p * dst_stride + i] = (src[p * src_stride + i] - NTT_i(round(last[p]))) * inv_i
-///                                [+ acc[p * dst_stride + i] for p < acc_polys],
-/// everything mod q_i, where round is SEAL's rounding of the last residue and its
-/// reduction mod q_i (`host::ckks_moddown_prep`) and the difference and product those of
+///                                [+ acc[p * dst_stride + i] for p < the addend's polys],
+/// everything mod q_i and canonical on exit, where last[p] is polynomial p's residue under
+/// q_last in coefficient form, round is SEAL's rounding of it and its reduction mod q_i
+/// (`host::ckks_moddown_prep`) and the difference and product those of
 /// `host::ckks_divide_round_finish`. Strides count residues.
-pub struct ModDown<'a> {
-    /// `count` residues under the plan's prime `last_prime` after the first pass of their
-    /// inverse transform, < 2 q_last (`NttPlan::inverse_first_pass_from`, or key
-    /// switching's `last`): with a one-pass layout, coefficients.
-    pub last: &'a Buffer<u64>,
-    pub last_prime: usize,
-    /// The intermediate of a two-pass layout (count * primes * N words); unused with one
-    /// pass (any buffer then, e.g. `last`).
-    pub scratch: &'a Buffer<u64>,
-    /// Canonical on exit.
+#[derive(Clone, Copy)]
+pub struct DivideRound<'a> {
     pub dst: &'a Buffer<u64>,
     pub dst_stride: usize,
     pub src: &'a Buffer<u64>,
     pub src_stride: usize,
+    /// q_last's index among the primes of the level's moduli table (the plan's).
+    pub last_prime: usize,
     /// `primes` Shoup pairs (operand, quotient) of q_last^-1 mod q_i.
     pub inv: &'a Buffer<u64>,
-    /// Canonical words added to the first `acc_polys` polynomials, laid out as dst (acc
-    /// may be dst: key switching adds into the ciphertext); unused with `acc_polys` = 0.
-    pub acc: &'a Buffer<u64>,
-    pub acc_polys: usize,
-    pub count: usize,
+    /// The canonical addend of the first polynomials, laid out as dst (it may be dst: key
+    /// switching adds into the ciphertext), and how many polynomials get it; None: nothing
+    /// added (rescale).
+    pub acc: Option<(&'a Buffer<u64>, usize)>,
+    pub polys: usize,
     pub primes: usize,
+}
+
+/// A [`DivideRound`] after the first pass of the dropped residues' inverse NTT, as
+/// [`FusedPasses::forward_moddown`] runs it over the plan's first `primes` primes.
+pub struct ModDown<'a> {
+    /// `polys` residues under the plan's prime `last_prime` after the first pass of their
+    /// inverse transform, < 2 q_last (`NttPlan::inverse_first_pass_from`, or key
+    /// switching's `last`): with a one-pass layout, coefficients.
+    pub last: &'a Buffer<u64>,
+    /// The intermediate of a two-pass layout (polys * primes * N words); unused with one
+    /// pass (any buffer then, e.g. `last`).
+    pub scratch: &'a Buffer<u64>,
+    pub divide: DivideRound<'a>,
 }
 
 impl FusedPasses {
@@ -56,41 +63,44 @@ impl FusedPasses {
     /// equivalent is the inverse's last pass, `ckks_moddown_prep`, the lazy forward
     /// transform and `ckks_divide_round_finish`.
     ///
-    /// Errors: `count` or `primes` is 0; `primes` or `last_prime` outside the plan; a
-    /// stride below `primes`; a buffer shorter than the words it is read or written at;
-    /// dst is src with different strides, or dst, scratch, last or inv alias where one of
-    /// them is written.
+    /// Errors: `polys` or `primes` is 0; `primes` or `last_prime` outside the plan; more
+    /// polynomials added to than `polys`; a stride below `primes`; a buffer shorter than
+    /// the words it is read or written at; dst is src with different strides, or dst,
+    /// scratch, last or inv alias where one of them is written.
     pub fn forward_moddown(&self, queue: &Queue, md: &ModDown, events: bool) -> Result<Vec<Event>> {
         const WHAT: &str = "forward_moddown";
         let plan = self.plan();
+        let d = &md.divide;
         let l = plan.coeff_modulus_size();
-        if md.primes == 0 || md.primes > l || md.last_prime >= l {
+        if d.primes == 0 || d.primes > l || d.last_prime >= l {
             return Err(Error::invalid(format!(
                 "{WHAT}: {} primes and last prime {} in a plan of {l}",
-                md.primes, md.last_prime
+                d.primes, d.last_prime
             )));
         }
-        if md.count == 0 || md.acc_polys > md.count {
+        // Without an addend the kernel adds to no polynomial (it still takes a buffer).
+        let (acc, acc_polys) = d.acc.unwrap_or((d.dst, 0));
+        if d.polys == 0 || acc_polys > d.polys {
             return Err(Error::invalid(format!(
-                "{WHAT}: {} polynomials, {} of them added to",
-                md.count, md.acc_polys
+                "{WHAT}: {} polynomials, {acc_polys} of them added to",
+                d.polys
             )));
         }
         plan.check_queue(queue)?;
-        for (what, stride) in [("dst_stride", md.dst_stride), ("src_stride", md.src_stride)] {
-            if stride < md.primes {
+        for (what, stride) in [("dst_stride", d.dst_stride), ("src_stride", d.src_stride)] {
+            if stride < d.primes {
                 return Err(Error::invalid(format!(
                     "{WHAT}: {what} = {stride} is below {} primes",
-                    md.primes
+                    d.primes
                 )));
             }
         }
-        if same_buffer(md.dst, md.src) && md.dst_stride != md.src_stride {
+        if same_buffer(d.dst, d.src) && d.dst_stride != d.src_stride {
             return Err(Error::invalid(format!(
                 "{WHAT}: dst is src with different strides"
             )));
         }
-        let residues = residues(WHAT, md.count, md.primes)?;
+        let residues = residues(WHAT, d.polys, d.primes)?;
         // With one pass the scratch is not touched.
         let two_pass = plan.launches_per_transform() == 2;
         let scratch_words = if two_pass {
@@ -98,66 +108,64 @@ impl FusedPasses {
         } else {
             0
         };
-        let polys = |stride| plan.extent(WHAT, md.count, stride, md.primes);
+        let polys = |stride| plan.extent(WHAT, d.polys, stride, d.primes);
         check_buffers(
             WHAT,
             &[
-                ("last", md.last, plan.extent(WHAT, md.count, 1, 1)?, false),
-                ("dst", md.dst, polys(md.dst_stride)?, true),
-                ("src", md.src, polys(md.src_stride)?, false),
-                ("inv", md.inv, 2 * md.primes, false),
+                ("last", md.last, plan.extent(WHAT, d.polys, 1, 1)?, false),
+                ("dst", d.dst, polys(d.dst_stride)?, true),
+                ("src", d.src, polys(d.src_stride)?, false),
+                ("inv", d.inv, 2 * d.primes, false),
                 ("scratch", md.scratch, scratch_words, two_pass),
                 (
                     "acc",
-                    md.acc,
-                    plan.extent(WHAT, md.acc_polys, md.dst_stride, md.primes)?,
+                    acc,
+                    plan.extent(WHAT, acc_polys, d.dst_stride, d.primes)?,
                     false,
                 ),
             ],
             // Each work item reads its src and acc words before writing the same dst word.
             &[("dst", "src"), ("dst", "acc")],
         )?;
-        let [values, primes] = shared_args(md.scratch, md.primes);
-        let last_prime = U32(md.last_prime as u32);
+        let last_prime = U32(d.last_prime as u32);
         let mut out = Vec::new();
         if let Some(strided) = &self.inv_fwd_strided {
-            let (outs, chunks) = self.fan_out(strided, md.count, md.primes);
+            let (outs, chunks) = self.fan_out(strided, d.polys, d.primes);
             let args = [
-                values,
-                primes,
                 ("in", Buf(md.last)),
                 ("kind", U32(LOAD_MODDOWN)),
                 ("in_prime", last_prime),
                 ("outs_per_group", U32(outs)),
                 ("chunks", U32(chunks)),
             ];
-            let groups = md.count * chunks as usize;
-            // SAFETY: group (r, chunk) reads residue r < count of last (checked) and
+            let groups = d.polys * chunks as usize;
+            // SAFETY: group (r, chunk) reads residue r < polys of last (checked) and
             // writes residues r * primes + o, o < primes, of scratch (checked to hold
-            // count * primes * N words); primes o and last_prime below the plan's L
+            // polys * primes * N words); primes o and last_prime below the plan's L
             // (checked).
-            unsafe { strided.launch(queue, &args, groups, events, &mut out) }?;
+            unsafe {
+                strided.launch(queue, md.scratch, d.primes, &args, groups, events, &mut out)
+            }?;
         }
         let args = [
-            values,
-            primes,
             ("last", Buf(md.last)),
             ("last_prime", last_prime),
-            ("dst", Buf(md.dst)),
-            ("dst_stride", U32(to_u32(md.dst_stride)?)),
-            ("src", Buf(md.src)),
-            ("src_stride", U32(to_u32(md.src_stride)?)),
-            ("inv", Buf(md.inv)),
-            ("acc", Buf(md.acc)),
-            ("acc_polys", U32(md.acc_polys as u32)),
+            ("dst", Buf(d.dst)),
+            ("dst_stride", U32(to_u32(d.dst_stride)?)),
+            ("src", Buf(d.src)),
+            ("src_stride", U32(to_u32(d.src_stride)?)),
+            ("inv", Buf(d.inv)),
+            ("acc", Buf(acc)),
+            ("acc_polys", U32(acc_polys as u32)),
         ];
-        // SAFETY: residue r = p * primes + i (p < count, i < primes) reads residue r of
+        // SAFETY: residue r = p * primes + i (p < polys, i < primes) reads residue r of
         // scratch (two passes) or p of last (one pass), residue p * stride + i <=
-        // (count - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
+        // (polys - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
         // checked).
         unsafe {
-            self.moddown_block
-                .launch(queue, &args, residues, events, &mut out)
+            self.moddown_block.launch(
+                queue, md.scratch, d.primes, &args, residues, events, &mut out,
+            )
         }?;
         Ok(out)
     }

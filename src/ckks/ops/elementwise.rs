@@ -28,10 +28,10 @@ macro_rules! binary_ops {
 impl LevelOps<'_> {
     /// dst = -ct over `polys` polynomials (SEAL's negate_inplace); dst may be ct.
     pub fn negate(&self, dst: &Buffer<u64>, ct: &Buffer<u64>, polys: usize) -> Result<()> {
-        let k = self.primes();
+        let (k, moduli) = (self.primes(), self.level.moduli());
         self.context
             .kernels()
-            .ckks_negate(self.graph, dst, ct, self.level.moduli(), k, polys)
+            .ckks_negate(self.graph, dst, ct, moduli, k, polys)
     }
 
     binary_ops! {
@@ -71,14 +71,9 @@ impl LevelOps<'_> {
         polys: usize,
         plain: &Buffer<u64>,
     ) -> Result<()> {
-        self.context.kernels().ckks_multiply_plain(
-            self.graph,
-            dst,
-            ct,
-            plain,
-            self.level.moduli(),
-            self.primes(),
-            polys,
-        )
+        let (k, moduli) = (self.primes(), self.level.moduli());
+        self.context
+            .kernels()
+            .ckks_multiply_plain(self.graph, dst, ct, plain, moduli, k, polys)
     }
 }

@@ -25,7 +25,7 @@
 use super::LevelOps;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
-use crate::ckks::fused::ModDown;
+use crate::ckks::fused::{DivideRound, ModDown};
 use crate::cl::{self, same_buffer, Buffer};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -53,27 +53,15 @@ pub(super) enum LastResidue<'b> {
     FirstPassDone(&'b Buffer<u64>),
 }
 
-/// One mod-down: for p < polys and i < primes,
-/// dst[p * dst_stride + i] = (src[p * src_stride + i] - round(last_p) mod q_i) *
-/// q_last^-1 [+ acc[p * dst_stride + i] for p < acc_polys] mod q_i, all canonical on exit;
-/// strides count residues.
+/// One mod-down: the residue being dropped and the division by its prime (see
+/// [`DivideRound`]).
 pub(super) struct ModDownSpec<'b> {
     pub last: LastResidue<'b>,
-    /// The dropped prime's index among the key primes (its one-prime NTT plan) ...
+    /// The dropped prime's index among the key primes (its one-prime NTT plan); its index in
+    /// the level's moduli is `divide.last_prime` (K - 1 when rescaling, K for the special
+    /// prime).
     pub last_key_prime: usize,
-    /// ... and in the level's moduli (K - 1 when rescaling, K for the special prime).
-    pub last_prime: usize,
-    /// `primes` Shoup pairs of q_last^-1 mod q_i (`LevelData::inv_last`, `inv_special`).
-    pub inv: &'b Buffer<u64>,
-    pub dst: &'b Buffer<u64>,
-    pub dst_stride: usize,
-    pub src: &'b Buffer<u64>,
-    pub src_stride: usize,
-    pub primes: usize,
-    pub polys: usize,
-    /// The addend of the first polynomials (laid out as dst; may be dst) and how many
-    /// polynomials get it; None: nothing added (rescale).
-    pub acc: Option<(&'b Buffer<u64>, usize)>,
+    pub divide: DivideRound<'b>,
 }
 
 impl LevelOps<'_> {
@@ -82,20 +70,21 @@ impl LevelOps<'_> {
         let n = self.n();
         let queue = self.graph.queue();
         let profiling = self.graph.is_profiling();
+        let d = &md.divide;
         let single = self.context.single_prime_plan(queue, md.last_key_prime)?;
         let (Some(fused), Some(_)) = (self.level.fused(), single.staged_layout()) else {
             return self.mod_down_unfused(md, &single);
         };
         // Step 1's first pass (the whole of it with a one-pass layout).
         let first_pass = |buf, stride, index| -> Result<PoolBuffer> {
-            let gathered = self.scratch(md.polys * n)?;
+            let gathered = self.scratch(d.polys * n)?;
             let events = single.inverse_first_pass_from(
                 queue,
                 gathered.buffer(),
                 buf,
                 stride,
                 index,
-                md.polys,
+                d.polys,
                 1,
                 profiling,
             )?;
@@ -117,7 +106,7 @@ impl LevelOps<'_> {
         // The rest of step 1, then steps 2 and 3 on the forward transforms' loads and
         // stores; a two-pass layout keeps the words between its passes in `between`.
         let between = if fused.plan().launches_per_transform() == 2 {
-            Some(self.scratch(md.polys * md.primes * n)?)
+            Some(self.scratch(d.polys * d.primes * n)?)
         } else {
             None
         };
@@ -125,17 +114,8 @@ impl LevelOps<'_> {
             queue,
             &ModDown {
                 last: first_pass_done,
-                last_prime: md.last_prime,
                 scratch: between.as_ref().map_or(first_pass_done, |b| b.buffer()),
-                dst: md.dst,
-                dst_stride: md.dst_stride,
-                src: md.src,
-                src_stride: md.src_stride,
-                inv: md.inv,
-                acc: md.acc.map_or(md.dst, |(acc, _)| acc),
-                acc_polys: md.acc.map_or(0, |(_, polys)| polys),
-                count: md.polys,
-                primes: md.primes,
+                divide: *d,
             },
             profiling,
         )?;
@@ -145,20 +125,21 @@ impl LevelOps<'_> {
     /// [`LevelOps::mod_down`] step by step, one kernel or transform each.
     /// `single` is the plan over the dropped prime alone.
     fn mod_down_unfused(&self, md: &ModDownSpec, single: &NttPlan) -> Result<()> {
+        let d = &md.divide;
         let n = self.n();
         let kernels = self.context.kernels();
         let moduli = self.level.moduli();
         let gathered;
         let coeffs = match md.last {
             LastResidue::Within { buf, stride, index } => {
-                gathered = self.scratch(md.polys * n)?;
+                gathered = self.scratch(d.polys * n)?;
                 kernels.ckks_gather_residue(
                     self.graph,
                     gathered.buffer(),
                     buf,
                     stride,
                     index,
-                    md.polys,
+                    d.polys,
                 )?;
                 gathered.buffer()
             }
@@ -173,52 +154,52 @@ impl LevelOps<'_> {
             INVERSE_LAST,
             single,
             coeffs,
-            md.polys,
+            d.polys,
             1,
             NttDirection::Inverse,
             false,
         )?;
-        let t = self.scratch(md.polys * md.primes * n)?;
+        let t = self.scratch(d.polys * d.primes * n)?;
         kernels.ckks_moddown_prep(
             self.graph,
             t.buffer(),
             coeffs,
-            md.last_prime,
+            d.last_prime,
             moduli,
-            md.primes,
-            md.polys,
+            d.primes,
+            d.polys,
         )?;
         self.ntt(
             t.buffer(),
-            [md.polys, md.primes],
+            [d.polys, d.primes],
             NttDirection::Forward,
             false,
         )?;
         // ckks_divide_round_finish adds into dst: dst first gets the addend (the first
         // acc polynomials, zeros after them) unless it holds it already.
-        if let Some((acc, acc_polys)) = md.acc {
+        if let Some((acc, acc_polys)) = d.acc {
             let queue = self.graph.queue();
-            let extent = |polys: usize| ((polys - 1) * md.dst_stride + md.primes) * n;
-            if acc_polys > 0 && !same_buffer(acc, md.dst) {
-                cl::copy_range(queue, acc, 0, md.dst, 0, extent(acc_polys))?;
+            let extent = |polys: usize| ((polys - 1) * d.dst_stride + d.primes) * n;
+            if acc_polys > 0 && !same_buffer(acc, d.dst) {
+                cl::copy_range(queue, acc, 0, d.dst, 0, extent(acc_polys))?;
             }
-            if acc_polys < md.polys {
-                let from = acc_polys * md.dst_stride * n;
-                cl::fill_range(queue, md.dst, from, extent(md.polys) - from, 0)?;
+            if acc_polys < d.polys {
+                let from = acc_polys * d.dst_stride * n;
+                cl::fill_range(queue, d.dst, from, extent(d.polys) - from, 0)?;
             }
         }
         kernels.ckks_divide_round_finish(
             self.graph,
-            md.dst,
-            md.dst_stride,
-            md.src,
-            md.src_stride,
+            d.dst,
+            d.dst_stride,
+            d.src,
+            d.src_stride,
             t.buffer(),
-            md.inv,
+            d.inv,
             moduli,
-            md.primes,
-            md.polys,
-            md.acc.is_some(),
+            d.primes,
+            d.polys,
+            d.acc.is_some(),
         )
     }
 }

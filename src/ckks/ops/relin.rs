@@ -5,7 +5,7 @@
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
-use crate::ckks::fused::{FusedPasses, KeySwitch};
+use crate::ckks::fused::{DivideRound, FusedPasses, KeySwitch};
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Buffer};
 use crate::error::{Error, Result};
@@ -211,15 +211,17 @@ impl LevelOps<'_> {
         self.mod_down(&ModDownSpec {
             last,
             last_key_prime: self.context.special_index()?,
-            last_prime: k,
-            inv: self.level.inv_special()?,
-            dst: s.ct,
-            dst_stride: k,
-            src: prod.buffer(),
-            src_stride: k,
-            primes: k,
-            polys: 2,
-            acc: Some(s.acc),
+            divide: DivideRound {
+                dst: s.ct,
+                dst_stride: k,
+                src: prod.buffer(),
+                src_stride: k,
+                last_prime: k,
+                inv: self.level.inv_special()?,
+                acc: Some(s.acc),
+                polys: 2,
+                primes: k,
+            },
         })
     }
 }

@@ -3,6 +3,7 @@
 
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
+use crate::ckks::fused::DivideRound;
 use crate::cl::Buffer;
 use crate::error::{Error, Result};
 
@@ -38,15 +39,17 @@ impl LevelOps<'_> {
                 index: k - 1,
             },
             last_key_prime: k - 1,
-            last_prime: k - 1,
-            inv,
-            dst,
-            dst_stride: k - 1,
-            src,
-            src_stride: k,
-            primes: k - 1,
-            polys,
-            acc: None,
+            divide: DivideRound {
+                dst,
+                dst_stride: k - 1,
+                src,
+                src_stride: k,
+                last_prime: k - 1,
+                inv,
+                acc: None,
+                polys,
+                primes: k - 1,
+            },
         })
     }
 }

@@ -22,16 +22,10 @@ impl LevelOps<'_> {
         if !self.context.fused() {
             return self.tensor_unfused(dst, [a, b], [s1, s2]);
         }
-        self.context.kernels().ckks_tensor(
-            self.graph,
-            dst,
-            a,
-            s1,
-            b,
-            s2,
-            self.level.moduli(),
-            self.primes(),
-        )
+        let (k, moduli) = (self.primes(), self.level.moduli());
+        self.context
+            .kernels()
+            .ckks_tensor(self.graph, dst, a, s1, b, s2, moduli, k)
     }
 
     /// [`LevelOps::tensor`] without fusion (the benchmarks' baseline): for each output
