@@ -75,6 +75,17 @@ const K: KernelSig = KernelSig {
     params: &[("x", ArgType::Buf)],
 };
 
+/// Enqueues K's `kernel` on `q` over the first `n` words of `buf`.
+fn write_triple(q: &cl::Queue, kernel: &cl::Kernel, buf: &cl::Buffer<u64>, n: usize) {
+    assert!(n <= buf.len());
+    // SAFETY: `kernel` was built from K, whose one argument is set here; it writes x[gid]
+    // for gid < n, inside the buffer.
+    unsafe {
+        K.set(kernel, &[("x", KernelArg::Buf(buf))], &[]).unwrap();
+        cl::enqueue_on(q, kernel, n, None, None).unwrap();
+    }
+}
+
 #[test]
 fn kernel_writes_every_word_of_a_poisoned_buffer() {
     for ctx in each_kind_of_words() {
@@ -84,9 +95,7 @@ fn kernel_writes_every_word_of_a_poisoned_buffer() {
         let buf = ctx.buffer(&q, n).unwrap();
         assert_eq!(buf.is_svm(), ctx.uses_svm());
         cl::poison(&buf, 0xDEAD_BEEF_DEAD_BEEF).unwrap();
-        let kernel = K.build(&program, &[("x", KernelArg::Buf(&buf))]).unwrap();
-        // SAFETY: the kernel writes x[gid] for gid < n and the buffer holds n words.
-        unsafe { cl::enqueue_on(&q, &kernel, n, None, None).unwrap() };
+        write_triple(&q, &K.build(&program, &[]).unwrap(), &buf, n);
         let out = cl::download(&buf).unwrap();
         assert!(
             out.iter().enumerate().all(|(i, &v)| v == i as u64 * 3),
@@ -111,11 +120,7 @@ fn regions_of_a_buffer_are_buffers_of_their_own() {
         );
         assert!(cl::same_buffer(&a, &cl::sub_buffer(&whole, align, n).unwrap()) || !ctx.uses_svm());
         assert!(!cl::same_buffer(&a, &b) && !cl::same_buffer(&a, &whole));
-        // SAFETY: `kernel` is K's; it writes x[gid] for gid < n and `a` holds n words.
-        unsafe {
-            K.set(&kernel, &[("x", KernelArg::Buf(&a))], &[]).unwrap();
-            cl::enqueue_on(&q, &kernel, n, None, None).unwrap();
-        }
+        write_triple(&q, &kernel, &a, n);
         cl::copy(&q, &a, &b, None).unwrap();
         cl::fill_range(&q, &b, 1, 2, 5).unwrap();
         cl::copy_range(&q, &b, 0, &whole, 0, 4).unwrap();
@@ -149,11 +154,7 @@ fn words_dropped_while_a_kernel_runs_stay_until_it_ends() {
         cl::enqueue_barrier(&q, std::slice::from_ref(&held)).unwrap();
         let n = 1 << 16;
         let buf = ctx.buffer(&q, n).unwrap();
-        // SAFETY: K's kernel writes x[gid] for gid < n; `buf` holds n words.
-        unsafe {
-            K.set(&kernel, &[("x", KernelArg::Buf(&buf))], &[]).unwrap();
-            cl::enqueue_on(&q, &kernel, n, None, None).unwrap();
-        }
+        write_triple(&q, &kernel, &buf, n);
         let release = std::thread::spawn(move || {
             std::thread::sleep(std::time::Duration::from_millis(50));
             cl::complete_user_event(&held).unwrap();

@@ -4,9 +4,7 @@
 //! sub-buffers). The rest of the suite runs with SVM regions where the device shares SVM.
 //! Its own test binary, because the setting is the process's backend's.
 
-use rand::SeedableRng;
 use seal_opencl_testkit::routines::{Routine, Workload};
-use seal_opencl_testkit::seal_c::Ciphertext;
 
 #[test]
 fn routines_on_memory_objects_match_seal() {
@@ -14,19 +12,13 @@ fn routines_on_memory_objects_match_seal() {
     seal_opencl_testkit::fixture::install_with(&[(SVM.name, "off")]);
     let memory = seal_opencl::ffi::installed_device_memory().unwrap();
     assert!(!memory.svm_words, "the setting was not applied");
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut rng = seal_opencl_testkit::harness::rng();
     let w = Workload::new(8192, &[50, 40, 40, 40, 40], 40).unwrap();
     let (a, b) = (
         w.encrypt_random(&mut rng).unwrap(),
         w.encrypt_random(&mut rng).unwrap(),
     );
-    let gpu = |ct: &Ciphertext| {
-        let mut g = ct.try_clone().unwrap();
-        g.gpu().unwrap();
-        g
-    };
+    let gpu = seal_opencl_testkit::fixture::on_gpu;
     for routine in Routine::ALL {
         let mut cpu = a.try_clone().unwrap();
         routine.run(&w, &mut cpu, &b).unwrap();

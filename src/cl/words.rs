@@ -28,11 +28,17 @@ use cl_sys::{
     CL_DEVICE_SVM_COARSE_GRAIN_BUFFER, CL_MEM_READ_WRITE,
 };
 use ocl::core::ClNullEventPtr;
+use parking_lot::Mutex;
 
 use super::{Event, Kernel, Queue, SharedContext};
 use crate::error::{from_status, Error, Result};
 
 const WORD_BYTES: usize = std::mem::size_of::<u64>();
+
+/// Held around every clSVMAlloc and clSVMFree of the process: NVIDIA's driver fails
+/// allocations (a null answer for a few KiB) while other threads allocate or free SVM on
+/// other contexts; serialised, they succeed. Both calls are rare (slabs, tables).
+static SVM_CALLS: Mutex<()> = Mutex::new(());
 
 /// Device words on one context, with the queue their commands use by default. The type
 /// parameter is the word type, always `u64`: the name `Buffer<u64>` is kept from OpenCL's
@@ -101,6 +107,7 @@ impl Drop for SvmAlloc {
                 tracing::warn!("queue failed while freeing device words: {e}");
             }
         }
+        let _calls = SVM_CALLS.lock();
         // SAFETY: `ptr` came from clSVMAlloc on this context, is freed only here, and no
         // command uses it any more (above).
         unsafe { clSVMFree(self.context.context.as_ptr(), self.ptr.as_ptr().cast()) };
@@ -140,6 +147,7 @@ impl Buffer<u64> {
 
     /// An SVM allocation of `len` words on `context` (uninitialised), as one buffer.
     pub(super) fn svm(context: &Arc<SharedContext>, queue: &Queue, len: usize) -> Result<Self> {
+        let calls = SVM_CALLS.lock();
         // SAFETY: a plain allocation on a live context; a null answer is an error below, and
         // `SvmAlloc` frees it once.
         let ptr = unsafe {
@@ -150,6 +158,7 @@ impl Buffer<u64> {
                 0,
             )
         };
+        drop(calls);
         let ptr = NonNull::new(ptr.cast::<u64>()).ok_or_else(|| {
             Error::OutOfMemory(format!(
                 "clSVMAlloc of {len} words ({} B) failed",
@@ -303,6 +312,36 @@ fn event_slot(event: Option<&mut Event>) -> *mut cl_event {
     }
 }
 
+/// Enqueues on `queue` the copy of `bytes` bytes from `src` to `dst`, either of them SVM or
+/// host memory, and waits for it when `blocking`.
+///
+/// # Safety
+/// Both ranges are valid for `bytes` bytes and stay so until the copy has finished (when
+/// the call returns if `blocking`, else by its event).
+unsafe fn svm_memcpy(
+    queue: &Queue,
+    blocking: bool,
+    dst: *mut c_void,
+    src: *const c_void,
+    bytes: usize,
+    event: Option<&mut Event>,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    let status = unsafe {
+        clEnqueueSVMMemcpy(
+            queue.as_ptr(),
+            u32::from(blocking),
+            dst,
+            src,
+            bytes,
+            0,
+            std::ptr::null(),
+            event_slot(event),
+        )
+    };
+    check("clEnqueueSVMMemcpy", status)
+}
+
 /// Enqueues on `queue` the copy of `len` words of `src` from `src_offset` to `dst` at
 /// `dst_offset` (ranges checked by the caller; within one buffer they do not overlap).
 pub(super) fn enqueue_copy(
@@ -334,19 +373,7 @@ pub(super) fn enqueue_copy(
             );
             // SAFETY: both ranges lie in live allocations (checked by the caller), which
             // outlive the copy (`SvmAlloc::drop`).
-            let status = unsafe {
-                clEnqueueSVMMemcpy(
-                    queue.as_ptr(),
-                    0,
-                    d,
-                    s,
-                    len * WORD_BYTES,
-                    0,
-                    std::ptr::null(),
-                    event_slot(event),
-                )
-            };
-            check("clEnqueueSVMMemcpy", status)
+            unsafe { svm_memcpy(queue, false, d, s, len * WORD_BYTES, event) }
         }
         _ => Err(Error::Logic(
             "a copy between an SVM region and a memory object (one context has one kind)".into(),
@@ -421,21 +448,10 @@ pub(super) unsafe fn enqueue_read(
         }
         Words::Svm { .. } => {
             let ptr = buf.svm_ptr(offset).expect("SVM");
+            let (dst, bytes) = (out.as_mut_ptr().cast(), std::mem::size_of_val(out));
             // SAFETY: the source range lies in a live allocation (checked above); `out` is
             // valid for its length, and for a non-blocking read the caller keeps it so.
-            let status = unsafe {
-                clEnqueueSVMMemcpy(
-                    queue.as_ptr(),
-                    u32::from(blocking),
-                    out.as_mut_ptr().cast(),
-                    ptr,
-                    std::mem::size_of_val(out),
-                    0,
-                    std::ptr::null(),
-                    event_slot(event),
-                )
-            };
-            check("clEnqueueSVMMemcpy (read)", status)
+            unsafe { svm_memcpy(queue, blocking, dst, ptr, bytes, event) }
         }
     }
 }
@@ -468,22 +484,11 @@ pub(super) unsafe fn enqueue_write(
         }
         Words::Svm { .. } => {
             let ptr = buf.svm_ptr(0).expect("SVM");
+            let (src, bytes) = (data.as_ptr().cast(), std::mem::size_of_val(data));
             // SAFETY: the destination range lies in a live allocation (checked above);
             // `data` is valid for its length, and for a non-blocking write the caller keeps
             // it so.
-            let status = unsafe {
-                clEnqueueSVMMemcpy(
-                    queue.as_ptr(),
-                    u32::from(blocking),
-                    ptr,
-                    data.as_ptr().cast(),
-                    std::mem::size_of_val(data),
-                    0,
-                    std::ptr::null(),
-                    event_slot(event),
-                )
-            };
-            check("clEnqueueSVMMemcpy (write)", status)
+            unsafe { svm_memcpy(queue, blocking, ptr, src, bytes, event) }
         }
     }
 }
