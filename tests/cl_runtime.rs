@@ -1,6 +1,6 @@
 //! The OpenCL runtime: device choice, program cache, build errors, buffers.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use seal_opencl::cl::{self, ArgType, Context, DeviceSelector, KernelArg, KernelSig};
 use seal_opencl::Error;
@@ -60,12 +60,16 @@ fn programs_are_cached_and_build_errors_carry_the_log() {
 }
 
 /// The default device's context with each kind of device words: SVM regions where the
-/// device shares SVM (PoCL and NVIDIA's driver do), and memory objects.
-fn each_kind_of_words() -> [Arc<Context>; 2] {
-    [
+/// device shares SVM (PoCL and NVIDIA's driver do), and memory objects. One test at a time
+/// holds them, since one context of a process at a time may use SVM.
+fn each_kind_of_words() -> (MutexGuard<'static, ()>, [Arc<Context>; 2]) {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let contexts = [
         Context::new(&DeviceSelector::Default).unwrap(),
         Context::without_svm(&DeviceSelector::Default).unwrap(),
-    ]
+    ];
+    (guard, contexts)
 }
 
 const WRITE_TRIPLE: &str =
@@ -88,7 +92,8 @@ fn write_triple(q: &cl::Queue, kernel: &cl::Kernel, buf: &cl::Buffer<u64>, n: us
 
 #[test]
 fn kernel_writes_every_word_of_a_poisoned_buffer() {
-    for ctx in each_kind_of_words() {
+    let (_one_at_a_time, contexts) = each_kind_of_words();
+    for ctx in contexts {
         let q = ctx.queue(false).unwrap();
         let program = ctx.program(&[WRITE_TRIPLE], "").unwrap();
         let n = 4096;
@@ -108,7 +113,8 @@ fn kernel_writes_every_word_of_a_poisoned_buffer() {
 /// copies, fills and reads address words by region; `same_buffer` tells regions apart.
 #[test]
 fn regions_of_a_buffer_are_buffers_of_their_own() {
-    for ctx in each_kind_of_words() {
+    let (_one_at_a_time, contexts) = each_kind_of_words();
+    for ctx in contexts {
         let q = ctx.queue(false).unwrap();
         let program = ctx.program(&[WRITE_TRIPLE], "").unwrap();
         let kernel = K.build(&program, &[]).unwrap();
@@ -146,7 +152,8 @@ fn regions_of_a_buffer_are_buffers_of_their_own() {
 /// allocation waits for its context's queues; a memory object is kept by the command).
 #[test]
 fn words_dropped_while_a_kernel_runs_stay_until_it_ends() {
-    for ctx in each_kind_of_words() {
+    let (_one_at_a_time, contexts) = each_kind_of_words();
+    for ctx in contexts {
         let q = ctx.queue(false).unwrap();
         let program = ctx.program(&[WRITE_TRIPLE], "").unwrap();
         let kernel = K.build(&program, &[]).unwrap();

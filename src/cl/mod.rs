@@ -85,9 +85,10 @@ struct SharedContext {
     programs: Mutex<HashMap<ProgramKey, Program>>,
     /// Where programs are written as they are built ([`Context::dump_programs_to`]).
     dump_programs: Mutex<Option<std::path::PathBuf>>,
-    /// Whether device words are SVM regions (see [`Buffer`]): the context's one device
-    /// shares coarse-grained SVM and the caller allowed it.
-    svm: bool,
+    /// Held when device words are SVM regions (see [`Buffer`]): the caller allowed it, the
+    /// context's one device shares coarse-grained SVM, and no other context of the process
+    /// uses SVM.
+    svm: Option<words::SvmClaim>,
     /// Every queue made on the context: freeing SVM words waits for them.
     queues: Mutex<Vec<Queue>>,
     /// The sub-devices the context holds, if they are. Declared last so that they are
@@ -158,7 +159,8 @@ impl Context {
 
     /// One OpenCL context over every device of `devices` (all of `platform`); returns the
     /// view of each, in order. With `allow_svm`, device words are SVM regions where the
-    /// context has one device and it shares coarse-grained SVM (see [`Buffer`]).
+    /// context has one device, it shares coarse-grained SVM and no other context of the
+    /// process uses SVM (see [`Buffer`]).
     pub fn shared(
         platform: ocl::Platform,
         devices: Vec<ContextDevice>,
@@ -178,8 +180,10 @@ impl Context {
             .iter()
             .map(|device| summarize(&platform, device))
             .collect::<Result<Vec<_>>>()?;
-        let svm = allow_svm && ids.len() == 1 && words::supports_svm(&ids[0]);
-        tracing::debug!(devices = ids.len(), device = %infos[0].name, platform = %infos[0].platform, svm, "OpenCL context created");
+        let svm = (allow_svm && ids.len() == 1)
+            .then(|| words::claim_svm(&ids[0]))
+            .flatten();
+        tracing::debug!(devices = ids.len(), device = %infos[0].name, platform = %infos[0].platform, svm = svm.is_some(), "OpenCL context created");
         let shared = Arc::new(SharedContext {
             context,
             devices: ids.clone(),
@@ -210,7 +214,7 @@ impl Context {
 
     /// Whether device words on this context are SVM regions (see [`Buffer`]).
     pub fn uses_svm(&self) -> bool {
-        self.shared.svm
+        self.shared.svm.is_some()
     }
 
     /// Whether `self` and `other` are views of the same OpenCL context (buffers and events
@@ -285,7 +289,7 @@ impl Context {
         if len == 0 {
             return Err(Error::invalid("device buffers must hold at least one word"));
         }
-        if self.shared.svm {
+        if self.uses_svm() {
             Buffer::svm(&self.shared, queue, len)
         } else {
             Buffer::mem(&self.shared.context, queue, len)

@@ -10,7 +10,8 @@
 //! first use). Kernels run as fast on either.
 //!
 //! All buffers of one context are of one kind, so a kernel argument never switches between
-//! a pointer and a memory object. Unlike a memory object, an SVM allocation is not kept
+//! a pointer and a memory object; one context of the process at a time uses SVM
+//! ([`claim_svm`]). Unlike a memory object, an SVM allocation is not kept
 //! alive by the commands that use it: [`SvmAlloc`] finishes every queue of its context
 //! before it frees its words, so dropping the last buffer of an allocation while commands
 //! still use it is safe, at the cost of a wait (allocations are long-lived: pool slabs,
@@ -20,6 +21,7 @@ use std::ffi::c_void;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use cl_sys::{
@@ -114,9 +116,33 @@ impl Drop for SvmAlloc {
     }
 }
 
+/// Whether a context with SVM words is alive in the process: at most one at a time. With
+/// SVM in use on several contexts from several threads at once (tests that make a backend
+/// each), NVIDIA's driver failed allocations and crashed; a process's backend is one
+/// context, and later contexts use memory objects while it lives.
+static SVM_CONTEXT_ALIVE: AtomicBool = AtomicBool::new(false);
+
+/// The process's one SVM context's claim ([`claim_svm`]), held by that context and given
+/// back when it is dropped (after its last allocation: each holds the context).
+pub(super) struct SvmClaim(());
+
+impl Drop for SvmClaim {
+    fn drop(&mut self) {
+        SVM_CONTEXT_ALIVE.store(false, Ordering::Release);
+    }
+}
+
+/// The claim for a context of `device` to use SVM words: None where the device does not
+/// share coarse-grained SVM or another context has the claim.
+pub(super) fn claim_svm(device: &ocl::Device) -> Option<SvmClaim> {
+    let free = !SVM_CONTEXT_ALIVE.load(Ordering::Acquire);
+    (free && supports_svm(device) && !SVM_CONTEXT_ALIVE.swap(true, Ordering::AcqRel))
+        .then_some(SvmClaim(()))
+}
+
 /// Whether `device` shares coarse-grained SVM buffers (an OpenCL 1.2 device answers the
 /// query with an error: no).
-pub(super) fn supports_svm(device: &ocl::Device) -> bool {
+fn supports_svm(device: &ocl::Device) -> bool {
     let mut caps: cl_device_svm_capabilities = 0;
     // SAFETY: the query writes at most `size_of(caps)` bytes into `caps`.
     let status = unsafe {
