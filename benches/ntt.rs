@@ -383,7 +383,7 @@ fn check(
     buf: &Buffer<u64>,
     input: &[u64],
 ) -> Result<()> {
-    cl::write(buf, queue, input)?;
+    buf.write(input).enq()?;
     let mut want = input.to_vec();
     host::transform_batch(&mut want, tables, host::ntt_negacyclic_harvey);
     plan.ntt_negacyclic_harvey(queue, buf, 1)?;

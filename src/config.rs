@@ -73,7 +73,6 @@ settings! {
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
-    SVM: experiment "SEAL_OPENCL_SVM" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
     DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
 }
@@ -123,9 +122,6 @@ pub struct Experiment {
     pub fused: bool,
     /// `false`: every buffer request is a device allocation, every free a release.
     pub memcache: bool,
-    /// `false`: device words are OpenCL memory objects even where they could be SVM
-    /// regions (see [`crate::cl::Buffer`]).
-    pub svm: bool,
     /// How devices become tiles.
     pub tiles: Partition,
     /// Compiled programs are written into this directory.
@@ -155,7 +151,6 @@ impl Default for Config {
                 variant: StagedVariant::DEFAULT,
                 fused: d.fused_tensor,
                 memcache: d.memcache_active,
-                svm: d.svm,
                 tiles: d.partition,
                 dump_programs: d.dump_programs,
             },
@@ -200,7 +195,6 @@ impl Config {
                 slab_bytes: DEFAULT_SLAB_BYTES,
             },
             memcache_active: self.experiment.memcache,
-            svm: self.experiment.svm,
             fused_tensor: self.experiment.fused,
             dump_programs: self.experiment.dump_programs.clone(),
         }
@@ -294,7 +288,6 @@ impl Config {
                     .map_or(Ok(defaults.experiment.variant), |v| parsed(NTT_VARIANT, &v))?,
                 fused: switch(FUSED, parse(FUSED), defaults.experiment.fused)?,
                 memcache: switch(MEMCACHE, parse(MEMCACHE), defaults.experiment.memcache)?,
-                svm: switch(SVM, parse(SVM), defaults.experiment.svm)?,
                 tiles: parse(TILES).map_or(Ok(defaults.experiment.tiles), |v| parsed(TILES, &v))?,
                 dump_programs: get(DUMP_PROGRAMS).map(PathBuf::from),
             },

@@ -114,20 +114,6 @@ impl From<ocl::Error> for Error {
     }
 }
 
-/// The error of a raw OpenCL call (one `ocl` does not wrap) that returned `status`,
-/// classified as [`classify`] does.
-pub(crate) fn from_status(call: &str, status: i32) -> Error {
-    use ocl::core::Status;
-    let known = [
-        Status::CL_MEM_OBJECT_ALLOCATION_FAILURE,
-        Status::CL_OUT_OF_HOST_MEMORY,
-    ];
-    classify(
-        known.into_iter().find(|s| *s as i32 == status),
-        format!("{call} failed with OpenCL status {status}"),
-    )
-}
-
 /// An OpenCL failure by its status code (not its message text, which drivers word
 /// differently): only `CL_MEM_OBJECT_ALLOCATION_FAILURE` and `CL_OUT_OF_HOST_MEMORY` mean
 /// memory ran out, which the memcache answers by flushing its free pool and trying again.

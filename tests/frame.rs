@@ -114,7 +114,7 @@ fn ending_a_frame_waits_for_every_queue() {
     let q2 = ctx.queue(false).unwrap();
     let frames = FrameControl::new(vec![pool.clone()], vec![q.clone(), q2.clone()], None);
     let words = 2048;
-    let (spin, spin2) = (kernel(&ctx, "spin"), kernel(&ctx, "spin"));
+    let (spin, spin2) = (kernel(&ctx, &q, "spin"), kernel(&ctx, &q2, "spin"));
     frames.start_compute_frame();
     let (a, b) = (
         pool.alloc(&q, words).unwrap(),
@@ -130,7 +130,7 @@ fn ending_a_frame_waits_for_every_queue() {
 #[test]
 fn the_host_never_waits_inside_a_frame() {
     let (ctx, q, pool, frames) = setup();
-    let fill = kernel(&ctx, "fill");
+    let fill = kernel(&ctx, &q, "fill");
     let blocker = Blocker::new(&ctx, &q, Duration::from_secs(20));
     frames.start_compute_frame();
     for round in 0..20u64 {

@@ -71,7 +71,7 @@ fn threads_share_no_buffer(config: MemcacheConfig) {
             s.spawn(move |_| {
                 // One queue per thread: buffers move between queues all the time.
                 let q = ctx.queue(false).unwrap();
-                let fill = kernel(&ctx, "fill");
+                let fill = kernel(&ctx, &q, "fill");
                 let mut rng = rand::rngs::StdRng::seed_from_u64(t);
                 let mut keep = Vec::new();
                 for i in 0..ITERS {
@@ -154,7 +154,7 @@ fn slabs_carve_sub_buffers() {
         poison: Some(POISON),
         ..Default::default()
     });
-    let fill = kernel(&ctx, "fill");
+    let fill = kernel(&ctx, &q, "fill");
     let bufs: Vec<_> = [1000, 3000, 5000]
         .iter()
         .map(|&w| pool.alloc(&q, w).unwrap())
@@ -231,7 +231,7 @@ fn best_fit_takes_the_smallest_fitting_buffer_within_twice_the_request() {
 #[test]
 fn reuse_on_the_same_queue_needs_no_host_wait() {
     let (ctx, q, pool) = pool_with(MemcacheConfig::default());
-    let fill = kernel(&ctx, "fill");
+    let fill = kernel(&ctx, &q, "fill");
     let words = 512;
 
     let blocker = Blocker::new(&ctx, &q, WATCHDOG);
@@ -268,7 +268,7 @@ const B: usize = 1;
 fn reuse_waits_for_the_earlier_use(used_on: usize, reused_on: usize, what: &str) {
     let ctx = context();
     let queues = [ctx.queue(false).unwrap(), ctx.queue(false).unwrap()];
-    let fills = queues.each_ref().map(|_| kernel(&ctx, "fill"));
+    let fills = queues.each_ref().map(|q| kernel(&ctx, q, "fill"));
     let pool = Memcache::new(ctx.clone(), MemcacheConfig::default());
     let words = 4096;
 

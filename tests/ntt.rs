@@ -134,7 +134,7 @@ fn device_run(
 ) -> Vec<u64> {
     let buf = ctx.buffer(queue, input.len() + slack).unwrap();
     cl::poison(&buf, POISON).unwrap();
-    cl::write(&buf, queue, input).unwrap();
+    buf.write(input).enq().unwrap();
     let events = transform.run(plan, queue, &buf, count).unwrap();
     assert_eq!(events.len(), plan.launches_per_transform());
     let mut out = cl::download(&buf).unwrap();
@@ -305,7 +305,7 @@ fn prefix_of_the_primes_matches_host_reference() {
                 host::transform_batch(&mut want, &tables, host_fn);
                 let buf = ctx.buffer(&queue, input.len() + (1 << log_n)).unwrap();
                 cl::poison(&buf, POISON).unwrap();
-                cl::write(&buf, &queue, &input).unwrap();
+                buf.write(&input).enq().unwrap();
                 // Without events (as the operations enqueue when not profiling): none come
                 // back, and the words are the same.
                 let events = plan
@@ -316,7 +316,7 @@ fn prefix_of_the_primes_matches_host_reference() {
                 assert!(got[input.len()..].iter().all(|&w| w == POISON));
                 let what = format!("{direction:?} {strategy} first {primes} of 4 primes");
                 assert_same(&got[..input.len()], &want, &tables, &what);
-                cl::write(&buf, &queue, &input).unwrap();
+                buf.write(&input).enq().unwrap();
                 let events = plan
                     .transform(&queue, &buf, count, primes, direction, reduce, true)
                     .unwrap();

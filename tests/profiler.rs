@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use seal_opencl::cl::{self, ArgType, Kernel, KernelArg, KernelSig};
+use seal_opencl::cl::{self, Kernel};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::PoolBuffer;
@@ -70,13 +70,14 @@ fn profiled_backend() -> (
     (p, backend, params, a, b)
 }
 
-fn named_kernel(g: &Graph, name: &'static str, buf: &PoolBuffer) -> Kernel {
+fn named_kernel(g: &Graph, name: &str, buf: &PoolBuffer) -> Kernel {
     let program = g.context().program(&[NAMED], "").unwrap();
-    let sig = KernelSig {
-        name,
-        params: &[("x", ArgType::Buf)],
-    };
-    sig.build(&program, &[("x", KernelArg::Buf(buf.buffer()))])
+    Kernel::builder()
+        .program(&program)
+        .name(name)
+        .queue(g.queue().clone())
+        .arg(buf.buffer())
+        .build()
         .unwrap()
 }
 

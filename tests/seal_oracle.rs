@@ -159,14 +159,14 @@ fn host_and_device_ntt_equal_seal() {
             let what = format!("{strategy:?} N=2^{log_n} {bits:?} x{count}");
 
             let buf = ctx.buffer(&queue, values.len()).unwrap();
-            cl::write(&buf, &queue, &values).unwrap();
+            buf.write(&values).enq().unwrap();
             plan.ntt_negacyclic_harvey(&queue, &buf, count).unwrap();
             assert!(
                 cl::download(&buf).unwrap() == forward,
                 "device forward, {what}"
             );
 
-            cl::write(&buf, &queue, &forward).unwrap();
+            buf.write(&forward).enq().unwrap();
             plan.inverse_ntt_negacyclic_harvey(&queue, &buf, count)
                 .unwrap();
             assert!(

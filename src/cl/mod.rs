@@ -20,7 +20,6 @@ mod sig;
 pub mod sources;
 mod subdevice;
 mod sync;
-mod words;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -29,7 +28,7 @@ use std::sync::Arc;
 use ocl::flags::{CommandQueueProperties, DeviceType};
 use parking_lot::Mutex;
 
-pub use ocl::{Event, EventList, Kernel, Program, Queue, SpatialDims};
+pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
 pub use pinned::{pinned_bytes_in_use, PinnedHost};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
 pub(crate) use sig::kernel_sigs;
@@ -41,8 +40,6 @@ pub use sync::{
     complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
     order_after, read_yielding, same_queue, wait, EventTimes,
 };
-use words::check_range;
-pub use words::Buffer;
 
 use crate::error::{Error, Result};
 
@@ -85,12 +82,6 @@ struct SharedContext {
     programs: Mutex<HashMap<ProgramKey, Program>>,
     /// Where programs are written as they are built ([`Context::dump_programs_to`]).
     dump_programs: Mutex<Option<std::path::PathBuf>>,
-    /// Held when device words are SVM regions (see [`Buffer`]): the caller allowed it, the
-    /// context's one device shares coarse-grained SVM, and no other context of the process
-    /// uses SVM.
-    svm: Option<words::SvmClaim>,
-    /// Every queue made on the context: freeing SVM words waits for them.
-    queues: Mutex<Vec<Queue>>,
     /// The sub-devices the context holds, if they are. Declared last so that they are
     /// released after the context that uses them.
     _sub_devices: Vec<SubDevice>,
@@ -130,18 +121,6 @@ impl Context {
         Self::for_device(entry.platform, entry.device)
     }
 
-    /// As [`Context::new`], with device words as memory objects even where the device
-    /// shares SVM (tests and benchmarks that compare the two kinds of [`Buffer`]).
-    pub fn without_svm(selector: &DeviceSelector) -> Result<Arc<Context>> {
-        let entry = selector.resolve()?;
-        let mut views = Self::shared(
-            entry.platform,
-            vec![ContextDevice::Whole(entry.device)],
-            false,
-        )?;
-        Ok(views.pop().expect("one view per device"))
-    }
-
     /// A context holding exactly `device` (a whole device or a sub-device).
     pub fn for_device(platform: ocl::Platform, device: ocl::Device) -> Result<Arc<Context>> {
         Self::single(platform, ContextDevice::Whole(device))
@@ -153,18 +132,15 @@ impl Context {
     }
 
     fn single(platform: ocl::Platform, device: ContextDevice) -> Result<Arc<Context>> {
-        let mut views = Self::shared(platform, vec![device], true)?;
+        let mut views = Self::shared(platform, vec![device])?;
         Ok(views.pop().expect("one view per device"))
     }
 
     /// One OpenCL context over every device of `devices` (all of `platform`); returns the
-    /// view of each, in order. With `allow_svm`, device words are SVM regions where the
-    /// context has one device, it shares coarse-grained SVM and no other context of the
-    /// process uses SVM (see [`Buffer`]).
+    /// view of each, in order.
     pub fn shared(
         platform: ocl::Platform,
         devices: Vec<ContextDevice>,
-        allow_svm: bool,
     ) -> Result<Vec<Arc<Context>>> {
         let ids: Vec<ocl::Device> = devices.iter().map(ContextDevice::device).collect();
         if ids.is_empty() {
@@ -180,17 +156,12 @@ impl Context {
             .iter()
             .map(|device| summarize(&platform, device))
             .collect::<Result<Vec<_>>>()?;
-        let svm = (allow_svm && ids.len() == 1)
-            .then(|| words::claim_svm(&ids[0]))
-            .flatten();
-        tracing::debug!(devices = ids.len(), device = %infos[0].name, platform = %infos[0].platform, svm = svm.is_some(), "OpenCL context created");
+        tracing::debug!(devices = ids.len(), device = %infos[0].name, platform = %infos[0].platform, "OpenCL context created");
         let shared = Arc::new(SharedContext {
             context,
             devices: ids.clone(),
             programs: Mutex::new(HashMap::new()),
             dump_programs: Mutex::new(None),
-            svm,
-            queues: Mutex::new(Vec::new()),
             _sub_devices: devices
                 .into_iter()
                 .filter_map(|d| match d {
@@ -210,11 +181,6 @@ impl Context {
                 })
             })
             .collect())
-    }
-
-    /// Whether device words on this context are SVM regions (see [`Buffer`]).
-    pub fn uses_svm(&self) -> bool {
-        self.shared.svm.is_some()
     }
 
     /// Whether `self` and `other` are views of the same OpenCL context (buffers and events
@@ -247,9 +213,7 @@ impl Context {
     /// A new in-order queue; with `profiling` its events carry device timestamps.
     pub fn queue(&self, profiling: bool) -> Result<Queue> {
         let props = profiling.then_some(CommandQueueProperties::PROFILING_ENABLE);
-        let queue = Queue::new(&self.shared.context, self.device, props)?;
-        self.shared.queues.lock().push(queue.clone());
-        Ok(queue)
+        Ok(Queue::new(&self.shared.context, self.device, props)?)
     }
 
     /// The program built from `sources` (concatenated in order) with `options` for every
@@ -289,17 +253,16 @@ impl Context {
         if len == 0 {
             return Err(Error::invalid("device buffers must hold at least one word"));
         }
-        if self.uses_svm() {
-            Buffer::svm(&self.shared, queue, len)
-        } else {
-            Buffer::mem(&self.shared.context, queue, len)
-        }
+        Ok(Buffer::<u64>::builder()
+            .queue(queue.clone())
+            .len(len)
+            .build()?)
     }
 
     /// A device buffer holding a copy of `data` (blocking upload).
     pub fn upload(&self, queue: &Queue, data: &[u64]) -> Result<Buffer<u64>> {
         let buf = self.buffer(queue, data.len())?;
-        write(&buf, queue, data)?;
+        buf.write(data).enq()?;
         Ok(buf)
     }
 }
@@ -336,40 +299,17 @@ fn dump_program(program: &Program, source_hash: u64, options: &str, dir: &std::p
     }
 }
 
-/// Reads a whole buffer back to the host (blocking, on its default queue).
+/// Reads a whole buffer back to the host (blocking).
 pub fn download(buf: &Buffer<u64>) -> Result<Vec<u64>> {
     let mut out = vec![0u64; buf.len()];
-    read(buf, &mut out)?;
+    buf.read(&mut out).enq()?;
     Ok(out)
-}
-
-/// Reads the first `out.len()` words of `buf` into `out` (blocking, on its default queue).
-pub fn read(buf: &Buffer<u64>, out: &mut [u64]) -> Result<()> {
-    // SAFETY: a blocking read.
-    unsafe { words::enqueue_read(buf.default_queue(), buf, 0, out, true, None) }
-}
-
-/// Copies `data` into the start of `buf` on `queue` (blocking).
-pub fn write(buf: &Buffer<u64>, queue: &Queue, data: &[u64]) -> Result<()> {
-    // SAFETY: a blocking write.
-    unsafe { words::enqueue_write(queue, buf, data, true, None) }
-}
-
-/// Enqueues on `queue` the copy of `data` into the start of `buf` without waiting, and
-/// returns the copy's event.
-///
-/// # Safety
-/// `data` must stay valid and unchanged until the event has completed.
-pub unsafe fn write_async(buf: &Buffer<u64>, queue: &Queue, data: &[u64]) -> Result<Event> {
-    let mut event = Event::empty();
-    // SAFETY: the caller's contract.
-    unsafe { words::enqueue_write(queue, buf, data, false, Some(&mut event)) }?;
-    Ok(event)
 }
 
 /// Fills `buf` with `pattern` so that words a kernel fails to write stand out (tests).
 pub fn poison(buf: &Buffer<u64>, pattern: u64) -> Result<()> {
-    words::enqueue_fill(buf.default_queue(), buf, 0, buf.len(), pattern)
+    buf.cmd().fill(pattern, None).enq()?;
+    Ok(())
 }
 
 /// The device `queue` runs on. `ocl::Queue::device` panics when the driver's query fails
@@ -386,10 +326,10 @@ pub fn queue_device(queue: &Queue) -> Result<ocl::Device> {
     }
 }
 
-/// Whether two buffer handles name the same words (two distinct sub-buffers or regions of
-/// one allocation do not; launchers check aliasing with this).
+/// Whether two buffer handles name the same OpenCL memory object (two distinct
+/// sub-buffers of one allocation do not; launchers check aliasing with this).
 pub fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {
-    a.same_words(b)
+    a.as_core().as_ptr() == b.as_core().as_ptr()
 }
 
 /// One argument of a kernel launch: a buffer of words or a 32- or 64-bit scalar.
@@ -412,8 +352,7 @@ pub enum KernelArg<'a> {
 /// kernel's signature, and its callers hold the kernel's lock until the enqueue.
 pub unsafe fn set_arg_raw(kernel: &Kernel, index: u32, arg: KernelArg) -> Result<()> {
     let value = match arg {
-        // SAFETY: the caller's guarantee (see `# Safety`).
-        KernelArg::Buf(b) => return unsafe { b.set_as_arg(kernel, index) },
+        KernelArg::Buf(b) => ocl::core::ArgVal::mem(b.as_core()),
         KernelArg::U32(ref v) => ocl::core::ArgVal::scalar(v),
         KernelArg::U64(ref v) => ocl::core::ArgVal::scalar(v),
     };
@@ -458,7 +397,12 @@ pub fn copy(
             dst.len()
         )));
     }
-    words::enqueue_copy(queue, src, 0, dst, 0, src.len(), event)
+    let mut cmd = src.copy(dst, None, None).queue(queue);
+    if let Some(event) = event {
+        cmd = cmd.enew(event);
+    }
+    cmd.enq()?;
+    Ok(())
 }
 
 /// Enqueues on `queue` a device-to-device copy of `len` words from `src` at `src_offset`
@@ -474,7 +418,10 @@ pub fn copy_range(
 ) -> Result<()> {
     check_range("copy source", src, src_offset, len)?;
     check_range("copy destination", dst, dst_offset, len)?;
-    if same_buffer(src, dst) && src_offset < dst_offset + len && dst_offset < src_offset + len {
+    if src.as_core().as_ptr() == dst.as_core().as_ptr()
+        && src_offset < dst_offset + len
+        && dst_offset < src_offset + len
+    {
         return Err(Error::invalid(
             "copy between overlapping ranges of one buffer",
         ));
@@ -482,7 +429,12 @@ pub fn copy_range(
     if len == 0 {
         return Ok(());
     }
-    words::enqueue_copy(queue, src, src_offset, dst, dst_offset, len, None)
+    src.cmd()
+        .queue(queue)
+        .offset(src_offset)
+        .copy(dst, Some(dst_offset), Some(len))
+        .enq()?;
+    Ok(())
 }
 
 /// Enqueues on `queue` the filling of `len` words of `buf` from `offset` with `value`.
@@ -497,18 +449,34 @@ pub fn fill_range(
     if len == 0 {
         return Ok(());
     }
-    words::enqueue_fill(queue, buf, offset, len, value)
+    buf.cmd()
+        .queue(queue)
+        .offset(offset)
+        .fill(value, Some(len))
+        .enq()?;
+    Ok(())
 }
 
-/// A buffer that aliases `len` words of `buf` from `offset` (an OpenCL sub-buffer, or a
-/// region of an SVM allocation). For a sub-buffer, `offset` in bytes must be a multiple of
-/// the device's base address alignment.
+/// A buffer that aliases `len` words of `buf` from `offset` (an OpenCL sub-buffer), so that
+/// a kernel can work on one polynomial of a ciphertext. `offset` in bytes must be a
+/// multiple of the device's base address alignment; polynomial offsets (multiples of
+/// N >= 1024 words) always are.
 pub fn sub_buffer(buf: &Buffer<u64>, offset: usize, len: usize) -> Result<Buffer<u64>> {
     check_range("sub-buffer", buf, offset, len)?;
     if len == 0 {
         return Err(Error::invalid("a sub-buffer must hold at least one word"));
     }
-    buf.region(offset, len)
+    Ok(buf.create_sub_buffer(None, offset, len)?)
+}
+
+fn check_range(what: &str, buf: &Buffer<u64>, offset: usize, len: usize) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= buf.len() => Ok(()),
+        _ => Err(Error::invalid(format!(
+            "{what} of {len} words at {offset} exceeds a buffer of {} words",
+            buf.len()
+        ))),
+    }
 }
 
 /// Device time of a completed, profiled event, in nanoseconds.

@@ -68,7 +68,7 @@ struct Block {
     reading: Vec<Event>,
     /// Declared before `_buffer`: unmapped before the buffer is released.
     mapping: Mapping,
-    _buffer: ocl::Buffer<u8>,
+    _buffer: Buffer<u8>,
 }
 
 /// A mapping of a block's buffer into host memory, unmapped when dropped.
@@ -219,17 +219,26 @@ impl PinnedHost {
         block
             .reading
             .retain(|event| !is_complete(event).unwrap_or(true));
+        let mut event = Event::empty();
         // SAFETY: the write reads `data` after this call returns. `data` lies in a mapped block
         // in use, which stays mapped and is not reused until the write finished: `deallocate`
         // waits for the event recorded below before it frees the block, and the block's owner
         // (a SEAL object) waits for it (`GpuImage::wait_upload`) before writing the words.
-        let event = unsafe { super::write_async(buffer, queue, data) }?;
+        // The length was checked against the buffer above.
+        unsafe {
+            buffer
+                .write(data)
+                .queue(queue)
+                .block(false)
+                .enew(&mut event)
+                .enq()?;
+        }
         block.reading.push(event.clone());
         Ok(Some(event))
     }
 
     fn create(&self, bytes: usize) -> Result<Block> {
-        let buffer = ocl::Buffer::<u8>::builder()
+        let buffer = Buffer::<u8>::builder()
             .queue(self.queue.clone())
             .flags(MemFlags::new().alloc_host_ptr().read_write())
             .len(bytes)

@@ -4,7 +4,7 @@
 //! [`check_source`] compares every signature with the `__kernel` declarations of a .cl
 //! source, so that neither side can change alone (each source's unit test runs it).
 
-use ocl::{Kernel, Program};
+use ocl::{Buffer, Kernel, Program};
 
 use super::{set_arg_raw, KernelArg};
 use crate::error::{Error, Result};
@@ -59,19 +59,14 @@ impl KernelSig {
     pub fn build(&self, program: &Program, fixed: &[(&str, KernelArg)]) -> Result<Kernel> {
         let mut builder = Kernel::builder();
         builder.program(program).name(self.name);
-        let mut buffers = Vec::new();
-        for (index, &(param, ty)) in self.params.iter().enumerate() {
+        for &(param, ty) in self.params {
             match fixed.iter().find(|(name, _)| *name == param) {
                 Some((_, arg)) if arg.arg_type() != ty => return Err(self.mismatch(param)),
+                Some((_, KernelArg::Buf(b))) => builder.arg(*b),
                 Some((_, KernelArg::U32(v))) => builder.arg(*v),
                 Some((_, KernelArg::U64(v))) => builder.arg(*v),
-                // A placeholder, set to the buffer once built (a memory object or a pointer).
-                Some((_, KernelArg::Buf(b))) => {
-                    buffers.push((index as u32, *b));
-                    builder.arg(None::<&ocl::Buffer<u64>>)
-                }
                 None => match ty {
-                    ArgType::Buf => builder.arg(None::<&ocl::Buffer<u64>>),
+                    ArgType::Buf => builder.arg(None::<&Buffer<u64>>),
                     ArgType::U32 => builder.arg(0u32),
                     ArgType::U64 => builder.arg(0u64),
                 },
@@ -83,14 +78,7 @@ impl KernelSig {
         {
             return Err(self.mismatch(name));
         }
-        let kernel = builder.build()?;
-        for (index, buffer) in buffers {
-            // SAFETY: the kernel declares a buffer at `index` (its signature, checked against
-            // the source by its test); a preset argument is never set again, and its owner
-            // keeps the buffer as long as the kernel (the tables of a plan or context).
-            unsafe { set_arg_raw(&kernel, index, KernelArg::Buf(buffer)) }?;
-        }
-        Ok(kernel)
+        Ok(builder.build()?)
     }
 
     /// Sets `args` on `kernel`: every parameter but those named in `preset` (set when the

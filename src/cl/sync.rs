@@ -44,14 +44,24 @@ pub fn read_yielding(
     out: &mut [u64],
 ) -> Result<()> {
     let mut event = Event::empty();
-    let queue = queue.unwrap_or(buffer.default_queue());
-    // SAFETY: the read writes `out` after the call returns; `out` stays borrowed by this
-    // function until the wait below has seen the read end (complete or failed), and the
-    // range is checked against the buffer's length.
-    unsafe { super::words::enqueue_read(queue, buffer, offset, out, false, Some(&mut event)) }?;
+    let queue = queue.or(buffer.default_queue());
+    // SAFETY: the read writes `out` after `enq` returns; `out` stays borrowed by this
+    // function until the wait below has seen the read end (complete or failed), and ocl
+    // checks `offset + out.len()` against the buffer's length.
+    unsafe {
+        let mut read = buffer
+            .read(&mut *out)
+            .offset(offset)
+            .block(false)
+            .enew(&mut event);
+        if let Some(queue) = queue {
+            read = read.queue(queue);
+        }
+        read.enq()?;
+    }
     // From here `out` must not be given back before the read has ended, whatever fails: a
     // failed flush is reported after the wait.
-    let flushed = queue.flush();
+    let flushed = queue.map_or(Ok(()), |queue| queue.flush());
     // A failed command's status is an error code, which `is_complete` returns as an error:
     // the loop ends either way, and the wait reports it.
     while !event.is_complete().unwrap_or(true) {

@@ -141,8 +141,6 @@ pub struct DeviceOptions {
     pub memcache: MemcacheConfig,
     /// `false`: every tile's memcache is deactivated from the start.
     pub memcache_active: bool,
-    /// Device words as SVM regions where the context allows (see [`cl::Buffer`]).
-    pub svm: bool,
     /// `false`: the CKKS tensor product runs as separate multiply and add kernels, the
     /// mod-down one kernel per step (`CkksContext::fused`).
     pub fused_tensor: bool,
@@ -176,7 +174,6 @@ impl Default for DeviceOptions {
                 ..MemcacheConfig::default()
             },
             memcache_active: true,
-            svm: true,
             fused_tensor: true,
             dump_programs: None,
         }
@@ -225,7 +222,7 @@ impl Devices {
         }
         let contexts = match devices.first() {
             Some(entry) if !context_devices.is_empty() => {
-                Context::shared(entry.platform, context_devices, options.svm)?
+                Context::shared(entry.platform, context_devices)?
             }
             _ => Vec::new(),
         };

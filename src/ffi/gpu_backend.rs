@@ -136,7 +136,6 @@ impl GpuBackend {
             key_bytes: keys.bytes,
             max_key_bytes: keys.max_bytes,
             key_evictions: keys.evictions,
-            svm_words: self.backend.devices().tiles()[0].context().uses_svm(),
         }
     }
 

@@ -107,8 +107,6 @@ mod bridge {
         key_bytes: u64,
         max_key_bytes: u64,
         key_evictions: u64,
-        /// Whether device words are SVM regions, else memory objects (`cl::Buffer`).
-        svm_words: bool,
     }
 
     /// The host's costly calls into the driver since the backend was made (every thread's):

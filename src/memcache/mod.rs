@@ -31,13 +31,13 @@
 //!
 //! # Slabs
 //! With [`MemcacheConfig::slab_bytes`] set (the backend's devices set it), device memory
-//! comes in slabs: a request that needs a new buffer and fits in half a slab gets a region
-//! carved from the current slab ([`cl::sub_buffer`]: a pointer into an SVM allocation, no
-//! driver call, or an OpenCL sub-buffer where the context's words are memory objects), and a
-//! new slab is allocated only when the current one is full. Regions are pooled and reused
-//! like any buffer; a slab goes back to the driver when its last region is released (flush,
-//! deactivate), and its bytes count as held until then. Larger requests, uncached ones and
-//! those of a deactivated pool get a device allocation of their own.
+//! comes in slabs: a request that needs a new buffer and fits in half a slab gets a
+//! sub-buffer carved from the current slab (`clCreateSubBuffer`, a few microseconds, where
+//! `clCreateBuffer` is a driver allocation costing tens), and a new slab is allocated only
+//! when the current one is full. Sub-buffers are pooled and reused like any buffer; a slab
+//! goes back to the driver when its last sub-buffer is released (flush, deactivate), and
+//! its bytes count as held until then. Larger requests, uncached ones and those of a
+//! deactivated pool get a device allocation of their own.
 //!
 //! # Out of memory
 //! A failed device allocation (or one that would exceed [`MemcacheConfig::max_bytes_held`])
@@ -98,13 +98,13 @@ pub struct MemcacheStats {
     pub misses: u64,
     /// Requests that bypassed the pool (uncached, or the cache was deactivated).
     pub uncached: u64,
-    /// Device allocations made (`clSVMAlloc` or `clCreateBuffer`: slabs, and buffers of
-    /// their own for misses and uncached requests).
+    /// Device allocations made (`clCreateBuffer`: slabs, and buffers of their own for misses
+    /// and uncached requests).
     pub device_allocations: u64,
-    /// Misses served by a region of a slab (no device allocation of their own).
+    /// Misses served by a sub-buffer of a slab (no device allocation of their own).
     pub sub_allocations: u64,
     /// Device allocations released (flush, deactivated cache, uncached frees; a slab when
-    /// its last region is).
+    /// its last sub-buffer is).
     pub device_releases: u64,
     /// Allocations that failed, flushed the free pool and tried again.
     pub oom_retries: u64,
@@ -771,14 +771,14 @@ impl PoolBuffer {
                 self.len
             )));
         }
-        cl::write(self.buffer(), queue, data)?;
+        self.buffer().write(data).queue(queue).enq()?;
         Ok(())
     }
 
     /// Downloads the requested words (blocking).
     pub fn read(&self) -> Result<Vec<u64>> {
         let mut out = vec![0u64; self.len];
-        cl::read(self.buffer(), &mut out)?;
+        self.buffer().read(&mut out).enq()?;
         Ok(out)
     }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use seal_opencl::cl::{self, ArgType, Buffer, Context, Event, Kernel, KernelArg, KernelSig, Queue};
+use seal_opencl::cl::{self, Buffer, Context, Event, Kernel, Queue};
 
 /// `fill`: x[i] = v ^ i. `spin`: `rounds` steps of an LCG per word (compute-heavy and
 /// impossible to fold away), so a launch takes measurable time.
@@ -44,61 +44,24 @@ pub fn spin_host(x: &mut [u64], rounds: u32) {
     }
 }
 
-const FILL: KernelSig = KernelSig {
-    name: "fill",
-    params: &[("x", ArgType::Buf), ("v", ArgType::U64)],
-};
-const SPIN: KernelSig = KernelSig {
-    name: "spin",
-    params: &[("x", ArgType::Buf), ("rounds", ArgType::U32)],
-};
-
-#[test]
-fn the_signatures_match_the_kernels() {
-    cl::check_source(KERNELS, &[&FILL, &SPIN]).unwrap();
-}
-
-/// A kernel from [`KERNELS`] (`fill` or `spin`), its arguments set per launch
-/// ([`set_fill`], [`set_spin`]).
-pub fn kernel(ctx: &Context, name: &str) -> Kernel {
+/// A kernel from [`KERNELS`] with placeholder arguments, to be set per launch.
+pub fn kernel(ctx: &Context, queue: &Queue, name: &str) -> Kernel {
     let program = ctx.program(&[KERNELS], "").expect("test kernels build");
-    let sig = if name == "fill" { &FILL } else { &SPIN };
-    sig.build(&program, &[]).expect("kernel")
-}
-
-/// Sets the arguments of a `fill` kernel from [`kernel`].
-pub fn set_fill(k: &Kernel, buf: &Buffer<u64>, v: u64) {
-    // SAFETY: `k` was built from FILL; both arguments are set.
-    unsafe {
-        FILL.set(
-            k,
-            &[("x", KernelArg::Buf(buf)), ("v", KernelArg::U64(v))],
-            &[],
-        )
-    }
-    .unwrap();
-}
-
-/// Sets the arguments of a `spin` kernel from [`kernel`].
-pub fn set_spin(k: &Kernel, buf: &Buffer<u64>, rounds: u32) {
-    // SAFETY: `k` was built from SPIN; both arguments are set.
-    unsafe {
-        SPIN.set(
-            k,
-            &[
-                ("x", KernelArg::Buf(buf)),
-                ("rounds", KernelArg::U32(rounds)),
-            ],
-            &[],
-        )
-    }
-    .unwrap();
+    let mut b = Kernel::builder();
+    b.program(&program).name(name).queue(queue.clone());
+    b.arg(None::<&Buffer<u64>>);
+    match name {
+        "fill" => b.arg(0u64),
+        _ => b.arg(0u32),
+    };
+    b.build().expect("kernel")
 }
 
 /// Enqueues `fill` of `words` words of `buf` with `v` on `queue`; returns its event.
 pub fn enqueue_fill(k: &Kernel, queue: &Queue, buf: &Buffer<u64>, words: usize, v: u64) -> Event {
     assert!(words <= buf.len());
-    set_fill(k, buf, v);
+    k.set_arg(0, buf).unwrap();
+    k.set_arg(1, v).unwrap();
     let mut ev = Event::empty();
     // SAFETY: `fill` writes x[i] for i < words, and the buffer holds at least `words`.
     unsafe { cl::enqueue_on(queue, k, words, None, Some(&mut ev)).unwrap() };
@@ -114,7 +77,8 @@ pub fn enqueue_spin(
     rounds: u32,
 ) -> Event {
     assert!(words <= buf.len());
-    set_spin(k, buf, rounds);
+    k.set_arg(0, buf).unwrap();
+    k.set_arg(1, rounds).unwrap();
     let mut ev = Event::empty();
     // SAFETY: `spin` touches x[i] for i < words, and the buffer holds at least `words`.
     unsafe { cl::enqueue_on(queue, k, words, None, Some(&mut ev)).unwrap() };
