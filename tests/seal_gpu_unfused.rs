@@ -4,7 +4,6 @@
 //! `.gpu()` ciphertexts give SEAL's CPU words. Its own test binary, because the switches
 //! are the process's backend's settings.
 
-use rand::SeedableRng;
 use seal_opencl_testkit::routines::{Routine, Workload};
 use seal_opencl_testkit::seal_c::Ciphertext;
 
@@ -12,20 +11,14 @@ use seal_opencl_testkit::seal_c::Ciphertext;
 fn unfused_tensor_without_memcache_matches_seal() {
     use seal_opencl::config::{FUSED, MEMCACHE};
     seal_opencl_testkit::fixture::install_with(&[(FUSED.name, "0"), (MEMCACHE.name, "off")]);
-    let seed = rand::random();
-    eprintln!("seed {seed}");
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut rng = seal_opencl_testkit::harness::rng();
     let w = Workload::new(8192, &[60, 40, 40, 60], 40).unwrap();
     let ev = &w.evaluator;
     let (a, b) = (
         w.encrypt_random(&mut rng).unwrap(),
         w.encrypt_random(&mut rng).unwrap(),
     );
-    let gpu = |ct: &Ciphertext| {
-        let mut g = ct.try_clone().unwrap();
-        g.gpu().unwrap();
-        g
-    };
+    let gpu = seal_opencl_testkit::fixture::on_gpu;
     let same = |cpu: &Ciphertext, dev: &Ciphertext, what: &str| {
         assert!(dev.on_gpu(), "{what}: lost its device mark");
         assert_eq!(cpu.size(), dev.size(), "{what}: size");
