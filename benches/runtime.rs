@@ -1,9 +1,11 @@
-//! Runtime benchmarks: allocation latency with and without the memcache, and independent
-//! batches of work on one queue vs two queues (and two tiles where the device has them).
+//! Runtime benchmarks: allocation latency with and without the memcache, the cost of a
+//! new buffer's first use, and independent batches of work on one queue vs two queues (and
+//! two tiles where the device has them).
 //!
 //! ```text
 //! cargo bench --bench runtime -- [--out PATH] [--quick] [--log-n N] [--primes L]
 //!                                [--batches N] [--reps N] [--alloc-iters N]
+//!                                [--first-use-buffers N] [--first-use-rounds N]
 //! ```
 //! `--out` (or `SEAL_OPENCL_BENCH_OUT`) writes the results as JSON (device, date,
 //! parameters, numbers); the table always goes to stdout. The device comes from
@@ -15,6 +17,10 @@
 //! again: a miss carved from a slab of a fresh pool, the miss followed by a one-item launch
 //! writing the new buffer, and a hit (buffers used and given back) followed by the launch.
 //! On NVIDIA's driver the first command on a new memory object pays for the object, once.
+//!
+//! The queue measurement takes a *batch maker*: given a graph, it prepares buffers and
+//! kernels once and returns a closure that enqueues one batch on that graph. A batch is
+//! one staged forward NTT of a polynomial of L primes at N = 2^log_n.
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
