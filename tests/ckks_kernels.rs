@@ -152,6 +152,8 @@ fn assert_words(got: &[u64], want: &[u64], what: &str) {
 /// The device launch of an elementwise operation into `dst` from the first operand `src`
 /// (the other operands fixed), as a table entry.
 type Launch<'a> = &'a dyn Fn(&Buffer<u64>, &Buffer<u64>) -> seal_opencl::Result<()>;
+/// A host reference: writes into `want` the words dst must hold.
+type HostRef<'a> = &'a dyn Fn(&mut [u64]);
 
 #[test]
 fn ckks_add_sub_negate_equal_host() {
@@ -163,7 +165,7 @@ fn ckks_add_sub_negate_equal_host() {
         let words = a.len();
         let (kx, g) = (&e.kernels, &e.graph);
         // (name, device launch, host reference into the words dst must hold).
-        let ops: [(&str, Launch, &dyn Fn(&mut [u64])); 3] = [
+        let ops: [(&str, Launch, HostRef); 3] = [
             (
                 "ckks_add",
                 &|dst, src| kx.ckks_add(g, dst, src, &db, &mt, k, POLYS),
@@ -779,7 +781,7 @@ fn ckks_ks_inner_product_reduces_midway_with_61_bit_primes() {
             }
         };
         let dec = poly_words(&set, k, |q| below(4 * q));
-        let key = poly_words(&set, 2 * k, |q| below(q));
+        let key = poly_words(&set, 2 * k, &mut below);
         check_ks_inner_product(
             &dec,
             &key,

@@ -208,10 +208,12 @@ enum First {
 /// read: z + x sees -x (across tiles the read copies x to the reader's tile behind the
 /// write). x read then written in place: z + x sees x as it was (across tiles the write
 /// moves x to the writer's tile behind the read).
+/// Makes the backend and the two workers of a topology.
+type Topology = fn() -> (&'static Backend, Worker, Worker);
+
 #[test]
 fn the_second_access_on_another_queue_or_tile_waits_for_the_held_first() {
-    let topologies: [(&str, fn() -> (&'static Backend, Worker, Worker)); 2] =
-        [("two queues", two_queues), ("two tiles", two_tiles)];
+    let topologies: [(&str, Topology); 2] = [("two queues", two_queues), ("two tiles", two_tiles)];
     for (topology, workers) in topologies {
         for first in [First::Write, First::Read] {
             second_waits_for_held_first(workers(), first, &format!("{topology}, {first:?} first"));

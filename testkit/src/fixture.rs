@@ -74,6 +74,12 @@ pub struct Fixture {
     pub scale: f64,
 }
 
+impl Default for Fixture {
+    fn default() -> Self {
+        Fixture::new()
+    }
+}
+
 impl Fixture {
     pub fn new() -> Fixture {
         Fixture::with_params(4096, &[35, 30, 35], 30)
@@ -178,6 +184,12 @@ pub const BACKEND_N: usize = 4096;
 pub struct BackendParams {
     pub ctx: CkksContext,
     pub key_moduli: Vec<u64>,
+}
+
+impl Default for BackendParams {
+    fn default() -> Self {
+        BackendParams::new()
+    }
 }
 
 impl BackendParams {

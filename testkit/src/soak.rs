@@ -158,7 +158,7 @@ impl<F: FnMut(usize, &DeviceMemory)> Reports<F> {
 
     /// The device memory after step `done` of `total`, reported, where a report is due.
     fn due(&mut self, done: usize, total: usize) -> Result<Option<DeviceMemory>> {
-        if done % self.every != 0 && done != total {
+        if !done.is_multiple_of(self.every) && done != total {
             return Ok(None);
         }
         let m = device_memory()?;
