@@ -48,6 +48,8 @@ use seal_opencl::config::{env_settings, Config, Setting, NTT, NTT_VARIANT};
 use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables, StagedVariant};
 use seal_opencl::{Error, Result};
 
+use common::median;
+
 /// Input buffers a configuration rotates over.
 const ROTATE: usize = 3;
 
@@ -314,11 +316,6 @@ fn moduli(log_n: u32, count: usize) -> Result<Vec<Modulus>> {
         .into_iter()
         .map(Modulus::new)
         .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Enqueues `reps` operations (operation i on buffer i % ROTATE) back to back, waits,

@@ -22,6 +22,8 @@
 //! kernels once and returns a closure that enqueues one batch on that graph. A batch is
 //! one staged forward NTT of a polynomial of L primes at N = 2^log_n.
 
+mod common;
+
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -34,6 +36,8 @@ use seal_opencl::device::{Devices, Graph};
 use seal_opencl::memcache::{Memcache, MemcacheConfig, DEFAULT_SLAB_BYTES};
 use seal_opencl::ntt::{NttPlan, NttStrategy};
 use seal_opencl::Result;
+
+use common::median;
 
 /// Enqueues one batch on the graph it was made for (does not wait).
 type EnqueueBatch = Box<dyn FnMut() -> Result<()>>;
@@ -275,11 +279,6 @@ fn first_use(g: &Graph, p: &Params) -> Result<Vec<FirstUseRow>> {
             })
         })
         .collect()
-}
-
-fn median(mut values: Vec<f64>) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 /// Runs `batches` batches made by `make`, batch k on `graphs[k % graphs.len()]`, all in

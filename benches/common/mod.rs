@@ -229,6 +229,12 @@ pub fn write_json<T: Serialize>(args: &Args, run: &mut Run, body: &T) -> Result<
     Ok(())
 }
 
+/// The median of `values` (the upper one of an even count); NaN for none.
+pub fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
 pub fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
