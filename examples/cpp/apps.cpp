@@ -29,7 +29,8 @@
 // calls and its launches in that run, SEAL's CPU time per request (median over --cpu-reps),
 // and whether every result equals SEAL's CPU result word for word; the backend's transfers
 // and driver allocations per request (seal_opencl::transfer_counts); and the wall time with
-// the input made resident by routed calls of its own first (see `gpu_request`).
+// the input made resident by routed calls of its own first (see `gpu_request`); and where a
+// request's time goes (`Phases`: input copy, mark, calls issued, wait for the device, result read).
 //
 //   apps [--app network|poly|inner|batch|stream|all] [--log-n 15] [--primes P] [--dim D] [--reps R]
 //        [--cpu-reps C] [--requests Q] [--json PATH]
@@ -458,17 +459,42 @@ namespace
     // negations): SEAL then copies it on the device, where otherwise each copy the
     // application makes of the host-newer input copies its host words and uploads the copy
     // (what a SEAL whose copies upload a marked source first would do for every program).
-    Ciphertext gpu_request(const App &app, Evaluator &ev, bool resident_input = false)
+    // Where a request's wall time goes, in host microseconds: the client's words copied into
+    // a new object (SEAL's copy, into pageable memory), the object marked (its words moved to
+    // page-locked memory; made resident too where asked), the application's calls issued,
+    // the wait for the device to finish them, and the host read of the result (its download).
+    struct Phases
     {
+        double copy_us = 0, mark_us = 0, calls_us = 0, wait_us = 0, read_us = 0;
+    };
+
+    // With `phases`, the request synchronizes before its host read so that the wait and the
+    // download are timed apart (the read would wait for the same work).
+    Ciphertext gpu_request(const App &app, Evaluator &ev, bool resident_input = false, Phases *phases = nullptr)
+    {
+        auto t0 = Clock::now();
         Ciphertext x = app.input;
+        auto copied = Clock::now();
         x.gpu();
         if (resident_input)
         {
             ev.negate_inplace(x);
             ev.negate_inplace(x);
         }
+        auto t1 = Clock::now();
         Ciphertext y = app.request(ev, x, true);
+        auto t2 = Clock::now();
+        if (phases)
+        {
+            gpu::require_backend("apps")->synchronize();
+        }
+        auto t3 = Clock::now();
         (void)static_cast<const Ciphertext &>(y).data(); // the host read: waits, downloads
+        if (phases)
+        {
+            *phases = { us_since(t0, copied), us_since(copied, t1), us_since(t1, t2), us_since(t2, t3),
+                        us_since(t3, Clock::now()) };
+        }
         return y;
     }
 
@@ -524,12 +550,36 @@ namespace
         return median(us);
     }
 
+    // Medians of each phase over `reps` requests after the warm-ups (a separate pass: the
+    // synchronization it adds before the read is not in the wall figures).
+    Phases time_phases(const App &app, int reps, const vector<uint64_t> &want, bool &identical)
+    {
+        Evaluator ev(app.fixture->context);
+        vector<double> copy, mark, calls, wait, read;
+        for (int r = 0; r < warmups + reps; r++)
+        {
+            Phases ph;
+            Ciphertext y = gpu_request(app, ev, false, &ph);
+            if (r >= warmups)
+            {
+                copy.push_back(ph.copy_us);
+                mark.push_back(ph.mark_us);
+                calls.push_back(ph.calls_us);
+                wait.push_back(ph.wait_us);
+                read.push_back(ph.read_us);
+            }
+            identical &= words_of(y) == want;
+        }
+        return { median(copy), median(mark), median(calls), median(wait), median(read) };
+    }
+
     struct Measured
     {
         string name, what;
         double wall_us = 0, cpu_us = 0;
         // Wall time with the input made resident first (`gpu_request`), and its transfers.
         double resident_wall_us = 0;
+        Phases phases;
         KernelTime kernel;
         PerRequest traffic, resident_traffic;
         bool identical = true;
@@ -581,6 +631,7 @@ namespace
         m.want = words_of(want);
         m.wall_us = time_gpu(app, p.reps, m.want, m.identical, m.traffic);
         m.resident_wall_us = time_gpu(app, p.reps, m.want, m.identical, m.resident_traffic, true);
+        m.phases = time_phases(app, p.reps, m.want, m.identical);
         m.kernel = profiled_run(kernel_run_args(app.name, p, primes, dim), stem + "-" + app.name + "-profile.json");
         return m;
     }
@@ -761,7 +812,10 @@ namespace
                  << setprecision(1) << m.resident_wall_us << " us/request (wall/kernel " << setprecision(2)
                  << m.resident_wall_us / m.kernel.kernel_us << "), " << m.resident_traffic.pageable_uploads
                  << " pageable uploads per request\n"
-                 << setprecision(1) << flush;
+                 << setprecision(1) << "  phases (medians, us): input copied " << m.phases.copy_us << ", marked "
+                 << m.phases.mark_us << ", calls issued " << m.phases.calls_us << ", wait for the device " << m.phases.wait_us
+                 << ", result read " << m.phases.read_us << "\n"
+                 << flush;
             results.push_back(m);
         };
         // First, so that its first round meets a pool without buffers of its sizes.
@@ -824,6 +878,9 @@ namespace
                 << ", \"cpu_us\": " << m.cpu_us << ", \"speedup\": " << m.cpu_us / m.wall_us
                 << ", \"resident_input_wall_us\": " << m.resident_wall_us
                 << ", \"resident_input_pageable_uploads\": " << m.resident_traffic.pageable_uploads
+                << ", \"phases_us\": {\"copy\": " << m.phases.copy_us
+                << ", \"mark\": " << m.phases.mark_us << ", \"calls\": " << m.phases.calls_us
+                << ", \"wait\": " << m.phases.wait_us << ", \"read\": " << m.phases.read_us << "}"
                 << ", \"per_request\": {\"pool_misses\": " << m.traffic.pool_misses
                 << ", \"device_allocations\": " << m.traffic.device_allocations
                 << ", \"pinned_allocations\": " << m.traffic.pinned_allocations
