@@ -56,6 +56,28 @@ inline u64 multiply_uint_mod(u64 a, u64 b, u64 q, u64 r0, u64 r1)
     return barrett_reduce_128(a * b, mul_hi(a, b), q, r0, r1);
 }
 
+// x = (hi:lo) mod q for x < 2^(2m), m = q's bit count (2 <= m <= 61), with
+// mu = floor(2^(2m+1) / q): Dhem-Quisquater's Barrett, one correction (src/arith's
+// barrett_reduce_dq states why one suffices). c = x >> (m - 2) < 2^(m+2) fits a word,
+// and so does quot = (c * mu) >> (m + 3); the shifts by 64 that OpenCL would take modulo
+// 64 are written apart.
+inline u64 barrett_reduce_dq(u64 lo, u64 hi, u64 q, u64 mu)
+{
+    uint m = 64 - (uint)clz(q);
+    uint s = m - 2;
+    u64 c = s == 0 ? lo : (hi << (64 - s)) | (lo >> s);
+    u64 p_lo = c * mu;
+    u64 p_hi = mul_hi(c, mu);
+    uint t = m + 3;
+    u64 quot = t == 64 ? p_hi : (p_hi << (64 - t)) | (p_lo >> t);
+    return reduce_once(lo - quot * q, q);
+}
+
+inline u64 multiply_uint_mod_dq(u64 a, u64 b, u64 q, u64 mu)
+{
+    return barrett_reduce_dq(a * b, mul_hi(a, b), q, mu);
+}
+
 // x * w mod q in [0, 2q) with w's Shoup quotient wq = floor(w * 2^64 / q).
 inline u64 multiply_uint_mod_shoup_lazy(u64 x, u64 w, u64 wq, u64 q)
 {

@@ -49,6 +49,23 @@ __kernel void test_multiply_uint_mod(__global const u64 *a, __global const u64 *
     out[i] = multiply_uint_mod(a[i], b[i], q, r0, r1);
 }
 
+// c holds mu = floor(2^(2m+1) / q) in every word.
+__kernel void test_barrett_reduce_dq(__global const u64 *a, __global const u64 *b,
+                                     __global const u64 *c, __global u64 *out,
+                                     u64 q, u64 r0, u64 r1)
+{
+    size_t i = get_global_id(0);
+    out[i] = barrett_reduce_dq(a[i], b[i], q, c[i]);
+}
+
+__kernel void test_multiply_uint_mod_dq(__global const u64 *a, __global const u64 *b,
+                                        __global const u64 *c, __global u64 *out,
+                                        u64 q, u64 r0, u64 r1)
+{
+    size_t i = get_global_id(0);
+    out[i] = multiply_uint_mod_dq(a[i], b[i], q, c[i]);
+}
+
 // b holds the operand w, c its Shoup quotient.
 __kernel void test_multiply_uint_mod_shoup(__global const u64 *a, __global const u64 *b,
                                            __global const u64 *c, __global u64 *out,

@@ -7,7 +7,12 @@
 // Layout (SEAL's): word (r * N + k) is coefficient k of residue polynomial r; in a
 // polynomial array with K residues per polynomial, residue r = p * K + j is polynomial p
 // reduced mod prime j. A moduli table holds MODULI_STRIDE words per prime: q, then
-// floor(2^128 / q) as (r0, r1), then a zero pad (so a prime is one aligned 32-byte row).
+// floor(2^128 / q) as (r0, r1), then mu = floor(2^(2m+1) / q) for m = q's bit count
+// (barrett_reduce_dq's ratio), so a prime is one aligned 32-byte row.
+//
+// With -D BARRETT_DQ the products of two residues (multiply_plain, the tensor's squares)
+// reduce by barrett_reduce_dq instead of SEAL's barrett_reduce_128: the same words, fewer
+// multiplications (an experiment: SEAL_OPENCL_BARRETT).
 //
 // Launch: one work item per output word unless a kernel says otherwise, over a 2-D range:
 // dimension 0 runs over the words of one row (one polynomial's residues: residue j of a
@@ -33,6 +38,14 @@
     const u64 q = (moduli)[(size_t)(j) * MODULI_STRIDE];      \
     const u64 r0 = (moduli)[(size_t)(j) * MODULI_STRIDE + 1]; \
     const u64 r1 = (moduli)[(size_t)(j) * MODULI_STRIDE + 2]
+
+// a * b mod q_j for residues a, b of prime j, by the reduction the build picks.
+#ifdef BARRETT_DQ
+#define MULTIPLY_MOD(a, b, moduli, j, q, r0, r1) \
+    multiply_uint_mod_dq(a, b, q, (moduli)[(size_t)(j) * MODULI_STRIDE + 3])
+#else
+#define MULTIPLY_MOD(a, b, moduli, j, q, r0, r1) multiply_uint_mod(a, b, q, r0, r1)
+#endif
 
 // q_j of the word this item serves in a row of residues: residue j = w >> LOG_N for word w
 // of the row (dimension 0).
@@ -75,7 +88,7 @@ __kernel void ckks_multiply_plain(__global u64 *dst, __global const u64 *ct,
     size_t gid = ROW_WORD((size_t)K << LOG_N);
     uint j = (uint)(pk >> LOG_N);
     LOAD_MODULUS(moduli, j, q, r0, r1);
-    dst[gid] = multiply_uint_mod(ct[gid], plain[pk], q, r0, r1);
+    dst[gid] = MULTIPLY_MOD(ct[gid], plain[pk], moduli, j, q, r0, r1);
 }
 
 // The tensor product of SEAL's ckks_multiply in NTT form: dst[t] = sum_{i + l = t}
@@ -98,9 +111,9 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
         u64 lo = 0, hi = 0;
         mul_acc_128(&lo, &hi, a0, b1);
         mul_acc_128(&lo, &hi, a1, b0);
-        dst[gid] = multiply_uint_mod(a0, b0, q, r0, r1);
+        dst[gid] = MULTIPLY_MOD(a0, b0, moduli, j, q, r0, r1);
         dst[gid + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
-        dst[gid + 2 * stride] = multiply_uint_mod(a1, b1, q, r0, r1);
+        dst[gid + 2 * stride] = MULTIPLY_MOD(a1, b1, moduli, j, q, r0, r1);
         return;
     }
     uint outputs = s1 + s2 - 1;

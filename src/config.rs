@@ -72,6 +72,7 @@ settings! {
     NTT: experiment "SEAL_OPENCL_NTT" = "staged";
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
+    BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "0";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
     DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
@@ -120,6 +121,9 @@ pub struct Experiment {
     pub variant: StagedVariant,
     /// `false`: the tensor product and the mod-downs run one kernel per step.
     pub fused: bool,
+    /// `true`: products of two residues in the CKKS kernels reduce by Dhem-Quisquater's
+    /// Barrett (one 64-bit product) instead of SEAL's.
+    pub barrett_dq: bool,
     /// `false`: every buffer request is a device allocation, every free a release.
     pub memcache: bool,
     /// How devices become tiles.
@@ -150,6 +154,7 @@ impl Default for Config {
                 naive_ntt: false,
                 variant: StagedVariant::DEFAULT,
                 fused: d.fused_tensor,
+                barrett_dq: d.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
                 dump_programs: d.dump_programs,
@@ -196,6 +201,7 @@ impl Config {
             },
             memcache_active: self.experiment.memcache,
             fused_tensor: self.experiment.fused,
+            barrett_dq: self.experiment.barrett_dq,
             dump_programs: self.experiment.dump_programs.clone(),
         }
     }
@@ -287,6 +293,11 @@ impl Config {
                 variant: parse(NTT_VARIANT)
                     .map_or(Ok(defaults.experiment.variant), |v| parsed(NTT_VARIANT, &v))?,
                 fused: switch(FUSED, parse(FUSED), defaults.experiment.fused)?,
+                barrett_dq: switch(
+                    BARRETT_DQ,
+                    parse(BARRETT_DQ),
+                    defaults.experiment.barrett_dq,
+                )?,
                 memcache: switch(MEMCACHE, parse(MEMCACHE), defaults.experiment.memcache)?,
                 tiles: parse(TILES).map_or(Ok(defaults.experiment.tiles), |v| parsed(TILES, &v))?,
                 dump_programs: get(DUMP_PROGRAMS).map(PathBuf::from),

@@ -31,13 +31,15 @@ const TEST_PARAMS: &[(&str, ArgType)] = &[
 ];
 
 /// One test kernel per helper of arith.cl, `test_<helper>`.
-const TEST_KERNELS: [&str; 11] = [
+const TEST_KERNELS: [&str; 13] = [
     "test_add_uint_mod",
     "test_sub_uint_mod",
     "test_negate_uint_mod",
     "test_barrett_reduce_64",
     "test_barrett_reduce_128",
     "test_multiply_uint_mod",
+    "test_barrett_reduce_dq",
+    "test_multiply_uint_mod_dq",
     "test_multiply_uint_mod_shoup",
     "test_multiply_uint_mod_shoup_lazy",
     "test_mad_uint_mod",
@@ -210,6 +212,58 @@ fn barrett_reductions() {
         }
         dev.check("barrett_reduce_128", &m, [&lo, &hi, &lo], 2, &want);
     });
+}
+
+#[test]
+fn dq_barrett_reductions() {
+    let dev = Device::new();
+    let mut rng = rng();
+    // The 17..60-bit primes, and the extremes of the shifts: m = 2 (no shift of x) and
+    // m = 61 (a shift of the product by 64).
+    let edges = [3, (1 << 61) - 1].map(|q| Modulus::new(q).unwrap());
+    for m in primes().into_iter().chain(edges) {
+        let q = m.value();
+        let bits = m.bit_count();
+        let top = (1u128 << (2 * bits)) - 1;
+        let mu = vec![m.dq_ratio(); 520];
+        assert_eq!(mu[0] as u128, (1u128 << (2 * bits + 1)) / q as u128);
+
+        // Every x < 2^(2m): the largest, the largest multiple of q and its neighbours,
+        // q^2 - 1, products of residues and arbitrary words below the bound.
+        let mut lo = Vec::new();
+        let mut hi = Vec::new();
+        let mut push = |v: u128| {
+            lo.push(v as u64);
+            hi.push((v >> 64) as u64);
+        };
+        let top_multiple = top / q as u128 * q as u128;
+        for v in [
+            0,
+            1,
+            top,
+            top_multiple,
+            top_multiple - 1,
+            q as u128 * q as u128 - 1,
+        ] {
+            push(v);
+        }
+        for _ in 0..256 {
+            push(rng.gen_range(0..q) as u128 * rng.gen_range(0..q) as u128);
+            push(rng.gen_range(0..=top));
+        }
+        let want = map2(&lo, &hi, |l, h| arith::barrett_reduce_dq(l, h, &m));
+        for i in 0..lo.len() {
+            let v = (hi[i] as u128) << 64 | lo[i] as u128;
+            assert_eq!(want[i] as u128, v % q as u128, "dq of {v:#x} mod {q}");
+        }
+        dev.check("barrett_reduce_dq", &m, [&lo, &hi, &mu], 2, &want);
+
+        let a = values(&mut rng, q, 256);
+        let b: Vec<u64> = values(&mut rng, q, 256).into_iter().rev().collect();
+        let mul = map2(&a, &b, |x, y| arith::multiply_uint_mod_dq(x, y, &m));
+        assert_eq!(mul, map2(&a, &b, |x, y| arith::multiply_uint_mod(x, y, &m)));
+        dev.check("multiply_uint_mod_dq", &m, [&a, &b, &mu], 2, &mul);
+    }
 }
 
 #[test]

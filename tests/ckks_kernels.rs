@@ -34,6 +34,19 @@ struct Env {
     _devices: Devices,
     graph: Graph,
     kernels: CkksKernels,
+    /// The kernels built with `BARRETT_DQ` (products of two residues reduced by
+    /// Dhem-Quisquater's Barrett), for the kernels that build changes.
+    dq_kernels: CkksKernels,
+}
+
+impl Env {
+    /// Both builds of the kernels, named.
+    fn both_reductions(&self) -> [(&'static str, &CkksKernels); 2] {
+        [
+            ("SEAL's Barrett", &self.kernels),
+            ("BARRETT_DQ", &self.dq_kernels),
+        ]
+    }
 }
 
 fn env_for(log_n: u32) -> &'static Env {
@@ -52,10 +65,13 @@ fn env_for(log_n: u32) -> &'static Env {
         .expect("devices");
         let graph = devices.graph();
         let kernels = CkksKernels::new(graph.context(), log_n).expect("CKKS kernels build");
+        let dq_kernels =
+            CkksKernels::with_barrett_dq(graph.context(), log_n).expect("CKKS kernels build");
         Env {
             _devices: devices,
             graph,
             kernels,
+            dq_kernels,
         }
     })
 }
@@ -241,7 +257,11 @@ fn ckks_add_at_n_8192() {
 fn ckks_multiply_plain_equals_host() {
     each_prime_set(|e, rng, moduli| {
         let k = moduli.len();
-        for polys in [1, 3] {
+        for ((build, kernels), polys) in e
+            .both_reductions()
+            .into_iter()
+            .flat_map(|b| [(b, 1), (b, 3)])
+        {
             let ct = canonical(rng, moduli, polys);
             let plain = canonical(rng, moduli, 1);
             let (dct, dplain, mt) = (upload(&ct), upload(&plain), table(moduli));
@@ -249,35 +269,38 @@ fn ckks_multiply_plain_equals_host() {
             host::ckks_multiply_plain(&mut want, &plain, moduli, N);
             // Out of place into a poisoned buffer, then in place.
             let dst = poisoned(ct.len());
-            e.kernels
+            kernels
                 .ckks_multiply_plain(&e.graph, &dst, &dct, &dplain, &mt, k, polys)
                 .unwrap();
-            assert_words(&down(&dst), &want, "ckks_multiply_plain into dst");
-            assert_words(&down(&dct), &ct, "ckks_multiply_plain's input");
-            e.kernels
+            let what = |how: &str| format!("ckks_multiply_plain {how} ({build})");
+            assert_words(&down(&dst), &want, &what("into dst"));
+            assert_words(&down(&dct), &ct, &what("input"));
+            kernels
                 .ckks_multiply_plain(&e.graph, &dct, &dct, &dplain, &mt, k, polys)
                 .unwrap();
-            assert_words(&down(&dct), &want, "ckks_multiply_plain in place");
+            assert_words(&down(&dct), &want, &what("in place"));
         }
     });
 }
 
 /// ckks_tensor of `a` (s1 polynomials) and `b` (s2; None: `a`'s buffer again, squaring)
-/// into a poisoned buffer equals the host's.
+/// into a poisoned buffer equals the host's, under both reductions.
 fn check_tensor(moduli: &[Modulus], a: &[u64], s1: usize, b: Option<&[u64]>, s2: usize) {
     let e = env();
     let k = moduli.len();
     let (da, db) = (upload(a), b.map(upload));
     let words = (s1 + s2 - 1) * k * N;
-    let dst = poisoned(words);
     let db = db.as_ref().unwrap_or(&da);
-    e.kernels
-        .ckks_tensor(&e.graph, &dst, &da, s1, db, s2, &table(moduli), k)
-        .unwrap();
     let mut want = vec![0; words];
     host::ckks_tensor(&mut want, a, s1, b.unwrap_or(a), s2, moduli, N);
-    let what = format!("ckks_tensor {s1}x{s2}, squaring {}", b.is_none());
-    assert_words(&down(&dst), &want, &what);
+    for (build, kernels) in e.both_reductions() {
+        let dst = poisoned(words);
+        kernels
+            .ckks_tensor(&e.graph, &dst, &da, s1, db, s2, &table(moduli), k)
+            .unwrap();
+        let what = format!("ckks_tensor {s1}x{s2}, squaring {} ({build})", b.is_none());
+        assert_words(&down(&dst), &want, &what);
+    }
 }
 
 #[test]

@@ -59,6 +59,12 @@ impl Modulus {
     pub fn bit_count(&self) -> u32 {
         64 - self.value.leading_zeros()
     }
+
+    /// floor(2^(2m + 1) / q), m = q's bit count: the ratio of [`barrett_reduce_dq`]
+    /// (< 2^(m + 2), a word for every q < 2^61).
+    pub fn dq_ratio(&self) -> u64 {
+        ((1u128 << (2 * self.bit_count() + 1)) / self.value as u128) as u64
+    }
 }
 
 /// An operand with its Shoup quotient floor(operand * 2^64 / q), SEAL's
@@ -140,6 +146,30 @@ pub fn barrett_reduce_128(lo: u64, hi: u64, modulus: &Modulus) -> u64 {
     let carry = ((p >> 64) as u64).wrapping_add(c2 as u64);
     let quot = hi.wrapping_mul(r1).wrapping_add(tmp3).wrapping_add(carry);
     reduce_once(lo.wrapping_sub(quot.wrapping_mul(q)), q)
+}
+
+/// x mod q for a 128-bit x = (lo, hi) < 2^(2m), m = q's bit count: Barrett's reduction as
+/// Dhem and Quisquater refine it (Shivdikar et al., Algorithm 4), one 64 x 64-bit product
+/// and one correction. With c = floor(x / 2^(m-2)) < 2^(m+2) and mu = floor(2^(2m+1) / q),
+/// quot = floor(c mu / 2^(m+3)) satisfies x/q - 1 < c mu / 2^(m+3) <= x/q (the two floors
+/// lose less than x / 2^(2m+1) + 2^(m-2) / q < 1/2 + 1/2), so x - quot q lies in [0, 2q).
+#[inline]
+pub fn barrett_reduce_dq(lo: u64, hi: u64, modulus: &Modulus) -> u64 {
+    let m = modulus.bit_count();
+    let x = (hi as u128) << 64 | lo as u128;
+    let c = (x >> (m - 2)) as u64;
+    let quot = ((c as u128 * modulus.dq_ratio() as u128) >> (m + 3)) as u64;
+    reduce_once(
+        lo.wrapping_sub(quot.wrapping_mul(modulus.value)),
+        modulus.value,
+    )
+}
+
+/// a * b mod q for a, b < q through [`barrett_reduce_dq`] (a b < q^2 < 2^(2m)).
+#[inline]
+pub fn multiply_uint_mod_dq(a: u64, b: u64, modulus: &Modulus) -> u64 {
+    let p = a as u128 * b as u128;
+    barrett_reduce_dq(p as u64, (p >> 64) as u64, modulus)
 }
 
 /// a * b mod q for a, b < q (SEAL's `multiply_uint_mod` on two plain words).

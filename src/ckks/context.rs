@@ -131,6 +131,16 @@ impl CkksContext {
         self
     }
 
+    /// The same context with its kernels built so that products of two residues reduce by
+    /// Dhem-Quisquater's Barrett (`true`) or SEAL's (`false`, the default): the same words
+    /// (`SEAL_OPENCL_BARRETT_DQ`). Errors: the build fails.
+    pub fn with_barrett_dq(mut self, dq: bool) -> Result<CkksContext> {
+        if dq {
+            self.kernels = CkksKernels::with_barrett_dq(&self.ctx, self.log_n)?;
+        }
+        Ok(self)
+    }
+
     /// Whether the tensor product and the mod-down run fused.
     pub fn fused(&self) -> bool {
         self.fused

@@ -24,7 +24,7 @@ use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
 
-/// Words per prime in a [`ModuliTable`] (`MODULI_STRIDE` in ckks.cl): q, r0, r1, 0.
+/// Words per prime in a [`ModuliTable`] (`MODULI_STRIDE` in ckks.cl): q, r0, r1, mu.
 pub const MODULI_STRIDE: usize = 4;
 
 /// Work items per work group of every CKKS kernel, along dimension 0 of its range (the
@@ -38,7 +38,8 @@ pub const WORK_GROUP_SIZE: usize = 256;
 pub const TENSOR_SIZE_MAX: usize = 64;
 
 /// The primes of a level in device memory, `MODULI_STRIDE` words each: q, then
-/// floor(2^128 / q) as two words (SEAL's `const_ratio()[0..2]`), then 0. Kernels index it
+/// floor(2^128 / q) as two words (SEAL's `const_ratio()[0..2]`), then
+/// [`Modulus::dq_ratio`] (the ratio of the `BARRETT_DQ` build's reduction). Kernels index it
 /// by prime: the prime of residue r of a K-residue polynomial array is r % K.
 pub struct ModuliTable {
     moduli: Vec<Modulus>,
@@ -55,7 +56,7 @@ impl ModuliTable {
             .iter()
             .flat_map(|m| {
                 let [r0, r1, _] = m.const_ratio();
-                [m.value(), r0, r1, 0]
+                [m.value(), r0, r1, m.dq_ratio()]
             })
             .collect();
         Ok(ModuliTable {
@@ -280,6 +281,16 @@ impl CkksKernels {
     /// cached by the context) and creates every kernel. Errors: `log_n` outside SEAL's
     /// 1..=17, or the build fails.
     pub fn new(ctx: &Arc<Context>, log_n: u32) -> Result<CkksKernels> {
+        CkksKernels::build(ctx, log_n, "")
+    }
+
+    /// As [`CkksKernels::new`], with products of two residues (multiply_plain, the
+    /// tensor's squares) reduced by Dhem-Quisquater's Barrett (`BARRETT_DQ` in ckks.cl).
+    pub fn with_barrett_dq(ctx: &Arc<Context>, log_n: u32) -> Result<CkksKernels> {
+        CkksKernels::build(ctx, log_n, " -D BARRETT_DQ")
+    }
+
+    fn build(ctx: &Arc<Context>, log_n: u32, options: &str) -> Result<CkksKernels> {
         if !(COEFF_COUNT_POWER_MIN..=COEFF_COUNT_POWER_MAX).contains(&log_n) {
             return Err(Error::invalid(format!(
                 "CKKS kernels support N = 2^{COEFF_COUNT_POWER_MIN} .. \
@@ -288,7 +299,7 @@ impl CkksKernels {
         }
         let program = ctx.program(
             &[sources::ARITH, sources::CKKS],
-            &format!("-D LOG_N={log_n}"),
+            &format!("-D LOG_N={log_n}{options}"),
         )?;
         Ok(CkksKernels {
             ctx: Arc::clone(ctx),

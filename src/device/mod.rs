@@ -144,6 +144,9 @@ pub struct DeviceOptions {
     /// `false`: the CKKS tensor product runs as separate multiply and add kernels, the
     /// mod-down one kernel per step (`CkksContext::fused`).
     pub fused_tensor: bool,
+    /// `true`: the CKKS kernels' products of two residues reduce by Dhem-Quisquater's
+    /// Barrett (`CkksContext::with_barrett_dq`).
+    pub barrett_dq: bool,
     /// Compiled programs are written into this directory (`Experiment::dump_programs`).
     pub dump_programs: Option<std::path::PathBuf>,
 }
@@ -175,6 +178,7 @@ impl Default for DeviceOptions {
             },
             memcache_active: true,
             fused_tensor: true,
+            barrett_dq: false,
             dump_programs: None,
         }
     }
@@ -186,6 +190,7 @@ pub struct Devices {
     frames: FrameControl,
     next_graph: AtomicUsize,
     fused_tensor: bool,
+    barrett_dq: bool,
 }
 
 impl Devices {
@@ -262,6 +267,7 @@ impl Devices {
             frames,
             next_graph: AtomicUsize::new(0),
             fused_tensor: options.fused_tensor,
+            barrett_dq: options.barrett_dq,
         })
     }
 
@@ -284,6 +290,11 @@ impl Devices {
     /// the fused kernels.
     pub fn fused_tensor(&self) -> bool {
         self.fused_tensor
+    }
+
+    /// [`DeviceOptions::barrett_dq`]: which reduction the CKKS kernels' products use.
+    pub fn barrett_dq(&self) -> bool {
+        self.barrett_dq
     }
 
     /// The frames over every tile's pool and queues.

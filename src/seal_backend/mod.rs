@@ -405,7 +405,8 @@ impl Backend {
                 level.using_keyswitching,
                 self.strategy,
             )?
-            .with_fused(self.devices.fused_tensor()),
+            .with_fused(self.devices.fused_tensor())
+            .with_barrett_dq(self.devices.barrett_dq())?,
         );
         contexts.insert(key, c.clone());
         Ok(c)
