@@ -65,16 +65,16 @@ fn kernel_writes_every_word_of_a_poisoned_buffer() {
     let program = ctx.program(&[src], "").unwrap();
     let n = 4096;
     let buf = ctx.buffer(&q, n).unwrap();
-    cl::poison(&buf, 0xDEAD_BEEF_DEAD_BEEF).unwrap();
+    cl::poison(&q, &buf, 0xDEAD_BEEF_DEAD_BEEF).unwrap();
     let kernel = cl::Kernel::builder()
         .program(&program)
         .name("k")
         .queue(q.clone())
-        .arg(&buf)
+        .arg(buf.buffer())
         .build()
         .unwrap();
     // SAFETY: the kernel writes x[gid] for gid < n and the buffer holds n words.
     unsafe { cl::enqueue(&kernel, n, None, None).unwrap() };
-    let out = cl::download(&buf).unwrap();
+    let out = cl::download(&q, &buf).unwrap();
     assert!(out.iter().enumerate().all(|(i, &v)| v == i as u64 * 3));
 }
