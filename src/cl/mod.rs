@@ -503,7 +503,22 @@ pub fn copy(queue: &Queue, src: &Region, dst: &Region, event: Option<&mut Event>
             src.words, dst.words
         )));
     }
-    copy_words(queue, src, 0, dst, 0, src.words, event)
+    if src.overlaps(dst) {
+        return Err(Error::invalid(
+            "copy between overlapping ranges of one buffer",
+        ));
+    }
+    let mut cmd = src
+        .buffer
+        .cmd()
+        .queue(queue)
+        .offset(src.offset)
+        .copy(&*dst.buffer, Some(dst.offset), Some(src.words));
+    if let Some(event) = event {
+        cmd = cmd.enew(event);
+    }
+    cmd.enq()?;
+    Ok(())
 }
 
 /// Enqueues on `queue` a device-to-device copy of `len` words from `src` at `src_offset`
@@ -517,39 +532,12 @@ pub fn copy_range(
     dst_offset: usize,
     len: usize,
 ) -> Result<()> {
-    copy_words(queue, src, src_offset, dst, dst_offset, len, None)
-}
-
-fn copy_words(
-    queue: &Queue,
-    src: &Region,
-    src_offset: usize,
-    dst: &Region,
-    dst_offset: usize,
-    len: usize,
-    event: Option<&mut Event>,
-) -> Result<()> {
-    let from = src.at("copy source", src_offset, len)?;
-    let to = dst.at("copy destination", dst_offset, len)?;
-    if src.same_buffer(dst) && from < to + len && to < from + len {
-        return Err(Error::invalid(
-            "copy between overlapping ranges of one buffer",
-        ));
-    }
     if len == 0 {
+        src.at("copy source", src_offset, 0)?;
+        dst.at("copy destination", dst_offset, 0)?;
         return Ok(());
     }
-    let mut cmd = src
-        .buffer
-        .cmd()
-        .queue(queue)
-        .offset(from)
-        .copy(&*dst.buffer, Some(to), Some(len));
-    if let Some(event) = event {
-        cmd = cmd.enew(event);
-    }
-    cmd.enq()?;
-    Ok(())
+    copy(queue, &src.part(src_offset, len)?, &dst.part(dst_offset, len)?, None)
 }
 
 /// Enqueues on `queue` the filling of `len` words of `region` from `offset` with `value`.
