@@ -31,7 +31,7 @@ use common::{us, Args, Run};
 use seal_opencl::arith::coeff_modulus_create;
 use seal_opencl::ckks::context::{CkksContext, KswitchKey};
 use seal_opencl::ckks::ops::LevelOps;
-use seal_opencl::cl::{self, Buffer};
+use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices};
 use seal_opencl::{Error, Result};
@@ -93,9 +93,9 @@ fn bench(
     let (a, b) = (random(&mut rng, data, 2, n), random(&mut rng, data, 2, n));
     let key_words = random(&mut rng, key_moduli, 2 * k, n);
     struct Stream {
-        a: Buffer<u64>,
-        b: Buffer<u64>,
-        dst: Buffer<u64>,
+        a: Region,
+        b: Region,
+        dst: Region,
         key: KswitchKey,
     }
     let streams: Vec<Stream> = graphs
@@ -131,9 +131,9 @@ fn bench(
             times.push(start.elapsed()); // rep 0: warm-up
         }
     }
-    let first = cl::download(&streams[0].dst)?;
+    let first = cl::download(graphs[0].queue(), &streams[0].dst)?;
     let identical = streams[1..].iter().try_fold(true, |ok, s| {
-        Ok::<_, Error>(ok && cl::download(&s.dst)? == first)
+        Ok::<_, Error>(ok && cl::download(graphs[0].queue(), &s.dst)? == first)
     })?;
     Ok((median(times), identical))
 }

@@ -43,7 +43,7 @@ use seal_opencl::arith::{coeff_modulus_create, Modulus};
 use seal_opencl::ckks::fused::{FusedPasses, KeySwitch};
 use seal_opencl::ckks::host::{ckks_ks_decompose, ckks_ks_inner_product};
 use seal_opencl::ckks::kernels::reduce_every;
-use seal_opencl::cl::{self, Buffer, Context, Event, Queue};
+use seal_opencl::cl::{self, Context, Event, Queue, Region};
 use seal_opencl::config::{env_settings, Config, Setting, NTT, NTT_VARIANT};
 use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables, StagedVariant};
 use seal_opencl::{Error, Result};
@@ -362,8 +362,8 @@ fn measure(
 fn measure_copy(
     queue: &Queue,
     p: &Params,
-    srcs: &[Buffer<u64>],
-    dst: &Buffer<u64>,
+    srcs: &[Region],
+    dst: &Region,
 ) -> Result<Timing> {
     measure(queue, p, |i| {
         let mut e = Event::empty();
@@ -377,10 +377,10 @@ fn check(
     queue: &Queue,
     plan: &NttPlan,
     tables: &[NttTables],
-    buf: &Buffer<u64>,
+    buf: &Region,
     input: &[u64],
 ) -> Result<()> {
-    buf.write(input).enq()?;
+    cl::write(queue, buf, 0, input)?;
     let mut want = input.to_vec();
     host::transform_batch(&mut want, tables, host::ntt_negacyclic_harvey);
     plan.ntt_negacyclic_harvey(queue, buf, 1)?;
@@ -391,7 +391,7 @@ fn check(
             plan.coeff_count_power()
         )
     };
-    if cl::download(buf)? != want {
+    if cl::download(queue, buf)? != want {
         return Err(Error::Logic(format!(
             "{} differs from the host reference",
             what("forward")
@@ -399,7 +399,7 @@ fn check(
     }
     host::transform_batch(&mut want, tables, host::inverse_ntt_negacyclic_harvey);
     plan.inverse_ntt_negacyclic_harvey(queue, buf, 1)?;
-    if cl::download(buf)? != want || want != input {
+    if cl::download(queue, buf)? != want || want != input {
         return Err(Error::Logic(format!(
             "{} differs from the host reference",
             what("inverse")
@@ -430,7 +430,7 @@ fn bench_one(
     let input: Vec<u64> = (0..words)
         .map(|i| rng.gen_range(0..moduli[(i >> log_n) % l].value()))
         .collect();
-    let bufs: Vec<Buffer<u64>> = (0..ROTATE)
+    let bufs: Vec<Region> = (0..ROTATE)
         .map(|_| ctx.upload(queue, &input))
         .collect::<Result<_>>()?;
     let copy_dst = ctx.buffer(queue, words)?;
@@ -532,7 +532,7 @@ fn bench_key_switch(
         n,
     );
 
-    let upload = |words: &[u64]| -> Result<Vec<Buffer<u64>>> {
+    let upload = |words: &[u64]| -> Result<Vec<Region>> {
         (0..ROTATE).map(|_| ctx.upload(queue, words)).collect()
     };
     let (target_bufs, key_bufs) = (upload(&target)?, upload(&key)?);
@@ -578,10 +578,10 @@ fn bench_key_switch(
             };
             fused.forward_key_switch(queue, &ks, true)
         };
-        cl::poison(&prod, POISON)?;
-        cl::poison(&last, POISON)?;
+        cl::poison(queue, &prod, POISON)?;
+        cl::poison(queue, &last, POISON)?;
         run(0)?;
-        if cl::download(&prod)? != want_prod || cl::download(&last)? != want_last {
+        if cl::download(queue, &prod)? != want_prod || cl::download(queue, &last)? != want_last {
             return Err(Error::Logic(format!(
                 "key switch {variant} N = 2^{log_n} K = {k} differs from the host reference"
             )));

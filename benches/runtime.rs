@@ -16,7 +16,9 @@
 //! it (what an operation into a new ciphertext pays), against a buffer the pool hands out
 //! again: a miss carved from a slab of a fresh pool, the miss followed by a one-item launch
 //! writing the new buffer, and a hit (buffers used and given back) followed by the launch.
-//! On NVIDIA's driver the first command on a new memory object pays for the object, once.
+//! On NVIDIA's driver the first command on a new memory object pays for the object, once;
+//! a miss is a region of a slab, no new object, and the pool touches each new slab when it
+//! makes it, so miss + launch should cost about what hit + launch does.
 //!
 //! The queue measurement takes a *batch maker*: given a graph, it prepares buffers and
 //! kernels once and returns a closure that enqueues one batch on that graph. A batch is
@@ -188,8 +190,8 @@ fn time_per_op(iters: usize, mut op: impl FnMut() -> Result<()>) -> Result<f64> 
 fn allocation_latency(g: &Graph, p: &Params) -> Result<Vec<AllocRow>> {
     let pool: &Memcache = g.tile().memcache();
     let q = g.queue();
-    let touch = |buf: &cl::Buffer<u64>| -> Result<()> {
-        buf.cmd().fill(1u64, Some(1)).enq()?;
+    let touch = |buf: &cl::Region| -> Result<()> {
+        cl::fill_range(q, buf, 0, 1, 1)?;
         q.finish()?;
         Ok(())
     };
@@ -214,8 +216,9 @@ fn allocation_latency(g: &Graph, p: &Params) -> Result<Vec<AllocRow>> {
         .collect()
 }
 
-/// The kernel of the first-use rows: one work item writes word 0 of its buffer.
-const TOUCH_SOURCE: &str = "__kernel void touch(__global ulong *a) { a[0] = 1; }";
+/// The kernel of the first-use rows: one work item writes word 0 of its region.
+const TOUCH_SOURCE: &str =
+    "__kernel void touch(__global ulong *a, ulong a_at) { a += a_at; a[0] = 1; }";
 const TOUCH: KernelSig = KernelSig {
     name: "touch",
     params: &[("a", ArgType::Buf)],
@@ -226,9 +229,9 @@ const TOUCH: KernelSig = KernelSig {
 fn first_use(g: &Graph, p: &Params) -> Result<Vec<FirstUseRow>> {
     let (context, q) = (g.context(), g.queue());
     let touch = TOUCH.build(&context.program(&[TOUCH_SOURCE], "")?, &[])?;
-    let launch = |buf: &cl::Buffer<u64>| -> Result<()> {
+    let launch = |buf: &cl::Region| -> Result<()> {
         // SAFETY: `touch` is TOUCH's kernel, its one argument set here; one work item
-        // writes word 0 of a buffer of at least one word.
+        // writes word 0 of a region of at least one word.
         unsafe {
             TOUCH.set(&touch, &[("a", KernelArg::Buf(buf))], &[])?;
             cl::enqueue_on(q, &touch, 1, None, None)

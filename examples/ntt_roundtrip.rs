@@ -60,9 +60,9 @@ fn main() -> Result<()> {
             plan.ntt_negacyclic_harvey(&queue, &buf, 1)?;
             plan.inverse_ntt_negacyclic_harvey(&queue, &buf, 1)?;
             let forward_us = span_us(&plan.ntt_negacyclic_harvey(&queue, &buf, 1)?)?;
-            let forward_ok = cl::download(&buf)? == want;
+            let forward_ok = cl::download(&queue, &buf)? == want;
             let inverse_us = span_us(&plan.inverse_ntt_negacyclic_harvey(&queue, &buf, 1)?)?;
-            let ok = forward_ok && cl::download(&buf)? == input;
+            let ok = forward_ok && cl::download(&queue, &buf)? == input;
             failures += usize::from(!ok);
             println!(
                 "{:>6} {:>3} {:<7} {:>9} {:>12.1} {:>12.1}  {}",

@@ -56,34 +56,53 @@ inline u64 row_modulus(__global const u64 *moduli)
 
 // dst = a + b mod q_j over polys * K * N words; dst may be a (each item reads its own
 // word before writing it).
-__kernel void ckks_add(__global u64 *dst, __global const u64 *a, __global const u64 *b,
-                       __global const u64 *moduli, uint K)
+__kernel void ckks_add(__global u64 *dst, ulong dst_at, __global const u64 *a, ulong a_at,
+                       __global const u64 *b, ulong b_at,
+                       __global const u64 *moduli, ulong moduli_at, uint K)
 {
+    dst += dst_at;
+    a += a_at;
+    b += b_at;
+    moduli += moduli_at;
     size_t gid = ROW_WORD((size_t)K << LOG_N);
     dst[gid] = add_uint_mod(a[gid], b[gid], row_modulus(moduli));
 }
 
 // dst = a - b mod q_j; dst may be a or b.
-__kernel void ckks_sub(__global u64 *dst, __global const u64 *a, __global const u64 *b,
-                       __global const u64 *moduli, uint K)
+__kernel void ckks_sub(__global u64 *dst, ulong dst_at, __global const u64 *a, ulong a_at,
+                       __global const u64 *b, ulong b_at,
+                       __global const u64 *moduli, ulong moduli_at, uint K)
 {
+    dst += dst_at;
+    a += a_at;
+    b += b_at;
+    moduli += moduli_at;
     size_t gid = ROW_WORD((size_t)K << LOG_N);
     dst[gid] = sub_uint_mod(a[gid], b[gid], row_modulus(moduli));
 }
 
 // dst = -a mod q_j; dst may be a.
-__kernel void ckks_negate(__global u64 *dst, __global const u64 *a,
-                          __global const u64 *moduli, uint K)
+__kernel void ckks_negate(__global u64 *dst, ulong dst_at, __global const u64 *a, ulong a_at,
+                          __global const u64 *moduli, ulong moduli_at, uint K)
 {
+    dst += dst_at;
+    a += a_at;
+    moduli += moduli_at;
     size_t gid = ROW_WORD((size_t)K << LOG_N);
     dst[gid] = negate_uint_mod(a[gid], row_modulus(moduli));
 }
 
 // dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for every polynomial p (the plaintext,
 // K * N words, is broadcast): SEAL's multiply_plain_ntt. dst may be ct.
-__kernel void ckks_multiply_plain(__global u64 *dst, __global const u64 *ct,
-                                  __global const u64 *plain, __global const u64 *moduli, uint K)
+__kernel void ckks_multiply_plain(__global u64 *dst, ulong dst_at,
+                                  __global const u64 *ct, ulong ct_at,
+                                  __global const u64 *plain, ulong plain_at,
+                                  __global const u64 *moduli, ulong moduli_at, uint K)
 {
+    dst += dst_at;
+    ct += ct_at;
+    plain += plain_at;
+    moduli += moduli_at;
     size_t pk = get_global_id(0);
     size_t gid = ROW_WORD((size_t)K << LOG_N);
     uint j = (uint)(pk >> LOG_N);
@@ -96,10 +115,14 @@ __kernel void ckks_multiply_plain(__global u64 *dst, __global const u64 *ct,
 // size K * N, computing every output of its word, so each input word is loaded by one
 // item only. Each sum is accumulated exactly in 128 bits and reduced once: it has at
 // most min(s1, s2) <= 64 terms (the launcher checks) of products < q^2 < 2^122. a and b may be the same buffer (squaring); dst aliases neither.
-__kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
-                          __global const u64 *b, uint s2, __global const u64 *moduli,
-                          uint K)
+__kernel void ckks_tensor(__global u64 *dst, ulong dst_at, __global const u64 *a, ulong a_at,
+                          uint s1, __global const u64 *b, ulong b_at, uint s2,
+                          __global const u64 *moduli, ulong moduli_at, uint K)
 {
+    dst += dst_at;
+    a += a_at;
+    b += b_at;
+    moduli += moduli_at;
     size_t gid = get_global_id(0);
     uint j = (uint)(gid >> LOG_N);
     LOAD_MODULUS(moduli, j, q, r0, r1);
@@ -131,10 +154,12 @@ __kernel void ckks_tensor(__global u64 *dst, __global const u64 *a, uint s1,
 // dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for j < residues_per_poly
 // (strides in residues): SEAL's mod_switch_drop_to_next and other residue copies.
 // Range (residues_per_poly * N, polys).
-__kernel void ckks_copy_residues(__global u64 *dst, uint dst_stride,
-                                 __global const u64 *src, uint src_stride,
+__kernel void ckks_copy_residues(__global u64 *dst, ulong dst_at, uint dst_stride,
+                                 __global const u64 *src, ulong src_at, uint src_stride,
                                  uint residues_per_poly)
 {
+    dst += dst_at;
+    src += src_at;
     size_t k = get_global_id(0) & CKKS_MASK;
     size_t j = get_global_id(0) >> LOG_N;
     size_t p = get_global_id(1);
@@ -143,9 +168,12 @@ __kernel void ckks_copy_residues(__global u64 *dst, uint dst_stride,
 
 // dst[p][k] = src[p * src_stride + index][k]: one residue of every polynomial, packed.
 // Global size polys * N.
-__kernel void ckks_gather_residue(__global u64 *dst, __global const u64 *src,
-                                  uint src_stride, uint index)
+__kernel void ckks_gather_residue(__global u64 *dst, ulong dst_at,
+                                  __global const u64 *src, ulong src_at, uint src_stride,
+                                  uint index)
 {
+    dst += dst_at;
+    src += src_at;
     size_t gid = get_global_id(0);
     size_t k = gid & CKKS_MASK;
     size_t p = gid >> LOG_N;
@@ -155,8 +183,11 @@ __kernel void ckks_gather_residue(__global u64 *dst, __global const u64 *src,
 // SEAL's GaloisTool::apply_galois_ntt on every residue: dst[r][i] = src[r][table[i]],
 // with table[i] = galois_ntt_index(i) (arith.cl; galois_elt odd, < 2N). dst must not
 // alias src. Global size residues * N.
-__kernel void ckks_galois_ntt(__global u64 *dst, __global const u64 *src, uint galois_elt)
+__kernel void ckks_galois_ntt(__global u64 *dst, ulong dst_at,
+                              __global const u64 *src, ulong src_at, uint galois_elt)
 {
+    dst += dst_at;
+    src += src_at;
     size_t gid = get_global_id(0);
     uint i = (uint)(gid & CKKS_MASK);
     dst[gid] = src[gid - i + galois_ntt_index(i, galois_elt, LOG_N)];
@@ -173,9 +204,14 @@ __kernel void ckks_galois_ntt(__global u64 *dst, __global const u64 *src, uint g
 // neg_half_mod; the lazy forward NTT takes it); last is unchanged. Every item (p, i, k)
 // recomputes r for its own word: one Barrett step is cheaper than a launch.
 // Range (K_out * N, polys).
-__kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
-                                __global const u64 *moduli, uint last_q_index, uint K_out)
+__kernel void ckks_moddown_prep(__global u64 *dst, ulong dst_at,
+                                __global const u64 *last, ulong last_at,
+                                __global const u64 *moduli, ulong moduli_at, uint last_q_index,
+                                uint K_out)
 {
+    dst += dst_at;
+    last += last_at;
+    moduli += moduli_at;
     size_t gid = ROW_WORD((size_t)K_out << LOG_N);
     size_t k = get_global_id(0) & CKKS_MASK;
     size_t p = get_global_id(1);
@@ -193,12 +229,18 @@ __kernel void ckks_moddown_prep(__global u64 *dst, __global const u64 *last,
 // and t = t[p * K_out + i][k] < 4 q_i (after a lazy forward NTT); then dst = y, or
 // dst = dst + y mod q_i when accumulate. inv holds K_out Shoup pairs (operand, quotient).
 // Range (K_out * N, polys).
-__kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
-                                       __global const u64 *src, uint src_stride,
-                                       __global const u64 *t, __global const u64 *inv,
-                                       __global const u64 *moduli, uint K_out,
+__kernel void ckks_divide_round_finish(__global u64 *dst, ulong dst_at, uint dst_stride,
+                                       __global const u64 *src, ulong src_at, uint src_stride,
+                                       __global const u64 *t, ulong t_at,
+                                       __global const u64 *inv, ulong inv_at,
+                                       __global const u64 *moduli, ulong moduli_at, uint K_out,
                                        uint accumulate)
 {
+    dst += dst_at;
+    src += src_at;
+    t += t_at;
+    inv += inv_at;
+    moduli += moduli_at;
     size_t gid = ROW_WORD((size_t)K_out << LOG_N);
     size_t k = get_global_id(0) & CKKS_MASK;
     size_t p = get_global_id(1);
@@ -213,9 +255,13 @@ __kernel void ckks_divide_round_finish(__global u64 *dst, uint dst_stride,
 // Key switching's RNS decomposition: for J < K and I < K + 1 (moduli_ext has the K data
 // primes then the special prime), dst[J * (K + 1) + I][k] = q_J <= q_I ? x :
 // x mod q_I with x = t_target[J][k]. Range ((K + 1) * N, K).
-__kernel void ckks_ks_decompose(__global u64 *dst, __global const u64 *t_target,
-                                __global const u64 *moduli, uint K)
+__kernel void ckks_ks_decompose(__global u64 *dst, ulong dst_at,
+                                __global const u64 *t_target, ulong t_target_at,
+                                __global const u64 *moduli, ulong moduli_at, uint K)
 {
+    dst += dst_at;
+    t_target += t_target_at;
+    moduli += moduli_at;
     size_t gid = ROW_WORD((size_t)(K + 1) << LOG_N);
     size_t k = get_global_id(0) & CKKS_MASK;
     uint J = (uint)get_global_id(1);
@@ -239,12 +285,19 @@ __kernel void ckks_ks_decompose(__global u64 *dst, __global const u64 *t_target,
 // once). Products (< 4q * q) accumulate exactly in 128 bits; the launcher passes
 // reduce_every, the number of products that fit after a reduction, so the accumulator
 // is reduced at most every reduce_every terms (never for 60-bit primes and K <= 64).
-__kernel void ckks_ks_inner_product(__global u64 *prod, __global u64 *last,
-                                    __global const u64 *dec, __global const u64 *key,
-                                    __global const u64 *moduli, uint K,
+__kernel void ckks_ks_inner_product(__global u64 *prod, ulong prod_at,
+                                    __global u64 *last, ulong last_at,
+                                    __global const u64 *dec, ulong dec_at,
+                                    __global const u64 *key, ulong key_at,
+                                    __global const u64 *moduli, ulong moduli_at, uint K,
                                     uint key_stride_primes, uint key_special_index,
                                     uint reduce_every)
 {
+    prod += prod_at;
+    last += last_at;
+    dec += dec_at;
+    key += key_at;
+    moduli += moduli_at;
     size_t gid = get_global_id(0);
     size_t k = gid & CKKS_MASK;
     uint I = (uint)(gid >> LOG_N);

@@ -10,13 +10,20 @@
 // r - transformed_first, as ntt_inv_block_gather leaves them. The others only pass the
 // transform's barriers. src is neither values nor permuted.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_inv_block_galois(__global u64 *restrict values,
-                          __global const u64 *restrict inv_root_powers,
-                          __global const u64 *restrict params, uint coeff_modulus_size,
-                          uint reduce, __global const u64 *restrict src, uint galois_elt,
-                          __global u64 *restrict permuted, uint transformed_first)
+void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
+                          __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                          __global const u64 *restrict params, ulong params_at,
+                          uint coeff_modulus_size, uint reduce,
+                          __global const u64 *restrict src, ulong src_at, uint galois_elt,
+                          __global u64 *restrict permuted, ulong permuted_at,
+                          uint transformed_first)
 {
     __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    src += src_at;
+    permuted += permuted_at;
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
     const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);

@@ -16,14 +16,19 @@
 // repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
 // over the device.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_inv_fwd_strided(__global u64 *restrict values,
-                         __global const u64 *restrict root_powers,
-                         __global const u64 *restrict params, uint coeff_modulus_size,
-                         __global const u64 *restrict in, uint kind, uint in_prime,
-                         uint outs_per_group, uint chunks,
-                         __global const u64 *restrict inv_root_powers)
+void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
+                         __global const u64 *restrict root_powers, ulong root_powers_at,
+                         __global const u64 *restrict params, ulong params_at,
+                         uint coeff_modulus_size, __global const u64 *restrict in, ulong in_at,
+                         uint kind, uint in_prime, uint outs_per_group, uint chunks,
+                         __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
 {
     __local u64 lmem[S * C];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    in += in_at;
+    inv_root_powers += inv_root_powers_at;
     const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
     const uint rc = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);

@@ -50,17 +50,27 @@ ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *
 }
 
 __kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
-void ntt_fwd_block_ks(__global const u64 *restrict values,
-                      __global const u64 *restrict root_powers,
-                      __global const u64 *restrict params, uint coeff_modulus_size,
-                      __global const u64 *restrict t_target,
-                      __global const u64 *restrict target, uint target_first,
-                      __global const u64 *restrict key, uint key_stride_primes,
+void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
+                      __global const u64 *restrict root_powers, ulong root_powers_at,
+                      __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
+                      __global const u64 *restrict t_target, ulong t_target_at,
+                      __global const u64 *restrict target, ulong target_at, uint target_first,
+                      __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
                       uint key_special_index, uint reduce_every,
-                      __global u64 *restrict prod, __global u64 *restrict last,
-                      __global const u64 *restrict inv_root_powers)
+                      __global u64 *restrict prod, ulong prod_at,
+                      __global u64 *restrict last, ulong last_at,
+                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
 {
     __local u64 lmem[KS_ROWS * B * PADDED_G];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    t_target += t_target_at;
+    target += target_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    inv_root_powers += inv_root_powers_at;
     const size_t group = get_group_id(0);
     const uint K = coeff_modulus_size - 1;
     const uint row = get_local_id(0) / BLOCK_WG;

@@ -78,11 +78,14 @@ ALWAYS_INLINE naive_pair naive_butterfly(__global u64 *values, uint coeff_modulu
     return b;
 }
 
-__kernel void ntt_fwd_naive(__global u64 *restrict values,
-                            __global const u64 *restrict root_powers,
-                            __global const u64 *restrict params, uint coeff_modulus_size,
-                            uint reduce, uint log_gap)
+__kernel void ntt_fwd_naive(__global u64 *restrict values, ulong values_at,
+                            __global const u64 *restrict root_powers, ulong root_powers_at,
+                            __global const u64 *restrict params, ulong params_at,
+                            uint coeff_modulus_size, uint reduce, uint log_gap)
 {
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
     naive_pair t = naive_butterfly(values, coeff_modulus_size, log_gap);
     u64 q = params[t.prime * PARAMS_STRIDE];
     __global const ulong2 *roots = (__global const ulong2 *)root_powers + t.prime * N;
@@ -98,11 +101,14 @@ __kernel void ntt_fwd_naive(__global u64 *restrict values,
     t.p[t.x + t.gap] = b;
 }
 
-__kernel void ntt_inv_naive(__global u64 *restrict values,
-                            __global const u64 *restrict inv_root_powers,
-                            __global const u64 *restrict params, uint coeff_modulus_size,
-                            uint reduce, uint log_gap)
+__kernel void ntt_inv_naive(__global u64 *restrict values, ulong values_at,
+                            __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                            __global const u64 *restrict params, ulong params_at,
+                            uint coeff_modulus_size, uint reduce, uint log_gap)
 {
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
     naive_pair t = naive_butterfly(values, coeff_modulus_size, log_gap);
     __global const u64 *pr = params + t.prime * PARAMS_STRIDE;
     u64 q = pr[0];
@@ -400,11 +406,15 @@ ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
 
 // The plain forward block pass: in place, final reduction with `reduce`.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_block(__global u64 *restrict values, __global const u64 *restrict root_powers,
-                   __global const u64 *restrict params, uint coeff_modulus_size,
+void ntt_fwd_block(__global u64 *restrict values, ulong values_at,
+                   __global const u64 *restrict root_powers, ulong root_powers_at,
+                   __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
                    uint reduce)
 {
     __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
     const uint prime = residue % coeff_modulus_size;
@@ -494,12 +504,15 @@ ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
 
 // The plain inverse block pass, in place.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_inv_block(__global u64 *restrict values,
-                   __global const u64 *restrict inv_root_powers,
-                   __global const u64 *restrict params, uint coeff_modulus_size,
+void ntt_inv_block(__global u64 *restrict values, ulong values_at,
+                   __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                   __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
                    uint reduce)
 {
     __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
     const uint prime = residue % coeff_modulus_size;
@@ -515,13 +528,18 @@ void ntt_inv_block(__global u64 *restrict values,
 // offset); values gets the output in place of a copy followed by ntt_inv_block. src
 // must not be values.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_inv_block_gather(__global u64 *restrict values,
-                          __global const u64 *restrict inv_root_powers,
-                          __global const u64 *restrict params, uint coeff_modulus_size,
-                          uint reduce, __global const u64 *restrict src, uint src_stride,
+void ntt_inv_block_gather(__global u64 *restrict values, ulong values_at,
+                          __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                          __global const u64 *restrict params, ulong params_at,
+                          uint coeff_modulus_size, uint reduce,
+                          __global const u64 *restrict src, ulong src_at, uint src_stride,
                           uint src_first)
 {
     __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    src += src_at;
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
     const uint poly = residue / coeff_modulus_size;
@@ -599,11 +617,14 @@ ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
 
 // The plain forward strided pass, in place.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_fwd_strided(__global u64 *restrict values,
-                     __global const u64 *restrict root_powers,
-                     __global const u64 *restrict params, uint coeff_modulus_size)
+void ntt_fwd_strided(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict root_powers, ulong root_powers_at,
+                     __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size)
 {
     __local u64 lmem[S * C];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
     const uint prime = residue % coeff_modulus_size;
@@ -661,12 +682,15 @@ ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u
 // The plain inverse strided pass, in place; on exit values in [0, q), or [0, 2q) unless
 // `reduce`.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
-void ntt_inv_strided(__global u64 *restrict values,
-                     __global const u64 *restrict inv_root_powers,
-                     __global const u64 *restrict params, uint coeff_modulus_size,
+void ntt_inv_strided(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                     __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
                      uint reduce)
 {
     __local u64 lmem[S * C];
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
     const uint lid = get_local_id(0);
     const size_t group = get_group_id(0);
     const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);

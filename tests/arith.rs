@@ -90,7 +90,7 @@ impl Device {
         let up = |v: &[u64]| self.ctx.upload(&self.queue, v).unwrap();
         let (da, db, dc) = (up(a), up(b), up(c));
         let out = self.ctx.buffer(&self.queue, want.len()).unwrap();
-        cl::poison(&out, POISON).unwrap();
+        cl::poison(&self.queue, &out, POISON).unwrap();
         let name = TEST_KERNELS
             .into_iter()
             .find(|k| k.strip_prefix("test_") == Some(helper))
@@ -110,7 +110,7 @@ impl Device {
         // whose c holds 2n words) and writes out[i * out_per_item ..] for i < n, with
         // out_per_item = want.len() / n.
         unsafe { cl::enqueue_on(&self.queue, &kernel, n, None, None).unwrap() };
-        let got = cl::download(&out).unwrap();
+        let got = cl::download(&self.queue, &out).unwrap();
         for (i, (g, w)) in got.iter().zip(want).enumerate() {
             let item = i * n / want.len();
             assert_eq!(

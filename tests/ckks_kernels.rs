@@ -14,7 +14,7 @@ use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
-use seal_opencl::cl::{self, Buffer};
+use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
@@ -129,16 +129,23 @@ fn each_prime_set(mut check: impl FnMut(&Env, &mut StdRng, &[Modulus])) {
     }
 }
 
-fn upload(data: &[u64]) -> Buffer<u64> {
+/// Words of poison on each side of every region the tests launch on (256 bytes, the
+/// pool's least region alignment), so every kernel runs at a non-zero offset of its
+/// buffer, as on a region of a pool's slab, and [`down`] sees a word written outside.
+const GUARD: usize = 32;
+
+/// A region of `words` poisoned words in the middle of a buffer of its own.
+fn poisoned(words: usize) -> Region {
     let g = &env().graph;
-    g.context().upload(g.queue(), data).unwrap()
+    let whole = g.context().buffer(g.queue(), words + 2 * GUARD).unwrap();
+    cl::poison(g.queue(), &whole, POISON).unwrap();
+    whole.part(GUARD, words).unwrap()
 }
 
-fn poisoned(words: usize) -> Buffer<u64> {
-    let g = &env().graph;
-    let buf = g.context().buffer(g.queue(), words).unwrap();
-    cl::poison(&buf, POISON).unwrap();
-    buf
+fn upload(data: &[u64]) -> Region {
+    let region = poisoned(data.len());
+    cl::write(env().graph.queue(), &region, 0, data).unwrap();
+    region
 }
 
 fn table(moduli: &[Modulus]) -> ModuliTable {
@@ -146,8 +153,16 @@ fn table(moduli: &[Modulus]) -> ModuliTable {
     ModuliTable::new(g.context(), g.queue(), moduli).unwrap()
 }
 
-fn down(buf: &Buffer<u64>) -> Vec<u64> {
-    cl::download(buf).unwrap()
+/// The words of a region from [`poisoned`] or [`upload`]; panics when a word of the guards
+/// around it is not poison any more.
+fn down(region: &Region) -> Vec<u64> {
+    let q = env().graph.queue();
+    let mut all = vec![0u64; region.buffer().len()];
+    region.buffer().read(&mut all).queue(q).enq().unwrap();
+    let (start, end) = (region.offset(), region.offset() + region.words());
+    let outside = all[..start].iter().chain(&all[end..]).position(|&w| w != POISON);
+    assert_eq!(outside, None, "a word outside the region was written");
+    all[start..end].to_vec()
 }
 
 /// Asserts device == host word for word, naming the first difference.
@@ -167,7 +182,7 @@ fn assert_words(got: &[u64], want: &[u64], what: &str) {
 
 /// The device launch of an elementwise operation into `dst` from the first operand `src`
 /// (the other operands fixed), as a table entry.
-type Launch<'a> = &'a dyn Fn(&Buffer<u64>, &Buffer<u64>) -> seal_opencl::Result<()>;
+type Launch<'a> = &'a dyn Fn(&Region, &Region) -> seal_opencl::Result<()>;
 /// A host reference: writes into `want` the words dst must hold.
 type HostRef<'a> = &'a dyn Fn(&mut [u64]);
 
@@ -239,18 +254,18 @@ fn ckks_add_at_n_8192() {
     let (da, db) = (up(&a), up(&b));
     let mt = ModuliTable::new(g.context(), g.queue(), &moduli).unwrap();
     let dst = g.context().buffer(g.queue(), a.len()).unwrap();
-    cl::poison(&dst, POISON).unwrap();
+    cl::poison(g.queue(), &dst, POISON).unwrap();
     e.kernels.ckks_add(g, &dst, &da, &db, &mt, 3, 2).unwrap();
     let mut want = vec![0; a.len()];
     host::ckks_add(&mut want, &a, &b, &moduli, n);
-    assert_eq!(down(&dst), want);
+    assert_eq!(cl::download(g.queue(), &dst).unwrap(), want);
 
     // And the galois permutation at this size.
     let gdst = g.context().buffer(g.queue(), a.len()).unwrap();
-    cl::poison(&gdst, POISON).unwrap();
+    cl::poison(g.queue(), &gdst, POISON).unwrap();
     e.kernels.ckks_galois_ntt(g, &gdst, &da, 3, 6).unwrap();
     host::ckks_galois_ntt(&mut want, &a, 3, 13);
-    assert_eq!(down(&gdst), want);
+    assert_eq!(cl::download(g.queue(), &gdst).unwrap(), want);
 }
 
 #[test]
@@ -644,7 +659,7 @@ fn ckks_ks_inner_product_largest_words() {
 /// `result` is an InvalidArgument error, and `untouched` still holds only poison after
 /// the queue drained (nothing was enqueued).
 #[track_caller]
-fn assert_rejected(result: seal_opencl::Result<()>, untouched: &Buffer<u64>) {
+fn assert_rejected(result: seal_opencl::Result<()>, untouched: &Region) {
     match result {
         Err(err @ Error::InvalidArgument(_)) => {
             assert_eq!(err.kind(), ErrorKind::InvalidArgument);
@@ -814,4 +829,32 @@ fn ckks_ks_inner_product_reduces_midway_with_61_bit_primes() {
             "ckks_ks_inner_product, 61-bit primes",
         );
     }
+}
+
+/// Regions of one buffer that share words without starting at the same word are refused
+/// where a kernel may take an output as an input (it reads each word before writing the
+/// same word, which a shifted alias breaks), and any overlap where it may not; disjoint
+/// regions of one buffer are fine.
+#[test]
+fn partly_overlapping_regions_are_rejected() {
+    let e = env();
+    let (g, kx) = (&e.graph, &e.kernels);
+    let moduli = primes(LOG_N, &[40]);
+    let mt = table(&moduli);
+    let whole = g.context().buffer(g.queue(), 4 * N).unwrap();
+    cl::poison(g.queue(), &whole, POISON).unwrap();
+    let part = |at: usize| whole.part(at, N).unwrap();
+    let (dst, shifted) = (part(0), part(N / 2));
+    assert_rejected(kx.ckks_negate(g, &dst, &shifted, &mt, 1, 1), &dst);
+    assert_rejected(kx.ckks_galois_ntt(g, &dst, &shifted, 3, 1), &dst);
+    assert_rejected(kx.ckks_galois_ntt(g, &dst, &part(0), 3, 1), &dst);
+    let words = canonical(&mut rng(), &moduli, 1);
+    let src = part(2 * N);
+    cl::write(g.queue(), &src, 0, &words).unwrap();
+    // Disjoint regions of the buffer: the words of a buffer of their own.
+    kx.ckks_negate(g, &part(3 * N), &src, &mt, 1, 1).unwrap();
+    let mut want = vec![0; N];
+    host::ckks_negate(&mut want, &words, &moduli, N);
+    assert_words(&cl::download(g.queue(), &part(3 * N)).unwrap(), &want, "negate");
+    assert!(cl::download(g.queue(), &part(N)).unwrap().iter().all(|&w| w == POISON));
 }

@@ -250,13 +250,13 @@ fn rescale_matches_host_composition() {
             );
             let dst = ops.alloc_result(polys, k - 1).unwrap();
             ops.rescale(dst.buffer(), &src, polys).unwrap();
-            let got = cl::download(dst.buffer()).unwrap();
+            let got = cl::download(graph.queue(), dst.buffer()).unwrap();
             assert_same(
                 &got,
                 &want,
                 &format!("2^{log_n} {strategy} fused={fused} K={k} polys={polys}"),
             );
-            assert_same(&cl::download(&src).unwrap(), &ct, "rescale's source");
+            assert_same(&cl::download(graph.queue(), &src).unwrap(), &ct, "rescale's source");
         }
     }
     assert!(
@@ -299,7 +299,7 @@ fn switch_key_matches_host_composition() {
                 }
             }
             ops.switch_key(&buf, &buf, 2 * k * s.n, &key).unwrap();
-            let got = cl::download(&buf).unwrap();
+            let got = cl::download(graph.queue(), &buf).unwrap();
             assert_same(
                 &got,
                 &want,
@@ -337,20 +337,20 @@ fn apply_galois_matches_host_composition() {
             let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
             // Out of place into a poisoned buffer (the input kept), then in place.
             let dst = graph.context().buffer(graph.queue(), ct.len()).unwrap();
-            cl::poison(&dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
+            cl::poison(graph.queue(), &dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
             ops.apply_galois(&dst, &buf, galois_elt, &key).unwrap();
             assert_same(
-                &cl::download(&dst).unwrap(),
+                &cl::download(graph.queue(), &dst).unwrap(),
                 &want,
                 &format!("{what} into dst"),
             );
             assert_same(
-                &cl::download(&buf).unwrap(),
+                &cl::download(graph.queue(), &buf).unwrap(),
                 &ct,
                 &format!("{what}: its input"),
             );
             ops.apply_galois(&buf, &buf, galois_elt, &key).unwrap();
-            let got = cl::download(&buf).unwrap();
+            let got = cl::download(graph.queue(), &buf).unwrap();
             assert_same(&got, &want, &what);
         }
     });

@@ -13,7 +13,7 @@ use seal_opencl::cl::{self, DeviceSelector, Kernel};
 use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Graph, Partition};
 use seal_opencl::Error;
 
-use common::{fill_host, spin_host, still_pending_after, Blocker, KERNELS};
+use common::{fill_host, set_fill, set_spin, spin_host, still_pending_after, Blocker};
 
 /// Several GPUs where the machine has them (each a tile), else the CPU device (PoCL,
 /// present on CI and on the GPU machine) split into two sub-devices: one GPU cannot be
@@ -39,15 +39,7 @@ fn two_tiles_or_more(queues_per_tile: usize) -> Devices {
 }
 
 fn graph_kernel(g: &Graph, name: &str) -> Kernel {
-    let program = g.context().program(&[KERNELS], "").unwrap();
-    let mut b = Kernel::builder();
-    b.program(&program).name(name).queue(g.queue().clone());
-    b.arg(None::<&cl::Buffer<u64>>);
-    match name {
-        "fill" => b.arg(0u64),
-        _ => b.arg(0u32),
-    };
-    b.build().unwrap()
+    common::kernel(g.context(), g.queue(), name)
 }
 
 const WORDS: usize = 4096;
@@ -61,10 +53,8 @@ fn enqueue_job(
     job: u64,
 ) -> seal_opencl::memcache::PoolBuffer {
     let buf = g.alloc(WORDS).unwrap();
-    fill.set_arg(0, buf.buffer()).unwrap();
-    fill.set_arg(1, job << 32).unwrap();
-    spin.set_arg(0, buf.buffer()).unwrap();
-    spin.set_arg(1, ROUNDS).unwrap();
+    set_fill(fill, buf.buffer(), job << 32);
+    set_spin(spin, buf.buffer(), ROUNDS);
     // SAFETY: both kernels touch x[i] for i < WORDS and the buffer holds WORDS words.
     unsafe {
         g.launch(fill, WORDS, None).unwrap();
@@ -196,7 +186,7 @@ fn graphs_on_different_queues_do_not_wait_for_each_other() {
         assert_eq!(done.read().unwrap(), expected(2));
         let probe = held.alloc(1).unwrap();
         let k = graph_kernel(&held, "fill");
-        k.set_arg(0, probe.buffer()).unwrap();
+        set_fill(&k, probe.buffer(), 0);
         // SAFETY: one work item writes x[0] of a one-word buffer.
         let ev = unsafe { held.launch_event(&k, 1, None) }.unwrap();
         assert!(
@@ -284,8 +274,7 @@ fn the_sync_switch_waits_after_every_launch() {
         let g = devices.graph();
         let buf = g.alloc(WORDS).unwrap();
         let spin = graph_kernel(&g, "spin");
-        spin.set_arg(0, buf.buffer()).unwrap();
-        spin.set_arg(1, 20_000u32).unwrap();
+        set_spin(&spin, buf.buffer(), 20_000);
         // Off, a blocked queue proves the launch returned without waiting.
         let blocker =
             (!sync).then(|| Blocker::new(g.context(), g.queue(), Duration::from_secs(20)));

@@ -47,10 +47,10 @@ fn threads_never_share_a_buffer_and_counts_balance() {
     threads_share_no_buffer(MemcacheConfig::default());
 }
 
-/// The same with slabs of 64 KiB: buffers are sub-buffers of several slabs, their words
+/// The same with slabs of 64 KiB: buffers are regions of several slabs, their words
 /// apart; every slab goes back when the pool is flushed.
 #[test]
-fn threads_never_share_a_sub_buffer_of_a_slab() {
+fn threads_never_share_a_region_of_a_slab() {
     threads_share_no_buffer(MemcacheConfig {
         slab_bytes: 64 << 10,
         ..Default::default()
@@ -141,12 +141,12 @@ fn threads_share_no_buffer(config: MemcacheConfig) {
     assert_eq!(s.device_releases, s.device_allocations, "no leak: {s}");
 }
 
-/// Slabs: new buffers are sub-buffers carved from one slab until it is full (one device
+/// Slabs: new buffers are regions carved from one slab until it is full (one device
 /// allocation), poisoned and apart; a request over half a slab gets an allocation of its
 /// own; reuse comes from the free pool; a slab goes back to the device with its last
-/// sub-buffer; a limit under a slab's size gives buffers of their own.
+/// region; a limit under a slab's size gives buffers of their own.
 #[test]
-fn slabs_carve_sub_buffers() {
+fn slabs_carve_regions() {
     const POISON: u64 = 0xDEAD_BEEF_0BAD_F00D;
     let slab_bytes = 1 << 20;
     let (ctx, q, pool) = pool_with(MemcacheConfig {
@@ -410,4 +410,94 @@ fn impossible_requests_are_invalid_arguments() {
     let err = pool.alloc(&q, too_big).unwrap_err();
     assert!(matches!(err, Error::InvalidArgument(_)), "{err:?}");
     assert_eq!(pool.stats().device_allocations, 0);
+}
+
+/// The cl_mem of a buffer's device words.
+fn mem_object(buf: &seal_opencl::memcache::PoolBuffer) -> usize {
+    buf.buffer().buffer().as_core().as_ptr() as usize
+}
+
+/// A pool allocation is no new OpenCL memory object: the regions of one slab share the
+/// slab's cl_mem, each at its own aligned offset after the previous one; a buffer over half
+/// a slab, and every buffer of a pool without slabs, is an object of its own at offset 0.
+#[test]
+fn regions_of_a_slab_share_its_memory_object() {
+    let slab_bytes = 1 << 20;
+    let (ctx, q, pool) = pool_with(MemcacheConfig {
+        slab_bytes,
+        ..Default::default()
+    });
+    let bufs: Vec<_> = [1000, 3000, 5000]
+        .iter()
+        .map(|&w| pool.alloc(&q, w).unwrap())
+        .collect();
+    let align = ctx
+        .info()
+        .base_addr_align_bytes
+        .max(seal_opencl::memcache::REGION_ALIGN_BYTES) as usize
+        / 8;
+    assert_eq!(bufs[0].buffer().offset(), 0);
+    for pair in bufs.windows(2) {
+        let (a, b) = (pair[0].buffer(), pair[1].buffer());
+        assert_eq!(mem_object(&pair[0]), mem_object(&pair[1]), "one memory object");
+        assert_eq!(b.offset(), (a.offset() + a.words()).next_multiple_of(align));
+        assert!(!a.overlaps(b) && !a.same_start(b));
+    }
+    assert_eq!(bufs[0].buffer().buffer().len(), slab_bytes as usize / 8);
+    let big = pool.alloc(&q, slab_bytes as usize / 8 / 2 + 1).unwrap();
+    assert_ne!(mem_object(&big), mem_object(&bufs[0]));
+    assert_eq!(big.buffer().offset(), 0);
+
+    let (_, q, own) = pool_with(MemcacheConfig::default());
+    let (a, b) = (own.alloc(&q, 1000).unwrap(), own.alloc(&q, 1000).unwrap());
+    assert_ne!(mem_object(&a), mem_object(&b));
+    assert_eq!((a.buffer().offset(), b.buffer().offset()), (0, 0));
+}
+
+/// A transform on a region at a non-zero offset of a slab gives the words it gives on a
+/// buffer of its own, and leaves the poisoned regions before and after it untouched;
+/// reads, writes and fills of a region stay inside it.
+#[test]
+fn a_kernel_on_a_region_leaves_its_neighbours_intact() {
+    use seal_opencl::ntt::{NttPlan, NttStrategy};
+    const POISON: u64 = 0x5EA1_0FF5_E7DE_AD00;
+    let (log_n, words) = (12, 2 << 12);
+    let (ctx, q, pool) = pool_with(MemcacheConfig {
+        slab_bytes: 1 << 20,
+        poison: Some(POISON),
+        ..Default::default()
+    });
+    let moduli = seal_opencl_testkit::harness::primes(log_n, &[50, 40]);
+    let mut rng = seal_opencl_testkit::harness::rng();
+    let input: Vec<u64> = (0..words)
+        .map(|i| rng.gen_range(0..moduli[i >> log_n].value()))
+        .collect();
+    let [before, region, after] = [0; 3].map(|_| pool.alloc(&q, words).unwrap());
+    assert!(region.buffer().offset() > 0);
+    assert_eq!(mem_object(&before), mem_object(&after));
+    for strategy in [NttStrategy::Naive, NttStrategy::STAGED] {
+        let plan = NttPlan::new(&ctx, &q, log_n, &moduli, strategy).unwrap();
+        let own = ctx.upload(&q, &input).unwrap();
+        plan.ntt_negacyclic_harvey(&q, &own, 1).unwrap();
+        region.write(&input).unwrap();
+        plan.ntt_negacyclic_harvey(&q, region.buffer(), 1).unwrap();
+        let want = cl::download(&q, &own).unwrap();
+        assert_eq!(region.read().unwrap(), want, "{strategy}: same words as alone");
+        for neighbour in [&before, &after] {
+            assert!(
+                neighbour.read().unwrap().iter().all(|&w| w == POISON),
+                "{strategy}: a neighbour was written"
+            );
+        }
+    }
+    // A fill and a write at an offset inside the region, read back from there.
+    cl::fill_range(&q, region.buffer(), 10, 5, 7).unwrap();
+    cl::write(&q, region.buffer(), 20, &[1, 2, 3]).unwrap();
+    let mut got = [0u64; 16];
+    cl::read(&q, region.buffer(), 10, &mut got).unwrap();
+    assert_eq!(got[..5], [7; 5]);
+    assert_eq!(got[10..13], [1, 2, 3]);
+    assert!(cl::fill_range(&q, region.buffer(), words - 1, 2, 0).is_err());
+    assert!(before.read().unwrap().iter().all(|&w| w == POISON));
+    assert!(after.read().unwrap().iter().all(|&w| w == POISON));
 }

@@ -109,7 +109,7 @@ impl Transform {
         self,
         plan: &NttPlan,
         queue: &Queue,
-        buf: &cl::Buffer<u64>,
+        buf: &cl::Region,
         count: usize,
     ) -> seal_opencl::Result<Vec<cl::Event>> {
         match self {
@@ -121,8 +121,9 @@ impl Transform {
     }
 }
 
-/// Runs `transform` on the device over `input` (in a buffer `slack` words longer, whose
-/// tail is poisoned and must stay so) and returns the transformed words.
+/// Runs `transform` on the device over `input` (in a region `slack` words longer, at word
+/// 32 of a buffer of its own, as a region of a pool's slab: its tail and the words before
+/// it are poisoned and must stay so) and returns the transformed words.
 fn device_run(
     ctx: &Arc<Context>,
     queue: &Queue,
@@ -132,12 +133,16 @@ fn device_run(
     count: usize,
     slack: usize,
 ) -> Vec<u64> {
-    let buf = ctx.buffer(queue, input.len() + slack).unwrap();
-    cl::poison(&buf, POISON).unwrap();
-    buf.write(input).enq().unwrap();
+    const HEAD: usize = 32;
+    let whole = ctx.buffer(queue, HEAD + input.len() + slack).unwrap();
+    cl::poison(queue, &whole, POISON).unwrap();
+    let buf = whole.part(HEAD, input.len() + slack).unwrap();
+    cl::write(queue, &buf, 0, input).unwrap();
     let events = transform.run(plan, queue, &buf, count).unwrap();
     assert_eq!(events.len(), plan.launches_per_transform());
-    let mut out = cl::download(&buf).unwrap();
+    let head = cl::download(queue, &whole.part(0, HEAD).unwrap()).unwrap();
+    assert!(head.iter().all(|&w| w == POISON), "a word before the region was written");
+    let mut out = cl::download(queue, &buf).unwrap();
     assert!(out[input.len()..].iter().all(|&w| w == POISON));
     out.truncate(input.len());
     out
@@ -218,9 +223,9 @@ fn forward_then_inverse_is_identity_and_runs_are_deterministic() {
         let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
         let buf = ctx.upload(&queue, &input).unwrap();
         plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
-        let forward = cl::download(&buf).unwrap();
+        let forward = cl::download(&queue, &buf).unwrap();
         plan.inverse_ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
-        assert_eq!(cl::download(&buf).unwrap(), input, "{strategy} round trip");
+        assert_eq!(cl::download(&queue, &buf).unwrap(), input, "{strategy} round trip");
 
         // A fresh queue and plan give the same words.
         let queue2 = ctx.queue(false).unwrap();
@@ -228,7 +233,7 @@ fn forward_then_inverse_is_identity_and_runs_are_deterministic() {
         let buf2 = ctx.upload(&queue2, &input).unwrap();
         plan2.ntt_negacyclic_harvey(&queue2, &buf2, 2).unwrap();
         assert_eq!(
-            cl::download(&buf2).unwrap(),
+            cl::download(&queue2, &buf2).unwrap(),
             forward,
             "{strategy} determinism"
         );
@@ -251,7 +256,7 @@ fn count_transforms_only_the_first_polynomials() {
         let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
         let buf = ctx.upload(&queue, &input).unwrap();
         plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
-        assert_same(&cl::download(&buf).unwrap(), &want, &tables, "count 2 of 3");
+        assert_same(&cl::download(&queue, &buf).unwrap(), &want, &tables, "count 2 of 3");
     }
 }
 
@@ -304,25 +309,25 @@ fn prefix_of_the_primes_matches_host_reference() {
                 let mut want = input.clone();
                 host::transform_batch(&mut want, &tables, host_fn);
                 let buf = ctx.buffer(&queue, input.len() + (1 << log_n)).unwrap();
-                cl::poison(&buf, POISON).unwrap();
-                buf.write(&input).enq().unwrap();
+                cl::poison(&queue, &buf, POISON).unwrap();
+                cl::write(&queue, &buf, 0, &input).unwrap();
                 // Without events (as the operations enqueue when not profiling): none come
                 // back, and the words are the same.
                 let events = plan
                     .transform(&queue, &buf, count, primes, direction, reduce, false)
                     .unwrap();
                 assert!(events.is_empty(), "events created when none were asked for");
-                let got = cl::download(&buf).unwrap();
+                let got = cl::download(&queue, &buf).unwrap();
                 assert!(got[input.len()..].iter().all(|&w| w == POISON));
                 let what = format!("{direction:?} {strategy} first {primes} of 4 primes");
                 assert_same(&got[..input.len()], &want, &tables, &what);
-                buf.write(&input).enq().unwrap();
+                cl::write(&queue, &buf, 0, &input).unwrap();
                 let events = plan
                     .transform(&queue, &buf, count, primes, direction, reduce, true)
                     .unwrap();
                 assert!(!events.is_empty(), "transform returns its launches' events");
                 assert_same(
-                    &cl::download(&buf).unwrap()[..input.len()],
+                    &cl::download(&queue, &buf).unwrap()[..input.len()],
                     &want,
                     &tables,
                     &what,
@@ -492,14 +497,14 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
         }
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
         let values = ctx.buffer(&queue, count * primes * n).unwrap();
-        cl::poison(&values, POISON).unwrap();
+        cl::poison(&queue, &values, POISON).unwrap();
         fp.plan
             .inverse_first_pass_from(
                 &queue, &values, &src_buf, stride, first, count, primes, false,
             )
             .unwrap();
-        assert_eq!(cl::download(&values).unwrap(), want, "{}", fp.name());
-        let src_after = cl::download(&src_buf).unwrap();
+        assert_eq!(cl::download(&queue, &values).unwrap(), want, "{}", fp.name());
+        let src_after = cl::download(&queue, &src_buf).unwrap();
         assert_eq!(src_after, src_words, "{}: source unchanged", fp.name());
     }
 }
@@ -533,8 +538,8 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
             }
             let values = ctx.buffer(&queue, primes * n).unwrap();
             let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
-            cl::poison(&values, POISON).unwrap();
-            cl::poison(&permuted, POISON).unwrap();
+            cl::poison(&queue, &values, POISON).unwrap();
+            cl::poison(&queue, &permuted, POISON).unwrap();
             fused
                 .inverse_first_pass_galois(
                     &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
@@ -542,13 +547,13 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
                 .unwrap();
             let what = format!("{} element {galois_elt}", fp.name());
             assert_eq!(
-                cl::download(&permuted).unwrap(),
+                cl::download(&queue, &permuted).unwrap(),
                 want_permuted,
                 "{what}: permuted"
             );
-            assert_eq!(cl::download(&values).unwrap(), want, "{what}: first pass");
+            assert_eq!(cl::download(&queue, &values).unwrap(), want, "{what}: first pass");
         }
-        let src_after = cl::download(&src_buf).unwrap();
+        let src_after = cl::download(&queue, &src_buf).unwrap();
         assert_eq!(src_after, src_words, "{}: source unchanged", fp.name());
     }
 }

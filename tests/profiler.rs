@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use seal_opencl::cl::{self, Kernel};
+use seal_opencl::cl::{self, ArgType, Kernel, KernelArg, KernelSig};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::PoolBuffer;
@@ -17,8 +17,9 @@ use seal_opencl_testkit::harness::run_child_output;
 
 /// Kernels named like the real ones, so the NTT share has something to count.
 const NAMED: &str = r#"
-__kernel void alpha_add(__global ulong *x) { x[get_global_id(0)] += 1; }
-__kernel void ntt_forward_stage(__global ulong *x) {
+__kernel void alpha_add(__global ulong *x, ulong x_at) { x += x_at; x[get_global_id(0)] += 1; }
+__kernel void ntt_forward_stage(__global ulong *x, ulong x_at) {
+    x += x_at;
     size_t i = get_global_id(0);
     ulong v = x[i];
     for (int r = 0; r < 200; ++r) v = v * 6364136223846793005UL + 1UL;
@@ -70,15 +71,17 @@ fn profiled_backend() -> (
     (p, backend, params, a, b)
 }
 
-fn named_kernel(g: &Graph, name: &str, buf: &PoolBuffer) -> Kernel {
+fn named_kernel(g: &Graph, name: &'static str, buf: &PoolBuffer) -> Kernel {
     let program = g.context().program(&[NAMED], "").unwrap();
-    Kernel::builder()
-        .program(&program)
-        .name(name)
-        .queue(g.queue().clone())
-        .arg(buf.buffer())
-        .build()
-        .unwrap()
+    let sig = KernelSig {
+        name,
+        params: &[("x", ArgType::Buf)],
+    };
+    let mut kernel = sig
+        .build(&program, &[("x", KernelArg::Buf(buf.buffer()))])
+        .unwrap();
+    kernel.set_default_queue(g.queue().clone());
+    kernel
 }
 
 /// A buffer of `words` words and the two kernels of [`NAMED`] over it.

@@ -159,18 +159,18 @@ fn host_and_device_ntt_equal_seal() {
             let what = format!("{strategy:?} N=2^{log_n} {bits:?} x{count}");
 
             let buf = ctx.buffer(&queue, values.len()).unwrap();
-            buf.write(&values).enq().unwrap();
+            cl::write(&queue, &buf, 0, &values).unwrap();
             plan.ntt_negacyclic_harvey(&queue, &buf, count).unwrap();
             assert!(
-                cl::download(&buf).unwrap() == forward,
+                cl::download(&queue, &buf).unwrap() == forward,
                 "device forward, {what}"
             );
 
-            buf.write(&forward).enq().unwrap();
+            cl::write(&queue, &buf, 0, &forward).unwrap();
             plan.inverse_ntt_negacyclic_harvey(&queue, &buf, count)
                 .unwrap();
             assert!(
-                cl::download(&buf).unwrap() == values,
+                cl::download(&queue, &buf).unwrap() == values,
                 "device inverse, {what}"
             );
         }

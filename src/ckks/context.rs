@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use super::fused::FusedPasses;
 use super::kernels::{CkksKernels, ModuliTable};
 use crate::arith::{invert_uint_mod, Modulus, ShoupOperand};
-use crate::cl::{Buffer, Context, Queue};
+use crate::cl::{Region, Context, Queue};
 use crate::error::{Error, Result};
 use crate::ntt::{NttPlan, NttStrategy};
 
@@ -49,9 +49,9 @@ pub struct LevelData {
     fused: Option<FusedPasses>,
     moduli: ModuliTable,
     /// Rescale: q_{K-1}^-1 mod q_i for i < K - 1, as Shoup pairs (None at K = 1).
-    inv_last: Option<Buffer<u64>>,
+    inv_last: Option<Region>,
     /// Key switching: q_special^-1 mod q_i for i < K, as Shoup pairs (None without one).
-    inv_special: Option<Buffer<u64>>,
+    inv_special: Option<Region>,
 }
 
 impl LevelData {
@@ -75,13 +75,13 @@ impl LevelData {
         &self.moduli
     }
 
-    pub fn inv_last(&self) -> Result<&Buffer<u64>> {
+    pub fn inv_last(&self) -> Result<&Region> {
         self.inv_last.as_ref().ok_or_else(|| {
             Error::invalid("rescale needs at least two primes in the ciphertext's level")
         })
     }
 
-    pub fn inv_special(&self) -> Result<&Buffer<u64>> {
+    pub fn inv_special(&self) -> Result<&Region> {
         self.inv_special.as_ref().ok_or_else(|| {
             Error::Logic("key switching is not possible at this level (no special prime)".into())
         })
@@ -234,7 +234,7 @@ impl CkksContext {
             .then(|| FusedPasses::new(Arc::clone(&plan)))
             .transpose()?;
         let table = ModuliTable::new(&self.ctx, queue, &moduli)?;
-        let inverses = |of: Modulus, count: usize| -> Result<Buffer<u64>> {
+        let inverses = |of: Modulus, count: usize| -> Result<Region> {
             let mut words = Vec::with_capacity(2 * count);
             for q in &data[..count] {
                 let inv = invert_uint_mod(of.value() % q.value(), q).ok_or_else(|| {
@@ -264,7 +264,7 @@ impl CkksContext {
 /// `decomposition_count` public keys of 2 polynomials over every key prime, contiguous as
 /// SEAL stores each of them: word ((J * 2 + c) * L_key + p) * N + k.
 pub struct KswitchKey {
-    buffer: Buffer<u64>,
+    buffer: Region,
     decomposition_count: usize,
 }
 
@@ -291,7 +291,7 @@ impl KswitchKey {
         })
     }
 
-    pub fn buffer(&self) -> &Buffer<u64> {
+    pub fn buffer(&self) -> &Region {
         &self.buffer
     }
 

@@ -7,8 +7,9 @@
 //! [`super::host`] word for word.
 //!
 //! Buffers are SEAL's layout: coefficient k of residue j of polynomial p at word
-//! ((p * K) + j) * N + k. Aliasing is checked by buffer identity; two distinct sub-buffers
-//! of one allocation that overlap cannot be seen here and are the caller's to avoid.
+//! ((p * K) + j) * N + k, from the first word of a region. Aliasing is checked on regions: a
+//! written region may share words with a read one only where the kernel allows it, and
+//! then only starting at the same word.
 
 use std::sync::Arc;
 
@@ -17,7 +18,7 @@ use parking_lot::Mutex;
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{
-    kernel_sigs, same_buffer, sources, Buffer, Context, Kernel, KernelArg, KernelSig, Program,
+    kernel_sigs, sources, Region, Context, Kernel, KernelArg, KernelSig, Program,
     Queue,
 };
 use crate::device::Graph;
@@ -43,7 +44,7 @@ pub const TENSOR_SIZE_MAX: usize = 64;
 /// by prime: the prime of residue r of a K-residue polynomial array is r % K.
 pub struct ModuliTable {
     moduli: Vec<Modulus>,
-    buffer: Buffer<u64>,
+    buffer: Region,
 }
 
 impl ModuliTable {
@@ -66,7 +67,7 @@ impl ModuliTable {
     }
 
     /// The device words (`MODULI_STRIDE` per prime).
-    pub fn buffer(&self) -> &Buffer<u64> {
+    pub fn buffer(&self) -> &Region {
         &self.buffer
     }
 
@@ -189,18 +190,18 @@ impl Checks {
         self.words(&[residues])
     }
 
-    /// The buffer argument `what` = `buf`, which the kernel touches up to word `words`;
-    /// errors unless the buffer holds them.
+    /// The region argument `what` = `buf`, which the kernel touches up to word `words`;
+    /// errors unless the region holds them.
     fn buf<'b>(
         &self,
         what: &'static str,
-        buf: &'b Buffer<u64>,
+        buf: &'b Region,
         words: usize,
     ) -> Result<(&'static str, KernelArg<'b>)> {
-        if buf.len() < words {
+        if buf.words() < words {
             return Err(self.error(format!(
                 "buffer `{what}` holds {} words; the kernel touches {words}",
-                buf.len()
+                buf.words()
             )));
         }
         Ok((what, Buf(buf)))
@@ -217,11 +218,24 @@ impl Checks {
         Ok(())
     }
 
-    /// Errors if the two buffers of a pair are the same buffer.
+    /// Errors if the two regions of a pair share a word.
     fn distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
         for &((a, x), (b, y)) in pairs {
-            if same_buffer(x, y) {
-                return Err(self.error(format!("`{a}` and `{b}` must be different buffers")));
+            if x.overlaps(y) {
+                return Err(self.error(format!("`{a}` and `{b}` must not overlap")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Errors if the two regions of a pair, which the kernel may take as one, share a word
+    /// without starting at the same one.
+    fn same_or_distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
+        for &((a, x), (b, y)) in pairs {
+            if x.overlaps(y) && !x.same_start(y) {
+                return Err(self.error(format!(
+                    "`{a}` and `{b}` overlap without starting at the same word"
+                )));
             }
         }
         Ok(())
@@ -245,8 +259,8 @@ impl Checks {
     }
 }
 
-/// Two named buffers that must differ.
-type Named<'b> = ((&'b str, &'b Buffer<u64>), (&'b str, &'b Buffer<u64>));
+/// Two named regions.
+type Named<'b> = ((&'b str, &'b Region), (&'b str, &'b Region));
 
 /// Declares the launchers of `dst = a op b mod q_j` over `polys` polynomials of `k`
 /// residues (prime j = residue % k, moduli[j]): `name => SIG` launches SIG's kernel.
@@ -257,7 +271,7 @@ macro_rules! binary_launchers {
                 $(#[$doc])*
                 #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
                 pub fn $name(
-                    &self, graph: &Graph, dst: &Buffer<u64>, a: &Buffer<u64>, b: &Buffer<u64>,
+                    &self, graph: &Graph, dst: &Region, a: &Region, b: &Region,
                     moduli: &ModuliTable, k: usize, polys: usize,
                 ) -> Result<()> {
                     let operands = [("dst", dst, polys), ("a", a, polys), ("b", b, polys)];
@@ -371,14 +385,14 @@ impl CkksKernels {
     }
 
     /// Checks and launches a kernel of the same-shape family (add, sub, negate,
-    /// multiply_plain): its buffers `operands` (name, buffer, polynomials it holds:
+    /// multiply_plain): its buffers `operands`, dst first (name, region, polynomials it holds:
     /// `polys`, or 1 for a plaintext broadcast to every polynomial), then the moduli table
     /// and K, over the range (K N, polys).
     fn elementwise(
         &self,
         graph: &Graph,
         sig: &'static KernelSig,
-        operands: &[(&'static str, &Buffer<u64>, usize)],
+        operands: &[(&'static str, &Region, usize)],
         moduli: &ModuliTable,
         k: usize,
         polys: usize,
@@ -389,6 +403,14 @@ impl CkksKernels {
         let mut args = Vec::with_capacity(operands.len() + 2);
         for &(name, buf, held) in operands {
             args.push(c.buf(name, buf, c.words(&[held, k])?)?);
+            // Each item reads its words of an operand of `polys` polynomials before it
+            // writes the same words of dst; a broadcast plaintext's are read by every item.
+            let pair = [(("dst", operands[0].1), (name, buf))];
+            if held == polys {
+                c.same_or_distinct(&pair)?;
+            } else {
+                c.distinct(&pair)?;
+            }
         }
         args.extend([("moduli", Buf(moduli.buffer())), c.u32("K", k)?]);
         // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w of an operand of
@@ -401,8 +423,8 @@ impl CkksKernels {
     pub fn ckks_negate(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        a: &Buffer<u64>,
+        dst: &Region,
+        a: &Region,
         moduli: &ModuliTable,
         k: usize,
         polys: usize,
@@ -418,9 +440,9 @@ impl CkksKernels {
     pub fn ckks_multiply_plain(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        ct: &Buffer<u64>,
-        plain: &Buffer<u64>,
+        dst: &Region,
+        ct: &Region,
+        plain: &Region,
         moduli: &ModuliTable,
         k: usize,
         polys: usize,
@@ -441,10 +463,10 @@ impl CkksKernels {
     pub fn ckks_tensor(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        a: &Buffer<u64>,
+        dst: &Region,
+        a: &Region,
         s1: usize,
-        b: &Buffer<u64>,
+        b: &Region,
         s2: usize,
         moduli: &ModuliTable,
         k: usize,
@@ -482,9 +504,9 @@ impl CkksKernels {
     pub fn ckks_copy_residues(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
+        dst: &Region,
         dst_stride: usize,
-        src: &Buffer<u64>,
+        src: &Region,
         src_stride: usize,
         residues_per_poly: usize,
         polys: usize,
@@ -514,8 +536,8 @@ impl CkksKernels {
     pub fn ckks_drop_last(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        src: &Buffer<u64>,
+        dst: &Region,
+        src: &Region,
         k: usize,
         polys: usize,
     ) -> Result<()> {
@@ -533,8 +555,8 @@ impl CkksKernels {
     pub fn ckks_gather_residue(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        src: &Buffer<u64>,
+        dst: &Region,
+        src: &Region,
         src_stride: usize,
         index: usize,
         polys: usize,
@@ -566,8 +588,8 @@ impl CkksKernels {
     pub fn ckks_galois_ntt(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        src: &Buffer<u64>,
+        dst: &Region,
+        src: &Region,
         galois_elt: u32,
         residues: usize,
     ) -> Result<()> {
@@ -601,8 +623,8 @@ impl CkksKernels {
     pub fn ckks_moddown_prep(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        last: &Buffer<u64>,
+        dst: &Region,
+        last: &Region,
         last_q_index: usize,
         moduli: &ModuliTable,
         k_out: usize,
@@ -639,12 +661,12 @@ impl CkksKernels {
     pub fn ckks_divide_round_finish(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
+        dst: &Region,
         dst_stride: usize,
-        src: &Buffer<u64>,
+        src: &Region,
         src_stride: usize,
-        t: &Buffer<u64>,
-        inv: &Buffer<u64>,
+        t: &Region,
+        inv: &Region,
         moduli: &ModuliTable,
         k_out: usize,
         polys: usize,
@@ -657,7 +679,8 @@ impl CkksKernels {
             &[("dst_stride", dst_stride), ("src_stride", src_stride)],
             ("K_out", k_out),
         )?;
-        if same_buffer(dst, src) && dst_stride != src_stride {
+        c.same_or_distinct(&[(("dst", dst), ("src", src))])?;
+        if dst.same_start(src) && dst_stride != src_stride {
             return Err(c.error(format!(
                 "dst is src with different strides ({dst_stride} and {src_stride})"
             )));
@@ -690,8 +713,8 @@ impl CkksKernels {
     pub fn ckks_ks_decompose(
         &self,
         graph: &Graph,
-        dst: &Buffer<u64>,
-        t_target: &Buffer<u64>,
+        dst: &Region,
+        t_target: &Region,
         moduli_ext: &ModuliTable,
         k: usize,
     ) -> Result<()> {
@@ -729,10 +752,10 @@ impl CkksKernels {
     pub fn ckks_ks_inner_product(
         &self,
         graph: &Graph,
-        prod: &Buffer<u64>,
-        last: &Buffer<u64>,
-        dec: &Buffer<u64>,
-        key: &Buffer<u64>,
+        prod: &Region,
+        last: &Region,
+        dec: &Region,
+        key: &Region,
         key_stride_primes: usize,
         key_special_index: usize,
         moduli_ext: &ModuliTable,

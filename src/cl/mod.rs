@@ -57,7 +57,8 @@ pub struct DeviceInfoSummary {
     /// Largest single buffer (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`).
     pub max_alloc_bytes: u64,
     pub global_mem_bytes: u64,
-    /// The alignment of a sub-buffer's origin (`CL_DEVICE_MEM_BASE_ADDR_ALIGN`, in bytes).
+    /// The alignment of a buffer's base address (`CL_DEVICE_MEM_BASE_ADDR_ALIGN`, in bytes);
+    /// the pool aligns regions to it.
     pub base_addr_align_bytes: u64,
 }
 
@@ -248,22 +249,28 @@ impl Context {
         Ok(program)
     }
 
-    /// A device buffer of `len` words, uninitialised.
-    pub fn buffer(&self, queue: &Queue, len: usize) -> Result<Buffer<u64>> {
+    /// A device allocation of `len` words (a new OpenCL memory object), uninitialised, as
+    /// one region.
+    pub fn buffer(&self, queue: &Queue, len: usize) -> Result<Region> {
         if len == 0 {
             return Err(Error::invalid("device buffers must hold at least one word"));
         }
-        Ok(Buffer::<u64>::builder()
+        let buffer = Buffer::<u64>::builder()
             .queue(queue.clone())
             .len(len)
-            .build()?)
+            .build()?;
+        Ok(Region {
+            buffer: Arc::new(buffer),
+            offset: 0,
+            words: len,
+        })
     }
 
-    /// A device buffer holding a copy of `data` (blocking upload).
-    pub fn upload(&self, queue: &Queue, data: &[u64]) -> Result<Buffer<u64>> {
-        let buf = self.buffer(queue, data.len())?;
-        buf.write(data).enq()?;
-        Ok(buf)
+    /// A device allocation holding a copy of `data` (blocking upload on `queue`).
+    pub fn upload(&self, queue: &Queue, data: &[u64]) -> Result<Region> {
+        let region = self.buffer(queue, data.len())?;
+        write(queue, &region, 0, data)?;
+        Ok(region)
     }
 }
 
@@ -299,17 +306,36 @@ fn dump_program(program: &Program, source_hash: u64, options: &str, dir: &std::p
     }
 }
 
-/// Reads a whole buffer back to the host (blocking).
-pub fn download(buf: &Buffer<u64>) -> Result<Vec<u64>> {
-    let mut out = vec![0u64; buf.len()];
-    buf.read(&mut out).enq()?;
+/// Reads a region back to the host with a blocking read on `queue`.
+pub fn download(queue: &Queue, region: &Region) -> Result<Vec<u64>> {
+    let mut out = vec![0u64; region.words];
+    read(queue, region, 0, &mut out)?;
     Ok(out)
 }
 
-/// Fills `buf` with `pattern` so that words a kernel fails to write stand out (tests).
-pub fn poison(buf: &Buffer<u64>, pattern: u64) -> Result<()> {
-    buf.cmd().fill(pattern, None).enq()?;
+/// Copies words `offset ..` of `region` (as many as `out` holds) into `out` with a
+/// blocking read on `queue`.
+pub fn read(queue: &Queue, region: &Region, offset: usize, out: &mut [u64]) -> Result<()> {
+    let at = region.at("read", offset, out.len())?;
+    if !out.is_empty() {
+        region.buffer.read(out).queue(queue).offset(at).enq()?;
+    }
     Ok(())
+}
+
+/// Copies `data` into `region` from word `offset` with a blocking write on `queue`.
+pub fn write(queue: &Queue, region: &Region, offset: usize, data: &[u64]) -> Result<()> {
+    let at = region.at("write", offset, data.len())?;
+    if !data.is_empty() {
+        region.buffer.write(data).queue(queue).offset(at).enq()?;
+    }
+    Ok(())
+}
+
+/// Fills `region` with `pattern` on `queue`, so that words a kernel fails to write stand
+/// out (tests, the pool's poison setting).
+pub fn poison(queue: &Queue, region: &Region, pattern: u64) -> Result<()> {
+    fill_range(queue, region, 0, region.words, pattern)
 }
 
 /// The device `queue` runs on. `ocl::Queue::device` panics when the driver's query fails
@@ -326,39 +352,124 @@ pub fn queue_device(queue: &Queue) -> Result<ocl::Device> {
     }
 }
 
-/// Whether two buffer handles name the same OpenCL memory object (two distinct
-/// sub-buffers of one allocation do not; launchers check aliasing with this).
-pub fn same_buffer(a: &Buffer<u64>, b: &Buffer<u64>) -> bool {
-    a.as_core().as_ptr() == b.as_core().as_ptr()
+/// A run of words of a device buffer: what a kernel argument, a copy, a fill or a
+/// transfer works on. The pool hands out regions of its slabs, so a new ciphertext is no
+/// new OpenCL memory object (a driver charges the first command using each new object).
+/// The buffer is shared: cloning a region or taking a part of it creates no memory object.
+///
+/// Invariant: `offset + words <= buffer.len()`, `words >= 1`.
+#[derive(Clone)]
+pub struct Region {
+    buffer: Arc<Buffer<u64>>,
+    offset: usize,
+    words: usize,
 }
 
-/// One argument of a kernel launch: a buffer of words or a 32- or 64-bit scalar.
+impl Region {
+    /// The OpenCL buffer the region lies in (all of it, from word 0).
+    pub fn buffer(&self) -> &Buffer<u64> {
+        &self.buffer
+    }
+
+    /// The word of [`Region::buffer`] where the region starts.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The words the region holds.
+    pub fn words(&self) -> usize {
+        self.words
+    }
+
+    /// The region of `words` words from word `offset` of this one, in the same buffer.
+    /// Errors: no words, or words past this region's end.
+    pub fn part(&self, offset: usize, words: usize) -> Result<Region> {
+        if words == 0 {
+            return Err(Error::invalid("a region must hold at least one word"));
+        }
+        Ok(Region {
+            buffer: self.buffer.clone(),
+            offset: self.at("part", offset, words)?,
+            words,
+        })
+    }
+
+    /// Whether the two regions share a word (launchers check aliasing with this).
+    pub fn overlaps(&self, other: &Region) -> bool {
+        self.same_buffer(other)
+            && self.offset < other.offset + other.words
+            && other.offset < self.offset + self.words
+    }
+
+    /// Whether the two regions start at the same word of one buffer (a kernel that reads
+    /// each word before writing it may take one as both input and output).
+    pub fn same_start(&self, other: &Region) -> bool {
+        self.same_buffer(other) && self.offset == other.offset
+    }
+
+    fn same_buffer(&self, other: &Region) -> bool {
+        self.buffer.as_core().as_ptr() == other.buffer.as_core().as_ptr()
+    }
+
+    /// The buffer's word at `offset` of the region, where `len` words from there lie
+    /// inside it; else an error naming `what`.
+    fn at(&self, what: &str, offset: usize, len: usize) -> Result<usize> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.words => Ok(self.offset + offset),
+            _ => Err(Error::invalid(format!(
+                "{what} of {len} words at {offset} exceeds a region of {} words",
+                self.words
+            ))),
+        }
+    }
+}
+
+impl std::fmt::Debug for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Region")
+            .field("buffer", &self.buffer.as_core().as_ptr())
+            .field("offset", &self.offset)
+            .field("words", &self.words)
+            .finish()
+    }
+}
+
+/// One argument of a kernel launch: a region of words or a 32- or 64-bit scalar.
 #[derive(Clone, Copy)]
 pub enum KernelArg<'a> {
-    Buf(&'a Buffer<u64>),
+    Buf(&'a Region),
     U32(u32),
     U64(u64),
 }
 
-/// Sets argument `index` of `kernel` with nothing but `clSetKernelArg`: no type lookup and,
-/// for a buffer, no retain in the kernel object and no release of the previous one (ocl's
-/// `set_arg` does both, several driver calls per argument on every launch).
+/// Sets the OpenCL argument(s) of `kernel` from `index` with nothing but `clSetKernelArg`:
+/// no type lookup and, for a buffer, no retain in the kernel object and no release of the
+/// previous one (ocl's `set_arg` does both, several driver calls per argument on every
+/// launch). A region sets two: its buffer at `index` and its offset in words (`ulong`) at
+/// `index + 1`. Returns the index after them.
 ///
 /// # Safety
 /// The kernel must not be enqueued again without every argument set anew (the buffer may be
 /// freed once the launch that uses it is enqueued: an enqueued command keeps the memory
 /// objects it uses alive, OpenCL 1.2 section 5.2.2), and `arg` must have the type the
-/// kernel declares at `index`. [`KernelSig::set`] sets every argument, checked against the
-/// kernel's signature, and its callers hold the kernel's lock until the enqueue.
-pub unsafe fn set_arg_raw(kernel: &Kernel, index: u32, arg: KernelArg) -> Result<()> {
+/// kernel declares at `index` (a region: a pointer, then a `ulong`). [`KernelSig::set`]
+/// sets every argument, checked against the kernel's signature, and its callers hold the
+/// kernel's lock until the enqueue.
+pub unsafe fn set_arg_raw(kernel: &Kernel, index: u32, arg: KernelArg) -> Result<u32> {
+    let offset;
     let value = match arg {
-        KernelArg::Buf(b) => ocl::core::ArgVal::mem(b.as_core()),
+        KernelArg::Buf(region) => {
+            offset = region.offset as u64;
+            // SAFETY: the caller's guarantee: the kernel declares a `ulong` after the pointer.
+            unsafe { kernel.set_arg_unchecked(index + 1, ocl::core::ArgVal::scalar(&offset)) }?;
+            ocl::core::ArgVal::mem(region.buffer.as_core())
+        }
         KernelArg::U32(ref v) => ocl::core::ArgVal::scalar(v),
         KernelArg::U64(ref v) => ocl::core::ArgVal::scalar(v),
     };
     // SAFETY: the caller's guarantee (see `# Safety`).
     unsafe { kernel.set_arg_unchecked(index, value) }?;
-    Ok(())
+    Ok(index + arg.arg_type().slots())
 }
 
 /// Enqueues `kernel` on its default queue over `global` work items (work groups of
@@ -382,22 +493,27 @@ pub unsafe fn enqueue(
     unsafe { enqueue_on(&queue, kernel, global, local, event) }
 }
 
-/// Enqueues on `queue` a device-to-device copy of all of `src` into `dst` (same length);
-/// `event`, if given, receives the copy's event (benchmarks time NTTs against it).
-pub fn copy(
-    queue: &Queue,
-    src: &Buffer<u64>,
-    dst: &Buffer<u64>,
-    event: Option<&mut Event>,
-) -> Result<()> {
-    if src.len() != dst.len() {
+/// Enqueues on `queue` a device-to-device copy of all of `src` into `dst` (same words,
+/// not overlapping); `event`, if given, receives the copy's event (benchmarks time NTTs
+/// against it).
+pub fn copy(queue: &Queue, src: &Region, dst: &Region, event: Option<&mut Event>) -> Result<()> {
+    if src.words != dst.words {
         return Err(Error::invalid(format!(
-            "copy of {} words into a buffer of {}",
-            src.len(),
-            dst.len()
+            "copy of {} words into a region of {}",
+            src.words, dst.words
         )));
     }
-    let mut cmd = src.copy(dst, None, None).queue(queue);
+    if src.overlaps(dst) {
+        return Err(Error::invalid(
+            "copy between overlapping ranges of one buffer",
+        ));
+    }
+    let mut cmd = src
+        .buffer
+        .cmd()
+        .queue(queue)
+        .offset(src.offset)
+        .copy(&*dst.buffer, Some(dst.offset), Some(src.words));
     if let Some(event) = event {
         cmd = cmd.enew(event);
     }
@@ -406,77 +522,44 @@ pub fn copy(
 }
 
 /// Enqueues on `queue` a device-to-device copy of `len` words from `src` at `src_offset`
-/// to `dst` at `dst_offset`. The ranges must lie inside the buffers and, within one
-/// buffer, must not overlap (OpenCL's rule for clEnqueueCopyBuffer).
+/// to `dst` at `dst_offset` (offsets in the regions). The ranges must lie inside the
+/// regions and must not overlap (OpenCL's rule for clEnqueueCopyBuffer).
 pub fn copy_range(
     queue: &Queue,
-    src: &Buffer<u64>,
+    src: &Region,
     src_offset: usize,
-    dst: &Buffer<u64>,
+    dst: &Region,
     dst_offset: usize,
     len: usize,
 ) -> Result<()> {
-    check_range("copy source", src, src_offset, len)?;
-    check_range("copy destination", dst, dst_offset, len)?;
-    if src.as_core().as_ptr() == dst.as_core().as_ptr()
-        && src_offset < dst_offset + len
-        && dst_offset < src_offset + len
-    {
-        return Err(Error::invalid(
-            "copy between overlapping ranges of one buffer",
-        ));
-    }
     if len == 0 {
+        src.at("copy source", src_offset, 0)?;
+        dst.at("copy destination", dst_offset, 0)?;
         return Ok(());
     }
-    src.cmd()
-        .queue(queue)
-        .offset(src_offset)
-        .copy(dst, Some(dst_offset), Some(len))
-        .enq()?;
-    Ok(())
+    copy(queue, &src.part(src_offset, len)?, &dst.part(dst_offset, len)?, None)
 }
 
-/// Enqueues on `queue` the filling of `len` words of `buf` from `offset` with `value`.
+/// Enqueues on `queue` the filling of `len` words of `region` from `offset` with `value`.
 pub fn fill_range(
     queue: &Queue,
-    buf: &Buffer<u64>,
+    region: &Region,
     offset: usize,
     len: usize,
     value: u64,
 ) -> Result<()> {
-    check_range("fill", buf, offset, len)?;
+    let at = region.at("fill", offset, len)?;
     if len == 0 {
         return Ok(());
     }
-    buf.cmd()
+    region
+        .buffer
+        .cmd()
         .queue(queue)
-        .offset(offset)
+        .offset(at)
         .fill(value, Some(len))
         .enq()?;
     Ok(())
-}
-
-/// A buffer that aliases `len` words of `buf` from `offset` (an OpenCL sub-buffer), so that
-/// a kernel can work on one polynomial of a ciphertext. `offset` in bytes must be a
-/// multiple of the device's base address alignment; polynomial offsets (multiples of
-/// N >= 1024 words) always are.
-pub fn sub_buffer(buf: &Buffer<u64>, offset: usize, len: usize) -> Result<Buffer<u64>> {
-    check_range("sub-buffer", buf, offset, len)?;
-    if len == 0 {
-        return Err(Error::invalid("a sub-buffer must hold at least one word"));
-    }
-    Ok(buf.create_sub_buffer(None, offset, len)?)
-}
-
-fn check_range(what: &str, buf: &Buffer<u64>, offset: usize, len: usize) -> Result<()> {
-    match offset.checked_add(len) {
-        Some(end) if end <= buf.len() => Ok(()),
-        _ => Err(Error::invalid(format!(
-            "{what} of {len} words at {offset} exceeds a buffer of {} words",
-            buf.len()
-        ))),
-    }
 }
 
 /// Device time of a completed, profiled event, in nanoseconds.

@@ -25,7 +25,7 @@ use ocl::flags::{MapFlags, MemFlags};
 use ocl::MemMap;
 use parking_lot::Mutex;
 
-use super::{is_complete, Buffer, Event, Queue};
+use super::{is_complete, Buffer, Event, Queue, Region};
 use crate::error::{Error, Result};
 
 /// Bytes of the blocks SEAL objects hold, over every pool of the process.
@@ -193,17 +193,17 @@ impl PinnedHost {
         }
     }
 
-    /// Enqueues the copy of `data` into the start of `buffer` on `queue` without blocking
+    /// Enqueues the copy of `data` into the start of `region` on `queue` without blocking
     /// when `data` lies in a block in use, and returns its event (the block keeps it until the copy
     /// finished, see [`PinnedHost::deallocate`]); None when it does not (nothing enqueued:
     /// the caller copies with a blocking write).
     pub fn write(
         &self,
         queue: &Queue,
-        buffer: &Buffer<u64>,
+        region: &Region,
         data: &[u64],
     ) -> Result<Option<Event>> {
-        if data.is_empty() || data.len() > buffer.len() {
+        if data.is_empty() || data.len() > region.words() {
             return Ok(None);
         }
         let start = data.as_ptr() as usize;
@@ -224,11 +224,13 @@ impl PinnedHost {
         // in use, which stays mapped and is not reused until the write finished: `deallocate`
         // waits for the event recorded below before it frees the block, and the block's owner
         // (a SEAL object) waits for it (`GpuImage::wait_upload`) before writing the words.
-        // The length was checked against the buffer above.
+        // The length was checked against the region above.
         unsafe {
-            buffer
+            region
+                .buffer()
                 .write(data)
                 .queue(queue)
+                .offset(region.offset())
                 .block(false)
                 .enew(&mut event)
                 .enq()?;

@@ -3,19 +3,43 @@
 //! are built and their arguments set through the signature, by name, and
 //! [`check_source`] compares every signature with the `__kernel` declarations of a .cl
 //! source, so that neither side can change alone (each source's unit test runs it).
+//!
+//! A buffer parameter ([`ArgType::Buf`], set from a [`super::Region`]) is two OpenCL
+//! parameters, the pointer and the region's first word, and the kernel's body moves the
+//! pointer there before anything else:
+//!
+//! ```c
+//! __kernel void k(__global u64 *restrict values, ulong values_at, uint count)
+//! {
+//!     values += values_at;
+//!     ...
+//! }
+//! ```
+//!
+//! [`check_source`] checks both halves.
 
 use ocl::{Buffer, Kernel, Program};
 
 use super::{set_arg_raw, KernelArg};
 use crate::error::{Error, Result};
 
-/// The type of one kernel parameter: `__global [const] u64 *` (a buffer of words), `uint`
-/// or `u64`.
+/// The type of one kernel parameter: `__global [const] u64 *name, ulong name_at` (a region
+/// of words: two OpenCL parameters), `uint` or `u64`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgType {
     Buf,
     U32,
     U64,
+}
+
+impl ArgType {
+    /// The OpenCL parameters one parameter of this type takes.
+    pub fn slots(self) -> u32 {
+        match self {
+            ArgType::Buf => 2,
+            ArgType::U32 | ArgType::U64 => 1,
+        }
+    }
 }
 
 impl KernelArg<'_> {
@@ -62,11 +86,13 @@ impl KernelSig {
         for &(param, ty) in self.params {
             match fixed.iter().find(|(name, _)| *name == param) {
                 Some((_, arg)) if arg.arg_type() != ty => return Err(self.mismatch(param)),
-                Some((_, KernelArg::Buf(b))) => builder.arg(*b),
+                Some((_, KernelArg::Buf(region))) => builder
+                    .arg(region.buffer())
+                    .arg(region.offset() as u64),
                 Some((_, KernelArg::U32(v))) => builder.arg(*v),
                 Some((_, KernelArg::U64(v))) => builder.arg(*v),
                 None => match ty {
-                    ArgType::Buf => builder.arg(None::<&Buffer<u64>>),
+                    ArgType::Buf => builder.arg(None::<&Buffer<u64>>).arg(0u64),
                     ArgType::U32 => builder.arg(0u32),
                     ArgType::U64 => builder.arg(0u64),
                 },
@@ -98,19 +124,21 @@ impl KernelSig {
         preset: &[&str],
     ) -> Result<()> {
         let mut given = args.into_iter();
-        for (index, &(param, ty)) in self.params.iter().enumerate() {
+        let mut index = 0;
+        for &(param, ty) in self.params {
             if preset.contains(&param) {
+                index += ty.slots();
                 continue;
             }
-            match given.next() {
+            index = match given.next() {
                 Some(&(name, arg)) if name == param && arg.arg_type() == ty => {
-                    // SAFETY: the kernel declares `ty` at `index` (built from this
-                    // signature, checked against the source by its test); the rest is
-                    // the caller's contract.
-                    unsafe { set_arg_raw(kernel, index as u32, arg) }?
+                    // SAFETY: the kernel declares `ty` from OpenCL parameter `index` (built
+                    // from this signature, checked against the source by its test); the
+                    // rest is the caller's contract.
+                    unsafe { set_arg_raw(kernel, index, arg) }?
                 }
                 _ => return Err(self.mismatch(param)),
-            }
+            };
         }
         match given.next() {
             Some((name, _)) => Err(self.mismatch(name)),
@@ -130,9 +158,14 @@ impl KernelSig {
 /// None for a type a signature cannot name), in order.
 pub type Declared = (String, Vec<(String, Option<ArgType>)>);
 
-/// The `__kernel` declarations of an OpenCL source. A parameter's type is a buffer if it
-/// is a pointer, else `uint` or `u64`/`ulong`; None for any other type.
-pub fn declared_kernels(source: &str) -> Vec<Declared> {
+/// One `__kernel` of a source: its declaration and its text up to the next kernel.
+struct KernelText {
+    declared: Declared,
+    text: String,
+}
+
+/// The `__kernel` declarations of an OpenCL source (comments removed).
+fn kernel_texts(source: &str) -> Vec<KernelText> {
     let code: String = source
         .lines()
         .map(|l| l.split("//").next().unwrap_or(""))
@@ -149,7 +182,7 @@ pub fn declared_kernels(source: &str) -> Vec<Declared> {
         let Some((params, _)) = rest.split_once(')') else {
             continue;
         };
-        let params = params
+        let params: Vec<(String, Option<ArgType>, bool)> = params
             .split(',')
             .map(|p| {
                 let words: Vec<&str> = p.split_whitespace().collect();
@@ -163,20 +196,48 @@ pub fn declared_kernels(source: &str) -> Vec<Declared> {
                 } else {
                     None
                 };
-                (name.to_string(), ty)
+                (name.to_string(), ty, words.contains(&"ulong"))
             })
             .collect();
-        kernels.push((name.trim().to_string(), params));
+        let mut folded = Vec::new();
+        let mut i = 0;
+        while i < params.len() {
+            let (name, ty, _) = &params[i];
+            if *ty == Some(ArgType::Buf) {
+                // A pointer without its offset parameter is no type a signature names.
+                let offset = params.get(i + 1).filter(|(next, _, ulong)| {
+                    *ulong && next.strip_suffix("_at") == Some(name.as_str())
+                });
+                folded.push((name.clone(), offset.is_some().then_some(ArgType::Buf)));
+                i += 1 + usize::from(offset.is_some());
+            } else {
+                folded.push((name.clone(), *ty));
+                i += 1;
+            }
+        }
+        kernels.push(KernelText {
+            declared: (name.trim().to_string(), folded),
+            text: decl.to_string(),
+        });
     }
     kernels
 }
 
+/// The `__kernel` declarations of an OpenCL source. A parameter's type is a buffer if it
+/// is a pointer followed by `ulong <name>_at` (the two halves of a region), else `uint` or
+/// `u64`/`ulong`; None for any other type (a pointer without its offset included).
+pub fn declared_kernels(source: &str) -> Vec<Declared> {
+    kernel_texts(source).into_iter().map(|k| k.declared).collect()
+}
+
 /// Whether `sigs` are exactly the kernels `source` declares: the same kernels, each with
-/// the same parameter names and types in the same order. The error lists every difference.
+/// the same parameter names and types in the same order, and each buffer parameter `name`
+/// moved to its region in the kernel's text (`name += name_at;`). The error lists every
+/// difference.
 pub fn check_source(source: &str, sigs: &[&KernelSig]) -> std::result::Result<(), String> {
-    let declared = declared_kernels(source);
+    let kernels = kernel_texts(source);
     let mut problems = Vec::new();
-    for (name, params) in &declared {
+    for KernelText { declared: (name, params), text } in &kernels {
         match sigs.iter().find(|s| s.name == name) {
             None => problems.push(format!("{name}: declared in the source, no signature")),
             Some(sig) => {
@@ -190,9 +251,16 @@ pub fn check_source(source: &str, sigs: &[&KernelSig]) -> std::result::Result<()
                 }
             }
         }
+        for (param, _) in params.iter().filter(|(_, t)| *t == Some(ArgType::Buf)) {
+            if !text.contains(&format!("{param} += {param}_at;")) {
+                problems.push(format!(
+                    "{name}: `{param}` is not moved to its region (`{param} += {param}_at;`)"
+                ));
+            }
+        }
     }
     for sig in sigs {
-        if !declared.iter().any(|(name, _)| name == sig.name) {
+        if !kernels.iter().any(|k| k.declared.0 == sig.name) {
             problems.push(format!("{}: a signature, not in the source", sig.name));
         }
     }
@@ -210,10 +278,15 @@ mod tests {
     const SOURCE: &str = "
         // __kernel void commented_out(uint x)
         __kernel __attribute__((reqd_work_group_size(64, 1, 1)))
-        void one(__global u64 *restrict values, __global const u64 *restrict roots, // tables
+        void one(__global u64 *restrict values, ulong values_at,
+                 __global const u64 *restrict roots, ulong roots_at, // tables
                  uint count, u64 q)
-        { }
-        __kernel void two(__global u64 *dst) { }";
+        { values += values_at; roots += roots_at; }
+        __kernel void two(__global u64 *dst, ulong dst_at) { dst += dst_at; }";
+
+    /// `two` with its offset missing, or never applied.
+    const NO_OFFSET: &str = "__kernel void two(__global u64 *dst) { }";
+    const NOT_MOVED: &str = "__kernel void two(__global u64 *dst, ulong dst_at) { dst[0] = dst_at; }";
 
     kernel_sigs! {
         ONE = one(values: Buf, roots: Buf, count: U32, q: U64);
@@ -229,5 +302,7 @@ mod tests {
         assert!(check_source(SOURCE, &[&ONE, &TWO_RENAMED]).is_err());
         assert!(check_source(SOURCE, &[&ONE, &TWO_RETYPED]).is_err());
         assert!(check_source("", &[&TWO]).is_err());
+        assert!(check_source(NO_OFFSET, &[&TWO]).is_err());
+        assert!(check_source(NOT_MOVED, &[&TWO]).is_err());
     }
 }

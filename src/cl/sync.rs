@@ -5,7 +5,7 @@
 
 use ocl::enums::{ProfilingInfo, ProfilingInfoResult};
 
-use super::{Buffer, Context, Event, EventList, Kernel, Queue, SpatialDims};
+use super::{Context, Event, EventList, Kernel, Queue, Region, SpatialDims};
 use crate::error::Result;
 
 impl Context {
@@ -31,37 +31,36 @@ pub fn wait(event: &Event) -> Result<()> {
     Ok(event.wait_for().map_err(ocl::Error::from)?)
 }
 
-/// Copies words `offset ..` of `buffer` into `out` on `queue` (None: the buffer's own) and
+/// Copies words `offset ..` of `region` into `out` on `queue` and
 /// returns when they are there, without a blocking read: the read is enqueued, the queue
 /// flushed, and the read's event polled, the CPU yielded between polls. For the host reads
 /// of SEAL objects, which a server's threads issue at once: a blocking read parks the
 /// thread in the driver, while yielding lets the other threads issue (REPORT.md has the
 /// request rates). A failed read is the error of the final wait.
 pub fn read_yielding(
-    buffer: &Buffer<u64>,
-    queue: Option<&Queue>,
+    region: &Region,
+    queue: &Queue,
     offset: usize,
     out: &mut [u64],
 ) -> Result<()> {
     let mut event = Event::empty();
-    let queue = queue.or(buffer.default_queue());
+    let at = region.at("read", offset, out.len())?;
     // SAFETY: the read writes `out` after `enq` returns; `out` stays borrowed by this
-    // function until the wait below has seen the read end (complete or failed), and ocl
-    // checks `offset + out.len()` against the buffer's length.
+    // function until the wait below has seen the read end (complete or failed), and the
+    // words lie inside the region (checked above).
     unsafe {
-        let mut read = buffer
+        region
+            .buffer()
             .read(&mut *out)
-            .offset(offset)
+            .queue(queue)
+            .offset(at)
             .block(false)
-            .enew(&mut event);
-        if let Some(queue) = queue {
-            read = read.queue(queue);
-        }
-        read.enq()?;
+            .enew(&mut event)
+            .enq()?;
     }
     // From here `out` must not be given back before the read has ended, whatever fails: a
     // failed flush is reported after the wait.
-    let flushed = queue.map_or(Ok(()), |queue| queue.flush());
+    let flushed = queue.flush();
     // A failed command's status is an error code, which `is_complete` returns as an error:
     // the loop ends either way, and the wait reports it.
     while !event.is_complete().unwrap_or(true) {

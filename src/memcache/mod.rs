@@ -32,12 +32,15 @@
 //! # Slabs
 //! With [`MemcacheConfig::slab_bytes`] set (the backend's devices set it), device memory
 //! comes in slabs: a request that needs a new buffer and fits in half a slab gets a
-//! sub-buffer carved from the current slab (`clCreateSubBuffer`, a few microseconds, where
-//! `clCreateBuffer` is a driver allocation costing tens), and a new slab is allocated only
-//! when the current one is full. Sub-buffers are pooled and reused like any buffer; a slab
-//! goes back to the driver when its last sub-buffer is released (flush, deactivate), and
-//! its bytes count as held until then. Larger requests, uncached ones and those of a
-//! deactivated pool get a device allocation of their own.
+//! region carved from the current slab (the slab's own OpenCL buffer, an offset and a
+//! length: no driver call and no new memory object), and a new slab is allocated only when
+//! the current one is full. A driver may charge the first command that uses a new memory
+//! object (NVIDIA's: tens of microseconds of host time), so a new slab is touched at once
+//! by a one-word fill, and the first command on each of its regions costs nothing extra.
+//! Regions are pooled and reused like any buffer; a slab goes back to the driver when its
+//! last region is released (flush, deactivate), and its bytes count as held until then.
+//! Larger requests, uncached ones and those of a deactivated pool get a device allocation
+//! of their own (a region at offset 0 of it).
 //!
 //! # Out of memory
 //! A failed device allocation (or one that would exceed [`MemcacheConfig::max_bytes_held`])
@@ -51,7 +54,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::cl::{self, Buffer, Context, Event, Queue};
+use crate::cl::{self, Context, Event, Queue, Region};
 use crate::error::{Error, Result};
 
 /// A free buffer is reused for a request of `n` words only if its capacity is at most
@@ -86,6 +89,11 @@ pub struct MemcacheConfig {
     pub slab_bytes: u64,
 }
 
+/// The least alignment of a region's first word in its slab, in bytes (more where the
+/// device's base address alignment asks for more): whole cache lines and memory
+/// transactions for the kernels' loads.
+pub const REGION_ALIGN_BYTES: u64 = 256;
+
 /// The slab size of the backend's pools: 64 MiB, a few ciphertexts at N = 2^16.
 pub const DEFAULT_SLAB_BYTES: u64 = 64 << 20;
 
@@ -101,10 +109,10 @@ pub struct MemcacheStats {
     /// Device allocations made (`clCreateBuffer`: slabs, and buffers of their own for misses
     /// and uncached requests).
     pub device_allocations: u64,
-    /// Misses served by a sub-buffer of a slab (no device allocation of their own).
+    /// Misses served by a region carved from a slab (no device allocation of their own).
     pub sub_allocations: u64,
     /// Device allocations released (flush, deactivated cache, uncached frees; a slab when
-    /// its last sub-buffer is).
+    /// its last region is).
     pub device_releases: u64,
     /// Allocations that failed, flushed the free pool and tried again.
     pub oom_retries: u64,
@@ -189,33 +197,35 @@ struct State {
     free: BTreeMap<(usize, u64), Parked>,
     /// Every buffer handed out and not returned to the free pool, by id.
     live: HashMap<u64, Live>,
-    /// Slabs by id, while a sub-buffer of theirs exists.
+    /// Slabs by id, while a region of theirs exists.
     slabs: HashMap<u64, Slab>,
-    /// The slab new sub-buffers are carved from.
+    /// The slab new regions are carved from.
     carving: Option<u64>,
     next_slab: u64,
     stats: MemcacheStats,
 }
 
-/// A device allocation that sub-buffers are carved from, front to back.
+/// A device allocation that regions are carved from, front to back.
 struct Slab {
-    buffer: Buffer<u64>,
-    /// Words carved so far (sub-buffer origins are aligned).
+    /// All of the allocation.
+    region: Region,
+    /// Words carved so far (region origins are aligned).
     carved: usize,
-    /// Sub-buffers carved and not released (in use, free or ready-to-free).
+    /// Regions carved and not released (in use, free or ready-to-free).
     subs: usize,
 }
 
-/// Device memory given up under the pool's lock, released by the caller outside it.
+/// Device memory given up under the pool's lock, released by the caller outside it (the
+/// last region of a device allocation dropped releases it).
 #[derive(Default)]
 struct Released {
     buffers: Vec<Parked>,
-    slabs: Vec<Buffer<u64>>,
+    slabs: Vec<Region>,
 }
 
 /// A buffer nobody holds, with what a new holder must wait for.
 struct Parked {
-    buffer: Buffer<u64>,
+    buffer: Region,
     /// The slab it was carved from, if any.
     slab: Option<u64>,
     /// The queue of the last holder.
@@ -305,7 +315,7 @@ impl State {
     }
 
     /// Gives up a buffer of `capacity` words: a device allocation of its own, or a
-    /// sub-buffer whose slab goes too when it was the slab's last.
+    /// region whose slab goes too when it was the slab's last.
     fn release_device(&mut self, capacity: usize, parked: Parked, released: &mut Released) {
         match parked.slab {
             None => {
@@ -321,18 +331,18 @@ impl State {
                     if self.carving == Some(id) {
                         self.carving = None;
                     }
-                    self.stats.bytes_held -= Self::bytes(slab.buffer.len());
+                    self.stats.bytes_held -= Self::bytes(slab.region.words());
                     self.stats.device_releases += 1;
-                    released.slabs.push(slab.buffer);
+                    released.slabs.push(slab.region);
                 }
             }
         }
         released.buffers.push(parked);
     }
 
-    /// A sub-buffer of `len` words from the carving slab, if it has room (origins aligned to
+    /// A region of `len` words from the carving slab, if it has room (origins aligned to
     /// `align` words).
-    fn carve(&mut self, len: usize, align: usize) -> Result<Option<(Buffer<u64>, u64)>> {
+    fn carve(&mut self, len: usize, align: usize) -> Result<Option<(Region, u64)>> {
         let Some(id) = self.carving else {
             return Ok(None);
         };
@@ -340,10 +350,10 @@ impl State {
             return Ok(None);
         };
         let start = slab.carved.next_multiple_of(align);
-        if start.saturating_add(len) > slab.buffer.len() {
+        if start.saturating_add(len) > slab.region.words() {
             return Ok(None);
         }
-        let sub = cl::sub_buffer(&slab.buffer, start, len)?;
+        let sub = slab.region.part(start, len)?;
         slab.carved = start + len;
         slab.subs += 1;
         self.stats.sub_allocations += 1;
@@ -405,7 +415,7 @@ impl Memcache {
     }
 
     /// Releases every free buffer; returns how many and the device bytes that went back
-    /// (a slab's only with its last sub-buffer). Buffers in use or ready-to-free are
+    /// (a slab's only with its last region). Buffers in use or ready-to-free are
     /// untouched.
     pub fn flush(&self) -> (usize, u64) {
         let (drained, bytes) = {
@@ -580,19 +590,19 @@ impl Memcache {
     }
 
     /// A new buffer of `len` words: with `carve` (a cached request) and slabs on, a
-    /// sub-buffer of a slab when it fits in half of one (a new slab when the current one is
-    /// full and the limit allows one), else a device allocation of its own; counted against
-    /// the pool's limit. Returns the buffer and its slab.
-    fn create(&self, queue: &Queue, len: usize, carve: bool) -> Result<(Buffer<u64>, Option<u64>)> {
+    /// region of a slab when it fits in half of one (a new slab, touched on `queue`, when
+    /// the current one is full and the limit allows one), else a device allocation of its
+    /// own; counted against the pool's limit. Returns the region and its slab.
+    fn create(&self, queue: &Queue, len: usize, carve: bool) -> Result<(Region, Option<u64>)> {
         let info = self.inner.context.info();
         let slab_bytes = match info.max_alloc_bytes {
             0 => self.inner.config.slab_bytes,
             max => self.inner.config.slab_bytes.min(max),
         };
         if carve && State::bytes(len) <= slab_bytes / 2 {
-            let align = (info.base_addr_align_bytes / WORD_BYTES).max(1) as usize;
-            if let Some((sub, id)) = self.inner.state.lock().carve(len, align)? {
-                return Ok((on_queue(sub, queue), Some(id)));
+            let align = (info.base_addr_align_bytes.max(REGION_ALIGN_BYTES) / WORD_BYTES) as usize;
+            if let Some(carved) = self.inner.state.lock().carve(len, align)? {
+                return Ok((carved.0, Some(carved.1)));
             }
             let reserved = self
                 .inner
@@ -601,9 +611,19 @@ impl Memcache {
                 .reserve(slab_bytes, self.inner.config.max_bytes_held);
             if reserved.is_ok() {
                 let words = (slab_bytes / WORD_BYTES) as usize;
-                let slab = self.inner.context.buffer(queue, words).inspect_err(|_| {
-                    self.inner.state.lock().stats.bytes_held -= slab_bytes;
-                })?;
+                let slab = self
+                    .inner
+                    .context
+                    .buffer(queue, words)
+                    .and_then(|slab| {
+                        // The driver's first-use charge for the new memory object, paid
+                        // here once instead of by the first command on a region of it.
+                        cl::fill_range(queue, &slab, 0, 1, 0)?;
+                        Ok(slab)
+                    })
+                    .inspect_err(|_| {
+                        self.inner.state.lock().stats.bytes_held -= slab_bytes;
+                    })?;
                 let mut state = self.inner.state.lock();
                 let id = state.next_slab;
                 state.next_slab += 1;
@@ -611,14 +631,14 @@ impl Memcache {
                 state.slabs.insert(
                     id,
                     Slab {
-                        buffer: slab,
+                        region: slab,
                         carved: 0,
                         subs: 0,
                     },
                 );
                 state.carving = Some(id);
-                if let Some((sub, id)) = state.carve(len, align)? {
-                    return Ok((on_queue(sub, queue), Some(id)));
+                if let Some(carved) = state.carve(len, align)? {
+                    return Ok((carved.0, Some(carved.1)));
                 }
             }
             // No room under the limit for a slab: a buffer of its own may still fit.
@@ -635,7 +655,7 @@ impl Memcache {
         Ok((buffer, None))
     }
 
-    /// Orders the new holder behind the old one, points the buffer at `queue`, poisons.
+    /// Orders the new holder behind the old one, records `queue` as its queue, poisons.
     fn hand_out(
         &self,
         id: u64,
@@ -646,11 +666,10 @@ impl Memcache {
     ) -> Result<PoolBuffer> {
         let ordered = cl::order_after(queue, &parked.queue, &parked.foreign_uses);
         if ordered.is_ok() {
-            // A buffer reused on its last holder's queue (the usual case) already points
-            // there: cloning an ocl queue is a driver call (clRetainCommandQueue, and its
-            // release later).
+            // A buffer reused on its last holder's queue (the usual case) keeps its queue:
+            // cloning an ocl queue is a driver call (clRetainCommandQueue, and its release
+            // later).
             if !cl::same_queue(&parked.queue, queue) {
-                parked.buffer.set_default_queue(queue.clone());
                 parked.queue = queue.clone();
             }
             parked.foreign_uses.clear();
@@ -666,17 +685,10 @@ impl Memcache {
         };
         ordered?;
         if let Some(word) = self.inner.config.poison {
-            cl::poison(handle.buffer(), word)?;
+            cl::poison(queue, handle.buffer(), word)?;
         }
         Ok(handle)
     }
-}
-
-/// `buffer` with `queue` as its default queue (a sub-buffer starts with its slab's, the
-/// queue of whoever made the slab; the pool's writes, reads and poison use the default).
-fn on_queue(mut buffer: Buffer<u64>, queue: &Queue) -> Buffer<u64> {
-    buffer.set_default_queue(queue.clone());
-    buffer
 }
 
 impl Inner {
@@ -738,8 +750,9 @@ impl PoolBuffer {
         self.capacity
     }
 
-    /// The OpenCL buffer (kernel argument). Its default queue is [`PoolBuffer::queue`].
-    pub fn buffer(&self) -> &Buffer<u64> {
+    /// The device words: a region of a slab, or all of an allocation of its own (kernel
+    /// argument, copies, transfers). Its commands go on [`PoolBuffer::queue`].
+    pub fn buffer(&self) -> &Region {
         &self.parked().buffer
     }
 
@@ -771,14 +784,13 @@ impl PoolBuffer {
                 self.len
             )));
         }
-        self.buffer().write(data).queue(queue).enq()?;
-        Ok(())
+        cl::write(queue, self.buffer(), 0, data)
     }
 
-    /// Downloads the requested words (blocking).
+    /// Downloads the requested words (blocking, on [`PoolBuffer::queue`]).
     pub fn read(&self) -> Result<Vec<u64>> {
         let mut out = vec![0u64; self.len];
-        self.buffer().read(&mut out).enq()?;
+        cl::read(self.queue(), self.buffer(), 0, &mut out)?;
         Ok(out)
     }
 

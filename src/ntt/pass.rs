@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{
-    self, kernel_sigs, same_buffer, Buffer, Event, Kernel, KernelArg, KernelSig, Queue, SpatialDims,
+    self, kernel_sigs, Region, Event, Kernel, KernelArg, KernelSig, Queue, SpatialDims,
 };
 use crate::error::{Error, Result};
 
@@ -116,7 +116,7 @@ impl Pass {
     pub unsafe fn launch(
         &self,
         queue: &Queue,
-        values: &Buffer<u64>,
+        values: &Region,
         primes: usize,
         args: &[(&str, KernelArg)],
         residues: usize,
@@ -156,19 +156,20 @@ pub fn to_u32(v: usize) -> Result<u32> {
         .map_err(|_| Error::invalid(format!("{v} does not fit a 32-bit kernel argument")))
 }
 
-/// Checks the buffers of a launch, each (name, buffer, words touched, written): every
-/// buffer holds its words, and no written buffer is another of the list, but for the
-/// pairs `may_alias` (written, read) whose kernel reads each word before writing it.
+/// Checks the regions of a launch, each (name, region, words touched, written): every
+/// region holds its words, and no written region overlaps another of the list, but for the
+/// pairs `may_alias` (written, read) whose kernel reads each word before writing it, which
+/// may also start at the same word.
 pub fn check_buffers(
     what: &str,
-    buffers: &[(&str, &Buffer<u64>, usize, bool)],
+    buffers: &[(&str, &Region, usize, bool)],
     may_alias: &[(&str, &str)],
 ) -> Result<()> {
     for &(name, buf, need, _) in buffers {
-        if buf.len() < need {
+        if buf.words() < need {
             return Err(Error::invalid(format!(
                 "{what}: {name} holds {} words; {need} are touched",
-                buf.len()
+                buf.words()
             )));
         }
     }
@@ -176,11 +177,11 @@ pub fn check_buffers(
         for &(other, buf, _, _) in buffers {
             if is_written
                 && name != other
-                && !may_alias.contains(&(name, other))
-                && same_buffer(written, buf)
+                && written.overlaps(buf)
+                && !(may_alias.contains(&(name, other)) && written.same_start(buf))
             {
                 return Err(Error::invalid(format!(
-                    "{what}: {name} must not be {other}"
+                    "{what}: {name} must not overlap {other}"
                 )));
             }
         }

@@ -24,7 +24,7 @@ use super::pass::{self, check_buffers, to_u32, Pass, TABLE_PARAMS};
 use super::{create_ntt_tables, NttStrategy, NttTables, StagedLayout};
 use crate::arith::{Modulus, ShoupOperand};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{self, sources, Buffer, Context, Event, KernelArg, KernelSig, Program, Queue};
+use crate::cl::{self, sources, Region, Context, Event, KernelArg, KernelSig, Program, Queue};
 use crate::error::{Error, Result};
 
 /// The device plan's sizes: N = 2^1 .. 2^17 (SEAL's smallest degree is 2; its own tests
@@ -54,12 +54,12 @@ pub enum NttDirection {
 /// The tables of every prime in device memory.
 struct DeviceTables {
     /// L tables of N (operand, quotient) pairs: SEAL's `root_powers` of each prime.
-    root_powers: Buffer<u64>,
+    root_powers: Region,
     /// The same for SEAL's `inv_root_powers`.
-    inv_root_powers: Buffer<u64>,
+    inv_root_powers: Region,
     /// `PARAMS_STRIDE` words per prime: q, N^-1 (operand, quotient), the last inverse root
     /// times N^-1 (operand, quotient), q's Barrett words r1, r0.
-    params: Buffer<u64>,
+    params: Region,
 }
 
 impl DeviceTables {
@@ -127,7 +127,7 @@ macro_rules! seal_transforms {
             pub fn $name(
                 &self,
                 queue: &Queue,
-                values: &Buffer<u64>,
+                values: &Region,
                 count: usize,
             ) -> Result<Vec<Event>> {
                 let primes = self.moduli.len();
@@ -269,7 +269,7 @@ impl NttPlan {
     pub fn transform(
         &self,
         queue: &Queue,
-        values: &Buffer<u64>,
+        values: &Region,
         count: usize,
         primes: usize,
         direction: NttDirection,
@@ -312,8 +312,8 @@ impl NttPlan {
     pub fn inverse_first_pass_from(
         &self,
         queue: &Queue,
-        values: &Buffer<u64>,
-        src: &Buffer<u64>,
+        values: &Region,
+        src: &Region,
         src_stride: usize,
         src_first: usize,
         count: usize,
@@ -474,7 +474,7 @@ impl NttPlan {
     pub fn validate(
         &self,
         queue: &Queue,
-        values: &Buffer<u64>,
+        values: &Region,
         count: usize,
         primes: usize,
     ) -> Result<usize> {
@@ -495,10 +495,10 @@ impl NttPlan {
         let words = residues
             .checked_mul(self.coeff_count())
             .ok_or_else(|| Error::invalid("polynomial count overflows"))?;
-        if values.len() < words {
+        if values.words() < words {
             return Err(Error::invalid(format!(
-                "buffer holds {} words; {count} polynomials of {primes} residues of N = {} need {words}",
-                values.len(),
+                "region holds {} words; {count} polynomials of {primes} residues of N = {} need {words}",
+                values.words(),
                 self.coeff_count()
             )));
         }

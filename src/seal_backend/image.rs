@@ -43,7 +43,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::ckks::ops::LevelOps;
-use crate::cl::{Buffer, Event, PinnedHost};
+use crate::cl::{Region, Event, PinnedHost};
 use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -117,13 +117,13 @@ impl Drop for Words {
 /// reading the image's current words from [`Rewrite::src`], the same buffer when the image
 /// is written in place. Dropped once the operation is enqueued.
 pub(crate) struct Rewrite<'a> {
-    pub dst: &'a Buffer<u64>,
+    pub dst: &'a Region,
     /// The shared words the image held before, when it is not written in place.
     source: Option<Arc<Words>>,
 }
 
 impl Rewrite<'_> {
-    pub fn src(&self) -> &Buffer<u64> {
+    pub fn src(&self) -> &Region {
         self.source.as_ref().map_or(self.dst, |w| w.buffer.buffer())
     }
 
@@ -138,14 +138,14 @@ impl Rewrite<'_> {
 /// issuing tile, which returns to that tile's pool when the operation is enqueued (its
 /// reuse is ordered behind the operation's commands, as any pooled buffer's).
 pub(crate) enum Operand<'a> {
-    Own(&'a Buffer<u64>),
+    Own(&'a Region),
     Copy(PoolBuffer),
 }
 
 impl Deref for Operand<'_> {
-    type Target = Buffer<u64>;
+    type Target = Region;
 
-    fn deref(&self) -> &Buffer<u64> {
+    fn deref(&self) -> &Region {
         match self {
             Operand::Own(buffer) => buffer,
             Operand::Copy(copy) => copy.buffer(),
@@ -183,7 +183,7 @@ impl GpuImage {
         }
     }
 
-    fn buffer(&self) -> Result<&Buffer<u64>> {
+    fn buffer(&self) -> Result<&Region> {
         Ok(self.words()?.buffer.buffer())
     }
 
@@ -209,7 +209,7 @@ impl GpuImage {
     /// are ordered behind every use on another queue. Words shared with a copy, or on
     /// another tile, are copied into a buffer of `graph`'s tile first, which becomes the
     /// image's alone.
-    pub(crate) fn write_on(&mut self, graph: &Graph) -> Result<&Buffer<u64>> {
+    pub(crate) fn write_on(&mut self, graph: &Graph) -> Result<&Region> {
         if self.tile() != graph.tile().index() || !self.holds_alone()? {
             self.copy_to(graph)?;
         }
@@ -260,7 +260,7 @@ impl GpuImage {
 
     /// The buffer, with commands enqueued on `graph`'s queue after this call ordered behind
     /// its last writer on another queue.
-    fn ordered_read(&self, graph: &Graph) -> Result<&Buffer<u64>> {
+    fn ordered_read(&self, graph: &Graph) -> Result<&Region> {
         let words = self.words()?;
         words.uses.lock().before_read(graph)?;
         Ok(words.buffer.buffer())
@@ -379,15 +379,15 @@ impl GpuImage {
     }
 
     /// Reads words `offset ..` into `out` on the last writer's queue (behind the write) or,
-    /// with none recorded, the buffer's own, and returns when they are there
+    /// with none recorded, the queue the buffer was handed out for, and returns when they are there
     /// (`cl::read_yielding`: no blocking read, see there why).
     fn read_words(&self, offset: usize, out: &mut [u64]) -> Result<()> {
         let words = self.words()?;
-        let buffer = words.buffer.buffer();
         let uses = words.uses.lock();
+        let queue = uses.writer_queue().unwrap_or(words.buffer.queue());
         // The lock is held until the words are here, as around the blocking read before: a
         // writer on another queue orders behind this read.
-        crate::cl::read_yielding(buffer, uses.writer_queue(), offset, out)
+        crate::cl::read_yielding(words.buffer.buffer(), queue, offset, out)
     }
 
     /// Errors when a pending check finds the result transparent, testing the words just

@@ -95,7 +95,7 @@ impl KeyCache {
     }
 
     pub(super) fn insert(&self, id: KeyId, key: KswitchKey) {
-        let bytes = key.buffer().len() as u64 * 8;
+        let bytes = key.buffer().words() as u64 * 8;
         let mut state = self.state.lock();
         state.clock += 1;
         let entry = Entry {

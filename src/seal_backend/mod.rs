@@ -48,7 +48,7 @@ pub use transparency::TransparencyCheck;
 
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::ops::LevelOps;
-use crate::cl::{Buffer, PinnedHost};
+use crate::cl::{Region, PinnedHost};
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::MemcacheStats;
@@ -688,7 +688,7 @@ impl Backend {
         ct: &mut GpuImage,
         size: usize,
         plain: &GpuImage,
-        step: impl FnOnce(&LevelOps, &Rewrite, &Buffer<u64>) -> Result<()>,
+        step: impl FnOnce(&LevelOps, &Rewrite, &Region) -> Result<()>,
     ) -> Result<()> {
         self.with_ops(name, level, |ops| {
             ct.expect(size, ops, "encrypted")?;
@@ -704,7 +704,7 @@ impl Backend {
         ops: &LevelOps,
         target: &Rewrite,
         size: usize,
-        plain: &Buffer<u64>,
+        plain: &Region,
         subtract: bool,
     ) -> Result<()> {
         if target.out_of_place() {
@@ -726,7 +726,7 @@ impl Backend {
         src: &GpuImage,
         size: usize,
         dst: &mut GpuImage,
-        step: impl FnOnce(&LevelOps, &Buffer<u64>, &Buffer<u64>, usize) -> Result<()>,
+        step: impl FnOnce(&LevelOps, &Region, &Region, usize) -> Result<()>,
     ) -> Result<()> {
         self.with_ops(name, level, |ops| {
             src.expect(size, ops, "encrypted")?;

@@ -7,16 +7,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use seal_opencl::cl::{self, Buffer, Context, Event, Kernel, Queue};
+use seal_opencl::cl::{self, ArgType, Context, Event, Kernel, KernelArg, KernelSig, Queue, Region};
 
 /// `fill`: x[i] = v ^ i. `spin`: `rounds` steps of an LCG per word (compute-heavy and
 /// impossible to fold away), so a launch takes measurable time.
 pub const KERNELS: &str = r#"
-__kernel void fill(__global ulong *x, ulong v) {
+__kernel void fill(__global ulong *x, ulong x_at, ulong v) {
+    x += x_at;
     size_t i = get_global_id(0);
     x[i] = v ^ i;
 }
-__kernel void spin(__global ulong *x, uint rounds) {
+__kernel void spin(__global ulong *x, ulong x_at, uint rounds) {
+    x += x_at;
     size_t i = get_global_id(0);
     ulong v = x[i];
     for (uint r = 0; r < rounds; ++r) {
@@ -44,26 +46,45 @@ pub fn spin_host(x: &mut [u64], rounds: u32) {
     }
 }
 
-/// A kernel from [`KERNELS`] with placeholder arguments, to be set per launch.
+pub const FILL: KernelSig = KernelSig {
+    name: "fill",
+    params: &[("x", ArgType::Buf), ("v", ArgType::U64)],
+};
+pub const SPIN: KernelSig = KernelSig {
+    name: "spin",
+    params: &[("x", ArgType::Buf), ("rounds", ArgType::U32)],
+};
+
+/// A kernel from [`KERNELS`] (`fill` or `spin`) with `queue` as its default queue and
+/// placeholder arguments, to be set per launch ([`set_fill`], [`set_spin`]).
 pub fn kernel(ctx: &Context, queue: &Queue, name: &str) -> Kernel {
     let program = ctx.program(&[KERNELS], "").expect("test kernels build");
-    let mut b = Kernel::builder();
-    b.program(&program).name(name).queue(queue.clone());
-    b.arg(None::<&Buffer<u64>>);
-    match name {
-        "fill" => b.arg(0u64),
-        _ => b.arg(0u32),
-    };
-    b.build().expect("kernel")
+    let sig = if name == "fill" { &FILL } else { &SPIN };
+    let mut k = sig.build(&program, &[]).expect("kernel");
+    k.set_default_queue(queue.clone());
+    k
+}
+
+/// Sets the arguments of a `fill` kernel from [`kernel`]: `region`, `v`.
+pub fn set_fill(k: &Kernel, region: &Region, v: u64) {
+    let args = [("x", KernelArg::Buf(region)), ("v", KernelArg::U64(v))];
+    // SAFETY: `k` was built from FILL; each launch sets the arguments anew.
+    unsafe { FILL.set(k, &args, &[]) }.unwrap();
+}
+
+/// Sets the arguments of a `spin` kernel from [`kernel`]: `region`, `rounds`.
+pub fn set_spin(k: &Kernel, region: &Region, rounds: u32) {
+    let args = [("x", KernelArg::Buf(region)), ("rounds", KernelArg::U32(rounds))];
+    // SAFETY: `k` was built from SPIN; each launch sets the arguments anew.
+    unsafe { SPIN.set(k, &args, &[]) }.unwrap();
 }
 
 /// Enqueues `fill` of `words` words of `buf` with `v` on `queue`; returns its event.
-pub fn enqueue_fill(k: &Kernel, queue: &Queue, buf: &Buffer<u64>, words: usize, v: u64) -> Event {
-    assert!(words <= buf.len());
-    k.set_arg(0, buf).unwrap();
-    k.set_arg(1, v).unwrap();
+pub fn enqueue_fill(k: &Kernel, queue: &Queue, buf: &Region, words: usize, v: u64) -> Event {
+    assert!(words <= buf.words());
+    set_fill(k, buf, v);
     let mut ev = Event::empty();
-    // SAFETY: `fill` writes x[i] for i < words, and the buffer holds at least `words`.
+    // SAFETY: `fill` writes x[i] for i < words, and the region holds at least `words`.
     unsafe { cl::enqueue_on(queue, k, words, None, Some(&mut ev)).unwrap() };
     ev
 }
@@ -72,15 +93,14 @@ pub fn enqueue_fill(k: &Kernel, queue: &Queue, buf: &Buffer<u64>, words: usize, 
 pub fn enqueue_spin(
     k: &Kernel,
     queue: &Queue,
-    buf: &Buffer<u64>,
+    buf: &Region,
     words: usize,
     rounds: u32,
 ) -> Event {
-    assert!(words <= buf.len());
-    k.set_arg(0, buf).unwrap();
-    k.set_arg(1, rounds).unwrap();
+    assert!(words <= buf.words());
+    set_spin(k, buf, rounds);
     let mut ev = Event::empty();
-    // SAFETY: `spin` touches x[i] for i < words, and the buffer holds at least `words`.
+    // SAFETY: `spin` touches x[i] for i < words, and the region holds at least `words`.
     unsafe { cl::enqueue_on(queue, k, words, None, Some(&mut ev)).unwrap() };
     ev
 }

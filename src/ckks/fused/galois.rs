@@ -3,7 +3,7 @@
 
 use super::FusedPasses;
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, Buffer, Event, Queue};
+use crate::cl::{kernel_sigs, Region, Event, Queue};
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32};
 
@@ -41,9 +41,9 @@ impl FusedPasses {
     pub fn inverse_first_pass_galois(
         &self,
         queue: &Queue,
-        values: &Buffer<u64>,
-        src: &Buffer<u64>,
-        permuted: &Buffer<u64>,
+        values: &Region,
+        src: &Region,
+        permuted: &Region,
         galois_elt: u32,
         count: usize,
         primes: usize,

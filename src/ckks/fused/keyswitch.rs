@@ -4,7 +4,7 @@
 
 use super::{FusedPasses, LOAD_DECOMPOSE, NTT_INV_FWD_STRIDED};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, sources, Buffer, DeviceInfoSummary, Event, Queue};
+use crate::cl::{kernel_sigs, sources, Region, DeviceInfoSummary, Event, Queue};
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout, StagedVariant};
 
@@ -33,21 +33,21 @@ pub struct KeySwitch<'a> {
     /// The target's K residues after the first pass of their inverse NTT
     /// (`NttPlan::inverse_first_pass_from`): with a one-pass layout, canonical
     /// coefficients.
-    pub t_target: &'a Buffer<u64>,
+    pub t_target: &'a Region,
     /// The target in NTT form: K residues from residue `target_first`.
-    pub target: &'a Buffer<u64>,
+    pub target: &'a Region,
     pub target_first: usize,
     /// SEAL's key vector, contiguous: word ((J * 2 + c) * key_stride_primes + p) * N + k.
-    pub key: &'a Buffer<u64>,
+    pub key: &'a Region,
     pub key_stride_primes: usize,
     pub key_special_index: usize,
     /// Products accumulated between reductions of the 128-bit sums (at least 1).
     pub reduce_every: u32,
     /// Outputs: 2 K and 2 residues.
-    pub prod: &'a Buffer<u64>,
-    pub last: &'a Buffer<u64>,
+    pub prod: &'a Region,
+    pub last: &'a Region,
     /// The intermediate of a two-pass layout (K (K + 1) N words); unused with one pass.
-    pub scratch: &'a Buffer<u64>,
+    pub scratch: &'a Region,
     pub k: usize,
 }
 

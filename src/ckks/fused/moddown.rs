@@ -3,7 +3,7 @@
 
 use super::{residues, FusedPasses, LOAD_MODDOWN};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, same_buffer, Buffer, Event, Queue};
+use crate::cl::{kernel_sigs, Region, Event, Queue};
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32};
 
@@ -26,18 +26,18 @@ kernel_sigs! {
 /// `host::ckks_divide_round_finish`. Strides count residues.
 #[derive(Clone, Copy)]
 pub struct DivideRound<'a> {
-    pub dst: &'a Buffer<u64>,
+    pub dst: &'a Region,
     pub dst_stride: usize,
-    pub src: &'a Buffer<u64>,
+    pub src: &'a Region,
     pub src_stride: usize,
     /// q_last's index among the primes of the level's moduli table (the plan's).
     pub last_prime: usize,
     /// `primes` Shoup pairs (operand, quotient) of q_last^-1 mod q_i.
-    pub inv: &'a Buffer<u64>,
+    pub inv: &'a Region,
     /// The canonical addend of the first polynomials, laid out as dst (it may be dst: key
     /// switching adds into the ciphertext), and how many polynomials get it; None: nothing
     /// added (rescale).
-    pub acc: Option<(&'a Buffer<u64>, usize)>,
+    pub acc: Option<(&'a Region, usize)>,
     pub polys: usize,
     pub primes: usize,
 }
@@ -48,10 +48,10 @@ pub struct ModDown<'a> {
     /// `polys` residues under the plan's prime `last_prime` after the first pass of their
     /// inverse transform, < 2 q_last (`NttPlan::inverse_first_pass_from`, or key
     /// switching's `last`): with a one-pass layout, coefficients.
-    pub last: &'a Buffer<u64>,
+    pub last: &'a Region,
     /// The intermediate of a two-pass layout (polys * primes * N words); unused with one
     /// pass (any buffer then, e.g. `last`).
-    pub scratch: &'a Buffer<u64>,
+    pub scratch: &'a Region,
     pub divide: DivideRound<'a>,
 }
 
@@ -95,9 +95,9 @@ impl FusedPasses {
                 )));
             }
         }
-        if same_buffer(d.dst, d.src) && d.dst_stride != d.src_stride {
+        if d.dst.overlaps(d.src) && !(d.dst.same_start(d.src) && d.dst_stride == d.src_stride) {
             return Err(Error::invalid(format!(
-                "{WHAT}: dst is src with different strides"
+                "{WHAT}: dst overlaps src other than as src with equal strides"
             )));
         }
         let residues = residues(WHAT, d.polys, d.primes)?;

@@ -3,7 +3,7 @@
 //! out-of-place one leaves as they are, `zero`) and `multiply_plain_ntt`.
 
 use super::LevelOps;
-use crate::cl::{self, Buffer};
+use crate::cl::{self, Region};
 use crate::error::Result;
 
 /// Defines the operations of two ciphertexts, one kernel each.
@@ -13,9 +13,9 @@ macro_rules! binary_ops {
             $(#[$doc])*
             pub fn $name(
                 &self,
-                dst: &Buffer<u64>,
-                a: &Buffer<u64>,
-                b: &Buffer<u64>,
+                dst: &Region,
+                a: &Region,
+                b: &Region,
                 polys: usize,
             ) -> Result<()> {
                 let (k, moduli) = (self.primes(), self.level.moduli());
@@ -27,7 +27,7 @@ macro_rules! binary_ops {
 
 impl LevelOps<'_> {
     /// dst = -ct over `polys` polynomials (SEAL's negate_inplace); dst may be ct.
-    pub fn negate(&self, dst: &Buffer<u64>, ct: &Buffer<u64>, polys: usize) -> Result<()> {
+    pub fn negate(&self, dst: &Region, ct: &Region, polys: usize) -> Result<()> {
         let (k, moduli) = (self.primes(), self.level.moduli());
         self.context
             .kernels()
@@ -46,8 +46,8 @@ impl LevelOps<'_> {
     /// polynomials an out-of-place add / sub leaves as they are.
     pub fn copy_tail(
         &self,
-        dst: &Buffer<u64>,
-        src: &Buffer<u64>,
+        dst: &Region,
+        src: &Region,
         from: usize,
         polys: usize,
     ) -> Result<()> {
@@ -59,17 +59,17 @@ impl LevelOps<'_> {
     }
 
     /// Zeroes `polys` polynomials (SEAL's result of sub_inplace(a, a)).
-    pub fn zero(&self, ct: &Buffer<u64>, polys: usize) -> Result<()> {
+    pub fn zero(&self, ct: &Region, polys: usize) -> Result<()> {
         cl::fill_range(self.graph.queue(), ct, 0, polys * self.poly_words(), 0)
     }
 
     /// dst = ct * plain in NTT form, SEAL's multiply_plain_ntt; dst may be ct.
     pub fn multiply_plain(
         &self,
-        dst: &Buffer<u64>,
-        ct: &Buffer<u64>,
+        dst: &Region,
+        ct: &Region,
         polys: usize,
-        plain: &Buffer<u64>,
+        plain: &Region,
     ) -> Result<()> {
         let (k, moduli) = (self.primes(), self.level.moduli());
         self.context

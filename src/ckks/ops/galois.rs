@@ -7,7 +7,7 @@ use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
-use crate::cl::Buffer;
+use crate::cl::Region;
 use crate::error::Result;
 
 impl LevelOps<'_> {
@@ -19,8 +19,8 @@ impl LevelOps<'_> {
     /// launches with a two-pass NTT layout.
     pub fn apply_galois(
         &self,
-        dst: &Buffer<u64>,
-        ct: &Buffer<u64>,
+        dst: &Region,
+        ct: &Region,
         galois_elt: u32,
         key: &KswitchKey,
     ) -> Result<()> {

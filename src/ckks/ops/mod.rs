@@ -30,7 +30,7 @@ mod rescale;
 mod tensor;
 
 use super::context::{CkksContext, LevelData};
-use crate::cl::Buffer;
+use crate::cl::Region;
 use crate::device::Graph;
 use crate::error::Result;
 use crate::memcache::PoolBuffer;
@@ -85,7 +85,7 @@ impl<'a> LevelOps<'a> {
     /// The level plan's transform of `polys` polynomials of `primes` residues in `buf`.
     fn ntt(
         &self,
-        buf: &Buffer<u64>,
+        buf: &Region,
         [polys, primes]: [usize; 2],
         to: NttDirection,
         reduce: bool,
@@ -101,7 +101,7 @@ impl<'a> LevelOps<'a> {
         &self,
         name: &str,
         plan: &NttPlan,
-        buf: &Buffer<u64>,
+        buf: &Region,
         polys: usize,
         primes: usize,
         direction: NttDirection,
@@ -121,7 +121,7 @@ impl<'a> LevelOps<'a> {
 
     /// Forward (SEAL's transform_to_ntt_inplace) or inverse (transform_from_ntt_inplace)
     /// NTT of `polys` polynomials, fully reduced.
-    pub fn transform(&self, ct: &Buffer<u64>, polys: usize, direction: NttDirection) -> Result<()> {
+    pub fn transform(&self, ct: &Region, polys: usize, direction: NttDirection) -> Result<()> {
         self.ntt(ct, [polys, self.primes()], direction, true)
     }
 }

@@ -26,7 +26,7 @@ use super::LevelOps;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
 use crate::ckks::fused::{DivideRound, ModDown};
-use crate::cl::{self, same_buffer, Buffer};
+use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::{NttDirection, NttPlan};
@@ -41,16 +41,16 @@ pub(super) enum LastResidue<'b> {
     /// In NTT form, residue `index` of every polynomial of `buf` (`stride` residues each);
     /// left as is.
     Within {
-        buf: &'b Buffer<u64>,
+        buf: &'b Region,
         stride: usize,
         index: usize,
     },
     /// In NTT form, one residue per polynomial, packed, in a temporary the mod-down may
     /// overwrite (unfused key switching's inner product).
-    Packed(&'b Buffer<u64>),
+    Packed(&'b Region),
     /// One residue per polynomial, packed, after the first pass of its inverse NTT
     /// (fused key switching's last pass: [`FusedPasses::forward_key_switch`]); fused only.
-    FirstPassDone(&'b Buffer<u64>),
+    FirstPassDone(&'b Region),
 }
 
 /// One mod-down: the residue being dropped and the division by its prime (see
@@ -180,7 +180,7 @@ impl LevelOps<'_> {
         if let Some((acc, acc_polys)) = d.acc {
             let queue = self.graph.queue();
             let extent = |polys: usize| ((polys - 1) * d.dst_stride + d.primes) * n;
-            if acc_polys > 0 && !same_buffer(acc, d.dst) {
+            if acc_polys > 0 && !acc.same_start(d.dst) {
                 cl::copy_range(queue, acc, 0, d.dst, 0, extent(acc_polys))?;
             }
             if acc_polys < d.polys {

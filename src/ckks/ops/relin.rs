@@ -7,7 +7,7 @@ use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::{DivideRound, FusedPasses, KeySwitch};
 use crate::ckks::kernels::reduce_every;
-use crate::cl::{self, Buffer};
+use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::NttDirection;
@@ -17,9 +17,9 @@ use crate::ntt::NttDirection;
 /// polynomials get the key-switched pair plus `acc`'s first `acc.1` polynomials (laid out
 /// as ct; `acc` may be ct).
 pub(super) struct Switch<'b> {
-    pub ct: &'b Buffer<u64>,
-    pub acc: (&'b Buffer<u64>, usize),
-    pub target: &'b Buffer<u64>,
+    pub ct: &'b Region,
+    pub acc: (&'b Region, usize),
+    pub target: &'b Region,
     pub target_offset: usize,
     pub key: &'b KswitchKey,
 }
@@ -29,7 +29,7 @@ impl LevelOps<'_> {
     /// polynomial first, key-switches that polynomial into the first two. `keys[s]`
     /// switches polynomial `size - 1 - s`. On exit the first `size - keys.len()`
     /// polynomials hold the result (the caller truncates).
-    pub fn relinearize(&self, ct: &Buffer<u64>, size: usize, keys: &[&KswitchKey]) -> Result<()> {
+    pub fn relinearize(&self, ct: &Region, size: usize, keys: &[&KswitchKey]) -> Result<()> {
         if keys.len() + 2 > size {
             return Err(Error::invalid(format!(
                 "relinearize {size} polynomials with {} keys",
@@ -52,8 +52,8 @@ impl LevelOps<'_> {
     /// inverse sharing its launch with the next step's first.
     pub fn switch_key(
         &self,
-        ct: &Buffer<u64>,
-        target: &Buffer<u64>,
+        ct: &Region,
+        target: &Region,
         target_offset: usize,
         key: &KswitchKey,
     ) -> Result<()> {

@@ -4,7 +4,7 @@
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::fused::DivideRound;
-use crate::cl::Buffer;
+use crate::cl::Region;
 use crate::error::{Error, Result};
 
 impl LevelOps<'_> {
@@ -12,8 +12,8 @@ impl LevelOps<'_> {
     /// polynomials: SEAL's mod_switch_drop_to_next.
     pub fn drop_last_prime(
         &self,
-        dst: &Buffer<u64>,
-        src: &Buffer<u64>,
+        dst: &Region,
+        src: &Region,
         polys: usize,
     ) -> Result<()> {
         let k = self.primes();
@@ -29,7 +29,7 @@ impl LevelOps<'_> {
     /// `polys` polynomials: SEAL's RNSTool::divide_and_round_q_last_ntt_inplace on each,
     /// followed by the drop of the last prime (mod_switch_scale_to_next). The mod-down of
     /// [`super::moddown`]: 3 launches with a two-pass NTT layout, 2 with one.
-    pub fn rescale(&self, dst: &Buffer<u64>, src: &Buffer<u64>, polys: usize) -> Result<()> {
+    pub fn rescale(&self, dst: &Region, src: &Region, polys: usize) -> Result<()> {
         let k = self.primes();
         let inv = self.level.inv_last()?;
         self.mod_down(&ModDownSpec {

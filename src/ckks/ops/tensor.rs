@@ -2,7 +2,7 @@
 //! ciphertexts in NTT form.
 
 use super::LevelOps;
-use crate::cl::{self, Buffer};
+use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 
 impl LevelOps<'_> {
@@ -13,10 +13,10 @@ impl LevelOps<'_> {
     /// [`LevelOps::tensor_unfused`].
     pub fn tensor(
         &self,
-        dst: &Buffer<u64>,
-        a: &Buffer<u64>,
+        dst: &Region,
+        a: &Region,
         s1: usize,
-        b: &Buffer<u64>,
+        b: &Region,
         s2: usize,
     ) -> Result<()> {
         if !self.context.fused() {
@@ -36,8 +36,8 @@ impl LevelOps<'_> {
     /// fully reduced mod q.
     fn tensor_unfused(
         &self,
-        dst: &Buffer<u64>,
-        [a, b]: [&Buffer<u64>; 2],
+        dst: &Region,
+        [a, b]: [&Region; 2],
         [s1, s2]: [usize; 2],
     ) -> Result<()> {
         if s1 == 0 || s2 == 0 {
