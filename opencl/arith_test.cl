@@ -80,18 +80,28 @@ __kernel void test_multiply_uint_mod(__global const u64 *a, ulong a_at,
 }
 
 // c holds mu = floor(2^(2m+1) / q) in every word.
-__kernel void test_barrett_reduce_dq(__global const u64 *a, __global const u64 *b,
-                                     __global const u64 *c, __global u64 *out,
+__kernel void test_barrett_reduce_dq(__global const u64 *a, ulong a_at,
+                                     __global const u64 *b, ulong b_at,
+                                     __global const u64 *c, ulong c_at, __global u64 *out, ulong out_at,
                                      u64 q, u64 r0, u64 r1)
 {
+    a += a_at;
+    b += b_at;
+    c += c_at;
+    out += out_at;
     size_t i = get_global_id(0);
     out[i] = barrett_reduce_dq(a[i], b[i], q, c[i]);
 }
 
-__kernel void test_multiply_uint_mod_dq(__global const u64 *a, __global const u64 *b,
-                                        __global const u64 *c, __global u64 *out,
+__kernel void test_multiply_uint_mod_dq(__global const u64 *a, ulong a_at,
+                                        __global const u64 *b, ulong b_at,
+                                        __global const u64 *c, ulong c_at, __global u64 *out, ulong out_at,
                                         u64 q, u64 r0, u64 r1)
 {
+    a += a_at;
+    b += b_at;
+    c += c_at;
+    out += out_at;
     size_t i = get_global_id(0);
     out[i] = multiply_uint_mod_dq(a[i], b[i], q, c[i]);
 }
