@@ -359,12 +359,7 @@ fn measure(
 }
 
 /// `measure` of device copies of the `srcs` (rotated) into `dst`.
-fn measure_copy(
-    queue: &Queue,
-    p: &Params,
-    srcs: &[Region],
-    dst: &Region,
-) -> Result<Timing> {
+fn measure_copy(queue: &Queue, p: &Params, srcs: &[Region], dst: &Region) -> Result<Timing> {
     measure(queue, p, |i| {
         let mut e = Event::empty();
         cl::copy(queue, &srcs[i % srcs.len()], dst, Some(&mut e))?;

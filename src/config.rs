@@ -72,7 +72,7 @@ settings! {
     NTT: experiment "SEAL_OPENCL_NTT" = "staged";
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
-    BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "0";
+    BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
     DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
@@ -121,8 +121,8 @@ pub struct Experiment {
     pub variant: StagedVariant,
     /// `false`: the tensor product and the mod-downs run one kernel per step.
     pub fused: bool,
-    /// `true`: products of two residues in the CKKS kernels reduce by Dhem-Quisquater's
-    /// Barrett (one 64-bit product) instead of SEAL's.
+    /// `true` (the default): products of two residues in the CKKS kernels reduce by
+    /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
     /// `false`: every buffer request is a device allocation, every free a release.
     pub memcache: bool,

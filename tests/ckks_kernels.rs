@@ -34,17 +34,17 @@ struct Env {
     _devices: Devices,
     graph: Graph,
     kernels: CkksKernels,
-    /// The kernels built with `BARRETT_DQ` (products of two residues reduced by
-    /// Dhem-Quisquater's Barrett), for the kernels that build changes.
-    dq_kernels: CkksKernels,
+    /// The kernels built with `SEAL_BARRETT` (products of two residues reduced by SEAL's
+    /// Barrett, not Dhem-Quisquater's), for the kernels that build changes.
+    seal_kernels: CkksKernels,
 }
 
 impl Env {
     /// Both builds of the kernels, named.
     fn both_reductions(&self) -> [(&'static str, &CkksKernels); 2] {
         [
-            ("SEAL's Barrett", &self.kernels),
-            ("BARRETT_DQ", &self.dq_kernels),
+            ("Dhem-Quisquater's Barrett", &self.kernels),
+            ("SEAL_BARRETT", &self.seal_kernels),
         ]
     }
 }
@@ -65,13 +65,13 @@ fn env_for(log_n: u32) -> &'static Env {
         .expect("devices");
         let graph = devices.graph();
         let kernels = CkksKernels::new(graph.context(), log_n).expect("CKKS kernels build");
-        let dq_kernels =
-            CkksKernels::with_barrett_dq(graph.context(), log_n).expect("CKKS kernels build");
+        let seal_kernels =
+            CkksKernels::with_seal_barrett(graph.context(), log_n).expect("CKKS kernels build");
         Env {
             _devices: devices,
             graph,
             kernels,
-            dq_kernels,
+            seal_kernels,
         }
     })
 }
@@ -160,7 +160,10 @@ fn down(region: &Region) -> Vec<u64> {
     let mut all = vec![0u64; region.buffer().len()];
     region.buffer().read(&mut all).queue(q).enq().unwrap();
     let (start, end) = (region.offset(), region.offset() + region.words());
-    let outside = all[..start].iter().chain(&all[end..]).position(|&w| w != POISON);
+    let outside = all[..start]
+        .iter()
+        .chain(&all[end..])
+        .position(|&w| w != POISON);
     assert_eq!(outside, None, "a word outside the region was written");
     all[start..end].to_vec()
 }
@@ -855,6 +858,13 @@ fn partly_overlapping_regions_are_rejected() {
     kx.ckks_negate(g, &part(3 * N), &src, &mt, 1, 1).unwrap();
     let mut want = vec![0; N];
     host::ckks_negate(&mut want, &words, &moduli, N);
-    assert_words(&cl::download(g.queue(), &part(3 * N)).unwrap(), &want, "negate");
-    assert!(cl::download(g.queue(), &part(N)).unwrap().iter().all(|&w| w == POISON));
+    assert_words(
+        &cl::download(g.queue(), &part(3 * N)).unwrap(),
+        &want,
+        "negate",
+    );
+    assert!(cl::download(g.queue(), &part(N))
+        .unwrap()
+        .iter()
+        .all(|&w| w == POISON));
 }

@@ -256,7 +256,11 @@ fn rescale_matches_host_composition() {
                 &want,
                 &format!("2^{log_n} {strategy} fused={fused} K={k} polys={polys}"),
             );
-            assert_same(&cl::download(graph.queue(), &src).unwrap(), &ct, "rescale's source");
+            assert_same(
+                &cl::download(graph.queue(), &src).unwrap(),
+                &ct,
+                "rescale's source",
+            );
         }
     }
     assert!(

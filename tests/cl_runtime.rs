@@ -115,16 +115,29 @@ fn transfers_of_regions_work_at_their_offsets() {
     assert_eq!(copied[64..114], want[300..350]);
     assert!(copied[..64].iter().chain(&copied[114..]).all(|&w| w == 0));
 
-    assert!(cl::write(&q, &a, 45, &data[..6]).is_err(), "past the region");
+    assert!(
+        cl::write(&q, &a, 45, &data[..6]).is_err(),
+        "past the region"
+    );
     assert!(cl::read(&q, &a, 11, &mut got).is_err(), "past the region");
     assert!(a.part(40, 11).is_err() && a.part(0, 0).is_err());
-    assert!(cl::copy(&q, &a, &whole.part(120, 50).unwrap(), None).is_err(), "overlap");
+    assert!(
+        cl::copy(&q, &a, &whole.part(120, 50).unwrap(), None).is_err(),
+        "overlap"
+    );
     assert!(cl::copy_range(&q, &a, 0, &a, 10, 20).is_err(), "overlap");
-    assert!(cl::copy(&q, &a, &c.part(0, 49).unwrap(), None).is_err(), "lengths");
+    assert!(
+        cl::copy(&q, &a, &c.part(0, 49).unwrap(), None).is_err(),
+        "lengths"
+    );
     let inside = a.part(10, 5).unwrap();
     assert_eq!((inside.offset(), inside.words()), (110, 5));
     assert!(a.overlaps(&inside) && !a.same_start(&inside) && !a.overlaps(&b));
     assert!(a.same_start(&whole.part(100, 1).unwrap()));
     assert!(!c.overlaps(&whole.part(64, 50).unwrap()), "another buffer");
-    assert_eq!(cl::download(&q, &whole).unwrap(), want, "nothing written by an error");
+    assert_eq!(
+        cl::download(&q, &whole).unwrap(),
+        want,
+        "nothing written by an error"
+    );
 }

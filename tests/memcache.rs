@@ -439,7 +439,11 @@ fn regions_of_a_slab_share_its_memory_object() {
     assert_eq!(bufs[0].buffer().offset(), 0);
     for pair in bufs.windows(2) {
         let (a, b) = (pair[0].buffer(), pair[1].buffer());
-        assert_eq!(mem_object(&pair[0]), mem_object(&pair[1]), "one memory object");
+        assert_eq!(
+            mem_object(&pair[0]),
+            mem_object(&pair[1]),
+            "one memory object"
+        );
         assert_eq!(b.offset(), (a.offset() + a.words()).next_multiple_of(align));
         assert!(!a.overlaps(b) && !a.same_start(b));
     }
@@ -482,7 +486,11 @@ fn a_kernel_on_a_region_leaves_its_neighbours_intact() {
         region.write(&input).unwrap();
         plan.ntt_negacyclic_harvey(&q, region.buffer(), 1).unwrap();
         let want = cl::download(&q, &own).unwrap();
-        assert_eq!(region.read().unwrap(), want, "{strategy}: same words as alone");
+        assert_eq!(
+            region.read().unwrap(),
+            want,
+            "{strategy}: same words as alone"
+        );
         for neighbour in [&before, &after] {
             assert!(
                 neighbour.read().unwrap().iter().all(|&w| w == POISON),

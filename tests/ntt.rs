@@ -141,7 +141,10 @@ fn device_run(
     let events = transform.run(plan, queue, &buf, count).unwrap();
     assert_eq!(events.len(), plan.launches_per_transform());
     let head = cl::download(queue, &whole.part(0, HEAD).unwrap()).unwrap();
-    assert!(head.iter().all(|&w| w == POISON), "a word before the region was written");
+    assert!(
+        head.iter().all(|&w| w == POISON),
+        "a word before the region was written"
+    );
     let mut out = cl::download(queue, &buf).unwrap();
     assert!(out[input.len()..].iter().all(|&w| w == POISON));
     out.truncate(input.len());
@@ -225,7 +228,11 @@ fn forward_then_inverse_is_identity_and_runs_are_deterministic() {
         plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
         let forward = cl::download(&queue, &buf).unwrap();
         plan.inverse_ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
-        assert_eq!(cl::download(&queue, &buf).unwrap(), input, "{strategy} round trip");
+        assert_eq!(
+            cl::download(&queue, &buf).unwrap(),
+            input,
+            "{strategy} round trip"
+        );
 
         // A fresh queue and plan give the same words.
         let queue2 = ctx.queue(false).unwrap();
@@ -256,7 +263,12 @@ fn count_transforms_only_the_first_polynomials() {
         let plan = NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap();
         let buf = ctx.upload(&queue, &input).unwrap();
         plan.ntt_negacyclic_harvey(&queue, &buf, 2).unwrap();
-        assert_same(&cl::download(&queue, &buf).unwrap(), &want, &tables, "count 2 of 3");
+        assert_same(
+            &cl::download(&queue, &buf).unwrap(),
+            &want,
+            &tables,
+            "count 2 of 3",
+        );
     }
 }
 
@@ -503,7 +515,12 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
                 &queue, &values, &src_buf, stride, first, count, primes, false,
             )
             .unwrap();
-        assert_eq!(cl::download(&queue, &values).unwrap(), want, "{}", fp.name());
+        assert_eq!(
+            cl::download(&queue, &values).unwrap(),
+            want,
+            "{}",
+            fp.name()
+        );
         let src_after = cl::download(&queue, &src_buf).unwrap();
         assert_eq!(src_after, src_words, "{}: source unchanged", fp.name());
     }
@@ -551,7 +568,11 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
                 want_permuted,
                 "{what}: permuted"
             );
-            assert_eq!(cl::download(&queue, &values).unwrap(), want, "{what}: first pass");
+            assert_eq!(
+                cl::download(&queue, &values).unwrap(),
+                want,
+                "{what}: first pass"
+            );
         }
         let src_after = cl::download(&queue, &src_buf).unwrap();
         assert_eq!(src_after, src_words, "{}: source unchanged", fp.name());

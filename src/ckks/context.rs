@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 use super::fused::FusedPasses;
 use super::kernels::{CkksKernels, ModuliTable};
 use crate::arith::{invert_uint_mod, Modulus, ShoupOperand};
-use crate::cl::{Region, Context, Queue};
+use crate::cl::{Context, Queue, Region};
 use crate::error::{Error, Result};
 use crate::ntt::{NttPlan, NttStrategy};
 
@@ -132,11 +132,11 @@ impl CkksContext {
     }
 
     /// The same context with its kernels built so that products of two residues reduce by
-    /// Dhem-Quisquater's Barrett (`true`) or SEAL's (`false`, the default): the same words
+    /// Dhem-Quisquater's Barrett (`true`, the default) or SEAL's (`false`): the same words
     /// (`SEAL_OPENCL_BARRETT_DQ`). Errors: the build fails.
     pub fn with_barrett_dq(mut self, dq: bool) -> Result<CkksContext> {
-        if dq {
-            self.kernels = CkksKernels::with_barrett_dq(&self.ctx, self.log_n)?;
+        if !dq {
+            self.kernels = CkksKernels::with_seal_barrett(&self.ctx, self.log_n)?;
         }
         Ok(self)
     }

@@ -18,8 +18,7 @@ use parking_lot::Mutex;
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{
-    kernel_sigs, sources, Region, Context, Kernel, KernelArg, KernelSig, Program,
-    Queue,
+    kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Program, Queue, Region,
 };
 use crate::device::Graph;
 use crate::error::{Error, Result};
@@ -40,7 +39,7 @@ pub const TENSOR_SIZE_MAX: usize = 64;
 
 /// The primes of a level in device memory, `MODULI_STRIDE` words each: q, then
 /// floor(2^128 / q) as two words (SEAL's `const_ratio()[0..2]`), then
-/// [`Modulus::dq_ratio`] (the ratio of the `BARRETT_DQ` build's reduction). Kernels index it
+/// [`Modulus::dq_ratio`] (the ratio of the kernels' products' reduction). Kernels index it
 /// by prime: the prime of residue r of a K-residue polynomial array is r % K.
 pub struct ModuliTable {
     moduli: Vec<Modulus>,
@@ -299,9 +298,10 @@ impl CkksKernels {
     }
 
     /// As [`CkksKernels::new`], with products of two residues (multiply_plain, the
-    /// tensor's squares) reduced by Dhem-Quisquater's Barrett (`BARRETT_DQ` in ckks.cl).
-    pub fn with_barrett_dq(ctx: &Arc<Context>, log_n: u32) -> Result<CkksKernels> {
-        CkksKernels::build(ctx, log_n, " -D BARRETT_DQ")
+    /// tensor's squares) reduced by SEAL's Barrett instead of Dhem-Quisquater's
+    /// (`SEAL_BARRETT` in ckks.cl): the same words, for comparison.
+    pub fn with_seal_barrett(ctx: &Arc<Context>, log_n: u32) -> Result<CkksKernels> {
+        CkksKernels::build(ctx, log_n, " -D SEAL_BARRETT")
     }
 
     fn build(ctx: &Arc<Context>, log_n: u32, options: &str) -> Result<CkksKernels> {

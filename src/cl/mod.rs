@@ -508,12 +508,11 @@ pub fn copy(queue: &Queue, src: &Region, dst: &Region, event: Option<&mut Event>
             "copy between overlapping ranges of one buffer",
         ));
     }
-    let mut cmd = src
-        .buffer
-        .cmd()
-        .queue(queue)
-        .offset(src.offset)
-        .copy(&*dst.buffer, Some(dst.offset), Some(src.words));
+    let mut cmd = src.buffer.cmd().queue(queue).offset(src.offset).copy(
+        &*dst.buffer,
+        Some(dst.offset),
+        Some(src.words),
+    );
     if let Some(event) = event {
         cmd = cmd.enew(event);
     }
@@ -537,7 +536,12 @@ pub fn copy_range(
         dst.at("copy destination", dst_offset, 0)?;
         return Ok(());
     }
-    copy(queue, &src.part(src_offset, len)?, &dst.part(dst_offset, len)?, None)
+    copy(
+        queue,
+        &src.part(src_offset, len)?,
+        &dst.part(dst_offset, len)?,
+        None,
+    )
 }
 
 /// Enqueues on `queue` the filling of `len` words of `region` from `offset` with `value`.

@@ -197,12 +197,7 @@ impl PinnedHost {
     /// when `data` lies in a block in use, and returns its event (the block keeps it until the copy
     /// finished, see [`PinnedHost::deallocate`]); None when it does not (nothing enqueued:
     /// the caller copies with a blocking write).
-    pub fn write(
-        &self,
-        queue: &Queue,
-        region: &Region,
-        data: &[u64],
-    ) -> Result<Option<Event>> {
+    pub fn write(&self, queue: &Queue, region: &Region, data: &[u64]) -> Result<Option<Event>> {
         if data.is_empty() || data.len() > region.words() {
             return Ok(None);
         }

@@ -86,9 +86,9 @@ impl KernelSig {
         for &(param, ty) in self.params {
             match fixed.iter().find(|(name, _)| *name == param) {
                 Some((_, arg)) if arg.arg_type() != ty => return Err(self.mismatch(param)),
-                Some((_, KernelArg::Buf(region))) => builder
-                    .arg(region.buffer())
-                    .arg(region.offset() as u64),
+                Some((_, KernelArg::Buf(region))) => {
+                    builder.arg(region.buffer()).arg(region.offset() as u64)
+                }
                 Some((_, KernelArg::U32(v))) => builder.arg(*v),
                 Some((_, KernelArg::U64(v))) => builder.arg(*v),
                 None => match ty {
@@ -227,7 +227,10 @@ fn kernel_texts(source: &str) -> Vec<KernelText> {
 /// is a pointer followed by `ulong <name>_at` (the two halves of a region), else `uint` or
 /// `u64`/`ulong`; None for any other type (a pointer without its offset included).
 pub fn declared_kernels(source: &str) -> Vec<Declared> {
-    kernel_texts(source).into_iter().map(|k| k.declared).collect()
+    kernel_texts(source)
+        .into_iter()
+        .map(|k| k.declared)
+        .collect()
 }
 
 /// Whether `sigs` are exactly the kernels `source` declares: the same kernels, each with
@@ -237,7 +240,11 @@ pub fn declared_kernels(source: &str) -> Vec<Declared> {
 pub fn check_source(source: &str, sigs: &[&KernelSig]) -> std::result::Result<(), String> {
     let kernels = kernel_texts(source);
     let mut problems = Vec::new();
-    for KernelText { declared: (name, params), text } in &kernels {
+    for KernelText {
+        declared: (name, params),
+        text,
+    } in &kernels
+    {
         match sigs.iter().find(|s| s.name == name) {
             None => problems.push(format!("{name}: declared in the source, no signature")),
             Some(sig) => {
@@ -286,7 +293,8 @@ mod tests {
 
     /// `two` with its offset missing, or never applied.
     const NO_OFFSET: &str = "__kernel void two(__global u64 *dst) { }";
-    const NOT_MOVED: &str = "__kernel void two(__global u64 *dst, ulong dst_at) { dst[0] = dst_at; }";
+    const NOT_MOVED: &str =
+        "__kernel void two(__global u64 *dst, ulong dst_at) { dst[0] = dst_at; }";
 
     kernel_sigs! {
         ONE = one(values: Buf, roots: Buf, count: U32, q: U64);

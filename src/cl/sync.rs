@@ -37,12 +37,7 @@ pub fn wait(event: &Event) -> Result<()> {
 /// of SEAL objects, which a server's threads issue at once: a blocking read parks the
 /// thread in the driver, while yielding lets the other threads issue (REPORT.md has the
 /// request rates). A failed read is the error of the final wait.
-pub fn read_yielding(
-    region: &Region,
-    queue: &Queue,
-    offset: usize,
-    out: &mut [u64],
-) -> Result<()> {
+pub fn read_yielding(region: &Region, queue: &Queue, offset: usize, out: &mut [u64]) -> Result<()> {
     let mut event = Event::empty();
     let at = region.at("read", offset, out.len())?;
     // SAFETY: the read writes `out` after `enq` returns; `out` stays borrowed by this

@@ -144,8 +144,8 @@ pub struct DeviceOptions {
     /// `false`: the CKKS tensor product runs as separate multiply and add kernels, the
     /// mod-down one kernel per step (`CkksContext::fused`).
     pub fused_tensor: bool,
-    /// `true`: the CKKS kernels' products of two residues reduce by Dhem-Quisquater's
-    /// Barrett (`CkksContext::with_barrett_dq`).
+    /// `true` (the default): the CKKS kernels' products of two residues reduce by
+    /// Dhem-Quisquater's Barrett, `false` by SEAL's (`CkksContext::with_barrett_dq`).
     pub barrett_dq: bool,
     /// Compiled programs are written into this directory (`Experiment::dump_programs`).
     pub dump_programs: Option<std::path::PathBuf>,
@@ -178,7 +178,7 @@ impl Default for DeviceOptions {
             },
             memcache_active: true,
             fused_tensor: true,
-            barrett_dq: false,
+            barrett_dq: true,
             dump_programs: None,
         }
     }

@@ -9,7 +9,7 @@ use parking_lot::Mutex;
 
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{
-    self, kernel_sigs, Region, Event, Kernel, KernelArg, KernelSig, Queue, SpatialDims,
+    self, kernel_sigs, Event, Kernel, KernelArg, KernelSig, Queue, Region, SpatialDims,
 };
 use crate::error::{Error, Result};
 

@@ -24,7 +24,7 @@ use super::pass::{self, check_buffers, to_u32, Pass, TABLE_PARAMS};
 use super::{create_ntt_tables, NttStrategy, NttTables, StagedLayout};
 use crate::arith::{Modulus, ShoupOperand};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{self, sources, Region, Context, Event, KernelArg, KernelSig, Program, Queue};
+use crate::cl::{self, sources, Context, Event, KernelArg, KernelSig, Program, Queue, Region};
 use crate::error::{Error, Result};
 
 /// The device plan's sizes: N = 2^1 .. 2^17 (SEAL's smallest degree is 2; its own tests

@@ -43,7 +43,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::ckks::ops::LevelOps;
-use crate::cl::{Region, Event, PinnedHost};
+use crate::cl::{Event, PinnedHost, Region};
 use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;

@@ -48,7 +48,7 @@ pub use transparency::TransparencyCheck;
 
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::ops::LevelOps;
-use crate::cl::{Region, PinnedHost};
+use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::MemcacheStats;

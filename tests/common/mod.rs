@@ -74,7 +74,10 @@ pub fn set_fill(k: &Kernel, region: &Region, v: u64) {
 
 /// Sets the arguments of a `spin` kernel from [`kernel`]: `region`, `rounds`.
 pub fn set_spin(k: &Kernel, region: &Region, rounds: u32) {
-    let args = [("x", KernelArg::Buf(region)), ("rounds", KernelArg::U32(rounds))];
+    let args = [
+        ("x", KernelArg::Buf(region)),
+        ("rounds", KernelArg::U32(rounds)),
+    ];
     // SAFETY: `k` was built from SPIN; each launch sets the arguments anew.
     unsafe { SPIN.set(k, &args, &[]) }.unwrap();
 }
@@ -90,13 +93,7 @@ pub fn enqueue_fill(k: &Kernel, queue: &Queue, buf: &Region, words: usize, v: u6
 }
 
 /// Enqueues `spin` over `words` words of `buf` on `queue`; returns its event.
-pub fn enqueue_spin(
-    k: &Kernel,
-    queue: &Queue,
-    buf: &Region,
-    words: usize,
-    rounds: u32,
-) -> Event {
+pub fn enqueue_spin(k: &Kernel, queue: &Queue, buf: &Region, words: usize, rounds: u32) -> Event {
     assert!(words <= buf.words());
     set_spin(k, buf, rounds);
     let mut ev = Event::empty();

@@ -3,7 +3,7 @@
 
 use super::FusedPasses;
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, Region, Event, Queue};
+use crate::cl::{kernel_sigs, Event, Queue, Region};
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32};
 

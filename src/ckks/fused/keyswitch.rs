@@ -4,7 +4,7 @@
 
 use super::{FusedPasses, LOAD_DECOMPOSE, NTT_INV_FWD_STRIDED};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, sources, Region, DeviceInfoSummary, Event, Queue};
+use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, Queue, Region};
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout, StagedVariant};
 

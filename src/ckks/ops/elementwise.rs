@@ -44,13 +44,7 @@ impl LevelOps<'_> {
 
     /// Copies polynomials `from .. from + polys` of src to the same place in dst: the
     /// polynomials an out-of-place add / sub leaves as they are.
-    pub fn copy_tail(
-        &self,
-        dst: &Region,
-        src: &Region,
-        from: usize,
-        polys: usize,
-    ) -> Result<()> {
+    pub fn copy_tail(&self, dst: &Region, src: &Region, from: usize, polys: usize) -> Result<()> {
         if polys == 0 {
             return Ok(());
         }

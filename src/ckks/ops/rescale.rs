@@ -10,12 +10,7 @@ use crate::error::{Error, Result};
 impl LevelOps<'_> {
     /// dst (K - 1 primes) = src (K primes) without the last prime of each of `polys`
     /// polynomials: SEAL's mod_switch_drop_to_next.
-    pub fn drop_last_prime(
-        &self,
-        dst: &Region,
-        src: &Region,
-        polys: usize,
-    ) -> Result<()> {
+    pub fn drop_last_prime(&self, dst: &Region, src: &Region, polys: usize) -> Result<()> {
         let k = self.primes();
         if k < 2 {
             return Err(Error::invalid("end of modulus switching chain reached"));

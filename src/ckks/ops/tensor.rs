@@ -11,14 +11,7 @@ impl LevelOps<'_> {
     /// the same buffer (square). One multiply-add kernel, or with the context's tensor
     /// unfused ([`crate::ckks::context::CkksContext::fused`]) the naive sequence of
     /// [`LevelOps::tensor_unfused`].
-    pub fn tensor(
-        &self,
-        dst: &Region,
-        a: &Region,
-        s1: usize,
-        b: &Region,
-        s2: usize,
-    ) -> Result<()> {
+    pub fn tensor(&self, dst: &Region, a: &Region, s1: usize, b: &Region, s2: usize) -> Result<()> {
         if !self.context.fused() {
             return self.tensor_unfused(dst, [a, b], [s1, s2]);
         }
