@@ -27,7 +27,9 @@
 // Build options: LOG_N for every kernel; the staged kernels also need LOG_R (values per
 // work item, 2 to 4), LOG_S (rounds done by ntt_*_strided; 0 when the whole transform
 // fits one work group), LOG_C (columns per strided work group) and LOG_B (blocks per
-// block work group). See src/ntt/plan.rs.
+// block work group); WARP_LANES has the block passes exchange between warp lanes where
+// they can, by NVIDIA's shuffles with WARP_PTX (see "Exchanges between the steps"). See
+// src/ntt/plan.rs.
 //
 // This file is the transform core: the plain transforms, the inverse block pass reading
 // from another buffer, and the passes' load and store hooks (load_op, store_op). The
@@ -139,7 +141,7 @@ __kernel void ntt_inv_naive(__global u64 *restrict values,
 //   block: the G-point sub-transforms of contiguous blocks of G words: the forward's last
 //     LOG_G rounds (gaps G/2 .. 1), the inverse's first. B blocks per work group.
 // Inside a launch a step of K <= LOG_R rounds runs in registers and steps exchange data
-// through local memory. In element space t of a sub-transform (size SIZE), a step whose
+// through local memory (or, in the block passes with WARP_LANES, between warp lanes). In element space t of a sub-transform (size SIZE), a step whose
 // smallest gap is 2^lg works on radix-2^K sub-problems {t0 + j 2^lg : j < 2^K} with
 // t0 mod 2^(lg+K) < 2^lg; work item u of SIZE/R takes sub-problems number p * SIZE/R + u,
 // p < R / 2^K, in registers v[p 2^K + j].
@@ -259,13 +261,14 @@ ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
 // positions, a barrier, and reads those of the next step; the edge layout is strided
 // (sub-problem p * G / R + u of item u), so that the edge step's accesses spread over the
 // banks. With WARP_LANES (the variant's `w1`) the exchanges whose items differ only in the
-// low LOG_WARP bits of u (u[lg, lg + LOG_R) with lg + LOG_R <= LOG_WARP: gaps below
-// 32 * R / 2 words, 32 work items of one warp) move registers between lanes instead
-// (lane_xor), and the edge layout is contiguous (item u holds t = u R + i), which the full
-// step of gap 2^k reaches by trading u[0, k) with t's register bits [LOG_R - k, LOG_R).
-// Work item u is local id u mod G / R of its block (block index above it, a row of key
-// switching above that), so u's low bits are the lane's when work groups are whole warps
-// of 32 consecutive local ids (checked by the host: StagedLayout::new).
+// low LOG_WARP bits of u (u[lg, lg + LOG_R) with lg + LOG_R <= LOG_WARP: those into the
+// forward's steps whose gaps are all below 32 words and out of the inverse's, 32 work
+// items of one warp) move registers between lanes instead (lane_xor), and the edge layout
+// is contiguous (item u holds t = u R + i), which the full step of gap 2^k reaches by
+// trading u[0, k) with the register bits [LOG_R - k, LOG_R). Item u of a block is its
+// local id mod G / R (the block's index in the bits above, key switching's row above
+// those), so u's low bits are the lane's when work groups are whole warps of 32
+// consecutive local ids (checked by the host: StagedLayout::new).
 
 // The edge layout: the partial step's sub-problems of item u start at
 // step_pos(EDGE_K, 0, EDGE_U(u), EDGE_PER, p << EDGE_K); with LOG_G % LOG_R = 0 the edge

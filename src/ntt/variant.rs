@@ -83,8 +83,9 @@ impl fmt::Display for NttStrategy {
 /// those fused inverse passes.
 ///
 /// And one concerns the block passes' exchanges between steps: through local memory with
-/// barriers (the default), or for the steps whose items differ only within a warp
-/// (gaps below 32 * R / 2 words) between the lanes of the warp (`w1`: NVIDIA's
+/// barriers (the default), or, where the items that exchange lie in one warp (into the
+/// forward's steps whose gaps are all below 32 words, out of the inverse's), between the
+/// lanes of the warp (`w1`: NVIDIA's
 /// `shfl.sync` where the device is NVIDIA's, elsewhere the same data movement through
 /// local memory), which needs block work groups of whole warps.
 ///
