@@ -337,6 +337,15 @@ ALWAYS_INLINE void lanes_swap_bit(u64 *v, uint lane_bit, const uint reg_bit, uin
     }
 }
 
+// Inactive work items exchange too (every lane of a warp takes part): their registers
+// hold defined words.
+ALWAYS_INLINE void lanes_defined(u64 *v)
+{
+#pragma unroll
+    for (uint i = 0; i < R; i++)
+        v[i] = 0;
+}
+
 // Register r moves to register r rotated right by `rot` bits within LOG_R bits.
 ALWAYS_INLINE void rotate_regs(u64 *v, const uint rot)
 {
@@ -351,6 +360,8 @@ ALWAYS_INLINE void rotate_regs(u64 *v, const uint rot)
 #else
 #define EDGE_U(u) (u)
 #define EDGE_PER (G / R)
+// Inactive items only pass the barriers; their registers are never read.
+ALWAYS_INLINE void lanes_defined(u64 *v) {}
 #endif
 
 // Item u's R words to their positions of a step (K rounds, smallest gap 2^lg, item index
@@ -376,7 +387,10 @@ ALWAYS_INLINE void load_step(u64 *v, __local const u64 *lblock, const uint K, ui
 // positions it read them from (or loaded them for, in the first step), so that no other
 // item still reads there; with lanes a previous exchange by lanes read other positions
 // (the inverse's lanes come before its local-memory exchanges), hence the first barrier.
-// Called by every work item of the group; only `active` ones move words through memory.
+// Called by every work item of the group; only `active` ones write, and every one reads
+// (an inactive item's words are never used), so that no register lives across the
+// barrier: PoCL keeps such values for every work item of the group, which its largest
+// groups (key switching's 16 rows) do not hold.
 ALWAYS_INLINE void exchange_steps(u64 *v, uint from, uint to, uint u, __local u64 *lblock,
                                   bool active)
 {
@@ -394,13 +408,13 @@ ALWAYS_INLINE void exchange_steps(u64 *v, uint from, uint to, uint u, __local u6
     if (active)
         store_step(lblock, v, LOG_R, from, u, G / R);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (active)
-        load_step(v, lblock, LOG_R, to, u, G / R);
+    load_step(v, lblock, LOG_R, to, u, G / R);
 }
 
 #if LOG_G % LOG_R
 // Between the full step of smallest gap 2^EDGE_K and the edge layout: `to_edge` (the
-// forward) or back (the inverse). Through local memory the item writes where it read.
+// forward) or back (the inverse). Through local memory the item writes where it read;
+// `active` as in exchange_steps.
 ALWAYS_INLINE void exchange_edge(u64 *v, const bool to_edge, uint u, __local u64 *lblock,
                                  bool active)
 {
@@ -424,12 +438,10 @@ ALWAYS_INLINE void exchange_edge(u64 *v, const bool to_edge, uint u, __local u64
             store_step(lblock, v, EDGE_K, 0, EDGE_U(u), EDGE_PER);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (active) {
-        if (to_edge)
-            load_step(v, lblock, EDGE_K, 0, EDGE_U(u), EDGE_PER);
-        else
-            load_step(v, lblock, LOG_R, EDGE_K, u, G / R);
-    }
+    if (to_edge)
+        load_step(v, lblock, EDGE_K, 0, EDGE_U(u), EDGE_PER);
+    else
+        load_step(v, lblock, LOG_R, EDGE_K, u, G / R);
 #endif
 }
 #endif
@@ -531,12 +543,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
     __local const ulong2 *lw = local_roots ? lroots + bl * G : lroots;
     const uint root_base = local_roots ? G : N + block * G;
     u64 v[R];
-#ifdef WARP_LANES
-    // Inactive items exchange too (every lane of a warp takes part): defined words.
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = 0;
-#endif
+    lanes_defined(v);
 
     // Step 0 (gaps G/2 .. G/R) straight from global memory: t = u + i G/R.
     if (active) {
@@ -617,12 +624,7 @@ ALWAYS_INLINE void inv_block_transform(__local u64 *lmem, __global u64 *out,
     __local u64 *lblock = lmem + bl * PADDED_G;
     const uint x_base = block * G;
     u64 v[R];
-#ifdef WARP_LANES
-    // Inactive items exchange too (every lane of a warp takes part): defined words.
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = 0;
-#endif
+    lanes_defined(v);
 
     // The edge step first (the full step of gap 1 where LOG_R divides LOG_G).
     barrier(CLK_LOCAL_MEM_FENCE);
