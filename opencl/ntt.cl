@@ -360,7 +360,7 @@ ALWAYS_INLINE void rotate_regs(u64 *v, const uint rot)
 #else
 #define EDGE_U(u) (u)
 #define EDGE_PER (G / R)
-// Inactive items only pass the barriers; their registers are never read.
+// Inactive items only pass the barriers; their registers are never used.
 ALWAYS_INLINE void lanes_defined(u64 *v) {}
 #endif
 
