@@ -8,16 +8,14 @@
 //! ```text
 //! cargo bench --bench ntt -- [--quick] [--sizes 12,13,..] [--primes 1,8,32]
 //!                            [--strategies naive,staged] [--variants r4g8c2k4p2,r16,..]
-//!                            [--shapes 15x8,16x32,..] [--ks 13x8,15x8,..] [--reps N]
-//!                            [--json PATH]
+//!                            [--shapes 15x8,16x32,..] [--ks 15x8] [--reps N] [--json PATH]
 //! ```
 //! Strategies: `--strategies`, else `SEAL_OPENCL_NTT` (one strategy) if set, else both;
 //! staged with the variant of `SEAL_OPENCL_NTT_VARIANT` if set. Variants: `--variants`, else
 //! `SEAL_OPENCL_NTT_VARIANT` (one) if set, else `DEFAULT_VARIANTS`; measured at `--shapes`
-//! (log N x L, default `DEFAULT_SHAPES`) and in the key switch at each of `--ks` (log N x
-//! K, default 15x8: the K (K + 1) = 72 transforms of MulLin at N = 2^15). `--variants ""`
-//! skips both. A variant with exchanges between lanes (`w1`) sits beside the same layout
-//! without (`DEFAULT_VARIANTS`), so that one run compares them shape by shape.
+//! (log N x L, default `DEFAULT_SHAPES`) and in the key switch at `--ks` (log N x K,
+//! default 15x8: the K (K + 1) = 72 transforms of MulLin at N = 2^15). `--variants ""`
+//! skips both.
 //!
 //! Times are device time from profiling events: from the start of a transform's first
 //! kernel to the end of its last (launch gaps between its kernels included), the median
@@ -58,25 +56,21 @@ const ROTATE: usize = 3;
 /// Fills outputs before a checked run, so that words a kernel leaves unwritten show.
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
-/// The variants compared by default: today's layout first (the baseline), then with its
-/// block passes' exchanges between lanes of a warp (`w1`); 4 values per work item in
-/// groups of 2^9 and 2^10 words; 8 values in groups of 2^11 words with today's key
-/// switching (4 values in two-row groups), and with lanes, with 8 values in one row of
-/// the layout's blocks there (the previous default) and with 16; 8 values in groups of
-/// 2^12 and 2^8 words, the latter also with lanes; 16 values with groups of 2^11 and 2^12
-/// words, the latter with wider strided groups.
-const DEFAULT_VARIANTS: [&str; 13] = [
+/// The variants compared by default: today's layout first (the baseline); 4 values per
+/// work item in groups of 2^9 and 2^10 words; 8 values in groups of 2^11 words with
+/// today's key switching (4 values in two-row groups), with 8 values in one row of the
+/// layout's blocks there (the previous default) and with 16; 8 values in groups of
+/// 2^12 and 2^8 words; 16 values with groups of 2^11 and 2^12 words, the latter with wider
+/// strided groups.
+const DEFAULT_VARIANTS: [&str; 10] = [
     "r4g8c2k4p2",
-    "r4g8c2k4p2w1",
     "r4g9c3k4p2",
     "r4g10c4k4p2",
     "r8g11c4k4p2",
-    "r8g11c4k4p2w1",
     "r8g11c4k8p1",
     "r8g11c4k16p1",
     "r8g12c4k4p2",
     "r8g8c2k4p2",
-    "r8g8c2k4p2w1",
     "r16g11c4k4p2",
     "r16g12c5k4p2",
 ];
@@ -102,8 +96,8 @@ struct Params {
     strategies: Vec<NttStrategy>,
     variants: Vec<StagedVariant>,
     shapes: Vec<(u32, usize)>,
-    /// (log N, K) of each key-switch comparison.
-    ks: Vec<(u32, usize)>,
+    /// (log N, K) of the key-switch comparison.
+    ks: (u32, usize),
     reps: usize,
     warmup: usize,
     json: Option<String>,
@@ -210,7 +204,7 @@ impl Params {
             variants: match value("--variants") {
                 Some(v) => list("--variants", v)?,
                 None if set_in_env(NTT_VARIANT) => vec![config.experiment.variant],
-                None if quick => vec![StagedVariant::DEFAULT, "w1".parse()?, "r16".parse()?],
+                None if quick => vec![StagedVariant::DEFAULT, "r16".parse()?],
                 None => DEFAULT_VARIANTS
                     .iter()
                     .map(|v| v.parse())
@@ -225,13 +219,9 @@ impl Params {
                 None => DEFAULT_SHAPES.to_vec(),
             },
             ks: match value("--ks") {
-                Some(v) => v
-                    .split(',')
-                    .filter(|x| !x.trim().is_empty())
-                    .map(|x| shape("--ks", x))
-                    .collect::<Result<_>>()?,
-                None if quick => vec![(13, 3)],
-                None => vec![(15, 8)],
+                Some(v) => shape("--ks", v)?,
+                None if quick => (13, 3),
+                None => (15, 8),
             },
             reps: reps.max(1),
             warmup: if quick { 2 } else { 10 },
@@ -712,43 +702,35 @@ fn main() -> Result<()> {
                 }
             }
         }
-        for &(log_n, k) in &p.ks {
+        let (log_n, k) = p.ks;
+        println!(
+            "\nkey switching's fused forward transforms (FusedPasses::forward_key_switch), \
+             N = 2^{log_n}, K = {k}; x key copy = time / a device copy of the key's words"
+        );
+        println!(
+            "{:<12} {:>4} {:<13} {:>4} {:>10} {:>10} {:>12} {:>11}  check",
+            "variant", "krn", "S,G,C,B (log)", "rows", "us", "min us", "key copy us", "x key copy"
+        );
+        for (v, r) in bench_key_switch(&ctx, &queue, &p, p.ks, &mut rng)? {
+            let r = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    failed(format!("key switch {v}"), e);
+                    continue;
+                }
+            };
             println!(
-                "\nkey switching's fused forward transforms (FusedPasses::forward_key_switch), \
-                 N = 2^{log_n}, K = {k}; x key copy = time / a device copy of the key's words"
+                "{:<12} {:>4} {:<13} {:>4} {:>10.1} {:>10.1} {:>12.1} {:>11.2}  ok",
+                r.variant,
+                r.launches,
+                layout_text(r.layout),
+                r.rows,
+                r.time.median_us,
+                r.time.min_us,
+                r.key_copy.median_us,
+                r.time_over_key_copy
             );
-            println!(
-                "{:<16} {:>4} {:<13} {:>4} {:>10} {:>10} {:>12} {:>11}  check",
-                "variant",
-                "krn",
-                "S,G,C,B (log)",
-                "rows",
-                "us",
-                "min us",
-                "key copy us",
-                "x key copy"
-            );
-            for (v, r) in bench_key_switch(&ctx, &queue, &p, (log_n, k), &mut rng)? {
-                let r = match r {
-                    Ok(r) => r,
-                    Err(e) => {
-                        failed(format!("key switch 2^{log_n} K = {k} {v}"), e);
-                        continue;
-                    }
-                };
-                println!(
-                    "{:<16} {:>4} {:<13} {:>4} {:>10.1} {:>10.1} {:>12.1} {:>11.2}  ok",
-                    r.variant,
-                    r.launches,
-                    layout_text(r.layout),
-                    r.rows,
-                    r.time.median_us,
-                    r.time.min_us,
-                    r.key_copy.median_us,
-                    r.time_over_key_copy
-                );
-                key_switch_rows.push(r);
-            }
+            key_switch_rows.push(r);
         }
     }
 

@@ -27,9 +27,7 @@
 // Build options: LOG_N for every kernel; the staged kernels also need LOG_R (values per
 // work item, 2 to 4), LOG_S (rounds done by ntt_*_strided; 0 when the whole transform
 // fits one work group), LOG_C (columns per strided work group) and LOG_B (blocks per
-// block work group); WARP_LANES has the block passes exchange between warp lanes where
-// they can, by NVIDIA's shuffles with WARP_PTX (see "Exchanges between the steps"). See
-// src/ntt/plan.rs.
+// block work group). See src/ntt/plan.rs.
 //
 // This file is the transform core: the plain transforms, the inverse block pass reading
 // from another buffer, and the passes' load and store hooks (load_op, store_op). The
@@ -147,7 +145,7 @@ __kernel void ntt_inv_naive(__global u64 *restrict values, ulong values_at,
 //   block: the G-point sub-transforms of contiguous blocks of G words: the forward's last
 //     LOG_G rounds (gaps G/2 .. 1), the inverse's first. B blocks per work group.
 // Inside a launch a step of K <= LOG_R rounds runs in registers and steps exchange data
-// through local memory (or, in the block passes with WARP_LANES, between warp lanes). In element space t of a sub-transform (size SIZE), a step whose
+// through local memory. In element space t of a sub-transform (size SIZE), a step whose
 // smallest gap is 2^lg works on radix-2^K sub-problems {t0 + j 2^lg : j < 2^K} with
 // t0 mod 2^(lg+K) < 2^lg; work item u of SIZE/R takes sub-problems number p * SIZE/R + u,
 // p < R / 2^K, in registers v[p 2^K + j].
@@ -253,205 +251,6 @@ ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// Exchanges between the steps of a block transform. Element t (LOG_G bits) of a block sits
-// in a full step of smallest gap 2^lg (step_pos(LOG_R, lg, u, G / R, i)) at register
-// i = t[lg, lg + LOG_R) of work item u = t[0, lg) | t[lg + LOG_R ..] << lg, written
-// t[a, b) for bits a .. b-1 of t. From the step of gap 2^(lg + LOG_R) to that of 2^lg (or
-// back) the element keeps every bit of u but u[lg, lg + LOG_R), which trades places with
-// the register index: the R work items that differ only in those bits transpose their
-// R x R values. The partial step (k = LOG_G % LOG_R rounds of gaps 2^(k-1) .. 1) runs in
-// an edge layout: its sub-problems of 2^k consecutive elements, R / 2^k per work item.
-//
-// Through local memory (the default) any layout works: each item writes its words at their
-// positions, a barrier, and reads those of the next step; the edge layout is strided
-// (sub-problem p * G / R + u of item u), so that the edge step's accesses spread over the
-// banks. With WARP_LANES (the variant's `w1`) the exchanges whose items differ only in the
-// low LOG_WARP bits of u (u[lg, lg + LOG_R) with lg + LOG_R <= LOG_WARP: those into the
-// forward's steps whose gaps are all below 32 words and out of the inverse's, 32 work
-// items of one warp) move registers between lanes instead (lane_xor), and the edge layout
-// is contiguous (item u holds t = u R + i), which the full step of gap 2^k reaches by
-// trading u[0, k) with the register bits [LOG_R - k, LOG_R). Item u of a block is its
-// local id mod G / R (the block's index in the bits above, key switching's row above
-// those), so u's low bits are the lane's when work groups are whole warps of 32
-// consecutive local ids (checked by the host: StagedLayout::new).
-
-// The edge layout: the partial step's sub-problems of item u start at
-// step_pos(EDGE_K, 0, EDGE_U(u), EDGE_PER, p << EDGE_K); with LOG_G % LOG_R = 0 the edge
-// is the full step of gap 1, contiguous in both builds.
-#if LOG_G % LOG_R
-#define EDGE_K (LOG_G % LOG_R)
-#else
-#define EDGE_K LOG_R
-#endif
-
-#ifdef WARP_LANES
-#define LOG_WARP 5
-#define EDGE_U(u) ((u) << (LOG_R - EDGE_K))
-#define EDGE_PER 1u
-
-#ifdef WARP_PTX
-// NVIDIA: the word of lane (lane ^ mask) of the warp, by two shfl.sync.bfly on its halves.
-// Every lane of the warp must execute it (member mask 0xffffffff, clamp 0x1f: the whole
-// warp of 32 lanes); callers reach it in control flow uniform over the work group.
-ALWAYS_INLINE uint shfl_bfly(uint x, uint mask)
-{
-    uint y;
-    __asm__ __volatile__("shfl.sync.bfly.b32 %0, %1, %2, 0x1f, 0xffffffff;"
-                         : "=r"(y)
-                         : "r"(x), "r"(mask));
-    return y;
-}
-
-ALWAYS_INLINE u64 lane_xor(u64 x, uint mask, __local u64 *scratch, uint u)
-{
-    return ((u64)shfl_bfly((uint)(x >> 32), mask) << 32) | shfl_bfly((uint)x, mask);
-}
-#else
-// Elsewhere the same data movement through local memory: item u gets the word of item
-// u ^ mask of its block (mask < G / R), through scratch[0, G / R) of the block's local
-// memory. The first barrier lets every earlier read of that memory finish; every work
-// item of the group calls it.
-ALWAYS_INLINE u64 lane_xor(u64 x, uint mask, __local u64 *scratch, uint u)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    scratch[u] = x;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return scratch[u ^ mask];
-}
-#endif
-
-// Trades bit `lane_bit` of the item index with bit `reg_bit` of the register index: the
-// word at (item u, register i) moves to (u with that bit := i's, i with that bit := u's).
-// Items u and u ^ 2^lane_bit swap the R / 2 registers whose bit differs from their lane
-// bit: the upper item sends v[i] and receives the lower one's v[i | 2^reg_bit].
-ALWAYS_INLINE void lanes_swap_bit(u64 *v, uint lane_bit, const uint reg_bit, uint u,
-                                  __local u64 *scratch)
-{
-    const uint mask = 1u << lane_bit;
-    const bool upper = (u & mask) != 0;
-#pragma unroll
-    for (uint i = 0; i < R; i++) {
-        if ((i & (1u << reg_bit)) == 0) {
-            const uint j = i | (1u << reg_bit);
-            u64 y = lane_xor(upper ? v[i] : v[j], mask, scratch, u);
-            if (upper)
-                v[i] = y;
-            else
-                v[j] = y;
-        }
-    }
-}
-
-// Inactive work items exchange too (every lane of a warp takes part): their registers
-// hold defined words.
-ALWAYS_INLINE void lanes_defined(u64 *v)
-{
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = 0;
-}
-
-// Register r moves to register r rotated right by `rot` bits within LOG_R bits.
-ALWAYS_INLINE void rotate_regs(u64 *v, const uint rot)
-{
-    u64 t[R];
-#pragma unroll
-    for (uint r = 0; r < R; r++)
-        t[((r >> rot) | (r << (LOG_R - rot))) & (R - 1)] = v[r];
-#pragma unroll
-    for (uint r = 0; r < R; r++)
-        v[r] = t[r];
-}
-#else
-#define EDGE_U(u) (u)
-#define EDGE_PER (G / R)
-// Inactive items only pass the barriers; their registers are never used.
-ALWAYS_INLINE void lanes_defined(u64 *v) {}
-#endif
-
-// Item u's R words to their positions of a step (K rounds, smallest gap 2^lg, item index
-// u of per; see step_pos) in a block's local memory, and back.
-ALWAYS_INLINE void store_step(__local u64 *lblock, const u64 *v, const uint K, uint lg,
-                              uint u, uint per)
-{
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        lblock[PAD(step_pos(K, lg, u, per, i))] = v[i];
-}
-
-ALWAYS_INLINE void load_step(u64 *v, __local const u64 *lblock, const uint K, uint lg,
-                             uint u, uint per)
-{
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = lblock[PAD(step_pos(K, lg, u, per, i))];
-}
-
-// From the full step of smallest gap 2^from to that of 2^to (|from - to| = LOG_R), for
-// item u of a block. Through local memory: the item writes the words it holds at the
-// positions it read them from (or loaded them for, in the first step), so that no other
-// item still reads there; with lanes a previous exchange by lanes read other positions
-// (the inverse's lanes come before its local-memory exchanges), hence the first barrier.
-// Called by every work item of the group; only `active` ones write, and every one reads
-// (an inactive item's words are never used), so that no register lives across the
-// barrier: PoCL keeps such values for every work item of the group, which its largest
-// groups (key switching's 16 rows) do not hold.
-ALWAYS_INLINE void exchange_steps(u64 *v, uint from, uint to, uint u, __local u64 *lblock,
-                                  bool active)
-{
-#ifdef WARP_LANES
-    const uint low = min(from, to);
-    if (low + LOG_R <= LOG_WARP) {
-#pragma unroll
-        for (uint s = 0; s < LOG_R; s++)
-            lanes_swap_bit(v, low + s, s, u, lblock);
-        return;
-    }
-    if (from < to && from != 0 && from <= LOG_WARP)
-        barrier(CLK_LOCAL_MEM_FENCE);
-#endif
-    if (active)
-        store_step(lblock, v, LOG_R, from, u, G / R);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    load_step(v, lblock, LOG_R, to, u, G / R);
-}
-
-#if LOG_G % LOG_R
-// Between the full step of smallest gap 2^EDGE_K and the edge layout: `to_edge` (the
-// forward) or back (the inverse). Through local memory the item writes where it read;
-// `active` as in exchange_steps.
-ALWAYS_INLINE void exchange_edge(u64 *v, const bool to_edge, uint u, __local u64 *lblock,
-                                 bool active)
-{
-#ifdef WARP_LANES
-    // Full step: registers t[k, k + LOG_R), u[0, k) = t[0, k). Trading u[s] with register
-    // bit LOG_R - k + s (s < k) brings t[LOG_R, LOG_R + k) to u[0, k), the edge's, and
-    // leaves register r = t[k, LOG_R) | t[0, k) << (LOG_R - k), which the edge's register
-    // t[0, LOG_R) is r rotated right by LOG_R - k; the inverse undoes both, in reverse.
-    if (!to_edge)
-        rotate_regs(v, EDGE_K);
-#pragma unroll
-    for (uint s = 0; s < EDGE_K; s++)
-        lanes_swap_bit(v, s, LOG_R - EDGE_K + s, u, lblock);
-    if (to_edge)
-        rotate_regs(v, LOG_R - EDGE_K);
-#else
-    if (active) {
-        if (to_edge)
-            store_step(lblock, v, LOG_R, EDGE_K, u, G / R);
-        else
-            store_step(lblock, v, EDGE_K, 0, EDGE_U(u), EDGE_PER);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (to_edge)
-        load_step(v, lblock, EDGE_K, 0, EDGE_U(u), EDGE_PER);
-    else
-        load_step(v, lblock, LOG_R, EDGE_K, u, G / R);
-#endif
-}
-#endif
-
 // What a staged pass does to each word it loads from global memory: nothing; the
 // mod-down's rounding and reduction under prime q (moddown_round in arith.cl, the fusion
 // of ckks_moddown_prep); or key switching's decomposition, a canonical word under prime
@@ -549,7 +348,6 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
     __local const ulong2 *lw = local_roots ? lroots + bl * G : lroots;
     const uint root_base = local_roots ? G : N + block * G;
     u64 v[R];
-    lanes_defined(v);
 
     // Step 0 (gaps G/2 .. G/R) straight from global memory: t = u + i G/R.
     if (active) {
@@ -557,25 +355,35 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
         for (uint i = 0; i < R; i++)
             v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
         fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, lw, local_roots, root_base, q);
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(u + i * (G / R))] = v[i];
     }
+
     for (int lg = LOG_G - 2 * LOG_R; lg >= LOG_G % LOG_R; lg -= LOG_R) {
-        exchange_steps(v, lg + LOG_R, lg, u, lblock, active);
-        if (active)
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (active) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
             fwd_step(v, LOG_R, lg, u, G / R, w, lw, local_roots, root_base, q);
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
+        }
     }
 #if LOG_G % LOG_R
-    exchange_edge(v, true, u, lblock, active);
-    if (active)
-        fwd_step(v, EDGE_K, 0, EDGE_U(u), EDGE_PER, w, lw, local_roots, root_base, q);
-#endif
-    // The outputs go where the edge step's words were read, unless lanes exchanged since
-    // the last read of local memory (which exchanges by local memory, or emulated lanes,
-    // made).
-#if defined(WARP_LANES) && (!defined(WARP_PTX) || LOG_G - LOG_R > LOG_WARP)
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
+        fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, lw, local_roots, root_base, q);
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
+    }
 #endif
-    if (active)
-        store_step(lblock, v, EDGE_K, 0, EDGE_U(u), EDGE_PER);
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
@@ -634,26 +442,37 @@ ALWAYS_INLINE void inv_block_transform(__local u64 *lmem, __global u64 *out,
     __local u64 *lblock = lmem + bl * PADDED_G;
     const uint x_base = block * G;
     u64 v[R];
-    lanes_defined(v);
 
-    // The edge step first (the full step of gap 1 where LOG_R divides LOG_G).
+#if LOG_G % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
     if (active) {
-        load_step(v, lblock, EDGE_K, 0, EDGE_U(u), EDGE_PER);
-#if LOG_G % LOG_R
-        inv_step(v, EDGE_K, 0, EDGE_U(u), EDGE_PER, w, N, x_base, pr, false);
-#endif
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
+        inv_step(v, LOG_G % LOG_R, 0, u, G / R, w, N, x_base, pr, false);
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
     }
-#if LOG_G % LOG_R
-    exchange_edge(v, false, u, lblock, active);
 #endif
     for (uint lg = LOG_G % LOG_R; lg + LOG_R < LOG_G; lg += LOG_R) {
-        if (active)
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (active) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
             inv_step(v, LOG_R, lg, u, G / R, w, N, x_base, pr, false);
-        exchange_steps(v, lg, lg + LOG_R, u, lblock, active);
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
+        }
     }
     // Last step (gaps G/R .. G/2) straight to global memory: t = u + i G/R.
+    barrier(CLK_LOCAL_MEM_FENCE);
     if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = lblock[PAD(u + i * (G / R))];
         inv_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, N, x_base, pr, LOG_S == 0);
         __global u64 *gblock = out + block * G;
 #pragma unroll

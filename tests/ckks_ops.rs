@@ -149,10 +149,7 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// in the last (`p3` at K = 3, 1), and in one pass (two rows by default at 2^12 and 2^10,
 /// `p1` and `p16` besides). Fan-outs of the fused inverse-forward pass: by default 2
 /// output primes per work group (the last chunk short at K = 3); one (`o1`), three with
-/// one chunk short (`o3`), all in one chunk (`r8o9`). Exchanges between lanes (`w1`, the
-/// same data movement through local memory off NVIDIA): the default layout, whose blocks
-/// of 2^7 words at 2^13 exchange only between lanes; 8 values with key switching's rows
-/// of 16 items two to a warp (`k8p3`: rounded down to 2 rows); 16 values in one pass.
+/// one chunk short (`o3`), all in one chunk (`r8o9`).
 fn configs() -> Vec<(u32, NttStrategy, bool)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
     vec![
@@ -181,9 +178,6 @@ fn configs() -> Vec<(u32, NttStrategy, bool)> {
         (13, variant("o1"), true),
         (14, variant("o3p3"), true),
         (13, variant("r8o9"), true),
-        (13, variant("w1"), true),
-        (14, variant("r8g8c2k8p3w1"), true),
-        (12, variant("r16w1"), true),
     ]
 }
 

@@ -11,11 +11,10 @@ use std::sync::Arc;
 use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
 use seal_opencl::ckks::fused::{DivideRound, FusedPasses, KeySwitch, ModDown};
-use seal_opencl::cl::{self, Context, DeviceInfoSummary, Queue};
+use seal_opencl::cl::{self, Context, Queue};
 use seal_opencl::config::Config;
 use seal_opencl::ntt::{
-    create_ntt_tables, host, program_options, NttDirection, NttPlan, NttStrategy, NttTables,
-    StagedLayout,
+    create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, StagedLayout,
 };
 use seal_opencl::{Error, ErrorKind};
 use seal_opencl_testkit::harness::{primes, rng};
@@ -23,28 +22,11 @@ use seal_opencl_testkit::harness::{primes, rng};
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 /// The staged variants under test: the default (4 values per work item, 8 in one pass), 8
 /// and 16 values per work item, small and large groups and column counts with each, and
-/// the smallest groups (one block, one column per work group). With exchanges between
-/// lanes (`w1`, the same data movement through local memory off NVIDIA): the default;
-/// one-warp blocks of 4 values; 8 values in groups of 2^8 and 2^11 words; 16 values. So
-/// blocks of 2^7 .. 2^12 words take every kind of step sequence: all exchanges by lanes
-/// (2^7 words of 4 values: one warp), local memory first and lanes after (forward) or the
-/// reverse (inverse), the partial step of 1, 2 or 3 rounds, or none.
+/// the smallest groups (one block, one column per work group).
 fn staged() -> Vec<NttStrategy> {
     [
-        "r4g8c2",
-        "r4g9c3",
-        "r8g11c4",
-        "r16g11c4",
-        "r16g10c6",
-        "r8g12c2",
-        "r16g6c0",
-        "r4g12c5",
+        "r4g8c2", "r4g9c3", "r8g11c4", "r16g11c4", "r16g10c6", "r8g12c2", "r16g6c0", "r4g12c5",
         "r4g6c0",
-        "r4g8c2w1",
-        "r4g6c0w1",
-        "r8g8c2w1",
-        "r8g11c4w1",
-        "r16g11c4w1",
     ]
     .map(|v| NttStrategy::Staged(v.parse().unwrap()))
     .to_vec()
@@ -700,104 +682,4 @@ fn fused_passes_reject_bad_arguments() {
         k: 2,
     };
     assert_invalid(plan.forward_key_switch(&queue, &ks, false), "K + 1 > L");
-}
-
-/// A device summary with the given names, 48 KiB of local memory and work groups of 1024.
-fn device_named(vendor: &str, platform: &str, is_gpu: bool) -> DeviceInfoSummary {
-    DeviceInfoSummary {
-        name: String::new(),
-        vendor: vendor.into(),
-        platform: platform.into(),
-        is_gpu,
-        local_mem_bytes: 48 * 1024,
-        max_work_group_size: 1024,
-        compute_units: 132,
-        max_alloc_bytes: 0,
-        global_mem_bytes: 0,
-        base_addr_align_bytes: 512,
-    }
-}
-
-/// Lanes variants (`w1`) build with NVIDIA's inline PTX shuffles (`-D WARP_PTX`) on NVIDIA's
-/// GPUs only, and plain variants never. PoCL cannot build that source (its asm is PTX), so
-/// where a clang with the NVPTX target is installed (`SEAL_OPENCL_TEST_CLANG`, else
-/// `clang-15`, else `clang`) every staged source is compiled with an NVIDIA device's
-/// options to PTX, in which the shuffles must appear; a machine without one says so and
-/// checks the options only. The words are checked on the GPU by this file's other tests.
-#[test]
-fn nvidia_builds_of_lanes_variants_shuffle_in_ptx() {
-    let nvidia = device_named("NVIDIA Corporation", "NVIDIA CUDA", true);
-    let pocl = device_named("GenuineIntel", "Portable Computing Language", false);
-    let layout =
-        |v: &str, log_n| StagedLayout::new(log_n, 48 * 1024, 1024, v.parse().unwrap()).unwrap();
-    let options = program_options(layout("w1", 15), &nvidia, "-D KS_ROWS=2");
-    assert!(
-        options.ends_with("-D WARP_LANES -D WARP_PTX -D KS_ROWS=2"),
-        "{options}"
-    );
-    let options = program_options(layout("w1", 15), &pocl, "");
-    assert!(options.ends_with("-D WARP_LANES"), "{options}");
-    let options = program_options(layout("", 15), &nvidia, "");
-    assert!(!options.contains("WARP"), "{options}");
-
-    let clang = std::env::var("SEAL_OPENCL_TEST_CLANG")
-        .ok()
-        .into_iter()
-        .chain(["clang-15".to_string(), "clang".to_string()])
-        .find(|c| {
-            std::process::Command::new(c)
-                .arg("-print-targets")
-                .output()
-                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("nvptx64"))
-        });
-    let Some(clang) = clang else {
-        eprintln!("no clang with the NVPTX target: the PTX sources were not compiled");
-        return;
-    };
-    use cl::sources::{ARITH, GALOIS, INV_FWD, KEYSWITCH, MODDOWN, NTT};
-    let fused = [
-        (
-            &[INV_FWD, KEYSWITCH][..],
-            "-D KS_ROWS=2 -D KS_LOCAL_ROOTS=1",
-        ),
-        (&[INV_FWD, MODDOWN][..], ""),
-        (&[GALOIS][..], ""),
-    ];
-    for (v, log_n) in [("w1", 13), ("w1", 12), ("r8g8c2w1", 16), ("r16g11c4w1", 14)] {
-        for (extra, ks) in fused {
-            let source = [&[ARITH, NTT][..], extra].concat().join("\n");
-            let options = program_options(layout(v, log_n), &nvidia, ks);
-            let out = std::process::Command::new(&clang)
-                .args([
-                    "-x",
-                    "cl",
-                    "-cl-std=CL1.2",
-                    "-target",
-                    "nvptx64-nvidia-nvcl",
-                ])
-                .args(["-O2", "-S", "-o", "-", "-"])
-                .args(options.split_whitespace())
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .and_then(|mut child| {
-                    use std::io::Write;
-                    child.stdin.take().unwrap().write_all(source.as_bytes())?;
-                    child.wait_with_output()
-                })
-                .unwrap();
-            let what = format!("{v} 2^{log_n} {options}");
-            assert!(
-                out.status.success(),
-                "{what}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let ptx = String::from_utf8_lossy(&out.stdout);
-            assert!(
-                ptx.contains("shfl.sync.bfly.b32"),
-                "{what}: no shuffle in the PTX"
-            );
-        }
-    }
 }

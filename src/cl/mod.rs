@@ -62,16 +62,6 @@ pub struct DeviceInfoSummary {
     pub base_addr_align_bytes: u64,
 }
 
-impl DeviceInfoSummary {
-    /// Whether kernels may use NVIDIA's inline PTX (`asm`, e.g. `shfl.sync`): an NVIDIA GPU
-    /// (its vendor or platform named NVIDIA), whose OpenCL C compiler passes `asm`
-    /// statements to PTX and runs warps of 32 consecutive local ids.
-    pub fn nvidia_ptx(&self) -> bool {
-        let nvidia = |s: &str| s.to_ascii_lowercase().contains("nvidia");
-        self.is_gpu && (nvidia(&self.vendor) || nvidia(&self.platform))
-    }
-}
-
 /// One device (or sub-device) of an OpenCL context, with the context's program cache.
 ///
 /// The context may hold several devices ([`Context::shared`]): the tiles of a machine share

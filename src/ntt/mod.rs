@@ -12,10 +12,10 @@ mod variant;
 
 pub use pass::{check_buffers, to_u32, Pass};
 pub use plan::{
-    program_options, staged_only, NttDirection, NttPlan, DEVICE_COEFF_COUNT_POWER_MAX,
-    DEVICE_COEFF_COUNT_POWER_MIN, STAGED_COEFF_COUNT_POWER_MIN,
+    staged_only, NttDirection, NttPlan, DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN,
+    STAGED_COEFF_COUNT_POWER_MIN,
 };
 pub use tables::{
     create_ntt_tables, reverse_bits, NttTables, COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN,
 };
-pub use variant::{NttStrategy, StagedLayout, StagedVariant, WARP_ITEMS};
+pub use variant::{NttStrategy, StagedLayout, StagedVariant};

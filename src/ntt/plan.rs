@@ -358,8 +358,8 @@ impl NttPlan {
         options: &str,
     ) -> Result<Program> {
         let sources = [&[sources::ARITH, sources::NTT][..], extra].concat();
-        let options = program_options(layout, self.ctx.info(), options);
-        self.ctx.program(&sources, &options)
+        let options = format!("{} {options}", layout.build_options());
+        self.ctx.program(&sources, options.trim_end())
     }
 
     /// `sig`'s kernel from `program` (a [`NttPlan::build_program`]) with the plan's tables
@@ -504,21 +504,6 @@ impl NttPlan {
         }
         Ok(residues)
     }
-}
-
-/// The build options of a staged program for `layout` on a device described by `info`,
-/// with `extra` added: the layout's, and `-D WARP_PTX` where the layout exchanges
-/// between lanes and the device takes NVIDIA's inline PTX (`lane_xor` in ntt.cl then
-/// shuffles; elsewhere it moves the same words through local memory).
-pub fn program_options(layout: StagedLayout, info: &cl::DeviceInfoSummary, extra: &str) -> String {
-    let ptx = if layout.warp_lanes() && info.nvidia_ptx() {
-        " -D WARP_PTX"
-    } else {
-        ""
-    };
-    format!("{}{ptx} {extra}", layout.build_options())
-        .trim_end()
-        .to_string()
 }
 
 /// The error of a pass that needs a staged plan, naming `what`.

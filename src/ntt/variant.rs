@@ -27,10 +27,6 @@ const MAX_MIN_LOG_COLUMNS: u32 = 8;
 /// variant may ask for (SEAL's largest modulus has 64 primes).
 const MAX_FAN_OUT: u32 = 64;
 
-/// Work items of a warp (NVIDIA: 32 consecutive local ids), the span of the block
-/// passes' exchanges between lanes (`LOG_WARP` in ntt.cl).
-pub const WARP_ITEMS: usize = 32;
-
 /// Which kernels run a transform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NttStrategy {
@@ -82,17 +78,10 @@ impl fmt::Display for NttStrategy {
 /// and whose strided pass is an inverse fused with forward passes; and the fan-out of
 /// those fused inverse passes.
 ///
-/// And one concerns the block passes' exchanges between steps: through local memory with
-/// barriers (the default), or, where the items that exchange lie in one warp (into the
-/// forward's steps whose gaps are all below 32 words, out of the inverse's), between the
-/// lanes of the warp (`w1`: NVIDIA's
-/// `shfl.sync` where the device is NVIDIA's, elsewhere the same data movement through
-/// local memory), which needs block work groups of whole warps.
-///
 /// Written `r<R>g<log words>c<log columns>k<R of the row passes>p<rows per work
-/// group>o<fan-out>w<lanes>`, each part optional and the default's where left out:
-/// `r4g8c2k4p2o0` (the default; `o0`: the fan-out chosen per launch; `w0`: no lanes),
-/// `r8g11c4k8p1`, `r16`, `r16g12c5`, `k16p1`, `o9`, `r4g8c2k4p2o0w1`, `r8g8c2w1`.
+/// group>o<fan-out>`, each part optional and the default's where left out:
+/// `r4g8c2k4p2o0` (the default; `o0`: the fan-out chosen per launch), `r8g11c4k8p1`,
+/// `r16`, `r16g12c5`, `k16p1`, `o9`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StagedVariant {
     log_regs: u32,
@@ -107,8 +96,6 @@ pub struct StagedVariant {
     /// Output primes per work group of an inverse pass fused with forward passes; 0:
     /// chosen per launch.
     fan_out: u32,
-    /// Whether the block passes exchange between lanes of a warp where they can.
-    warp_lanes: bool,
 }
 
 impl StagedVariant {
@@ -126,7 +113,6 @@ impl StagedVariant {
         row_log_regs: 2,
         rows: 2,
         fan_out: 0,
-        warp_lanes: false,
     };
     /// steps), work groups of 2^`log_group_words` words where the layout has the choice
     /// (6 ..= 12; larger groups than the device holds are capped when a plan is built),
@@ -153,7 +139,6 @@ impl StagedVariant {
             row_log_regs: StagedVariant::DEFAULT.row_log_regs,
             rows: StagedVariant::DEFAULT.rows,
             fan_out: StagedVariant::DEFAULT.fan_out,
-            warp_lanes: StagedVariant::DEFAULT.warp_lanes,
         })
     }
 
@@ -217,20 +202,6 @@ impl StagedVariant {
         self.fan_out
     }
 
-    /// The same variant with the block passes' exchanges between lanes of a warp where
-    /// their items lie in one warp (`lanes`), or all through local memory. Every block
-    /// work group of such a variant must be whole warps: a plan whose layout does not
-    /// give that is an error (`StagedLayout::new`).
-    pub fn with_warp_lanes(mut self, lanes: bool) -> Self {
-        self.warp_lanes = lanes;
-        self
-    }
-
-    /// Whether the block passes exchange between lanes of a warp where they can.
-    pub fn warp_lanes(&self) -> bool {
-        self.warp_lanes
-    }
-
     /// log2 of the values each work item of the row passes holds.
     pub fn row_log_regs(&self) -> u32 {
         self.row_log_regs
@@ -262,12 +233,12 @@ impl FromStr for StagedVariant {
     type Err = Error;
 
     /// Parts `r4` / `r8` / `r16`, `g<6..=12>`, `c<0..=8>`, `k4` / `k8` / `k16`,
-    /// `p<1..=16>`, `o<0..=64>`, `w0` / `w1` in any order, each at most once.
+    /// `p<1..=16>`, `o<0..=64>` in any order, each at most once.
     fn from_str(s: &str) -> Result<Self> {
         let bad = |why: &str| {
             Error::invalid(format!(
                 "staged NTT variant {s:?}: {why}; write r<4|8|16>g<log words>c<log columns>\
-                 k<4|8|16>p<rows>o<fan-out>w<0|1>, e.g. r16g12c4k8p1o0w1, any part left out"
+                 k<4|8|16>p<rows>o<fan-out>, e.g. r16g12c4k8p1o0, any part left out"
             ))
         };
         let text = s.trim().to_ascii_lowercase();
@@ -275,7 +246,7 @@ impl FromStr for StagedVariant {
         if !text.is_ascii() {
             return Err(bad("not ASCII"));
         }
-        let mut knobs: [Option<u32>; 7] = [None; 7];
+        let mut knobs: [Option<u32>; 6] = [None; 6];
         let mut rest = text.as_str();
         while let Some(part) = rest.chars().next() {
             let tail = &rest[1..];
@@ -290,7 +261,6 @@ impl FromStr for StagedVariant {
                 'k' => 3,
                 'p' => 4,
                 'o' => 5,
-                'w' => 6,
                 _ => return Err(bad(&format!("unknown part `{part}`"))),
             };
             if knobs[slot].replace(value).is_some() {
@@ -317,33 +287,24 @@ impl FromStr for StagedVariant {
                 .with_row_log_regs(log_regs_of(k, 'k')?)
                 .map_err(|e| bad(&e.to_string()))?,
         };
-        let lanes = match knobs[6] {
-            None => d.warp_lanes,
-            Some(0) => false,
-            Some(1) => true,
-            Some(_) => return Err(bad("w is 0 or 1")),
-        };
         v.with_rows(knobs[4].unwrap_or(d.rows))
             .and_then(|v| v.with_fan_out(knobs[5].unwrap_or(d.fan_out)))
-            .map(|v| v.with_warp_lanes(lanes))
             .map_err(|e| bad(&e.to_string()))
     }
 }
 
-/// The canonical form, every part written but `w0` (no lanes, the default):
-/// `r4g8c2k4p2o0`, `r4g8c2k4p2o0w1`.
+/// The canonical form, every part written: `r4g8c2k4p2o0`.
 impl fmt::Display for StagedVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "r{}g{}c{}k{}p{}o{}{}",
+            "r{}g{}c{}k{}p{}o{}",
             1u32 << self.log_regs,
             self.log_group_words,
             self.min_log_columns,
             1u32 << self.row_log_regs,
             self.rows,
-            self.fan_out,
-            if self.warp_lanes { "w1" } else { "" }
+            self.fan_out
         )
     }
 }
@@ -355,9 +316,7 @@ impl fmt::Display for StagedVariant {
 /// mod G (forward: the first `log_s` rounds; inverse: the last), C = 2^`log_c` classes per
 /// work group, and the block launch does the G-point sub-transforms of contiguous blocks
 /// (forward: the last rounds, with the final reduction; inverse: the first), B = 2^`log_b`
-/// blocks per work group. Every work item holds R = 2^`log_r` values. With `warp_lanes`
-/// the block launches exchange between lanes of a warp where they can (the variant's
-/// `w1`; their work groups are whole warps).
+/// blocks per work group. Every work item holds R = 2^`log_r` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StagedLayout {
     log_n: u32,
@@ -365,7 +324,6 @@ pub struct StagedLayout {
     log_s: u32,
     log_c: u32,
     log_b: u32,
-    warp_lanes: bool,
 }
 
 impl StagedLayout {
@@ -374,10 +332,6 @@ impl StagedLayout {
     /// the largest power-of-two group of at most 2^12 words that fits (with padding), one
     /// launch if N fits it, else S and G as equal as possible (G the larger); C and B
     /// such that work groups hold the variant's words where they can.
-    ///
-    /// Errors: the device cannot hold a staged work group, N needs more than two passes,
-    /// or the variant exchanges between lanes (`w1`) and the block work groups are not
-    /// whole warps of [`WARP_ITEMS`] work items.
     pub fn new(
         log_n: u32,
         local_mem_bytes: u64,
@@ -413,15 +367,13 @@ impl StagedLayout {
                     },
                 );
             }
-            return StagedLayout {
+            return Ok(StagedLayout {
                 log_r,
                 log_s: 0,
                 log_c: 0,
                 log_b: 0,
                 log_n,
-                warp_lanes: variant.warp_lanes,
-            }
-            .whole_warps(variant);
+            });
         }
         let log_g = log_n.div_ceil(2).min(log_cap);
         let log_s = log_n - log_g;
@@ -438,37 +390,13 @@ impl StagedLayout {
             .min(log_cap - log_s)
             .min(log_g);
         let log_b = target.saturating_sub(log_g).min(log_cap - log_g).min(log_s);
-        StagedLayout {
+        Ok(StagedLayout {
             log_r,
             log_s,
             log_c,
             log_b,
             log_n,
-            warp_lanes: variant.warp_lanes,
-        }
-        .whole_warps(variant)
-    }
-
-    /// The layout, unless it exchanges between lanes and its block work groups are not
-    /// whole warps (NVIDIA's warps are 32 consecutive local ids, and every lane of one
-    /// must take part in a shuffle).
-    fn whole_warps(self, variant: StagedVariant) -> Result<Self> {
-        let items = self.block_work_group_size();
-        if self.warp_lanes && !items.is_multiple_of(WARP_ITEMS) {
-            return Err(Error::invalid(format!(
-                "staged NTT variant {variant} exchanges between the lanes of warps (w1), \
-                 which needs block work groups of whole warps ({WARP_ITEMS} work items); at \
-                 N = 2^{} they hold {items}: larger groups (g) or fewer values per work \
-                 item (r), or w0",
-                self.log_n
-            )));
-        }
-        Ok(self)
-    }
-
-    /// Whether the block launches exchange between lanes of a warp where they can.
-    pub fn warp_lanes(&self) -> bool {
-        self.warp_lanes
+        })
     }
 
     pub fn log_n(&self) -> u32 {
@@ -549,28 +477,16 @@ impl StagedLayout {
             .unwrap_or(self)
     }
 
-    /// The same layout with one block per block work group (B = 1). With lanes, a
-    /// caller's work groups of several such blocks (key switching's rows) must be whole
-    /// warps.
+    /// The same layout with one block per block work group (B = 1).
     pub fn with_one_block(self) -> Self {
         StagedLayout { log_b: 0, ..self }
     }
 
-    /// The build options of the staged kernels (`-D LOG_N=.. -D LOG_R=..` ..., and
-    /// `-D WARP_LANES` with lanes; the plan adds `-D WARP_PTX` on NVIDIA's devices).
+    /// The build options of the staged kernels (`-D LOG_N=.. -D LOG_R=..` ...).
     pub fn build_options(&self) -> String {
         format!(
-            "-D LOG_N={} -D LOG_R={} -D LOG_S={} -D LOG_C={} -D LOG_B={}{}",
-            self.log_n,
-            self.log_r,
-            self.log_s,
-            self.log_c,
-            self.log_b,
-            if self.warp_lanes {
-                " -D WARP_LANES"
-            } else {
-                ""
-            }
+            "-D LOG_N={} -D LOG_R={} -D LOG_S={} -D LOG_C={} -D LOG_B={}",
+            self.log_n, self.log_r, self.log_s, self.log_c, self.log_b
         )
     }
 }
@@ -710,39 +626,5 @@ mod tests {
         }
         assert!(StagedVariant::new(4, 12, 8).is_ok());
         assert!(StagedVariant::new(5, 11, 4).is_err());
-        for bad in ["w2", "w", "w1w1", "w0w1"] {
-            let e = parse(bad).unwrap_err();
-            assert!(e.to_string().contains("variant"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn warp_lanes_name_and_layout() {
-        let parse = |s: &str| s.parse::<StagedVariant>().unwrap();
-        let w1 = parse("w1");
-        assert!(w1.warp_lanes() && !StagedVariant::DEFAULT.warp_lanes());
-        assert_eq!(w1, StagedVariant::DEFAULT.with_warp_lanes(true));
-        assert_eq!(w1.to_string(), "r4g8c2k4p2o0w1");
-        assert_eq!(parse(&w1.to_string()), w1);
-        assert_eq!(parse("r4g8c2k4p2o0w0"), StagedVariant::DEFAULT);
-        assert_eq!(parse("w1r8").to_string(), "r8g8c2k4p2o0w1");
-        // The option reaches the kernels; the plain layout's options are as before.
-        let layout = |v: &str, log_n| StagedLayout::new(log_n, 48 * 1024, 1024, parse(v));
-        let lanes = layout("w1", 15).unwrap();
-        assert!(lanes.warp_lanes());
-        assert!(lanes.build_options().ends_with(" -D WARP_LANES"));
-        assert_eq!(
-            layout("", 15).unwrap().build_options(),
-            "-D LOG_N=15 -D LOG_R=2 -D LOG_S=7 -D LOG_C=2 -D LOG_B=0"
-        );
-        // Block work groups must be whole warps of 32: 8 items of 16 values at 2^13 in
-        // groups of 2^6 words are refused, with the variant named.
-        assert_eq!(layout("r16g6c0", 13).unwrap().block_work_group_size(), 8);
-        let e = layout("r16g6c0w1", 13).unwrap_err().to_string();
-        assert!(e.contains("r16g6c0k4p2o0w1") && e.contains("32"), "{e}");
-        for (v, log_n) in [("w1", 10), ("w1", 13), ("r8g8c2w1", 16), ("r16g11c4w1", 14)] {
-            let l = layout(v, log_n).unwrap();
-            assert_eq!(l.block_work_group_size() % WARP_ITEMS, 0, "{v} 2^{log_n}");
-        }
     }
 }

@@ -6,7 +6,7 @@ use super::{FusedPasses, LOAD_DECOMPOSE, NTT_INV_FWD_STRIDED};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, Queue, Region};
 use crate::error::{Error, Result};
-use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout, StagedVariant, WARP_ITEMS};
+use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout, StagedVariant};
 
 kernel_sigs! {
     pub(super) NTT_FWD_BLOCK_KS = ntt_fwd_block_ks(
@@ -127,23 +127,17 @@ impl KeySwitchPasses {
 
 /// Key switching's block pass with `want` rows per work group: the layout with one block
 /// per row and the most rows up to `want` that the device's work groups and local memory
-/// hold (with lanes, a multiple of the rows that make a whole warp); None where that is
-/// one row (the layout's own blocks then, whole warps: `StagedLayout::new`).
+/// hold; None where that is one row (the layout's own blocks then).
 fn ks_rows_that_fit(
     ks: StagedLayout,
     want: u32,
     info: &DeviceInfoSummary,
 ) -> Option<(StagedLayout, u32)> {
     let one_block = ks.with_one_block();
-    let items = one_block.block_work_group_size();
-    let by_items = info.max_work_group_size / items;
+    let by_items = info.max_work_group_size / one_block.block_work_group_size();
     let by_memory = info.local_mem_bytes as usize / one_block.block_local_bytes();
-    let mut rows = (want as usize).min(by_items).min(by_memory);
-    if ks.warp_lanes() {
-        let per_warp = WARP_ITEMS.div_ceil(items);
-        rows -= rows % per_warp;
-    }
-    (rows > 1).then_some((one_block, rows as u32))
+    let rows = (want as usize).min(by_items).min(by_memory) as u32;
+    (rows > 1).then_some((one_block, rows))
 }
 
 /// Whether key switching's block pass with `rows` rows of `ks`'s blocks also holds each
@@ -312,19 +306,6 @@ mod tests {
         assert_eq!(
             ks_rows_that_fit(layout(15).unwrap(), 9, &narrow).unwrap().1,
             2
-        );
-        // Lanes: rows of 16 items at 2^13 (blocks of 2^7 words, 8 values) in pairs, so
-        // that work groups are whole warps.
-        let lanes: StagedVariant = "r8g8c2w1".parse().unwrap();
-        let ks = StagedLayout::new(13, 48 * 1024, 1024, lanes).unwrap();
-        assert_eq!(ks.with_one_block().block_work_group_size(), 16);
-        for (want, rows) in [(3, Some(2)), (5, Some(4)), (16, Some(16))] {
-            let got = ks_rows_that_fit(ks, want, &big).map(|(_, r)| r);
-            assert_eq!(got, rows, "{want} rows wanted");
-        }
-        assert_eq!(
-            ks_rows_that_fit(ks, 3, &info(48 * 1024, 24)).map(|(_, r)| r),
-            None
         );
     }
 }
