@@ -4,7 +4,7 @@
 
 use rand::Rng;
 use seal_opencl::arith::{self, Modulus, ShoupOperand};
-use seal_opencl::cl::KernelArg::{Buf, U64};
+use seal_opencl::cl::KernelArg::{Buf, U32, U64};
 use seal_opencl::cl::{self, sources, ArgType, Context, KernelSig};
 use seal_opencl::config::Config;
 use seal_opencl_testkit::harness::{primes_17_to_60_bits as primes, rng};
@@ -18,46 +18,42 @@ fn values(rng: &mut impl Rng, bound: u64, n: usize) -> Vec<u64> {
     v
 }
 
-/// The parameters every test kernel of arith_test.cl declares: three inputs, the output,
-/// and the prime with its Barrett words.
-const TEST_PARAMS: &[(&str, ArgType)] = &[
-    ("a", ArgType::Buf),
-    ("b", ArgType::Buf),
-    ("c", ArgType::Buf),
-    ("out", ArgType::Buf),
-    ("q", ArgType::U64),
-    ("r0", ArgType::U64),
-    ("r1", ArgType::U64),
-];
+/// arith_test.cl's one test kernel: three inputs, the output, the prime with its Barrett
+/// words, and the number of the helper to apply (its index in [`HELPERS`]).
+const TEST_ARITH: KernelSig = KernelSig {
+    name: "test_arith",
+    params: &[
+        ("a", ArgType::Buf),
+        ("b", ArgType::Buf),
+        ("c", ArgType::Buf),
+        ("out", ArgType::Buf),
+        ("q", ArgType::U64),
+        ("r0", ArgType::U64),
+        ("r1", ArgType::U64),
+        ("helper", ArgType::U32),
+    ],
+};
 
-/// One test kernel per helper of arith.cl, `test_<helper>`.
-const TEST_KERNELS: [&str; 13] = [
-    "test_add_uint_mod",
-    "test_sub_uint_mod",
-    "test_negate_uint_mod",
-    "test_barrett_reduce_64",
-    "test_barrett_reduce_128",
-    "test_multiply_uint_mod",
-    "test_barrett_reduce_dq",
-    "test_multiply_uint_mod_dq",
-    "test_multiply_uint_mod_shoup",
-    "test_multiply_uint_mod_shoup_lazy",
-    "test_mad_uint_mod",
-    "test_butterfly_forward_lazy",
-    "test_butterfly_inverse_lazy",
+/// The helpers of arith.cl that `test_arith` applies, in the order of its cases.
+const HELPERS: [&str; 13] = [
+    "add_uint_mod",
+    "sub_uint_mod",
+    "negate_uint_mod",
+    "barrett_reduce_64",
+    "barrett_reduce_128",
+    "multiply_uint_mod",
+    "barrett_reduce_dq",
+    "multiply_uint_mod_dq",
+    "multiply_uint_mod_shoup",
+    "multiply_uint_mod_shoup_lazy",
+    "mad_uint_mod",
+    "butterfly_forward_lazy",
+    "butterfly_inverse_lazy",
 ];
-
-fn test_sig(name: &'static str) -> KernelSig {
-    KernelSig {
-        name,
-        params: TEST_PARAMS,
-    }
-}
 
 #[test]
 fn signatures_match_arith_test_cl() {
-    let sigs = TEST_KERNELS.map(test_sig);
-    cl::check_source(sources::ARITH_TEST, &sigs.each_ref()).unwrap();
+    cl::check_source(sources::ARITH_TEST, &[&TEST_ARITH]).unwrap();
 }
 
 struct Device {
@@ -91,10 +87,10 @@ impl Device {
         let (da, db, dc) = (up(a), up(b), up(c));
         let out = self.ctx.buffer(&self.queue, want.len()).unwrap();
         cl::poison(&self.queue, &out, POISON).unwrap();
-        let name = TEST_KERNELS
-            .into_iter()
-            .find(|k| k.strip_prefix("test_") == Some(helper))
-            .expect("a test kernel");
+        let number = HELPERS
+            .iter()
+            .position(|&h| h == helper)
+            .expect("a helper of test_arith");
         let [r0, r1, _] = m.const_ratio();
         let args = [
             ("a", Buf(&da)),
@@ -104,9 +100,10 @@ impl Device {
             ("q", U64(m.value())),
             ("r0", U64(r0)),
             ("r1", U64(r1)),
+            ("helper", U32(number as u32)),
         ];
-        let kernel = test_sig(name).build(&self.program, &args).unwrap();
-        // SAFETY: every test kernel reads a[i], b[i], c[i] (c[2i+1] for butterflies,
+        let kernel = TEST_ARITH.build(&self.program, &args).unwrap();
+        // SAFETY: test_arith reads a[i], b[i], c[i] (c[2i+1] for butterflies,
         // whose c holds 2n words) and writes out[i * out_per_item ..] for i < n, with
         // out_per_item = want.len() / n.
         unsafe { cl::enqueue_on(&self.queue, &kernel, n, None, None).unwrap() };
