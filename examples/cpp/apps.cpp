@@ -453,12 +453,6 @@ namespace
 
     /* ---- measuring --------------------------------------------------------------------- */
 
-    // One GPU request as a server runs it: the client's host words copied into a new object,
-    // marked, the application, the result's words read on the host. Returns the result.
-    // With `resident_input`, the input is first made resident by routed calls of its own (two
-    // negations): SEAL then copies it on the device, where otherwise each copy the
-    // application makes of the host-newer input copies its host words and uploads the copy
-    // (what a SEAL whose copies upload a marked source first would do for every program).
     // Where a request's wall time goes, in host microseconds: the client's words copied into
     // a new object (SEAL's copy, into pageable memory), the object marked (its words moved to
     // page-locked memory; made resident too where asked), the application's calls issued,
@@ -468,6 +462,12 @@ namespace
         double copy_us = 0, mark_us = 0, calls_us = 0, wait_us = 0, read_us = 0;
     };
 
+    // One GPU request as a server runs it: the client's host words copied into a new object,
+    // marked, the application, the result's words read on the host. Returns the result.
+    // With `resident_input`, the input is first made resident by routed calls of its own (two
+    // negations): SEAL then copies it on the device, where otherwise each copy the
+    // application makes of the host-newer input copies its host words and uploads the copy
+    // (what a SEAL whose copies upload a marked source first would do for every program).
     // With `phases`, the request synchronizes before its host read so that the wait and the
     // download are timed apart (the read would wait for the same work).
     Ciphertext gpu_request(const App &app, Evaluator &ev, bool resident_input = false, Phases *phases = nullptr)
