@@ -601,8 +601,8 @@ impl Memcache {
         };
         if carve && State::bytes(len) <= slab_bytes / 2 {
             let align = (info.base_addr_align_bytes.max(REGION_ALIGN_BYTES) / WORD_BYTES) as usize;
-            if let Some(carved) = self.inner.state.lock().carve(len, align)? {
-                return Ok((carved.0, Some(carved.1)));
+            if let Some((region, slab_id)) = self.inner.state.lock().carve(len, align)? {
+                return Ok((region, Some(slab_id)));
             }
             let reserved = self
                 .inner
@@ -637,8 +637,8 @@ impl Memcache {
                     },
                 );
                 state.carving = Some(id);
-                if let Some(carved) = state.carve(len, align)? {
-                    return Ok((carved.0, Some(carved.1)));
+                if let Some((region, slab_id)) = state.carve(len, align)? {
+                    return Ok((region, Some(slab_id)));
                 }
             }
             // No room under the limit for a slab: a buffer of its own may still fit.
