@@ -49,6 +49,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -153,9 +154,92 @@ namespace
 
     /* ---- the applications -------------------------------------------------------------- */
 
+    // Each Evaluator call's host time, by method, over the calls made through a
+    // `TimedEvaluator`.
+    using CallTimes = map<string, vector<double>>;
+
+    // SEAL's Evaluator, each call timed on the host (entering the call to its return) under
+    // its method's name: the applications are templates over their evaluator, so the same
+    // code runs through SEAL's Evaluator (wall times) and through this (each operation's issue
+    // time inside the application, to set against its issue time in isolation in host_path).
+    class TimedEvaluator
+    {
+    public:
+        TimedEvaluator(Evaluator &ev, CallTimes &times) : ev_(ev), times_(times)
+        {}
+
+        void add_inplace(Ciphertext &a, const Ciphertext &b)
+        {
+            timed("add_inplace", [&] { ev_.add_inplace(a, b); });
+        }
+
+        void add_plain_inplace(Ciphertext &a, const Plaintext &p)
+        {
+            timed("add_plain_inplace", [&] { ev_.add_plain_inplace(a, p); });
+        }
+
+        void mod_switch_to(const Ciphertext &a, parms_id_type level, Ciphertext &out)
+        {
+            timed("mod_switch_to", [&] { ev_.mod_switch_to(a, level, out); });
+        }
+
+        void mod_switch_to_inplace(Ciphertext &a, parms_id_type level)
+        {
+            timed("mod_switch_to_inplace", [&] { ev_.mod_switch_to_inplace(a, level); });
+        }
+
+        void multiply(const Ciphertext &a, const Ciphertext &b, Ciphertext &out)
+        {
+            timed("multiply", [&] { ev_.multiply(a, b, out); });
+        }
+
+        void multiply_plain(const Ciphertext &a, const Plaintext &p, Ciphertext &out)
+        {
+            timed("multiply_plain", [&] { ev_.multiply_plain(a, p, out); });
+        }
+
+        void relinearize_inplace(Ciphertext &a, const RelinKeys &keys)
+        {
+            timed("relinearize_inplace", [&] { ev_.relinearize_inplace(a, keys); });
+        }
+
+        void rescale_to_next_inplace(Ciphertext &a)
+        {
+            timed("rescale_to_next_inplace", [&] { ev_.rescale_to_next_inplace(a); });
+        }
+
+        void rotate_vector(const Ciphertext &a, int steps, const GaloisKeys &keys, Ciphertext &out)
+        {
+            timed("rotate_vector", [&] { ev_.rotate_vector(a, steps, keys, out); });
+        }
+
+        void rotate_vector_inplace(Ciphertext &a, int steps, const GaloisKeys &keys)
+        {
+            timed("rotate_vector_inplace", [&] { ev_.rotate_vector_inplace(a, steps, keys); });
+        }
+
+        void square(const Ciphertext &a, Ciphertext &out)
+        {
+            timed("square", [&] { ev_.square(a, out); });
+        }
+
+    private:
+        template <class Call>
+        void timed(const char *method, Call call)
+        {
+            auto t0 = Clock::now();
+            call();
+            times_[method].push_back(us_since(t0, Clock::now()));
+        }
+
+        Evaluator &ev_;
+        CallTimes &times_;
+    };
+
     // One request: the result of the application on `x` (marked or not), the model on the
-    // device (`device`) or the CPU.
+    // device (`device`) or the CPU; the same code through SEAL's Evaluator or timed per call.
     using Request = function<Ciphertext(Evaluator &, const Ciphertext &x, bool device)>;
+    using TimedRequest = function<Ciphertext(TimedEvaluator &, const Ciphertext &x, bool device)>;
 
     struct App
     {
@@ -164,10 +248,20 @@ namespace
         unique_ptr<Fixture> fixture;
         Ciphertext input; // the client's ciphertext
         Request request;
+        TimedRequest timed_request;
+
+        // `body(ev, x, device)`, generic over the evaluator, as both requests.
+        template <class Body>
+        void set_request(Body body)
+        {
+            request = body;
+            timed_request = body;
+        }
     };
 
     // x + a x^3 of `y` (level l, scale set to the fixture's): level l + 2.
-    Ciphertext activation(const Fixture &f, Evaluator &ev, const Ciphertext &y, const Plain &a, bool device)
+    template <class Eval>
+    Ciphertext activation(const Fixture &f, Eval &ev, const Ciphertext &y, const Plain &a, bool device)
     {
         Ciphertext y2;
         ev.square(y, y2);
@@ -247,8 +341,9 @@ namespace
     }
 
     // W x for the layer's diagonals `w`, x at their level: one level down, scale set.
+    template <class Eval>
     Ciphertext dense(
-        const Fixture &f, Evaluator &ev, const Network &net, const vector<Plain> &w, const Ciphertext &x, bool device)
+        const Fixture &f, Eval &ev, const Network &net, const vector<Plain> &w, const Ciphertext &x, bool device)
     {
         vector<Ciphertext> rotated(net.baby);
         rotated[0] = x;
@@ -320,10 +415,10 @@ namespace
             x[i] = value(i, 7);
         }
         app.input = f.encrypt(replicated(x, f.slots()));
-        app.request = [&f, net](Evaluator &ev, const Ciphertext &in, bool device) {
+        app.set_request([&f, net](auto &ev, const Ciphertext &in, bool device) {
             Ciphertext hidden = activation(f, ev, dense(f, ev, *net, net->layers[0], in, device), net->a[0], device);
             return activation(f, ev, dense(f, ev, *net, net->layers[1], hidden, device), net->a[1], device);
-        };
+        });
         return app;
     }
 
@@ -360,7 +455,7 @@ namespace
             x[i] = value(i, 3);
         }
         app.input = f.encrypt(x);
-        app.request = [&f, coeffs, degree](Evaluator &ev, const Ciphertext &in, bool device) {
+        app.set_request([&f, coeffs, degree](auto &ev, const Ciphertext &in, bool device) {
             vector<Ciphertext> powers(degree + 1);
             powers[1] = in;
             for (int k = 2; k <= degree; k++)
@@ -408,7 +503,7 @@ namespace
             }
             ev.add_plain_inplace(sum, (*coeffs)[0].on(device));
             return sum;
-        };
+        });
         return app;
     }
 
@@ -436,7 +531,7 @@ namespace
         }
         app.input = f.encrypt(x);
         auto weights = make_shared<Plain>(make_plain(f, w, 0));
-        app.request = [&f, weights, steps](Evaluator &ev, const Ciphertext &in, bool device) {
+        app.set_request([&f, weights, steps](auto &ev, const Ciphertext &in, bool device) {
             Ciphertext sum;
             ev.multiply_plain(in, weights->on(device), sum);
             ev.rescale_to_next_inplace(sum);
@@ -447,7 +542,7 @@ namespace
                 ev.add_inplace(sum, rotated);
             }
             return sum;
-        };
+        });
         return app;
     }
 
@@ -462,6 +557,24 @@ namespace
         double copy_us = 0, mark_us = 0, calls_us = 0, wait_us = 0, read_us = 0;
     };
 
+    // One Evaluator method's calls in a request, timed one by one (`TimedEvaluator`): calls
+    // per request, and the median and 90th percentile of their host times.
+    struct CallSummary
+    {
+        string method;
+        double per_request, median_us, p90_us;
+    };
+
+    vector<CallSummary> summarize(const CallTimes &times, int requests)
+    {
+        vector<CallSummary> out;
+        for (const auto &[method, us] : times)
+        {
+            out.push_back({ method, double(us.size()) / requests, median(us), quantile(us, 0.9) });
+        }
+        return out;
+    }
+
     // One GPU request as a server runs it: the client's host words copied into a new object,
     // marked, the application, the result's words read on the host. Returns the result.
     // With `resident_input`, the input is first made resident by routed calls of its own (two
@@ -469,8 +582,11 @@ namespace
     // application makes of the host-newer input copies its host words and uploads the copy
     // (what a SEAL whose copies upload a marked source first would do for every program).
     // With `phases`, the request synchronizes before its host read so that the wait and the
-    // download are timed apart (the read would wait for the same work).
-    Ciphertext gpu_request(const App &app, Evaluator &ev, bool resident_input = false, Phases *phases = nullptr)
+    // download are timed apart (the read would wait for the same work); with `calls`, its
+    // Evaluator calls are timed one by one into `calls`.
+    Ciphertext gpu_request(
+        const App &app, Evaluator &ev, bool resident_input = false, Phases *phases = nullptr,
+        CallTimes *calls = nullptr)
     {
         auto t0 = Clock::now();
         Ciphertext x = app.input;
@@ -482,7 +598,16 @@ namespace
             ev.negate_inplace(x);
         }
         auto t1 = Clock::now();
-        Ciphertext y = app.request(ev, x, true);
+        Ciphertext y;
+        if (calls)
+        {
+            TimedEvaluator timed(ev, *calls);
+            y = app.timed_request(timed, x, true);
+        }
+        else
+        {
+            y = app.request(ev, x, true);
+        }
         auto t2 = Clock::now();
         if (phases)
         {
@@ -550,16 +675,17 @@ namespace
         return median(us);
     }
 
-    // Medians of each phase over `reps` requests after the warm-ups (a separate pass: the
-    // synchronization it adds before the read is not in the wall figures).
-    Phases time_phases(const App &app, int reps, const vector<uint64_t> &want, bool &identical)
+    // Medians of each phase over `reps` requests after the warm-ups, and their Evaluator
+    // calls' host times (`call_times`; a separate pass: the synchronization it adds before the
+    // read is not in the wall figures).
+    Phases time_phases(const App &app, int reps, const vector<uint64_t> &want, bool &identical, CallTimes &call_times)
     {
         Evaluator ev(app.fixture->context);
         vector<double> copy, mark, calls, wait, read;
         for (int r = 0; r < warmups + reps; r++)
         {
             Phases ph;
-            Ciphertext y = gpu_request(app, ev, false, &ph);
+            Ciphertext y = gpu_request(app, ev, false, &ph, r >= warmups ? &call_times : nullptr);
             if (r >= warmups)
             {
                 copy.push_back(ph.copy_us);
@@ -580,6 +706,7 @@ namespace
         // Wall time with the input made resident first (`gpu_request`), and its transfers.
         double resident_wall_us = 0;
         Phases phases;
+        vector<CallSummary> calls; // in the phases' pass
         KernelTime kernel;
         PerRequest traffic, resident_traffic;
         bool identical = true;
@@ -631,7 +758,9 @@ namespace
         m.want = words_of(want);
         m.wall_us = time_gpu(app, p.reps, m.want, m.identical, m.traffic);
         m.resident_wall_us = time_gpu(app, p.reps, m.want, m.identical, m.resident_traffic, true);
-        m.phases = time_phases(app, p.reps, m.want, m.identical);
+        CallTimes call_times;
+        m.phases = time_phases(app, p.reps, m.want, m.identical, call_times);
+        m.calls = summarize(call_times, p.reps);
         m.kernel = profiled_run(kernel_run_args(app.name, p, primes, dim), stem + "-" + app.name + "-profile.json");
         return m;
     }
@@ -814,8 +943,12 @@ namespace
                  << " pageable uploads per request\n"
                  << setprecision(1) << "  phases (medians, us): input copied " << m.phases.copy_us << ", marked "
                  << m.phases.mark_us << ", calls issued " << m.phases.calls_us << ", wait for the device " << m.phases.wait_us
-                 << ", result read " << m.phases.read_us << "\n"
-                 << flush;
+                 << ", result read " << m.phases.read_us << "\n  calls (host us each, median / 90th percentile, x calls per request):";
+            for (const auto &c : m.calls)
+            {
+                cout << " " << c.method << " " << c.median_us << " / " << c.p90_us << " (x" << c.per_request << ")";
+            }
+            cout << "\n" << flush;
             results.push_back(m);
         };
         // First, so that its first round meets a pool without buffers of its sizes.
@@ -881,6 +1014,14 @@ namespace
                 << ", \"phases_us\": {\"copy\": " << m.phases.copy_us
                 << ", \"mark\": " << m.phases.mark_us << ", \"calls\": " << m.phases.calls_us
                 << ", \"wait\": " << m.phases.wait_us << ", \"read\": " << m.phases.read_us << "}"
+                << ", \"calls\": [";
+            for (size_t c = 0; c < m.calls.size(); c++)
+            {
+                out << (c ? ", " : "") << "{\"method\": \"" << m.calls[c].method << "\", \"per_request\": "
+                    << m.calls[c].per_request << ", \"median_us\": " << m.calls[c].median_us
+                    << ", \"p90_us\": " << m.calls[c].p90_us << "}";
+            }
+            out << "]"
                 << ", \"per_request\": {\"pool_misses\": " << m.traffic.pool_misses
                 << ", \"device_allocations\": " << m.traffic.device_allocations
                 << ", \"pinned_allocations\": " << m.traffic.pinned_allocations

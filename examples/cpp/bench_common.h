@@ -38,10 +38,17 @@ namespace bench
         return chrono::duration<double, micro>(end - start).count();
     }
 
-    inline double median(vector<double> v)
+    // The value below which a fraction `q` of `v` lies (the element at index q * size of
+    // the sorted values); median(v) is quantile(v, 0.5).
+    inline double quantile(vector<double> v, double q)
     {
         sort(v.begin(), v.end());
-        return v[v.size() / 2];
+        return v[min(v.size() - 1, size_t(q * double(v.size())))];
+    }
+
+    inline double median(vector<double> v)
+    {
+        return quantile(move(v), 0.5);
     }
 
     inline vector<uint64_t> words_of(const seal::Ciphertext &ct)
