@@ -138,15 +138,6 @@ namespace seal_opencl
                 pinned_->deallocate(reinterpret_cast<std::size_t>(data));
             }
 
-            void copy(void *dst, const void *src, std::size_t byte_count) noexcept override
-            {
-                // HostMemory's contract: two arrays of byte_count bytes that do not overlap, so
-                // the slices are a valid &mut [u8] and &[u8] for the call.
-                pinned_->copy(
-                    rust::Slice<std::uint8_t>(static_cast<std::uint8_t *>(dst), byte_count),
-                    rust::Slice<const std::uint8_t>(static_cast<const std::uint8_t *>(src), byte_count));
-            }
-
         private:
             rust::Box<PinnedHostRef> pinned_;
         };

@@ -24,7 +24,6 @@ pub mod device;
 pub mod error;
 pub mod ffi;
 pub mod frame;
-pub mod host_copy;
 pub mod logging;
 pub mod memcache;
 pub mod ntt;

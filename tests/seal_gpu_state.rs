@@ -51,33 +51,6 @@ fn check_op(
     assert_same(cpu, gpu, what);
 }
 
-/// `gpu()` on a ciphertext of at least `host_copy::PARALLEL_FROM_BYTES` moves its words into
-/// page-locked memory with the backend's copy on several threads: the words are unchanged, and
-/// an operation on them equals SEAL's.
-#[test]
-fn marking_a_large_ciphertext_keeps_its_words() {
-    let fx = Fixture::with_params(1 << 14, &[40, 30, 30, 30, 30, 40], 30);
-    let mut rng = seal_opencl_testkit::harness::rng();
-    let (a, b, p) = fx.operands(&mut rng);
-    let bytes = a.data().unwrap().len() * std::mem::size_of::<u64>();
-    assert!(
-        bytes > seal_opencl::host_copy::PARALLEL_FROM_BYTES,
-        "{bytes} bytes"
-    );
-    let mut marked = on_gpu(&a);
-    assert_same(&a, &marked, "marked");
-    check_op(
-        &fx,
-        multiply_plain,
-        &mut a.clone(),
-        &mut marked,
-        &b,
-        &p,
-        "multiply_plain after the mark",
-    );
-    assert_no_cpu_fallback();
-}
-
 /// Host writes after upload: the next operation uses the new host words, not the stale
 /// device image (which the patched SEAL keeps to reuse its buffer).
 #[test]

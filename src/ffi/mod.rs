@@ -233,9 +233,6 @@ mod bridge {
         /// An address of `bytes` page-locked bytes, 0 when none are left.
         fn allocate(self: &PinnedHostRef, bytes: usize) -> usize;
         fn deallocate(self: &PinnedHostRef, address: usize);
-        /// dst = src (SEAL's words moving into page-locked memory), on several threads
-        /// when large (`crate::host_copy`).
-        fn copy(self: &PinnedHostRef, dst: &mut [u8], src: &[u8]);
 
         fn start_compute_frame(self: &GpuBackend);
         fn end_compute_frame(self: &GpuBackend) -> Result<()>;

@@ -27,15 +27,6 @@ impl PinnedHostRef {
             .unwrap_or(0)
     }
 
-    /// dst = src ([`crate::host_copy::copy`]). Never panics across the bridge: after a
-    /// panic the copy runs again on this thread alone.
-    pub fn copy(&self, dst: &mut [u8], src: &[u8]) {
-        if catch_unwind(AssertUnwindSafe(|| crate::host_copy::copy(dst, src))).is_err() {
-            tracing::error!("panic in a parallel host copy; copied again on one thread");
-            dst.copy_from_slice(src);
-        }
-    }
-
     /// Takes back an address from `allocate` (waits for uploads still reading it).
     pub fn deallocate(&self, address: usize) {
         if catch_unwind(AssertUnwindSafe(|| self.0.deallocate(address))).is_err() {
