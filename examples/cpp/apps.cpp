@@ -28,9 +28,12 @@
 // whose profile JSON, CSV and trace are kept beside the results), the host time of its routed
 // calls and its launches in that run, SEAL's CPU time per request (median over --cpu-reps),
 // and whether every result equals SEAL's CPU result word for word; the backend's transfers
-// and driver allocations per request (seal_opencl::transfer_counts); and the wall time with
-// the input made resident by routed calls of its own first (see `gpu_request`); and where a
-// request's time goes (`Phases`: input copy, mark, calls issued, wait for the device, result read).
+// and driver allocations per request (seal_opencl::transfer_counts); the wall time with the
+// input received two other ways (`Receive`: made resident by routed calls of its own first;
+// loaded from the client's bytes into a marked ciphertext, as a server receives it); where a
+// request's time goes (`Phases`: input copy or load, mark, calls issued, wait for the device,
+// result read); and each Evaluator call's host time (`TimedEvaluator`: median and 90th
+// percentile per method, to set against host_path's issue times).
 //
 //   apps [--app network|poly|inner|batch|stream|all] [--log-n 15] [--primes P] [--dim D] [--reps R]
 //        [--cpu-reps C] [--requests Q] [--json PATH]
@@ -246,9 +249,18 @@ namespace
         string name;
         string what;
         unique_ptr<Fixture> fixture;
-        Ciphertext input; // the client's ciphertext
+        Ciphertext input;   // the client's ciphertext
+        string input_bytes; // the same, as the client sends it (Ciphertext::save)
         Request request;
         TimedRequest timed_request;
+
+        void set_input(Ciphertext ct)
+        {
+            input = move(ct);
+            ostringstream bytes;
+            input.save(bytes);
+            input_bytes = bytes.str();
+        }
 
         // `body(ev, x, device)`, generic over the evaluator, as both requests.
         template <class Body>
@@ -414,7 +426,7 @@ namespace
         {
             x[i] = value(i, 7);
         }
-        app.input = f.encrypt(replicated(x, f.slots()));
+        app.set_input(f.encrypt(replicated(x, f.slots())));
         app.set_request([&f, net](auto &ev, const Ciphertext &in, bool device) {
             Ciphertext hidden = activation(f, ev, dense(f, ev, *net, net->layers[0], in, device), net->a[0], device);
             return activation(f, ev, dense(f, ev, *net, net->layers[1], hidden, device), net->a[1], device);
@@ -454,7 +466,7 @@ namespace
         {
             x[i] = value(i, 3);
         }
-        app.input = f.encrypt(x);
+        app.set_input(f.encrypt(x));
         app.set_request([&f, coeffs, degree](auto &ev, const Ciphertext &in, bool device) {
             vector<Ciphertext> powers(degree + 1);
             powers[1] = in;
@@ -529,7 +541,7 @@ namespace
             x[i] = value(i, 5);
             w[i] = value(i, 11);
         }
-        app.input = f.encrypt(x);
+        app.set_input(f.encrypt(x));
         auto weights = make_shared<Plain>(make_plain(f, w, 0));
         app.set_request([&f, weights, steps](auto &ev, const Ciphertext &in, bool device) {
             Ciphertext sum;
@@ -575,28 +587,58 @@ namespace
         return out;
     }
 
-    // One GPU request as a server runs it: the client's host words copied into a new object,
-    // marked, the application, the result's words read on the host. Returns the result.
-    // With `resident_input`, the input is first made resident by routed calls of its own (two
-    // negations): SEAL then copies it on the device, where otherwise each copy the
-    // application makes of the host-newer input copies its host words and uploads the copy
-    // (what a SEAL whose copies upload a marked source first would do for every program).
+    // How a request receives the client's ciphertext.
+    enum class Receive
+    {
+        // Copied from the client's Ciphertext into a new object (SEAL's copy, into pageable
+        // memory), then marked (the words moved to page-locked memory).
+        copy,
+        // As `copy`, then made resident by routed calls of its own (two negations): SEAL then
+        // copies it on the device, where otherwise each copy the application makes of the
+        // host-newer input copies its host words and uploads the copy (what a SEAL whose copies
+        // upload a marked source first would do for every program).
+        resident,
+        // As a server receives it: a new object marked, then loaded from the client's bytes
+        // (Ciphertext::load, which validates them), straight into page-locked memory.
+        load,
+    };
+
+    // One GPU request as a server runs it: the client's ciphertext received (`receive`), the
+    // application, the result's words read on the host. Returns the result.
     // With `phases`, the request synchronizes before its host read so that the wait and the
     // download are timed apart (the read would wait for the same work); with `calls`, its
     // Evaluator calls are timed one by one into `calls`.
     Ciphertext gpu_request(
-        const App &app, Evaluator &ev, bool resident_input = false, Phases *phases = nullptr,
+        const App &app, Evaluator &ev, Receive receive = Receive::copy, Phases *phases = nullptr,
         CallTimes *calls = nullptr)
     {
-        auto t0 = Clock::now();
-        Ciphertext x = app.input;
-        auto copied = Clock::now();
-        x.gpu();
-        if (resident_input)
-        {
-            ev.negate_inplace(x);
-            ev.negate_inplace(x);
-        }
+        double copy_us = 0, mark_us = 0;
+        auto received = [&] {
+            auto start = Clock::now();
+            if (receive == Receive::load)
+            {
+                Ciphertext x;
+                x.gpu();
+                auto marked = Clock::now();
+                istringstream bytes(app.input_bytes);
+                x.load(app.fixture->context, bytes);
+                mark_us = us_since(start, marked);
+                copy_us = us_since(marked, Clock::now());
+                return x;
+            }
+            Ciphertext x = app.input;
+            auto copied = Clock::now();
+            x.gpu();
+            if (receive == Receive::resident)
+            {
+                ev.negate_inplace(x);
+                ev.negate_inplace(x);
+            }
+            copy_us = us_since(start, copied);
+            mark_us = us_since(copied, Clock::now());
+            return x;
+        };
+        Ciphertext x = received();
         auto t1 = Clock::now();
         Ciphertext y;
         if (calls)
@@ -617,8 +659,7 @@ namespace
         (void)static_cast<const Ciphertext &>(y).data(); // the host read: waits, downloads
         if (phases)
         {
-            *phases = { us_since(t0, copied), us_since(copied, t1), us_since(t1, t2), us_since(t2, t3),
-                        us_since(t3, Clock::now()) };
+            *phases = { copy_us, mark_us, us_since(t1, t2), us_since(t2, t3), us_since(t3, Clock::now()) };
         }
         return y;
     }
@@ -651,7 +692,7 @@ namespace
     // `identical` is cleared unless every result equals `want`.
     double time_gpu(
         const App &app, int reps, const vector<uint64_t> &want, bool &identical, PerRequest &traffic,
-        bool resident_input = false)
+        Receive receive = Receive::copy)
     {
         Evaluator ev(app.fixture->context);
         vector<double> us;
@@ -663,7 +704,7 @@ namespace
                 before = seal_opencl::transfer_counts();
             }
             auto t0 = Clock::now();
-            Ciphertext y = gpu_request(app, ev, resident_input);
+            Ciphertext y = gpu_request(app, ev, receive);
             auto t1 = Clock::now();
             if (r >= warmups)
             {
@@ -675,17 +716,19 @@ namespace
         return median(us);
     }
 
-    // Medians of each phase over `reps` requests after the warm-ups, and their Evaluator
-    // calls' host times (`call_times`; a separate pass: the synchronization it adds before the
-    // read is not in the wall figures).
-    Phases time_phases(const App &app, int reps, const vector<uint64_t> &want, bool &identical, CallTimes &call_times)
+    // Medians of each phase over `reps` requests after the warm-ups, and, given `call_times`,
+    // their Evaluator calls' host times (a separate pass: the synchronization it adds before
+    // the read is not in the wall figures).
+    Phases time_phases(
+        const App &app, int reps, const vector<uint64_t> &want, bool &identical, Receive receive,
+        CallTimes *call_times = nullptr)
     {
         Evaluator ev(app.fixture->context);
         vector<double> copy, mark, calls, wait, read;
         for (int r = 0; r < warmups + reps; r++)
         {
             Phases ph;
-            Ciphertext y = gpu_request(app, ev, false, &ph, r >= warmups ? &call_times : nullptr);
+            Ciphertext y = gpu_request(app, ev, receive, &ph, r >= warmups ? call_times : nullptr);
             if (r >= warmups)
             {
                 copy.push_back(ph.copy_us);
@@ -703,12 +746,12 @@ namespace
     {
         string name, what;
         double wall_us = 0, cpu_us = 0;
-        // Wall time with the input made resident first (`gpu_request`), and its transfers.
-        double resident_wall_us = 0;
-        Phases phases;
+        // Wall time with the input received otherwise (`Receive`), and its transfers.
+        double resident_wall_us = 0, loaded_wall_us = 0;
+        Phases phases, loaded_phases;
         vector<CallSummary> calls; // in the phases' pass
         KernelTime kernel;
-        PerRequest traffic, resident_traffic;
+        PerRequest traffic, resident_traffic, loaded_traffic;
         bool identical = true;
         vector<uint64_t> want; // SEAL's CPU result
     };
@@ -757,9 +800,11 @@ namespace
         m.cpu_us = median(cpu_us);
         m.want = words_of(want);
         m.wall_us = time_gpu(app, p.reps, m.want, m.identical, m.traffic);
-        m.resident_wall_us = time_gpu(app, p.reps, m.want, m.identical, m.resident_traffic, true);
+        m.resident_wall_us = time_gpu(app, p.reps, m.want, m.identical, m.resident_traffic, Receive::resident);
+        m.loaded_wall_us = time_gpu(app, p.reps, m.want, m.identical, m.loaded_traffic, Receive::load);
+        m.loaded_phases = time_phases(app, p.reps, m.want, m.identical, Receive::load);
         CallTimes call_times;
-        m.phases = time_phases(app, p.reps, m.want, m.identical, call_times);
+        m.phases = time_phases(app, p.reps, m.want, m.identical, Receive::copy, &call_times);
         m.calls = summarize(call_times, p.reps);
         m.kernel = profiled_run(kernel_run_args(app.name, p, primes, dim), stem + "-" + app.name + "-profile.json");
         return m;
@@ -940,7 +985,13 @@ namespace
                  << m.traffic.device_copies << " copied on the device)\n  input made resident first: wall "
                  << setprecision(1) << m.resident_wall_us << " us/request (wall/kernel " << setprecision(2)
                  << m.resident_wall_us / m.kernel.kernel_us << "), " << m.resident_traffic.pageable_uploads
-                 << " pageable uploads per request\n"
+                 << " pageable uploads per request\n  input loaded into a marked ciphertext: wall "
+                 << setprecision(1) << m.loaded_wall_us << " us/request (wall/kernel " << setprecision(2)
+                 << m.loaded_wall_us / m.kernel.kernel_us << "), " << m.loaded_traffic.pageable_uploads
+                 << " pageable uploads per request; phases (medians, us): marked " << setprecision(1)
+                 << m.loaded_phases.mark_us << ", loaded " << m.loaded_phases.copy_us << ", calls issued "
+                 << m.loaded_phases.calls_us << ", wait " << m.loaded_phases.wait_us << ", read "
+                 << m.loaded_phases.read_us << "\n"
                  << setprecision(1) << "  phases (medians, us): input copied " << m.phases.copy_us << ", marked "
                  << m.phases.mark_us << ", calls issued " << m.phases.calls_us << ", wait for the device " << m.phases.wait_us
                  << ", result read " << m.phases.read_us << "\n  calls (host us each, median / 90th percentile, x calls per request):";
@@ -1011,6 +1062,11 @@ namespace
                 << ", \"cpu_us\": " << m.cpu_us << ", \"speedup\": " << m.cpu_us / m.wall_us
                 << ", \"resident_input_wall_us\": " << m.resident_wall_us
                 << ", \"resident_input_pageable_uploads\": " << m.resident_traffic.pageable_uploads
+                << ", \"loaded_input_wall_us\": " << m.loaded_wall_us
+                << ", \"loaded_input_pageable_uploads\": " << m.loaded_traffic.pageable_uploads
+                << ", \"loaded_input_phases_us\": {\"mark\": " << m.loaded_phases.mark_us
+                << ", \"load\": " << m.loaded_phases.copy_us << ", \"calls\": " << m.loaded_phases.calls_us
+                << ", \"wait\": " << m.loaded_phases.wait_us << ", \"read\": " << m.loaded_phases.read_us << "}"
                 << ", \"phases_us\": {\"copy\": " << m.phases.copy_us
                 << ", \"mark\": " << m.phases.mark_us << ", \"calls\": " << m.phases.calls_us
                 << ", \"wait\": " << m.phases.wait_us << ", \"read\": " << m.phases.read_us << "}"
