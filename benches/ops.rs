@@ -21,7 +21,8 @@
 //! kernel time / the time to read the key once at the device's copy bandwidth, measured in
 //! the same run with `cl::copy` of a buffer of the key's size (a copy reads and writes
 //! it, so one read takes half the copy time). The key: K keys of 2 polynomials over the
-//! key level's K + 1 primes.
+//! key level's K + 1 primes. `x copy` = kernel time / the event time of one `cl::copy` that
+//! moves the operation's bytes (reads half, writes half), also measured in the run.
 
 mod common;
 
@@ -123,6 +124,10 @@ struct Row {
     ntt_share: f64,
     bytes: usize,
     gb_s: f64,
+    /// A one-launch device copy moving the same bytes (half read, half written), and the
+    /// kernel time over it: the floor a memory-bound operation is held to.
+    copy_same_bytes_us: f64,
+    over_copy: f64,
     key_bytes: Option<usize>,
     key_read_us: Option<f64>,
     over_key_read: Option<f64>,
@@ -200,8 +205,16 @@ fn main() -> Result<()> {
         2.0 * key_bytes as f64 / (us(copy) * 1e3)
     );
     println!(
-        "{:<19} {:>10} {:>10} {:>10} {:>8} {:>8} {:>5} {:>11}  check",
-        "operation", "wall us", "host us", "kernel us", "launches", "GB/s", "NTT%", "x key read"
+        "{:<19} {:>10} {:>10} {:>10} {:>8} {:>8} {:>7} {:>5} {:>11}  check",
+        "operation",
+        "wall us",
+        "host us",
+        "kernel us",
+        "launches",
+        "GB/s",
+        "x copy",
+        "NTT%",
+        "x key read"
     );
     let mut rows = Vec::new();
     for op in Op::ALL {
@@ -227,6 +240,7 @@ fn main() -> Result<()> {
         };
         let bytes = (read + plain_read) * c + written_bytes + if key { key_bytes } else { 0 };
         let kernel_us = stats.kernel_ns / 1e3;
+        let copy_same_bytes_us = us(copy_time(bytes / 16, reps.max(5))?);
         let row = Row {
             op: op.name(),
             wall_us: us(t),
@@ -236,19 +250,22 @@ fn main() -> Result<()> {
             ntt_share: stats.ntt_share,
             bytes,
             gb_s: bytes as f64 / (kernel_us * 1e3),
+            copy_same_bytes_us,
+            over_copy: kernel_us / copy_same_bytes_us,
             key_bytes: key.then_some(key_bytes),
             key_read_us: key.then_some(key_read_us),
             over_key_read: key.then_some(kernel_us / key_read_us),
             identical: result.data()? == cpu.data()?,
         };
         println!(
-            "{:<19} {:>10.1} {:>10.1} {:>10.1} {:>8.0} {:>8.1} {:>4.0}% {:>11}  {}",
+            "{:<19} {:>10.1} {:>10.1} {:>10.1} {:>8.0} {:>8.1} {:>7.2} {:>4.0}% {:>11}  {}",
             row.op,
             row.wall_us,
             row.host_us,
             row.kernel_us,
             row.launches,
             row.gb_s,
+            row.over_copy,
             row.ntt_share * 100.0 + 0.0,
             row.over_key_read.map_or("-".into(), |x| format!("{x:.2}")),
             common::check_cell(row.identical)

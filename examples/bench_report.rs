@@ -158,6 +158,7 @@ fn main() -> std::io::Result<()> {
                     "kernel us",
                     "launches",
                     "GB/s",
+                    "x copy",
                     "x key read",
                     "identical",
                 ],
@@ -168,6 +169,9 @@ fn main() -> std::io::Result<()> {
                         us(&r["kernel_us"]),
                         s(&r["launches"]),
                         us(&r["gb_s"]),
+                        r["over_copy"]
+                            .as_f64()
+                            .map_or("-".into(), |x| format!("{x:.2}")),
                         r["over_key_read"]
                             .as_f64()
                             .map_or("-".into(), |x| format!("{x:.2}")),
