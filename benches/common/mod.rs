@@ -3,6 +3,8 @@
 //! Each bench includes it with `mod common;` and uses what it needs.
 #![allow(dead_code)]
 
+pub mod butterflies;
+
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
