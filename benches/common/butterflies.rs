@@ -38,6 +38,17 @@ typedef ulong u64;
             if ((k & d) == 0) BF(v[k], v[k + d], t);                          \
     }
 
+// `rounds` rounds on v[0..8) with butterfly BF, then each value (type T) brought from
+// [0, 4q) to [0, Q) and stored.
+#define ROUNDS_THEN_STORE(BF, T, Q)                                           \
+    for (uint r = 0; r < rounds; r++) {                                       \
+        _Pragma("unroll") BLOCK(BF, r)                                        \
+    }                                                                         \
+    for (uint k = 0; k < 8; k++) {                                            \
+        T a = v[k] >= two_q ? v[k] - two_q : v[k];                            \
+        x[k * items + g] = (u64)(a >= (Q) ? a - (Q) : a);                     \
+    }
+
 __kernel void butterflies_int(__global u64 *x, ulong x_at, __global const u64 *tw,
                               ulong tw_at, ulong q, uint rounds)
 {
@@ -52,14 +63,7 @@ __kernel void butterflies_int(__global u64 *x, ulong x_at, __global const u64 *t
         u64 t_ = w[t] * (Y) - mul_hi((Y), wq[t]) * q;                         \
         (X) = x_ + t_;                                                        \
         (Y) = x_ - t_ + two_q; }
-    for (uint r = 0; r < rounds; r++) {
-#pragma unroll
-        BLOCK(BF_INT, r)
-    }
-    for (uint k = 0; k < 8; k++) {
-        u64 a = v[k] >= two_q ? v[k] - two_q : v[k];
-        x[k * items + g] = a >= q ? a - q : a;
-    }
+    ROUNDS_THEN_STORE(BF_INT, u64, q)
 }
 
 __kernel void butterflies_f64(__global u64 *x, ulong x_at, __global const u64 *tw,
@@ -81,14 +85,7 @@ __kernel void butterflies_f64(__global u64 *x, ulong x_at, __global const u64 *t
         t_ = t_ < 0.0 ? t_ + qd : t_;                                         \
         (X) = x_ + t_;                                                        \
         (Y) = x_ - t_ + two_q; }
-    for (uint r = 0; r < rounds; r++) {
-#pragma unroll
-        BLOCK(BF_F64, r)
-    }
-    for (uint k = 0; k < 8; k++) {
-        double a = v[k] >= two_q ? v[k] - two_q : v[k];
-        x[k * items + g] = (u64)(a >= qd ? a - qd : a);
-    }
+    ROUNDS_THEN_STORE(BF_F64, double, qd)
 }
 "#;
 
