@@ -29,7 +29,7 @@ use serde::Serialize;
 
 use common::{us, Args, Run};
 use seal_opencl::arith::coeff_modulus_create;
-use seal_opencl::ckks::context::{CkksContext, KswitchKey};
+use seal_opencl::ckks::context::{CkksContext, KernelChoices, KswitchKey};
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
@@ -85,6 +85,7 @@ fn bench(
         key_moduli,
         true,
         seal_opencl::config::Config::from_env()?.experiment.ntt(),
+        KernelChoices::default(),
     )?;
     let (n, l) = (1usize << log_n, key_moduli.len());
     let k = l - 1;

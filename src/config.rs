@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use tracing::Level;
 
+use crate::ckks::context::KernelChoices;
 use crate::cl::DeviceSelector;
 use crate::device::{DeviceOptions, DeviceSet, Devices, Partition};
 pub use crate::device::{DEFAULT_POISON, DEFAULT_QUEUES};
@@ -153,8 +154,8 @@ impl Default for Config {
             experiment: Experiment {
                 naive_ntt: false,
                 variant: StagedVariant::DEFAULT,
-                fused: d.fused_tensor,
-                barrett_dq: d.barrett_dq,
+                fused: KernelChoices::default().fused,
+                barrett_dq: KernelChoices::default().barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
                 dump_programs: d.dump_programs,
@@ -176,6 +177,14 @@ impl Experiment {
             NttStrategy::Naive
         } else {
             NttStrategy::Staged(self.variant)
+        }
+    }
+
+    /// The CKKS kernels these settings pick.
+    pub fn kernel_choices(&self) -> KernelChoices {
+        KernelChoices {
+            fused: self.fused,
+            barrett_dq: self.barrett_dq,
         }
     }
 }
@@ -200,16 +209,16 @@ impl Config {
                 slab_bytes: DEFAULT_SLAB_BYTES,
             },
             memcache_active: self.experiment.memcache,
-            fused_tensor: self.experiment.fused,
-            barrett_dq: self.experiment.barrett_dq,
             dump_programs: self.experiment.dump_programs.clone(),
         }
     }
 
-    /// The backend these settings describe: its devices, NTT, transparency check and caps.
+    /// The backend these settings describe: its devices, NTT, CKKS kernels, transparency
+    /// check and caps.
     pub fn backend(&self) -> Result<Backend> {
         let devices = Devices::new(self.device_options())?;
         let mut backend = Backend::new(devices, self.experiment.ntt())?
+            .with_kernel_choices(self.experiment.kernel_choices())
             .checking_transparency(self.check_transparent);
         if let Some(bytes) = self.max_pinned_bytes {
             backend = backend.with_max_pinned_bytes(bytes);

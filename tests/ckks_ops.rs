@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
-use seal_opencl::ckks::context::{CkksContext, KswitchKey};
+use seal_opencl::ckks::context::{CkksContext, KernelChoices, KswitchKey};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
@@ -149,44 +149,64 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// in the last (`p3` at K = 3, 1), and in one pass (two rows by default at 2^12 and 2^10,
 /// `p1` and `p16` besides). Fan-outs of the fused inverse-forward pass: by default 2
 /// output primes per work group (the last chunk short at K = 3); one (`o1`), three with
-/// one chunk short (`o3`), all in one chunk (`r8o9`).
-fn configs() -> Vec<(u32, NttStrategy, bool)> {
+/// one chunk short (`o3`), all in one chunk (`r8o9`). And contexts whose ckks.cl reduces
+/// products by SEAL's Barrett instead of Dhem-Quisquater's, fused and unfused.
+fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
     vec![
-        (10, NttStrategy::STAGED, true),
-        (12, NttStrategy::STAGED, true),
-        (13, NttStrategy::STAGED, true),
-        (14, NttStrategy::STAGED, true),
-        (12, NttStrategy::STAGED, false),
-        (13, NttStrategy::STAGED, false),
-        (12, NttStrategy::Naive, true),
-        (10, NttStrategy::Naive, false),
-        (13, variant("r8g11c4k8p1"), true),
-        (14, variant("r8g11c4"), true),
-        (12, variant("r16"), true),
-        (13, variant("r16g10c6"), true),
-        (14, variant("r16g11c4"), true),
-        (14, variant("r8g12c2"), true),
-        (13, variant("r4g12c5"), true),
-        (13, variant("k16p1"), true),
-        (14, variant("r16k8p1"), true),
-        (10, variant("p16"), true),
-        (12, variant("p1"), true),
-        (13, variant("p3"), true),
-        (14, variant("k8p9"), true),
-        (14, variant("r16k16p4"), true),
-        (13, variant("o1"), true),
-        (14, variant("o3p3"), true),
-        (13, variant("r8o9"), true),
+        (10, NttStrategy::STAGED, FUSED),
+        (12, NttStrategy::STAGED, FUSED),
+        (13, NttStrategy::STAGED, FUSED),
+        (14, NttStrategy::STAGED, FUSED),
+        (12, NttStrategy::STAGED, UNFUSED),
+        (13, NttStrategy::STAGED, UNFUSED),
+        (12, NttStrategy::Naive, FUSED),
+        (10, NttStrategy::Naive, UNFUSED),
+        (13, NttStrategy::STAGED, SEAL_BARRETT),
+        (12, NttStrategy::STAGED, UNFUSED_SEAL_BARRETT),
+        (13, variant("r8g11c4k8p1"), FUSED),
+        (14, variant("r8g11c4"), FUSED),
+        (12, variant("r16"), FUSED),
+        (13, variant("r16g10c6"), FUSED),
+        (14, variant("r16g11c4"), FUSED),
+        (14, variant("r8g12c2"), FUSED),
+        (13, variant("r4g12c5"), FUSED),
+        (13, variant("k16p1"), FUSED),
+        (14, variant("r16k8p1"), FUSED),
+        (10, variant("p16"), FUSED),
+        (12, variant("p1"), FUSED),
+        (13, variant("p3"), FUSED),
+        (14, variant("k8p9"), FUSED),
+        (14, variant("r16k16p4"), FUSED),
+        (13, variant("o1"), FUSED),
+        (14, variant("o3p3"), FUSED),
+        (13, variant("r8o9"), FUSED),
     ]
 }
+
+const FUSED: KernelChoices = KernelChoices {
+    fused: true,
+    barrett_dq: true,
+};
+const UNFUSED: KernelChoices = KernelChoices {
+    fused: false,
+    barrett_dq: true,
+};
+const SEAL_BARRETT: KernelChoices = KernelChoices {
+    fused: true,
+    barrett_dq: false,
+};
+const UNFUSED_SEAL_BARRETT: KernelChoices = KernelChoices {
+    fused: false,
+    barrett_dq: false,
+};
 
 /// One configuration of `configs` on a graph: N, the key primes and the context.
 struct Setup {
     log_n: u32,
     n: usize,
     strategy: NttStrategy,
-    fused: bool,
+    choices: KernelChoices,
     key_moduli: Vec<Modulus>,
     context: CkksContext,
 }
@@ -196,24 +216,27 @@ fn each_setup(mut f: impl FnMut(&Setup, &Graph, &mut rand::rngs::StdRng)) {
     let mut rng = rng();
     let devices = devices(None);
     let graph = devices.graph();
-    for (log_n, strategy, fused) in configs() {
+    for (log_n, strategy, choices) in configs() {
         let setup = Setup {
             log_n,
             n: 1 << log_n,
             strategy,
-            fused,
+            choices,
             key_moduli: key_moduli(log_n),
-            context: context(&graph, log_n, strategy, fused),
+            context: context(&graph, log_n, strategy, choices),
         };
         f(&setup, &graph, &mut rng);
     }
 }
 
-fn context(graph: &Graph, log_n: u32, strategy: NttStrategy, fused: bool) -> CkksContext {
+fn context(
+    graph: &Graph,
+    log_n: u32,
+    strategy: NttStrategy,
+    choices: KernelChoices,
+) -> CkksContext {
     let values: Vec<u64> = key_moduli(log_n).iter().map(|q| q.value()).collect();
-    CkksContext::new(graph.context(), log_n, &values, true, strategy)
-        .unwrap()
-        .with_fused(fused)
+    CkksContext::new(graph.context(), log_n, &values, true, strategy, choices).unwrap()
 }
 
 fn assert_same(got: &[u64], want: &[u64], what: &str) {
@@ -232,10 +255,10 @@ fn rescale_matches_host_composition() {
     let devices = devices(None);
     let graph = devices.graph();
     let mut layouts = Vec::new();
-    for (log_n, strategy, fused) in configs() {
+    for (log_n, strategy, choices) in configs() {
         let n = 1 << log_n;
         let moduli = key_moduli(log_n);
-        let context = context(&graph, log_n, strategy, fused);
+        let context = context(&graph, log_n, strategy, choices);
         for (k, polys) in [(3, 2), (3, 3), (2, 2)] {
             let ct = random_poly(&mut rng, &moduli[..k], polys, n);
             let want = host_rescale(&ct, &moduli[..k], polys, log_n);
@@ -254,7 +277,7 @@ fn rescale_matches_host_composition() {
             assert_same(
                 &got,
                 &want,
-                &format!("2^{log_n} {strategy} fused={fused} K={k} polys={polys}"),
+                &format!("2^{log_n} {strategy} {choices:?} K={k} polys={polys}"),
             );
             assert_same(
                 &cl::download(graph.queue(), &src).unwrap(),
@@ -272,7 +295,7 @@ fn rescale_matches_host_composition() {
 #[test]
 fn switch_key_matches_host_composition() {
     each_setup(|s, graph, rng| {
-        let (log_n, strategy, fused, l) = (s.log_n, s.strategy, s.fused, s.key_moduli.len());
+        let (log_n, strategy, choices, l) = (s.log_n, s.strategy, s.choices, s.key_moduli.len());
         for k in [3, 2, 1] {
             let key_words = random_poly(rng, &s.key_moduli, 2 * (l - 1), s.n);
             let key = KswitchKey::upload(&s.context, graph.queue(), l - 1, &key_words).unwrap();
@@ -307,7 +330,7 @@ fn switch_key_matches_host_composition() {
             assert_same(
                 &got,
                 &want,
-                &format!("2^{log_n} {strategy} fused={fused} K={k}"),
+                &format!("2^{log_n} {strategy} {choices:?} K={k}"),
             );
         }
     });
@@ -316,7 +339,7 @@ fn switch_key_matches_host_composition() {
 #[test]
 fn apply_galois_matches_host_composition() {
     each_setup(|s, graph, rng| {
-        let (log_n, strategy, fused, l) = (s.log_n, s.strategy, s.fused, s.key_moduli.len());
+        let (log_n, strategy, choices, l) = (s.log_n, s.strategy, s.choices, s.key_moduli.len());
         let k = 3;
         // A rotation's element (3) and the conjugation's (2N - 1).
         for galois_elt in [3, 2 * s.n as u32 - 1] {
@@ -338,7 +361,7 @@ fn apply_galois_matches_host_composition() {
             );
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
             let ops = LevelOps::new(&s.context, graph, k).unwrap();
-            let what = format!("2^{log_n} {strategy} fused={fused} element {galois_elt}");
+            let what = format!("2^{log_n} {strategy} {choices:?} element {galois_elt}");
             // Out of place into a poisoned buffer (the input kept), then in place.
             let dst = graph.context().buffer(graph.queue(), ct.len()).unwrap();
             cl::poison(graph.queue(), &dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
@@ -386,10 +409,10 @@ fn rescale_switch_key_and_galois_launch_counts() {
     let profiler = Profiler::new();
     let devices = devices(Some(profiler.clone()));
     let graph = devices.graph();
-    for (log_n, strategy, fused) in configs() {
+    for (log_n, strategy, choices) in configs() {
         let n = 1 << log_n;
         let key_moduli = key_moduli(log_n);
-        let context = context(&graph, log_n, strategy, fused);
+        let context = context(&graph, log_n, strategy, choices);
         let k = 3;
         let ops = LevelOps::new(&context, &graph, k).unwrap();
         let per_transform = context
@@ -420,8 +443,8 @@ fn rescale_switch_key_and_galois_launch_counts() {
         let galois = launches(&profiler, &graph, || {
             ops.apply_galois(&ct, &ct, 3, &key).unwrap()
         });
-        let what = format!("2^{log_n} {strategy} fused={fused}");
-        if fused && matches!(strategy, NttStrategy::Staged(_)) {
+        let what = format!("2^{log_n} {strategy} {choices:?}");
+        if choices.fused && matches!(strategy, NttStrategy::Staged(_)) {
             assert_eq!(rescale, 1 + per_transform, "rescale, {what}");
             assert_eq!(switch_key, 2 * per_transform + 1, "switch_key, {what}");
             assert_eq!(galois, switch_key, "apply_galois, {what}");

@@ -20,6 +20,28 @@ use crate::cl::{Context, Queue, Region};
 use crate::error::{Error, Result};
 use crate::ntt::{NttPlan, NttStrategy};
 
+/// Which CKKS kernels a context runs; every choice gives the same words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelChoices {
+    /// `true`: the tensor product as one multiply-add kernel and the mod-down's steps inside
+    /// its transforms; `false`: one kernel per step (`SEAL_OPENCL_FUSED=0`, the benchmarks'
+    /// baseline).
+    pub fused: bool,
+    /// `true`: ckks.cl's products of two residues reduce by Dhem-Quisquater's Barrett (one
+    /// 64-bit product); `false`: by SEAL's (`SEAL_OPENCL_BARRETT_DQ=0`).
+    pub barrett_dq: bool,
+}
+
+impl Default for KernelChoices {
+    /// Fused kernels, Dhem-Quisquater's Barrett.
+    fn default() -> Self {
+        KernelChoices {
+            fused: true,
+            barrett_dq: true,
+        }
+    }
+}
+
 /// One parameter set on one tile.
 pub struct CkksContext {
     ctx: Arc<Context>,
@@ -29,10 +51,9 @@ pub struct CkksContext {
     key_moduli: Vec<Modulus>,
     using_keyswitching: bool,
     strategy: NttStrategy,
-    /// Fused kernels (`true`, the default): the tensor product as one multiply-add kernel,
-    /// the mod-down's steps inside its transforms. `false`: one kernel per step (the
-    /// benchmarks' naive baseline).
+    /// Fused kernels or one per step ([`KernelChoices::fused`]).
     fused: bool,
+    /// ckks.cl built with the reduction [`KernelChoices::barrett_dq`] picks.
     kernels: CkksKernels,
     /// Index K - 1 holds level K, once built.
     levels: Mutex<Vec<Option<Arc<LevelData>>>>,
@@ -89,14 +110,16 @@ impl LevelData {
 }
 
 impl CkksContext {
-    /// The context for N = 2^`log_n` and the key level's primes. Checks the parameters;
-    /// builds the kernels' program (tables come per level, on first use).
+    /// The context for N = 2^`log_n` and the key level's primes, running the kernels
+    /// `choices` picks. Checks the parameters; builds the kernels' program once (tables
+    /// come per level, on first use).
     pub fn new(
         ctx: &Arc<Context>,
         log_n: u32,
         key_moduli: &[u64],
         using_keyswitching: bool,
         strategy: NttStrategy,
+        choices: KernelChoices,
     ) -> Result<CkksContext> {
         if key_moduli.is_empty() || (using_keyswitching && key_moduli.len() < 2) {
             return Err(Error::invalid(format!(
@@ -116,29 +139,16 @@ impl CkksContext {
             log_n,
             using_keyswitching,
             strategy,
-            fused: true,
-            kernels: CkksKernels::new(ctx, log_n)?,
+            fused: choices.fused,
+            kernels: if choices.barrett_dq {
+                CkksKernels::new(ctx, log_n)?
+            } else {
+                CkksKernels::with_seal_barrett(ctx, log_n)?
+            },
             key_moduli,
             levels: Mutex::new(levels),
             single: Mutex::new(single),
         })
-    }
-
-    /// The same context with fused kernels (`true`, the default) or one kernel per step
-    /// (`crate::device::DeviceOptions::fused_tensor`, `SEAL_OPENCL_FUSED=0`).
-    pub fn with_fused(mut self, fused: bool) -> CkksContext {
-        self.fused = fused;
-        self
-    }
-
-    /// The same context with its kernels built so that products of two residues reduce by
-    /// Dhem-Quisquater's Barrett (`true`, the default) or SEAL's (`false`): the same words
-    /// (`SEAL_OPENCL_BARRETT_DQ`). Errors: the build fails.
-    pub fn with_barrett_dq(mut self, dq: bool) -> Result<CkksContext> {
-        if !dq {
-            self.kernels = CkksKernels::with_seal_barrett(&self.ctx, self.log_n)?;
-        }
-        Ok(self)
     }
 
     /// Whether the tensor product and the mod-down run fused.

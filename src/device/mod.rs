@@ -141,12 +141,6 @@ pub struct DeviceOptions {
     pub memcache: MemcacheConfig,
     /// `false`: every tile's memcache is deactivated from the start.
     pub memcache_active: bool,
-    /// `false`: the CKKS tensor product runs as separate multiply and add kernels, the
-    /// mod-down one kernel per step (`CkksContext::fused`).
-    pub fused_tensor: bool,
-    /// `true` (the default): the CKKS kernels' products of two residues reduce by
-    /// Dhem-Quisquater's Barrett, `false` by SEAL's (`CkksContext::with_barrett_dq`).
-    pub barrett_dq: bool,
     /// Compiled programs are written into this directory (`Experiment::dump_programs`).
     pub dump_programs: Option<std::path::PathBuf>,
 }
@@ -177,8 +171,6 @@ impl Default for DeviceOptions {
                 ..MemcacheConfig::default()
             },
             memcache_active: true,
-            fused_tensor: true,
-            barrett_dq: true,
             dump_programs: None,
         }
     }
@@ -189,8 +181,6 @@ pub struct Devices {
     tiles: Vec<Arc<Tile>>,
     frames: FrameControl,
     next_graph: AtomicUsize,
-    fused_tensor: bool,
-    barrett_dq: bool,
 }
 
 impl Devices {
@@ -266,8 +256,6 @@ impl Devices {
             tiles,
             frames,
             next_graph: AtomicUsize::new(0),
-            fused_tensor: options.fused_tensor,
-            barrett_dq: options.barrett_dq,
         })
     }
 
@@ -284,17 +272,6 @@ impl Devices {
             tile: tile.clone(),
             queue: (k / self.tiles.len()) % tile.queues.len(),
         }
-    }
-
-    /// [`DeviceOptions::fused_tensor`]: whether CKKS contexts made for these devices use
-    /// the fused kernels.
-    pub fn fused_tensor(&self) -> bool {
-        self.fused_tensor
-    }
-
-    /// [`DeviceOptions::barrett_dq`]: which reduction the CKKS kernels' products use.
-    pub fn barrett_dq(&self) -> bool {
-        self.barrett_dq
     }
 
     /// The frames over every tile's pool and queues.

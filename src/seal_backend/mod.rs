@@ -46,7 +46,7 @@ pub use keys::{KeyCacheStats, KeyId};
 pub use transfer::{PinnedHostRef, Traffic};
 pub use transparency::TransparencyCheck;
 
-use crate::ckks::context::{CkksContext, KswitchKey};
+use crate::ckks::context::{CkksContext, KernelChoices, KswitchKey};
 use crate::ckks::ops::LevelOps;
 use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
@@ -86,6 +86,8 @@ pub struct Backend {
     /// Per tile, the queue the next thread bound there explicitly takes.
     next_bound_queue: Vec<AtomicUsize>,
     strategy: NttStrategy,
+    /// The CKKS kernels every context runs ([`Backend::with_kernel_choices`]).
+    kernel_choices: KernelChoices,
     /// Read by every operation of every thread, written once per parameter set and tile.
     contexts: RwLock<HashMap<ContextKey, Arc<CkksContext>>>,
     /// Per tile: a key is uploaded to each tile where it is used.
@@ -132,12 +134,20 @@ impl Backend {
             devices,
             graphs,
             strategy,
+            kernel_choices: KernelChoices::default(),
             contexts: RwLock::new(HashMap::new()),
             keys,
             transparency: TransparencyCheck::default(),
             pinned,
             counters: TransferCounters::default(),
         })
+    }
+
+    /// Runs the CKKS kernels `choices` picks (the default: fused, Dhem-Quisquater's
+    /// Barrett).
+    pub fn with_kernel_choices(mut self, choices: KernelChoices) -> Backend {
+        self.kernel_choices = choices;
+        self
     }
 
     /// Keeps at most `bytes` of page-locked host memory for marked objects, over the whole
@@ -397,17 +407,14 @@ impl Backend {
         if let Some(c) = contexts.get(&key) {
             return Ok(c.clone());
         }
-        let c = Arc::new(
-            CkksContext::new(
-                graph.context(),
-                level.log_n,
-                level.key_moduli,
-                level.using_keyswitching,
-                self.strategy,
-            )?
-            .with_fused(self.devices.fused_tensor())
-            .with_barrett_dq(self.devices.barrett_dq())?,
-        );
+        let c = Arc::new(CkksContext::new(
+            graph.context(),
+            level.log_n,
+            level.key_moduli,
+            level.using_keyswitching,
+            self.strategy,
+            self.kernel_choices,
+        )?);
         contexts.insert(key, c.clone());
         Ok(c)
     }
