@@ -162,8 +162,8 @@ fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
         (13, NttStrategy::STAGED, UNFUSED),
         (12, NttStrategy::Naive, FUSED),
         (10, NttStrategy::Naive, UNFUSED),
-        (13, NttStrategy::STAGED, SEAL_BARRETT),
-        (12, NttStrategy::STAGED, UNFUSED_SEAL_BARRETT),
+        (13, NttStrategy::STAGED, choices(true, false)),
+        (12, NttStrategy::STAGED, choices(false, false)),
         (13, variant("r8g11c4k8p1"), FUSED),
         (14, variant("r8g11c4"), FUSED),
         (12, variant("r16"), FUSED),
@@ -184,22 +184,13 @@ fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
     ]
 }
 
-const FUSED: KernelChoices = KernelChoices {
-    fused: true,
-    barrett_dq: true,
-};
-const UNFUSED: KernelChoices = KernelChoices {
-    fused: false,
-    barrett_dq: true,
-};
-const SEAL_BARRETT: KernelChoices = KernelChoices {
-    fused: true,
-    barrett_dq: false,
-};
-const UNFUSED_SEAL_BARRETT: KernelChoices = KernelChoices {
-    fused: false,
-    barrett_dq: false,
-};
+/// A configuration's kernels: fused or one per step, products by Dhem-Quisquater's Barrett
+/// or SEAL's.
+const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
+    KernelChoices { fused, barrett_dq }
+}
+const FUSED: KernelChoices = choices(true, true);
+const UNFUSED: KernelChoices = choices(false, true);
 
 /// One configuration of `configs` on a graph: N, the key primes and the context.
 struct Setup {
