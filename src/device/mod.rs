@@ -156,8 +156,8 @@ pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
 impl Default for DeviceOptions {
     /// The first GPU (else the first CPU device) and every device of its kind, whole or
-    /// in hardware tiles, [`DEFAULT_QUEUES`] queues each, pooled buffers in slabs, fused
-    /// kernels; no profiler, no poison, no cap.
+    /// in hardware tiles, [`DEFAULT_QUEUES`] queues each, pooled buffers in slabs; no
+    /// profiler, no poison, no cap.
     fn default() -> Self {
         DeviceOptions {
             selector: DeviceSelector::Default,
