@@ -587,6 +587,32 @@ namespace
         return out;
     }
 
+    // "method median / p90 (xcalls)" per method, for the report.
+    string calls_text(const vector<CallSummary> &calls)
+    {
+        ostringstream out;
+        out << fixed << setprecision(1);
+        for (const auto &c : calls)
+        {
+            out << " " << c.method << " " << c.median_us << " / " << c.p90_us << " (x" << c.per_request << ")";
+        }
+        return out.str();
+    }
+
+    // The same as a JSON array.
+    string calls_json(const vector<CallSummary> &calls)
+    {
+        ostringstream out;
+        out << fixed << setprecision(2) << "[";
+        for (size_t c = 0; c < calls.size(); c++)
+        {
+            out << (c ? ", " : "") << "{\"method\": \"" << calls[c].method << "\", \"per_request\": "
+                << calls[c].per_request << ", \"median_us\": " << calls[c].median_us
+                << ", \"p90_us\": " << calls[c].p90_us << "}";
+        }
+        return out.str() + "]";
+    }
+
     // How a request receives the client's ciphertext.
     enum class Receive
     {
@@ -749,7 +775,9 @@ namespace
         // Wall time with the input received otherwise (`Receive`), and its transfers.
         double resident_wall_us = 0, loaded_wall_us = 0;
         Phases phases, loaded_phases;
-        vector<CallSummary> calls; // in the phases' pass
+        // In the phases' pass, and in a pass with the input made resident first (so that no
+        // call also issues the input's upload).
+        vector<CallSummary> calls, resident_calls;
         KernelTime kernel;
         PerRequest traffic, resident_traffic, loaded_traffic;
         bool identical = true;
@@ -806,6 +834,9 @@ namespace
         CallTimes call_times;
         m.phases = time_phases(app, p.reps, m.want, m.identical, Receive::copy, &call_times);
         m.calls = summarize(call_times, p.reps);
+        CallTimes resident_call_times;
+        time_phases(app, p.reps, m.want, m.identical, Receive::resident, &resident_call_times);
+        m.resident_calls = summarize(resident_call_times, p.reps);
         m.kernel = profiled_run(kernel_run_args(app.name, p, primes, dim), stem + "-" + app.name + "-profile.json");
         return m;
     }
@@ -994,12 +1025,10 @@ namespace
                  << m.loaded_phases.read_us << "\n"
                  << setprecision(1) << "  phases (medians, us): input copied " << m.phases.copy_us << ", marked "
                  << m.phases.mark_us << ", calls issued " << m.phases.calls_us << ", wait for the device " << m.phases.wait_us
-                 << ", result read " << m.phases.read_us << "\n  calls (host us each, median / 90th percentile, x calls per request):";
-            for (const auto &c : m.calls)
-            {
-                cout << " " << c.method << " " << c.median_us << " / " << c.p90_us << " (x" << c.per_request << ")";
-            }
-            cout << "\n" << flush;
+                 << ", result read " << m.phases.read_us
+                 << "\n  calls (host us each, median / 90th percentile, x calls per request):" << calls_text(m.calls)
+                 << "\n  the same with the input resident first:" << calls_text(m.resident_calls) << "\n"
+                 << flush;
             results.push_back(m);
         };
         // First, so that its first round meets a pool without buffers of its sizes.
@@ -1070,14 +1099,8 @@ namespace
                 << ", \"phases_us\": {\"copy\": " << m.phases.copy_us
                 << ", \"mark\": " << m.phases.mark_us << ", \"calls\": " << m.phases.calls_us
                 << ", \"wait\": " << m.phases.wait_us << ", \"read\": " << m.phases.read_us << "}"
-                << ", \"calls\": [";
-            for (size_t c = 0; c < m.calls.size(); c++)
-            {
-                out << (c ? ", " : "") << "{\"method\": \"" << m.calls[c].method << "\", \"per_request\": "
-                    << m.calls[c].per_request << ", \"median_us\": " << m.calls[c].median_us
-                    << ", \"p90_us\": " << m.calls[c].p90_us << "}";
-            }
-            out << "]"
+                << ", \"calls\": " << calls_json(m.calls)
+                << ", \"resident_input_calls\": " << calls_json(m.resident_calls)
                 << ", \"per_request\": {\"pool_misses\": " << m.traffic.pool_misses
                 << ", \"device_allocations\": " << m.traffic.device_allocations
                 << ", \"pinned_allocations\": " << m.traffic.pinned_allocations
