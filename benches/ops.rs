@@ -32,7 +32,7 @@ use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
 use common::{us, Args, Run, TUNED};
-use seal_opencl::cl::{self, Context, Event};
+use seal_opencl::cl::{self, Context, Event, Queue};
 use seal_opencl::config::Config;
 use seal_opencl::profiler;
 use seal_opencl::{Error, Result};
@@ -146,17 +146,16 @@ struct Body {
     rows: Vec<Row>,
 }
 
-/// Median device time of `reps` copies of a `words`-word buffer (plus one warm-up).
-fn copy_time(words: usize, reps: usize) -> Result<Duration> {
-    let ctx = Context::new(&Config::from_env()?.device)?;
-    let queue = ctx.queue(true)?;
+/// Median device time of `reps` copies of a `words`-word buffer (plus one warm-up), on
+/// `queue` (profiling) of `ctx`.
+fn copy_time(ctx: &Context, queue: &Queue, words: usize, reps: usize) -> Result<Duration> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(1);
     let data: Vec<u64> = (0..words).map(|_| rng.gen()).collect();
-    let (src, dst) = (ctx.upload(&queue, &data)?, ctx.buffer(&queue, words)?);
+    let (src, dst) = (ctx.upload(queue, &data)?, ctx.buffer(queue, words)?);
     let mut times = Vec::new();
     for i in 0..=reps {
         let mut e = Event::empty();
-        cl::copy(&queue, &src, &dst, Some(&mut e))?;
+        cl::copy(queue, &src, &dst, Some(&mut e))?;
         queue.finish()?;
         let t = cl::event_times(&e)?;
         if i > 0 {
@@ -195,7 +194,10 @@ fn main() -> Result<()> {
 
     let c = primes * n * 8;
     let key_bytes = primes * 2 * (primes + 1) * n * 8;
-    let copy = copy_time(key_bytes / 8, reps.max(5))?;
+    let copy_ctx = Context::new(&Config::from_env()?.device)?;
+    let copy_queue = copy_ctx.queue(true)?;
+    let copy_time = |words| copy_time(&copy_ctx, &copy_queue, words, reps.max(5));
+    let copy = copy_time(key_bytes / 8)?;
     let key_read_us = us(copy) / 2.0;
     println!(
         "N = {n}, coeff_modulus bits {bits:?}, median of {reps} runs after a warm-up; \
@@ -240,7 +242,7 @@ fn main() -> Result<()> {
         };
         let bytes = (read + plain_read) * c + written_bytes + if key { key_bytes } else { 0 };
         let kernel_us = stats.kernel_ns / 1e3;
-        let copy_same_bytes_us = us(copy_time(bytes / 16, reps.max(5))?);
+        let copy_same_bytes_us = us(copy_time(bytes / 16)?);
         let row = Row {
             op: op.name(),
             wall_us: us(t),
