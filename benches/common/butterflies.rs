@@ -15,7 +15,7 @@
 
 use std::time::Duration;
 
-use seal_opencl::arith::{Modulus, ShoupOperand};
+use seal_opencl::arith::{add_uint_mod, multiply_uint_mod, sub_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::cl::KernelArg::{Buf, U32, U64};
 use seal_opencl::cl::{self, ArgType, Context, Event, KernelSig, Queue};
 use seal_opencl::Result;
@@ -143,21 +143,20 @@ pub fn reference(
     w: &[u64; TWIDDLES],
     rounds: u32,
 ) -> Vec<u64> {
-    let m = q.value() as u128;
     let mut out = values.to_vec();
     for g in 0..items {
-        let mut v: Vec<u128> = (0..VALUES).map(|k| values[k * items + g] as u128).collect();
+        let mut v: Vec<u64> = (0..VALUES).map(|k| values[k * items + g]).collect();
         for r in 0..rounds as usize {
             for s in 0..3 {
                 let (t, d) = ((r + s) % TWIDDLES, 1 << s);
                 for k in (0..VALUES).filter(|k| k & d == 0) {
-                    let wy = w[t] as u128 * v[k + d] % m;
-                    (v[k], v[k + d]) = ((v[k] + wy) % m, (v[k] + m - wy) % m);
+                    let wy = multiply_uint_mod(w[t], v[k + d], q);
+                    (v[k], v[k + d]) = (add_uint_mod(v[k], wy, q), sub_uint_mod(v[k], wy, q));
                 }
             }
         }
         for k in 0..VALUES {
-            out[k * items + g] = v[k] as u64;
+            out[k * items + g] = v[k];
         }
     }
     out
