@@ -132,13 +132,12 @@ __kernel void ckks_tensor(__global u64 *dst, ulong dst_at, __global const u64 *a
         // The common case (ciphertext times ciphertext), all in registers.
         u64 a0 = a[gid], a1 = a[gid + stride];
         u64 b0 = b[gid], b1 = b[gid + stride];
-        // Karatsuba: a0 b1 + a1 b0 = (a0 + a1)(b0 + b1) - a0 b0 - a1 b1, each term mod q_j.
-        u64 d0 = MULTIPLY_MOD(a0, b0, moduli, j, q, r0, r1);
-        u64 d2 = MULTIPLY_MOD(a1, b1, moduli, j, q, r0, r1);
-        u64 s = MULTIPLY_MOD(add_uint_mod(a0, a1, q), add_uint_mod(b0, b1, q), moduli, j, q, r0, r1);
-        dst[gid] = d0;
-        dst[gid + stride] = sub_uint_mod(sub_uint_mod(s, d0, q), d2, q);
-        dst[gid + 2 * stride] = d2;
+        u64 lo = 0, hi = 0;
+        mul_acc_128(&lo, &hi, a0, b1);
+        mul_acc_128(&lo, &hi, a1, b0);
+        dst[gid] = MULTIPLY_MOD(a0, b0, moduli, j, q, r0, r1);
+        dst[gid + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
+        dst[gid + 2 * stride] = MULTIPLY_MOD(a1, b1, moduli, j, q, r0, r1);
         return;
     }
     uint outputs = s1 + s2 - 1;
