@@ -324,7 +324,8 @@ fn check_tensor(moduli: &[Modulus], a: &[u64], s1: usize, b: Option<&[u64]>, s2:
 #[test]
 fn ckks_tensor_equals_host() {
     let mut rng = rng();
-    for moduli in prime_sets() {
+    // 61-bit primes too: SEAL's largest, where the 128-bit sums come closest to overflow.
+    for moduli in prime_sets().into_iter().chain([primes_61_bit(2)]) {
         for (s1, s2) in [(2, 2), (3, 2), (2, 3), (3, 4), (1, 2)] {
             let a = canonical(&mut rng, &moduli, s1);
             let b = canonical(&mut rng, &moduli, s2);
@@ -339,10 +340,14 @@ fn ckks_tensor_equals_host() {
 
 #[test]
 fn ckks_tensor_all_max_words() {
-    // Every input q - 1: the 128-bit sums are at their largest.
-    let moduli = primes(LOG_N, &[60, 60]);
-    let a = poly_words(&moduli, 3, |q| q - 1);
-    check_tensor(&moduli, &a, 3, None, 3);
+    // Every input q - 1: the 128-bit sums are at their largest, in the kernel's 2 x 2 path
+    // and in its general one.
+    for moduli in [primes(LOG_N, &[60, 60]), primes_61_bit(2)] {
+        for s in [2, 3] {
+            let a = poly_words(&moduli, s, |q| q - 1);
+            check_tensor(&moduli, &a, s, None, s);
+        }
+    }
 }
 
 #[test]
