@@ -1,22 +1,27 @@
-//! The device's butterfly rate in registers (benches/common/butterflies.rs): the NTT's
-//! Harvey butterfly with Shoup's product on 64-bit words (`int`, ntt.cl's arithmetic) and
-//! with the FMA-exact product on doubles (`f64`, primes below 2^50), for a 50-bit and a
-//! 60-bit prime. Each kernel's output is checked word for word against the host reference
-//! before it is timed. The rate bounds what arithmetic alone allows a transform: a
+//! The device's butterfly rate (benches/common/butterflies.rs): the NTT's Harvey butterfly
+//! with Shoup's product on 64-bit words (`int`, ntt.cl's arithmetic) and with the FMA-exact
+//! product on doubles (`f64`, primes below 2^50), for a 50-bit and a 60-bit prime, each in
+//! two layouts: in registers alone (the arithmetic's rate), and staged (values exchanged
+//! through local memory after every round, twiddles read from local memory, as a staged
+//! NTT's block pass does). Each kernel's output is checked word for word against the host
+//! reference before it is timed. The rate bounds what arithmetic alone allows a transform: a
 //! transform of L primes at N = 2^n takes L n N / 2 butterflies.
 //!
 //! ```text
 //! cargo bench --bench butterflies -- [--quick] [--items N] [--rounds R] [--reps R] [--json PATH]
 //! ```
 //! Defaults: 2^20 work items of 8 values, 64 rounds of 12 butterflies, the median of 10
-//! launches after a warm-up; `--quick`: 2^12 items, 2 rounds, 2 launches.
+//! launches after a warm-up; `--quick`: 2^12 items, 2 rounds, 2 launches. The items are
+//! rounded up to a multiple of the staged layout's group. The table goes to stdout; JSON to
+//! `--json PATH`, by default `benches/results/butterflies-<device>-<date>.json` (with
+//! `--quick` only when `--json` is given).
 
 mod common;
 
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 
-use common::butterflies::{reference, run, Arith, PER_ROUND, TWIDDLES, VALUES};
+use common::butterflies::{reference, run, Arith, Layout, GROUP, PER_ROUND, VALUES};
 use common::{us, Args, Run};
 use seal_opencl::cl::Context;
 use seal_opencl::config::Config;
@@ -28,6 +33,7 @@ const USAGE: &str = "butterflies [--quick] [--items N] [--rounds R] [--reps R] [
 #[derive(Serialize)]
 struct Row {
     prime_bits: u32,
+    layout: &'static str,
     arith: &'static str,
     median_us: f64,
     butterflies: u64,
@@ -37,7 +43,9 @@ struct Row {
 
 fn main() -> Result<()> {
     let args = Args::parse(USAGE, &["--items", "--rounds", "--reps"])?;
-    let items = args.count("--items", 1 << 12, 1 << 20)?;
+    let items = args
+        .count("--items", 1 << 12, 1 << 20)?
+        .next_multiple_of(GROUP);
     let rounds = args.count("--rounds", 2, 64)? as u32;
     let reps = args.count("--reps", 2, 10)?;
     let mut run_info = Run::new("butterflies", args.quick)?;
@@ -51,56 +59,75 @@ fn main() -> Result<()> {
          ({butterflies} per launch), median of {reps} launches"
     );
     println!(
-        "{:>10} {:>6} {:>10} {:>14}  check",
-        "prime bits", "arith", "us", "G butterflies/s"
+        "{:>10} {:>9} {:>6} {:>10} {:>14}  check",
+        "prime bits", "layout", "arith", "us", "G butterflies/s"
     );
     let mut rows = Vec::new();
     for q in primes(16, &[50, 60]) {
         let bits = 64 - q.value().leading_zeros();
-        let mut w = [0u64; TWIDDLES];
-        w.iter_mut().for_each(|w| *w = rng.gen_range(0..q.value()));
         let values: Vec<u64> = (0..items * VALUES)
             .map(|_| rng.gen_range(0..q.value()))
             .collect();
-        for arith in Arith::ALL.into_iter().filter(|a| a.allows(&q)) {
-            // The check: a slice of the items, a few rounds, against the host reference.
-            let check_items = items.min(256);
-            let sample: Vec<u64> = (0..VALUES)
-                .flat_map(|k| values[k * items..][..check_items].to_vec())
+        for layout in Layout::ALL {
+            let w: Vec<u64> = (0..layout.twiddles())
+                .map(|_| rng.gen_range(0..q.value()))
                 .collect();
-            let (got, _) = run(&ctx, &queue, arith, &sample, &q, &w, 3)?;
-            let identical = got == reference(&sample, check_items, &q, &w, 3);
-            let mut times = Vec::new();
-            for i in 0..=reps {
-                let (_, t) = run(&ctx, &queue, arith, &values, &q, &w, rounds)?;
-                if i > 0 {
-                    times.push(us(t));
+            for arith in Arith::ALL.into_iter().filter(|a| a.allows(&q)) {
+                // The check: two groups' worth of items, a few rounds, against the host
+                // reference.
+                let check_items = 2 * GROUP;
+                let sample: Vec<u64> = (0..VALUES)
+                    .flat_map(|k| values[k * items..][..check_items].to_vec())
+                    .collect();
+                let (got, _) = run(&ctx, &queue, arith, layout, &sample, &q, &w, 3)?;
+                let identical = got == reference(&sample, check_items, &q, &w, 3, layout);
+                let mut times = Vec::new();
+                for i in 0..=reps {
+                    let (_, t) = run(&ctx, &queue, arith, layout, &values, &q, &w, rounds)?;
+                    if i > 0 {
+                        times.push(us(t));
+                    }
                 }
+                let median_us = common::median(times);
+                let row = Row {
+                    prime_bits: bits,
+                    layout: layout.name(),
+                    arith: arith.name(),
+                    median_us,
+                    butterflies,
+                    g_butterflies_per_s: butterflies as f64 / (median_us * 1e3),
+                    identical,
+                };
+                println!(
+                    "{:>10} {:>9} {:>6} {:>10.1} {:>14.1}  {}",
+                    row.prime_bits,
+                    row.layout,
+                    row.arith,
+                    row.median_us,
+                    row.g_butterflies_per_s,
+                    common::check_cell(row.identical)
+                );
+                rows.push(row);
             }
-            let median_us = common::median(times);
-            let row = Row {
-                prime_bits: bits,
-                arith: arith.name(),
-                median_us,
-                butterflies,
-                g_butterflies_per_s: butterflies as f64 / (median_us * 1e3),
-                identical,
-            };
-            println!(
-                "{:>10} {:>6} {:>10.1} {:>14.1}  {}",
-                row.prime_bits,
-                row.arith,
-                row.median_us,
-                row.g_butterflies_per_s,
-                common::check_cell(row.identical)
-            );
-            rows.push(row);
         }
     }
     let all = rows.iter().all(|r| r.identical);
-    if args.value("--json").is_some() {
-        common::write_json(&args, &mut run_info, &rows)?;
+    #[derive(Serialize)]
+    struct Body {
+        items: usize,
+        values_per_item: usize,
+        rounds: u32,
+        reps: usize,
+        rows: Vec<Row>,
     }
+    let body = Body {
+        items,
+        values_per_item: VALUES,
+        rounds,
+        reps,
+        rows,
+    };
+    common::write_json(&args, &mut run_info, &body)?;
     if !all {
         return Err(Error::Logic(
             "a kernel differs from the host reference".into(),

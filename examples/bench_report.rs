@@ -209,6 +209,27 @@ fn main() -> std::io::Result<()> {
                         })
                 }),
             ),
+            "butterflies" => table(
+                &mut out,
+                &[
+                    "prime bits",
+                    "layout",
+                    "arith",
+                    "us",
+                    "G butterflies/s",
+                    "identical",
+                ],
+                rows(j).iter().map(|r| {
+                    vec![
+                        s(&r["prime_bits"]),
+                        s(&r["layout"]),
+                        s(&r["arith"]),
+                        us(&r["median_us"]),
+                        format!("{:.1}", f(&r["g_butterflies_per_s"])),
+                        s(&r["identical"]),
+                    ]
+                }),
+            ),
             "multiqueue" => table(
                 &mut out,
                 &[
