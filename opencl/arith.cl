@@ -169,30 +169,6 @@ inline void butterfly_forward_lazy(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
     *y = u + two_q - v;
 }
 
-#ifdef NTT_F64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-// Harvey forward butterfly on doubles, for q < 2^50: x, y < 4q on entry and exit, integers
-// held exactly in doubles (below 2^52). With x and y first brought below 2q, the product
-// w y = h + l splits exactly by an FMA (h = w y rounded, l = fma(w, y, -h), |l| <= 2^47),
-// c = floor(h qinv) is within 1 of floor(w y / q) (qinv = 1 / q rounded), so
-// t = fma(-c, q, h) + l = w y - c q is computed exactly and lies in [-q, 2q); one
-// conditional add of q brings it to [0, 2q), as Shoup's lazy product leaves it.
-// benches/common/butterflies.rs measures this butterfly against the integer one.
-inline void butterfly_forward_f64(double *x, double *y, double w, double q, double qinv)
-{
-    double two_q = 2.0 * q;
-    double u = *x >= two_q ? *x - two_q : *x;
-    double v = *y >= two_q ? *y - two_q : *y;
-    double h = w * v;
-    double l = fma(w, v, -h);
-    double c = floor(h * qinv);
-    double t = fma(-c, q, h) + l;
-    t = t < 0.0 ? t + q : t;
-    *x = u + t;
-    *y = u + two_q - t;
-}
-#endif
-
 // Harvey inverse butterfly: x, y < 2q on entry and exit.
 inline void butterfly_inverse_lazy(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {

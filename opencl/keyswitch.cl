@@ -34,10 +34,8 @@
 // (m = 2^l <= k < 2m) being the root of group h in the round with gap G / (2m), that is
 // root_powers[(N + x) / (G / m) + h] for the block at x. fwd_step then finds a root at
 // ((G + t0) >> shift) + h where it would find it at ((N + x + t0) >> shift) + h in w.
-// With `f64` (built with NTT_F64) the root's word .x holds the root as a double's bits
-// (fwd_step's roots on doubles), converted here once per work group.
 ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *w,
-                                     uint group_in_residue, uint lid, const bool f64)
+                                     uint group_in_residue, uint lid)
 {
 #pragma unroll
     for (uint i = 0; i < R; i++) {
@@ -46,12 +44,7 @@ ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *
         if (j != 0) {
             uint x = (group_in_residue * B + (k >> LOG_G)) * G;
             uint l = 31 - clz(j);
-            ulong2 r = w[((N + x) >> (LOG_G - l)) + j - (1u << l)];
-#ifdef NTT_F64
-            if (f64)
-                r.x = as_ulong((double)r.x);
-#endif
-            lw[k] = r;
+            lw[k] = w[((N + x) >> (LOG_G - l)) + j - (1u << l)];
         }
     }
 }
@@ -94,20 +87,11 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
     const uint kp = P < K ? P : key_special_index;
     __global const ulong2 *w = (__global const ulong2 *)root_powers + P * N;
     const uint first = group_in_residue * (B * G);
-    // The row's transforms on doubles: built with NTT_F64, the roots in local memory, and a
-    // prime below 2^50 (butterfly_forward_f64).
-#if defined(NTT_F64) && KS_LOCAL_ROOTS
-    const bool f64 = q < ((u64)1 << 50);
-    const u64 qd = as_ulong((double)q), qinv = as_ulong(1.0 / (double)q);
-#else
-    const bool f64 = false;
-    const u64 qd = 0, qinv = 0;
-#endif
 #if KS_LOCAL_ROOTS
     // Every J transforms under the row's prime P with the same blocks' roots.
     __local ulong2 lroots_all[KS_ROWS * B * G];
     __local ulong2 *lroots = lroots_all + row * (B * G);
-    stage_block_roots(lroots, w, group_in_residue, lid, f64);
+    stage_block_roots(lroots, w, group_in_residue, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     const bool local_roots = true;
 #else
@@ -127,23 +111,16 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
 #if LOG_S == 0
         fwd_block_transform(t_target + (size_t)J * N, lrow, w, lroots, local_roots, q,
                             group_in_residue,
-                            prime_load(LOAD_DECOMPOSE, params, J, P), lid, transform, f64, qd,
-                            qinv);
+                            prime_load(LOAD_DECOMPOSE, params, J, P), lid, transform);
 #else
         fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w,
                             lroots, local_roots, q,
-                            group_in_residue, plain_load(), lid, transform, f64, qd, qinv);
+                            group_in_residue, plain_load(), lid, transform);
 #endif
         if (transform) {
 #pragma unroll
-            for (uint i = 0; i < R; i++) {
-                u64 y = lrow[block_slot(lid + i * BLOCK_WG)];
-#ifdef NTT_F64
-                if (f64)
-                    y = (u64)as_double(y);
-#endif
-                x[i] = y;
-            }
+            for (uint i = 0; i < R; i++)
+                x[i] = lrow[block_slot(lid + i * BLOCK_WG)];
         } else if (live) {
             __global const u64 *t = target + (size_t)(target_first + J) * N + first;
 #pragma unroll

@@ -193,13 +193,9 @@ ALWAYS_INLINE uint step_pos(uint K, uint lg, uint u, uint per, uint i)
 // registers.
 // With `local_roots` the roots come from lw instead of w: a block's roots staged in local
 // memory by stage_block_roots, with root_base = G.
-// With `f64` (built with NTT_F64, local roots only) the registers hold doubles' bits and
-// the roots' words .x the bits of the root as a double (stage_block_roots_f64); qd and
-// qinv are q and 1 / q as doubles' bits.
 ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
                             __global const ulong2 *w, __local const ulong2 *lw,
-                            const bool local_roots, uint root_base, u64 q, const bool f64,
-                            u64 qd, u64 qinv)
+                            const bool local_roots, uint root_base, u64 q)
 {
 #pragma unroll
     for (uint s = 0; s < LOG_R; s++) {
@@ -214,16 +210,6 @@ ALWAYS_INLINE void fwd_step(u64 *v, const uint K, uint lg, uint u, uint per,
                 uint t0 = step_pos(K, lg, u, per, p << K);
                 uint k = ((root_base + t0) >> (lg + K - s)) + h;
                 ulong2 r = local_roots ? lw[k] : w[k];
-#ifdef NTT_F64
-                if (f64) {
-                    double x = as_double(v[a]), y = as_double(v[a + span]);
-                    butterfly_forward_f64(&x, &y, as_double(r.x), as_double(qd),
-                                          as_double(qinv));
-                    v[a] = as_ulong(x);
-                    v[a + span] = as_ulong(y);
-                    continue;
-                }
-#endif
                 butterfly_forward_lazy(&v[a], &v[a + span], r.x, r.y, q);
             }
         }
@@ -348,14 +334,12 @@ ALWAYS_INLINE uint block_slot(uint e)
 // but in key switching's rows). Without `active` the work item only passes the barriers,
 // so that the others of its work group may transform. With `local_roots` the roots come
 // from lroots, the group's blocks' roots staged there by stage_block_roots.
-// With `f64` (see fwd_step) the transform runs on doubles: its inputs are converted on
-// load and its outputs are left in lmem as doubles' bits.
 ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem,
                                        __global const ulong2 *w,
                                        __local const ulong2 *lroots,
                                        const bool local_roots, u64 q,
                                        uint group_in_residue, load_op ld, uint lid,
-                                       bool active, const bool f64, u64 qd, u64 qinv)
+                                       bool active)
 {
     const uint bl = lid >> (LOG_G - LOG_R);
     const uint u = lid & (G / R - 1);
@@ -370,15 +354,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 #pragma unroll
         for (uint i = 0; i < R; i++)
             v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
-#ifdef NTT_F64
-        if (f64) {
-#pragma unroll
-            for (uint i = 0; i < R; i++)
-                v[i] = as_ulong((double)v[i]);
-        }
-#endif
-        fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, lw, local_roots, root_base, q, f64, qd,
-                 qinv);
+        fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, lw, local_roots, root_base, q);
 #pragma unroll
         for (uint i = 0; i < R; i++)
             lblock[PAD(u + i * (G / R))] = v[i];
@@ -390,7 +366,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 v[i] = lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))];
-            fwd_step(v, LOG_R, lg, u, G / R, w, lw, local_roots, root_base, q, f64, qd, qinv);
+            fwd_step(v, LOG_R, lg, u, G / R, w, lw, local_roots, root_base, q);
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 lblock[PAD(step_pos(LOG_R, lg, u, G / R, i))] = v[i];
@@ -402,8 +378,7 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 #pragma unroll
         for (uint i = 0; i < R; i++)
             v[i] = lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))];
-        fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, lw, local_roots, root_base, q, f64, qd,
-                 qinv);
+        fwd_step(v, LOG_G % LOG_R, 0, u, G / R, w, lw, local_roots, root_base, q);
 #pragma unroll
         for (uint i = 0; i < R; i++)
             lblock[PAD(step_pos(LOG_G % LOG_R, 0, u, G / R, i))] = v[i];
@@ -420,7 +395,7 @@ ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
                                   uint group_in_residue, load_op ld, store_op st)
 {
     fwd_block_transform(in, lmem, w, 0, false, q, group_in_residue, ld, get_local_id(0),
-                        true, false, 0, 0);
+                        true);
     const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
@@ -600,7 +575,7 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
             for (uint i = 0; i < R; i++)
                 v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
         }
-        fwd_step(v, LOG_R, lg, u, S / R, w, 0, false, S, q, false, 0, 0);
+        fwd_step(v, LOG_R, lg, u, S / R, w, 0, false, S, q);
         if (LOG_S % LOG_R == 0 && st == NSTEP - 1) {
 #pragma unroll
             for (uint i = 0; i < R; i++)
@@ -616,7 +591,7 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
 #pragma unroll
     for (uint i = 0; i < R; i++)
         v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
-    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, 0, false, S, q, false, 0, 0);
+    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, 0, false, S, q);
 #pragma unroll
     for (uint i = 0; i < R; i++)
         gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];

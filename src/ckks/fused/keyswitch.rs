@@ -101,13 +101,8 @@ impl KeySwitchPasses {
     fn build(plan: &NttPlan, ks: StagedLayout, rows: u32) -> Result<KeySwitchPasses> {
         let local_roots = ks_local_roots_fit(ks, rows, plan.context().info());
         let options = format!(
-            "-D KS_ROWS={rows} -D KS_LOCAL_ROOTS={}{}",
-            u32::from(local_roots),
-            if std::env::var("KS_F64").is_ok_and(|v| v == "1") {
-                " -D NTT_F64"
-            } else {
-                ""
-            }
+            "-D KS_ROWS={rows} -D KS_LOCAL_ROOTS={}",
+            u32::from(local_roots)
         );
         let program = plan.build_program(ks, &[sources::INV_FWD, sources::KEYSWITCH], &options)?;
         let items = plan.coeff_count() >> ks.log_r();
