@@ -123,47 +123,38 @@ __kernel void butterflies_f64(__global u64 *x, ulong x_at, __global const u64 *t
     STORE(double, qd)
 }
 
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
-void staged_int(__global u64 *x, ulong x_at, __global const u64 *tw, ulong tw_at, ulong q,
-                uint rounds)
-{
-    __local u64 lv[PAD(8 * GROUP)];
-    __local ulong2 lw[64];
-    x += x_at;
-    tw += tw_at;
-    size_t g = get_global_id(0), items = get_global_size(0);
-    uint lid = get_local_id(0);
-    if (lid < 64) lw[lid] = (ulong2)(tw[lid], tw[64 + lid]);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    u64 two_q = 2 * q, v[8];
-    for (uint k = 0; k < 8; k++) v[k] = x[k * items + g];
-    for (uint r = 0; r < rounds; r++) {
-        _Pragma("unroll") BLOCK(BF_INT_STAGED, TW_STAGED, r)
-        EXCHANGE(lv)
-    }
-    STORE(u64, q)
+// A staged kernel: values of type T in local memory, roots of type RT staged there by
+// ROOT(i) (entry i of the table tw), the arithmetic's constants DECLS, butterfly BF, values
+// stored below Q.
+#define STAGED_KERNEL(NAME, T, RT, ROOT, DECLS, BF, Q)                        \
+__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))                   \
+void NAME(__global u64 *x, ulong x_at, __global const u64 *tw, ulong tw_at, ulong q, \
+          uint rounds)                                                        \
+{                                                                             \
+    __local T lv[PAD(8 * GROUP)];                                             \
+    __local RT lw[64];                                                        \
+    x += x_at;                                                                \
+    tw += tw_at;                                                              \
+    size_t g = get_global_id(0), items = get_global_size(0);                  \
+    uint lid = get_local_id(0);                                               \
+    if (lid < 64) lw[lid] = ROOT(lid);                                        \
+    barrier(CLK_LOCAL_MEM_FENCE);                                             \
+    DECLS;                                                                    \
+    T v[8];                                                                   \
+    for (uint k = 0; k < 8; k++) v[k] = (T)x[k * items + g];                  \
+    for (uint r = 0; r < rounds; r++) {                                       \
+        _Pragma("unroll") BLOCK(BF, TW_STAGED, r)                             \
+        EXCHANGE(lv)                                                          \
+    }                                                                         \
+    STORE(T, Q)                                                               \
 }
 
-__kernel __attribute__((reqd_work_group_size(GROUP, 1, 1)))
-void staged_f64(__global u64 *x, ulong x_at, __global const u64 *tw, ulong tw_at, ulong q,
-                uint rounds)
-{
-    __local double lv[PAD(8 * GROUP)];
-    __local double lw[64];
-    x += x_at;
-    tw += tw_at;
-    size_t g = get_global_id(0), items = get_global_size(0);
-    uint lid = get_local_id(0);
-    if (lid < 64) lw[lid] = (double)tw[lid];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    double qd = (double)q, two_q = 2.0 * qd, qinv = 1.0 / qd, v[8];
-    for (uint k = 0; k < 8; k++) v[k] = (double)x[k * items + g];
-    for (uint r = 0; r < rounds; r++) {
-        _Pragma("unroll") BLOCK(BF_F64_STAGED, TW_STAGED, r)
-        EXCHANGE(lv)
-    }
-    STORE(double, qd)
-}
+#define ROOT_INT(i) ((ulong2)(tw[i], tw[64 + (i)]))
+#define ROOT_F64(i) ((double)tw[i])
+STAGED_KERNEL(staged_int, u64, ulong2, ROOT_INT, u64 two_q = 2 * q, BF_INT_STAGED, q)
+STAGED_KERNEL(staged_f64, double, double, ROOT_F64,
+              double qd = (double)q; double two_q = 2.0 * qd; double qinv = 1.0 / qd,
+              BF_F64_STAGED, qd)
 "#;
 
 /// The arithmetic of a kernel.
