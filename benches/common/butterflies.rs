@@ -1,4 +1,4 @@
-//! Butterflies in registers, no memory traffic: the NTT's Harvey butterfly
+//! Butterflies without global memory traffic: the NTT's Harvey butterfly
 //! (X, Y) -> (X + W Y, X - W Y) mod q with values kept lazily in [0, 4q), its product by
 //! Shoup's method on 64-bit words (`int`, the arithmetic of ntt.cl) against the same
 //! butterfly on doubles (`f64`, for q < 2^50): the product W Y = h + l split exactly by an
@@ -7,19 +7,21 @@
 //! |l| <= 2^47 and the estimate is within 0.75 of W Y / q, so T lies in [-q, 2q) and one
 //! conditional add of q brings it to [0, 2q); every intermediate is an integer below 2^53,
 //! so no step rounds. The bench measures the device's butterfly rate with each arithmetic;
-//! tests/butterflies.rs checks both kernels against [`reference`] on PoCL.
+//! tests/butterflies.rs checks every kernel against [`reference`] on PoCL. The kernels are
+//! built with this module's constants ([`build_options`]).
 //!
 //! Each work item holds 8 values of one prime and runs `rounds` rounds of the three layers
 //! of a radix-8 block on them (pairs at distance 1, 2, 4); at the end it reduces its values
 //! to [0, q). Two layouts ([`Layout`]):
-//! - `registers`: layer s of round r takes twiddle `w[(r + s) % 4]`, held in registers, and
-//!   values never leave the registers: the arithmetic alone.
+//! - `registers`: layer s of round r takes twiddle `w[(r + s) % TWIDDLES]`, held in
+//!   registers, and values never leave the registers: the arithmetic alone.
 //! - `staged`: as a staged NTT's block pass runs, work groups of [`GROUP`] items exchange
 //!   their values through local memory after every round (value k of item i is stored at
 //!   slot k [`GROUP`] + i, then item i reads slots 8 i .. 8 i + 7, padded by one word in 8
-//!   as ntt.cl pads), and each butterfly reads its twiddle from a table of [`STAGED_TWIDDLES`]
-//!   in local memory: `(3 r + s + k + i) % 64` for the butterfly at registers (k, k + 2^s)
-//!   of item i (its index in the group). The arithmetic with a transform's memory work.
+//!   as ntt.cl pads), and each butterfly reads its twiddle from a table of
+//!   [`STAGED_TWIDDLES`] in local memory: `(3 r + s + k + i) % STAGED_TWIDDLES` for the
+//!   butterfly at registers (k, k + 2^s) of item i (its index in the group). The
+//!   arithmetic with a transform's memory work.
 
 use std::time::Duration;
 
@@ -40,7 +42,7 @@ pub const PER_ROUND: usize = 12;
 pub const SOURCE: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 typedef ulong u64;
-#define GROUP 256
+// Built with -D GROUP, TWIDDLES and STAGED_TWIDDLES (powers of two, GROUP >= STAGED_TWIDDLES).
 #define PAD(t) ((t) + ((t) >> 3))
 
 // The radix-8 block's three layers on v[0..8), BF(x, y, t) one butterfly with twiddle
@@ -51,8 +53,8 @@ typedef ulong u64;
         for (uint k = 0; k < 8; k++)                                          \
             if ((k & d) == 0) BF(v[k], v[k + d], TW(r, s, k));                \
     }
-#define TW_REGISTERS(r, s, k) (((r) + (s)) & 3)
-#define TW_STAGED(r, s, k) ((3 * (r) + (s) + (k) + lid) & 63)
+#define TW_REGISTERS(r, s, k) (((r) + (s)) % TWIDDLES)
+#define TW_STAGED(r, s, k) ((3 * (r) + (s) + (k) + lid) % STAGED_TWIDDLES)
 
 // Each value (type T) brought from [0, 4q) to [0, Q) and stored.
 #define STORE(T, Q)                                                           \
@@ -99,8 +101,8 @@ __kernel void butterflies_int(__global u64 *x, ulong x_at, __global const u64 *t
     x += x_at;
     tw += tw_at;
     size_t g = get_global_id(0), items = get_global_size(0);
-    u64 two_q = 2 * q, v[8], w[4], wq[4];
-    for (uint k = 0; k < 4; k++) { w[k] = tw[k]; wq[k] = tw[4 + k]; }
+    u64 two_q = 2 * q, v[8], w[TWIDDLES], wq[TWIDDLES];
+    for (uint k = 0; k < TWIDDLES; k++) { w[k] = tw[k]; wq[k] = tw[TWIDDLES + k]; }
     for (uint k = 0; k < 8; k++) v[k] = x[k * items + g];
     for (uint r = 0; r < rounds; r++) {
         _Pragma("unroll") BLOCK(BF_INT_REGISTERS, TW_REGISTERS, r)
@@ -114,8 +116,8 @@ __kernel void butterflies_f64(__global u64 *x, ulong x_at, __global const u64 *t
     x += x_at;
     tw += tw_at;
     size_t g = get_global_id(0), items = get_global_size(0);
-    double qd = (double)q, two_q = 2.0 * qd, qinv = 1.0 / qd, v[8], w[4];
-    for (uint k = 0; k < 4; k++) w[k] = (double)tw[k];
+    double qd = (double)q, two_q = 2.0 * qd, qinv = 1.0 / qd, v[8], w[TWIDDLES];
+    for (uint k = 0; k < TWIDDLES; k++) w[k] = (double)tw[k];
     for (uint k = 0; k < 8; k++) v[k] = (double)x[k * items + g];
     for (uint r = 0; r < rounds; r++) {
         _Pragma("unroll") BLOCK(BF_F64_REGISTERS, TW_REGISTERS, r)
@@ -132,12 +134,12 @@ void NAME(__global u64 *x, ulong x_at, __global const u64 *tw, ulong tw_at, ulon
           uint rounds)                                                        \
 {                                                                             \
     __local T lv[PAD(8 * GROUP)];                                             \
-    __local RT lw[64];                                                        \
+    __local RT lw[STAGED_TWIDDLES];                                           \
     x += x_at;                                                                \
     tw += tw_at;                                                              \
     size_t g = get_global_id(0), items = get_global_size(0);                  \
     uint lid = get_local_id(0);                                               \
-    if (lid < 64) lw[lid] = ROOT(lid);                                        \
+    if (lid < STAGED_TWIDDLES) lw[lid] = ROOT(lid);                           \
     barrier(CLK_LOCAL_MEM_FENCE);                                             \
     DECLS;                                                                    \
     T v[8];                                                                   \
@@ -149,7 +151,7 @@ void NAME(__global u64 *x, ulong x_at, __global const u64 *tw, ulong tw_at, ulon
     STORE(T, Q)                                                               \
 }
 
-#define ROOT_INT(i) ((ulong2)(tw[i], tw[64 + (i)]))
+#define ROOT_INT(i) ((ulong2)(tw[i], tw[STAGED_TWIDDLES + (i)]))
 #define ROOT_F64(i) ((double)tw[i])
 STAGED_KERNEL(staged_int, u64, ulong2, ROOT_INT, u64 two_q = 2 * q, BF_INT_STAGED, q)
 STAGED_KERNEL(staged_f64, double, double, ROOT_F64,
@@ -240,6 +242,11 @@ fn sig(arith: Arith, layout: Layout) -> KernelSig {
     }
 }
 
+/// The constants [`SOURCE`] is built with.
+pub fn build_options() -> String {
+    format!("-D GROUP={GROUP} -D TWIDDLES={TWIDDLES} -D STAGED_TWIDDLES={STAGED_TWIDDLES}")
+}
+
 /// The twiddles of the kernels' table: `w` and their Shoup words.
 pub fn table(q: &Modulus, w: &[u64]) -> Vec<u64> {
     let mut t = w.to_vec();
@@ -321,7 +328,7 @@ pub fn run(
         )));
     }
     let sig = sig(arith, layout);
-    let kernel = sig.build(&ctx.program(&[SOURCE], "")?, &[])?;
+    let kernel = sig.build(&ctx.program(&[SOURCE], &build_options())?, &[])?;
     let x = ctx.upload(queue, values)?;
     let tw = ctx.upload(queue, &table(q, w))?;
     let local = (layout == Layout::Staged).then(|| GROUP.into());
