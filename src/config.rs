@@ -133,11 +133,13 @@ pub struct Experiment {
     pub dump_programs: Option<PathBuf>,
 }
 
-/// The device layer's defaults are [`DeviceOptions::default`]'s: the settings it owns are
-/// taken from there, not written a second time.
+/// The device layer's defaults are [`DeviceOptions::default`]'s and the CKKS kernels' are
+/// [`KernelChoices::default`]'s: the settings they own are taken from there, not written a
+/// second time.
 impl Default for Config {
     fn default() -> Self {
         let d = DeviceOptions::default();
+        let kernels = KernelChoices::default();
         Config {
             device: d.selector,
             devices: d.devices,
@@ -154,8 +156,8 @@ impl Default for Config {
             experiment: Experiment {
                 naive_ntt: false,
                 variant: StagedVariant::DEFAULT,
-                fused: KernelChoices::default().fused,
-                barrett_dq: KernelChoices::default().barrett_dq,
+                fused: kernels.fused,
+                barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
                 dump_programs: d.dump_programs,
