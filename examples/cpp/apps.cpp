@@ -613,6 +613,16 @@ namespace
         return out.str() + "]";
     }
 
+    // A request's phases as a JSON object, its first phase named `first` ("copy", or "load"
+    // where the input is loaded into a marked ciphertext).
+    string phases_json(const Phases &ph, const char *first)
+    {
+        ostringstream out;
+        out << fixed << setprecision(2) << "{\"" << first << "\": " << ph.copy_us << ", \"mark\": " << ph.mark_us
+            << ", \"calls\": " << ph.calls_us << ", \"wait\": " << ph.wait_us << ", \"read\": " << ph.read_us << "}";
+        return out.str();
+    }
+
     // How a request receives the client's ciphertext.
     enum class Receive
     {
@@ -1093,12 +1103,8 @@ namespace
                 << ", \"resident_input_pageable_uploads\": " << m.resident_traffic.pageable_uploads
                 << ", \"loaded_input_wall_us\": " << m.loaded_wall_us
                 << ", \"loaded_input_pageable_uploads\": " << m.loaded_traffic.pageable_uploads
-                << ", \"loaded_input_phases_us\": {\"mark\": " << m.loaded_phases.mark_us
-                << ", \"load\": " << m.loaded_phases.copy_us << ", \"calls\": " << m.loaded_phases.calls_us
-                << ", \"wait\": " << m.loaded_phases.wait_us << ", \"read\": " << m.loaded_phases.read_us << "}"
-                << ", \"phases_us\": {\"copy\": " << m.phases.copy_us
-                << ", \"mark\": " << m.phases.mark_us << ", \"calls\": " << m.phases.calls_us
-                << ", \"wait\": " << m.phases.wait_us << ", \"read\": " << m.phases.read_us << "}"
+                << ", \"loaded_input_phases_us\": " << phases_json(m.loaded_phases, "load")
+                << ", \"phases_us\": " << phases_json(m.phases, "copy")
                 << ", \"calls\": " << calls_json(m.calls)
                 << ", \"resident_input_calls\": " << calls_json(m.resident_calls)
                 << ", \"per_request\": {\"pool_misses\": " << m.traffic.pool_misses
