@@ -369,14 +369,25 @@ fn keys_assigned_into_a_used_object_are_uploaded_again() {
     assert_no_cpu_fallback();
 }
 
-/// Calls whose result is transparent (eleven cases): SEAL's CPU path
+/// Where a marked operand is host newer, the call uploads it; where it is device newer (an
+/// operation on the device wrote it: two negations), a copy shares its device words.
+fn make_device_newer(fx: &Fixture, a: &mut Ciphertext) -> Result<()> {
+    fx.evaluator.negate_inplace(a)?;
+    fx.evaluator.negate_inplace(a)
+}
+
+/// Calls whose result is transparent (thirteen cases): SEAL's CPU path
 /// (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on in this build) throws
 /// `logic_error("result ciphertext is transparent")` after computing. Returns (name,
-/// operand, plaintext, call); the call's second ciphertext is the operand itself.
+/// operand, plaintext, call, whether only the device knows the result is transparent); the
+/// call's second ciphertext is the operand itself. The host knows it for a zero plaintext,
+/// for a ciphertext subtracted from itself or from a copy sharing its device words, and for
+/// every operation on transparent operands it uploaded; two uploads of equal words
+/// subtracted are zero only the device sees.
 fn transparent_calls(
     fx: &Fixture,
     a: &Ciphertext,
-) -> Vec<(&'static str, Ciphertext, Plaintext, BadOp)> {
+) -> Vec<(&'static str, Ciphertext, Plaintext, BadOp, bool)> {
     let zero = fx
         .encoder
         .encode(
@@ -386,70 +397,126 @@ fn transparent_calls(
         )
         .unwrap();
     let t = fx.transparent(a);
-    let cases: [(&'static str, &Ciphertext, BadOp); 11] = [
-        ("multiply_plain by zero", a, |fx, a, _, p| {
-            fx.evaluator.multiply_plain_inplace(a, p)
-        }),
-        ("sub a ciphertext from its copy", a, |fx, a, b, _| {
-            fx.evaluator.sub_inplace(a, b)
-        }),
+    let cases: [(&'static str, &Ciphertext, BadOp, bool); 13] = [
         (
-            "sub a ciphertext from itself, out of place",
+            "multiply_plain by zero",
+            a,
+            |fx, a, _, p| fx.evaluator.multiply_plain_inplace(a, p),
+            false,
+        ),
+        (
+            "sub a ciphertext from its device copy",
             a,
             |fx, a, _, _| {
-                // A copy of the result operand, so that it carries the operand's mark.
+                make_device_newer(fx, a)?;
+                let copy = a.clone();
+                fx.evaluator.sub_inplace(a, &copy)
+            },
+            false,
+        ),
+        (
+            "sub a device ciphertext from itself, out of place",
+            a,
+            |fx, a, _, _| {
+                make_device_newer(fx, a)?;
                 let x = a.clone();
                 fx.evaluator.sub(&x, &x, a)
             },
+            false,
+        ),
+        (
+            "sub a ciphertext from a separate upload of it",
+            a,
+            |fx, a, b, _| fx.evaluator.sub_inplace(a, b),
+            true,
+        ),
+        (
+            "sub a host ciphertext from itself, out of place",
+            a,
+            |fx, a, _, _| {
+                // A copy of the result operand, so that it carries the operand's mark; the
+                // destination's copy of it shares its device words.
+                let x = a.clone();
+                fx.evaluator.sub(&x, &x, a)
+            },
+            false,
         ),
         (
             "multiply by a ciphertext with zero c1",
             &t,
             |fx, a, b, _| fx.evaluator.multiply_inplace(a, b),
+            false,
         ),
-        ("add two transparent ciphertexts", &t, |fx, a, b, _| {
-            fx.evaluator.add_inplace(a, b)
-        }),
-        ("negate a transparent ciphertext", &t, |fx, a, _, _| {
-            fx.evaluator.negate_inplace(a)
-        }),
-        ("square a transparent ciphertext", &t, |fx, a, _, _| {
-            fx.evaluator.square_inplace(a)
-        }),
-        ("relinearize a transparent product", &t, |fx, a, _, _| {
-            // A transparent product of size 3 (where checked at once, square throws after
-            // computing it: SEAL's CPU path leaves it in `a`).
-            match fx.evaluator.square_inplace(a) {
-                Err(e) if e.kind() != ErrorKind::Logic => return Err(e),
-                _ => {}
-            }
-            fx.evaluator.relinearize_inplace(a, &fx.relin)
-        }),
-        ("rescale a transparent ciphertext", &t, |fx, a, _, _| {
-            fx.evaluator.rescale_to_next_inplace(a)
-        }),
-        ("mod_switch a transparent ciphertext", &t, |fx, a, _, _| {
-            fx.evaluator.mod_switch_to_next_inplace(a)
-        }),
-        ("rotate a transparent ciphertext", &t, |fx, a, _, _| {
-            fx.evaluator.rotate_vector_inplace(a, 1, &fx.galois)
-        }),
+        (
+            "add two transparent ciphertexts",
+            &t,
+            |fx, a, b, _| fx.evaluator.add_inplace(a, b),
+            false,
+        ),
+        (
+            "negate a transparent ciphertext",
+            &t,
+            |fx, a, _, _| fx.evaluator.negate_inplace(a),
+            false,
+        ),
+        (
+            "square a transparent ciphertext",
+            &t,
+            |fx, a, _, _| fx.evaluator.square_inplace(a),
+            false,
+        ),
+        (
+            "relinearize a transparent product",
+            &t,
+            |fx, a, _, _| {
+                // A transparent product of size 3 (square throws after computing it: SEAL's CPU
+                // path leaves it in `a`, and so does the device path).
+                match fx.evaluator.square_inplace(a) {
+                    Err(e) if e.kind() != ErrorKind::Logic => return Err(e),
+                    _ => {}
+                }
+                fx.evaluator.relinearize_inplace(a, &fx.relin)
+            },
+            false,
+        ),
+        (
+            "rescale a transparent ciphertext",
+            &t,
+            |fx, a, _, _| fx.evaluator.rescale_to_next_inplace(a),
+            false,
+        ),
+        (
+            "mod_switch a transparent ciphertext",
+            &t,
+            |fx, a, _, _| fx.evaluator.mod_switch_to_next_inplace(a),
+            false,
+        ),
+        (
+            "rotate a transparent ciphertext",
+            &t,
+            |fx, a, _, _| fx.evaluator.rotate_vector_inplace(a, 1, &fx.galois),
+            false,
+        ),
     ];
     cases
         .into_iter()
-        .map(|(name, operand, call)| (name, operand.clone(), zero.clone(), call))
+        .map(|(name, operand, call, device_only)| {
+            (name, operand.clone(), zero.clone(), call, device_only)
+        })
         .collect()
 }
 
-/// By default (`SEAL_OPENCL_CHECK_TRANSPARENT` unset: deferred) the device computes SEAL's
-/// transparency test as part of each operation without waiting: the call returns, and
-/// every host read of the result (its words, decrypt) throws SEAL's `logic_error`. A
-/// transparent result never reaches the host.
+/// By default (`SEAL_OPENCL_CHECK_TRANSPARENT` unset: deferred) a result the host knows to be
+/// transparent throws SEAL's `logic_error` at the call, as on the CPU, and leaves the words
+/// SEAL's CPU path leaves (programs such as TenSEAL catch it there and recover). A result
+/// only the device knows to be transparent is tested on the device without waiting: the call
+/// returns, and every host read of the result (its words, decrypt) throws SEAL's
+/// `logic_error`. A transparent result never reaches the host.
 #[test]
-fn transparent_results_throw_at_the_first_host_read_by_default() {
+fn transparent_results_throw_at_the_call_or_else_at_the_first_host_read_by_default() {
     let fx = Fixture::new();
     let a = fx.encrypt(&mut rng());
-    for (name, operand, plain, op) in transparent_calls(&fx, &a) {
+    for (name, operand, plain, op, device_only) in transparent_calls(&fx, &a) {
         let mut cpu = operand.clone();
         let cpu_err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
         assert_eq!(
@@ -458,8 +525,18 @@ fn transparent_results_throw_at_the_first_host_read_by_default() {
             "{name}: CPU error {cpu_err}"
         );
         let mut gpu = on_gpu(&operand);
-        op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain))
-            .unwrap_or_else(|e| panic!("{name}: the device call did not return: {e}"));
+        let result = op(&fx, &mut gpu, &operand, &plain_on_gpu(&plain));
+        if !device_only {
+            let err = result.expect_err(&format!("{name}: the device call returned"));
+            assert_eq!(
+                hresult(&err),
+                hresult(&cpu_err),
+                "{name}: {err} vs {cpu_err}"
+            );
+            assert_same(&cpu, &gpu, name);
+            continue;
+        }
+        result.unwrap_or_else(|e| panic!("{name}: the device call did not return: {e}"));
         for (read, result) in [
             ("host read", gpu.data().map(drop)),
             ("decrypt", fx.decryptor.decrypt(&gpu).map(drop)),
@@ -489,7 +566,7 @@ child_test! {
     fn transparent_results_are_checked_when_asked() [(CHECK_TRANSPARENT.name, "eager")] {
         let fx = Fixture::new();
         let a = fx.encrypt(&mut rng());
-        for (name, operand, plain, op) in transparent_calls(&fx, &a) {
+        for (name, operand, plain, op, _) in transparent_calls(&fx, &a) {
             let mut cpu = operand.clone();
             let cpu_err = op(&fx, &mut cpu, &operand, &plain).unwrap_err();
             // Marked, not made resident: negating a transparent operand twice would throw.

@@ -3,7 +3,9 @@
 //! reused for smaller requests, and an image shrinks without copying when polynomials or
 //! a plaintext's last prime are dropped).
 //!
-//! An image also remembers a pending transparency check: SEAL asked whether the result it
+//! An image also knows what the host knows of its words ([`Known`]: zeros uploaded, or
+//! derived by the operation that wrote them), which answers SEAL's transparency check at the
+//! call where it can (see `transparency.rs`), and remembers a pending transparency check: SEAL asked whether the result it
 //! holds is transparent, and the backend answered without waiting for the device. The
 //! answer is needed only when the words reach the host, and every way they can (a host
 //! read, save, decrypt, a copy's download) goes through a download of this image or of a
@@ -48,6 +50,11 @@ use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 
+use super::transparency::{Known, Zeros};
+
+/// SEAL's message for a transparent result.
+const TRANSPARENT: &str = "result ciphertext is transparent";
+
 /// Whole images copied on the device so far, in every backend of the process: a write to
 /// words a copy shares, or a move to another tile.
 static DEVICE_COPIES: AtomicU64 = AtomicU64::new(0);
@@ -65,6 +72,9 @@ pub struct GpuImage {
     /// Shared with the image's copies until one of them writes.
     words: Option<Arc<Words>>,
     len: usize,
+    /// What the host knows of the words: set by an upload and by the operation that wrote
+    /// them, forgotten by every other write.
+    known: Known,
     /// SEAL's transparency check of the result the image holds, answered at its download.
     transparency: Option<PendingCheck>,
     /// The last upload, when it may still read the SEAL object's host words.
@@ -157,7 +167,7 @@ impl Deref for Operand<'_> {
 /// words `from ..` of the image (polynomials 1 and up) are all zero.
 #[derive(Clone, Debug)]
 struct PendingCheck {
-    /// The operation that produced the result (for the error message).
+    /// The operation that produced the result (for the log).
     operation: Box<str>,
     from: usize,
 }
@@ -174,6 +184,17 @@ impl GpuImage {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The zero polynomials the host knows of, for polynomials of `poly_words` words.
+    pub(crate) fn zeros(&self, poly_words: usize) -> Zeros {
+        self.known.zeros(poly_words)
+    }
+
+    /// Records what the operation that just wrote the image knows of its polynomials (of
+    /// `poly_words` words).
+    pub(crate) fn set_zeros(&mut self, zeros: Zeros, poly_words: usize) {
+        self.known = zeros.known(poly_words);
     }
 
     fn words(&self) -> Result<&Arc<Words>> {
@@ -213,6 +234,7 @@ impl GpuImage {
         if self.tile() != graph.tile().index() || !self.holds_alone()? {
             self.copy_to(graph)?;
         }
+        self.new_contents();
         let words = self.exclusive()?;
         words.uses.get_mut().before_write(graph)?;
         Ok(words.buffer.buffer())
@@ -228,6 +250,7 @@ impl GpuImage {
             self.copy_to(graph)?;
         }
         if self.holds_alone()? {
+            self.new_contents();
             let words = self.exclusive()?;
             words.uses.get_mut().before_write(graph)?;
             return Ok(Rewrite {
@@ -237,11 +260,26 @@ impl GpuImage {
         }
         let fresh = graph.alloc(self.len)?;
         self.ordered_read(graph)?;
+        self.new_contents();
         let source = self.words.replace(Words::written_on(fresh, graph));
         Ok(Rewrite {
             dst: self.buffer()?,
             source,
         })
+    }
+
+    /// Forgets what was known and checked of the words: an operation writes new ones (and
+    /// records what it knows of them itself).
+    fn new_contents(&mut self) {
+        self.known = Known::Nothing;
+        self.transparency = None;
+    }
+
+    /// Whether this image and `other` hold the same words: the same buffer, as a copy and
+    /// its original do until one of them writes.
+    pub(crate) fn same_words(&self, other: &GpuImage) -> bool {
+        self.len == other.len
+            && matches!((&self.words, &other.words), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
     }
 
     /// Whether no copy shares the image's words. Errors: the image holds none.
@@ -305,6 +343,7 @@ impl GpuImage {
         pinned: &PinnedHost,
     ) -> Result<bool> {
         self.transparency = None;
+        self.known = Known::of_words(data);
         if data.is_empty() {
             self.words = None;
             self.len = 0;
@@ -407,10 +446,15 @@ impl GpuImage {
             tail.iter().all(|&w| w == 0)
         };
         if transparent {
-            return Err(Error::Logic(format!(
-                "result ciphertext is transparent (result of {}; seal-opencl reports it at the                  first host read of the result)",
-                check.operation
-            )));
+            // SEAL's exception, word for word, as callers match it; which operation made the
+            // result goes to the log.
+            tracing::warn!(
+                operation = %check.operation,
+                "a result the device computed is transparent; SEAL's logic_error is thrown at \
+                 its first host read instead of at the call (SEAL_OPENCL_CHECK_TRANSPARENT=eager \
+                 throws at the call)"
+            );
+            return Err(Error::Logic(TRANSPARENT.into()));
         }
         Ok(())
     }
@@ -434,6 +478,7 @@ impl GpuImage {
         let mut copy = GpuImage {
             words: self.words.clone(),
             len: self.len,
+            known: self.known,
             transparency: self.transparency.clone(),
             upload: Mutex::new(None),
         };
@@ -449,7 +494,7 @@ impl GpuImage {
         debug_assert!(buffer.words() >= len);
         self.words = Some(Words::written_on(buffer, graph));
         self.len = len;
-        self.transparency = None;
+        self.new_contents();
     }
 
     /// Keeps only the first `len` words.

@@ -45,6 +45,7 @@ use image::Rewrite;
 pub use keys::{KeyCacheStats, KeyId};
 pub use transfer::{PinnedHostRef, Traffic};
 pub use transparency::TransparencyCheck;
+use transparency::Zeros;
 
 use crate::ckks::context::{CkksContext, KernelChoices, KswitchKey};
 use crate::ckks::ops::LevelOps;
@@ -167,47 +168,6 @@ impl Backend {
     pub fn with_max_key_bytes(mut self, bytes: u64) -> Backend {
         self.keys = self.graphs.iter().map(|_| KeyCache::new(bytes)).collect();
         self
-    }
-
-    /// Answers [`Backend::is_transparent`] in `mode` (the default is
-    /// [`TransparencyCheck::Deferred`]).
-    pub fn checking_transparency(mut self, mode: TransparencyCheck) -> Backend {
-        self.transparency = mode;
-        self
-    }
-
-    /// SEAL's `Ciphertext::is_transparent` of `operation`'s result `ct`, of `size`
-    /// polynomials of `poly_words` words (SEAL throws `logic_error` when it is true):
-    /// - with the check off ([`TransparencyCheck::Off`]), false;
-    /// - else with fewer than 2 polynomials, true, as SEAL says (no device needed);
-    /// - eager ([`TransparencyCheck::Eager`]): waits for the device and downloads
-    ///   polynomials 1 and up;
-    /// - deferred ([`TransparencyCheck::Deferred`]): records the check on the image and
-    ///   answers false at once, without waiting or launching anything; the image's
-    ///   downloads (and those of its copies) test the words they bring to the host and
-    ///   fail with the `logic_error` naming `operation` when the result is transparent.
-    ///   The words can reach the host no other way, so no transparent result does
-    ///   silently, and an honest result costs the test of one word.
-    pub fn is_transparent(
-        &self,
-        ct: &mut GpuImage,
-        size: usize,
-        poly_words: usize,
-        operation: &str,
-    ) -> Result<bool> {
-        if self.transparency == TransparencyCheck::Off {
-            return Ok(false);
-        }
-        if size < 2 {
-            return Ok(true);
-        }
-        if self.transparency == TransparencyCheck::Deferred {
-            ct.set_pending(operation, poly_words);
-            return Ok(false);
-        }
-        let mut words = vec![0u64; ct.len().saturating_sub(poly_words)];
-        ct.download_from(poly_words.min(ct.len()), &mut words)?;
-        Ok(words.iter().all(|&w| w == 0))
     }
 
     /// The graph the calling thread issues on: the queue it was bound to
@@ -455,8 +415,8 @@ impl Backend {
     pub fn negate(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("negate", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
-            let target = ct.rewrite_on(ops.graph())?;
-            ops.negate(target.dst, target.src(), size)
+            let zeros = ct.zeros(ops.poly_words());
+            rewrite(ops, ct, zeros, |t| ops.negate(t.dst, t.src(), size))
         })
     }
 
@@ -498,6 +458,11 @@ impl Backend {
         self.with_ops(name, level, |ops| {
             a.expect(a_size, ops, "encrypted1")?;
             b.expect(b_size, ops, "encrypted2")?;
+            let zeros = if subtract && a.same_words(b) {
+                Zeros::All
+            } else {
+                a.zeros(ops.poly_words()).sum(b.zeros(ops.poly_words()))
+            };
             let common = a_size.min(b_size);
             let src = b.read_on(ops.graph())?;
             if b_size > a_size {
@@ -516,18 +481,20 @@ impl Backend {
                     a_size,
                 )?;
                 a.replace(ops.graph(), grown, b_size * ops.poly_words());
+                a.set_zeros(zeros, ops.poly_words());
                 return Ok(());
             }
-            let target = a.rewrite_on(ops.graph())?;
-            if target.out_of_place() && a_size > common {
-                // b lacks polynomials that a has: they pass unchanged.
-                ops.copy_tail(target.dst, target.src(), common, a_size - common)?;
-            }
-            if subtract {
-                ops.sub(target.dst, target.src(), &src, common)
-            } else {
-                ops.add(target.dst, target.src(), &src, common)
-            }
+            rewrite(ops, a, zeros, |target| {
+                if target.out_of_place() && a_size > common {
+                    // b lacks polynomials that a has: they pass unchanged.
+                    ops.copy_tail(target.dst, target.src(), common, a_size - common)?;
+                }
+                if subtract {
+                    ops.sub(target.dst, target.src(), &src, common)
+                } else {
+                    ops.add(target.dst, target.src(), &src, common)
+                }
+            })
         })
     }
 
@@ -535,8 +502,8 @@ impl Backend {
     pub fn double_inplace(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("add", level, |ops| {
             ct.expect(size, ops, "encrypted1")?;
-            let target = ct.rewrite_on(ops.graph())?;
-            ops.add(target.dst, target.src(), target.src(), size)
+            let zeros = ct.zeros(ops.poly_words());
+            rewrite(ops, ct, zeros, |t| ops.add(t.dst, t.src(), t.src(), size))
         })
     }
 
@@ -544,7 +511,9 @@ impl Backend {
     pub fn zero(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("sub", level, |ops| {
             ct.expect(size, ops, "encrypted1")?;
-            ops.zero(ct.write_on(ops.graph())?, size)
+            ops.zero(ct.write_on(ops.graph())?, size)?;
+            ct.set_zeros(Zeros::All, ops.poly_words());
+            Ok(())
         })
     }
 
@@ -586,19 +555,22 @@ impl Backend {
         }
         self.with_ops(name, level, |ops| {
             a.expect(a_size, ops, "encrypted1")?;
+            let a_zeros = a.zeros(ops.poly_words());
             let a_buf = a.read_on(ops.graph())?;
-            let (b_buf, b_size) = match b {
+            let (b_buf, b_size, zeros) = match b {
                 Some((b, b_size)) => {
                     b.expect(b_size, ops, "encrypted2")?;
-                    (Some(b.read_on(ops.graph())?), b_size)
+                    let zeros = a_zeros.product(b.zeros(ops.poly_words()));
+                    (Some(b.read_on(ops.graph())?), b_size, zeros)
                 }
-                None => (None, a_size),
+                None => (None, a_size, a_zeros),
             };
             let product = ops.alloc_result(size, ops.primes())?;
             let b_buf = b_buf.as_deref().unwrap_or(&a_buf);
             ops.tensor(product.buffer(), &a_buf, a_size, b_buf, b_size)?;
             drop(a_buf);
             a.replace(ops.graph(), product, size * ops.poly_words());
+            a.set_zeros(zeros, ops.poly_words());
             Ok(())
         })
     }
@@ -628,8 +600,11 @@ impl Backend {
                 .map(|k| self.key(k))
                 .collect::<Result<Vec<_>>>()?;
             let keys: Vec<&KswitchKey> = device_keys.iter().map(|k| &**k).collect();
+            // Switching zero polynomials adds zero: a transparent input stays transparent.
+            let zeros = ct.zeros(ops.poly_words());
             ops.relinearize(ct.write_on(ops.graph())?, size, &keys)?;
             ct.truncate(destination_size * ops.poly_words());
+            ct.set_zeros(zeros, ops.poly_words());
             Ok(())
         })
     }
@@ -687,7 +662,8 @@ impl Backend {
 
     /// `step(ops, target, plain)` after checking that `ct` holds `size` polynomials and
     /// `plain` one at the level; `target` is where ct's new contents go
-    /// ([`GpuImage::rewrite_on`]).
+    /// ([`GpuImage::rewrite_on`]); the result's zeros are `zeros(ct's, plain's)`.
+    #[allow(clippy::too_many_arguments)]
     fn with_plain(
         &self,
         name: &'static str,
@@ -695,13 +671,15 @@ impl Backend {
         ct: &mut GpuImage,
         size: usize,
         plain: &GpuImage,
+        zeros: fn(Zeros, Zeros) -> Zeros,
         step: impl FnOnce(&LevelOps, &Rewrite, &Region) -> Result<()>,
     ) -> Result<()> {
         self.with_ops(name, level, |ops| {
             ct.expect(size, ops, "encrypted")?;
             plain.expect(1, ops, "plain")?;
+            let zeros = zeros(ct.zeros(ops.poly_words()), plain.zeros(ops.poly_words()));
             let plain = plain.read_on(ops.graph())?;
-            step(ops, &ct.rewrite_on(ops.graph())?, &plain)
+            rewrite(ops, ct, zeros, |t| step(ops, t, &plain))
         })
     }
 
@@ -743,7 +721,11 @@ impl Backend {
             }
             let out = ops.alloc_result(size, primes)?;
             step(ops, out.buffer(), &*src.read_on(ops.graph())?, size)?;
-            dst.replace(ops.graph(), out, size * primes * (1 << level.log_n));
+            // Rescaling or dropping a prime maps a zero polynomial to zero.
+            let zeros = src.zeros(ops.poly_words());
+            let poly_words = primes << level.log_n;
+            dst.replace(ops.graph(), out, size * poly_words);
+            dst.set_zeros(zeros, poly_words);
             Ok(())
         })
     }
@@ -767,9 +749,15 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_plain("multiply_plain", level, ct, size, plain, |ops, t, p| {
-            ops.multiply_plain(t.dst, t.src(), size, p)
-        })
+        self.with_plain(
+            "multiply_plain",
+            level,
+            ct,
+            size,
+            plain,
+            Zeros::times_plain,
+            |ops, t, p| ops.multiply_plain(t.dst, t.src(), size, p),
+        )
     }
 
     /// ct.data(0) += plain.
@@ -780,9 +768,15 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_plain("add_plain", level, ct, size, plain, |ops, t, p| {
-            Self::add_plain_into(ops, t, size, p, false)
-        })
+        self.with_plain(
+            "add_plain",
+            level,
+            ct,
+            size,
+            plain,
+            Zeros::plus_plain,
+            |ops, t, p| Self::add_plain_into(ops, t, size, p, false),
+        )
     }
 
     /// ct.data(0) -= plain.
@@ -793,9 +787,15 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        self.with_plain("sub_plain", level, ct, size, plain, |ops, t, p| {
-            Self::add_plain_into(ops, t, size, p, true)
-        })
+        self.with_plain(
+            "sub_plain",
+            level,
+            ct,
+            size,
+            plain,
+            Zeros::plus_plain,
+            |ops, t, p| Self::add_plain_into(ops, t, size, p, true),
+        )
     }
 
     pub fn apply_galois(
@@ -816,22 +816,25 @@ impl Backend {
                 return Err(Error::invalid("Galois element is not valid"));
             }
             let key = self.key(key)?;
-            let target = ct.rewrite_on(ops.graph())?;
-            ops.apply_galois(target.dst, target.src(), galois_elt, &key)
+            // A permuted zero polynomial is zero, and switching it adds zero.
+            let zeros = ct.zeros(ops.poly_words());
+            rewrite(ops, ct, zeros, |t| {
+                ops.apply_galois(t.dst, t.src(), galois_elt, &key)
+            })
         })
     }
 
     pub fn transform_to_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_to_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
-            ops.transform(ct.write_on(ops.graph())?, size, NttDirection::Forward)
+            transform(ops, ct, size, NttDirection::Forward)
         })
     }
 
     pub fn transform_from_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_from_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted_ntt")?;
-            ops.transform(ct.write_on(ops.graph())?, size, NttDirection::Inverse)
+            transform(ops, ct, size, NttDirection::Inverse)
         })
     }
 }
@@ -848,6 +851,32 @@ fn thread_ordinal() -> usize {
         static ORDINAL: usize = NEXT.fetch_add(1, Ordering::Relaxed);
     }
     ORDINAL.with(|ordinal| *ordinal)
+}
+
+/// Runs `step` on where `ct`'s new contents go ([`GpuImage::rewrite_on`]), then records
+/// that the result has `zeros`.
+fn rewrite(
+    ops: &LevelOps,
+    ct: &mut GpuImage,
+    zeros: Zeros,
+    step: impl FnOnce(&Rewrite) -> Result<()>,
+) -> Result<()> {
+    step(&ct.rewrite_on(ops.graph())?)?;
+    ct.set_zeros(zeros, ops.poly_words());
+    Ok(())
+}
+
+/// The NTT of `ct`'s `size` polynomials in place: a zero polynomial's transform is zero.
+fn transform(
+    ops: &LevelOps,
+    ct: &mut GpuImage,
+    size: usize,
+    direction: NttDirection,
+) -> Result<()> {
+    let zeros = ct.zeros(ops.poly_words());
+    ops.transform(ct.write_on(ops.graph())?, size, direction)?;
+    ct.set_zeros(zeros, ops.poly_words());
+    Ok(())
 }
 
 /// Runs `op(src, dst)` with the image's contents as src and the image itself as dst (for
