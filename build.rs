@@ -94,7 +94,7 @@ fn run() -> BuildResult<()> {
     let version = seal_version(&seal_source)?;
     let seal_libs = seal_libs(&version);
     let tree = list_tree(&seal_source)?;
-    let patches = read_patches(&manifest_dir.join("seal-patch"), &version)?;
+    let patches = read_every_series(&manifest_dir.join("seal-patch"), &version)?;
 
     let seal_dir = seal_build_dir(&out_dir);
     let seal_src = seal_dir.join("seal-src");
@@ -370,6 +370,20 @@ fn seal_version(root: &Path) -> BuildResult<String> {
     let path = root.join("CMakeLists.txt");
     let text = fs::read_to_string(&path).map_err(|e| io_context("read", &path, e))?;
     version::seal_version(&text).map_err(|e| format!("{}: {e}", root.display()))
+}
+
+/// The series of SEAL `version` ([`read_patches`]), after reading every supported version's:
+/// the crate ships them all, so a series naming a missing patch fails every build, whichever
+/// SEAL it is on.
+fn read_every_series(dir: &Path, version: &str) -> BuildResult<Vec<(String, String)>> {
+    let mut chosen = None;
+    for supported in version::SUPPORTED_SEAL_VERSIONS {
+        let patches = read_patches(dir, supported)?;
+        if *supported == version {
+            chosen = Some(patches);
+        }
+    }
+    chosen.ok_or_else(|| format!("no series for SEAL {version} in {}", dir.display()))
 }
 
 /// The series' patches of SEAL `version` as (name, text), in series order; a name is the

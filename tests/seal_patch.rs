@@ -1,5 +1,7 @@
 //! The SEAL patch applier of build.rs (build/patch.rs), on in-memory trees, and its choice of
-//! series by SEAL version (build/version.rs).
+//! series by SEAL version (build/version.rs). It reads nothing of the source tree, so it runs
+//! from the GPU bundle on another machine; that every supported version's series names
+//! existing patches is checked by build.rs, at every build.
 
 #[path = "../build/patch.rs"]
 mod patch;
@@ -191,7 +193,7 @@ fn malformed_or_unsafe_patches_are_rejected_with_their_name() {
 }
 
 #[test]
-fn the_seal_version_comes_from_cmakelists_and_must_have_a_series() {
+fn the_seal_version_comes_from_cmakelists_and_must_be_supported() {
     let cmake = |line: &str| format!("cmake_minimum_required(VERSION 3.13)\n\n{line}\n");
     for supported in version::SUPPORTED_SEAL_VERSIONS {
         let text = cmake(&format!(
@@ -207,15 +209,4 @@ fn the_seal_version_comes_from_cmakelists_and_must_have_a_series() {
     );
     let err = version::seal_version(&cmake("project(Other VERSION 4.4.3)")).unwrap_err();
     assert!(err.contains("no `project(SEAL VERSION"), "{err}");
-    // The series named by each supported version exists.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("seal-patch");
-    for supported in version::SUPPORTED_SEAL_VERSIONS {
-        let series = std::fs::read_to_string(root.join(supported).join("series")).unwrap();
-        for name in parse_series(&series) {
-            assert!(
-                root.join(supported).join(&name).is_file(),
-                "{supported}/{name}"
-            );
-        }
-    }
 }
