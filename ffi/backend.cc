@@ -9,6 +9,7 @@
 #include "seal-opencl/ffi/seal_opencl.h"
 #include "seal-opencl/src/ffi/mod.rs.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -729,11 +730,14 @@ namespace seal_opencl
             {
                 const auto params = level_params(context, context_data);
                 const bool same = &encrypted1 == &encrypted2;
+                // Equal words on the host are one operand twice, so that a - a is known to be
+                // zero at the call, as SEAL's transparency check needs.
+                const bool twice = same || equal_host_words(encrypted1, encrypted2);
                 routed(
                     operation, context, context_data, encrypted1,
                     [&] {
                         translated([&] {
-                            if (same)
+                            if (twice)
                             {
                                 backend_->unary(params, self_op, result_image(encrypted1), encrypted1.size());
                             }
@@ -756,6 +760,18 @@ namespace seal_opencl
                             cpu_op(cpu.evaluator, result, cpu.copy(encrypted2));
                         }
                     });
+            }
+
+            // Whether both ciphertexts hold the same words and metadata on the host, and their
+            // device images those words too (in sync: the uploads of this call leave them so). An
+            // operand copied from another before any backend was installed has its own upload;
+            // two unrelated ciphertexts differ in their first word, where the comparison stops.
+            static bool equal_host_words(const Ciphertext &a, const Ciphertext &b)
+            {
+                return Access::residency(a) == seal::gpu::Residency::in_sync &&
+                       Access::residency(b) == seal::gpu::Residency::in_sync && a.parms_id() == b.parms_id() &&
+                       a.size() == b.size() && a.is_ntt_form() == b.is_ntt_form() &&
+                       std::equal(a.data(), a.data() + a.dyn_array().size(), b.data());
             }
 
             // encrypted = encrypted op plain.

@@ -376,14 +376,14 @@ fn make_device_newer(fx: &Fixture, a: &mut Ciphertext) -> Result<()> {
     fx.evaluator.negate_inplace(a)
 }
 
-/// Calls whose result is transparent (thirteen cases): SEAL's CPU path
+/// Calls whose result is transparent (fourteen cases): SEAL's CPU path
 /// (SEAL_THROW_ON_TRANSPARENT_CIPHERTEXT, on in this build) throws
 /// `logic_error("result ciphertext is transparent")` after computing. Returns (name,
 /// operand, plaintext, call, whether only the device knows the result is transparent); the
 /// call's second ciphertext is the operand itself. The host knows it for a zero plaintext,
-/// for a ciphertext subtracted from itself or from a copy sharing its device words, and for
-/// every operation on transparent operands it uploaded; two uploads of equal words
-/// subtracted are zero only the device sees.
+/// for a ciphertext subtracted from itself, from a copy sharing its device words or from one
+/// with equal host words, and for every operation on transparent operands it uploaded; a
+/// ciphertext plus its negation computed on the device is zero only the device sees.
 fn transparent_calls(
     fx: &Fixture,
     a: &Ciphertext,
@@ -397,7 +397,7 @@ fn transparent_calls(
         )
         .unwrap();
     let t = fx.transparent(a);
-    let cases: [(&'static str, &Ciphertext, BadOp, bool); 13] = [
+    let cases: [(&'static str, &Ciphertext, BadOp, bool); 14] = [
         (
             "multiply_plain by zero",
             a,
@@ -425,9 +425,19 @@ fn transparent_calls(
             false,
         ),
         (
-            "sub a ciphertext from a separate upload of it",
+            "sub a ciphertext from an equal one uploaded apart",
             a,
             |fx, a, b, _| fx.evaluator.sub_inplace(a, b),
+            false,
+        ),
+        (
+            "add a ciphertext and its negation",
+            a,
+            |fx, a, _, _| {
+                let mut negated = a.clone();
+                fx.evaluator.negate_inplace(&mut negated)?;
+                fx.evaluator.add_inplace(a, &negated)
+            },
             true,
         ),
         (

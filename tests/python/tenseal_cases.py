@@ -207,6 +207,33 @@ def _enc_matmul(ctx, inputs):
     return [enc.enc_matmul_plain(P[:4], 4)]
 
 
+def _zero_operands(ctx, inputs):
+    """TenSEAL's products with zero: SEAL throws "result ciphertext is transparent" at the call,
+    and TenSEAL catches it there and substitutes an encryption of zero (a fresh one: these
+    results differ from run to run)."""
+    x, _ = _loaded(ctx, inputs)
+    a = ts.ckks_tensor_from(ctx, inputs["a"])
+    zeros = [0.0] * len(X)
+    in_place = x.copy()
+    in_place.mul_(0)
+    return [
+        x * 0,
+        x * zeros,
+        x.dot(zeros),
+        in_place,
+        x.mm([[0.0]] * len(X)),
+        a * 0,
+        a * ts.plain_tensor(np.zeros_like(A_).tolist()),
+    ]
+
+
+def _self_difference(ctx, inputs):
+    """A vector minus itself: SEAL's "result ciphertext is transparent" at the call, which
+    TenSEAL passes on as an error (the same on both paths)."""
+    x, _ = _loaded(ctx, inputs)
+    return [error_of(lambda: x - x), error_of(lambda: x.copy().sub_(x))]
+
+
 def _tensors(ctx):
     return {
         "a": ts.ckks_tensor(ctx, SQUARE).serialize(),
@@ -334,6 +361,12 @@ CASES = {
         _enc_matmul,
         lambda: [A_ @ np.array(P[:4])],
     ),
+    "zero_operands": Case(
+        "ckks", lambda ctx: {**_vectors(ctx), **_tensors(ctx)}, _zero_operands,
+        lambda: [0 * X_, 0 * X_, [0.0], 0 * X_, [0.0], 0 * A_, 0 * A_],
+        fresh_encryption=True,
+    ),
+    "self_difference": Case("ckks", _vectors, _self_difference, lambda: [None, None]),
     "tensor_ops": Case("ckks", _tensors, _tensor_ops, _tensor_plain),
     "tensor_polyval": Case(
         "ckks", _tensors, _tensor_polyval,
