@@ -5,8 +5,10 @@
 # benches/tenseal_bench.py, with scripts/tenseal-gpu-run.sh as run.sh. The wheels are for this
 # machine's Python (PYTHON, default python3): the GPU machine's python3 must be the same
 # minor version.
+# With TENSEAL_TESTS (the `tests` folder of a TenSEAL checkout, OpenMined/TenSEAL) it also packs
+# TenSEAL's own suite, benches/tenseal_upstream.py and pytest-xdist, for `run.sh upstream`.
 #   scripts/tenseal-bundle.sh
-#   device run, carry [".gpu/tenseal"]:  .gpu/tenseal/run.sh suite     (or: bench)
+#   device run, carry [".gpu/tenseal"]:  .gpu/tenseal/run.sh suite     (or: bench, upstream)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -21,6 +23,12 @@ cp "$build"/dist/tenseal-*.whl "$bundle/gpu/"
 "$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" numpy pytest
 cp tests/python/*.py "$bundle/tests/"
 cp benches/tenseal_bench.py "$bundle/benches/"
+if [ -n "${TENSEAL_TESTS:-}" ]; then
+  mkdir -p "$bundle/upstream"
+  cp -r "$TENSEAL_TESTS" "$bundle/upstream/tests"
+  cp benches/tenseal_upstream.py "$bundle/benches/"
+  "$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" pytest-xdist
+fi
 cp scripts/tenseal-gpu-run.sh "$bundle/run.sh"
 # The interpreter the wheels are built for, for a machine whose python3 is another minor
 # version (the GPU machine runs Ubuntu 24.04): its tree without what running and making venvs

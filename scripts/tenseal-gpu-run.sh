@@ -4,13 +4,16 @@
 #   run.sh suite    runs the TenSEAL suite (tests/python) with the seal-opencl wheel
 #   run.sh bench    runs benches/tenseal_bench.py three ways: stock TenSEAL (SEAL on the CPU),
 #                   the seal-opencl wheel without and with SEAL_GPU_ROUTE_ALL=1
+#   run.sh upstream TenSEAL's own suite (packed with TENSEAL_TESTS) through
+#                   benches/tenseal_upstream.py: MODES (default stock,gpu,crosscheck) with
+#                   WORKERS pytest-xdist workers (default 8)
 # Arguments after the first go to pytest or to the benchmark. Logs and JSON go to $OUT
 # (default ./out); SEAL_OPENCL_DEVICE picks the device.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
 mkdir -p "$out"
-part=${1:?usage: run.sh suite|bench [ARGS]}
+part=${1:?usage: run.sh suite|bench|upstream [ARGS]}
 shift
 # The interpreter the wheels were built for, where this machine's python3 is another version.
 want=$(cd "$here/gpu" && ls tenseal-*.whl | sed -n 's/.*-cp\([0-9]\)\([0-9]*\)-.*/\1.\2/p')
@@ -24,10 +27,10 @@ fi
 envs=$(mktemp -d)
 trap 'rm -rf "$envs"' EXIT
 
-# env_with DIR WHEELS: a fresh environment at DIR with the tenseal wheel of WHEELS.
+# env_with DIR WHEELS [PACKAGE...]: a fresh environment at DIR with the tenseal wheel of WHEELS.
 env_with() {
   python3 -m venv "$1"
-  "$1/bin/pip" install --quiet --no-index --find-links "$here/wheels" "$2"/tenseal-*.whl pytest
+  "$1/bin/pip" install --quiet --no-index --find-links "$here/wheels" "$2"/tenseal-*.whl pytest "${@:3}"
 }
 
 case "$part" in
@@ -46,8 +49,15 @@ case "$part" in
     SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
     ;;
+  upstream)
+    env_with "$envs/stock" "$here/stock" pytest-xdist
+    env_with "$envs/gpu" "$here/gpu" pytest-xdist
+    python3 "$here/benches/tenseal_upstream.py" --tests "$here/upstream/tests" \
+      --stock "$envs/stock/bin/python" --ours "$envs/gpu/bin/python" --out "$out/upstream" \
+      --modes "${MODES:-stock,gpu,crosscheck}" --workers "${WORKERS:-8}" "$@"
+    ;;
   *)
-    echo "usage: run.sh suite|bench [ARGS]" >&2
+    echo "usage: run.sh suite|bench|upstream [ARGS]" >&2
     exit 2
     ;;
 esac

@@ -26,8 +26,8 @@
 //!
 //! # Dump at exit
 //! Rust never drops statics, so a `Drop` of a global collector would never run. Instead,
-//! the first event recorded by a profiler that dumps at exit registers a C `atexit`
-//! handler. `exit()` (returning from `main` in Rust or C++, or `std::process::exit`)
+//! the first launch or routed call recorded by a profiler that dumps at exit registers a
+//! C `atexit` handler. `exit()` (returning from `main` in Rust or C++, or `std::process::exit`)
 //! runs it. It is registered after the OpenCL driver initialised (a queue existed to
 //! record on), and `atexit` handlers run in reverse order, so it runs before any handler
 //! the driver registered during its own initialisation and can still query events. It
@@ -131,9 +131,7 @@ impl Profiler {
     /// Records the launch behind `event` of kernel `name` on queue `queue` of tile
     /// `tile` (library-internal: the device layer calls it for every launch).
     pub fn record(&self, name: &str, event: Event, tile: usize, queue: usize) {
-        if self.dump_at_exit.is_some() {
-            self.atexit.call_once(register_atexit_dump);
-        }
+        self.dump_at_exit_once();
         let operation = OPERATION.get();
         let mut state = self.state.lock();
         state.pending.push_back(Pending {
@@ -153,12 +151,21 @@ impl Profiler {
     /// operation while profiling). Next to the kernel times, it tells whether a workload is
     /// bound by the host's issuing or by the device.
     pub fn record_host(&self, name: &'static str, host: Duration) {
+        self.dump_at_exit_once();
         let ns = host.as_nanos() as u64;
         let mut state = self.state.lock();
         state.host_window_ns += ns;
         let entry = state.host_calls.entry(name).or_default();
         entry.0 += 1;
         entry.1 += ns;
+    }
+
+    /// Registers the dump at exit on the first record, launch or routed call (a call may
+    /// launch nothing: a - a is a fill), once the driver has initialised.
+    fn dump_at_exit_once(&self) {
+        if self.dump_at_exit.is_some() {
+            self.atexit.call_once(register_atexit_dump);
+        }
     }
 
     /// Names tile `tile` in the trace (e.g. its device).
