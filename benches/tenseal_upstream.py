@@ -2,7 +2,8 @@
 against stock TenSEAL and against the seal-opencl wheel, and the differences.
 
     python tenseal_upstream.py --tests TENSEAL/tests --stock STOCK_PY --ours OURS_PY --out DIR
-                               [--modes stock,cpu,gpu,crosscheck] [--workers N] [PYTEST_ARGS...]
+                               [--modes stock,cpu,gpu,crosscheck] [--workers N] [--device NAME]
+                               [PYTEST_ARGS...]
 
 TESTS is the `tests` folder of a TenSEAL checkout (its modules import `tests.python.tenseal`, so
 pytest runs from the folder above it). Each mode is one pytest run with a JUnit report
@@ -12,7 +13,8 @@ pytest runs from the folder above it). Each mode is one pytest run with a JUnit 
 - gpu:        OURS_PY with SEAL_GPU_ROUTE_ALL=1: TenSEAL's CKKS evaluation on the OpenCL device;
 - crosscheck: as gpu, with SEAL_OPENCL_CROSSCHECK=1 (every routed operation also on SEAL's CPU
               path, compared word for word; a difference fails the operation).
-DIR/summary.json and DIR/summary.md hold each mode's counts and the tests that fail in a mode but
+DIR/summary.json (a `tenseal_upstream` result for scripts/bench-report.sh, with the DEVICE given)
+and DIR/summary.md hold each mode's counts and the tests that fail in a mode but
 pass on stock; the exit status is 1 when there is any. Where the interpreter lacks scikit-image
 (three test modules import its `view_as_windows` only), a stand-in over numpy's
 `sliding_window_view` is put on the path.
@@ -112,6 +114,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--modes", default="stock,cpu,gpu,crosscheck")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--device", default="unknown", help="the OpenCL device, for the report")
     args, extra = parser.parse_known_args()
     args.out.mkdir(parents=True, exist_ok=True)
     interpreters = {"stock": args.stock, "ours": args.ours}
@@ -131,6 +134,11 @@ def main() -> int:
             name for name, outcome in run["outcomes"].items()
             if outcome in ("failed", "error") and reference.get(name) == "passed")
     summary = {
+        "bench": "tenseal_upstream",
+        "device": args.device,
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "workers": args.workers,
+        "pytest_args": extra,
         "modes": {m: {k: v for k, v in r.items() if k != "outcomes"} for m, r in runs.items()},
         "failing_where_stock_passes": regressions,
         "failing_on_stock": sorted(n for n, o in reference.items() if o in ("failed", "error")),

@@ -468,6 +468,43 @@ fn main() -> std::io::Result<()> {
                     }),
                 );
             }
+            "tenseal_upstream" => {
+                let _ = writeln!(
+                    out,
+                    "TenSEAL's own test suite (OpenMined/TenSEAL tests/python/tenseal), {} on {} pytest-xdist \
+                     worker(s), pytest arguments {}: stock TenSEAL 0.3.18 against this wheel on SEAL's CPU path \
+                     (cpu), routed (gpu) and routed with every operation cross-checked (crosscheck).\n",
+                    s(&j["date"]),
+                    s(&j["workers"]),
+                    s(&j["pytest_args"]),
+                );
+                let regressions = &j["failing_where_stock_passes"];
+                let modes = j["modes"].as_object().into_iter().flatten();
+                table(
+                    &mut out,
+                    &["mode", "passed", "failed", "errors", "skipped", "s", "failing where stock passes"],
+                    modes.map(|(mode, r)| {
+                        let c = &r["counts"];
+                        vec![
+                            mode.clone(),
+                            s(&c["passed"]),
+                            s(&c["failed"]),
+                            s(&c["error"]),
+                            s(&c["skipped"]),
+                            format!("{:.0}", f(&r["seconds"])),
+                            regressions[mode.as_str()]
+                                .as_array()
+                                .map_or("-".into(), |v| v.len().to_string()),
+                        ]
+                    }),
+                );
+                for (mode, names) in regressions.as_object().into_iter().flatten() {
+                    for name in names.as_array().into_iter().flatten() {
+                        let _ = writeln!(out, "- {mode}: `{}`", s(name));
+                    }
+                }
+                out.push('\n');
+            }
             "soak" => {
                 let mib = |v: &Value| format!("{:.1}", f(v) / (1u64 << 20) as f64);
                 let _ = writeln!(

@@ -54,7 +54,8 @@ case "$part" in
     env_with "$envs/gpu" "$here/gpu" pytest-xdist
     python3 "$here/benches/tenseal_upstream.py" --tests "$here/upstream/tests" \
       --stock "$envs/stock/bin/python" --ours "$envs/gpu/bin/python" --out "$out/upstream" \
-      --modes "${MODES:-stock,gpu,crosscheck}" --workers "${WORKERS:-8}" "$@"
+      --modes "${MODES:-stock,gpu,crosscheck}" --workers "${WORKERS:-8}" \
+      --device "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" "$@"
     ;;
   *)
     echo "usage: run.sh suite|bench|upstream [ARGS]" >&2

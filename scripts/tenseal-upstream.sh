@@ -20,4 +20,5 @@ done
 "$build/upstream-ours/bin/python" -m pip install --quiet "$build"/dist/tenseal-*.whl pytest pytest-xdist
 "$python" benches/tenseal_upstream.py --tests "$tests" --stock "$build/upstream-stock/bin/python" \
   --ours "$build/upstream-ours/bin/python" --out "${OUT:-$build/upstream}" \
-  --modes "${MODES:-stock,cpu,gpu,crosscheck}" --workers "${WORKERS:-1}" "$@"
+  --modes "${MODES:-stock,cpu,gpu,crosscheck}" --workers "${WORKERS:-1}" \
+  --device "$(clinfo -l 2>/dev/null | sed -n 's/.*Device #0: //p' | head -1)" "$@"
