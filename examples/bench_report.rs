@@ -468,6 +468,65 @@ fn main() -> std::io::Result<()> {
                     }),
                 );
             }
+            "tenseal_decompose" => {
+                let _ = writeln!(
+                    out,
+                    "Where a TenSEAL evaluation's time goes on the device path ({}, medians of {} runs, per \
+                     inference, ms): the `evaluate` calls split by py-spy's samples of the calling thread, then \
+                     the first decrypt draining the device; kernels, launches, routed calls and the backend's \
+                     host time in them from the profiler.\n",
+                    s(&j["date"]),
+                    s(&j["reps"]),
+                );
+                let workloads = j["workloads"].as_array().into_iter().flatten();
+                let mut categories: Vec<String> = Vec::new();
+                for w in workloads.clone() {
+                    for c in w["evaluate_split_ms"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(c, _)| c)
+                    {
+                        if !categories.contains(c) {
+                            categories.push(c.clone());
+                        }
+                    }
+                }
+                let mut head: Vec<&str> = vec!["workload", "N", "evaluation", "evaluate calls"];
+                head.extend(categories.iter().map(String::as_str));
+                head.extend([
+                    "drain",
+                    "kernels",
+                    "launches",
+                    "routed calls",
+                    "backend host",
+                ]);
+                table(
+                    &mut out,
+                    &head,
+                    workloads.map(|w| {
+                        let mut row = vec![
+                            s(&w["workload"]),
+                            s(&w["poly_modulus_degree"]),
+                            format!("{:.2}", f(&w["evaluation_ms"])),
+                            format!("{:.2}", f(&w["evaluate_call_ms"])),
+                        ];
+                        row.extend(categories.iter().map(|c| {
+                            w["evaluate_split_ms"]
+                                .get(c)
+                                .map_or("0".into(), |v| format!("{:.2}", f(v)))
+                        }));
+                        row.extend([
+                            format!("{:.2}", f(&w["drain_ms"])),
+                            format!("{:.2}", f(&w["kernel_ms"])),
+                            s(&w["launches"]),
+                            s(&w["routed_calls"]),
+                            format!("{:.2}", f(&w["backend_host_ms"])),
+                        ]);
+                        row
+                    }),
+                );
+            }
             "tenseal_upstream" => {
                 let _ = writeln!(
                     out,
@@ -482,7 +541,15 @@ fn main() -> std::io::Result<()> {
                 let modes = j["modes"].as_object().into_iter().flatten();
                 table(
                     &mut out,
-                    &["mode", "passed", "failed", "errors", "skipped", "s", "failing where stock passes"],
+                    &[
+                        "mode",
+                        "passed",
+                        "failed",
+                        "errors",
+                        "skipped",
+                        "s",
+                        "failing where stock passes",
+                    ],
                     modes.map(|(mode, r)| {
                         let c = &r["counts"];
                         vec![

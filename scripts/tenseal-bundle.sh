@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packs TenSEAL through the backend for the GPU machine, which has python3 but no network,
 # into .gpu/tenseal/ (ignored by git): the wheel of scripts/tenseal-wheel.sh, stock TenSEAL
-# 0.3.18's wheel from PyPI (the CPU baseline), numpy and pytest wheels, tests/python and
-# benches/tenseal_bench.py, with scripts/tenseal-gpu-run.sh as run.sh. The wheels are for this
+# 0.3.18's wheel from PyPI (the CPU baseline), numpy, pytest and py-spy wheels, tests/python,
+# benches/tenseal_bench.py and tenseal_decompose.py, with scripts/tenseal-gpu-run.sh as run.sh. The wheels are for this
 # machine's Python (PYTHON, default python3): the GPU machine's python3 must be the same
 # minor version.
 # With TENSEAL_TESTS (the `tests` folder of a TenSEAL checkout, OpenMined/TenSEAL) it also packs
@@ -22,7 +22,8 @@ cp "$build"/dist/tenseal-*.whl "$bundle/gpu/"
 "$python" -m pip download --quiet --only-binary :all: --no-deps -d "$bundle/stock" tenseal==0.3.18
 "$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" numpy pytest
 cp tests/python/*.py "$bundle/tests/"
-cp benches/tenseal_bench.py "$bundle/benches/"
+cp benches/tenseal_bench.py benches/tenseal_decompose.py "$bundle/benches/"
+"$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" py-spy
 if [ -n "${TENSEAL_TESTS:-}" ]; then
   mkdir -p "$bundle/upstream"
   cp -r "$TENSEAL_TESTS" "$bundle/upstream/tests"

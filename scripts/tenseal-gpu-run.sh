@@ -4,6 +4,9 @@
 #   run.sh suite    runs the TenSEAL suite (tests/python) with the seal-opencl wheel
 #   run.sh bench    runs benches/tenseal_bench.py three ways: stock TenSEAL (SEAL on the CPU),
 #                   the seal-opencl wheel without and with SEAL_GPU_ROUTE_ALL=1
+#   run.sh decompose
+#                   benches/tenseal_decompose.py: where TenSEAL's evaluation time goes on the
+#                   device path (WORKLOADS, default lr,mnist-8192,dot; REPS, default 3)
 #   run.sh upstream TenSEAL's own suite (packed with TENSEAL_TESTS) through
 #                   benches/tenseal_upstream.py: MODES (default stock,gpu,crosscheck) with
 #                   WORKERS pytest-xdist workers (default 8)
@@ -13,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
 mkdir -p "$out"
-part=${1:?usage: run.sh suite|bench|upstream [ARGS]}
+part=${1:?usage: run.sh suite|bench|decompose|upstream [ARGS]}
 shift
 # The interpreter the wheels were built for, where this machine's python3 is another version.
 want=$(cd "$here/gpu" && ls tenseal-*.whl | sed -n 's/.*-cp\([0-9]\)\([0-9]*\)-.*/\1.\2/p')
@@ -49,6 +52,13 @@ case "$part" in
     SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
     ;;
+  decompose)
+    env_with "$envs/gpu" "$here/gpu" py-spy
+    "$envs/gpu/bin/python" "$here/benches/tenseal_decompose.py" --bench "$here/benches/tenseal_bench.py" \
+      --python "$envs/gpu/bin/python" --py-spy "$envs/gpu/bin/py-spy" --out "$out/decompose" \
+      --workloads "${WORKLOADS:-lr,mnist-8192,dot}" --reps "${REPS:-3}" \
+      --device "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" "$@"
+    ;;
   upstream)
     env_with "$envs/stock" "$here/stock" pytest-xdist
     env_with "$envs/gpu" "$here/gpu" pytest-xdist
@@ -58,7 +68,7 @@ case "$part" in
       --device "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" "$@"
     ;;
   *)
-    echo "usage: run.sh suite|bench|upstream [ARGS]" >&2
+    echo "usage: run.sh suite|bench|decompose|upstream [ARGS]" >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,165 @@
+"""Where a TenSEAL evaluation's milliseconds go on the GPU path: the calling thread's time split
+into Python, TenSEAL's C++, SEAL's CKKS encoding, SEAL's other host work, the backend's issue,
+the OpenCL driver and waiting, beside the device's kernel time.
+
+    python tenseal_decompose.py --bench tenseal_bench.py --python PY --py-spy PY_SPY --out DIR
+                                [--workloads lr,mnist-8192,...] [--reps R] [--device NAME]
+
+PY is an interpreter with the seal-opencl wheel; every run sets SEAL_GPU_ROUTE_ALL=1. Per
+workload, three runs of benches/tenseal_bench.py (each after its own warm-up):
+1. as a user runs it: the evaluation's wall time per inference (`per_inference_evaluation_s`);
+2. with SEAL_OPENCL_PROFILE, twice (1 and 1 + R repetitions, so that the difference leaves the
+   warm-up out): kernel time, launches, routed calls and the backend's host time in them, and
+   the device's idle gaps, per inference;
+3. under py-spy (`record --native --idle`, raw stacks): the calling thread's samples inside the
+   bench's `evaluate` (TenSEAL's calls) and inside `decrypt` (which waits for the device), but
+   for the warm-up's, each put in the category of its innermost frame that names one
+   (CATEGORIES, leaf first).
+The fractions of run 3 times the `evaluate` call's wall time of run 1 give milliseconds per
+inference (py-spy pauses the process for each sample, so run 3's own wall time is longer and
+only its fractions are used); the rest of the evaluation (`drain_ms`) is the first decrypt
+waiting for the device to finish what the calls issued. DIR/W.* hold each run's output; DIR/decompose.json is a `tenseal_decompose`
+result for scripts/bench-report.sh.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Category -> substrings of a frame's function, tried from the innermost frame out; the first
+# category any frame matches wins, so waiting inside a driver call counts as waiting. Frames
+# without a symbol (an address) are passed over, except in the OpenCL driver's libraries
+# (DRIVER_LIBRARIES), whose symbols are stripped. TenSEAL, SEAL and the backend share one
+# extension module, so only function names tell them apart.
+CATEGORIES = [
+    ("waiting for the device", ("read_yielding", "sched_yield", "clWaitForEvents", "clFinish",
+                                "nanosleep", "futex_wait", "__futex")),
+    ("OpenCL driver", ("clEnqueue", "clSetKernelArg", "clCreate", "clRelease", "clRetain",
+                       "clGetEvent")),
+    ("backend issue", ("seal_opencl", "OpenClBackend", "RustImage", "cxxbridge", "ocl_core",
+                       "ocl::")),
+    ("CKKS encoding (SEAL, CPU)", ("CKKSEncoder", "encode_internal", "DWTHandler")),
+    ("SEAL host work", ("seal::",)),
+    ("TenSEAL C++", ("tenseal::", "pybind11")),
+]
+DRIVER_LIBRARIES = ("libnvidia-opencl", "libcuda", "libOpenCL", "libpocl")
+PYTHON = "Python"
+
+
+def categorize(frames: list) -> str:
+    for frame in reversed(frames):
+        function, _, library = frame.partition(" (")
+        if any(lib in library for lib in DRIVER_LIBRARIES):
+            return "OpenCL driver"
+        for category, needles in CATEGORIES:
+            if any(n in function for n in needles):
+                return category
+    return PYTHON
+
+
+def stack_shares(raw: Path, bench: str) -> dict:
+    """Samples of `evaluate` and of `decrypt` in py-spy's raw output (`frame;frame;... count`,
+    outermost first), by category."""
+    shares = {"evaluate": {}, "decrypt": {}}
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit():
+            continue
+        frames = stack.split(";")
+        if any(f.startswith("warm_up (") for f in frames):
+            continue
+        phase = None
+        for frame in frames:
+            function = frame.split(" (", 1)[0].rsplit(".", 1)[-1]
+            if function == "evaluate" and bench in frame:
+                phase = "evaluate"
+            elif function == "decrypt" and phase is None:
+                phase = "decrypt"
+        if phase is None:
+            continue
+        category = categorize(frames)
+        shares[phase][category] = shares[phase].get(category, 0) + int(count)
+    return shares
+
+
+def profile_totals(profile: dict) -> tuple:
+    """A profile's kernel ns, launches, routed calls, their host ns and device idle ns."""
+    kernels, host_calls = profile["kernels"], profile["host_calls"]
+    return (sum(k["total_ns"] for k in kernels), sum(k["count"] for k in kernels),
+            sum(h["calls"] for h in host_calls), sum(h["total_ns"] for h in host_calls),
+            sum(i["total_ns"] for i in profile.get("idle", [])))
+
+
+def run(command: list, env: dict, log: Path) -> float:
+    started = time.time()
+    with open(log, "w") as out:
+        subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=True)
+    return time.time() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", type=Path, required=True)
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--py-spy", required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--workloads", default="lr,mnist-8192,dot")
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--rate", type=int, default=500)
+    parser.add_argument("--device", default="unknown")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SEAL_OPENCL_PROFILE")}
+    env["SEAL_GPU_ROUTE_ALL"] = "1"
+    bench = [args.python, str(args.bench), "--reps", str(args.reps)]
+    result = {"bench": "tenseal_decompose", "device": args.device,
+              "date": time.strftime("%Y-%m-%d", time.gmtime()), "reps": args.reps,
+              "workloads": []}
+    for w in args.workloads.split(","):
+        base = args.out / w
+        run(bench + ["--workloads", w, "--out", f"{base}.wall.json"], env, Path(f"{base}.wall.log"))
+        wall = json.loads(Path(f"{base}.wall.json").read_text())["workloads"][0]
+        inferences = wall["inferences_per_run"]
+        evaluation_ms = wall["per_inference_evaluation_s"] * 1e3
+
+        # Two profiled runs, of 1 and 1 + R repetitions: their difference is R repetitions
+        # without the warm-up (program builds, key uploads) that both include.
+        profiles = []
+        for reps in (1, 1 + args.reps):
+            path = f"{base}.profile-{reps}.json"
+            run(bench[:-1] + [str(reps), "--workloads", w], dict(env, SEAL_OPENCL_PROFILE=path),
+                Path(f"{base}.profile-{reps}.log"))
+            profiles.append(profile_totals(json.loads(Path(path).read_text())))
+        per = args.reps * inferences
+        kernel_ms, launches, calls, backend_host_ms, idle_ms = (
+            (b - a) / per for a, b in zip(*profiles))
+        kernel_ms, backend_host_ms, idle_ms = kernel_ms / 1e6, backend_host_ms / 1e6, idle_ms / 1e6
+
+        raw = Path(f"{base}.stacks.txt")
+        run([args.py_spy, "record", "--native", "--idle", "--format", "raw", "--rate",
+             str(args.rate), "-o", str(raw), "--"] + bench + ["--workloads", w], env,
+            Path(f"{base}.py-spy.log"))
+        shares = stack_shares(raw, args.bench.name)
+        evaluate_samples = sum(shares["evaluate"].values()) or 1
+        evaluate_ms = wall["median_evaluate_s"] * 1e3 / inferences
+        split = {c: round(n / evaluate_samples * evaluate_ms, 2)
+                 for c, n in sorted(shares["evaluate"].items(), key=lambda kv: -kv[1])}
+        entry = {"workload": w, "poly_modulus_degree": wall["poly_modulus_degree"],
+                 "evaluation_ms": round(evaluation_ms, 2), "evaluate_call_ms": round(evaluate_ms, 2),
+                 "drain_ms": round(max(evaluation_ms - evaluate_ms, 0), 2),
+                 "kernel_ms": round(kernel_ms, 2), "launches": round(launches),
+                 "routed_calls": round(calls), "backend_host_ms": round(backend_host_ms, 2),
+                 "device_idle_gaps_ms": round(idle_ms, 2),
+                 "evaluate_split_ms": split, "samples": shares}
+        result["workloads"].append(entry)
+        print(json.dumps({k: v for k, v in entry.items() if k != "samples"}), flush=True)
+    (args.out / "decompose.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
