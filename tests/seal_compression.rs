@@ -40,7 +40,10 @@ fn a_ciphertext_saved_compressed_loads_back_to_the_same_words() {
         .map(|&mode| round_trip(&fx, &ct, mode).len())
         .collect();
     // 64-bit words below 35-bit primes: both compressors save a good part of them.
-    assert!(sizes[1] < sizes[0] && sizes[2] < sizes[0], "sizes {sizes:?}");
+    assert!(
+        sizes[1] < sizes[0] && sizes[2] < sizes[0],
+        "sizes {sizes:?}"
+    );
 }
 
 #[test]

@@ -52,11 +52,20 @@ fn a_failed_download_falls_back_to_seal_4_0_0_with_a_warning() {
     let root = scratch("fallback");
     let out = seal_source(&root, &format!("file://{}/absent.tar.gz", root.display()));
     assert!(out.status.success());
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "export SEAL_OFFLINE=1\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "export SEAL_OFFLINE=1\n"
+    );
     let warning = String::from_utf8_lossy(&out.stderr);
-    assert!(warning.contains("WARNING: cannot download SEAL 4.4.3"), "{warning}");
+    assert!(
+        warning.contains("WARNING: cannot download SEAL 4.4.3"),
+        "{warning}"
+    );
     assert!(warning.contains("hardened deserialization"), "{warning}");
-    assert!(warning.contains("cannot load data written by SEAL 4.1 or newer"), "{warning}");
+    assert!(
+        warning.contains("cannot load data written by SEAL 4.1 or newer"),
+        "{warning}"
+    );
 }
 
 #[test]
@@ -64,7 +73,11 @@ fn an_archive_whose_content_is_not_seal_4_4_3_is_rejected() {
     let root = scratch("tampered");
     let tree = root.join("tree");
     fs::create_dir_all(tree.join("native")).unwrap();
-    fs::write(tree.join("CMakeLists.txt"), "project(SEAL VERSION 4.4.3 LANGUAGES CXX C)\n").unwrap();
+    fs::write(
+        tree.join("CMakeLists.txt"),
+        "project(SEAL VERSION 4.4.3 LANGUAGES CXX C)\n",
+    )
+    .unwrap();
     let url = archive(&tree, &root);
     let out = seal_source(&root, &url);
     assert!(!out.status.success());
@@ -90,11 +103,18 @@ fn seal_4_4_3_content_is_accepted_and_cached() {
     let root = scratch("genuine");
     let url = archive(&tree, &root);
     let out = seal_source(&root, &url);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let cached = root.join("target/seal-4.4.3/src");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        format!("export SEAL_SOURCE_DIR={}\nexport CARGO_TARGET_DIR=target/s443\n", cached.display())
+        format!(
+            "export SEAL_SOURCE_DIR={}\nexport CARGO_TARGET_DIR=target/s443\n",
+            cached.display()
+        )
     );
     // Cached: no download the second time.
     let again = seal_source(&root, "file:///absent.tar.gz");
