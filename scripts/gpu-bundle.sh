@@ -16,7 +16,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-eval "$(scripts/seal-source.sh)"
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 release=${CARGO_TARGET_DIR:-target}/release
 stage=$release/gpu-stage
 rm -rf "$stage" && mkdir -p .gpu "$stage"

@@ -16,7 +16,8 @@ set -euo pipefail
 prefix=${1:?usage: scripts/install.sh PREFIX}
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-eval "$(scripts/seal-source.sh)"
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 cargo build --release --lib ${SEAL_OPENCL_TEST_HOOKS:+--features test-hooks}
 # With SEAL_OPENCL_SANITIZE=address (build.rs), build_info links ASan's runtime late in its
 # library list, which ASan would refuse at start.

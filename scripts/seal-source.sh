@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Picks the SEAL that scripts/install.sh, scripts/tenseal-wheel.sh and scripts/test.sh build
-# on, and prints it as shell assignments for them to eval:
-#   eval "$(scripts/seal-source.sh)"
+# on, and prints it as shell assignments for them to eval (the assignment first, so that
+# set -e stops at a rejected download; `eval "$(...)"` would not):
+#   seal_env=$(scripts/seal-source.sh)
+#   eval "$seal_env"
 # 1. SEAL_SOURCE_DIR, when set: that tree.
 # 2. SEAL_OFFLINE=1: sealy's SEAL 4.0.0 through cargo (build.rs's default).
 # 3. Else SEAL 4.4.3: the verified tree cached in target/seal-4.4.3/src, or microsoft/SEAL's

@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-eval "$(scripts/seal-source.sh)"
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 # tests/python arms the backend's test hook (crosscheck_corrupt_next_result).
 SEAL_OPENCL_TEST_HOOKS=1 scripts/tenseal-wheel.sh
 build="${CARGO_TARGET_DIR:-target}/tenseal"

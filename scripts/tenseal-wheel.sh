@@ -34,7 +34,8 @@ packages=(libprotobuf-dev protobuf-compiler nlohmann-json3-dev libxtensor-dev xt
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
   2>/dev/null || packages+=(python3-dev python3-venv)
 scripts/setup.sh "${packages[@]}"
-eval "$(scripts/seal-source.sh)"
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 build="${CARGO_TARGET_DIR:-target}/tenseal"
 mkdir -p "$build"
 build=$(cd "$build" && pwd)

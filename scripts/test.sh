@@ -7,7 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-eval "$(scripts/seal-source.sh)"
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 cargo test --release "$@"
 if [ $# -eq 0 ]; then
   scripts/tenseal-test.sh
