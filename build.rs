@@ -66,8 +66,8 @@ const CMAKE_DEFINES: &[(&str, &str)] = &[
     ("SEAL_BUILD_EXAMPLES", "OFF"),
 ];
 
-/// The system's shared libraries that SEAL's archives need, in link order (cmake/SEALOpenCLConfig.cmake
-/// lists them for C++ programs).
+/// The system's shared libraries that SEAL's archives need, in link order
+/// (cmake/SEALOpenCLConfig.cmake lists them for C++ programs).
 const SEAL_SYSTEM_LIBS: &[&str] = &["zstd", "z", "stdc++"];
 
 /// SEAL's static archives (`lib{name}.a`) for a version: cmake names them by major.minor.
