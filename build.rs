@@ -47,14 +47,16 @@ const CMAKE_DEFINES: &[(&str, &str)] = &[
     ("BUILD_SHARED_LIBS", "OFF"),
     ("SEAL_BUILD_SEAL_C", "ON"),
     ("SEAL_BUILD_STATIC_SEAL_C", "ON"),
-    // SEAL's CMakeLists refuses SEAL_C without SEAL_BUILD_DEPS. With every optional
-    // dependency off it builds nothing extra, and sealy's tree takes any dependency from
-    // thirdparty/ by add_subdirectory; FETCHCONTENT_FULLY_DISCONNECTED makes sure that
-    // nothing is downloaded even so.
+    // SEAL's CMakeLists refuses SEAL_C without SEAL_BUILD_DEPS, which would download zlib and
+    // Zstandard (sealy's tree builds them from thirdparty/). SEAL_FIND_COMPRESSION
+    // (seal-patch/*/0009) takes both from the system instead (Debian's zlib1g-dev and
+    // libzstd-dev, scripts/setup.sh), and every other optional dependency is off:
+    // FETCHCONTENT_FULLY_DISCONNECTED makes sure that nothing is downloaded.
     ("SEAL_BUILD_DEPS", "ON"),
     ("FETCHCONTENT_FULLY_DISCONNECTED", "ON"),
-    ("SEAL_USE_ZLIB", "OFF"),
-    ("SEAL_USE_ZSTD", "OFF"),
+    ("SEAL_USE_ZLIB", "ON"),
+    ("SEAL_USE_ZSTD", "ON"),
+    ("SEAL_FIND_COMPRESSION", "ON"),
     ("SEAL_USE_MSGSL", "OFF"),
     ("SEAL_USE_INTEL_HEXL", "OFF"),
     ("SEAL_USE_CXX17", "ON"),
@@ -63,6 +65,10 @@ const CMAKE_DEFINES: &[(&str, &str)] = &[
     ("SEAL_BUILD_BENCH", "OFF"),
     ("SEAL_BUILD_EXAMPLES", "OFF"),
 ];
+
+/// The system's shared libraries that SEAL's archives need, in link order
+/// (cmake/SEALOpenCLConfig.cmake lists them for C++ programs).
+const SEAL_SYSTEM_LIBS: &[&str] = &["zstd", "z", "stdc++"];
 
 /// SEAL's static archives (`lib{name}.a`) for a version: cmake names them by major.minor.
 fn seal_libs(version: &str) -> [String; 2] {
@@ -167,8 +173,11 @@ fn run() -> BuildResult<()> {
     for lib in &seal_libs {
         println!("cargo:rustc-link-lib=static={lib}");
     }
-    // SEAL's archives need the C++ runtime after them on the link line.
-    println!("cargo:rustc-link-lib=dylib=stdc++");
+    // SEAL's archives need the system's Zstandard and zlib (SEAL_FIND_COMPRESSION) and the
+    // C++ runtime after them on the link line.
+    for lib in SEAL_SYSTEM_LIBS {
+        println!("cargo:rustc-link-lib=dylib={lib}");
+    }
     // Patched SEAL refers to the default backend's installer weakly, which does not pull its
     // archive member in: this package's tests, examples and benches get it, as C++ programs
     // linked through cmake/SEALOpenCLConfig.cmake do.

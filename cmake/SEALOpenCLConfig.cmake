@@ -22,9 +22,10 @@ if(NOT TARGET SEALOpenCL::seal_opencl)
         # member in, this does.
         INTERFACE_LINK_OPTIONS "LINKER:--undefined=seal_gpu_install_default_backend"
         # What the archive needs from the system (`cargo rustc --release --lib --crate-type
-        # staticlib -- --print native-static-libs`): OpenCL from the ocl crate, the C++
-        # runtime for SEAL and the bridge, the rest for Rust's standard library.
-        INTERFACE_LINK_LIBRARIES "OpenCL;stdc++;gcc_s;util;rt;pthread;m;dl;c")
+        # staticlib -- --print native-static-libs`): OpenCL from the ocl crate, Zstandard and
+        # zlib for SEAL's compressed serialization (Debian's libzstd-dev and zlib1g-dev), the
+        # C++ runtime for SEAL and the bridge, the rest for Rust's standard library.
+        INTERFACE_LINK_LIBRARIES "OpenCL;zstd;z;stdc++;gcc_s;util;rt;pthread;m;dl;c")
 endif()
 
 unset(_seal_opencl_prefix)

@@ -4,8 +4,8 @@
 # examples and sealbench through the SEAL package), and packs them with scripts/gpu-env.sh,
 # scripts/gpu-suite.sh and scripts/seal-gtest-run.sh into .gpu/ (ignored by git) for a run on
 # the GPU machine, which has no Rust toolchain:
-#   scripts/gpu-bundle.sh                                        # the default SEAL (4.0.0)
-#   SEAL_SOURCE_DIR=/path/to/SEAL-4.4.3 CARGO_TARGET_DIR=target/s443 scripts/gpu-bundle.sh
+#   scripts/gpu-bundle.sh                        # scripts/seal-source.sh's SEAL: 4.4.3, else 4.0.0
+#   SEAL_OFFLINE=1 scripts/gpu-bundle.sh         # SEAL 4.0.0
 #   scripts/gpu-bundle.sh --cpp-only                             # no test or bench binaries
 #   device run, carry [".gpu"]:  . .gpu/gpu-env.sh && .gpu/gpu-suite.sh tests
 # Each SEAL version's binaries travel as one xz archive, .gpu/bundle-VERSION.tar.xz (the
@@ -15,6 +15,9 @@
 # cpp-request, cpp-apps, cpp-hostile_load, cpp-sealtest, cpp-sealexamples, cpp-sealbench, cpp-route_all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup.sh
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 release=${CARGO_TARGET_DIR:-target}/release
 stage=$release/gpu-stage
 rm -rf "$stage" && mkdir -p .gpu "$stage"

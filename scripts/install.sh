@@ -6,8 +6,9 @@
 #   lib/cmake/SEALOpenCL/              find_package(SEALOpenCL), target SEALOpenCL::seal_opencl
 #   lib/cmake/SEAL-X.Y/                find_package(SEAL X.Y), target SEAL::seal: the same
 #                                      archive, for unmodified SEAL projects
-# A project then builds with CMAKE_PREFIX_PATH=PREFIX. SEAL_SOURCE_DIR picks the SEAL to build
-# on (see docs/SEAL-VERSIONS.md), as for every build of this crate. SEAL_OPENCL_TEST_HOOKS=1
+# A project then builds with CMAKE_PREFIX_PATH=PREFIX. It builds on SEAL 4.4.3 where its source
+# can be had, else on the offline SEAL 4.0.0 with a warning (scripts/seal-source.sh:
+# SEAL_SOURCE_DIR, SEAL_OFFLINE; docs/SEAL-VERSIONS.md), and says which. SEAL_OPENCL_TEST_HOOKS=1
 # builds the archive with the crate's `test-hooks` feature (crosscheck_corrupt_next_result, for
 # tests/python through scripts/tenseal-test.sh); without it the archive has no test hook.
 #   scripts/install.sh PREFIX
@@ -15,6 +16,8 @@ set -euo pipefail
 prefix=${1:?usage: scripts/install.sh PREFIX}
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 cargo build --release --lib ${SEAL_OPENCL_TEST_HOOKS:+--features test-hooks}
 # With SEAL_OPENCL_SANITIZE=address (build.rs), build_info links ASan's runtime late in its
 # library list, which ASan would refuse at start.

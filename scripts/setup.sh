@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and the tests need, if any is missing:
-# cmake and a C++17 compiler (SEAL), libclang (bindgen), the OpenCL ICD loader and
-# headers, PoCL (an OpenCL device on the CPU, used when there is no GPU), and GoogleTest and
-# Google Benchmark for SEAL's own test suite and sealbench; and the Debian packages given as
-# arguments (scripts/tenseal-wheel.sh adds TenSEAL's).
+# cmake and a C++17 compiler (SEAL), curl (SEAL 4.4.3's source, scripts/seal-source.sh), zlib
+# and Zstandard (SEAL's compressed serialization), libclang (bindgen), the OpenCL ICD loader
+# and headers, PoCL (an OpenCL device on the CPU, used when there is no GPU), and GoogleTest
+# and Google Benchmark for SEAL's own test suite and sealbench; and the Debian packages given
+# as arguments (scripts/tenseal-wheel.sh adds TenSEAL's).
 #   scripts/setup.sh [PACKAGE...]
 set -euo pipefail
-packages=(cmake g++ make libclang-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
+packages=(cmake g++ make curl ca-certificates zlib1g-dev libzstd-dev libclang-dev ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   libgtest-dev libbenchmark-dev "$@")
 missing=()
 for p in "${packages[@]}"; do

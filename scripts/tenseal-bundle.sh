@@ -2,16 +2,19 @@
 # Packs TenSEAL through the backend for the GPU machine, which has python3 but no network,
 # into .gpu/tenseal/ (ignored by git): the wheel of scripts/tenseal-wheel.sh, stock TenSEAL
 # 0.3.18's wheel from PyPI (the CPU baseline), numpy, pytest and py-spy wheels, tests/python,
-# benches/tenseal_bench.py and tenseal_decompose.py, with scripts/tenseal-gpu-run.sh as run.sh. The wheels are for this
-# machine's Python (PYTHON, default python3): the GPU machine's python3 must be the same
-# minor version.
+# benches/tenseal_bench.py and tenseal_decompose.py, with scripts/tenseal-gpu-run.sh as
+# run.sh. The wheels are for this machine's Python (PYTHON, default python3): the GPU machine's
+# python3 must be the same minor version.
 # With TENSEAL_TESTS (the `tests` folder of a TenSEAL checkout, OpenMined/TenSEAL) it also packs
 # TenSEAL's own suite, benches/tenseal_upstream.py and pytest-xdist, for `run.sh upstream`.
 #   scripts/tenseal-bundle.sh
-#   device run, carry [".gpu/tenseal"]:  .gpu/tenseal/run.sh suite     (or: bench, upstream)
+#   device run, carry [".gpu/tenseal"]:  .gpu/tenseal/run.sh suite  (or: bench, decompose, upstream)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
+scripts/setup.sh
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 # tests/python arms the backend's test hook (crosscheck_corrupt_next_result).
 SEAL_OPENCL_TEST_HOOKS=1 scripts/tenseal-wheel.sh
 build="${CARGO_TARGET_DIR:-target}/tenseal"
@@ -21,7 +24,8 @@ mkdir -p "$bundle/gpu" "$bundle/stock" "$bundle/wheels" "$bundle/tests" "$bundle
 cp "$build"/dist/tenseal-*.whl "$bundle/gpu/"
 "$python" -m pip download --quiet --only-binary :all: --no-deps -d "$bundle/stock" tenseal==0.3.18
 "$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" numpy pytest
-cp tests/python/*.py "$bundle/tests/"
+# The suite; test_stock_clients.py needs PyPI, which the GPU machine cannot reach.
+cp tests/python/test_tenseal_gpu.py tests/python/tenseal_cases.py "$bundle/tests/"
 cp benches/tenseal_bench.py benches/tenseal_decompose.py "$bundle/benches/"
 "$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" py-spy
 if [ -n "${TENSEAL_TESTS:-}" ]; then

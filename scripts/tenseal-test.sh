@@ -6,6 +6,9 @@
 #   scripts/tenseal-test.sh [-k CASE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+scripts/setup.sh
+seal_env=$(scripts/seal-source.sh)
+eval "$seal_env"
 # tests/python arms the backend's test hook (crosscheck_corrupt_next_result).
 SEAL_OPENCL_TEST_HOOKS=1 scripts/tenseal-wheel.sh
 build="${CARGO_TARGET_DIR:-target}/tenseal"

@@ -84,16 +84,20 @@ pub fn build_dir(name: &str) -> PathBuf {
 
 /// `scripts/install.sh` into a fresh prefix `target/<profile>/NAME`, as a user installs the
 /// library: the archive, the headers and the `SEALOpenCL` and `SEAL` CMake packages; `envs`
-/// for the build (e.g. `SEAL_OPENCL_SANITIZE`, with a `CARGO_TARGET_DIR` of its own).
+/// for the build (e.g. `SEAL_OPENCL_SANITIZE`, with a `CARGO_TARGET_DIR` of its own). The
+/// install builds on this test build's SEAL: the `SEAL_SOURCE_DIR` it inherits, else, as
+/// build.rs without it, sealy's 4.0.0 (`SEAL_OFFLINE=1`, where install.sh would pick 4.4.3).
 pub fn install(name: &str, envs: &[(&str, &str)]) -> PathBuf {
     let prefix = build_dir(name);
     std::fs::remove_dir_all(&prefix).expect("a fresh install prefix");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = Command::new(root.join("scripts").join("install.sh"));
+    if std::env::var_os("SEAL_SOURCE_DIR").is_none() {
+        cmd.env("SEAL_OFFLINE", "1");
+    }
     run_ok(
         "scripts/install.sh",
-        Command::new(root.join("scripts").join("install.sh"))
-            .arg(&prefix)
-            .envs(envs.iter().copied()),
+        cmd.arg(&prefix).envs(envs.iter().copied()),
     );
     prefix
 }

@@ -9,8 +9,23 @@ use seal_opencl::error::Result;
 use std::os::raw::{c_long, c_void};
 use std::ptr;
 
-/// `seal::compr_mode_type::none`.
-const COMPR_NONE: u8 = 0;
+/// `seal::compr_mode_type`: how `save` compresses. This crate's SEAL is built with zlib and
+/// Zstandard, so all three are supported ([`is_supported_compr_mode`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComprMode {
+    None = 0,
+    Zlib = 1,
+    Zstd = 2,
+}
+
+/// Whether SEAL can save and load `mode` (`Serialization::IsSupportedComprMode`).
+pub fn is_supported_compr_mode(mode: ComprMode) -> bool {
+    let mut supported = false;
+    // SAFETY: `supported` is a live local.
+    let hr = unsafe { sys::Serialization_IsSupportedComprMode(mode as u8, &mut supported) };
+    check_infallible(hr, "Serialization_IsSupportedComprMode");
+    supported
+}
 
 handle_types! {
     /// `seal::Ciphertext`. `size` polynomials of `coeff_modulus_size` residue polynomials of
@@ -24,17 +39,18 @@ type SaveSizeFn = unsafe extern "C" fn(*mut c_void, u8, *mut i64) -> c_long;
 type SaveFn = unsafe extern "C" fn(*mut c_void, *mut u8, u64, u8, *mut i64) -> c_long;
 type LoadFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut u8, u64, *mut i64) -> c_long;
 
-/// SEAL's uncompressed serialization of `object` (a host read: a device-newer object of
-/// the patched SEAL downloads first and stays marked, in sync).
+/// SEAL's serialization of `object` compressed by `mode` (a host read: a device-newer object
+/// of the patched SEAL downloads first and stays marked, in sync).
 fn save(
     object: *mut c_void,
+    mode: ComprMode,
     (save_size, size_call): (SaveSizeFn, &'static str),
     (save, save_call): (SaveFn, &'static str),
 ) -> Result<Vec<u8>> {
     let mut size = 0i64;
     // SAFETY: `object` is a live object of the type both functions take; `size` is a live
     // local.
-    let hr = unsafe { save_size(object, COMPR_NONE, &mut size) };
+    let hr = unsafe { save_size(object, mode as u8, &mut size) };
     super::check(hr, size_call)?;
     let mut bytes = vec![0u8; usize::try_from(size).unwrap_or(0)];
     let mut written = 0i64;
@@ -44,7 +60,7 @@ fn save(
             object,
             bytes.as_mut_ptr(),
             bytes.len() as u64,
-            COMPR_NONE,
+            mode as u8,
             &mut written,
         )
     };
@@ -215,11 +231,41 @@ impl Ciphertext {
     /// SEAL's uncompressed serialization (`Ciphertext::save`): a host read, so a
     /// device-newer ciphertext downloads first (and stays marked).
     pub fn save(&self) -> Result<Vec<u8>> {
+        self.save_compressed(ComprMode::None)
+    }
+
+    /// SEAL's serialization compressed by `mode` (`Ciphertext::save`), a host read as `save`.
+    /// Errors: SEAL's `InvalidArgument` for a mode it was built without.
+    pub fn save_compressed(&self, mode: ComprMode) -> Result<Vec<u8>> {
         save(
             self.ptr(),
+            mode,
             (sys::Ciphertext_SaveSize, "Ciphertext_SaveSize"),
             (sys::Ciphertext_Save, "Ciphertext_Save"),
         )
+    }
+
+    /// A ciphertext loaded from SEAL's serialization `bytes`, compressed or not, with SEAL's
+    /// validating `load` against `context` (`Ciphertext::load`).
+    /// Errors: SEAL's load errors (an incompatible version, a compression mode this SEAL lacks,
+    /// data invalid for `context`).
+    pub fn load(context: &CkksContext, bytes: &[u8]) -> Result<Self> {
+        let ciphertext = Ciphertext::new()?;
+        // SEAL's C API takes a mutable pointer, though load only reads.
+        let mut input = bytes.to_vec();
+        let mut read = 0i64;
+        // SAFETY: `ciphertext` and the context are live, `input` holds the `len` bytes read,
+        // `read` is a live local.
+        unsafe {
+            seal_call!(Ciphertext_Load(
+                ciphertext.ptr(),
+                context.ptr(),
+                input.as_mut_ptr(),
+                input.len() as u64,
+                &mut read,
+            ))
+        }?;
+        Ok(ciphertext)
     }
 
     /// Overwrites all words (same layout as `data`), keeping the metadata. SEAL validates
@@ -319,6 +365,7 @@ impl Plaintext {
     pub fn data(&self) -> Result<Vec<u64>> {
         let bytes = save(
             self.ptr(),
+            ComprMode::None,
             (sys::Plaintext_SaveSize, "Plaintext_SaveSize"),
             (sys::Plaintext_Save, "Plaintext_Save"),
         )?;

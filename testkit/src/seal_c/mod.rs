@@ -31,7 +31,7 @@ mod context;
 mod evaluator;
 mod keys;
 
-pub use ciphertext::{Ciphertext, Plaintext};
+pub use ciphertext::{is_supported_compr_mode, Ciphertext, ComprMode, Plaintext};
 pub use codec::{CkksEncoder, Decryptor, Encryptor};
 pub use context::{CkksContext, SecLevelType};
 pub use evaluator::Evaluator;
