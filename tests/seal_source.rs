@@ -8,21 +8,24 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The script, built in: the test reads nothing of the source tree, so it runs from the GPU
+/// bundle on another machine.
+const SEAL_SOURCE_SH: &str = include_str!("../scripts/seal-source.sh");
+
 /// A scratch folder holding `scripts/seal-source.sh`, so that its cache (`target/`) is its own.
 fn scratch(name: &str) -> PathBuf {
     let root = std::env::temp_dir().join(format!("seal-source-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&root);
     fs::create_dir_all(root.join("scripts")).unwrap();
-    fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/seal-source.sh"),
-        root.join("scripts/seal-source.sh"),
-    )
-    .unwrap();
+    fs::write(root.join("scripts/seal-source.sh"), SEAL_SOURCE_SH).unwrap();
     root
 }
 
+/// Runs the script through bash rather than executing the file just written: a child that
+/// another test thread forks meanwhile may still hold it open for writing (ETXTBSY).
 fn seal_source(root: &Path, url: &str) -> Output {
-    Command::new(root.join("scripts/seal-source.sh"))
+    Command::new("bash")
+        .arg(root.join("scripts/seal-source.sh"))
         .env_remove("SEAL_SOURCE_DIR")
         .env_remove("SEAL_OFFLINE")
         .env_remove("CARGO_TARGET_DIR")
