@@ -323,6 +323,28 @@ def _bfv(ctx, inputs):
     return [x + y, x - y, x * y, x * BFV_Y, x + BFV_Y]
 
 
+# Integers past t / 2 (the BFV context's t = 1032193), which TenSEAL encodes as their residues
+# mod t: SEAL 4.4 refuses them unless TenSEAL passes them centered (tenseal-patch 0004;
+# TenSEAL's own test_bfv_vector.py::test_polynomial encodes 1000000).
+BFV_T = 1032193
+BFV_BIG = [1000000, -600000, 2 * BFV_T + 5, 3]
+
+
+def _centered(values) -> list:
+    r = np.array(values, dtype=object) % BFV_T
+    return [int(v - BFV_T) if v > BFV_T // 2 else int(v) for v in r]
+
+
+def _bfv_big(ctx, inputs):
+    x = ts.bfv_vector_from(ctx, inputs["x"])
+    return [x, x + [700000] * 4, x * [1000000] * 4, x.polyval([0, 1, 1])]
+
+
+def _bfv_big_plain():
+    x = np.array(BFV_BIG, dtype=object)
+    return [_centered(v) for v in (x, x + 700000, x * 1000000, x + x * x)]
+
+
 def _bfv_plain():
     x, y = np.array(BFV_X), np.array(BFV_Y)
     return [x + y, x - y, x * y, x * y, x + y]
@@ -395,6 +417,9 @@ CASES = {
     ),
     "mnist_tutorial_network": Case("tutorial", _mnist_prepare, _mnist, fresh_encryption=True),
     "bfv_vector_on_the_cpu": Case("bfv", _bfv_prepare, _bfv, _bfv_plain),
+    "bfv_values_past_half_t": Case(
+        "bfv", lambda ctx: {"x": ts.bfv_vector(ctx, BFV_BIG).serialize()}, _bfv_big, _bfv_big_plain
+    ),
 }
 
 
