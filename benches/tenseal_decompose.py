@@ -1,6 +1,7 @@
 """Where a TenSEAL evaluation's milliseconds go on the GPU path: the calling thread's time split
 into Python, TenSEAL's C++, SEAL's CKKS encoding, SEAL's other host work, the backend's issue,
-the OpenCL driver and waiting, beside the device's kernel time.
+the OpenCL driver, waiting for the device and waiting for other threads (TenSEAL's pool),
+beside the device's kernel time.
 
     python tenseal_decompose.py --bench tenseal_bench.py --python PY --py-spy PY_SPY --out DIR
                                 [--workloads lr,mnist-8192,...] [--reps R] [--device NAME]
@@ -9,8 +10,8 @@ PY is an interpreter with the seal-opencl wheel; every run sets SEAL_GPU_ROUTE_A
 workload, three runs of benches/tenseal_bench.py (each after its own warm-up):
 1. as a user runs it: the evaluation's wall time per inference (`per_inference_evaluation_s`);
 2. with SEAL_OPENCL_PROFILE, twice (1 and 1 + R repetitions, so that the difference leaves the
-   warm-up out): kernel time, launches, routed calls and the backend's host time in them, and
-   the device's idle gaps, per inference;
+   warm-up out): kernel time, launches, routed calls and the backend's host time in them
+   (summed over the threads that issue them, with profiling's events), per inference;
 3. under py-spy (`record --native --idle`, raw stacks): the calling thread's samples inside the
    bench's `evaluate` (TenSEAL's calls) and inside `decrypt` (which waits for the device), but
    for the warm-up's, each put in the category of its innermost frame that names one
@@ -36,8 +37,10 @@ from pathlib import Path
 # (DRIVER_LIBRARIES), whose symbols are stripped. TenSEAL, SEAL and the backend share one
 # extension module, so only function names tell them apart.
 CATEGORIES = [
-    ("waiting for the device", ("read_yielding", "sched_yield", "clWaitForEvents", "clFinish",
-                                "nanosleep", "futex_wait", "__futex")),
+    ("waiting for the device", ("read_yielding", "sched_yield", "clWaitForEvents", "clFinish")),
+    # TenSEAL's thread pool (mm, matmul, conv) or a lock: the calling thread waits for others.
+    ("waiting for other threads", ("futex", "pthread_cond", "__lll_lock", "condition_variable",
+                                   "ThreadPool", "nanosleep")),
     ("OpenCL driver", ("clEnqueue", "clSetKernelArg", "clCreate", "clRelease", "clRetain",
                        "clGetEvent")),
     ("backend issue", ("seal_opencl", "OpenClBackend", "RustImage", "cxxbridge", "ocl_core",
@@ -87,11 +90,10 @@ def stack_shares(raw: Path, bench: str) -> dict:
 
 
 def profile_totals(profile: dict) -> tuple:
-    """A profile's kernel ns, launches, routed calls, their host ns and device idle ns."""
+    """A profile's kernel ns, launches, routed calls and the host ns spent in them."""
     kernels, host_calls = profile["kernels"], profile["host_calls"]
     return (sum(k["total_ns"] for k in kernels), sum(k["count"] for k in kernels),
-            sum(h["calls"] for h in host_calls), sum(h["total_ns"] for h in host_calls),
-            sum(i["total_ns"] for i in profile.get("idle", [])))
+            sum(h["calls"] for h in host_calls), sum(h["total_ns"] for h in host_calls))
 
 
 def run(command: list, env: dict, log: Path) -> float:
@@ -135,9 +137,8 @@ def main() -> int:
                 Path(f"{base}.profile-{reps}.log"))
             profiles.append(profile_totals(json.loads(Path(path).read_text())))
         per = args.reps * inferences
-        kernel_ms, launches, calls, backend_host_ms, idle_ms = (
-            (b - a) / per for a, b in zip(*profiles))
-        kernel_ms, backend_host_ms, idle_ms = kernel_ms / 1e6, backend_host_ms / 1e6, idle_ms / 1e6
+        kernel_ms, launches, calls, backend_host_ms = ((b - a) / per for a, b in zip(*profiles))
+        kernel_ms, backend_host_ms = kernel_ms / 1e6, backend_host_ms / 1e6
 
         raw = Path(f"{base}.stacks.txt")
         run([args.py_spy, "record", "--native", "--idle", "--format", "raw", "--rate",
@@ -153,7 +154,6 @@ def main() -> int:
                  "drain_ms": round(max(evaluation_ms - evaluate_ms, 0), 2),
                  "kernel_ms": round(kernel_ms, 2), "launches": round(launches),
                  "routed_calls": round(calls), "backend_host_ms": round(backend_host_ms, 2),
-                 "device_idle_gaps_ms": round(idle_ms, 2),
                  "evaluate_split_ms": split, "samples": shares}
         result["workloads"].append(entry)
         print(json.dumps({k: v for k, v in entry.items() if k != "samples"}), flush=True)

@@ -499,7 +499,7 @@ fn main() -> std::io::Result<()> {
                     "kernels",
                     "launches",
                     "routed calls",
-                    "backend host",
+                    "backend host (all threads)",
                 ]);
                 table(
                     &mut out,
