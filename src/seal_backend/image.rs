@@ -5,11 +5,12 @@
 //!
 //! An image also knows what the host knows of its words ([`Known`]: zeros uploaded, or
 //! derived by the operation that wrote them), which answers SEAL's transparency check at the
-//! call where it can (see `transparency.rs`), and remembers a pending transparency check: SEAL asked whether the result it
-//! holds is transparent, and the backend answered without waiting for the device. The
-//! answer is needed only when the words reach the host, and every way they can (a host
-//! read, save, decrypt, a copy's download) goes through a download of this image or of a
-//! copy, which carries the check: the download tests the words it brought over.
+//! call where it can (see `transparency.rs`), and remembers a pending transparency check:
+//! SEAL asked whether the result it holds is transparent, and the backend answered without
+//! waiting for the device. The answer is needed only when the words reach the host, and every
+//! way they can (a host read, save, decrypt, a copy's download) goes through a download of
+//! this image or of a copy, which carries the check: the download tests the words it brought
+//! over.
 //!
 //! Threads issue on queues of their own, and an image can be used from several (a result
 //! handed to another thread, a plaintext shared by many): every use goes through
