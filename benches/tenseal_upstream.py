@@ -25,7 +25,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -75,6 +74,16 @@ def outcomes(report: Path) -> dict:
     return result
 
 
+def write_stand_in(folder: Path) -> Path:
+    """The skimage stand-in as a package under `folder`; returns the folder for the path."""
+    package = folder / "skimage"
+    (package / "util").mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text("")
+    (package / "util" / "__init__.py").write_text("")
+    (package / "util" / "shape.py").write_text(SKIMAGE_STAND_IN)
+    return folder
+
+
 def run_mode(mode: str, python: str, tests: Path, out: Path, workers: int, extra: list) -> dict:
     interpreter_env, settings = MODES[mode]
     env = {k: v for k, v in os.environ.items()
@@ -82,12 +91,7 @@ def run_mode(mode: str, python: str, tests: Path, out: Path, workers: int, extra
     env.update(settings)
     paths = [str(tests.parent)]
     if not has_module(python, "skimage"):
-        stand_in = Path(tempfile.mkdtemp()) / "skimage"
-        (stand_in / "util").mkdir(parents=True)
-        (stand_in / "__init__.py").write_text("")
-        (stand_in / "util" / "__init__.py").write_text("")
-        (stand_in / "util" / "shape.py").write_text(SKIMAGE_STAND_IN)
-        paths.append(str(stand_in.parent))
+        paths.append(str(out / "stand-in"))
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     report = out / f"{mode}.xml"
     command = [python, "-m", "pytest", str(tests / "python" / "tenseal"), "-q",
@@ -117,6 +121,7 @@ def main() -> int:
     parser.add_argument("--device", default="unknown", help="the OpenCL device, for the report")
     args, extra = parser.parse_known_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    write_stand_in(args.out / "stand-in")
     interpreters = {"stock": args.stock, "ours": args.ours}
     runs = {}
     for mode in args.modes.split(","):

@@ -30,6 +30,11 @@ fi
 envs=$(mktemp -d)
 trap 'rm -rf "$envs"' EXIT
 
+# The device's name for the reports (empty where nvidia-smi is missing).
+gpu_name() {
+  nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1
+}
+
 # env_with DIR WHEELS [PACKAGE...]: a fresh environment at DIR with the tenseal wheel of WHEELS.
 env_with() {
   python3 -m venv "$1"
@@ -57,7 +62,7 @@ case "$part" in
     "$envs/gpu/bin/python" "$here/benches/tenseal_decompose.py" --bench "$here/benches/tenseal_bench.py" \
       --python "$envs/gpu/bin/python" --py-spy "$envs/gpu/bin/py-spy" --out "$out/decompose" \
       --workloads "${WORKLOADS:-lr,mnist-8192,dot}" --reps "${REPS:-3}" \
-      --device "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" "$@"
+      --device "$(gpu_name)" "$@"
     ;;
   upstream)
     env_with "$envs/stock" "$here/stock" pytest-xdist
@@ -65,7 +70,7 @@ case "$part" in
     python3 "$here/benches/tenseal_upstream.py" --tests "$here/upstream/tests" \
       --stock "$envs/stock/bin/python" --ours "$envs/gpu/bin/python" --out "$out/upstream" \
       --modes "${MODES:-stock,gpu,crosscheck}" --workers "${WORKERS:-8}" \
-      --device "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)" "$@"
+      --device "$(gpu_name)" "$@"
     ;;
   *)
     echo "usage: run.sh suite|bench|decompose|upstream [ARGS]" >&2
