@@ -9,6 +9,38 @@
 // polynomial) also go through the inverse's first pass into values, residue
 // r - transformed_first, as ntt_inv_block_gather leaves them. The others only pass the
 // transform's barriers. src is neither values nor permuted.
+// Work group `group` of the launch over lmem (B * PADDED_G words); `lid` and `active` as
+// in fwd_block_transform.
+ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
+                                          __global const u64 *inv_root_powers,
+                                          __global const u64 *params, uint coeff_modulus_size,
+                                          uint reduce, __global const u64 *src,
+                                          uint galois_elt, __global u64 *permuted,
+                                          uint transformed_first, __local u64 *lmem,
+                                          uint group, uint lid, bool active)
+{
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
+    const uint first = group_in_residue * (B * G);
+    __global const u64 *in = src + (size_t)residue * N;
+    __global u64 *out = permuted + (size_t)residue * N + first;
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            uint e = lid + i * BLOCK_WG;
+            u64 x = in[galois_ntt_index(first + e, galois_elt, LOG_N)];
+            out[e] = x;
+            lmem[block_slot(e)] = x;
+        }
+    }
+    const bool transform = active && residue >= transformed_first;
+    inv_block_transform(lmem, values + (size_t)(transform ? residue - transformed_first : 0) * N,
+                        (__global const ulong2 *)inv_root_powers + prime * N,
+                        params + prime * PARAMS_STRIDE, group_in_residue, reduce, lid,
+                        transform);
+}
+
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
                           __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
@@ -24,25 +56,7 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
     params += params_at;
     src += src_at;
     permuted += permuted_at;
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    const uint lid = get_local_id(0);
-    const uint first = group_in_residue * (B * G);
-    __global const u64 *in = src + (size_t)residue * N;
-    __global u64 *out = permuted + (size_t)residue * N + first;
-#pragma unroll
-    for (uint i = 0; i < R; i++) {
-        uint e = lid + i * BLOCK_WG;
-        u64 x = in[galois_ntt_index(first + e, galois_elt, LOG_N)];
-        out[e] = x;
-        lmem[block_slot(e)] = x;
-    }
-    const bool transform = residue >= transformed_first;
-    inv_block_transform(lmem, values + (size_t)(transform ? residue - transformed_first : 0) * N,
-                        (__global const ulong2 *)inv_root_powers + prime * N,
-                        params + prime * PARAMS_STRIDE, group_in_residue, reduce, lid,
-                        transform);
+    inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce, src,
+                           galois_elt, permuted, transformed_first, lmem,
+                           (uint)get_group_id(0), get_local_id(0), true);
 }
-

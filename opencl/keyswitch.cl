@@ -49,38 +49,28 @@ ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
-void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
-                      __global const u64 *restrict root_powers, ulong root_powers_at,
-                      __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
-                      __global const u64 *restrict t_target, ulong t_target_at,
-                      __global const u64 *restrict target, ulong target_at, uint target_first,
-                      __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
-                      uint key_special_index, uint reduce_every,
-                      __global u64 *restrict prod, ulong prod_at,
-                      __global u64 *restrict last, ulong last_at,
-                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
+// Work group `group` of the launch, work item `item` of its KS_ROWS * BLOCK_WG, over lmem
+// (KS_ROWS * B * PADDED_G words) and, with KS_LOCAL_ROOTS, lroots_all (KS_ROWS * B * G
+// pairs); without `active` the work item only passes the barriers.
+ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64 *root_powers,
+                                  __global const u64 *params, uint coeff_modulus_size,
+                                  __global const u64 *t_target, __global const u64 *target,
+                                  uint target_first, __global const u64 *key,
+                                  uint key_stride_primes, uint key_special_index,
+                                  uint reduce_every, __global u64 *prod, __global u64 *last,
+                                  __global const u64 *inv_root_powers, __local u64 *lmem,
+                                  __local ulong2 *lroots_all, uint group, uint item,
+                                  bool active)
 {
-    __local u64 lmem[KS_ROWS * B * PADDED_G];
-    values += values_at;
-    root_powers += root_powers_at;
-    params += params_at;
-    t_target += t_target_at;
-    target += target_at;
-    key += key_at;
-    prod += prod_at;
-    last += last_at;
-    inv_root_powers += inv_root_powers_at;
-    const size_t group = get_group_id(0);
     const uint K = coeff_modulus_size - 1;
-    const uint row = get_local_id(0) / BLOCK_WG;
-    const uint lid = get_local_id(0) % BLOCK_WG;
-    const uint I = (uint)(group / GROUPS_PER_BLOCK_RESIDUE) * KS_ROWS + row;
+    const uint row = item / BLOCK_WG;
+    const uint lid = item % BLOCK_WG;
+    const uint I = group / GROUPS_PER_BLOCK_RESIDUE * KS_ROWS + row;
     // A row past the last prime only passes the barriers; it reads the last prime's
     // tables so that every address stays in range.
-    const bool live = I <= K;
+    const bool live = active && I <= K;
     const uint P = live ? I : K;
-    const uint group_in_residue = (uint)(group % GROUPS_PER_BLOCK_RESIDUE);
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
     __local u64 *lrow = lmem + row * (B * PADDED_G);
     __global const u64 *pr = params + P * PARAMS_STRIDE;
     const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
@@ -89,9 +79,9 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
     const uint first = group_in_residue * (B * G);
 #if KS_LOCAL_ROOTS
     // Every J transforms under the row's prime P with the same blocks' roots.
-    __local ulong2 lroots_all[KS_ROWS * B * G];
     __local ulong2 *lroots = lroots_all + row * (B * G);
-    stage_block_roots(lroots, w, group_in_residue, lid);
+    if (live)
+        stage_block_roots(lroots, w, group_in_residue, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     const bool local_roots = true;
 #else
@@ -157,7 +147,7 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
     // own for it; c = 0 waits in lrow and c = 1 in last (where its transform's output
     // goes), so that no accumulator stays live through the transforms: registers held
     // there would lower the whole kernel's occupancy.
-    const bool special = I == K;
+    const bool special = live && I == K;
     if (live) {
 #pragma unroll
         for (uint i = 0; i < R; i++) {
@@ -188,5 +178,38 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
     // Every work item has read its words of last + N before the transform overwrites them.
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     inv_block_transform(lrow, last + N, iw, pr, group_in_residue, 0, lid, special);
+}
+
+__kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
+void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
+                      __global const u64 *restrict root_powers, ulong root_powers_at,
+                      __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
+                      __global const u64 *restrict t_target, ulong t_target_at,
+                      __global const u64 *restrict target, ulong target_at, uint target_first,
+                      __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
+                      uint key_special_index, uint reduce_every,
+                      __global u64 *restrict prod, ulong prod_at,
+                      __global u64 *restrict last, ulong last_at,
+                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
+{
+    __local u64 lmem[KS_ROWS * B * PADDED_G];
+#if KS_LOCAL_ROOTS
+    __local ulong2 lroots_all[KS_ROWS * B * G];
+#else
+    __local ulong2 *lroots_all = 0;
+#endif
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    t_target += t_target_at;
+    target += target_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    inv_root_powers += inv_root_powers_at;
+    ks_block_group(values, root_powers, params, coeff_modulus_size, t_target, target,
+                   target_first, key, key_stride_primes, key_special_index, reduce_every, prod,
+                   last, inv_root_powers, lmem, lroots_all, (uint)get_group_id(0),
+                   get_local_id(0), true);
 }
 

@@ -13,28 +13,19 @@
 // first finishes last's inverse transform and leaves the rounded, partly transformed
 // words in values, which this pass reads. dst may be src only with equal strides, and
 // may be acc; dst is neither values nor last.
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_block_moddown(__global u64 *restrict values, ulong values_at,
-                           __global const u64 *restrict root_powers, ulong root_powers_at,
-                           __global const u64 *restrict params, ulong params_at,
-                           uint coeff_modulus_size,
-                           __global const u64 *restrict last, ulong last_at, uint last_prime,
-                           __global u64 *dst, ulong dst_at, uint dst_stride,
-                           __global const u64 *src, ulong src_at, uint src_stride,
-                           __global const u64 *restrict inv, ulong inv_at,
-                           __global const u64 *acc, ulong acc_at, uint acc_polys)
+// Work group `group` of the launch over lmem (B * PADDED_G words); `lid` and `active` as
+// in fwd_block_transform.
+ALWAYS_INLINE void moddown_block_group(__global const u64 *values,
+                                       __global const u64 *root_powers,
+                                       __global const u64 *params, uint coeff_modulus_size,
+                                       __global const u64 *last, uint last_prime,
+                                       __global u64 *dst, uint dst_stride,
+                                       __global const u64 *src, uint src_stride,
+                                       __global const u64 *inv, __global const u64 *acc,
+                                       uint acc_polys, __local u64 *lmem, uint group, uint lid,
+                                       bool active)
 {
-    __local u64 lmem[B * PADDED_G];
-    values += values_at;
-    root_powers += root_powers_at;
-    params += params_at;
-    last += last_at;
-    dst += dst_at;
-    src += src_at;
-    inv += inv_at;
-    acc += acc_at;
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
     const uint poly = residue / coeff_modulus_size;
     const uint prime = residue % coeff_modulus_size;
     const u64 q = params[prime * PARAMS_STRIDE];
@@ -55,6 +46,30 @@ void ntt_fwd_block_moddown(__global u64 *restrict values, ulong values_at,
 #endif
     fwd_block_pass(in, dst + ((size_t)poly * dst_stride + prime) * N, lmem,
                    (__global const ulong2 *)root_powers + prime * N, q,
-                   (uint)(group % GROUPS_PER_BLOCK_RESIDUE), ld, st);
+                   group % GROUPS_PER_BLOCK_RESIDUE, ld, st, lid, active);
 }
 
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block_moddown(__global u64 *restrict values, ulong values_at,
+                           __global const u64 *restrict root_powers, ulong root_powers_at,
+                           __global const u64 *restrict params, ulong params_at,
+                           uint coeff_modulus_size,
+                           __global const u64 *restrict last, ulong last_at, uint last_prime,
+                           __global u64 *dst, ulong dst_at, uint dst_stride,
+                           __global const u64 *src, ulong src_at, uint src_stride,
+                           __global const u64 *restrict inv, ulong inv_at,
+                           __global const u64 *acc, ulong acc_at, uint acc_polys)
+{
+    __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    last += last_at;
+    dst += dst_at;
+    src += src_at;
+    inv += inv_at;
+    acc += acc_at;
+    moddown_block_group(values, root_powers, params, coeff_modulus_size, last, last_prime, dst,
+                        dst_stride, src, src_stride, inv, acc, acc_polys, lmem,
+                        (uint)get_group_id(0), get_local_id(0), true);
+}

@@ -389,17 +389,20 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
 
 // The forward block pass: the transform, then `st` on each output word, residue `out`
 // (the same as `in` for a plain transform). Writes leave through local memory so that
-// neighbouring work items store neighbouring words.
+// neighbouring work items store neighbouring words. `lid` and `active` as in
+// fwd_block_transform.
 ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w, u64 q,
-                                  uint group_in_residue, load_op ld, store_op st)
+                                  uint group_in_residue, load_op ld, store_op st, uint lid,
+                                  bool active)
 {
-    fwd_block_transform(in, lmem, w, 0, false, q, group_in_residue, ld, get_local_id(0),
-                        true);
+    fwd_block_transform(in, lmem, w, 0, false, q, group_in_residue, ld, lid, active);
+    if (!active)
+        return;
     const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
-        uint e = get_local_id(0) + i * BLOCK_WG;
+        uint e = lid + i * BLOCK_WG;
         apply_store(st, out, first + e, lmem[block_slot(e)], q);
     }
 }
@@ -421,7 +424,7 @@ void ntt_fwd_block(__global u64 *restrict values, ulong values_at,
     __global u64 *r = values + (size_t)residue * N;
     fwd_block_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
                    params[prime * PARAMS_STRIDE], (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
-                   plain_load(), plain_store(reduce));
+                   plain_load(), plain_store(reduce), get_local_id(0), true);
 }
 
 // Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
@@ -486,20 +489,22 @@ ALWAYS_INLINE void inv_block_transform(__local u64 *lmem, __global u64 *out,
 }
 
 // The inverse block pass: reads residue `in`, writes residue `out` (the same for a plain
-// transform). Reads enter through local memory.
+// transform). Reads enter through local memory. `lid` and `active` as in
+// fwd_block_transform.
 ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w,
                                   __global const u64 *pr, uint group_in_residue,
-                                  uint reduce)
+                                  uint reduce, uint lid, bool active)
 {
-    const uint lid = get_local_id(0);
     __global const u64 *gin = in + group_in_residue * (B * G);
+    if (active) {
 #pragma unroll
-    for (uint i = 0; i < R; i++) {
-        uint e = lid + i * BLOCK_WG;
-        lmem[block_slot(e)] = gin[e];
+        for (uint i = 0; i < R; i++) {
+            uint e = lid + i * BLOCK_WG;
+            lmem[block_slot(e)] = gin[e];
+        }
     }
-    inv_block_transform(lmem, out, w, pr, group_in_residue, reduce, lid, true);
+    inv_block_transform(lmem, out, w, pr, group_in_residue, reduce, lid, active);
 }
 
 // The plain inverse block pass, in place.
@@ -519,14 +524,33 @@ void ntt_inv_block(__global u64 *restrict values, ulong values_at,
     __global u64 *r = values + (size_t)residue * N;
     inv_block_pass(r, r, lmem, (__global const ulong2 *)inv_root_powers + prime * N,
                    params + prime * PARAMS_STRIDE, (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
-                   reduce);
+                   reduce, get_local_id(0), true);
 }
 
 // The inverse block pass reading its input from another buffer: residue j of polynomial
 // p (j < coeff_modulus_size) comes from residue p * src_stride + src_first + j of src
 // (e.g. the last residue of every polynomial of a ciphertext, or a polynomial at an
 // offset); values gets the output in place of a copy followed by ntt_inv_block. src
-// must not be values.
+// must not be values. Work group `group` of the launch; `lid` and `active` as in
+// fwd_block_transform.
+ALWAYS_INLINE void inv_block_gather_group(__global u64 *values,
+                                          __global const u64 *inv_root_powers,
+                                          __global const u64 *params,
+                                          uint coeff_modulus_size, uint reduce,
+                                          __global const u64 *src, uint src_stride,
+                                          uint src_first, __local u64 *lmem, uint group,
+                                          uint lid, bool active)
+{
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    __global const u64 *in = src + ((size_t)poly * src_stride + src_first + prime) * N;
+    inv_block_pass(in, values + (size_t)residue * N, lmem,
+                   (__global const ulong2 *)inv_root_powers + prime * N,
+                   params + prime * PARAMS_STRIDE, group % GROUPS_PER_BLOCK_RESIDUE, reduce,
+                   lid, active);
+}
+
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_inv_block_gather(__global u64 *restrict values, ulong values_at,
                           __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
@@ -540,15 +564,9 @@ void ntt_inv_block_gather(__global u64 *restrict values, ulong values_at,
     inv_root_powers += inv_root_powers_at;
     params += params_at;
     src += src_at;
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint poly = residue / coeff_modulus_size;
-    const uint prime = residue % coeff_modulus_size;
-    __global const u64 *in = src + ((size_t)poly * src_stride + src_first + prime) * N;
-    inv_block_pass(in, values + (size_t)residue * N, lmem,
-                   (__global const ulong2 *)inv_root_powers + prime * N,
-                   params + prime * PARAMS_STRIDE, (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
-                   reduce);
+    inv_block_gather_group(values, inv_root_powers, params, coeff_modulus_size, reduce, src,
+                           src_stride, src_first, lmem, (uint)get_group_id(0),
+                           get_local_id(0), true);
 }
 
 #if LOG_S != 0
@@ -559,8 +577,9 @@ void ntt_inv_block_gather(__global u64 *restrict values, ulong values_at,
 // transformed, in [0, 4q), at gcol[t G]. The class of column c is at residue word
 // c + t G, staged in local memory at lcol[t C]. A caller that transforms again with the
 // same local memory must pass a barrier between its last read and the next call.
+// Without `active` the work item only passes the barriers (as in fwd_block_transform).
 ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lcol,
-                                     __global const ulong2 *w, u64 q, uint u)
+                                     __global const ulong2 *w, u64 q, uint u, bool active)
 {
     // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the last writes
     // global memory, the others go through local memory. Unrolled, like the inverse's
@@ -569,8 +588,11 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
 #pragma unroll
     for (uint st = 0; st < NSTEP; st++) {
         uint lg = LOG_S - LOG_R - LOG_R * st;
-        if (st != 0) {
+        if (st != 0)
             barrier(CLK_LOCAL_MEM_FENCE);
+        if (!active)
+            continue;
+        if (st != 0) {
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
@@ -588,13 +610,15 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
     }
 #if LOG_S % LOG_R
     barrier(CLK_LOCAL_MEM_FENCE);
+    if (active) {
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
-    fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, 0, false, S, q);
+        for (uint i = 0; i < R; i++)
+            v[i] = lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C];
+        fwd_step(v, LOG_S % LOG_R, 0, u, S / R, w, 0, false, S, q);
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];
+        for (uint i = 0; i < R; i++)
+            gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G] = v[i];
+    }
 #endif
 }
 
@@ -612,7 +636,7 @@ ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
 #pragma unroll
     for (uint i = 0; i < R; i++)
         v[i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G]);
-    fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u);
+    fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u, true);
 }
 
 // The plain forward strided pass, in place.
@@ -638,32 +662,38 @@ void ntt_fwd_strided(__global u64 *restrict values, ulong values_at,
 // last launch, whose last round folds in N^-1. Work item u of column c reads the column
 // from gcol (word t at gcol[t G], in [0, 2q)) and leaves its R words of the last step in
 // v (t = step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i): where fwd_strided_steps starts), in
-// [0, 2q). The column is staged in local memory at lcol[t C].
+// [0, 2q). The column is staged in local memory at lcol[t C]. Without `active` the work
+// item only passes the barriers (as in fwd_block_transform).
 ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u64 *lcol,
                                      __global const ulong2 *w, __global const u64 *pr,
-                                     uint u)
+                                     uint u, bool active)
 {
     // LOG_S % LOG_R rounds from gap 1 first, then steps of LOG_R; the first step reads
     // global memory, the others local memory.
 #if LOG_S % LOG_R
+    if (active) {
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G];
-    inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
+        for (uint i = 0; i < R; i++)
+            v[i] = gcol[(size_t)step_pos(LOG_S % LOG_R, 0, u, S / R, i) * G];
+        inv_step(v, LOG_S % LOG_R, 0, u, S / R, w, S, 0, pr, false);
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
+        for (uint i = 0; i < R; i++)
+            lcol[step_pos(LOG_S % LOG_R, 0, u, S / R, i) * C] = v[i];
+    }
 #endif
     // Unrolled: see fwd_strided_steps.
 #pragma unroll
     for (uint lg = LOG_S % LOG_R; lg < LOG_S; lg += LOG_R) {
         bool last = lg + LOG_R == LOG_S;
+        if (lg != 0)
+            barrier(CLK_LOCAL_MEM_FENCE);
+        if (!active)
+            continue;
         if (lg == 0) {
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 v[i] = gcol[(size_t)step_pos(LOG_R, lg, u, S / R, i) * G];
         } else {
-            barrier(CLK_LOCAL_MEM_FENCE);
 #pragma unroll
             for (uint i = 0; i < R; i++)
                 v[i] = lcol[step_pos(LOG_R, lg, u, S / R, i) * C];
@@ -702,7 +732,7 @@ void ntt_inv_strided(__global u64 *restrict values, ulong values_at,
     __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
     u64 v[R];
     inv_strided_steps(v, gcol, lmem + c, (__global const ulong2 *)inv_root_powers + prime * N,
-                      pr, u);
+                      pr, u, true);
 #pragma unroll
     for (uint i = 0; i < R; i++)
         gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G] =

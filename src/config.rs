@@ -73,6 +73,7 @@ settings! {
     NTT: experiment "SEAL_OPENCL_NTT" = "staged";
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
+    CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
@@ -122,6 +123,8 @@ pub struct Experiment {
     pub variant: StagedVariant,
     /// `false`: the tensor product and the mod-downs run one kernel per step.
     pub fused: bool,
+    /// Key switches run as one chained launch at N <= 2^`chain_log_n` (0: never).
+    pub chain_log_n: u32,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
@@ -157,6 +160,7 @@ impl Default for Config {
                 naive_ntt: false,
                 variant: StagedVariant::DEFAULT,
                 fused: kernels.fused,
+                chain_log_n: kernels.chain_log_n,
                 barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
@@ -187,6 +191,7 @@ impl Experiment {
         KernelChoices {
             fused: self.fused,
             barrett_dq: self.barrett_dq,
+            chain_log_n: self.chain_log_n,
         }
     }
 }
@@ -304,6 +309,13 @@ impl Config {
                 variant: parse(NTT_VARIANT)
                     .map_or(Ok(defaults.experiment.variant), |v| parsed(NTT_VARIANT, &v))?,
                 fused: switch(FUSED, parse(FUSED), defaults.experiment.fused)?,
+                chain_log_n: match parse(CHAIN) {
+                    None => defaults.experiment.chain_log_n,
+                    Some(v) => match v.parse::<u32>() {
+                        Ok(log_n) if log_n <= 32 => log_n,
+                        _ => return Err(bad(CHAIN, &v, "a log2 N from 0 (never) to 32")),
+                    },
+                },
                 barrett_dq: switch(
                     BARRETT_DQ,
                     parse(BARRETT_DQ),
@@ -393,6 +405,7 @@ mod tests {
             (SYNC, "on"),
             (NTT, "naive"),
             (FUSED, "0"),
+            (CHAIN, "13"),
             (MEMCACHE, "off"),
             (TILES, "2"),
             (DUMP_PROGRAMS, "/tmp/d"),
@@ -412,6 +425,7 @@ mod tests {
         assert!(config.sync);
         assert_eq!(config.experiment.ntt(), NttStrategy::Naive);
         assert!(!config.experiment.fused);
+        assert_eq!(config.experiment.chain_log_n, 13);
         assert!(!config.experiment.memcache);
         assert_eq!(config.experiment.tiles, Partition::Split(2));
         assert_eq!(
@@ -438,6 +452,7 @@ mod tests {
             (NTT, "fast"),
             (NTT_VARIANT, "r3"),
             (FUSED, "2"),
+            (CHAIN, "yes"),
             (MEMCACHE, "perhaps"),
             (TILES, "0"),
         ] {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
-use seal_opencl::ckks::context::{CkksContext, KernelChoices, KswitchKey};
+use seal_opencl::ckks::context::{CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_LOG_N};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
@@ -163,6 +163,9 @@ fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
         (12, NttStrategy::Naive, FUSED),
         (10, NttStrategy::Naive, UNFUSED),
         (13, NttStrategy::STAGED, choices(true, false)),
+        (13, NttStrategy::STAGED, UNCHAINED),
+        (14, NttStrategy::STAGED, UNCHAINED),
+        (13, variant("r8g11c4"), FUSED),
         (12, NttStrategy::STAGED, choices(false, false)),
         (13, variant("r8g11c4k8p1"), FUSED),
         (14, variant("r8g11c4"), FUSED),
@@ -187,10 +190,19 @@ fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
 /// A configuration's kernels: fused or one per step, products by Dhem-Quisquater's Barrett
 /// or SEAL's.
 const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
-    KernelChoices { fused, barrett_dq }
+    KernelChoices {
+        fused,
+        barrett_dq,
+        chain_log_n: DEFAULT_CHAIN_LOG_N,
+    }
 }
 const FUSED: KernelChoices = choices(true, true);
 const UNFUSED: KernelChoices = choices(false, true);
+/// Fused, key switches in their five launches at every N.
+const UNCHAINED: KernelChoices = KernelChoices {
+    chain_log_n: 0,
+    ..FUSED
+};
 
 /// One configuration of `configs` on a graph: N, the key primes and the context.
 struct Setup {
@@ -406,11 +418,14 @@ fn rescale_switch_key_and_galois_launch_counts() {
         let context = context(&graph, log_n, strategy, choices);
         let k = 3;
         let ops = LevelOps::new(&context, &graph, k).unwrap();
-        let per_transform = context
-            .level(graph.queue(), k)
-            .unwrap()
-            .plan()
-            .launches_per_transform() as u64;
+        let level = context.level(graph.queue(), k).unwrap();
+        let per_transform = level.plan().launches_per_transform() as u64;
+        let chained = level.fused().is_some_and(|f| f.chains_key_switch());
+        // The device runs chained key switches (PoCL, a CPU device, and NVIDIA's do) at
+        // the default layout's two-pass sizes.
+        if strategy == NttStrategy::STAGED && choices == FUSED && log_n >= 13 {
+            assert!(chained, "2^{log_n}: key switches chained");
+        }
         let ct = graph
             .context()
             .upload(
@@ -435,7 +450,11 @@ fn rescale_switch_key_and_galois_launch_counts() {
             ops.apply_galois(&ct, &ct, 3, &key).unwrap()
         });
         let what = format!("2^{log_n} {strategy} {choices:?}");
-        if choices.fused && matches!(strategy, NttStrategy::Staged(_)) {
+        if chained {
+            assert_eq!(rescale, 1 + per_transform, "rescale, {what}");
+            assert_eq!(switch_key, 1, "switch_key, {what}");
+            assert_eq!(galois, 1, "apply_galois, {what}");
+        } else if choices.fused && matches!(strategy, NttStrategy::Staged(_)) {
             assert_eq!(rescale, 1 + per_transform, "rescale, {what}");
             assert_eq!(switch_key, 2 * per_transform + 1, "switch_key, {what}");
             assert_eq!(galois, switch_key, "apply_galois, {what}");

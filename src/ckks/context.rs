@@ -30,17 +30,27 @@ pub struct KernelChoices {
     /// `true`: ckks.cl's products of two residues reduce by Dhem-Quisquater's Barrett (one
     /// 64-bit product); `false`: by SEAL's (`SEAL_OPENCL_BARRETT_DQ=0`).
     pub barrett_dq: bool,
+    /// Key switches run as one chained launch (`FusedPasses::chained_key_switch`) at N <=
+    /// 2^`chain_log_n`, where the passes are fused and the device allows it; 0: never
+    /// (`SEAL_OPENCL_CHAIN`).
+    pub chain_log_n: u32,
 }
 
 impl Default for KernelChoices {
-    /// Fused kernels, Dhem-Quisquater's Barrett.
+    /// Fused kernels, Dhem-Quisquater's Barrett, key switches chained up to
+    /// [`DEFAULT_CHAIN_LOG_N`].
     fn default() -> Self {
         KernelChoices {
             fused: true,
             barrett_dq: true,
+            chain_log_n: DEFAULT_CHAIN_LOG_N,
         }
     }
 }
+
+/// The largest log2 N at which key switches run chained by default: where a key switch's
+/// five launches cost the host more than its passes take on the device.
+pub const DEFAULT_CHAIN_LOG_N: u32 = 14;
 
 /// One parameter set on one tile.
 pub struct CkksContext {
@@ -53,6 +63,8 @@ pub struct CkksContext {
     strategy: NttStrategy,
     /// Fused kernels or one per step ([`KernelChoices::fused`]).
     fused: bool,
+    /// Key switches chained at this N ([`KernelChoices::chain_log_n`]).
+    chain: bool,
     /// ckks.cl built with the reduction [`KernelChoices::barrett_dq`] picks.
     kernels: CkksKernels,
     /// Index K - 1 holds level K, once built.
@@ -140,6 +152,7 @@ impl CkksContext {
             using_keyswitching,
             strategy,
             fused: choices.fused,
+            chain: log_n <= choices.chain_log_n,
             kernels: if choices.barrett_dq {
                 CkksKernels::new(ctx, log_n)?
             } else {
@@ -241,7 +254,7 @@ impl CkksContext {
             self.strategy,
         )?);
         let fused = (self.fused && plan.staged_layout().is_some())
-            .then(|| FusedPasses::new(Arc::clone(&plan)))
+            .then(|| FusedPasses::new(Arc::clone(&plan), self.chain))
             .transpose()?;
         let table = ModuliTable::new(&self.ctx, queue, &moduli)?;
         let inverses = |of: Modulus, count: usize| -> Result<Region> {

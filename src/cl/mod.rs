@@ -50,6 +50,8 @@ pub struct DeviceInfoSummary {
     pub vendor: String,
     pub platform: String,
     pub is_gpu: bool,
+    /// `CL_DEVICE_TYPE_CPU` (PoCL's): work groups are threads over one coherent memory.
+    pub is_cpu: bool,
     pub local_mem_bytes: u64,
     pub max_work_group_size: usize,
     /// Compute units (`CL_DEVICE_MAX_COMPUTE_UNITS`: an NVIDIA GPU's SMs).
@@ -578,7 +580,9 @@ pub fn event_nanos(event: &Event) -> Result<u64> {
 }
 
 fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInfoSummary> {
-    let is_gpu = device_info!(device, Type).is_some_and(|t| t.contains(DeviceType::GPU));
+    let kind = device_info!(device, Type);
+    let is_gpu = kind.is_some_and(|t| t.contains(DeviceType::GPU));
+    let is_cpu = kind.is_some_and(|t| t.contains(DeviceType::CPU));
     let local_mem_bytes = device_info!(device, LocalMemSize).unwrap_or(0);
     let max_alloc_bytes = device_info!(device, MaxMemAllocSize).unwrap_or(0);
     let global_mem_bytes = device_info!(device, GlobalMemSize).unwrap_or(0);
@@ -589,6 +593,7 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         vendor: device.vendor()?,
         platform: platform.name()?,
         is_gpu,
+        is_cpu,
         local_mem_bytes,
         max_work_group_size: device.max_wg_size()?,
         compute_units,

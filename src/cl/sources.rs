@@ -30,3 +30,8 @@ pub const KEYSWITCH: &str = include_str!("../../opencl/keyswitch.cl");
 
 /// The galois permutation fused with an inverse transform's first pass, built after `NTT`.
 pub const GALOIS: &str = include_str!("../../opencl/galois.cl");
+
+/// A key switch's five fused launches chained into one, built after `NTT`, `INV_FWD`,
+/// `MODDOWN`, `GALOIS` and `KEYSWITCH` (with `-D KS_ROWS=1`), and `-D DEVICE_FENCE_PTX`
+/// on NVIDIA.
+pub const CHAIN: &str = include_str!("../../opencl/chain.cl");

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::cl::{
-    self, Context, ContextDevice, DeviceSelector, Event, Kernel, PartitionScheme, Queue,
+    self, Context, ContextDevice, DeviceSelector, Event, Kernel, PartitionScheme, Queue, Region,
     SpatialDims,
 };
 use crate::error::{Error, Result};
@@ -349,6 +349,9 @@ pub struct Tile {
     issue_locks: Vec<Mutex<()>>,
     /// One per queue: an operation was issued on it since `finish_issued` last waited.
     issued: Vec<AtomicBool>,
+    /// One per queue: zeroed words for the launches whose work groups hand over through
+    /// counters (`Graph::chain_counters`).
+    chain_counters: Vec<Region>,
     memcache: Memcache,
     sync_each_launch: bool,
     profiler: Option<Arc<Profiler>>,
@@ -374,11 +377,16 @@ impl Tile {
         if !options.memcache_active {
             memcache.deactivate();
         }
+        let chain_counters = queues
+            .iter()
+            .map(|queue| context.upload(queue, &[0; CHAIN_COUNTER_WORDS]))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Tile {
             index,
             device_index,
             sub_device,
             memcache,
+            chain_counters,
             context,
             issue_locks: queues.iter().map(|_| Mutex::new(())).collect(),
             issued: queues.iter().map(|_| AtomicBool::new(false)).collect(),
@@ -466,6 +474,10 @@ impl Drop for Issuing<'_> {
     }
 }
 
+/// Words of each queue's counters for launches that hand over between work groups
+/// ([`Graph::chain_counters`]).
+pub const CHAIN_COUNTER_WORDS: usize = 4;
+
 /// A chain of operations bound to one in-order queue of one tile (the SEAL backend keeps
 /// one for every operation). Cloning gives another handle to the same queue.
 #[derive(Clone)]
@@ -489,6 +501,15 @@ impl Graph {
 
     pub fn queue_index(&self) -> usize {
         self.queue
+    }
+
+    /// This queue's counters for launches whose work groups hand over through device
+    /// memory (`crate::ckks::fused::FusedPasses::chained_key_switch`):
+    /// [`CHAIN_COUNTER_WORDS`] words, zero between such launches, which each leave them
+    /// zero. The queue runs its commands in order, so two such launches never overlap on
+    /// them; no other queue uses them.
+    pub fn chain_counters(&self) -> &Region {
+        &self.tile.chain_counters[self.queue]
     }
 
     /// A pooled buffer of `words` words for this graph's queue.

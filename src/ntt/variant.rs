@@ -482,6 +482,14 @@ impl StagedLayout {
         StagedLayout { log_b: 0, ..self }
     }
 
+    /// The same split with as many columns per strided work group as make it the block
+    /// work group's size (S C = B G), where a two-pass layout allows that (C <= G): one
+    /// work-group size for kernels that run both kinds of pass.
+    pub fn with_equal_work_groups(self) -> Option<Self> {
+        let log_c = (self.log_b + self.log_g()).checked_sub(self.log_s)?;
+        (self.log_s != 0 && log_c <= self.log_g()).then_some(StagedLayout { log_c, ..self })
+    }
+
     /// The build options of the staged kernels (`-D LOG_N=.. -D LOG_R=..` ...).
     pub fn build_options(&self) -> String {
         format!(
@@ -545,6 +553,15 @@ mod tests {
                 assert_eq!(l.launches(), 2);
                 assert_eq!(l.strided_work_group_size(), Some(strided));
                 assert!(l.strided_local_bytes().unwrap() <= 48 * 1024);
+            }
+            // Equal work groups: the block groups' size, fewer or more columns.
+            match l.with_equal_work_groups() {
+                None => assert_eq!(log_s, 0, "{variant} 2^{log_n}"),
+                Some(e) => {
+                    assert_eq!(e.strided_work_group_size(), Some(block));
+                    assert_eq!((e.log_s(), e.log_b(), e.log_r()), (log_s, log_b, log_r));
+                    assert!(e.strided_local_bytes().unwrap() <= 48 * 1024);
+                }
             }
         }
         // Work groups of 256 at most: smaller groups, still two passes at 2^17.

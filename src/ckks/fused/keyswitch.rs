@@ -270,6 +270,7 @@ mod tests {
             vendor: String::new(),
             platform: String::new(),
             is_gpu: true,
+            is_cpu: false,
             local_mem_bytes,
             max_work_group_size,
             compute_units: 132,

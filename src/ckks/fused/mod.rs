@@ -7,19 +7,24 @@
 //! | [`FusedPasses::forward_key_switch`] (`keyswitch.rs`) | `opencl/keyswitch.cl` | `ops::relin` |
 //! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `opencl/moddown.cl` | `ops::moddown` |
 //! | [`FusedPasses::inverse_first_pass_galois`] (`galois.rs`) | `opencl/galois.cl` | `ops::galois` |
+//! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `opencl/chain.cl` | `ops::relin`, `ops::galois` |
 //!
 //! With a two-pass layout an inverse transform's second pass and the forward transforms'
 //! first passes that follow it run in one launch (`opencl/inv_fwd.cl`: key switching's
 //! decomposition and the mod-down's rounding on its loads), and key switching's last pass
 //! starts the mod-down's inverse. The first pass of an inverse reading from where a
-//! residue lies is the plan's own (`NttPlan::inverse_first_pass_from`).
+//! residue lies is the plan's own (`NttPlan::inverse_first_pass_from`). Where the context
+//! chains and the device allows, a key switch's five launches run as one
+//! ([`FusedPasses::chained_key_switch`]).
 
+mod chain;
 mod galois;
 mod keyswitch;
 mod moddown;
 
 use std::sync::Arc;
 
+pub use chain::{ChainedSwitch, FirstPass};
 pub use galois::check_galois_elt;
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
@@ -56,6 +61,8 @@ pub struct FusedPasses {
     moddown_block: Pass,
     /// Key switching's passes, from the build of its own layout.
     key_switch: keyswitch::KeySwitchPasses,
+    /// A key switch in one launch, where the context chains and the device allows.
+    chained: Option<chain::ChainedKeySwitch>,
     /// Output primes per work group of the `ntt_inv_fwd_strided` launches (0: chosen per
     /// launch).
     fan_out: usize,
@@ -64,10 +71,11 @@ pub struct FusedPasses {
 }
 
 impl FusedPasses {
-    /// Builds the fused passes on `plan`'s tables and layout.
+    /// Builds the fused passes on `plan`'s tables and layout, and the chained key switch
+    /// where `chain` asks for it and the device allows it.
     ///
     /// Errors: a naive plan; a build fails.
-    pub fn new(plan: Arc<NttPlan>) -> Result<FusedPasses> {
+    pub fn new(plan: Arc<NttPlan>, chain: bool) -> Result<FusedPasses> {
         let (layout, variant) = match (plan.staged_layout(), plan.strategy()) {
             (Some(layout), NttStrategy::Staged(variant)) => (layout, variant),
             _ => return Err(staged_only("the fused passes")),
@@ -91,6 +99,11 @@ impl FusedPasses {
                 block,
             )?,
             key_switch: keyswitch::KeySwitchPasses::new(&plan, layout, variant)?,
+            chained: if chain {
+                chain::ChainedKeySwitch::new(&plan, layout)?
+            } else {
+                None
+            },
             fan_out: variant.fan_out() as usize,
             compute_units: info.compute_units as usize,
             plan,

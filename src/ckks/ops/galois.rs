@@ -5,6 +5,7 @@
 use super::relin::Switch;
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
+use crate::ckks::fused::FirstPass;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
 use crate::cl::Region;
@@ -16,7 +17,8 @@ impl LevelOps<'_> {
     /// anything writes `dst`): permutes both, keeps the first, and key-switches the second
     /// back. Fused, the permutation shares its launch with the first pass of key switching's
     /// inverse NTT ([`FusedPasses::inverse_first_pass_galois`], `opencl/galois.cl`): 5
-    /// launches with a two-pass NTT layout.
+    /// launches with a two-pass NTT layout, one where the level chains
+    /// ([`FusedPasses::chained_key_switch`]).
     pub fn apply_galois(
         &self,
         dst: &Region,
@@ -46,6 +48,14 @@ impl LevelOps<'_> {
             )?;
             return self.switch_key_into(&switch);
         };
+        if fused.chains_key_switch() {
+            let first = FirstPass::Galois {
+                src: ct,
+                galois_elt,
+                permuted: permuted.buffer(),
+            };
+            return self.switch_key_chained(fused, &switch, first);
+        }
         let t_target = self.scratch(words)?;
         let events = fused.inverse_first_pass_galois(
             self.graph.queue(),

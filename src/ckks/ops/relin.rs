@@ -5,12 +5,15 @@
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
-use crate::ckks::fused::{DivideRound, FusedPasses, KeySwitch};
+use crate::ckks::fused::{ChainedSwitch, DivideRound, FirstPass, FusedPasses, KeySwitch};
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::NttDirection;
+
+/// The profiler's name for a key switch in one chained launch.
+const CHAINED: &str = "ks_chained";
 
 /// One key switch: the target polynomial (K residues in NTT form at word `target_offset`
 /// of `target`, a multiple of N), the key, and where the result goes: ct's first two
@@ -49,7 +52,8 @@ impl LevelOps<'_> {
     /// `ct` itself (the polynomial is read before `ct` is written). Fused: 5 launches with
     /// a two-pass NTT layout, 3 with one (the target's inverse NTT, the forward NTTs with
     /// the decomposition and the inner product in them, the mod-down), each pass of an
-    /// inverse sharing its launch with the next step's first.
+    /// inverse sharing its launch with the next step's first; the 5 chained into one
+    /// where the level chains ([`FusedPasses::chained_key_switch`]).
     pub fn switch_key(
         &self,
         ct: &Region,
@@ -73,6 +77,13 @@ impl LevelOps<'_> {
         let Some(fused) = self.fused_key_switch() else {
             return self.switch_key_unfused(s);
         };
+        if fused.chains_key_switch() {
+            let first = FirstPass::Target {
+                src: s.target,
+                first: s.target_offset / self.n(),
+            };
+            return self.switch_key_chained(fused, s, first);
+        }
         // t_target: the target's inverse NTT, first pass (the whole of it with a one-pass
         // layout), read from where the target lies.
         let k = self.primes();
@@ -159,6 +170,48 @@ impl LevelOps<'_> {
         self.graph.note_launches("ntt_forward_ks", events)?;
         drop((t_target, between));
         self.key_switch_mod_down(s, LastResidue::FirstPassDone(last.buffer()), &prod)
+    }
+
+    /// `s` after `first` in one chained launch ([`FusedPasses::chained_key_switch`]), its
+    /// intermediates in scratch buffers of their own.
+    pub(super) fn switch_key_chained(
+        &self,
+        fused: &FusedPasses,
+        s: &Switch,
+        first: FirstPass,
+    ) -> Result<()> {
+        let k = self.primes();
+        let n = self.n();
+        let scratch = |residues: usize| self.scratch(residues * n);
+        let (t_target, between, prod, last, md_between) = (
+            scratch(k)?,
+            scratch(k * (k + 1))?,
+            scratch(2 * k)?,
+            scratch(2)?,
+            scratch(2 * k)?,
+        );
+        let events = fused.chained_key_switch(
+            self.graph.queue(),
+            &ChainedSwitch {
+                first,
+                key: s.key.buffer(),
+                key_stride_primes: self.context.key_moduli().len(),
+                key_special_index: self.context.special_index()?,
+                reduce_every: reduce_every(&self.level.moduli().moduli()[..k + 1]),
+                dst: s.ct,
+                acc: s.acc,
+                inv: self.level.inv_special()?,
+                t_target: t_target.buffer(),
+                between: between.buffer(),
+                prod: prod.buffer(),
+                last: last.buffer(),
+                md_between: md_between.buffer(),
+                counters: self.graph.chain_counters(),
+                k,
+            },
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches(CHAINED, events)
     }
 
     /// Unfused key switching: a copy, the transform, the decomposition, its transforms

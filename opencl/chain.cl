@@ -1,0 +1,247 @@
+// A key switch in one launch: the five launches of a fused key switch with a two-pass
+// layout (relinearize, or a rotation after its galois permutation) chained, built after
+// ntt.cl, inv_fwd.cl, moddown.cl, galois.cl and keyswitch.cl (KS_ROWS = 1), where the
+// strided and block work groups have the same size. At small rings NVIDIA's OpenCL
+// charges each launch more host time (~10 us) than the device needs for the pass, so one
+// launch in place of five is what a key switch's host time is made of.
+//
+// The passes, each over its own work groups:
+//   1. the target's inverse, first pass (inv_block_gather_group), or a rotation's galois
+//      permutation with it (inv_block_galois_group): t_target;
+//   2. its second pass with the decomposition and the forward first passes
+//      (inv_fwd_strided_group, LOAD_DECOMPOSE): between;
+//   3. the forward block passes with the inner product with the key, and the special
+//      prime's first inverse pass (ks_block_group): prod, last;
+//   4. the mod-down's inverse second pass and forward first passes (LOAD_MODDOWN):
+//      md_between;
+//   5. the mod-down's forward block passes and its division, into dst (moddown_block_group).
+// Every buffer a pass writes is read only by later passes, and no pass writes what an
+// earlier pass read but dst (pass 5), which passes 1 and 3 read only where the caller
+// allows it (a rotation's source: read by pass 1 alone).
+//
+// Work groups take tickets in the order they start (counters[0]): tickets below end1 run
+// pass 1, below end2 pass 2, and so on up to the launch's last group. A group of pass p + 1
+// waits until every group of pass p has counted itself done (counters[p]), and waits on
+// nothing else; those groups took their tickets earlier, so they are running and never
+// wait on it: the wait ends on any device, however few groups it holds at once. The last
+// group to finish (counters[CHAIN_FINISHED]) zeroes the counters for the next chained
+// launch: the host gives each in-order queue its own counters, so chained launches never
+// overlap on one set.
+//
+// Every group runs every pass's barriers (PoCL 3.1 miscompiles barriers under a condition
+// it cannot prove uniform, and a ticket is such a condition): the passes take `active`,
+// and a group that does not own a pass only passes its barriers.
+//
+// A pass-p group's stores must reach every other group before it counts itself done, and
+// a waiting group's loads must not pass its wait. Across work groups OpenCL 1.2's fences
+// give no such order, so the host builds this only where it knows a fence that does: PTX's
+// membar.gl on NVIDIA (DEVICE_FENCE_PTX), mem_fence on a CPU device (PoCL), whose work
+// groups are threads over one coherent memory.
+
+#if LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG
+
+#ifdef DEVICE_FENCE_PTX
+#define DEVICE_FENCE() __asm__ volatile("membar.gl;" ::: "memory")
+#else
+#define DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+
+#define CHAIN_PASSES 5
+#define CHAIN_FINISHED (CHAIN_PASSES + 1)
+#if S * C > B * PADDED_G
+#define CHAIN_WORDS (S * C)
+#else
+#define CHAIN_WORDS (B * PADDED_G)
+#endif
+
+// The group's ticket, the same in all its work items.
+ALWAYS_INLINE uint chain_ticket(volatile __global uint *counters, __local uint *slot)
+{
+    if (get_local_id(0) == 0)
+        *slot = atomic_inc(&counters[0]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *slot;
+}
+
+// After pass p: its groups count themselves done once their stores reach every group;
+// the groups of pass p + 1 wait for all `groups` of them. Every work item of every group
+// passes the same barriers.
+ALWAYS_INLINE void chain_hand_over(volatile __global uint *counters, uint p, uint groups,
+                                   uint pass)
+{
+    if (pass == p)
+        DEVICE_FENCE();
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (get_local_id(0) == 0) {
+        if (pass == p) {
+            atomic_inc(&counters[p]);
+        } else if (pass == p + 1) {
+            while (counters[p] < groups)
+                ;
+            DEVICE_FENCE();
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+}
+
+// The last of `groups` groups to get here zeroes the counters.
+ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
+{
+    if (get_local_id(0) == 0 && atomic_inc(&counters[CHAIN_FINISHED]) == groups - 1) {
+        for (uint i = 0; i <= CHAIN_FINISHED; i++)
+            atomic_xchg(&counters[i], 0u);
+    }
+}
+
+// The chained key switch at level K = coeff_modulus_size: the arguments of the five
+// launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
+// not (pass 1), and the passes' last tickets end1 < end2 < end3 < end4 < the launch's
+// groups. `counters` are the queue's (CHAIN_FINISHED + 1 words, a u64 region's first
+// four).
+ALWAYS_INLINE void ks_chained_body(
+    const bool galois, __global u64 *values, __global const u64 *root_powers,
+    __global const u64 *params, uint coeff_modulus_size, __global const u64 *inv_root_powers,
+    __global const u64 *src, uint src_first, uint galois_elt, __global u64 *permuted,
+    __global u64 *between, uint ks_outs, uint ks_chunks, __global const u64 *target,
+    uint target_first, __global const u64 *key, uint key_stride_primes,
+    uint key_special_index, uint reduce_every, __global u64 *prod, __global u64 *last,
+    __global u64 *md_between, uint md_outs, uint md_chunks, __global u64 *dst,
+    uint dst_stride, __global const u64 *inv, __global const u64 *acc, uint acc_polys,
+    volatile __global uint *counters, uint end1, uint end2, uint end3, uint end4,
+    __local u64 *lmem, __local ulong2 *lroots, __local uint *slot)
+{
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint groups = (uint)get_num_groups(0);
+    const uint ticket = chain_ticket(counters, slot);
+    const uint pass = ticket < end1 ? 1 : ticket < end2 ? 2 : ticket < end3 ? 3
+                    : ticket < end4 ? 4 : 5;
+    const uint g = ticket - (pass == 1 ? 0 : pass == 2 ? end1 : pass == 3 ? end2
+                             : pass == 4 ? end3 : end4);
+    // A group that does not own a pass works as its first group, inactive: every index
+    // stays in range.
+#define OWN(p) (pass == (p) ? g : 0), lid, pass == (p)
+    if (galois)
+        inv_block_galois_group(values, inv_root_powers, params, K, 1, src, galois_elt,
+                               permuted, K, lmem, OWN(1));
+    else
+        inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K, src_first, lmem,
+                               OWN(1));
+    chain_hand_over(counters, 1, end1, pass);
+    inv_fwd_strided_group(between, root_powers, params, K + 1, values, LOAD_DECOMPOSE, 0,
+                          ks_outs, ks_chunks, inv_root_powers, lmem, OWN(2));
+    chain_hand_over(counters, 2, end2 - end1, pass);
+    ks_block_group(between, root_powers, params, K + 1, values, target, target_first, key,
+                   key_stride_primes, key_special_index, reduce_every, prod, last,
+                   inv_root_powers, lmem, lroots, OWN(3));
+    chain_hand_over(counters, 3, end3 - end2, pass);
+    inv_fwd_strided_group(md_between, root_powers, params, K, last, LOAD_MODDOWN, K, md_outs,
+                          md_chunks, inv_root_powers, lmem, OWN(4));
+    chain_hand_over(counters, 4, end4 - end3, pass);
+    moddown_block_group(md_between, root_powers, params, K, last, K, dst, dst_stride, prod, K,
+                        inv, acc, acc_polys, lmem, OWN(5));
+#undef OWN
+    chain_finish(counters, groups);
+}
+
+// SEAL's switch_key_inplace of a target polynomial of K residues in NTT form (residues
+// src_first .. src_first + K - 1 of src; also `target`, target_first) into dst.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ks_chained(__global u64 *restrict values, ulong values_at,
+                __global const u64 *restrict root_powers, ulong root_powers_at,
+                __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
+                __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                __global const u64 *src, ulong src_at, uint src_first,
+                __global u64 *between, ulong between_at, uint ks_outs, uint ks_chunks,
+                __global const u64 *target, ulong target_at, uint target_first,
+                __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
+                uint key_special_index, uint reduce_every,
+                __global u64 *prod, ulong prod_at, __global u64 *last, ulong last_at,
+                __global u64 *md_between, ulong md_between_at, uint md_outs, uint md_chunks,
+                __global u64 *dst, ulong dst_at, uint dst_stride,
+                __global const u64 *restrict inv, ulong inv_at,
+                __global const u64 *acc, ulong acc_at, uint acc_polys,
+                __global u64 *counters, ulong counters_at,
+                uint end1, uint end2, uint end3, uint end4)
+{
+    __local u64 lmem[CHAIN_WORDS];
+#if KS_LOCAL_ROOTS
+    __local ulong2 lroots[B * G];
+#else
+    __local ulong2 *lroots = 0;
+#endif
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    src += src_at;
+    between += between_at;
+    target += target_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    md_between += md_between_at;
+    dst += dst_at;
+    inv += inv_at;
+    acc += acc_at;
+    counters += counters_at;
+    ks_chained_body(false, values, root_powers, params, coeff_modulus_size, inv_root_powers,
+                    src, src_first, 0, 0, between, ks_outs, ks_chunks, target, target_first,
+                    key, key_stride_primes, key_special_index, reduce_every, prod, last,
+                    md_between, md_outs, md_chunks, dst, dst_stride, inv, acc, acc_polys,
+                    (volatile __global uint *)counters, end1, end2, end3, end4, lmem, lroots,
+                    &slot);
+}
+
+// SEAL's apply_galois_ntt with galois_elt on both polynomials of src (K residues each, in
+// NTT form) into `permuted`, then the key switch of permuted's second polynomial into dst,
+// plus permuted's first: a rotation.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ks_chained_galois(__global u64 *restrict values, ulong values_at,
+                       __global const u64 *restrict root_powers, ulong root_powers_at,
+                       __global const u64 *restrict params, ulong params_at,
+                       uint coeff_modulus_size,
+                       __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                       __global const u64 *src, ulong src_at, uint galois_elt,
+                       __global u64 *permuted, ulong permuted_at,
+                       __global u64 *between, ulong between_at, uint ks_outs, uint ks_chunks,
+                       __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
+                       uint key_special_index, uint reduce_every,
+                       __global u64 *prod, ulong prod_at, __global u64 *last, ulong last_at,
+                       __global u64 *md_between, ulong md_between_at, uint md_outs,
+                       uint md_chunks, __global u64 *dst, ulong dst_at,
+                       __global const u64 *restrict inv, ulong inv_at,
+                       __global u64 *counters, ulong counters_at,
+                       uint end1, uint end2, uint end3, uint end4)
+{
+    __local u64 lmem[CHAIN_WORDS];
+#if KS_LOCAL_ROOTS
+    __local ulong2 lroots[B * G];
+#else
+    __local ulong2 *lroots = 0;
+#endif
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    src += src_at;
+    permuted += permuted_at;
+    between += between_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    md_between += md_between_at;
+    dst += dst_at;
+    inv += inv_at;
+    counters += counters_at;
+    const uint K = coeff_modulus_size;
+    ks_chained_body(true, values, root_powers, params, K, inv_root_powers, src, 0, galois_elt,
+                    permuted, between, ks_outs, ks_chunks, permuted, K, key, key_stride_primes,
+                    key_special_index, reduce_every, prod, last, md_between, md_outs,
+                    md_chunks, dst, K, inv, permuted, 1, (volatile __global uint *)counters,
+                    end1, end2, end3, end4, lmem, lroots, &slot);
+}
+
+#endif // LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG

@@ -1,0 +1,425 @@
+//! A key switch in one launch (`opencl/chain.cl`): the five launches of a fused key switch
+//! with a two-pass layout (the target's inverse first pass or a rotation's galois
+//! permutation with it, [`FusedPasses::forward_key_switch`]'s two, and
+//! [`FusedPasses::forward_moddown`]'s two) chained, their work groups handing over through
+//! the issuing queue's counters. NVIDIA's OpenCL charges the host ~10 us per launch, more
+//! than these passes take on the device at small rings, so a relinearization or a rotation
+//! that issues one launch instead of five costs the host a fifth.
+//!
+//! The work groups of a chained launch take tickets in the order they start; those of a
+//! pass wait for the groups of the pass before, which took their tickets earlier and so are
+//! running: the wait ends on any device, however few groups it holds at once. The counters
+//! are the one piece of state a chained launch leaves for the next: it finds them zero and
+//! leaves them zero, so chained launches must never overlap on one set of counters; each
+//! in-order queue has its own ([`crate::device::Graph::chain_counters`]).
+
+use super::{fan_out, residues, FusedPasses};
+use crate::cl::KernelArg::{Buf, U32};
+use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
+use crate::device::CHAIN_COUNTER_WORDS;
+use crate::error::{Error, Result};
+use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout};
+
+kernel_sigs! {
+    KS_CHAINED = ks_chained(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, src: Buf, src_first: U32, between: Buf, ks_outs: U32,
+        ks_chunks: U32, target: Buf, target_first: U32, key: Buf, key_stride_primes: U32,
+        key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
+        md_outs: U32, md_chunks: U32, dst: Buf, dst_stride: U32, inv: Buf, acc: Buf,
+        acc_polys: U32, counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32,
+    );
+    KS_CHAINED_GALOIS = ks_chained_galois(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, src: Buf, galois_elt: U32, permuted: Buf, between: Buf,
+        ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
+        key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
+        md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, counters: Buf, end1: U32,
+        end2: U32, end3: U32, end4: U32,
+    );
+}
+
+/// How a chained kernel orders one work group's stores before another's loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChainFence {
+    /// PTX's `membar.gl` (NVIDIA).
+    Ptx,
+    /// A CPU device's threads share coherent memory: OpenCL's `mem_fence`.
+    Cpu,
+}
+
+impl ChainFence {
+    /// The fence `info`'s device has, if any: elsewhere OpenCL 1.2 orders memory across
+    /// work groups only between launches, and a key switch keeps its five.
+    fn of(info: &DeviceInfoSummary) -> Option<ChainFence> {
+        if info.vendor.to_ascii_lowercase().contains("nvidia") {
+            Some(ChainFence::Ptx)
+        } else if info.is_cpu {
+            Some(ChainFence::Cpu)
+        } else {
+            None
+        }
+    }
+
+    fn build_option(self) -> &'static str {
+        match self {
+            ChainFence::Ptx => " -D DEVICE_FENCE_PTX",
+            ChainFence::Cpu => "",
+        }
+    }
+}
+
+/// The chained key switches of a level's plan: plain (relinearize) and after a galois
+/// permutation (rotate).
+pub(super) struct ChainedKeySwitch {
+    plain: Pass,
+    galois: Pass,
+    /// Work groups per residue of the block passes and of the strided passes.
+    block_groups: usize,
+    strided_groups: usize,
+}
+
+impl ChainedKeySwitch {
+    /// The chained passes for `plan`'s `layout`, where the device has a cross-group fence
+    /// and the layout takes two passes, with as many columns per strided work group as
+    /// make its work groups the block ones' size
+    /// ([`StagedLayout::with_equal_work_groups`]; every layout gives the same words).
+    /// None elsewhere: the key switch keeps its five launches.
+    pub(super) fn new(plan: &NttPlan, layout: StagedLayout) -> Result<Option<ChainedKeySwitch>> {
+        let info = plan.context().info();
+        let (Some(fence), Some(layout)) = (ChainFence::of(info), layout.with_equal_work_groups())
+        else {
+            return Ok(None);
+        };
+        let wg = layout.block_work_group_size();
+        let (Some(strided_wg), Some(strided_bytes)) = (
+            layout.strided_work_group_size(),
+            layout.strided_local_bytes(),
+        ) else {
+            return Ok(None);
+        };
+        let roots = 16usize << (layout.log_b() + layout.log_g());
+        let words_bytes = strided_bytes.max(layout.block_local_bytes());
+        if strided_wg != wg || words_bytes > info.local_mem_bytes as usize {
+            return Ok(None);
+        }
+        let local_roots = words_bytes + roots <= info.local_mem_bytes as usize;
+        let options = format!(
+            "-D KS_ROWS=1 -D KS_LOCAL_ROOTS={}{}",
+            u32::from(local_roots),
+            fence.build_option()
+        );
+        let program = plan.build_program(
+            layout,
+            &[
+                sources::INV_FWD,
+                sources::MODDOWN,
+                sources::GALOIS,
+                sources::KEYSWITCH,
+                sources::CHAIN,
+            ],
+            &options,
+        )?;
+        let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
+        let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
+        // The driver may hold fewer items of a kernel this large than the layout asks.
+        for pass in [&plain, &galois] {
+            if plan.context().kernel_work_group_size(&pass.kernel())? < wg {
+                return Ok(None);
+            }
+        }
+        let words = plan.coeff_count();
+        Ok(Some(ChainedKeySwitch {
+            plain,
+            galois,
+            block_groups: words / (wg << layout.log_r()),
+            strided_groups: words / (strided_wg << layout.log_r()),
+        }))
+    }
+}
+
+/// What comes before the chained key switch's decomposition.
+#[derive(Clone, Copy)]
+pub enum FirstPass<'a> {
+    /// Relinearize: the target, K residues in NTT form from residue `first` of `src`.
+    Target { src: &'a Region, first: usize },
+    /// Rotate: SEAL's apply_galois_ntt with `galois_elt` on both polynomials of `src` (2 K
+    /// residues in NTT form) into `permuted`, whose second polynomial is then the target
+    /// and whose first is added to the result.
+    Galois {
+        src: &'a Region,
+        galois_elt: u32,
+        permuted: &'a Region,
+    },
+}
+
+/// One chained key switch at level K: `first`, then SEAL's switch_key_inplace into the
+/// first two polynomials of `dst` (K residues each), plus `acc`'s first `acc.1`
+/// polynomials (relinearize: dst itself, 2; rotate: the permuted first polynomial, always).
+/// The scratch regions hold t_target (K residues), between (K (K + 1)), prod (2 K), last
+/// (2) and md_between (2 K); they alias nothing.
+pub struct ChainedSwitch<'a> {
+    pub first: FirstPass<'a>,
+    pub key: &'a Region,
+    pub key_stride_primes: usize,
+    pub key_special_index: usize,
+    pub reduce_every: u32,
+    pub dst: &'a Region,
+    pub acc: (&'a Region, usize),
+    /// q_special^-1 mod q_i, K Shoup pairs.
+    pub inv: &'a Region,
+    pub t_target: &'a Region,
+    pub between: &'a Region,
+    pub prod: &'a Region,
+    pub last: &'a Region,
+    pub md_between: &'a Region,
+    pub counters: &'a Region,
+    pub k: usize,
+}
+
+impl FusedPasses {
+    /// Whether this level's key switches run as one chained launch
+    /// ([`FusedPasses::chained_key_switch`]).
+    pub fn chains_key_switch(&self) -> bool {
+        self.chained.is_some()
+    }
+
+    /// `s` in one launch (see [`ChainedSwitch`]): the same words as the target's inverse
+    /// first pass (or [`FusedPasses::inverse_first_pass_galois`]),
+    /// [`FusedPasses::forward_key_switch`] and [`FusedPasses::forward_moddown`] in turn.
+    ///
+    /// Errors: no chained passes at this level; K = 0 or K + 1 above the plan's primes; a
+    /// key shape that does not fit; a galois element SEAL refuses; a buffer shorter than the
+    /// words it is read or written at; a written buffer overlapping another but where the
+    /// key switch reads each word before writing it (dst, and the target of a relinearize
+    /// in dst's third polynomial).
+    pub fn chained_key_switch(
+        &self,
+        queue: &Queue,
+        s: &ChainedSwitch,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_key_switch";
+        let chained = self
+            .chained
+            .as_ref()
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let plan = self.plan();
+        let k = s.k;
+        if k == 0 || k + 1 > plan.coeff_modulus_size() {
+            return Err(Error::invalid(format!(
+                "{WHAT}: K = {k} needs K + 1 primes; the plan has {}",
+                plan.coeff_modulus_size()
+            )));
+        }
+        if k > s.key_stride_primes || s.key_special_index >= s.key_stride_primes {
+            return Err(Error::invalid(format!(
+                "{WHAT}: K = {k} and special index {} do not fit a key of {} primes",
+                s.key_special_index, s.key_stride_primes
+            )));
+        }
+        if s.reduce_every == 0 {
+            return Err(Error::invalid(format!("{WHAT}: reduce_every is 0")));
+        }
+        plan.check_queue(queue)?;
+        let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        let (acc, acc_polys) = s.acc;
+        let mut buffers = vec![
+            ("key", s.key, res(2 * k * s.key_stride_primes)?, false),
+            ("dst", s.dst, res(2 * k)?, true),
+            ("acc", acc, res(acc_polys * k)?, false),
+            ("inv", s.inv, 2 * k, false),
+            ("t_target", s.t_target, res(k)?, true),
+            ("between", s.between, res(k * (k + 1))?, true),
+            ("prod", s.prod, res(2 * k)?, true),
+            ("last", s.last, res(2)?, true),
+            ("md_between", s.md_between, res(2 * k)?, true),
+            ("counters", s.counters, CHAIN_COUNTER_WORDS, true),
+        ];
+        // dst is read (acc) and written word by word by the same work item; a relinearize's
+        // target lies in dst's buffer after its first two polynomials, a rotation's source
+        // may be dst (pass 1 reads it, before pass 5 writes); a rotation's addend is the
+        // permuted first polynomial (pass 1 writes it, before pass 5 reads).
+        let may_alias = [("dst", "acc"), ("dst", "src"), ("permuted", "acc")];
+        match s.first {
+            FirstPass::Target { src, first } => {
+                buffers.push(("src", src, res(first + k)?, false));
+                if src.overlaps(s.dst) && (!src.same_start(s.dst) || first < 2 * k) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: the target overlaps dst's first two polynomials"
+                    )));
+                }
+                if acc_polys > 2 || (acc_polys > 0 && !acc.same_start(s.dst)) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: a relinearization adds dst's own first polynomials"
+                    )));
+                }
+            }
+            FirstPass::Galois {
+                src,
+                galois_elt,
+                permuted,
+            } => {
+                super::check_galois_elt(WHAT, galois_elt, plan.coeff_count())?;
+                buffers.push(("src", src, res(2 * k)?, false));
+                buffers.push(("permuted", permuted, res(2 * k)?, true));
+                if acc_polys != 1 || !acc.same_start(permuted) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: a rotation adds the permuted first polynomial"
+                    )));
+                }
+            }
+        }
+        check_buffers(WHAT, &buffers, &may_alias)?;
+        let (ks_outs, ks_chunks) = fan_out(
+            self.fan_out,
+            k * chained.strided_groups,
+            self.compute_units,
+            k + 1,
+        );
+        let (md_outs, md_chunks) = fan_out(
+            self.fan_out,
+            2 * chained.strided_groups,
+            self.compute_units,
+            k,
+        );
+        let first_residues = match s.first {
+            FirstPass::Target { .. } => k,
+            FirstPass::Galois { .. } => 2 * k,
+        };
+        let ends = chain_ends(
+            [
+                first_residues * chained.block_groups,
+                k * ks_chunks as usize * chained.strided_groups,
+                (k + 1) * chained.block_groups,
+                2 * md_chunks as usize * chained.strided_groups,
+                residues(WHAT, 2, k)? * chained.block_groups,
+            ],
+            WHAT,
+        )?;
+        let [end1, end2, end3, end4, groups] = ends;
+        // Both kernels' parameters in declaration order: pass 1's, the decomposition's
+        // (then a relinearization's target), the rest.
+        let decomposition = [
+            ("between", Buf(s.between)),
+            ("ks_outs", U32(ks_outs)),
+            ("ks_chunks", U32(ks_chunks)),
+        ];
+        let shared: [(&str, KernelArg); 9] = [
+            ("key", Buf(s.key)),
+            ("key_stride_primes", U32(to_u32(s.key_stride_primes)?)),
+            ("key_special_index", U32(to_u32(s.key_special_index)?)),
+            ("reduce_every", U32(s.reduce_every)),
+            ("prod", Buf(s.prod)),
+            ("last", Buf(s.last)),
+            ("md_between", Buf(s.md_between)),
+            ("md_outs", U32(md_outs)),
+            ("md_chunks", U32(md_chunks)),
+        ];
+        let tail = [
+            ("counters", Buf(s.counters)),
+            ("end1", U32(end1)),
+            ("end2", U32(end2)),
+            ("end3", U32(end3)),
+            ("end4", U32(end4)),
+        ];
+        let mut out = Vec::new();
+        match s.first {
+            FirstPass::Target { src, first } => {
+                let first = U32(to_u32(first)?);
+                let args: Vec<(&str, KernelArg)> = [("src", Buf(src)), ("src_first", first)]
+                    .into_iter()
+                    .chain(decomposition)
+                    .chain([("target", Buf(src)), ("target_first", first)])
+                    .chain(shared)
+                    .chain([
+                        ("dst", Buf(s.dst)),
+                        ("dst_stride", U32(to_u32(k)?)),
+                        ("inv", Buf(s.inv)),
+                        ("acc", Buf(acc)),
+                        ("acc_polys", U32(to_u32(acc_polys)?)),
+                    ])
+                    .chain(tail)
+                    .collect();
+                // SAFETY: every group index of each pass is below that pass's groups (its
+                // ticket range, from the counts above); each pass touches the residues the
+                // five launches it replaces touch (see forward_key_switch and
+                // forward_moddown), all checked to lie in their buffers above.
+                unsafe {
+                    chained.plain.launch(
+                        queue,
+                        s.t_target,
+                        k,
+                        &args,
+                        groups as usize,
+                        events,
+                        &mut out,
+                    )
+                }?;
+            }
+            FirstPass::Galois {
+                src,
+                galois_elt,
+                permuted,
+            } => {
+                let args: Vec<(&str, KernelArg)> = [
+                    ("src", Buf(src)),
+                    ("galois_elt", U32(galois_elt)),
+                    ("permuted", Buf(permuted)),
+                ]
+                .into_iter()
+                .chain(decomposition)
+                .chain(shared)
+                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
+                .chain(tail)
+                .collect();
+                // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of src and
+                // writes as many of permuted (checked).
+                unsafe {
+                    chained.galois.launch(
+                        queue,
+                        s.t_target,
+                        k,
+                        &args,
+                        groups as usize,
+                        events,
+                        &mut out,
+                    )
+                }?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The cumulative ends of the five passes' tickets (the last: the launch's groups), each
+/// pass at least one group; an error naming `what` where they overflow 32 bits.
+fn chain_ends(groups: [usize; 5], what: &str) -> Result<[u32; 5]> {
+    let mut ends = [0u32; 5];
+    let mut total = 0usize;
+    for (end, g) in ends.iter_mut().zip(groups) {
+        total += g;
+        *end = u32::try_from(total)
+            .map_err(|_| Error::invalid(format!("{what}: too many work groups")))?;
+    }
+    Ok(ends)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_match_chain_cl() {
+        crate::cl::check_source(sources::CHAIN, &[&KS_CHAINED, &KS_CHAINED_GALOIS]).unwrap();
+    }
+
+    #[test]
+    fn ends_accumulate() {
+        assert_eq!(
+            chain_ends([4, 8, 5, 2, 8], "t").unwrap(),
+            [4, 12, 17, 19, 27]
+        );
+        assert!(chain_ends([usize::MAX / 2, usize::MAX / 2, 1, 1, 1], "t").is_err());
+    }
+}
