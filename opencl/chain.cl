@@ -1,5 +1,6 @@
 // A key switch in one launch: the five launches of a fused key switch with a two-pass
-// layout (relinearize, or a rotation after its galois permutation) chained, built after
+// layout (relinearize, or a rotation after its galois permutation) chained, and a
+// rescale's three (moddown_chained, at the end), built after
 // ntt.cl, inv_fwd.cl, moddown.cl, galois.cl and keyswitch.cl (KS_ROWS = 1), where the
 // strided and block work groups have the same size. At small rings NVIDIA's OpenCL
 // charges each launch more host time (~10 us) than the device needs for the pass, so one
@@ -242,6 +243,63 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                     key_special_index, reduce_every, prod, last, md_between, md_outs,
                     md_chunks, dst, K, inv, permuted, 1, (volatile __global uint *)counters,
                     end1, end2, end3, end4, lmem, lroots, &slot);
+}
+
+// SEAL's divide_and_round_q_last_ntt_inplace in one launch (a rescale): the mod-down of
+// ops/moddown.rs, its three launches chained. Residue src_first of each of polys
+// polynomials of src (src_stride residues apart, in NTT form) is the one dropped, under
+// the plan's prime last_prime:
+//   1. its inverse's first pass (inv_block_gather_group on last_prime's tables): values;
+//   2. the inverse's second pass, the rounding and the forward first passes under the
+//      `coeff_modulus_size` primes kept (inv_fwd_strided_group, LOAD_MODDOWN): md_between;
+//   3. the forward block passes and the division (moddown_block_group): dst, plus acc's
+//      first acc_polys polynomials.
+// Tickets below end1 run pass 1, below end2 pass 2, the rest pass 3 (see above).
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void moddown_chained(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict root_powers, ulong root_powers_at,
+                     __global const u64 *restrict params, ulong params_at,
+                     uint coeff_modulus_size,
+                     __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                     __global const u64 *src, ulong src_at, uint src_stride, uint src_first,
+                     uint last_prime, __global u64 *md_between, ulong md_between_at,
+                     uint md_outs, uint md_chunks, __global u64 *dst, ulong dst_at,
+                     uint dst_stride, __global const u64 *restrict inv, ulong inv_at,
+                     __global const u64 *acc, ulong acc_at, uint acc_polys,
+                     __global u64 *counters, ulong counters_at, uint end1, uint end2)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    src += src_at;
+    md_between += md_between_at;
+    dst += dst_at;
+    inv += inv_at;
+    acc += acc_at;
+    counters += counters_at;
+    volatile __global uint *count = (volatile __global uint *)counters;
+    const uint lid = get_local_id(0);
+    const uint ticket = chain_ticket(count, &slot);
+    const uint pass = ticket < end1 ? 1 : ticket < end2 ? 2 : 3;
+    const uint g = ticket - (pass == 1 ? 0 : pass == 2 ? end1 : end2);
+#define OWN(p) (pass == (p) ? g : 0), lid, pass == (p)
+    // One prime's tables: last_prime's, as prime 0 of a one-prime plan.
+    inv_block_gather_group(values, inv_root_powers + 2 * (size_t)last_prime * N,
+                           params + last_prime * PARAMS_STRIDE, 1, 1, src, src_stride,
+                           src_first, lmem, OWN(1));
+    chain_hand_over(count, 1, end1, pass);
+    inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size, values,
+                          LOAD_MODDOWN, last_prime, md_outs, md_chunks, inv_root_powers, lmem,
+                          OWN(2));
+    chain_hand_over(count, 2, end2 - end1, pass);
+    moddown_block_group(md_between, root_powers, params, coeff_modulus_size, values,
+                        last_prime, dst, dst_stride, src, src_stride, inv, acc, acc_polys, lmem,
+                        OWN(3));
+#undef OWN
+    chain_finish(count, (uint)get_num_groups(0));
 }
 
 #endif // LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG

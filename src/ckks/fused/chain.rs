@@ -2,9 +2,10 @@
 //! with a two-pass layout (the target's inverse first pass or a rotation's galois
 //! permutation with it, [`FusedPasses::forward_key_switch`]'s two, and
 //! [`FusedPasses::forward_moddown`]'s two) chained, their work groups handing over through
-//! the issuing queue's counters. NVIDIA's OpenCL charges the host ~10 us per launch, more
-//! than these passes take on the device at small rings, so a relinearization or a rotation
-//! that issues one launch instead of five costs the host a fifth.
+//! the issuing queue's counters; and a rescale's three (its last residue's inverse first
+//! pass and `forward_moddown`'s two). NVIDIA's OpenCL charges the host ~10 us per launch,
+//! more than these passes take on the device at small rings, so a relinearization or a
+//! rotation that issues one launch instead of five costs the host a fifth.
 //!
 //! The work groups of a chained launch take tickets in the order they start; those of a
 //! pass wait for the groups of the pass before, which took their tickets earlier and so are
@@ -13,7 +14,8 @@
 //! leaves them zero, so chained launches must never overlap on one set of counters; each
 //! in-order queue has its own ([`crate::device::Graph::chain_counters`]).
 
-use super::{fan_out, residues, FusedPasses};
+use super::moddown::check_moddown;
+use super::{fan_out, residues, DivideRound, FusedPasses};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
@@ -36,6 +38,12 @@ kernel_sigs! {
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
         md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, counters: Buf, end1: U32,
         end2: U32, end3: U32, end4: U32,
+    );
+    MODDOWN_CHAINED = moddown_chained(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, src: Buf, src_stride: U32, src_first: U32, last_prime: U32,
+        md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf, dst_stride: U32, inv: Buf,
+        acc: Buf, acc_polys: U32, counters: Buf, end1: U32, end2: U32,
     );
 }
 
@@ -74,6 +82,8 @@ impl ChainFence {
 pub(super) struct ChainedKeySwitch {
     plain: Pass,
     galois: Pass,
+    /// A rescale's mod-down.
+    moddown: Pass,
     /// Work groups per residue of the block passes and of the strided passes.
     block_groups: usize,
     strided_groups: usize,
@@ -122,8 +132,9 @@ impl ChainedKeySwitch {
         )?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
+        let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
-        for pass in [&plain, &galois] {
+        for pass in [&plain, &galois, &moddown] {
             if plan.context().kernel_work_group_size(&pass.kernel())? < wg {
                 return Ok(None);
             }
@@ -132,6 +143,7 @@ impl ChainedKeySwitch {
         Ok(Some(ChainedKeySwitch {
             plain,
             galois,
+            moddown,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
         }))
@@ -177,11 +189,140 @@ pub struct ChainedSwitch<'a> {
     pub k: usize,
 }
 
+/// A rescale's mod-down in one launch: residue `index` of each of `divide.polys`
+/// polynomials of `src` (`stride` residues apart, in NTT form) is dropped by
+/// `divide` ([`DivideRound`], its `last_prime` the plan's index of that prime), the same
+/// words as the one-prime plan's inverse first pass and [`FusedPasses::forward_moddown`].
+/// `gathered` (polys residues) and `md_between` (polys * primes) are scratch.
+pub struct ChainedModDown<'a> {
+    pub src: &'a Region,
+    pub stride: usize,
+    pub index: usize,
+    pub divide: DivideRound<'a>,
+    pub gathered: &'a Region,
+    pub md_between: &'a Region,
+    pub counters: &'a Region,
+}
+
 impl FusedPasses {
-    /// Whether this level's key switches run as one chained launch
-    /// ([`FusedPasses::chained_key_switch`]).
-    pub fn chains_key_switch(&self) -> bool {
+    /// Whether this level's key switches and mod-downs run as one chained launch each
+    /// ([`FusedPasses::chained_key_switch`], [`FusedPasses::chained_moddown`]).
+    pub fn chains(&self) -> bool {
         self.chained.is_some()
+    }
+
+    /// `m` in one launch (see [`ChainedModDown`]).
+    ///
+    /// Errors: no chained passes at this level; as [`FusedPasses::forward_moddown`]'s;
+    /// `index` not below `stride`; src shorter than its polynomials; dst overlapping src.
+    pub fn chained_moddown(
+        &self,
+        queue: &Queue,
+        m: &ChainedModDown,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_moddown";
+        let chained = self
+            .chained
+            .as_ref()
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let plan = self.plan();
+        let d = &m.divide;
+        let (acc, acc_polys) = d.acc.unwrap_or((d.dst, 0));
+        check_moddown(WHAT, plan, d, acc_polys)?;
+        plan.check_queue(queue)?;
+        if m.index >= m.stride || d.last_prime >= plan.coeff_modulus_size() {
+            return Err(Error::invalid(format!(
+                "{WHAT}: residue {} of {} under prime {}",
+                m.index, m.stride, d.last_prime
+            )));
+        }
+        let polys = |stride| plan.extent(WHAT, d.polys, stride, d.primes);
+        let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        check_buffers(
+            WHAT,
+            &[
+                (
+                    "src",
+                    m.src,
+                    plan.extent(WHAT, d.polys, m.stride, m.index + 1)?,
+                    false,
+                ),
+                ("dst", d.dst, polys(d.dst_stride)?, true),
+                ("divide.src", d.src, polys(d.src_stride)?, false),
+                ("inv", d.inv, 2 * d.primes, false),
+                (
+                    "acc",
+                    acc,
+                    plan.extent(WHAT, acc_polys, d.dst_stride, d.primes)?,
+                    false,
+                ),
+                ("gathered", m.gathered, res(d.polys)?, true),
+                (
+                    "md_between",
+                    m.md_between,
+                    res(residues(WHAT, d.polys, d.primes)?)?,
+                    true,
+                ),
+                ("counters", m.counters, CHAIN_COUNTER_WORDS, true),
+            ],
+            // In place (dst = src, equal strides): each work item reads its src and acc
+            // words before writing the same dst word, and dst lies below the dropped
+            // residue that pass 1 reads.
+            &[("dst", "acc"), ("dst", "src"), ("dst", "divide.src")],
+        )?;
+        if !m.src.same_start(d.src) || m.stride != d.src_stride {
+            return Err(Error::invalid(format!(
+                "{WHAT}: the dropped residues lie outside the divided polynomials"
+            )));
+        }
+        let (md_outs, md_chunks) = fan_out(
+            self.fan_out,
+            d.polys * chained.strided_groups,
+            self.compute_units,
+            d.primes,
+        );
+        let [end1, end2, groups] = chain_ends(
+            [
+                d.polys * chained.block_groups,
+                d.polys * md_chunks as usize * chained.strided_groups,
+                residues(WHAT, d.polys, d.primes)? * chained.block_groups,
+            ],
+            WHAT,
+        )?;
+        let args = [
+            ("src", Buf(m.src)),
+            ("src_stride", U32(to_u32(m.stride)?)),
+            ("src_first", U32(to_u32(m.index)?)),
+            ("last_prime", U32(to_u32(d.last_prime)?)),
+            ("md_between", Buf(m.md_between)),
+            ("md_outs", U32(md_outs)),
+            ("md_chunks", U32(md_chunks)),
+            ("dst", Buf(d.dst)),
+            ("dst_stride", U32(to_u32(d.dst_stride)?)),
+            ("inv", Buf(d.inv)),
+            ("acc", Buf(acc)),
+            ("acc_polys", U32(to_u32(acc_polys)?)),
+            ("counters", Buf(m.counters)),
+            ("end1", U32(end1)),
+            ("end2", U32(end2)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: each pass's group index is below its ticket range; pass 1 reads residue
+        // p * stride + index of src and writes residue p of gathered, passes 2 and 3 touch
+        // what forward_moddown's two launches touch, all checked above.
+        unsafe {
+            chained.moddown.launch(
+                queue,
+                m.gathered,
+                d.primes,
+                &args,
+                groups as usize,
+                events,
+                &mut out,
+            )
+        }?;
+        Ok(out)
     }
 
     /// `s` in one launch (see [`ChainedSwitch`]): the same words as the target's inverse
@@ -392,10 +533,10 @@ impl FusedPasses {
     }
 }
 
-/// The cumulative ends of the five passes' tickets (the last: the launch's groups), each
-/// pass at least one group; an error naming `what` where they overflow 32 bits.
-fn chain_ends(groups: [usize; 5], what: &str) -> Result<[u32; 5]> {
-    let mut ends = [0u32; 5];
+/// The cumulative ends of the passes' tickets (the last: the launch's groups); an error
+/// naming `what` where they overflow 32 bits.
+fn chain_ends<const P: usize>(groups: [usize; P], what: &str) -> Result<[u32; P]> {
+    let mut ends = [0u32; P];
     let mut total = 0usize;
     for (end, g) in ends.iter_mut().zip(groups) {
         total += g;

@@ -5,7 +5,7 @@ use super::{residues, FusedPasses, LOAD_MODDOWN};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, Event, Queue, Region};
 use crate::error::{Error, Result};
-use crate::ntt::{check_buffers, to_u32};
+use crate::ntt::{check_buffers, to_u32, NttPlan};
 
 kernel_sigs! {
     pub(super) NTT_FWD_BLOCK_MODDOWN = ntt_fwd_block_moddown(
@@ -55,6 +55,45 @@ pub struct ModDown<'a> {
     pub divide: DivideRound<'a>,
 }
 
+/// The errors of a mod-down `d` over `plan` adding to `acc_polys` polynomials, before any
+/// buffer's length: no polynomial or prime, primes or the last prime outside the plan, more
+/// polynomials added to than divided, a stride below the primes, dst overlapping src other
+/// than as src with equal strides.
+pub(super) fn check_moddown(
+    what: &str,
+    plan: &NttPlan,
+    d: &DivideRound,
+    acc_polys: usize,
+) -> Result<()> {
+    let l = plan.coeff_modulus_size();
+    if d.primes == 0 || d.primes > l || d.last_prime >= l {
+        return Err(Error::invalid(format!(
+            "{what}: {} primes and last prime {} in a plan of {l}",
+            d.primes, d.last_prime
+        )));
+    }
+    if d.polys == 0 || acc_polys > d.polys {
+        return Err(Error::invalid(format!(
+            "{what}: {} polynomials, {acc_polys} of them added to",
+            d.polys
+        )));
+    }
+    for (name, stride) in [("dst_stride", d.dst_stride), ("src_stride", d.src_stride)] {
+        if stride < d.primes {
+            return Err(Error::invalid(format!(
+                "{what}: {name} = {stride} is below {} primes",
+                d.primes
+            )));
+        }
+    }
+    if d.dst.overlaps(d.src) && !(d.dst.same_start(d.src) && d.dst_stride == d.src_stride) {
+        return Err(Error::invalid(format!(
+            "{what}: dst overlaps src other than as src with equal strides"
+        )));
+    }
+    Ok(())
+}
+
 impl FusedPasses {
     /// The rest of the last residues' inverse transform, then the mod-down's forward
     /// transforms with its element-wise steps fused into their first loads and last stores
@@ -71,35 +110,10 @@ impl FusedPasses {
         const WHAT: &str = "forward_moddown";
         let plan = self.plan();
         let d = &md.divide;
-        let l = plan.coeff_modulus_size();
-        if d.primes == 0 || d.primes > l || d.last_prime >= l {
-            return Err(Error::invalid(format!(
-                "{WHAT}: {} primes and last prime {} in a plan of {l}",
-                d.primes, d.last_prime
-            )));
-        }
         // Without an addend the kernel adds to no polynomial (it still takes a buffer).
         let (acc, acc_polys) = d.acc.unwrap_or((d.dst, 0));
-        if d.polys == 0 || acc_polys > d.polys {
-            return Err(Error::invalid(format!(
-                "{WHAT}: {} polynomials, {acc_polys} of them added to",
-                d.polys
-            )));
-        }
+        check_moddown(WHAT, plan, d, acc_polys)?;
         plan.check_queue(queue)?;
-        for (what, stride) in [("dst_stride", d.dst_stride), ("src_stride", d.src_stride)] {
-            if stride < d.primes {
-                return Err(Error::invalid(format!(
-                    "{WHAT}: {what} = {stride} is below {} primes",
-                    d.primes
-                )));
-            }
-        }
-        if d.dst.overlaps(d.src) && !(d.dst.same_start(d.src) && d.dst_stride == d.src_stride) {
-            return Err(Error::invalid(format!(
-                "{WHAT}: dst overlaps src other than as src with equal strides"
-            )));
-        }
         let residues = residues(WHAT, d.polys, d.primes)?;
         // With one pass the scratch is not touched.
         let two_pass = plan.launches_per_transform() == 2;

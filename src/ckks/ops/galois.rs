@@ -48,7 +48,7 @@ impl LevelOps<'_> {
             )?;
             return self.switch_key_into(&switch);
         };
-        if fused.chains_key_switch() {
+        if fused.chains() {
             let first = FirstPass::Galois {
                 src: ct,
                 galois_elt,

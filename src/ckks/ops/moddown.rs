@@ -16,7 +16,9 @@
 //! one launch with step 2's element-wise work on their loads, and step 3 rides on the
 //! forward transforms' last stores ([`FusedPasses::forward_moddown`], kernels in
 //! `opencl/inv_fwd.cl` and `opencl/moddown.cl`): 3 launches with a
-//! two-pass NTT layout (2 after key switching), 2 with one (1). Unfused (the naive NTT
+//! two-pass NTT layout (2 after key switching), 2 with one (1); where the level chains, a
+//! rescale's 3 are one ([`FusedPasses::chained_moddown`]) and key switching's run inside
+//! its own chained launch. Unfused (the naive NTT
 //! strategy, or `SEAL_OPENCL_FUSED=0`): gather, inverse NTT, `ckks_moddown_prep`, forward
 //! NTT, `ckks_divide_round_finish`, as the host references spell it.
 //!
@@ -25,7 +27,7 @@
 use super::LevelOps;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
-use crate::ckks::fused::{DivideRound, ModDown};
+use crate::ckks::fused::{ChainedModDown, DivideRound, ModDown};
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -35,6 +37,9 @@ use crate::ntt::{NttDirection, NttPlan};
 /// pass where the passes are fused), apart from `ntt_inverse` (whole ciphertexts, key
 /// switching's target) in per-kernel tables.
 const INVERSE_LAST: &str = "ntt_inverse_last";
+
+/// The profiler's name for a mod-down in one chained launch.
+const CHAINED: &str = "moddown_chained";
 
 /// Where the residue being dropped lies, and in what form.
 pub(super) enum LastResidue<'b> {
@@ -75,6 +80,24 @@ impl LevelOps<'_> {
         let (Some(fused), Some(_)) = (self.level.fused(), single.staged_layout()) else {
             return self.mod_down_unfused(md, &single);
         };
+        if let (true, LastResidue::Within { buf, stride, index }) = (fused.chains(), &md.last) {
+            let gathered = self.scratch(d.polys * n)?;
+            let between = self.scratch(d.polys * d.primes * n)?;
+            let events = fused.chained_moddown(
+                queue,
+                &ChainedModDown {
+                    src: buf,
+                    stride: *stride,
+                    index: *index,
+                    divide: *d,
+                    gathered: gathered.buffer(),
+                    md_between: between.buffer(),
+                    counters: self.graph.chain_counters(),
+                },
+                profiling,
+            )?;
+            return self.graph.note_launches(CHAINED, events);
+        }
         // Step 1's first pass (the whole of it with a one-pass layout).
         let first_pass = |buf, stride, index| -> Result<PoolBuffer> {
             let gathered = self.scratch(d.polys * n)?;

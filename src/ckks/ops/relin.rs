@@ -77,7 +77,7 @@ impl LevelOps<'_> {
         let Some(fused) = self.fused_key_switch() else {
             return self.switch_key_unfused(s);
         };
-        if fused.chains_key_switch() {
+        if fused.chains() {
             let first = FirstPass::Target {
                 src: s.target,
                 first: s.target_offset / self.n(),

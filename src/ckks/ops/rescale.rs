@@ -23,7 +23,8 @@ impl LevelOps<'_> {
     /// dst (K - 1 primes) = src (K primes) divided by the last prime and rounded, for
     /// `polys` polynomials: SEAL's RNSTool::divide_and_round_q_last_ntt_inplace on each,
     /// followed by the drop of the last prime (mod_switch_scale_to_next). The mod-down of
-    /// [`super::moddown`]: 3 launches with a two-pass NTT layout, 2 with one.
+    /// [`super::moddown`]: 3 launches with a two-pass NTT layout (one where the level
+    /// chains), 2 with one.
     pub fn rescale(&self, dst: &Region, src: &Region, polys: usize) -> Result<()> {
         let k = self.primes();
         let inv = self.level.inv_last()?;
