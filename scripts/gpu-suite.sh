@@ -19,6 +19,10 @@
 #                         SEAL_GPU_ROUTE_ALL=1 and no install_backend call (examples/seal_clients.rs):
 #                         the examples against SEAL's CPU path, sealbench's CKKS benchmarks at
 #                         N = 2^13, 2^14, 2^15 side by side; and tests/cpp-route-all's program
+#   gpu-suite.sh chain    chained key switches and rescales against their separate launches,
+#                         alternating in one run: host_path at N = 2^13, 2^14 and 2^15 and
+#                         the application benchmarks at 2^13 and 2^14 with SEAL_OPENCL_CHAIN=0
+#                         (never) and 15 (up to 2^15)
 #   gpu-suite.sh versions host_path at 2^15 from every bundle in .gpu/ (one per SEAL version),
 #                         alternating, twice each: the same operations through each SEAL
 # The bundle comes from scripts/gpu-bundle.sh, one per SEAL version (.gpu/bundle-VERSION.tar.xz);
@@ -29,7 +33,7 @@
 # listed at the end of the log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|versions}
+part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|chain|versions}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 # unpack VERSION: the bundle of that SEAL version into /tmp/seal-opencl-bundle-VERSION.
@@ -183,6 +187,22 @@ clients)
   run ex-seal_clients-bench "$bin/ex-seal_clients" bench "$bin/cpp-sealbench" \
     --filter 'n=(8192|16384|32768) / .* / CKKS / ' --out "$work/benches/results/sealbench-$seal.json"
   ;;
+chain)
+  for log_n in 13 14 15; do
+    for chain in 0 15; do
+      run "cpp-host_path-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN=$chain \
+        "$bin/cpp-host_path" --log-n "$log_n" --reps 200 \
+        --json "benches/results/host_path-chain-$chain-2^$log_n.json"
+    done
+  done
+  for log_n in 13 14; do
+    for chain in 0 15; do
+      run "cpp-apps-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN=$chain "$bin/cpp-apps" \
+        --log-n "$log_n" --reps 10 --cpu-reps 1 \
+        --json "benches/results/apps-chain-$chain-2^$log_n.json"
+    done
+  done
+  ;;
 versions)
   for v in "${versions[@]}"; do unpack "$v" >/dev/null; done
   for round in 1 2; do
@@ -193,7 +213,7 @@ versions)
   done
   ;;
 *)
-  echo "unknown part $part (tests | benches | request | apps | server | multi | clients | versions)" >&2
+  echo "unknown part $part (tests | benches | request | apps | server | multi | clients | chain | versions)" >&2
   exit 2
   ;;
 esac
