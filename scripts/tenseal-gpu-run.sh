@@ -3,7 +3,9 @@
 # network: installs the carried wheels into fresh environments and
 #   run.sh suite    runs the TenSEAL suite (tests/python) with the seal-opencl wheel
 #   run.sh bench    runs benches/tenseal_bench.py three ways: stock TenSEAL (SEAL on the CPU),
-#                   the seal-opencl wheel without and with SEAL_GPU_ROUTE_ALL=1
+#                   the seal-opencl wheel without and with SEAL_GPU_ROUTE_ALL=1; with
+#                   UNCHAINED=1 a fourth, routed with SEAL_OPENCL_CHAIN=0 (key switches and
+#                   rescales in their separate launches), for a before and after in one run
 #   run.sh decompose
 #                   benches/tenseal_decompose.py: where TenSEAL's evaluation time goes on the
 #                   device path (WORKLOADS, default lr,mnist-8192,dot; REPS, default 3)
@@ -56,6 +58,10 @@ case "$part" in
       2>&1 | tee "$out/tenseal-opencl-cpu.log"
     SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
+    if [ "${UNCHAINED:-0}" = 1 ]; then
+      SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_CHAIN=0 "$envs/gpu/bin/python" "$bench" \
+        --out "$out/tenseal-opencl-gpu-unchained.json" "$@" 2>&1 | tee "$out/tenseal-opencl-gpu-unchained.log"
+    fi
     ;;
   decompose)
     env_with "$envs/gpu" "$here/gpu" py-spy
