@@ -20,9 +20,9 @@
 #                         the examples against SEAL's CPU path, sealbench's CKKS benchmarks at
 #                         N = 2^13, 2^14, 2^15 side by side; and tests/cpp-route-all's program
 #   gpu-suite.sh chain    chained key switches and rescales against their separate launches,
-#                         alternating in one run: host_path at N = 2^13, 2^14 and 2^15 and
-#                         the application benchmarks at 2^13 and 2^14 with SEAL_OPENCL_CHAIN=0
-#                         (never) and 15 (up to 2^15)
+#                         alternating in one run: host_path at N = 2^13, 2^14 and 2^15 with
+#                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15)
+#   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
 #   gpu-suite.sh versions host_path at 2^15 from every bundle in .gpu/ (one per SEAL version),
 #                         alternating, twice each: the same operations through each SEAL
 # The bundle comes from scripts/gpu-bundle.sh, one per SEAL version (.gpu/bundle-VERSION.tar.xz);
@@ -33,7 +33,7 @@
 # listed at the end of the log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|chain|versions}
+part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|chain|chain-apps|versions}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 # unpack VERSION: the bundle of that SEAL version into /tmp/seal-opencl-bundle-VERSION.
@@ -195,6 +195,8 @@ chain)
         --json "benches/results/host_path-chain-$chain-2^$log_n.json"
     done
   done
+  ;;
+chain-apps)
   for log_n in 13 14; do
     for chain in 0 15; do
       run "cpp-apps-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN=$chain "$bin/cpp-apps" \
@@ -213,7 +215,7 @@ versions)
   done
   ;;
 *)
-  echo "unknown part $part (tests | benches | request | apps | server | multi | clients | chain | versions)" >&2
+  echo "unknown part $part (tests | benches | request | apps | server | multi | clients | chain | chain-apps | versions)" >&2
   exit 2
   ;;
 esac
