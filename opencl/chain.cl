@@ -20,18 +20,23 @@
 // earlier pass read but dst (pass 5), which passes 1 and 3 read only where the caller
 // allows it (a rotation's source: read by pass 1 alone).
 //
-// Work groups take tickets in the order they start (counters[0]): tickets below end1 run
-// pass 1, below end2 pass 2, and so on up to the launch's last group. A group of pass p + 1
-// waits until every group of pass p has counted itself done (counters[p]), and waits on
-// nothing else; those groups took their tickets earlier, so they are running and never
-// wait on it: the wait ends on any device, however few groups it holds at once. The last
-// group to finish (counters[CHAIN_FINISHED]) zeroes the counters for the next chained
-// launch: the host gives each in-order queue its own counters, so chained launches never
-// overlap on one set.
+// The passes' work groups are tickets (counters[0]), taken in turn by the launch's work
+// groups, each `per_group` times in a row (a launch of about as many groups as the device
+// holds at once, so that no group holds a place on the device while it waits for a pass
+// that has not started): tickets below end1 run pass 1's groups, below end2 pass 2's, and
+// so on up to `tickets`; tickets past it do nothing. A ticket of pass p + 1 waits until
+// every ticket of pass p has counted itself done (counters[p]), and waits on nothing else;
+// those tickets were taken earlier, by groups that hold them until they are done, and the
+// lowest unfinished ticket waits on nothing: the wait ends on any device, however few
+// groups it holds at once. The last group to finish (counters[CHAIN_FINISHED]) zeroes the
+// counters for the next chained launch: the host gives each in-order queue its own
+// counters, so chained launches never overlap on one set.
 //
-// Every group runs every pass's barriers (PoCL 3.1 miscompiles barriers under a condition
-// it cannot prove uniform, and a ticket is such a condition): the passes take `active`,
-// and a group that does not own a pass only passes its barriers.
+// On PoCL every ticket runs every pass's barriers (PoCL 3.1 miscompiles barriers under a
+// condition it cannot prove uniform, and a ticket is such a condition): the passes take
+// `active`, and a ticket that does not own a pass only passes its barriers. NVIDIA's
+// compiler takes the ticket's pass as the uniform branch it is (CHAIN_SKIP_IDLE): a ticket
+// runs its own pass's barriers only.
 //
 // A pass-p group's stores must reach every other group before it counts itself done, and
 // a waiting group's loads must not pass its wait. Across work groups OpenCL 1.2's fences
@@ -43,8 +48,32 @@
 
 #ifdef DEVICE_FENCE_PTX
 #define DEVICE_FENCE() __asm__ volatile("membar.gl;" ::: "memory")
+#define CHAIN_SKIP_IDLE
 #else
 #define DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#endif
+
+// Pass p's call, with the ticket's group index where it owns pass p (`active`), else as the
+// pass's first group, inactive (every index in range); skipped where it does not own it
+// and the compiler takes the branch as uniform.
+#define OWN(p) (pass == (p) ? g : 0), lid, pass == (p)
+#ifdef CHAIN_SKIP_IDLE
+#define RUN(p, call)                                                                     \
+    if (pass == (p)) {                                                                   \
+        call;                                                                            \
+    }
+#else
+#define RUN(p, call) call;
+#endif
+
+// A work group's turns: per_group tickets in a row where the compiler takes the loop as
+// uniform (NVIDIA's); one on PoCL, whose build of a loop around barriers miscompiles
+// (wrong words even when it runs once), and where the host launches one work group per
+// ticket.
+#ifdef CHAIN_SKIP_IDLE
+#define EACH_TURN(per_group) for (uint turn = 0; turn < (per_group); turn++)
+#else
+#define EACH_TURN(per_group)
 #endif
 
 #define CHAIN_PASSES 5
@@ -55,13 +84,31 @@
 #define CHAIN_WORDS (B * PADDED_G)
 #endif
 
-// The group's ticket, the same in all its work items.
+// The group's next ticket, the same in all its work items. Every work item has read the
+// last one from `slot` before (a barrier lies between).
 ALWAYS_INLINE uint chain_ticket(volatile __global uint *counters, __local uint *slot)
 {
+    barrier(CLK_LOCAL_MEM_FENCE);
     if (get_local_id(0) == 0)
         *slot = atomic_inc(&counters[0]);
     barrier(CLK_LOCAL_MEM_FENCE);
     return *slot;
+}
+
+// The pass a ticket owns (0: none, past the last) and its group in that pass, from the
+// passes' ends (ends[P - 1] = tickets).
+ALWAYS_INLINE uint chain_pass(uint ticket, const uint *ends, uint passes, uint *g)
+{
+    uint start = 0;
+    for (uint p = 0; p < passes; p++) {
+        if (ticket < ends[p]) {
+            *g = ticket - start;
+            return p + 1;
+        }
+        start = ends[p];
+    }
+    *g = 0;
+    return 0;
 }
 
 // After pass p: its groups count themselves done once their stores reach every group;
@@ -96,9 +143,8 @@ ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
 
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
-// not (pass 1), and the passes' last tickets end1 < end2 < end3 < end4 < the launch's
-// groups. `counters` are the queue's (CHAIN_FINISHED + 1 words, a u64 region's first
-// four).
+// not (pass 1), and the passes' ends end1 < end2 < end3 < end4 < tickets; each work group takes per_group tickets. `counters` are the queue's
+// (CHAIN_FINISHED + 1 words, a u64 region's first four).
 ALWAYS_INLINE void ks_chained_body(
     const bool galois, __global u64 *values, __global const u64 *root_powers,
     __global const u64 *params, uint coeff_modulus_size, __global const u64 *inv_root_powers,
@@ -109,40 +155,38 @@ ALWAYS_INLINE void ks_chained_body(
     __global u64 *md_between, uint md_outs, uint md_chunks, __global u64 *dst,
     uint dst_stride, __global const u64 *inv, __global const u64 *acc, uint acc_polys,
     volatile __global uint *counters, uint end1, uint end2, uint end3, uint end4,
-    __local u64 *lmem, __local ulong2 *lroots, __local uint *slot)
+    uint tickets, uint per_group, __local u64 *lmem, __local ulong2 *lroots,
+    __local uint *slot)
 {
     const uint K = coeff_modulus_size;
     const uint lid = get_local_id(0);
-    const uint groups = (uint)get_num_groups(0);
-    const uint ticket = chain_ticket(counters, slot);
-    const uint pass = ticket < end1 ? 1 : ticket < end2 ? 2 : ticket < end3 ? 3
-                    : ticket < end4 ? 4 : 5;
-    const uint g = ticket - (pass == 1 ? 0 : pass == 2 ? end1 : pass == 3 ? end2
-                             : pass == 4 ? end3 : end4);
-    // A group that does not own a pass works as its first group, inactive: every index
-    // stays in range.
-#define OWN(p) (pass == (p) ? g : 0), lid, pass == (p)
-    if (galois)
-        inv_block_galois_group(values, inv_root_powers, params, K, 1, src, galois_elt,
-                               permuted, K, lmem, OWN(1));
-    else
-        inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K, src_first, lmem,
-                               OWN(1));
-    chain_hand_over(counters, 1, end1, pass);
-    inv_fwd_strided_group(between, root_powers, params, K + 1, values, LOAD_DECOMPOSE, 0,
-                          ks_outs, ks_chunks, inv_root_powers, lmem, OWN(2));
-    chain_hand_over(counters, 2, end2 - end1, pass);
-    ks_block_group(between, root_powers, params, K + 1, values, target, target_first, key,
-                   key_stride_primes, key_special_index, reduce_every, prod, last,
-                   inv_root_powers, lmem, lroots, OWN(3));
-    chain_hand_over(counters, 3, end3 - end2, pass);
-    inv_fwd_strided_group(md_between, root_powers, params, K, last, LOAD_MODDOWN, K, md_outs,
-                          md_chunks, inv_root_powers, lmem, OWN(4));
-    chain_hand_over(counters, 4, end4 - end3, pass);
-    moddown_block_group(md_between, root_powers, params, K, last, K, dst, dst_stride, prod, K,
-                        inv, acc, acc_polys, lmem, OWN(5));
-#undef OWN
-    chain_finish(counters, groups);
+    const uint ends[CHAIN_PASSES] = {end1, end2, end3, end4, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(counters, slot), ends, CHAIN_PASSES, &g);
+        if (galois) {
+            RUN(1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src,
+                                          galois_elt, permuted, K, lmem, OWN(1)))
+        } else {
+            RUN(1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
+                                          src_first, lmem, OWN(1)))
+        }
+        chain_hand_over(counters, 1, end1, pass);
+        RUN(2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
+                                     LOAD_DECOMPOSE, 0, ks_outs, ks_chunks, inv_root_powers,
+                                     lmem, OWN(2)))
+        chain_hand_over(counters, 2, end2 - end1, pass);
+        RUN(3, ks_block_group(between, root_powers, params, K + 1, values, target, target_first,
+                              key, key_stride_primes, key_special_index, reduce_every, prod,
+                              last, inv_root_powers, lmem, lroots, OWN(3)))
+        chain_hand_over(counters, 3, end3 - end2, pass);
+        RUN(4, inv_fwd_strided_group(md_between, root_powers, params, K, last, LOAD_MODDOWN, K,
+                                     md_outs, md_chunks, inv_root_powers, lmem, OWN(4)))
+        chain_hand_over(counters, 4, end4 - end3, pass);
+        RUN(5, moddown_block_group(md_between, root_powers, params, K, last, K, dst, dst_stride,
+                                   prod, K, inv, acc, acc_polys, lmem, OWN(5)))
+    }
+    chain_finish(counters, (uint)get_num_groups(0));
 }
 
 // SEAL's switch_key_inplace of a target polynomial of K residues in NTT form (residues
@@ -163,7 +207,7 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
                 __global const u64 *restrict inv, ulong inv_at,
                 __global const u64 *acc, ulong acc_at, uint acc_polys,
                 __global u64 *counters, ulong counters_at,
-                uint end1, uint end2, uint end3, uint end4)
+                uint end1, uint end2, uint end3, uint end4, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
 #if KS_LOCAL_ROOTS
@@ -191,8 +235,8 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
                     src, src_first, 0, 0, between, ks_outs, ks_chunks, target, target_first,
                     key, key_stride_primes, key_special_index, reduce_every, prod, last,
                     md_between, md_outs, md_chunks, dst, dst_stride, inv, acc, acc_polys,
-                    (volatile __global uint *)counters, end1, end2, end3, end4, lmem, lroots,
-                    &slot);
+                    (volatile __global uint *)counters, end1, end2, end3, end4, tickets,
+                    per_group, lmem, lroots, &slot);
 }
 
 // SEAL's apply_galois_ntt with galois_elt on both polynomials of src (K residues each, in
@@ -214,7 +258,8 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        uint md_chunks, __global u64 *dst, ulong dst_at,
                        __global const u64 *restrict inv, ulong inv_at,
                        __global u64 *counters, ulong counters_at,
-                       uint end1, uint end2, uint end3, uint end4)
+                       uint end1, uint end2, uint end3, uint end4, uint tickets,
+                       uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
 #if KS_LOCAL_ROOTS
@@ -242,7 +287,7 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                     permuted, between, ks_outs, ks_chunks, permuted, K, key, key_stride_primes,
                     key_special_index, reduce_every, prod, last, md_between, md_outs,
                     md_chunks, dst, K, inv, permuted, 1, (volatile __global uint *)counters,
-                    end1, end2, end3, end4, lmem, lroots, &slot);
+                    end1, end2, end3, end4, tickets, per_group, lmem, lroots, &slot);
 }
 
 // SEAL's divide_and_round_q_last_ntt_inplace in one launch (a rescale): the mod-down of
@@ -254,7 +299,7 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
 //      `coeff_modulus_size` primes kept (inv_fwd_strided_group, LOAD_MODDOWN): md_between;
 //   3. the forward block passes and the division (moddown_block_group): dst, plus acc's
 //      first acc_polys polynomials.
-// Tickets below end1 run pass 1, below end2 pass 2, the rest pass 3 (see above).
+// Tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3 (see above).
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void moddown_chained(__global u64 *restrict values, ulong values_at,
                      __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -266,7 +311,8 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
                      uint md_outs, uint md_chunks, __global u64 *dst, ulong dst_at,
                      uint dst_stride, __global const u64 *restrict inv, ulong inv_at,
                      __global const u64 *acc, ulong acc_at, uint acc_polys,
-                     __global u64 *counters, ulong counters_at, uint end1, uint end2)
+                     __global u64 *counters, ulong counters_at, uint end1, uint end2,
+                     uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
     __local uint slot;
@@ -282,23 +328,23 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
     counters += counters_at;
     volatile __global uint *count = (volatile __global uint *)counters;
     const uint lid = get_local_id(0);
-    const uint ticket = chain_ticket(count, &slot);
-    const uint pass = ticket < end1 ? 1 : ticket < end2 ? 2 : 3;
-    const uint g = ticket - (pass == 1 ? 0 : pass == 2 ? end1 : end2);
-#define OWN(p) (pass == (p) ? g : 0), lid, pass == (p)
-    // One prime's tables: last_prime's, as prime 0 of a one-prime plan.
-    inv_block_gather_group(values, inv_root_powers + 2 * (size_t)last_prime * N,
-                           params + last_prime * PARAMS_STRIDE, 1, 1, src, src_stride,
-                           src_first, lmem, OWN(1));
-    chain_hand_over(count, 1, end1, pass);
-    inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size, values,
-                          LOAD_MODDOWN, last_prime, md_outs, md_chunks, inv_root_powers, lmem,
-                          OWN(2));
-    chain_hand_over(count, 2, end2 - end1, pass);
-    moddown_block_group(md_between, root_powers, params, coeff_modulus_size, values,
-                        last_prime, dst, dst_stride, src, src_stride, inv, acc, acc_polys, lmem,
-                        OWN(3));
-#undef OWN
+    const uint ends[3] = {end1, end2, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
+        // One prime's tables: last_prime's, as prime 0 of a one-prime plan.
+        RUN(1, inv_block_gather_group(values, inv_root_powers + 2 * (size_t)last_prime * N,
+                                      params + last_prime * PARAMS_STRIDE, 1, 1, src,
+                                      src_stride, src_first, lmem, OWN(1)))
+        chain_hand_over(count, 1, end1, pass);
+        RUN(2, inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size,
+                                     values, LOAD_MODDOWN, last_prime, md_outs, md_chunks,
+                                     inv_root_powers, lmem, OWN(2)))
+        chain_hand_over(count, 2, end2 - end1, pass);
+        RUN(3, moddown_block_group(md_between, root_powers, params, coeff_modulus_size, values,
+                                   last_prime, dst, dst_stride, src, src_stride, inv, acc,
+                                   acc_polys, lmem, OWN(3)))
+    }
     chain_finish(count, (uint)get_num_groups(0));
 }
 

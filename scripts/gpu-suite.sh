@@ -21,7 +21,8 @@
 #                         N = 2^13, 2^14, 2^15 side by side; and tests/cpp-route-all's program
 #   gpu-suite.sh chain    chained key switches and rescales against their separate launches,
 #                         alternating in one run: host_path at N = 2^13, 2^14 and 2^15 with
-#                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15)
+#                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15) with
+#                         SEAL_OPENCL_CHAIN_GROUPS 0, 4, 8 and 16
 #   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
 #   gpu-suite.sh versions host_path at 2^15 from every bundle in .gpu/ (one per SEAL version),
 #                         alternating, twice each: the same operations through each SEAL
@@ -189,9 +190,9 @@ clients)
   ;;
 chain)
   for log_n in 13 14 15; do
-    for chain in 0 15; do
-      run "cpp-host_path-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN=$chain \
-        "$bin/cpp-host_path" --log-n "$log_n" --reps 200 \
+    for chain in 0 15-0 15-4 15-8 15-16; do
+      run "cpp-host_path-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN="${chain%-*}" \
+        SEAL_OPENCL_CHAIN_GROUPS="${chain#*-}" "$bin/cpp-host_path" --log-n "$log_n" --reps 200 \
         --json "benches/results/host_path-chain-$chain-2^$log_n.json"
     done
   done

@@ -74,6 +74,7 @@ settings! {
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
     CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
+    CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "8";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
@@ -125,6 +126,8 @@ pub struct Experiment {
     pub fused: bool,
     /// Key switches run as one chained launch at N <= 2^`chain_log_n` (0: never).
     pub chain_log_n: u32,
+    /// Work groups per compute unit of a chained launch (0: one per pass group).
+    pub chain_groups_per_unit: u32,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
@@ -161,6 +164,7 @@ impl Default for Config {
                 variant: StagedVariant::DEFAULT,
                 fused: kernels.fused,
                 chain_log_n: kernels.chain_log_n,
+                chain_groups_per_unit: kernels.chain_groups_per_unit,
                 barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
@@ -192,6 +196,7 @@ impl Experiment {
             fused: self.fused,
             barrett_dq: self.barrett_dq,
             chain_log_n: self.chain_log_n,
+            chain_groups_per_unit: self.chain_groups_per_unit,
         }
     }
 }
@@ -316,6 +321,13 @@ impl Config {
                         _ => return Err(bad(CHAIN, &v, "a log2 N from 0 (never) to 32")),
                     },
                 },
+                chain_groups_per_unit: match parse(CHAIN_GROUPS) {
+                    None => defaults.experiment.chain_groups_per_unit,
+                    Some(v) => match v.parse::<u32>() {
+                        Ok(groups) if groups <= 1024 => groups,
+                        _ => return Err(bad(CHAIN_GROUPS, &v, "0 ..= 1024 work groups")),
+                    },
+                },
                 barrett_dq: switch(
                     BARRETT_DQ,
                     parse(BARRETT_DQ),
@@ -406,6 +418,7 @@ mod tests {
             (NTT, "naive"),
             (FUSED, "0"),
             (CHAIN, "13"),
+            (CHAIN_GROUPS, "0"),
             (MEMCACHE, "off"),
             (TILES, "2"),
             (DUMP_PROGRAMS, "/tmp/d"),
@@ -426,6 +439,7 @@ mod tests {
         assert_eq!(config.experiment.ntt(), NttStrategy::Naive);
         assert!(!config.experiment.fused);
         assert_eq!(config.experiment.chain_log_n, 13);
+        assert_eq!(config.experiment.chain_groups_per_unit, 0);
         assert!(!config.experiment.memcache);
         assert_eq!(config.experiment.tiles, Partition::Split(2));
         assert_eq!(
@@ -453,6 +467,7 @@ mod tests {
             (NTT_VARIANT, "r3"),
             (FUSED, "2"),
             (CHAIN, "yes"),
+            (CHAIN_GROUPS, "many"),
             (MEMCACHE, "perhaps"),
             (TILES, "0"),
         ] {

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
-use seal_opencl::ckks::context::{CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_LOG_N};
+use seal_opencl::ckks::context::{
+    CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
+};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
@@ -164,6 +166,8 @@ fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
         (10, NttStrategy::Naive, UNFUSED),
         (13, NttStrategy::STAGED, choices(true, false)),
         (13, NttStrategy::STAGED, UNCHAINED),
+        (13, NttStrategy::STAGED, CHAIN_EACH),
+        (14, NttStrategy::STAGED, CHAIN_FEW),
         (14, NttStrategy::STAGED, UNCHAINED),
         (13, variant("r8g11c4"), FUSED),
         (12, NttStrategy::STAGED, choices(false, false)),
@@ -194,6 +198,7 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         fused,
         barrett_dq,
         chain_log_n: DEFAULT_CHAIN_LOG_N,
+        chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
     }
 }
 const FUSED: KernelChoices = choices(true, true);
@@ -201,6 +206,16 @@ const UNFUSED: KernelChoices = choices(false, true);
 /// Fused, key switches in their five launches at every N.
 const UNCHAINED: KernelChoices = KernelChoices {
     chain_log_n: 0,
+    ..FUSED
+};
+/// Chained launches of one work group per pass group, and of one per compute unit (each
+/// taking many tickets).
+const CHAIN_EACH: KernelChoices = KernelChoices {
+    chain_groups_per_unit: 0,
+    ..FUSED
+};
+const CHAIN_FEW: KernelChoices = KernelChoices {
+    chain_groups_per_unit: 1,
     ..FUSED
 };
 

@@ -540,7 +540,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
         let (count, primes) = (2, fp.moduli.len());
         let src_words = fp.random(&mut rng, count * primes, |r| r % primes);
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
-        let fused = FusedPasses::new(fp.plan.clone(), false).unwrap();
+        let fused = FusedPasses::new(fp.plan.clone(), None).unwrap();
         for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
             let mut want_permuted = vec![0; src_words.len()];
             seal_opencl::ckks::host::ckks_galois_ntt(
@@ -609,10 +609,10 @@ fn fused_passes_reject_bad_arguments() {
     );
     let permuted = buf(4 * n);
     assert_invalid(
-        FusedPasses::new(Arc::new(naive), false),
+        FusedPasses::new(Arc::new(naive), None),
         "fused passes of a naive plan",
     );
-    let plan = FusedPasses::new(Arc::new(plan), false).unwrap();
+    let plan = FusedPasses::new(Arc::new(plan), None).unwrap();
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(
             plan.inverse_first_pass_galois(&queue, &values, &src, &permuted, elt, 2, 2, false),

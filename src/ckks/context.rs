@@ -34,6 +34,9 @@ pub struct KernelChoices {
     /// 2^`chain_log_n`, where the passes are fused and the device allows it; 0: never
     /// (`SEAL_OPENCL_CHAIN`).
     pub chain_log_n: u32,
+    /// Work groups per compute unit a chained launch runs, each taking its share of the
+    /// passes' groups in turn; 0: one work group per pass group (`SEAL_OPENCL_CHAIN_GROUPS`).
+    pub chain_groups_per_unit: u32,
 }
 
 impl Default for KernelChoices {
@@ -44,6 +47,7 @@ impl Default for KernelChoices {
             fused: true,
             barrett_dq: true,
             chain_log_n: DEFAULT_CHAIN_LOG_N,
+            chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
         }
     }
 }
@@ -51,6 +55,9 @@ impl Default for KernelChoices {
 /// The largest log2 N at which key switches run chained by default: where a key switch's
 /// five launches cost the host more than its passes take on the device.
 pub const DEFAULT_CHAIN_LOG_N: u32 = 14;
+
+/// Work groups per compute unit of a chained launch by default.
+pub const DEFAULT_CHAIN_GROUPS_PER_UNIT: u32 = 8;
 
 /// One parameter set on one tile.
 pub struct CkksContext {
@@ -63,8 +70,9 @@ pub struct CkksContext {
     strategy: NttStrategy,
     /// Fused kernels or one per step ([`KernelChoices::fused`]).
     fused: bool,
-    /// Key switches chained at this N ([`KernelChoices::chain_log_n`]).
-    chain: bool,
+    /// Key switches chained at this N ([`KernelChoices::chain_log_n`]), with
+    /// [`KernelChoices::chain_groups_per_unit`].
+    chain: Option<u32>,
     /// ckks.cl built with the reduction [`KernelChoices::barrett_dq`] picks.
     kernels: CkksKernels,
     /// Index K - 1 holds level K, once built.
@@ -152,7 +160,7 @@ impl CkksContext {
             using_keyswitching,
             strategy,
             fused: choices.fused,
-            chain: log_n <= choices.chain_log_n,
+            chain: (log_n <= choices.chain_log_n).then_some(choices.chain_groups_per_unit),
             kernels: if choices.barrett_dq {
                 CkksKernels::new(ctx, log_n)?
             } else {

@@ -30,6 +30,7 @@ kernel_sigs! {
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
         md_outs: U32, md_chunks: U32, dst: Buf, dst_stride: U32, inv: Buf, acc: Buf,
         acc_polys: U32, counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32,
+        tickets: U32, per_group: U32,
     );
     KS_CHAINED_GALOIS = ks_chained_galois(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -37,13 +38,14 @@ kernel_sigs! {
         ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
         md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, counters: Buf, end1: U32,
-        end2: U32, end3: U32, end4: U32,
+        end2: U32, end3: U32, end4: U32, tickets: U32, per_group: U32,
     );
     MODDOWN_CHAINED = moddown_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src: Buf, src_stride: U32, src_first: U32, last_prime: U32,
         md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf, dst_stride: U32, inv: Buf,
-        acc: Buf, acc_polys: U32, counters: Buf, end1: U32, end2: U32,
+        acc: Buf, acc_polys: U32, counters: Buf, end1: U32, end2: U32, tickets: U32,
+        per_group: U32,
     );
 }
 
@@ -87,15 +89,36 @@ pub(super) struct ChainedKeySwitch {
     /// Work groups per residue of the block passes and of the strided passes.
     block_groups: usize,
     strided_groups: usize,
+    /// Work groups launched, at most: each takes its share of the passes' groups in turn
+    /// (None: one work group per pass group).
+    launched: Option<usize>,
+}
+
+impl ChainedKeySwitch {
+    /// The work groups to launch for `tickets` pass groups, and how many tickets each
+    /// takes.
+    fn launch_shape(&self, tickets: u32) -> (usize, u32) {
+        let tickets = tickets as usize;
+        let launched = self
+            .launched
+            .map_or(tickets, |most| most.min(tickets))
+            .max(1);
+        (launched, tickets.div_ceil(launched) as u32)
+    }
 }
 
 impl ChainedKeySwitch {
     /// The chained passes for `plan`'s `layout`, where the device has a cross-group fence
     /// and the layout takes two passes, with as many columns per strided work group as
     /// make its work groups the block ones' size
-    /// ([`StagedLayout::with_equal_work_groups`]; every layout gives the same words).
-    /// None elsewhere: the key switch keeps its five launches.
-    pub(super) fn new(plan: &NttPlan, layout: StagedLayout) -> Result<Option<ChainedKeySwitch>> {
+    /// ([`StagedLayout::with_equal_work_groups`]; every layout gives the same words),
+    /// launching at most `groups_per_unit` work groups per compute unit (0: one per pass
+    /// group). None elsewhere: the key switch keeps its five launches.
+    pub(super) fn new(
+        plan: &NttPlan,
+        layout: StagedLayout,
+        groups_per_unit: u32,
+    ) -> Result<Option<ChainedKeySwitch>> {
         let info = plan.context().info();
         let (Some(fence), Some(layout)) = (ChainFence::of(info), layout.with_equal_work_groups())
         else {
@@ -146,6 +169,9 @@ impl ChainedKeySwitch {
             moddown,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
+            // PoCL's build runs one ticket per work group (chain.cl's EACH_TURN).
+            launched: (groups_per_unit > 0 && fence == ChainFence::Ptx)
+                .then(|| groups_per_unit as usize * info.compute_units as usize),
         }))
     }
 }
@@ -282,7 +308,7 @@ impl FusedPasses {
             self.compute_units,
             d.primes,
         );
-        let [end1, end2, groups] = chain_ends(
+        let [end1, end2, tickets] = chain_ends(
             [
                 d.polys * chained.block_groups,
                 d.polys * md_chunks as usize * chained.strided_groups,
@@ -290,6 +316,7 @@ impl FusedPasses {
             ],
             WHAT,
         )?;
+        let (groups, per_group) = chained.launch_shape(tickets);
         let args = [
             ("src", Buf(m.src)),
             ("src_stride", U32(to_u32(m.stride)?)),
@@ -306,21 +333,17 @@ impl FusedPasses {
             ("counters", Buf(m.counters)),
             ("end1", U32(end1)),
             ("end2", U32(end2)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
         ];
         let mut out = Vec::new();
         // SAFETY: each pass's group index is below its ticket range; pass 1 reads residue
         // p * stride + index of src and writes residue p of gathered, passes 2 and 3 touch
         // what forward_moddown's two launches touch, all checked above.
         unsafe {
-            chained.moddown.launch(
-                queue,
-                m.gathered,
-                d.primes,
-                &args,
-                groups as usize,
-                events,
-                &mut out,
-            )
+            chained
+                .moddown
+                .launch(queue, m.gathered, d.primes, &args, groups, events, &mut out)
         }?;
         Ok(out)
     }
@@ -438,7 +461,8 @@ impl FusedPasses {
             ],
             WHAT,
         )?;
-        let [end1, end2, end3, end4, groups] = ends;
+        let [end1, end2, end3, end4, tickets] = ends;
+        let (groups, per_group) = chained.launch_shape(tickets);
         // Both kernels' parameters in declaration order: pass 1's, the decomposition's
         // (then a relinearization's target), the rest.
         let decomposition = [
@@ -463,6 +487,8 @@ impl FusedPasses {
             ("end2", U32(end2)),
             ("end3", U32(end3)),
             ("end4", U32(end4)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
         ];
         let mut out = Vec::new();
         match s.first {
@@ -487,15 +513,9 @@ impl FusedPasses {
                 // five launches it replaces touch (see forward_key_switch and
                 // forward_moddown), all checked to lie in their buffers above.
                 unsafe {
-                    chained.plain.launch(
-                        queue,
-                        s.t_target,
-                        k,
-                        &args,
-                        groups as usize,
-                        events,
-                        &mut out,
-                    )
+                    chained
+                        .plain
+                        .launch(queue, s.t_target, k, &args, groups, events, &mut out)
                 }?;
             }
             FirstPass::Galois {
@@ -517,15 +537,9 @@ impl FusedPasses {
                 // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of src and
                 // writes as many of permuted (checked).
                 unsafe {
-                    chained.galois.launch(
-                        queue,
-                        s.t_target,
-                        k,
-                        &args,
-                        groups as usize,
-                        events,
-                        &mut out,
-                    )
+                    chained
+                        .galois
+                        .launch(queue, s.t_target, k, &args, groups, events, &mut out)
                 }?;
             }
         }
@@ -552,7 +566,11 @@ mod tests {
 
     #[test]
     fn signatures_match_chain_cl() {
-        crate::cl::check_source(sources::CHAIN, &[&KS_CHAINED, &KS_CHAINED_GALOIS]).unwrap();
+        crate::cl::check_source(
+            sources::CHAIN,
+            &[&KS_CHAINED, &KS_CHAINED_GALOIS, &MODDOWN_CHAINED],
+        )
+        .unwrap();
     }
 
     #[test]

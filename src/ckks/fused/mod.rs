@@ -72,10 +72,11 @@ pub struct FusedPasses {
 
 impl FusedPasses {
     /// Builds the fused passes on `plan`'s tables and layout, and the chained key switch
-    /// where `chain` asks for it and the device allows it.
+    /// where `chain` asks for it (Some: at most that many work groups per compute unit, 0
+    /// for one per pass group) and the device allows it.
     ///
     /// Errors: a naive plan; a build fails.
-    pub fn new(plan: Arc<NttPlan>, chain: bool) -> Result<FusedPasses> {
+    pub fn new(plan: Arc<NttPlan>, chain: Option<u32>) -> Result<FusedPasses> {
         let (layout, variant) = match (plan.staged_layout(), plan.strategy()) {
             (Some(layout), NttStrategy::Staged(variant)) => (layout, variant),
             _ => return Err(staged_only("the fused passes")),
@@ -99,10 +100,11 @@ impl FusedPasses {
                 block,
             )?,
             key_switch: keyswitch::KeySwitchPasses::new(&plan, layout, variant)?,
-            chained: if chain {
-                chain::ChainedKeySwitch::new(&plan, layout)?
-            } else {
-                None
+            chained: match chain {
+                Some(groups_per_unit) => {
+                    chain::ChainedKeySwitch::new(&plan, layout, groups_per_unit)?
+                }
+                None => None,
             },
             fan_out: variant.fan_out() as usize,
             compute_units: info.compute_units as usize,
