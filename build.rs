@@ -7,7 +7,7 @@
 //! 2. The tree is synced into OUT_DIR with that version's series (`seal-patch/VERSION/series`)
 //!    applied (pure Rust).
 //! 3. cmake builds the static `seal-X.Y` and `sealc-X.Y` (C API) libraries.
-//! 4. cxx_build compiles `src/ffi/mod.rs`'s bridge and `ffi/bridge.cc` against the tree; the
+//! 4. cxx_build compiles `src/ffi/mod.rs`'s bridge and the C++ of `ffi/` against the tree; the
 //!    `test-hooks` feature adds the test hooks (`SEAL_OPENCL_TEST_HOOKS`).
 //! 5. SEAL's include folders go to dependents' build scripts as `DEP_SEAL_OPENCL_INCLUDE`
 //!    (a path list; testkit/build.rs runs bindgen over SEAL's C API with it).
@@ -64,6 +64,15 @@ const CMAKE_DEFINES: &[(&str, &str)] = &[
     ("SEAL_BUILD_TESTS", "OFF"),
     ("SEAL_BUILD_BENCH", "OFF"),
     ("SEAL_BUILD_EXAMPLES", "OFF"),
+];
+
+/// The C++ side of the bridge (`ffi/backend.h` names what each backend file holds).
+const BRIDGE_SOURCES: &[&str] = &[
+    "ffi/bridge.cc",
+    "ffi/residency.cc",
+    "ffi/routing.cc",
+    "ffi/crosscheck.cc",
+    "ffi/install.cc",
 ];
 
 /// The system's shared libraries that SEAL's archives need, in link order
@@ -150,8 +159,7 @@ fn run() -> BuildResult<()> {
     // The bridge archive refers to SEAL, so it goes first on the link line.
     let mut bridge = cxx_build::bridge("src/ffi/mod.rs");
     bridge
-        .file("ffi/bridge.cc")
-        .file("ffi/backend.cc")
+        .files(BRIDGE_SOURCES)
         .includes(&include_dirs)
         .std("c++17");
     if std::env::var_os("CARGO_FEATURE_TEST_HOOKS").is_some() {
