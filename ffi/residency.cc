@@ -4,7 +4,6 @@
 
 #include "seal-opencl/ffi/backend.h"
 
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,32 +13,21 @@
 
 namespace seal_opencl::detail
 {
-    // Rust errors arrive as rust::Error whose message starts with the C++ exception type
-    // SEAL would throw (src/ffi/mod.rs writes the tag).
+    // Rust errors arrive as rust::Error with the error's message; its exception type waits
+    // on this thread (src/ffi/mod.rs, BridgeError).
     [[noreturn]] void rethrow_as_seal(const rust::Error &e)
     {
-        const std::string message = e.what();
-        const std::pair<const char *, int> tags[] = { { "[invalid_argument] ", 0 },
-                                                      { "[logic_error] ", 1 },
-                                                      { "[runtime_error] ", 2 } };
-        for (const auto &tag : tags)
+        const std::string text = std::string("seal-opencl: ") + e.what();
+        switch (take_exception_type())
         {
-            const std::size_t len = std::strlen(tag.first);
-            if (message.compare(0, len, tag.first) == 0)
-            {
-                const std::string text = "seal-opencl: " + message.substr(len);
-                switch (tag.second)
-                {
-                case 0:
-                    throw std::invalid_argument(text);
-                case 1:
-                    throw std::logic_error(text);
-                default:
-                    throw std::runtime_error(text);
-                }
-            }
+        case ExceptionType::InvalidArgument:
+            throw std::invalid_argument(text);
+        case ExceptionType::LogicError:
+            throw std::logic_error(text);
+        case ExceptionType::RuntimeError:
+            break;
         }
-        throw std::runtime_error("seal-opencl: " + message);
+        throw std::runtime_error(text);
     }
 
     namespace

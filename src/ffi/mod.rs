@@ -3,19 +3,21 @@
 //! Rust -> C++: SEAL's own modular arithmetic, prime generation and NTT, used as the
 //! oracle that the host references and kernels must match word for word; installing the
 //! backend into SEAL (`install_backend`).
-//! C++ -> Rust: the backend's entry points. `ffi/backend.cc` implements SEAL's
+//! C++ -> Rust: the backend's entry points. `ffi/routing.cc` and `ffi/residency.cc` implement SEAL's
 //! `seal::gpu::Backend` by calling [`GpuBackend`] (a thin shell over
 //! [`crate::seal_backend::Backend`]) with plain views of SEAL's objects.
 //!
 //! A Rust `Err` reaches C++ as `rust::Error` (a `std::exception`), and a C++ exception
-//! reaches Rust as `Err(cxx::Exception)`. The backend's errors cross as [`TaggedError`],
-//! whose message starts with the C++ exception type SEAL throws for that cause;
-//! `ffi/backend.cc` rethrows it as that type. Every `extern "Rust"` function runs its
-//! body under [`no_panic`]: a panic unwinding into C++ would abort the process.
+//! reaches Rust as `Err(cxx::Exception)`. `rust::Error` carries only the message, so the
+//! backend's errors cross as [`BridgeError`]: its message is the error's, and the C++
+//! exception type SEAL throws for its cause (the shared enum [`ExceptionType`]) travels
+//! beside it on the calling thread, where `ffi/residency.cc` takes it
+//! (`take_exception_type`) to rethrow the error as that type. Every `extern "Rust"` function
+//! runs its body under [`no_panic`]: a panic unwinding into C++ would abort the process.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
+use std::cell::Cell;
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
@@ -53,7 +55,7 @@ mod bridge {
         text: String,
     }
 
-    /// The parameter set and level of one routed operation (built by ffi/backend.cc from
+    /// The parameter set and level of one routed operation (built by ffi/residency.cc from
     /// the SEALContext and the operation's ContextData).
     #[derive(Debug, Clone)]
     struct LevelParams {
@@ -150,6 +152,18 @@ mod bridge {
         idle_us: f64,
     }
 
+    /// The C++ exception type SEAL throws for the cause of an error
+    /// ([`crate::error::ErrorKind`]): what C++ rethrows a failed bridge call's `rust::Error` as.
+    #[derive(Debug)]
+    enum ExceptionType {
+        /// `std::invalid_argument`
+        InvalidArgument,
+        /// `std::logic_error`
+        LogicError,
+        /// `std::runtime_error`
+        RuntimeError,
+    }
+
     /// The routed operations on one ciphertext in place (`GpuBackend::unary`), each the
     /// `seal_backend::Backend` method of its name.
     enum UnaryOp {
@@ -216,6 +230,10 @@ mod bridge {
         /// Forwards SEAL's report of an operation that ran on the CPU to `tracing` (a warning,
         /// once per operation name).
         fn report_cpu_fallback(operation: &str);
+        /// The exception type of the [`BridgeError`] that the calling thread's last failed
+        /// bridge call returned (`RuntimeError` when none is left to take). C++ takes it when
+        /// it catches that call's `rust::Error`.
+        fn take_exception_type() -> ExceptionType;
 
         fn len(self: &GpuImage) -> usize;
 
@@ -416,7 +434,7 @@ pub use bridge::{
     seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
     seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
     seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    NamedSetting, ProfiledOperation, SealNttTables, Traffic,
+    ExceptionType, NamedSetting, ProfiledOperation, SealNttTables, Traffic,
 };
 
 /// Installs the backend with `settings` (`crate::config` names and values, a later pair
@@ -461,36 +479,53 @@ fn no_panic<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
-/// An error on its way to C++: its message starts with the C++ exception type SEAL
-/// throws for the cause (`[invalid_argument] `, `[logic_error] `, `[runtime_error] `),
-/// which ffi/backend.cc strips and rethrows as that type.
-#[derive(Debug)]
-pub struct TaggedError(Error);
+thread_local! {
+    /// The exception type of the last [`BridgeError`] made on this thread, until C++ takes it.
+    static EXCEPTION_TYPE: Cell<ExceptionType> = const { Cell::new(ExceptionType::RuntimeError) };
+}
 
-impl fmt::Display for TaggedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tag = match self.0.kind() {
-            ErrorKind::InvalidArgument => "invalid_argument",
-            ErrorKind::Logic => "logic_error",
-            ErrorKind::Runtime => "runtime_error",
+/// An error on its way to C++: its message is the error's, and making it records the C++
+/// exception type SEAL throws for its cause on the calling thread, where C++ takes it
+/// ([`take_exception_type`]) when it catches the `rust::Error` this becomes. The bridge call
+/// returns it at once, on the same thread, so no other error's type comes between.
+#[derive(Debug)]
+pub struct BridgeError(Error);
+
+impl BridgeError {
+    fn new(error: Error) -> BridgeError {
+        let exception = match error.kind() {
+            ErrorKind::InvalidArgument => ExceptionType::InvalidArgument,
+            ErrorKind::Logic => ExceptionType::LogicError,
+            ErrorKind::Runtime => ExceptionType::RuntimeError,
         };
-        write!(f, "[{tag}] {}", self.0)
+        EXCEPTION_TYPE.with(|t| t.set(exception));
+        BridgeError(error)
     }
 }
 
-type Tagged<T> = std::result::Result<T, TaggedError>;
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
-/// Runs a backend call under [`no_panic`] and tags its error for C++.
-fn tagged<T>(body: impl FnOnce() -> Result<T>) -> Tagged<T> {
-    no_panic(body).map_err(TaggedError)
+fn take_exception_type() -> ExceptionType {
+    EXCEPTION_TYPE.with(|t| t.replace(ExceptionType::RuntimeError))
+}
+
+type BridgeResult<T> = std::result::Result<T, BridgeError>;
+
+/// Runs a backend call under [`no_panic`], its error a [`BridgeError`].
+fn bridged<T>(body: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
+    no_panic(body).map_err(BridgeError::new)
 }
 
 /// The backend `install_backend` hands to SEAL, of the settings C++ passed or of the
 /// environment. First installs the stderr subscriber at the `log` setting's level (see
 /// [`crate::logging`]; kept if the process has one already), so a C++ host sees the events
 /// of the setup that follows and of every later call.
-fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Tagged<Box<GpuBackend>> {
-    tagged(|| {
+fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> BridgeResult<Box<GpuBackend>> {
+    bridged(|| {
         let config = if from_env {
             Config::from_env()?
         } else {
@@ -517,8 +552,8 @@ fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Tagged<Box<GpuB
     })
 }
 
-fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> Tagged<ProfiledOperation> {
-    tagged(|| {
+fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> BridgeResult<ProfiledOperation> {
+    bridged(|| {
         let profiler = crate::profiler::global().ok_or_else(|| {
             Error::Logic(format!(
                 "profiling is off: start the process with {}=path (or install the backend \
