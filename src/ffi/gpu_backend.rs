@@ -334,13 +334,19 @@ mod tests {
             .run(|_| -> Result<()> { panic!("an invariant broke") })
             .unwrap_err()
             .to_string();
-        assert_eq!(super::super::take_exception_type(), ExceptionType::LogicError);
+        assert_eq!(
+            super::super::take_exception_type(),
+            ExceptionType::LogicError
+        );
         assert!(
             err.starts_with("internal error (panic)") && err.contains("an invariant broke"),
             "{err}"
         );
         let err = backend.run(|_| Ok(())).unwrap_err().to_string();
-        assert_eq!(super::super::take_exception_type(), ExceptionType::LogicError);
+        assert_eq!(
+            super::super::take_exception_type(),
+            ExceptionType::LogicError
+        );
         assert!(err.contains("refuses further work"), "{err}");
         assert_eq!(
             super::super::take_exception_type(),

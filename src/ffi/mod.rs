@@ -1,8 +1,8 @@
 //! The cxx bridge between this crate and (patched) SEAL.
 //!
-//! Rust -> C++: SEAL's own modular arithmetic, prime generation and NTT, used as the
-//! oracle that the host references and kernels must match word for word; installing the
-//! backend into SEAL (`install_backend`).
+//! Rust -> C++: installing the backend into SEAL (`install_backend`) and asking the
+//! installed one. (SEAL's own arithmetic and NTT as the tests' oracle is the test kit's
+//! bridge, `seal_opencl_testkit::oracle`: the library holds none of it.)
 //! C++ -> Rust: the backend's entry points. `ffi/routing.cc` and `ffi/residency.cc` implement SEAL's
 //! `seal::gpu::Backend` by calling [`GpuBackend`] (a thin shell over
 //! [`crate::seal_backend::Backend`]) with plain views of SEAL's objects.
@@ -29,24 +29,6 @@ pub use gpu_backend::GpuBackend;
 
 #[cxx::bridge(namespace = "seal_opencl")]
 mod bridge {
-    /// SEAL's `util::NTTTables` for one prime, array for array.
-    ///
-    /// `root_powers[i]` is the power of `root` at bit-reversed index `i` (0-th power
-    /// at index 0), `inv_root_powers` SEAL's scrambled order of inverse powers; each
-    /// `_quotient` entry is the Shoup quotient floor(operand * 2^64 / modulus).
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    struct SealNttTables {
-        root: u64,
-        inv_root: u64,
-        root_powers: Vec<u64>,
-        root_powers_quotient: Vec<u64>,
-        inv_root_powers: Vec<u64>,
-        inv_root_powers_quotient: Vec<u64>,
-        /// n^-1 mod q and its Shoup quotient.
-        inv_degree: u64,
-        inv_degree_quotient: u64,
-    }
-
     /// The outcome of asking Rust for the backend's device from C++.
     #[derive(Debug, Clone, PartialEq, Eq)]
     struct BackendProbe {
@@ -387,36 +369,6 @@ mod bridge {
         #[cfg(feature = "test-hooks")]
         fn crosscheck_corrupt_next_result();
 
-        /// SEAL's `NTTTables(coeff_count_power, Modulus(modulus))`.
-        fn seal_ntt_tables(coeff_count_power: i32, modulus: u64) -> Result<SealNttTables>;
-        /// SEAL's `ntt_negacyclic_harvey` on one polynomial of 2^coeff_count_power
-        /// coefficients: on entry in [0, q) and standard order, on exit the NTT in
-        /// [0, q) and bit-reversed order.
-        fn seal_ntt_forward(coeff_count_power: i32, modulus: u64, data: &mut [u64]) -> Result<()>;
-        /// SEAL's `inverse_ntt_negacyclic_harvey`, the inverse of `seal_ntt_forward`.
-        fn seal_ntt_inverse(coeff_count_power: i32, modulus: u64, data: &mut [u64]) -> Result<()>;
-
-        /// SEAL's `barrett_reduce_64`: x mod q.
-        fn seal_barrett_reduce_64(x: u64, q: u64) -> Result<u64>;
-        /// SEAL's `barrett_reduce_128`: (hi * 2^64 + lo) mod q.
-        fn seal_barrett_reduce_128(lo: u64, hi: u64, q: u64) -> Result<u64>;
-        /// SEAL's `multiply_uint_mod(a, b, q)`: a * b mod q.
-        fn seal_multiply_uint_mod(a: u64, b: u64, q: u64) -> Result<u64>;
-        /// SEAL's `MultiplyUIntModOperand::set`: floor(y * 2^64 / q) for y < q.
-        fn seal_shoup_quotient(y: u64, q: u64) -> Result<u64>;
-        /// SEAL's `multiply_uint_mod(x, {y, y_quotient}, q)`: x * y mod q for y < q,
-        /// trusting the given quotient.
-        fn seal_multiply_uint_mod_shoup(x: u64, y: u64, y_quotient: u64, q: u64) -> Result<u64>;
-
-        /// SEAL's `util::get_primes`: `count` primes of `bit_size` bits that are
-        /// 1 mod `factor`, largest first.
-        fn seal_get_primes(factor: u64, bit_size: i32, count: usize) -> Result<Vec<u64>>;
-        /// SEAL's `CoeffModulus::Create(poly_modulus_degree, bit_sizes)`.
-        fn seal_coeff_modulus_create(
-            poly_modulus_degree: u64,
-            bit_sizes: &[i32],
-        ) -> Result<Vec<u64>>;
-
         /// Calls `backend_device_description` from C++ and lets its error propagate
         /// as the `rust::Error` exception.
         fn describe_backend(selector: &str) -> Result<String>;
@@ -430,11 +382,8 @@ pub use bridge::crosscheck_corrupt_next_result;
 pub use bridge::{
     bind_thread_to_device, crosscheck_checks, crosscheck_last_mismatch, crosscheck_mismatches,
     describe_backend, device_count, install_backend, install_backend_with_settings,
-    installed_device_memory, probe_backend, seal_barrett_reduce_128, seal_barrett_reduce_64,
-    seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
-    seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
-    seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    ExceptionType, NamedSetting, ProfiledOperation, SealNttTables, Traffic,
+    installed_device_memory, probe_backend, uninstall_backend, BackendProbe, DeviceMemory,
+    ExceptionType, KeyRef, LevelParams, NamedSetting, ProfiledOperation, Traffic,
 };
 
 /// Installs the backend with `settings` (`crate::config` names and values, a later pair
@@ -552,7 +501,11 @@ fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> BridgeResult<Bo
     })
 }
 
-fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> BridgeResult<ProfiledOperation> {
+fn group_profiled_launches(
+    name: &str,
+    external_us: f64,
+    loops: u32,
+) -> BridgeResult<ProfiledOperation> {
     bridged(|| {
         let profiler = crate::profiler::global().ok_or_else(|| {
             Error::Logic(format!(
