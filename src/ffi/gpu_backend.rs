@@ -1,4 +1,5 @@
-//! [`GpuBackend`]: the backend as C++ holds it, each method a bridge call of ffi/residency.cc and ffi/routing.cc.
+//! [`GpuBackend`]: the backend as C++ holds it, each method a bridge call of `OpenClBackend`
+//! (ffi/backend.h).
 
 use super::bridge::{
     BinaryOp, DeviceMemory, KeyRef, LevelParams, NextLevelOp, PlainOp, Traffic, UnaryOp,
@@ -7,8 +8,8 @@ use super::{no_panic, BridgeError, BridgeResult};
 use crate::error::{Error, Result};
 use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
 
-/// The backend as C++ holds it (`rust::Box<GpuBackend>` in ffi/residency.cc and ffi/routing.cc). Each method
-/// turns the bridge's views into the backend's types and its errors into [`BridgeError`].
+/// The backend as C++ holds it (`rust::Box<GpuBackend>` in `OpenClBackend`, ffi/backend.h).
+/// Each method turns the bridge's views into the backend's types and its errors into [`BridgeError`].
 ///
 /// A panic inside a call is caught and becomes an error; from then on every call fails with
 /// an error that says so: the panic may have left the backend's state (pools, caches,

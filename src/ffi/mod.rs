@@ -3,8 +3,8 @@
 //! Rust -> C++: installing the backend into SEAL (`install_backend`) and asking the
 //! installed one. (SEAL's own arithmetic and NTT as the tests' oracle is the test kit's
 //! bridge, `seal_opencl_testkit::oracle`: the library holds none of it.)
-//! C++ -> Rust: the backend's entry points. `ffi/routing.cc` and `ffi/residency.cc` implement SEAL's
-//! `seal::gpu::Backend` by calling [`GpuBackend`] (a thin shell over
+//! C++ -> Rust: the backend's entry points. `OpenClBackend` (`ffi/backend.h`) implements
+//! SEAL's `seal::gpu::Backend` by calling [`GpuBackend`] (a thin shell over
 //! [`crate::seal_backend::Backend`]) with plain views of SEAL's objects.
 //!
 //! A Rust `Err` reaches C++ as `rust::Error` (a `std::exception`), and a C++ exception
