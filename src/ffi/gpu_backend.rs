@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
 
 /// The backend as C++ holds it (`rust::Box<GpuBackend>` in `OpenClBackend`, ffi/backend.h).
-/// Each method turns the bridge's views into the backend's types and its errors into [`BridgeError`].
+/// Each method turns the bridge's views into the backend's types and its errors into
+/// [`BridgeError`].
 ///
 /// A panic inside a call is caught and becomes an error; from then on every call fails with
 /// an error that says so: the panic may have left the backend's state (pools, caches,
