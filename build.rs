@@ -6,11 +6,14 @@
 //!    `version::SUPPORTED_SEAL_VERSIONS` (build/version.rs).
 //! 2. The tree is synced into OUT_DIR with that version's series (`seal-patch/VERSION/series`)
 //!    applied (pure Rust).
-//! 3. cmake builds the static `seal-X.Y` and `sealc-X.Y` (C API) libraries.
-//! 4. cxx_build compiles `src/ffi/mod.rs`'s bridge and `ffi/bridge.cc` against the tree; the
+//! 3. cmake builds the static `seal-X.Y` and `sealc-X.Y` (C API) libraries. The library links
+//!    only `seal-X.Y`: SEAL's C API is the test kit's (testkit/build.rs links it).
+//! 4. cxx_build compiles `src/ffi/mod.rs`'s bridge and the C++ of `ffi/` against the tree; the
 //!    `test-hooks` feature adds the test hooks (`SEAL_OPENCL_TEST_HOOKS`).
 //! 5. SEAL's include folders go to dependents' build scripts as `DEP_SEAL_OPENCL_INCLUDE`
-//!    (a path list; testkit/build.rs runs bindgen over SEAL's C API with it).
+//!    (a path list; testkit/build.rs runs bindgen over SEAL's C API with it), the folder of
+//!    SEAL's archives as `DEP_SEAL_OPENCL_LIB_DIR` and the C API's archive as
+//!    `DEP_SEAL_OPENCL_C_API_LIB`.
 //!
 //! Steps 2 and 3 take minutes, so they are skipped while a stamp says that the same
 //! source, patches and cmake settings were already built. They happen in one folder of the
@@ -66,17 +69,39 @@ const CMAKE_DEFINES: &[(&str, &str)] = &[
     ("SEAL_BUILD_EXAMPLES", "OFF"),
 ];
 
+/// The C++ side of the bridge (`ffi/backend.h` names what each backend file holds).
+const BRIDGE_SOURCES: &[&str] = &[
+    "ffi/bridge.cc",
+    "ffi/residency.cc",
+    "ffi/routing.cc",
+    "ffi/crosscheck.cc",
+    "ffi/install.cc",
+];
+
 /// The system's shared libraries that SEAL's archives need, in link order
 /// (cmake/SEALOpenCLConfig.cmake lists them for C++ programs).
 const SEAL_SYSTEM_LIBS: &[&str] = &["zstd", "z", "stdc++"];
 
 /// SEAL's static archives (`lib{name}.a`) for a version: cmake names them by major.minor.
-fn seal_libs(version: &str) -> [String; 2] {
-    let major_minor = version.rsplit_once('.').map_or(version, |(mm, _)| mm);
-    [
-        format!("sealc-{major_minor}"),
-        format!("seal-{major_minor}"),
-    ]
+struct SealLibs {
+    /// SEAL itself, linked into the library.
+    seal: String,
+    /// SEAL's C API, built for the test kit and linked by it alone.
+    c_api: String,
+}
+
+impl SealLibs {
+    fn of(version: &str) -> SealLibs {
+        let major_minor = version.rsplit_once('.').map_or(version, |(mm, _)| mm);
+        SealLibs {
+            seal: format!("seal-{major_minor}"),
+            c_api: format!("sealc-{major_minor}"),
+        }
+    }
+
+    fn both(&self) -> [&str; 2] {
+        [&self.c_api, &self.seal]
+    }
 }
 
 fn main() {
@@ -98,7 +123,7 @@ fn run() -> BuildResult<()> {
 
     let seal_source = locate_seal_source(&out_dir)?;
     let version = seal_version(&seal_source)?;
-    let seal_libs = seal_libs(&version);
+    let seal_libs = SealLibs::of(&version);
     let tree = list_tree(&seal_source)?;
     let patches = read_every_series(&manifest_dir.join("seal-patch"), &version)?;
 
@@ -110,6 +135,7 @@ fn run() -> BuildResult<()> {
     let fingerprint = fingerprint(&seal_source, &tree, &patches, sanitizer)?;
 
     let libs_present = seal_libs
+        .both()
         .iter()
         .all(|l| lib_dir.join(format!("lib{l}.a")).is_file());
     let up_to_date =
@@ -121,7 +147,7 @@ fn run() -> BuildResult<()> {
             .map_err(|e| e.to_string())?;
         sync_tree(&tree, &patched, &seal_src)?;
         build_seal(&seal_src, &cmake_out, sanitizer);
-        for lib in &seal_libs {
+        for lib in seal_libs.both() {
             let file = lib_dir.join(format!("lib{lib}.a"));
             if !file.is_file() {
                 return Err(format!("the SEAL build did not produce {}", file.display()));
@@ -143,15 +169,14 @@ fn run() -> BuildResult<()> {
         source: &seal_src,
         include_dirs: &include_dirs,
         lib_dir: &lib_dir,
-        libs: &seal_libs,
+        lib: &seal_libs.seal,
     };
     write_build_info(&out_dir, &manifest_dir, &seal)?;
 
     // The bridge archive refers to SEAL, so it goes first on the link line.
     let mut bridge = cxx_build::bridge("src/ffi/mod.rs");
     bridge
-        .file("ffi/bridge.cc")
-        .file("ffi/backend.cc")
+        .files(BRIDGE_SOURCES)
         .includes(&include_dirs)
         .std("c++17");
     if std::env::var_os("CARGO_FEATURE_TEST_HOOKS").is_some() {
@@ -170,9 +195,9 @@ fn run() -> BuildResult<()> {
     bridge.compile("seal_opencl_bridge");
 
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
-    for lib in &seal_libs {
-        println!("cargo:rustc-link-lib=static={lib}");
-    }
+    println!("cargo:rustc-link-lib=static={}", seal_libs.seal);
+    println!("cargo:lib_dir={}", lib_dir.display());
+    println!("cargo:c_api_lib={}", seal_libs.c_api);
     // SEAL's archives need the system's Zstandard and zlib (SEAL_FIND_COMPRESSION) and the
     // C++ runtime after them on the link line.
     for lib in SEAL_SYSTEM_LIBS {
@@ -204,7 +229,8 @@ struct BuiltSeal<'a> {
     source: &'a Path,
     include_dirs: &'a [PathBuf],
     lib_dir: &'a Path,
-    libs: &'a [String],
+    /// SEAL's archive in the library (`lib{lib}.a` in `lib_dir`).
+    lib: &'a str,
 }
 
 /// `OUT_DIR/build_info.rs`, included by `src/build_info.rs`: which SEAL was built and where
@@ -220,19 +246,18 @@ fn write_build_info(out_dir: &Path, manifest_dir: &Path, seal: &BuiltSeal) -> Bu
         let items: BuildResult<Vec<String>> = paths.iter().map(|p| text(p)).collect();
         Ok(format!("&[{}]", items?.join(", ")))
     };
-    let libs: Vec<String> = seal.libs.iter().map(|l| format!("{l:?}")).collect();
     let source = format!(
         "pub const SEAL_VERSION: &str = {:?};\n\
          pub const SEAL_SOURCE_DIR: &str = {};\n\
          pub const SEAL_INCLUDE_DIRS: &[&str] = {};\n\
          pub const SEAL_LIB_DIR: &str = {};\n\
-         pub const SEAL_LIBS: &[&str] = &[{}];\n\
+         pub const SEAL_LIB: &str = {:?};\n\
          pub const FFI_INCLUDE_DIR: &str = {};\n",
         seal.version,
         text(seal.source)?,
         list(seal.include_dirs)?,
         text(seal.lib_dir)?,
-        libs.join(", "),
+        seal.lib,
         text(&manifest_dir.join("ffi"))?,
     );
     write_if_changed(&out_dir.join("build_info.rs"), source.as_bytes())

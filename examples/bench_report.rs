@@ -1,8 +1,9 @@
 //! Regenerates `benches/results/REPORT.md` from the files in `benches/results/` (run by
 //! `scripts/bench-report.sh`): one table per bench and JSON file, the NTT roofline, the
-//! targets with "not measured yet" where no GPU result exists, the kept run folders by the
-//! titles of their READMEs, and the hand-written table of what was tried (`tried.md`),
-//! included as it is. Figures come only from the files; nothing is estimated.
+//! targets (each figure from the newest H100 run, by the date inside the file, of the bench
+//! that measures it, named beside it; "not measured yet" where none exists), the kept run
+//! folders by the titles of their READMEs, and the hand-written table of what was tried
+//! (`tried.md`), included as it is. Figures come only from the files; nothing is estimated.
 //!
 //! ```text
 //! cargo run --release --example bench_report -- [DIR]     (default benches/results)
@@ -34,6 +35,15 @@ fn bench_of(j: &Value) -> String {
 fn device_of(j: &Value) -> String {
     s(j.get("device")
         .or_else(|| j.pointer("/run/device"))
+        .unwrap_or(&Value::Null))
+}
+
+/// When a file's run started: its `date`, `run.date_utc` or `date_utc` (ISO 8601, so the
+/// text sorts as the time does).
+fn date_of(j: &Value) -> String {
+    s(j.get("date")
+        .or_else(|| j.pointer("/run/date_utc"))
+        .or_else(|| j.get("date_utc"))
         .unwrap_or(&Value::Null))
 }
 
@@ -611,17 +621,22 @@ fn main() -> std::io::Result<()> {
         }
     }
 
-    // The routine targets: H100, default parameters (N = 2^15, {60, 50 x 7, 60}): the newest
-    // H100 file of the bench (names end in their date; other devices' files sort after).
-    let gpu = |bench: &str| {
+    // The targets: H100, default parameters (N = 2^15, {60, 50 x 7, 60}), each figure from the
+    // newest H100 run of the bench that measures it, named beside it. MulLin, Rotate and
+    // rescale are synchronized calls through SEAL's C++ API (host_path), as the CUDA
+    // library's figures are; MulLinRS has no host_path row, so it is the routines bench's
+    // wall time.
+    let newest = |bench: &str, keep: &dyn Fn(&Value) -> bool| {
         files
             .iter()
-            .rev()
-            .map(|(_, j)| j)
-            .find(|j| bench_of(j) == bench && is_gpu(j) && device_of(j).contains("H100"))
+            .filter(|(_, j)| {
+                bench_of(j) == bench && is_gpu(j) && device_of(j).contains("H100") && keep(j)
+            })
+            .max_by_key(|(_, j)| date_of(j))
     };
+    let routines = newest("routines", &|_| true);
     let routine = |name: &str| -> Option<&Value> {
-        rows(gpu("routines")?).iter().find(|r| {
+        rows(&routines?.1).iter().find(|r| {
             r["routine"] == name
                 && r["log_n"] == 15
                 && r["coeff_modulus_bits"]
@@ -629,12 +644,24 @@ fn main() -> std::io::Result<()> {
                     .is_some_and(|b| b.len() == 9)
         })
     };
-    let op = |name: &str| {
-        gpu("ops")
-            .and_then(|j| rows(j).iter().find(|r| r["op"] == name))
-            .map(|r| f(&r["wall_us"]))
+    let host_path = newest("host_path", &|j| {
+        j["log_n"] == 15
+            && j["data_primes"] == 8
+            && j["queues"]
+                .as_str()
+                .is_some_and(|q| q.starts_with("default"))
+    });
+    let synchronized = |name: &str| {
+        host_path.and_then(|(_, j)| {
+            j["operations"]
+                .as_array()?
+                .iter()
+                .find(|r| r["name"] == name)
+                .map(|r| f(&r["call_us"]))
+        })
     };
-    let ntt = gpu("ntt").and_then(|j| {
+    let ntt_file = newest("ntt", &|_| true);
+    let ntt = ntt_file.and_then(|(_, j)| {
         rows(j)
             .iter()
             .filter(|r| r["log_n"] == 16 && r["coeff_modulus_size"] == 32)
@@ -649,33 +676,53 @@ fn main() -> std::io::Result<()> {
             )
         })
     };
+    let source = |file: Option<&(String, Value)>, measure: &str| {
+        file.map_or("-".to_string(), |(name, j)| {
+            format!("{measure}, `{name}` ({})", date_of(j))
+        })
+    };
+    let (synchronized_source, routines_source, ntt_source) = (
+        source(host_path, "synchronized call through SEAL's C++ API"),
+        source(routines, "wall time through SEAL's C API"),
+        source(ntt_file, "device time"),
+    );
     out += "## Targets (H100, default parameters)\n\n";
     let mut body = Vec::new();
-    for (what, ours, target, cuda) in [
+    for (what, ours, target, cuda, from) in [
         (
             "MulLin (mult + relin)",
-            routine("MulLin").map(|r| f(&r["tuned"]["wall_us"])),
+            synchronized("MulLin"),
             100.0,
             "325",
+            &synchronized_source,
         ),
         (
             "Rotate",
-            routine("Rotate").map(|r| f(&r["tuned"]["wall_us"])),
+            synchronized("rotate_vector 1"),
             100.0,
             "317",
+            &synchronized_source,
         ),
         (
             "MulLinRS (mult + relin + rescale)",
             routine("MulLinRS").map(|r| f(&r["tuned"]["wall_us"])),
             130.0,
             "394",
+            &routines_source,
         ),
-        ("rescale", op("rescale_to_next"), 25.0, "74.5"),
         (
-            "NTT 2^16 x 32 primes (forward, device time)",
+            "rescale",
+            synchronized("rescale_to_next"),
+            25.0,
+            "74.5",
+            &synchronized_source,
+        ),
+        (
+            "NTT 2^16 x 32 primes (forward)",
             ntt,
             30.0,
             "56",
+            &ntt_source,
         ),
     ] {
         let (v, met) = shown(ours, target);
@@ -685,6 +732,7 @@ fn main() -> std::io::Result<()> {
             v,
             met,
             format!("{cuda} us"),
+            from.clone(),
         ]);
     }
     table(
@@ -695,6 +743,7 @@ fn main() -> std::io::Result<()> {
             "ours (us)",
             "",
             "best CUDA library, same H100",
+            "measured by",
         ],
         body,
     );
@@ -719,7 +768,10 @@ fn main() -> std::io::Result<()> {
         let ((b, bm), (c, cm)) = (x("speedup_vs_baseline", 3.0), x("speedup_vs_cpu", 300.0));
         ratios.push(vec![name.to_string(), b, bm, c, cm]);
     }
-    out += "Each GPU routine >= 3x our naive GPU baseline and >= 300x SEAL on one CPU thread (wall times):\n\n";
+    let _ = writeln!(
+        out,
+        "Each GPU routine >= 3x our naive GPU baseline and >= 300x SEAL on one CPU thread ({routines_source}):\n"
+    );
     table(
         &mut out,
         &["routine", "x baseline", ">= 3x", "x SEAL CPU", ">= 300x"],
@@ -727,11 +779,7 @@ fn main() -> std::io::Result<()> {
     );
 
     // The transfer targets: a 4 MB ciphertext each way and the request at N = 2^15.
-    let request = files
-        .iter()
-        .rev()
-        .map(|(_, j)| j)
-        .find(|j| bench_of(j) == "request" && is_gpu(j) && j["log_n"] == 15);
+    let request = newest("request", &|j| j["log_n"] == 15).map(|(_, j)| j);
     let bandwidth = |key: &str| {
         request.and_then(|j| {
             j["bandwidth"]

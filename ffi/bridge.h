@@ -10,26 +10,9 @@
 namespace seal_opencl
 {
     // Defined by the generated header seal-opencl/src/ffi/mod.rs.h.
-    struct SealNttTables;
     struct BackendProbe;
     struct DeviceMemory;
     struct NamedSetting;
-
-    // Each throws std::invalid_argument (or SEAL's own exception) for arguments SEAL
-    // would reject; cxx turns that into a Rust Err.
-    SealNttTables seal_ntt_tables(std::int32_t coeff_count_power, std::uint64_t modulus);
-    void seal_ntt_forward(std::int32_t coeff_count_power, std::uint64_t modulus, rust::Slice<std::uint64_t> data);
-    void seal_ntt_inverse(std::int32_t coeff_count_power, std::uint64_t modulus, rust::Slice<std::uint64_t> data);
-
-    std::uint64_t seal_barrett_reduce_64(std::uint64_t x, std::uint64_t q);
-    std::uint64_t seal_barrett_reduce_128(std::uint64_t lo, std::uint64_t hi, std::uint64_t q);
-    std::uint64_t seal_multiply_uint_mod(std::uint64_t a, std::uint64_t b, std::uint64_t q);
-    std::uint64_t seal_shoup_quotient(std::uint64_t y, std::uint64_t q);
-    std::uint64_t seal_multiply_uint_mod_shoup(std::uint64_t x, std::uint64_t y, std::uint64_t y_quotient, std::uint64_t q);
-
-    rust::Vec<std::uint64_t> seal_get_primes(std::uint64_t factor, std::int32_t bit_size, std::size_t count);
-    rust::Vec<std::uint64_t> seal_coeff_modulus_create(
-        std::uint64_t poly_modulus_degree, rust::Slice<const std::int32_t> bit_sizes);
 
     // Throws rust::Error with the Rust error's message when the device cannot be found.
     rust::String describe_backend(rust::Str selector);

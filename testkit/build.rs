@@ -1,8 +1,15 @@
-//! bindgen over SEAL's C API (`native/src/seal/c/*.h`) into `OUT_DIR/seal_c.rs` (`src/sys.rs`).
-//! The headers are those of the patched SEAL that seal-opencl's build.rs built: it passes
-//! their folders as `DEP_SEAL_OPENCL_INCLUDE` (a path list, the source tree's `native/src`
-//! first, then the folder of the generated `seal/util/config.h`). The C API's archive is
-//! linked through seal-opencl.
+//! SEAL from the test kit: its C API and its arithmetic as the tests' oracle, neither of which
+//! the library (or its staticlib) holds.
+//!
+//! 1. bindgen over SEAL's C API (`native/src/seal/c/*.h`) into `OUT_DIR/seal_c.rs`
+//!    (`src/sys.rs`). The headers are those of the patched SEAL that seal-opencl's build.rs
+//!    built: it passes their folders as `DEP_SEAL_OPENCL_INCLUDE` (a path list, the source
+//!    tree's `native/src` first, then the folder of the generated `seal/util/config.h`).
+//! 2. The C API's archive (built beside SEAL's: `DEP_SEAL_OPENCL_LIB_DIR`,
+//!    `DEP_SEAL_OPENCL_C_API_LIB`) is linked here. It calls into SEAL, which seal-opencl links
+//!    after this crate's libraries.
+//! 3. cxx_build compiles the oracle's bridge (`src/oracle.rs`, `cpp/oracle.cc`) against the
+//!    same headers.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,7 +30,23 @@ fn run() -> Result<(), String> {
         .ok_or("seal-opencl's build script did not pass DEP_SEAL_OPENCL_INCLUDE")?;
     let include_dirs: Vec<PathBuf> = std::env::split_paths(&include).collect();
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or("cargo did not set OUT_DIR")?);
-    generate_c_bindings(&include_dirs, &out_dir.join("seal_c.rs"))
+    generate_c_bindings(&include_dirs, &out_dir.join("seal_c.rs"))?;
+
+    let lib_dir = std::env::var("DEP_SEAL_OPENCL_LIB_DIR")
+        .map_err(|_| "seal-opencl's build script did not pass DEP_SEAL_OPENCL_LIB_DIR")?;
+    let c_api = std::env::var("DEP_SEAL_OPENCL_C_API_LIB")
+        .map_err(|_| "seal-opencl's build script did not pass DEP_SEAL_OPENCL_C_API_LIB")?;
+
+    println!("cargo:rerun-if-changed=cpp");
+    println!("cargo:rerun-if-changed=src/oracle.rs");
+    cxx_build::bridge("src/oracle.rs")
+        .file("cpp/oracle.cc")
+        .includes(&include_dirs)
+        .std("c++17")
+        .compile("seal_opencl_testkit_oracle");
+    println!("cargo:rustc-link-search=native={lib_dir}");
+    println!("cargo:rustc-link-lib=static={c_api}");
+    Ok(())
 }
 
 /// bindgen over every public C API header.

@@ -1,7 +1,8 @@
-//! The SEAL bridge: every `ffi` function against plain u128 arithmetic, the crate's own
-//! host arithmetic (`seal_opencl::arith`, written apart from SEAL's C++ and checked against
-//! u128 arithmetic in tests/arith.rs) or a naive oracle, the C++ -> Rust direction and its
-//! error path, and SEAL's C API through `sys`.
+//! The SEAL bridges: every function of the test kit's oracle (`seal_opencl_testkit::oracle`)
+//! against plain u128 arithmetic, the crate's own host arithmetic (`seal_opencl::arith`,
+//! written apart from SEAL's C++ and checked against u128 arithmetic in tests/arith.rs) or a
+//! naive oracle, the library bridge's C++ -> Rust direction and its error path, and SEAL's C
+//! API through `sys`.
 //!
 //! Random inputs are fresh each run; the seed is printed so a failure can be replayed
 //! with `BRIDGE_SEED=<seed>`.
@@ -12,7 +13,7 @@ use seal_opencl::arith::{is_prime, pow_uint_mod, Modulus};
 use seal_opencl::cl::{self, DeviceSelector};
 use seal_opencl::config::Config;
 use seal_opencl::ffi;
-use seal_opencl_testkit::sys;
+use seal_opencl_testkit::{oracle, sys};
 
 fn rng(test: &str) -> StdRng {
     let seed = std::env::var("BRIDGE_SEED")
@@ -43,7 +44,7 @@ fn reverse_bits(i: usize, bits: i32) -> usize {
 fn ntt_primes(log_n: i32, bit_sizes: &[i32]) -> Vec<u64> {
     bit_sizes
         .iter()
-        .map(|&bits| ffi::seal_get_primes(2 << log_n, bits, 1).unwrap()[0])
+        .map(|&bits| oracle::seal_get_primes(2 << log_n, bits, 1).unwrap()[0])
         .collect()
 }
 
@@ -76,7 +77,7 @@ fn barrett_reduction_matches_u128() {
         xs.extend((0..200).map(|_| rng.gen::<u64>()));
         for &x in &xs {
             assert_eq!(
-                ffi::seal_barrett_reduce_64(x, q).unwrap(),
+                oracle::seal_barrett_reduce_64(x, q).unwrap(),
                 x % q,
                 "x={x} q={q}"
             );
@@ -85,7 +86,7 @@ fn barrett_reduction_matches_u128() {
             for hi in [0, 1, q - 1, rng.gen::<u64>() % q, rng.gen()] {
                 let want = (((hi as u128) << 64 | lo as u128) % q as u128) as u64;
                 assert_eq!(
-                    ffi::seal_barrett_reduce_128(lo, hi, q).unwrap(),
+                    oracle::seal_barrett_reduce_128(lo, hi, q).unwrap(),
                     want,
                     "lo={lo} hi={hi} q={q}"
                 );
@@ -103,7 +104,7 @@ fn multiplication_mod_q_matches_u128() {
         let mut xs = edge_values(q);
         xs.extend((0..50).map(|_| rng.gen::<u64>()));
         for &y in &ys {
-            let quotient = ffi::seal_shoup_quotient(y, q).unwrap();
+            let quotient = oracle::seal_shoup_quotient(y, q).unwrap();
             assert_eq!(
                 quotient as u128,
                 ((y as u128) << 64) / q as u128,
@@ -112,12 +113,12 @@ fn multiplication_mod_q_matches_u128() {
             for &x in &xs {
                 let want = mul_mod(x, y, q);
                 assert_eq!(
-                    ffi::seal_multiply_uint_mod(x, y, q).unwrap(),
+                    oracle::seal_multiply_uint_mod(x, y, q).unwrap(),
                     want,
                     "x={x} y={y} q={q}"
                 );
                 assert_eq!(
-                    ffi::seal_multiply_uint_mod_shoup(x, y, quotient, q).unwrap(),
+                    oracle::seal_multiply_uint_mod_shoup(x, y, quotient, q).unwrap(),
                     want,
                     "x={x} y={y} q={q}"
                 );
@@ -129,15 +130,15 @@ fn multiplication_mod_q_matches_u128() {
 #[test]
 fn arithmetic_rejects_what_seal_debug_would_reject() {
     for err in [
-        ffi::seal_barrett_reduce_64(5, 0).unwrap_err(),
-        ffi::seal_barrett_reduce_128(5, 0, 1).unwrap_err(),
-        ffi::seal_multiply_uint_mod(1, 1, 1 << 62).unwrap_err(),
-        ffi::seal_shoup_quotient(17, 17).unwrap_err(),
-        ffi::seal_multiply_uint_mod_shoup(1, 20, 0, 17).unwrap_err(),
+        oracle::seal_barrett_reduce_64(5, 0).unwrap_err(),
+        oracle::seal_barrett_reduce_128(5, 0, 1).unwrap_err(),
+        oracle::seal_multiply_uint_mod(1, 1, 1 << 62).unwrap_err(),
+        oracle::seal_shoup_quotient(17, 17).unwrap_err(),
+        oracle::seal_multiply_uint_mod_shoup(1, 20, 0, 17).unwrap_err(),
     ] {
         assert!(!err.what().is_empty());
     }
-    assert!(ffi::seal_shoup_quotient(17, 17)
+    assert!(oracle::seal_shoup_quotient(17, 17)
         .unwrap_err()
         .what()
         .contains("less than the modulus"));
@@ -151,7 +152,7 @@ fn get_primes_gives_distinct_primes_one_mod_factor_of_the_asked_size() {
         (2 << 15, 50, 8),
         (2 << 16, 60, 4),
     ] {
-        let primes = ffi::seal_get_primes(factor, bit_size, count).unwrap();
+        let primes = oracle::seal_get_primes(factor, bit_size, count).unwrap();
         assert_eq!(primes.len(), count);
         assert!(
             primes.windows(2).all(|w| w[0] > w[1]),
@@ -163,13 +164,13 @@ fn get_primes_gives_distinct_primes_one_mod_factor_of_the_asked_size() {
             assert_eq!(bit_len(p), bit_size as u32, "{p}");
         }
     }
-    assert!(ffi::seal_get_primes(2 << 12, 62, 1)
+    assert!(oracle::seal_get_primes(2 << 12, 62, 1)
         .unwrap_err()
         .what()
         .contains("bit_size"));
-    assert!(ffi::seal_get_primes(0, 30, 1).is_err());
+    assert!(oracle::seal_get_primes(0, 30, 1).is_err());
     // Only a few 17-bit primes are 1 mod 2^14.
-    let err = ffi::seal_get_primes(2 << 13, 17, 100).unwrap_err();
+    let err = oracle::seal_get_primes(2 << 13, 17, 100).unwrap_err();
     assert!(
         err.what()
             .contains("failed to find enough qualifying primes"),
@@ -181,7 +182,7 @@ fn get_primes_gives_distinct_primes_one_mod_factor_of_the_asked_size() {
 #[test]
 fn coeff_modulus_create_follows_the_bit_sizes() {
     let sizes = [60, 40, 40, 60];
-    let moduli = ffi::seal_coeff_modulus_create(8192, &sizes).unwrap();
+    let moduli = oracle::seal_coeff_modulus_create(8192, &sizes).unwrap();
     assert_eq!(moduli.len(), sizes.len());
     for (&q, &bits) in moduli.iter().zip(&sizes) {
         assert!(is_prime(q));
@@ -192,8 +193,8 @@ fn coeff_modulus_create_follows_the_bit_sizes() {
     sorted.sort_unstable();
     sorted.dedup();
     assert_eq!(sorted.len(), moduli.len(), "distinct");
-    assert!(ffi::seal_coeff_modulus_create(8192, &[61]).is_err());
-    assert!(ffi::seal_coeff_modulus_create(3000, &[40]).is_err());
+    assert!(oracle::seal_coeff_modulus_create(8192, &[61]).is_err());
+    assert!(oracle::seal_coeff_modulus_create(3000, &[40]).is_err());
 }
 
 #[test]
@@ -201,7 +202,7 @@ fn ntt_tables_hold_powers_of_a_primitive_root_in_seal_order() {
     for log_n in [1, 4, 10, 13] {
         let n = 1usize << log_n;
         for q in ntt_primes(log_n, &[17, 30, 45, 60]) {
-            let t = ffi::seal_ntt_tables(log_n, q).unwrap();
+            let t = oracle::seal_ntt_tables(log_n, q).unwrap();
             let shoup = |op: u64| (((op as u128) << 64) / q as u128) as u64;
             assert_eq!(
                 pow_mod(t.root, n as u64, q),
@@ -246,10 +247,10 @@ fn ntt_forward_then_inverse_is_the_identity() {
         for q in ntt_primes(log_n, &[20, 50, 60]) {
             let original: Vec<u64> = (0..1usize << log_n).map(|_| rng.gen_range(0..q)).collect();
             let mut data = original.clone();
-            ffi::seal_ntt_forward(log_n, q, &mut data).unwrap();
+            oracle::seal_ntt_forward(log_n, q, &mut data).unwrap();
             assert_ne!(data, original, "log_n={log_n} q={q}");
             assert!(data.iter().all(|&c| c < q), "forward output fully reduced");
-            ffi::seal_ntt_inverse(log_n, q, &mut data).unwrap();
+            oracle::seal_ntt_inverse(log_n, q, &mut data).unwrap();
             assert_eq!(data, original, "log_n={log_n} q={q}");
         }
     }
@@ -261,7 +262,7 @@ fn ntt_of_the_constant_one_is_all_ones() {
         for q in ntt_primes(log_n, &[30, 60]) {
             let mut data = vec![0u64; 1 << log_n];
             data[0] = 1;
-            ffi::seal_ntt_forward(log_n, q, &mut data).unwrap();
+            oracle::seal_ntt_forward(log_n, q, &mut data).unwrap();
             assert!(data.iter().all(|&c| c == 1), "log_n={log_n} q={q}");
         }
     }
@@ -302,14 +303,14 @@ fn ntt_pointwise_product_is_the_negacyclic_convolution() {
             let b: Vec<u64> = (0..n).map(|_| rng.gen_range(0..q)).collect();
             let want = negacyclic_product(&a, &b, q);
             let (mut fa, mut fb) = (a.clone(), b.clone());
-            ffi::seal_ntt_forward(log_n, q, &mut fa).unwrap();
-            ffi::seal_ntt_forward(log_n, q, &mut fb).unwrap();
+            oracle::seal_ntt_forward(log_n, q, &mut fa).unwrap();
+            oracle::seal_ntt_forward(log_n, q, &mut fb).unwrap();
             let mut product: Vec<u64> = fa
                 .iter()
                 .zip(&fb)
                 .map(|(&x, &y)| mul_mod(x, y, q))
                 .collect();
-            ffi::seal_ntt_inverse(log_n, q, &mut product).unwrap();
+            oracle::seal_ntt_inverse(log_n, q, &mut product).unwrap();
             assert_eq!(product, want, "log_n={log_n} q={q}");
         }
     }
@@ -319,20 +320,20 @@ fn ntt_pointwise_product_is_the_negacyclic_convolution() {
 fn ntt_rejects_bad_input_and_leaves_data_alone() {
     let q = ntt_primes(4, &[30])[0];
     let mut short = vec![1u64; 15];
-    assert!(ffi::seal_ntt_forward(4, q, &mut short)
+    assert!(oracle::seal_ntt_forward(4, q, &mut short)
         .unwrap_err()
         .what()
         .contains("coefficients"));
     let mut unreduced = vec![q; 16];
-    assert!(ffi::seal_ntt_inverse(4, q, &mut unreduced).is_err());
+    assert!(oracle::seal_ntt_inverse(4, q, &mut unreduced).is_err());
     assert_eq!(unreduced, vec![q; 16]);
     // 103 is prime but not 1 mod 32.
-    assert!(ffi::seal_ntt_tables(4, 103)
+    assert!(oracle::seal_ntt_tables(4, 103)
         .unwrap_err()
         .what()
         .contains("invalid modulus"));
     for log_n in [0, 18, -1] {
-        assert!(ffi::seal_ntt_tables(log_n, q)
+        assert!(oracle::seal_ntt_tables(log_n, q)
             .unwrap_err()
             .what()
             .contains("coeff_count_power"));
@@ -449,7 +450,7 @@ fn c_api_builds_a_valid_ckks_context() {
     // The C API and the C++ bridge reach the same SEAL.
     assert_eq!(
         values.to_vec(),
-        ffi::seal_coeff_modulus_create(8192, &bit_sizes).unwrap()
+        oracle::seal_coeff_modulus_create(8192, &bit_sizes).unwrap()
     );
 }
 

@@ -164,7 +164,7 @@ fn keys_are_freed_with_their_object() {
 
 /// A server cycling through many clients' keys: the cache keeps at most its byte cap, the
 /// least recently used key vectors go first, and an evicted key is uploaded again on its
-/// next use (the caller asks `has_key`, as ffi/backend.cc does, and uploads).
+/// next use (the caller asks `has_key`, as ffi/residency.cc does, and uploads).
 #[test]
 fn keys_beyond_the_cap_evict_the_least_recently_used() {
     let params = BackendParams::new();

@@ -1,6 +1,6 @@
 //! `SEAL_OPENCL_CROSSCHECK`: sampled routed operations also run on SEAL's CPU path, from
 //! host copies of the device operands, and the device result's words and metadata must
-//! equal SEAL's (ffi/backend.cc, `OpenClBackend::crosschecked`). The backend reads the
+//! equal SEAL's (ffi/crosscheck.cc, `OpenClBackend::crosschecked`). The backend reads the
 //! switch once, when it is installed, and its counts are the process's, so every test runs
 //! in a child process (`child_test!`).
 //!

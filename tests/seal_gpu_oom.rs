@@ -4,7 +4,7 @@
 //! they were, nothing aborts, and the device works again once memory is freed.
 //!
 //! Two levels:
-//! - the backend behind SEAL (`seal_backend::Backend`, the code ffi/backend.cc calls),
+//! - the backend behind SEAL (`seal_backend::Backend`, the code ffi/routing.cc calls),
 //!   with a capped pool of its own: must pass;
 //! - the whole path through SEAL's C API, where the out-of-memory `std::runtime_error`
 //!   crosses `Evaluator_*` and comes back as `COR_E_IO` (seal-patch 0005). It runs in a

@@ -1,4 +1,4 @@
-//! SEAL itself, called through the cxx bridge, is the oracle: the host references in
+//! SEAL itself, called through the test kit's cxx bridge (`oracle`), is the oracle: the host references in
 //! `arith` and `ntt` and the device NTT of both strategies must give SEAL's words. The
 //! NTT runs in place, so its output words are the input words overwritten; the device
 //! tests in tests/ntt.rs cover unwritten words with poisoned buffers.
@@ -7,9 +7,9 @@ use rand::Rng;
 use seal_opencl::arith::{self, Modulus, ShoupOperand};
 use seal_opencl::cl::{self, Context};
 use seal_opencl::config::Config;
-use seal_opencl::ffi;
 use seal_opencl::ntt::{create_ntt_tables, host, NttPlan, NttStrategy, NttTables};
 use seal_opencl_testkit::harness::{primes_17_to_60_bits, rng};
+use seal_opencl_testkit::oracle;
 
 #[test]
 fn modular_arithmetic_equals_seal() {
@@ -22,21 +22,21 @@ fn modular_arithmetic_equals_seal() {
             let (lo, hi): (u64, u64) = (rng.gen(), rng.gen());
             assert_eq!(
                 arith::barrett_reduce_64(x, &m),
-                ffi::seal_barrett_reduce_64(x, q).unwrap()
+                oracle::seal_barrett_reduce_64(x, q).unwrap()
             );
             assert_eq!(
                 arith::barrett_reduce_128(lo, hi, &m),
-                ffi::seal_barrett_reduce_128(lo, hi, q).unwrap()
+                oracle::seal_barrett_reduce_128(lo, hi, q).unwrap()
             );
             assert_eq!(
                 arith::multiply_uint_mod(a, b, &m),
-                ffi::seal_multiply_uint_mod(a, b, q).unwrap()
+                oracle::seal_multiply_uint_mod(a, b, q).unwrap()
             );
             let op = ShoupOperand::new(b, &m);
-            assert_eq!(op.quotient, ffi::seal_shoup_quotient(b, q).unwrap());
+            assert_eq!(op.quotient, oracle::seal_shoup_quotient(b, q).unwrap());
             assert_eq!(
                 arith::multiply_uint_mod_shoup(x, op, &m),
-                ffi::seal_multiply_uint_mod_shoup(x, b, op.quotient, q).unwrap()
+                oracle::seal_multiply_uint_mod_shoup(x, b, op.quotient, q).unwrap()
             );
         }
     }
@@ -47,7 +47,7 @@ fn primes_and_coeff_modulus_equal_seal() {
     for (factor, bits, count) in [(1u64 << 13, 60, 4), (1 << 14, 50, 6), (1 << 17, 40, 3)] {
         assert_eq!(
             arith::get_primes(factor, bits, count).unwrap(),
-            ffi::seal_get_primes(factor, bits, count).unwrap(),
+            oracle::seal_get_primes(factor, bits, count).unwrap(),
             "get_primes({factor}, {bits}, {count})"
         );
     }
@@ -60,7 +60,7 @@ fn primes_and_coeff_modulus_equal_seal() {
     for (n, bits) in sets {
         assert_eq!(
             arith::coeff_modulus_create(n, bits).unwrap(),
-            ffi::seal_coeff_modulus_create(n, bits).unwrap(),
+            oracle::seal_coeff_modulus_create(n, bits).unwrap(),
             "CoeffModulus::Create({n}, {bits:?})"
         );
     }
@@ -79,7 +79,7 @@ fn ntt_tables_equal_seal() {
             };
             let m = Modulus::new(p[0]).unwrap();
             let ours = NttTables::new(log_n, &m).unwrap();
-            let seal = ffi::seal_ntt_tables(log_n as i32, m.value()).unwrap();
+            let seal = oracle::seal_ntt_tables(log_n as i32, m.value()).unwrap();
             let what = format!("N=2^{log_n}, q={}", m.value());
             assert_eq!(ours.get_root(), seal.root, "root, {what}");
             assert_eq!(ours.get_inv_root(), seal.inv_root, "inv_root, {what}");
@@ -113,9 +113,9 @@ fn seal_transform(values: &[u64], tables: &[NttTables], forward: bool) -> Vec<u6
         let t = &tables[r % tables.len()];
         let (p, q) = (t.coeff_count_power() as i32, t.modulus().value());
         if forward {
-            ffi::seal_ntt_forward(p, q, residue).unwrap();
+            oracle::seal_ntt_forward(p, q, residue).unwrap();
         } else {
-            ffi::seal_ntt_inverse(p, q, residue).unwrap();
+            oracle::seal_ntt_inverse(p, q, residue).unwrap();
         }
     }
     out

@@ -1,14 +1,16 @@
-//! [`GpuBackend`]: the backend as C++ holds it, each method a bridge call of ffi/backend.cc.
+//! [`GpuBackend`]: the backend as C++ holds it, each method a bridge call of `OpenClBackend`
+//! (ffi/backend.h).
 
 use super::bridge::{
     BinaryOp, DeviceMemory, KeyRef, LevelParams, NextLevelOp, PlainOp, Traffic, UnaryOp,
 };
-use super::{no_panic, Tagged, TaggedError};
+use super::{no_panic, BridgeError, BridgeResult};
 use crate::error::{Error, Result};
 use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
 
-/// The backend as C++ holds it (`rust::Box<GpuBackend>` in ffi/backend.cc). Each method
-/// turns the bridge's views into the backend's types and its errors into [`TaggedError`].
+/// The backend as C++ holds it (`rust::Box<GpuBackend>` in `OpenClBackend`, ffi/backend.h).
+/// Each method turns the bridge's views into the backend's types and its errors into
+/// [`BridgeError`].
 ///
 /// A panic inside a call is caught and becomes an error; from then on every call fails with
 /// an error that says so: the panic may have left the backend's state (pools, caches,
@@ -51,12 +53,12 @@ impl GpuBackend {
         }
     }
 
-    /// Runs one call: refused once a call panicked, else under [`no_panic`], its error
-    /// tagged for C++.
-    fn run<T>(&self, body: impl FnOnce(&Backend) -> Result<T>) -> Tagged<T> {
+    /// Runs one call: refused once a call panicked, else under [`no_panic`], its error a
+    /// [`BridgeError`].
+    fn run<T>(&self, body: impl FnOnce(&Backend) -> Result<T>) -> BridgeResult<T> {
         use std::sync::atomic::Ordering;
         if self.panicked.load(Ordering::Acquire) {
-            return Err(TaggedError(Error::Logic(
+            return Err(BridgeError::new(Error::Logic(
                 "seal-opencl refuses further work after an internal error (panic) in an earlier \
                  call: its state may be inconsistent; uninstall and install the backend again"
                     .into(),
@@ -71,14 +73,14 @@ impl GpuBackend {
         if panicked {
             self.panicked.store(true, Ordering::Release);
         }
-        result.map_err(TaggedError)
+        result.map_err(BridgeError::new)
     }
 
     pub(super) fn crosscheck_every(&self) -> u64 {
         self.crosscheck_every
     }
 
-    pub(super) fn create_image(&self, data: &[u64]) -> Tagged<Box<GpuImage>> {
+    pub(super) fn create_image(&self, data: &[u64]) -> BridgeResult<Box<GpuImage>> {
         self.run(|backend| backend.create_image(data).map(Box::new))
     }
 
@@ -86,15 +88,15 @@ impl GpuBackend {
         Box::new(self.backend.empty_image())
     }
 
-    pub(super) fn upload(&self, image: &mut GpuImage, data: &[u64]) -> Tagged<()> {
+    pub(super) fn upload(&self, image: &mut GpuImage, data: &[u64]) -> BridgeResult<()> {
         self.run(|backend| backend.upload(image, data))
     }
 
-    pub(super) fn download(&self, image: &GpuImage, data: &mut [u64]) -> Tagged<()> {
+    pub(super) fn download(&self, image: &GpuImage, data: &mut [u64]) -> BridgeResult<()> {
         self.run(|backend| backend.download(image, data))
     }
 
-    pub(super) fn clone_image(&self, image: &GpuImage) -> Tagged<Box<GpuImage>> {
+    pub(super) fn clone_image(&self, image: &GpuImage) -> BridgeResult<Box<GpuImage>> {
         self.run(|backend| backend.clone_image(image).map(Box::new))
     }
 
@@ -106,11 +108,11 @@ impl GpuBackend {
         self.backend.start_compute_frame()
     }
 
-    pub(super) fn end_compute_frame(&self) -> Tagged<()> {
+    pub(super) fn end_compute_frame(&self) -> BridgeResult<()> {
         self.run(|backend| backend.end_compute_frame())
     }
 
-    pub(super) fn synchronize(&self) -> Tagged<()> {
+    pub(super) fn synchronize(&self) -> BridgeResult<()> {
         self.run(|backend| backend.synchronize())
     }
 
@@ -120,7 +122,7 @@ impl GpuBackend {
         size: usize,
         poly_words: usize,
         operation: &str,
-    ) -> Tagged<bool> {
+    ) -> BridgeResult<bool> {
         self.run(|backend| backend.is_transparent(image, size, poly_words, operation))
     }
 
@@ -139,7 +141,7 @@ impl GpuBackend {
         }
     }
 
-    pub(super) fn bind_thread(&self, device: i32) -> Tagged<()> {
+    pub(super) fn bind_thread(&self, device: i32) -> BridgeResult<()> {
         self.run(|backend| {
             let tile = usize::try_from(device).map_err(|_| {
                 Error::invalid(format!(
@@ -185,7 +187,7 @@ impl GpuBackend {
         key: &KeyRef,
         decomposition_count: usize,
         words: &[u64],
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.run(|backend| {
             backend.upload_key(&params.into(), key.into(), decomposition_count, words)
         })
@@ -198,7 +200,7 @@ impl GpuBackend {
         size: usize,
         destination_size: usize,
         keys: &[KeyRef],
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.run(|backend| {
             let keys: Vec<KeyId> = keys.iter().map(KeyId::from).collect();
             backend.relinearize(&params.into(), ct, size, destination_size, &keys)
@@ -212,7 +214,7 @@ impl GpuBackend {
         size: usize,
         galois_elt: u32,
         key: &KeyRef,
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.run(|backend| backend.apply_galois(&params.into(), ct, size, galois_elt, &key.into()))
     }
 }
@@ -230,7 +232,7 @@ impl GpuBackend {
         &self,
         params: &LevelParams,
         call: impl FnOnce(&Backend, &Level) -> Result<()>,
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.run(|backend| call(backend, &params.into()))
     }
 
@@ -240,7 +242,7 @@ impl GpuBackend {
         op: UnaryOp,
         ct: &mut GpuImage,
         size: usize,
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| match op {
             UnaryOp::Negate => backend.negate(level, ct, size),
             UnaryOp::DoubleInplace => backend.double_inplace(level, ct, size),
@@ -263,7 +265,7 @@ impl GpuBackend {
         a_size: usize,
         b: &GpuImage,
         b_size: usize,
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| match op {
             BinaryOp::Add => backend.add(level, a, a_size, b, b_size),
             BinaryOp::Sub => backend.sub(level, a, a_size, b, b_size),
@@ -279,7 +281,7 @@ impl GpuBackend {
         ct: &mut GpuImage,
         size: usize,
         plain: &GpuImage,
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| match op {
             PlainOp::MultiplyPlain => backend.multiply_plain(level, ct, size, plain),
             PlainOp::AddPlain => backend.add_plain(level, ct, size, plain),
@@ -295,7 +297,7 @@ impl GpuBackend {
         src: &GpuImage,
         size: usize,
         dst: &mut GpuImage,
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| match op {
             NextLevelOp::RescaleToNext => backend.rescale_to_next(level, src, size, dst),
             NextLevelOp::ModSwitchToNext => backend.mod_switch_to_next(level, src, size, dst),
@@ -307,7 +309,7 @@ impl GpuBackend {
         &self,
         params: &LevelParams,
         plain: &mut GpuImage,
-    ) -> Tagged<()> {
+    ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| {
             backend.mod_switch_plain_to_next(level, plain)
         })
@@ -317,6 +319,7 @@ impl GpuBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ffi::ExceptionType;
     use crate::ntt::NttStrategy;
 
     /// A panic inside a call becomes an error, and every later call is refused: the panic
@@ -333,15 +336,24 @@ mod tests {
             .run(|_| -> Result<()> { panic!("an invariant broke") })
             .unwrap_err()
             .to_string();
+        assert_eq!(
+            super::super::take_exception_type(),
+            ExceptionType::LogicError
+        );
         assert!(
-            err.starts_with("[logic_error] internal error (panic)")
-                && err.contains("an invariant broke"),
+            err.starts_with("internal error (panic)") && err.contains("an invariant broke"),
             "{err}"
         );
         let err = backend.run(|_| Ok(())).unwrap_err().to_string();
-        assert!(
-            err.starts_with("[logic_error]") && err.contains("refuses further work"),
-            "{err}"
+        assert_eq!(
+            super::super::take_exception_type(),
+            ExceptionType::LogicError
+        );
+        assert!(err.contains("refuses further work"), "{err}");
+        assert_eq!(
+            super::super::take_exception_type(),
+            ExceptionType::RuntimeError,
+            "taken once"
         );
     }
 }

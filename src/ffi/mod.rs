@@ -1,21 +1,23 @@
 //! The cxx bridge between this crate and (patched) SEAL.
 //!
-//! Rust -> C++: SEAL's own modular arithmetic, prime generation and NTT, used as the
-//! oracle that the host references and kernels must match word for word; installing the
-//! backend into SEAL (`install_backend`).
-//! C++ -> Rust: the backend's entry points. `ffi/backend.cc` implements SEAL's
-//! `seal::gpu::Backend` by calling [`GpuBackend`] (a thin shell over
+//! Rust -> C++: installing the backend into SEAL (`install_backend`) and asking the
+//! installed one. (SEAL's own arithmetic and NTT as the tests' oracle is the test kit's
+//! bridge, `seal_opencl_testkit::oracle`: the library holds none of it.)
+//! C++ -> Rust: the backend's entry points. `OpenClBackend` (`ffi/backend.h`) implements
+//! SEAL's `seal::gpu::Backend` by calling [`GpuBackend`] (a thin shell over
 //! [`crate::seal_backend::Backend`]) with plain views of SEAL's objects.
 //!
 //! A Rust `Err` reaches C++ as `rust::Error` (a `std::exception`), and a C++ exception
-//! reaches Rust as `Err(cxx::Exception)`. The backend's errors cross as [`TaggedError`],
-//! whose message starts with the C++ exception type SEAL throws for that cause;
-//! `ffi/backend.cc` rethrows it as that type. Every `extern "Rust"` function runs its
-//! body under [`no_panic`]: a panic unwinding into C++ would abort the process.
+//! reaches Rust as `Err(cxx::Exception)`. `rust::Error` carries only the message, so the
+//! backend's errors cross as [`BridgeError`]: its message is the error's, and the C++
+//! exception type SEAL throws for its cause (the shared enum [`ExceptionType`]) travels
+//! beside it on the calling thread, where `ffi/residency.cc` takes it
+//! (`take_exception_type`) to rethrow the error as that type. Every `extern "Rust"` function
+//! runs its body under [`no_panic`]: a panic unwinding into C++ would abort the process.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
+use std::cell::Cell;
 use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::config::Config;
 use crate::error::{Error, ErrorKind, Result};
@@ -27,24 +29,6 @@ pub use gpu_backend::GpuBackend;
 
 #[cxx::bridge(namespace = "seal_opencl")]
 mod bridge {
-    /// SEAL's `util::NTTTables` for one prime, array for array.
-    ///
-    /// `root_powers[i]` is the power of `root` at bit-reversed index `i` (0-th power
-    /// at index 0), `inv_root_powers` SEAL's scrambled order of inverse powers; each
-    /// `_quotient` entry is the Shoup quotient floor(operand * 2^64 / modulus).
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    struct SealNttTables {
-        root: u64,
-        inv_root: u64,
-        root_powers: Vec<u64>,
-        root_powers_quotient: Vec<u64>,
-        inv_root_powers: Vec<u64>,
-        inv_root_powers_quotient: Vec<u64>,
-        /// n^-1 mod q and its Shoup quotient.
-        inv_degree: u64,
-        inv_degree_quotient: u64,
-    }
-
     /// The outcome of asking Rust for the backend's device from C++.
     #[derive(Debug, Clone, PartialEq, Eq)]
     struct BackendProbe {
@@ -53,7 +37,7 @@ mod bridge {
         text: String,
     }
 
-    /// The parameter set and level of one routed operation (built by ffi/backend.cc from
+    /// The parameter set and level of one routed operation (built by ffi/residency.cc from
     /// the SEALContext and the operation's ContextData).
     #[derive(Debug, Clone)]
     struct LevelParams {
@@ -150,6 +134,18 @@ mod bridge {
         idle_us: f64,
     }
 
+    /// The C++ exception type SEAL throws for the cause of an error
+    /// ([`crate::error::ErrorKind`]): what C++ rethrows a failed bridge call's `rust::Error` as.
+    #[derive(Debug)]
+    enum ExceptionType {
+        /// `std::invalid_argument`
+        InvalidArgument,
+        /// `std::logic_error`
+        LogicError,
+        /// `std::runtime_error`
+        RuntimeError,
+    }
+
     /// The routed operations on one ciphertext in place (`GpuBackend::unary`), each the
     /// `seal_backend::Backend` method of its name.
     enum UnaryOp {
@@ -216,6 +212,10 @@ mod bridge {
         /// Forwards SEAL's report of an operation that ran on the CPU to `tracing` (a warning,
         /// once per operation name).
         fn report_cpu_fallback(operation: &str);
+        /// The exception type of the [`BridgeError`] that the calling thread's last failed
+        /// bridge call returned (`RuntimeError` when none is left to take). C++ takes it when
+        /// it catches that call's `rust::Error`.
+        fn take_exception_type() -> ExceptionType;
 
         fn len(self: &GpuImage) -> usize;
 
@@ -369,36 +369,6 @@ mod bridge {
         #[cfg(feature = "test-hooks")]
         fn crosscheck_corrupt_next_result();
 
-        /// SEAL's `NTTTables(coeff_count_power, Modulus(modulus))`.
-        fn seal_ntt_tables(coeff_count_power: i32, modulus: u64) -> Result<SealNttTables>;
-        /// SEAL's `ntt_negacyclic_harvey` on one polynomial of 2^coeff_count_power
-        /// coefficients: on entry in [0, q) and standard order, on exit the NTT in
-        /// [0, q) and bit-reversed order.
-        fn seal_ntt_forward(coeff_count_power: i32, modulus: u64, data: &mut [u64]) -> Result<()>;
-        /// SEAL's `inverse_ntt_negacyclic_harvey`, the inverse of `seal_ntt_forward`.
-        fn seal_ntt_inverse(coeff_count_power: i32, modulus: u64, data: &mut [u64]) -> Result<()>;
-
-        /// SEAL's `barrett_reduce_64`: x mod q.
-        fn seal_barrett_reduce_64(x: u64, q: u64) -> Result<u64>;
-        /// SEAL's `barrett_reduce_128`: (hi * 2^64 + lo) mod q.
-        fn seal_barrett_reduce_128(lo: u64, hi: u64, q: u64) -> Result<u64>;
-        /// SEAL's `multiply_uint_mod(a, b, q)`: a * b mod q.
-        fn seal_multiply_uint_mod(a: u64, b: u64, q: u64) -> Result<u64>;
-        /// SEAL's `MultiplyUIntModOperand::set`: floor(y * 2^64 / q) for y < q.
-        fn seal_shoup_quotient(y: u64, q: u64) -> Result<u64>;
-        /// SEAL's `multiply_uint_mod(x, {y, y_quotient}, q)`: x * y mod q for y < q,
-        /// trusting the given quotient.
-        fn seal_multiply_uint_mod_shoup(x: u64, y: u64, y_quotient: u64, q: u64) -> Result<u64>;
-
-        /// SEAL's `util::get_primes`: `count` primes of `bit_size` bits that are
-        /// 1 mod `factor`, largest first.
-        fn seal_get_primes(factor: u64, bit_size: i32, count: usize) -> Result<Vec<u64>>;
-        /// SEAL's `CoeffModulus::Create(poly_modulus_degree, bit_sizes)`.
-        fn seal_coeff_modulus_create(
-            poly_modulus_degree: u64,
-            bit_sizes: &[i32],
-        ) -> Result<Vec<u64>>;
-
         /// Calls `backend_device_description` from C++ and lets its error propagate
         /// as the `rust::Error` exception.
         fn describe_backend(selector: &str) -> Result<String>;
@@ -412,11 +382,8 @@ pub use bridge::crosscheck_corrupt_next_result;
 pub use bridge::{
     bind_thread_to_device, crosscheck_checks, crosscheck_last_mismatch, crosscheck_mismatches,
     describe_backend, device_count, install_backend, install_backend_with_settings,
-    installed_device_memory, probe_backend, seal_barrett_reduce_128, seal_barrett_reduce_64,
-    seal_coeff_modulus_create, seal_get_primes, seal_multiply_uint_mod,
-    seal_multiply_uint_mod_shoup, seal_ntt_forward, seal_ntt_inverse, seal_ntt_tables,
-    seal_shoup_quotient, uninstall_backend, BackendProbe, DeviceMemory, KeyRef, LevelParams,
-    NamedSetting, ProfiledOperation, SealNttTables, Traffic,
+    installed_device_memory, probe_backend, uninstall_backend, BackendProbe, DeviceMemory,
+    ExceptionType, KeyRef, LevelParams, NamedSetting, ProfiledOperation, Traffic,
 };
 
 /// Installs the backend with `settings` (`crate::config` names and values, a later pair
@@ -461,36 +428,53 @@ fn no_panic<T>(body: impl FnOnce() -> Result<T>) -> Result<T> {
     })
 }
 
-/// An error on its way to C++: its message starts with the C++ exception type SEAL
-/// throws for the cause (`[invalid_argument] `, `[logic_error] `, `[runtime_error] `),
-/// which ffi/backend.cc strips and rethrows as that type.
-#[derive(Debug)]
-pub struct TaggedError(Error);
+thread_local! {
+    /// The exception type of the last [`BridgeError`] made on this thread, until C++ takes it.
+    static EXCEPTION_TYPE: Cell<ExceptionType> = const { Cell::new(ExceptionType::RuntimeError) };
+}
 
-impl fmt::Display for TaggedError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let tag = match self.0.kind() {
-            ErrorKind::InvalidArgument => "invalid_argument",
-            ErrorKind::Logic => "logic_error",
-            ErrorKind::Runtime => "runtime_error",
+/// An error on its way to C++: its message is the error's, and making it records the C++
+/// exception type SEAL throws for its cause on the calling thread, where C++ takes it
+/// ([`take_exception_type`]) when it catches the `rust::Error` this becomes. The bridge call
+/// returns it at once, on the same thread, so no other error's type comes between.
+#[derive(Debug)]
+pub struct BridgeError(Error);
+
+impl BridgeError {
+    fn new(error: Error) -> BridgeError {
+        let exception = match error.kind() {
+            ErrorKind::InvalidArgument => ExceptionType::InvalidArgument,
+            ErrorKind::Logic => ExceptionType::LogicError,
+            ErrorKind::Runtime => ExceptionType::RuntimeError,
         };
-        write!(f, "[{tag}] {}", self.0)
+        EXCEPTION_TYPE.with(|t| t.set(exception));
+        BridgeError(error)
     }
 }
 
-type Tagged<T> = std::result::Result<T, TaggedError>;
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
-/// Runs a backend call under [`no_panic`] and tags its error for C++.
-fn tagged<T>(body: impl FnOnce() -> Result<T>) -> Tagged<T> {
-    no_panic(body).map_err(TaggedError)
+fn take_exception_type() -> ExceptionType {
+    EXCEPTION_TYPE.with(|t| t.replace(ExceptionType::RuntimeError))
+}
+
+type BridgeResult<T> = std::result::Result<T, BridgeError>;
+
+/// Runs a backend call under [`no_panic`], its error a [`BridgeError`].
+fn bridged<T>(body: impl FnOnce() -> Result<T>) -> BridgeResult<T> {
+    no_panic(body).map_err(BridgeError::new)
 }
 
 /// The backend `install_backend` hands to SEAL, of the settings C++ passed or of the
 /// environment. First installs the stderr subscriber at the `log` setting's level (see
 /// [`crate::logging`]; kept if the process has one already), so a C++ host sees the events
 /// of the setup that follows and of every later call.
-fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Tagged<Box<GpuBackend>> {
-    tagged(|| {
+fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> BridgeResult<Box<GpuBackend>> {
+    bridged(|| {
         let config = if from_env {
             Config::from_env()?
         } else {
@@ -517,8 +501,12 @@ fn new_gpu_backend(settings: &[NamedSetting], from_env: bool) -> Tagged<Box<GpuB
     })
 }
 
-fn group_profiled_launches(name: &str, external_us: f64, loops: u32) -> Tagged<ProfiledOperation> {
-    tagged(|| {
+fn group_profiled_launches(
+    name: &str,
+    external_us: f64,
+    loops: u32,
+) -> BridgeResult<ProfiledOperation> {
+    bridged(|| {
         let profiler = crate::profiler::global().ok_or_else(|| {
             Error::Logic(format!(
                 "profiling is off: start the process with {}=path (or install the backend \

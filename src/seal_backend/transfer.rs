@@ -1,5 +1,5 @@
 //! The backend's page-locked host memory as SEAL's `seal::gpu::HostMemory` sees it
-//! (seal-patch 0007; `RustHostMemory` in ffi/backend.cc). SEAL allocates the words of
+//! (seal-patch 0007; `RustHostMemory` in ffi/residency.cc). SEAL allocates the words of
 //! marked objects through it, so their uploads run without blocking and their downloads
 //! land without a staging copy (see `crate::cl::PinnedHost`).
 

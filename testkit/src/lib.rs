@@ -4,6 +4,8 @@
 //! - `sys`: bindgen over SEAL's C API (the patched SEAL that seal-opencl built);
 //! - `seal_c`: safe wrappers over it, driving SEAL from Rust on its CPU path and, through
 //!   `Ciphertext::gpu`, on the backend;
+//! - `oracle`: SEAL's own modular arithmetic, primes and NTT through a cxx bridge, the oracle
+//!   of the host references and kernels;
 //! - `routines`: the CKKS routines (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate)
 //!   with their parameters, keys and inputs;
 //! - `soak`: long-running server soak runs;
@@ -19,6 +21,7 @@
 pub mod fixture;
 pub mod fuzz;
 pub mod harness;
+pub mod oracle;
 pub mod routines;
 pub mod seal_c;
 pub mod soak;
