@@ -47,8 +47,9 @@ if [ "${1:-}" != --cpp-only ]; then
 fi
 cargo build --release --examples --message-format=json | copy_executables example ex-
 # These drive cargo and cmake, which the GPU machine lacks; their programs travel prebuilt
-# instead (below).
-rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest" "$stage/test-seal_clients" "$stage/test-hostile_load"
+# instead (below), and the archive test/staticlib checks is the one built here.
+rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest" "$stage/test-seal_clients" "$stage/test-hostile_load" \
+  "$stage/test-staticlib"
 
 # The C++ programs, built as tests/cpp_example.rs, tests/seal_clients.rs,
 # tests/hostile_load.rs (without its AddressSanitizer build, which is for PoCL) and

@@ -14,6 +14,7 @@
 //! leaves them zero, so chained launches must never overlap on one set of counters; each
 //! in-order queue has its own ([`crate::device::Graph::chain_counters`]).
 
+use super::keyswitch::check_key_switch_shape;
 use super::moddown::check_moddown;
 use super::{fan_out, residues, DivideRound, FusedPasses};
 use crate::cl::KernelArg::{Buf, U32};
@@ -370,21 +371,14 @@ impl FusedPasses {
             .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
         let plan = self.plan();
         let k = s.k;
-        if k == 0 || k + 1 > plan.coeff_modulus_size() {
-            return Err(Error::invalid(format!(
-                "{WHAT}: K = {k} needs K + 1 primes; the plan has {}",
-                plan.coeff_modulus_size()
-            )));
-        }
-        if k > s.key_stride_primes || s.key_special_index >= s.key_stride_primes {
-            return Err(Error::invalid(format!(
-                "{WHAT}: K = {k} and special index {} do not fit a key of {} primes",
-                s.key_special_index, s.key_stride_primes
-            )));
-        }
-        if s.reduce_every == 0 {
-            return Err(Error::invalid(format!("{WHAT}: reduce_every is 0")));
-        }
+        check_key_switch_shape(
+            WHAT,
+            plan,
+            k,
+            s.key_stride_primes,
+            s.key_special_index,
+            s.reduce_every,
+        )?;
         plan.check_queue(queue)?;
         let res = |count: usize| plan.extent(WHAT, count, 1, 0);
         let (acc, acc_polys) = s.acc;

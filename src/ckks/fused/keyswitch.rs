@@ -152,6 +152,35 @@ fn ks_local_roots_fit(ks: StagedLayout, rows: u32, info: &DeviceInfoSummary) -> 
     ks.log_s() != 0 && fits
 }
 
+/// The errors of a key switch at K = `k` over `plan` with a key of `key_stride_primes`
+/// primes, before any buffer's length: K = 0 or K + 1 above the plan's primes, K or the
+/// special index beyond the key's primes, no products between reductions.
+pub(super) fn check_key_switch_shape(
+    what: &str,
+    plan: &NttPlan,
+    k: usize,
+    key_stride_primes: usize,
+    key_special_index: usize,
+    reduce_every: u32,
+) -> Result<()> {
+    if k == 0 || k + 1 > plan.coeff_modulus_size() {
+        return Err(Error::invalid(format!(
+            "{what}: K = {k} needs K + 1 primes; the plan has {}",
+            plan.coeff_modulus_size()
+        )));
+    }
+    if k > key_stride_primes || key_special_index >= key_stride_primes {
+        return Err(Error::invalid(format!(
+            "{what}: K = {k} and special index {key_special_index} do not fit a key of \
+             {key_stride_primes} primes"
+        )));
+    }
+    if reduce_every == 0 {
+        return Err(Error::invalid(format!("{what}: reduce_every is 0")));
+    }
+    Ok(())
+}
+
 impl FusedPasses {
     /// Key switching's forward transforms with the decomposition fused into their loads
     /// and the inner product with the key into the last pass (see [`KeySwitch`]): one
@@ -171,21 +200,14 @@ impl FusedPasses {
         const WHAT: &str = "forward_key_switch";
         let plan = self.plan();
         let k = ks.k;
-        if k == 0 || k + 1 > plan.coeff_modulus_size() {
-            return Err(Error::invalid(format!(
-                "{WHAT}: K = {k} needs K + 1 primes; the plan has {}",
-                plan.coeff_modulus_size()
-            )));
-        }
-        if k > ks.key_stride_primes || ks.key_special_index >= ks.key_stride_primes {
-            return Err(Error::invalid(format!(
-                "{WHAT}: K = {k} and special index {} do not fit a key of {} primes",
-                ks.key_special_index, ks.key_stride_primes
-            )));
-        }
-        if ks.reduce_every == 0 {
-            return Err(Error::invalid(format!("{WHAT}: reduce_every is 0")));
-        }
+        check_key_switch_shape(
+            WHAT,
+            plan,
+            k,
+            ks.key_stride_primes,
+            ks.key_special_index,
+            ks.reduce_every,
+        )?;
         plan.check_queue(queue)?;
         // With one pass the scratch is not touched.
         let two_pass = plan.launches_per_transform() == 2;
