@@ -53,6 +53,26 @@
 #define DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #endif
 
+// Counter i at uint i * COUNTER_STRIDE: each in a 128-byte line of its own, so that the
+// tickets' atomics, a pass's done counts and the waiting groups' polls do not queue on one
+// line (CHAIN_COUNTER_WORDS u64 words on the host).
+#define COUNTER_STRIDE 32
+#define COUNTER(counters, i) ((counters)[(i) * COUNTER_STRIDE])
+
+// Between two polls of a waiting group: on NVIDIA about 256 cycles of the SM's clock
+// without touching memory, so that the many groups waiting for a pass leave the memory
+// system to the groups that run it.
+ALWAYS_INLINE void chain_pause(void)
+{
+#ifdef DEVICE_FENCE_PTX
+    uint start, now;
+    __asm__ volatile("mov.u32 %0, %%clock;" : "=r"(start));
+    do {
+        __asm__ volatile("mov.u32 %0, %%clock;" : "=r"(now));
+    } while (now - start < 256u);
+#endif
+}
+
 // Pass p's call, with the ticket's group index where it owns pass p (`active`), else as the
 // pass's first group, inactive (every index in range); skipped where it does not own it
 // and the compiler takes the branch as uniform.
@@ -90,7 +110,7 @@ ALWAYS_INLINE uint chain_ticket(volatile __global uint *counters, __local uint *
 {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (get_local_id(0) == 0)
-        *slot = atomic_inc(&counters[0]);
+        *slot = atomic_inc(&COUNTER(counters, 0));
     barrier(CLK_LOCAL_MEM_FENCE);
     return *slot;
 }
@@ -122,10 +142,10 @@ ALWAYS_INLINE void chain_hand_over(volatile __global uint *counters, uint p, uin
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (get_local_id(0) == 0) {
         if (pass == p) {
-            atomic_inc(&counters[p]);
+            atomic_inc(&COUNTER(counters, p));
         } else if (pass == p + 1) {
-            while (counters[p] < groups)
-                ;
+            while (COUNTER(counters, p) < groups)
+                chain_pause();
             DEVICE_FENCE();
         }
     }
@@ -135,16 +155,16 @@ ALWAYS_INLINE void chain_hand_over(volatile __global uint *counters, uint p, uin
 // The last of `groups` groups to get here zeroes the counters.
 ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
 {
-    if (get_local_id(0) == 0 && atomic_inc(&counters[CHAIN_FINISHED]) == groups - 1) {
+    if (get_local_id(0) == 0 && atomic_inc(&COUNTER(counters, CHAIN_FINISHED)) == groups - 1) {
         for (uint i = 0; i <= CHAIN_FINISHED; i++)
-            atomic_xchg(&counters[i], 0u);
+            atomic_xchg(&COUNTER(counters, i), 0u);
     }
 }
 
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
 // not (pass 1), and the passes' ends end1 < end2 < end3 < end4 < tickets; each work group takes per_group tickets. `counters` are the queue's
-// (CHAIN_FINISHED + 1 words, a u64 region's first four).
+// (CHAIN_FINISHED + 1 counters, COUNTER_STRIDE apart).
 ALWAYS_INLINE void ks_chained_body(
     const bool galois, __global u64 *values, __global const u64 *root_powers,
     __global const u64 *params, uint coeff_modulus_size, __global const u64 *inv_root_powers,

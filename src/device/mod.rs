@@ -475,8 +475,8 @@ impl Drop for Issuing<'_> {
 }
 
 /// Words of each queue's counters for launches that hand over between work groups
-/// ([`Graph::chain_counters`]).
-pub const CHAIN_COUNTER_WORDS: usize = 4;
+/// ([`Graph::chain_counters`]): 8 counters of 32 bits, each in a 128-byte line of its own.
+pub const CHAIN_COUNTER_WORDS: usize = 8 * 16;
 
 /// A chain of operations bound to one in-order queue of one tile (the SEAL backend keeps
 /// one for every operation). Cloning gives another handle to the same queue.
