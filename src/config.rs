@@ -74,7 +74,7 @@ settings! {
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
     CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
-    CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "8";
+    CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "4";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";

@@ -56,8 +56,9 @@ impl Default for KernelChoices {
 /// five launches cost the host more than its passes take on the device.
 pub const DEFAULT_CHAIN_LOG_N: u32 = 14;
 
-/// Work groups per compute unit of a chained launch by default.
-pub const DEFAULT_CHAIN_GROUPS_PER_UNIT: u32 = 8;
+/// Work groups per compute unit of a chained launch by default (H200, 2026-11-28: 4 gave
+/// the most MulLin/s and Rotate/s from 2 to 8 threads at 2^13 and 2^14 of 0, 4, 8 and 16).
+pub const DEFAULT_CHAIN_GROUPS_PER_UNIT: u32 = 4;
 
 /// One parameter set on one tile.
 pub struct CkksContext {
