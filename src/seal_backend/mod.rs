@@ -48,6 +48,7 @@ pub use transparency::TransparencyCheck;
 use transparency::Zeros;
 
 use crate::ckks::context::{CkksContext, KernelChoices, KswitchKey};
+use crate::ckks::fused::check_galois_elt;
 use crate::ckks::ops::LevelOps;
 use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
@@ -811,10 +812,7 @@ impl Backend {
             if size != 2 {
                 return Err(Error::invalid("encrypted size must be 2"));
             }
-            let n2 = 2u64 << level.log_n;
-            if galois_elt.is_multiple_of(2) || u64::from(galois_elt) >= n2 {
-                return Err(Error::invalid("Galois element is not valid"));
-            }
+            check_galois_elt(galois_elt, 1 << level.log_n)?;
             let key = self.key(key)?;
             // A permuted zero polynomial is zero, and switching it adds zero.
             let zeros = ct.zeros(ops.poly_words());
