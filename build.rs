@@ -15,12 +15,18 @@
 //!    SEAL's archives as `DEP_SEAL_OPENCL_LIB_DIR` and the C API's archive as
 //!    `DEP_SEAL_OPENCL_C_API_LIB`.
 //!
+//! 6. Every OpenCL source under `opencl/` names the sources it uses on its first line, and
+//!    the build fails where it uses another's identifier without naming it
+//!    (build/cl_prelude.rs).
+//!
 //! Steps 2 and 3 take minutes, so they are skipped while a stamp says that the same
 //! source, patches and cmake settings were already built. They happen in one folder of the
 //! profile (`target/<profile>/build/seal-opencl-seal`), not in OUT_DIR, because cargo gives
 //! each feature set of this package an OUT_DIR of its own: `cargo build --lib` (no test hooks)
 //! and `cargo test` (test hooks) would otherwise build SEAL twice.
 
+#[path = "build/cl_prelude.rs"]
+mod cl_prelude;
 #[path = "build/patch.rs"]
 mod patch;
 #[path = "build/version.rs"]
@@ -117,6 +123,9 @@ fn run() -> BuildResult<()> {
     println!("cargo:rerun-if-changed=seal-patch");
     println!("cargo:rerun-if-changed=ffi");
     println!("cargo:rerun-if-changed=src/ffi/mod.rs");
+    println!("cargo:rerun-if-changed=opencl");
+    cl_prelude::check(&manifest_dir.join("opencl"))
+        .map_err(|e| format!("OpenCL sources' preludes (their `// Uses:` lines):\n{e}"))?;
     println!("cargo:rerun-if-env-changed=SEAL_SOURCE_DIR");
     println!("cargo:rerun-if-env-changed={SANITIZE_ENV}");
     let sanitizer = sanitizer_flags()?;

@@ -1,3 +1,4 @@
+// Uses: nothing
 // Modular arithmetic on 64-bit words for moduli q < 2^61 (SEAL's bound).
 // Each helper mirrors the host reference of the same name in src/arith/mod.rs, word for
 // word; tests/arith.rs runs the test_* kernels at the end of this file against them.

@@ -1,3 +1,4 @@
+// Uses: arith.cl
 // The test kernel of the helpers of arith.cl (tests/arith.rs runs it against their host
 // references): item i applies helper number `helper` (the order of tests/arith.rs's HELPERS)
 // to x = a[i], y = b[i] and c (under q with its Barrett words r0, r1) and writes out[i]. The

@@ -1,3 +1,4 @@
+// Uses: ntt.cl, inv_fwd.cl, moddown.cl, galois.cl, keyswitch.cl
 // A key switch in one launch: the five launches of a fused key switch with a two-pass
 // layout (relinearize, or a rotation after its galois permutation) chained, and a
 // rescale's three (moddown_chained, at the end), built after

@@ -1,3 +1,4 @@
+// Uses: arith.cl
 // Elementwise CKKS kernels: the steps SEAL's Evaluator runs on RNS polynomials (add,
 // sub, negate, multiply_plain, the tensor product of ckks_multiply, the galois
 // permutation in NTT form, and the pieces of rescaling and key switching). Built after

@@ -1,3 +1,4 @@
+// Uses: arith.cl, ntt.cl
 // A rotation's first launch: SEAL's apply_galois_ntt fused with the first pass of an
 // inverse transform (the staged block pass of ntt.cl, which this file is built after).
 

@@ -1,3 +1,4 @@
+// Uses: arith.cl, ntt.cl
 // The inverse's strided pass fused with forward strided passes under other primes, built
 // after ntt.cl: the first launch of key switching's forward transforms (keyswitch.cl) and
 // of the mod-down's (moddown.cl) in two-pass layouts.

@@ -1,3 +1,4 @@
+// Uses: arith.cl, ntt.cl
 // Key switching's forward block pass with the decomposition on its loads and the inner
 // product with the key in its registers, built after ntt.cl and inv_fwd.cl with KS_ROWS
 // (rows per work group) and KS_LOCAL_ROOTS (the rows' roots staged in local memory).

@@ -1,3 +1,4 @@
+// Uses: ntt.cl
 // The mod-down's forward block pass with its element-wise steps on the loads and stores
 // (load_op and store_op of ntt.cl, which this file is built after, with inv_fwd.cl).
 

@@ -1,3 +1,4 @@
+// Uses: arith.cl
 // Negacyclic NTT kernels after SEAL's DWTHandler (util/dwthandler.h), built after arith.cl.
 // Every butterfly is SEAL's, word for word (src/ntt/host.rs is the reference), so lazy and
 // reduced outputs both equal SEAL's. Rounds are numbered as SEAL's: the forward
