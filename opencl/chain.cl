@@ -21,15 +21,15 @@
 // earlier pass read but dst (pass 5), which passes 1 and 3 read only where the caller
 // allows it (a rotation's source: read by pass 1 alone).
 //
-// The passes' work groups are tickets (counters[0]), taken in turn by the launch's work
+// The passes' work groups are tickets (counter 0), taken in turn by the launch's work
 // groups, each `per_group` times in a row (a launch of about as many groups as the device
 // holds at once, so that no group holds a place on the device while it waits for a pass
 // that has not started): tickets below end1 run pass 1's groups, below end2 pass 2's, and
 // so on up to `tickets`; tickets past it do nothing. A ticket of pass p + 1 waits until
-// every ticket of pass p has counted itself done (counters[p]), and waits on nothing else;
+// every ticket of pass p has counted itself done (counter p), and waits on nothing else;
 // those tickets were taken earlier, by groups that hold them until they are done, and the
 // lowest unfinished ticket waits on nothing: the wait ends on any device, however few
-// groups it holds at once. The last group to finish (counters[CHAIN_FINISHED]) zeroes the
+// groups it holds at once. The last group to finish (counter CHAIN_FINISHED) zeroes the
 // counters for the next chained launch: the host gives each in-order queue its own
 // counters, so chained launches never overlap on one set.
 //
@@ -164,8 +164,9 @@ ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
 
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
-// not (pass 1), and the passes' ends end1 < end2 < end3 < end4 < tickets; each work group takes per_group tickets. `counters` are the queue's
-// (CHAIN_FINISHED + 1 counters, COUNTER_STRIDE apart).
+// not (pass 1), and the passes' ends end1 < end2 < end3 < end4 < tickets; each work group
+// takes per_group tickets. `counters` are the queue's (CHAIN_FINISHED + 1 counters,
+// COUNTER_STRIDE apart).
 ALWAYS_INLINE void ks_chained_body(
     const bool galois, __global u64 *values, __global const u64 *root_powers,
     __global const u64 *params, uint coeff_modulus_size, __global const u64 *inv_root_powers,
