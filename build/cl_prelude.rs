@@ -38,12 +38,16 @@ pub fn check(dir: &Path) -> Result<(), String> {
     let mut problems = Vec::new();
     for (name, text) in &files {
         let Some(uses) = declared_uses(text) else {
-            problems.push(format!("{name}: its first line is not `{USES} a.cl, b.cl` (or `{USES} nothing`)"));
+            problems.push(format!(
+                "{name}: its first line is not `{USES} a.cl, b.cl` (or `{USES} nothing`)"
+            ));
             continue;
         };
         for used in &uses {
             if !files.contains_key(used) {
-                problems.push(format!("{name}: uses {used}, which is not a source of opencl/"));
+                problems.push(format!(
+                    "{name}: uses {used}, which is not a source of opencl/"
+                ));
             }
         }
         let mut missing: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
@@ -51,9 +55,7 @@ pub fn check(dir: &Path) -> Result<(), String> {
             let Some(defined_in) = definers.get(&id) else {
                 continue;
             };
-            if defined_in.contains(name.as_str())
-                || defined_in.iter().any(|d| uses.contains(*d))
-            {
+            if defined_in.contains(name.as_str()) || defined_in.iter().any(|d| uses.contains(*d)) {
                 continue;
             }
             let file = defined_in.iter().next().unwrap();

@@ -80,9 +80,9 @@ impl ChainFence {
     }
 }
 
-/// The chained key switches of a level's plan: plain (relinearize) and after a galois
-/// permutation (rotate).
-pub(super) struct ChainedKeySwitch {
+/// The chained launches of a level's plan: key switches, plain (relinearize) and after a
+/// galois permutation (rotate), and a rescale's mod-down.
+pub(super) struct ChainedPasses {
     plain: Pass,
     galois: Pass,
     /// A rescale's mod-down.
@@ -95,7 +95,7 @@ pub(super) struct ChainedKeySwitch {
     launched: Option<usize>,
 }
 
-impl ChainedKeySwitch {
+impl ChainedPasses {
     /// The work groups to launch for `tickets` pass groups, and how many tickets each
     /// takes.
     fn launch_shape(&self, tickets: u32) -> (usize, u32) {
@@ -106,9 +106,7 @@ impl ChainedKeySwitch {
             .max(1);
         (launched, tickets.div_ceil(launched) as u32)
     }
-}
 
-impl ChainedKeySwitch {
     /// The chained passes for `plan`'s `layout`, where the device has a cross-group fence
     /// and the layout takes two passes, with as many columns per strided work group as
     /// make its work groups the block ones' size
@@ -119,7 +117,7 @@ impl ChainedKeySwitch {
         plan: &NttPlan,
         layout: StagedLayout,
         groups_per_unit: u32,
-    ) -> Result<Option<ChainedKeySwitch>> {
+    ) -> Result<Option<ChainedPasses>> {
         let info = plan.context().info();
         let (Some(fence), Some(layout)) = (ChainFence::of(info), layout.with_equal_work_groups())
         else {
@@ -164,7 +162,7 @@ impl ChainedKeySwitch {
             }
         }
         let words = plan.coeff_count();
-        Ok(Some(ChainedKeySwitch {
+        Ok(Some(ChainedPasses {
             plain,
             galois,
             moddown,

@@ -62,7 +62,7 @@ pub struct FusedPasses {
     /// Key switching's passes, from the build of its own layout.
     key_switch: keyswitch::KeySwitchPasses,
     /// A key switch in one launch, where the context chains and the device allows.
-    chained: Option<chain::ChainedKeySwitch>,
+    chained: Option<chain::ChainedPasses>,
     /// Output primes per work group of the `ntt_inv_fwd_strided` launches (0: chosen per
     /// launch).
     fan_out: usize,
@@ -101,9 +101,7 @@ impl FusedPasses {
             )?,
             key_switch: keyswitch::KeySwitchPasses::new(&plan, layout, variant)?,
             chained: match chain {
-                Some(groups_per_unit) => {
-                    chain::ChainedKeySwitch::new(&plan, layout, groups_per_unit)?
-                }
+                Some(groups_per_unit) => chain::ChainedPasses::new(&plan, layout, groups_per_unit)?,
                 None => None,
             },
             fan_out: variant.fan_out() as usize,
