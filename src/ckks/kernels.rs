@@ -595,7 +595,7 @@ impl CkksKernels {
     ) -> Result<()> {
         let c = self.checks(&CKKS_GALOIS_NTT);
         c.nonzero(&[("residues", residues)])?;
-        super::fused::check_galois_elt(galois_elt, c.n)?;
+        super::check_galois_elt(galois_elt, c.n)?;
         c.distinct(&[(("dst", dst), ("src", src))])?;
         let words = c.words(&[residues])?;
         let args = [

@@ -6,8 +6,20 @@
 //! (`fused`, kernels in `opencl/keyswitch.cl`, `moddown.cl`, `galois.cl`, `inv_fwd.cl`);
 //! and SEAL's Evaluator operations as sequences of those kernels and NTTs (`ops`).
 
+use crate::error::{Error, Result};
+
 pub mod context;
 pub mod fused;
 pub mod host;
 pub mod kernels;
 pub mod ops;
+
+/// A galois element SEAL's `apply_galois_inplace` takes at degree `n`: odd and below 2N;
+/// otherwise SEAL's `invalid_argument`, word for word. The one check of a galois element:
+/// the backend's call and every launcher that indexes by one make it.
+pub fn check_galois_elt(galois_elt: u32, n: usize) -> Result<()> {
+    if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * n {
+        return Err(Error::invalid("Galois element is not valid"));
+    }
+    Ok(())
+}

@@ -47,8 +47,8 @@ pub use transfer::{PinnedHostRef, Traffic};
 pub use transparency::TransparencyCheck;
 use transparency::Zeros;
 
+use crate::ckks::check_galois_elt;
 use crate::ckks::context::{CkksContext, KernelChoices, KswitchKey};
-use crate::ckks::fused::check_galois_elt;
 use crate::ckks::ops::LevelOps;
 use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};

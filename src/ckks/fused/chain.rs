@@ -416,7 +416,7 @@ impl FusedPasses {
                 galois_elt,
                 permuted,
             } => {
-                super::check_galois_elt(galois_elt, plan.coeff_count())?;
+                crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
                 buffers.push(("src", src, res(2 * k)?, false));
                 buffers.push(("permuted", permuted, res(2 * k)?, true));
                 if acc_polys != 1 || !acc.same_start(permuted) {

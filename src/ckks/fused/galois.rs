@@ -2,9 +2,10 @@
 //! switching's inverse transform (`opencl/galois.cl`), for `ops::galois`.
 
 use super::FusedPasses;
+use crate::ckks::check_galois_elt;
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, Event, Queue, Region};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ntt::{check_buffers, to_u32};
 
 kernel_sigs! {
@@ -12,16 +13,6 @@ kernel_sigs! {
         values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
         src: Buf, galois_elt: U32, permuted: Buf, transformed_first: U32,
     );
-}
-
-/// A galois element SEAL's `apply_galois_inplace` takes at degree `n`: odd and below 2N;
-/// otherwise SEAL's `invalid_argument`, word for word. The one check of a galois element:
-/// the backend's call and every launcher that indexes by one make it.
-pub fn check_galois_elt(galois_elt: u32, n: usize) -> Result<()> {
-    if galois_elt.is_multiple_of(2) || galois_elt as usize >= 2 * n {
-        return Err(Error::invalid("Galois element is not valid"));
-    }
-    Ok(())
 }
 
 impl FusedPasses {

@@ -25,7 +25,6 @@ mod moddown;
 use std::sync::Arc;
 
 pub use chain::{ChainedModDown, ChainedSwitch, FirstPass};
-pub use galois::check_galois_elt;
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
 

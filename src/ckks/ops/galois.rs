@@ -1,8 +1,8 @@
 //! SEAL's `apply_galois_inplace` for CKKS (Evaluator::rotate_vector,
 //! complex_conjugate): the galois permutation in NTT form, then key switching
-//! ([`super::relin`]).
+//! ([`super::keyswitch`]).
 
-use super::relin::Switch;
+use super::keyswitch::Switch;
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::FirstPass;

@@ -14,7 +14,8 @@
 //! |---|---|
 //! | `elementwise.rs` | negate, add, sub, multiply_plain_ntt |
 //! | `tensor.rs` | ckks_multiply (multiply, square) |
-//! | `relin.rs` | relinearize_internal, switch_key_inplace |
+//! | `relin.rs` | relinearize_internal |
+//! | `keyswitch.rs` | switch_key_inplace (relinearize's and apply_galois_inplace's key switching) |
 //! | `galois.rs` | apply_galois_inplace (rotate_vector, complex_conjugate) |
 //! | `rescale.rs` | mod_switch_scale_to_next, mod_switch_drop_to_next |
 //! | `moddown.rs` | divide_and_round_q_last_ntt_inplace and the end of switch_key_inplace, shared |
@@ -24,6 +25,7 @@
 
 mod elementwise;
 mod galois;
+mod keyswitch;
 mod moddown;
 mod relin;
 mod rescale;

@@ -1,0 +1,263 @@
+//! SEAL's `switch_key_inplace` for CKKS: key switching, which relinearization
+//! ([`super::relin`]) and rotations ([`super::galois`]) call. Fused with a two-pass layout it
+//! is five launches, or one where the level chains ([`FusedPasses::chained_key_switch`]); the
+//! mod-down at its end is [`super::moddown`]'s.
+
+use super::moddown::{LastResidue, ModDownSpec};
+use super::LevelOps;
+use crate::ckks::context::KswitchKey;
+use crate::ckks::fused::{ChainedSwitch, DivideRound, FirstPass, FusedPasses, KeySwitch};
+use crate::ckks::kernels::reduce_every;
+use crate::cl::{self, Region};
+use crate::error::{Error, Result};
+use crate::memcache::PoolBuffer;
+use crate::ntt::NttDirection;
+
+/// The profiler's name for a key switch in one chained launch.
+const CHAINED: &str = "ks_chained";
+
+/// One key switch: the target polynomial (K residues in NTT form at word `target_offset`
+/// of `target`, a multiple of N), the key, and where the result goes: ct's first two
+/// polynomials get the key-switched pair plus `acc`'s first `acc.1` polynomials (laid out
+/// as ct; `acc` may be ct).
+pub(super) struct Switch<'b> {
+    pub ct: &'b Region,
+    pub acc: (&'b Region, usize),
+    pub target: &'b Region,
+    pub target_offset: usize,
+    pub key: &'b KswitchKey,
+}
+
+impl LevelOps<'_> {
+    /// SEAL's switch_key_inplace for CKKS: key-switches `target` (one polynomial of K
+    /// residues in NTT form, at word `target_offset` of `target`, a multiple of N) with
+    /// `key` and adds the result to the first two polynomials of `ct`. `target` may be
+    /// `ct` itself (the polynomial is read before `ct` is written). Fused: 5 launches with
+    /// a two-pass NTT layout, 3 with one (the target's inverse NTT, the forward NTTs with
+    /// the decomposition and the inner product in them, the mod-down), each pass of an
+    /// inverse sharing its launch with the next step's first; the 5 chained into one
+    /// where the level chains ([`FusedPasses::chained_key_switch`]).
+    pub fn switch_key(
+        &self,
+        ct: &Region,
+        target: &Region,
+        target_offset: usize,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        self.switch_key_into(&Switch {
+            ct,
+            acc: (ct, 2),
+            target,
+            target_offset,
+            key,
+        })
+    }
+
+    /// [`LevelOps::switch_key`] adding `s.acc` (see [`Switch`]), so that a rotation adds
+    /// its permuted first polynomial without copying it first.
+    pub(super) fn switch_key_into(&self, s: &Switch) -> Result<()> {
+        self.check_key_switch(s.key, s.target_offset)?;
+        let Some(fused) = self.fused_key_switch() else {
+            return self.switch_key_unfused(s);
+        };
+        if fused.chains() {
+            let first = FirstPass::Target {
+                src: s.target,
+                first: s.target_offset / self.n(),
+            };
+            return self.switch_key_chained(fused, s, first);
+        }
+        // t_target: the target's inverse NTT, first pass (the whole of it with a one-pass
+        // layout), read from where the target lies.
+        let k = self.primes();
+        let t_target = self.scratch(k * self.n())?;
+        let events = self.level.plan().inverse_first_pass_from(
+            self.graph.queue(),
+            t_target.buffer(),
+            s.target,
+            k,
+            s.target_offset / self.n(),
+            1,
+            k,
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("ntt_inverse", events)?;
+        self.switch_key_from_first_pass(fused, s, t_target)
+    }
+
+    /// Errors of a key switch at this level with `key` of a target at word
+    /// `target_offset`, before anything is enqueued.
+    pub(super) fn check_key_switch(&self, key: &KswitchKey, target_offset: usize) -> Result<()> {
+        if key.decomposition_count() < self.primes() {
+            return Err(Error::invalid(
+                "kswitch_keys is not valid for encryption parameters (too few keys for the level)",
+            ));
+        }
+        let n = self.n();
+        if !target_offset.is_multiple_of(n) {
+            return Err(Error::invalid(format!(
+                "switch_key: target offset {target_offset} is not a multiple of N = {n}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The fused passes key switching runs on: the context fuses and the level's NTT plan
+    /// is staged (None: unfused).
+    pub(super) fn fused_key_switch(&self) -> Option<&FusedPasses> {
+        self.level.fused()
+    }
+
+    /// Fused key switching after the first pass of the target's inverse NTT, which
+    /// `t_target` holds (`NttPlan::inverse_first_pass_from`, or a rotation's
+    /// [`FusedPasses::inverse_first_pass_galois`]): its second pass, the decomposition and
+    /// the inner product with the key run with the forward transforms
+    /// ([`FusedPasses::forward_key_switch`], kernels in `opencl/keyswitch.cl`), whose last
+    /// pass also starts the mod-down. The target (checked by
+    /// [`LevelOps::check_key_switch`]) is read again for the residues SEAL takes in NTT
+    /// form.
+    pub(super) fn switch_key_from_first_pass(
+        &self,
+        fused: &FusedPasses,
+        s: &Switch,
+        t_target: PoolBuffer,
+    ) -> Result<()> {
+        let k = self.primes();
+        let n = self.n();
+        let moduli = self.level.moduli();
+        let plan = self.level.plan();
+        let prod = self.scratch(2 * k * n)?;
+        let last = self.scratch(2 * n)?;
+        let between = if plan.launches_per_transform() == 2 {
+            Some(self.scratch(k * (k + 1) * n)?)
+        } else {
+            None
+        };
+        let events = fused.forward_key_switch(
+            self.graph.queue(),
+            &KeySwitch {
+                t_target: t_target.buffer(),
+                target: s.target,
+                target_first: s.target_offset / n,
+                key: s.key.buffer(),
+                key_stride_primes: self.context.key_moduli().len(),
+                key_special_index: self.context.special_index()?,
+                reduce_every: reduce_every(&moduli.moduli()[..k + 1]),
+                prod: prod.buffer(),
+                last: last.buffer(),
+                scratch: between.as_ref().map_or(t_target.buffer(), |b| b.buffer()),
+                k,
+            },
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("ntt_forward_ks", events)?;
+        drop((t_target, between));
+        self.key_switch_mod_down(s, LastResidue::FirstPassDone(last.buffer()), &prod)
+    }
+
+    /// `s` after `first` in one chained launch ([`FusedPasses::chained_key_switch`]), its
+    /// intermediates in scratch buffers of their own.
+    pub(super) fn switch_key_chained(
+        &self,
+        fused: &FusedPasses,
+        s: &Switch,
+        first: FirstPass,
+    ) -> Result<()> {
+        let k = self.primes();
+        let n = self.n();
+        let scratch = |residues: usize| self.scratch(residues * n);
+        let (t_target, between, prod, last, md_between) = (
+            scratch(k)?,
+            scratch(k * (k + 1))?,
+            scratch(2 * k)?,
+            scratch(2)?,
+            scratch(2 * k)?,
+        );
+        let events = fused.chained_key_switch(
+            self.graph.queue(),
+            &ChainedSwitch {
+                first,
+                key: s.key.buffer(),
+                key_stride_primes: self.context.key_moduli().len(),
+                key_special_index: self.context.special_index()?,
+                reduce_every: reduce_every(&self.level.moduli().moduli()[..k + 1]),
+                dst: s.ct,
+                acc: s.acc,
+                inv: self.level.inv_special()?,
+                t_target: t_target.buffer(),
+                between: between.buffer(),
+                prod: prod.buffer(),
+                last: last.buffer(),
+                md_between: md_between.buffer(),
+                counters: self.graph.chain_counters(),
+                k,
+            },
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches(CHAINED, events)
+    }
+
+    /// Unfused key switching: a copy, the transform, the decomposition, its transforms
+    /// and the inner product, one launch each, then the mod-down.
+    fn switch_key_unfused(&self, s: &Switch) -> Result<()> {
+        let k = self.primes();
+        let n = self.n();
+        let moduli = self.level.moduli();
+        let kernels = self.context.kernels();
+        let queue = self.graph.queue();
+        let t_target = self.scratch(k * n)?;
+        cl::copy_range(
+            queue,
+            s.target,
+            s.target_offset,
+            t_target.buffer(),
+            0,
+            k * n,
+        )?;
+        self.ntt(t_target.buffer(), [1, k], NttDirection::Inverse, true)?;
+        // Every residue J under every prime I of the extended base, back in NTT form.
+        let dec = self.scratch(k * (k + 1) * n)?;
+        kernels.ckks_ks_decompose(self.graph, dec.buffer(), t_target.buffer(), moduli, k)?;
+        drop(t_target);
+        self.ntt(dec.buffer(), [k, k + 1], NttDirection::Forward, false)?;
+        // Inner product with the key: two polynomials at level K in prod, their residues
+        // under the special prime in last.
+        let prod = self.scratch(2 * k * n)?;
+        let last = self.scratch(2 * n)?;
+        kernels.ckks_ks_inner_product(
+            self.graph,
+            prod.buffer(),
+            last.buffer(),
+            dec.buffer(),
+            s.key.buffer(),
+            self.context.key_moduli().len(),
+            self.context.special_index()?,
+            moduli,
+            k,
+        )?;
+        drop(dec);
+        self.key_switch_mod_down(s, LastResidue::Packed(last.buffer()), &prod)
+    }
+
+    /// Key switching's mod-down by the special prime of `last` and `prod` (the inner
+    /// product's residues under it and under the level's primes) into the first two
+    /// polynomials of `s.ct`, plus `s.acc`.
+    fn key_switch_mod_down(&self, s: &Switch, last: LastResidue, prod: &PoolBuffer) -> Result<()> {
+        let k = self.primes();
+        self.mod_down(&ModDownSpec {
+            last,
+            last_key_prime: self.context.special_index()?,
+            divide: DivideRound {
+                dst: s.ct,
+                dst_stride: k,
+                src: prod.buffer(),
+                src_stride: k,
+                last_prime: k,
+                inv: self.level.inv_special()?,
+                acc: Some(s.acc),
+                polys: 2,
+                primes: k,
+            },
+        })
+    }
+}
