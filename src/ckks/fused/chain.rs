@@ -215,13 +215,11 @@ pub struct ChainedSwitch<'a> {
 }
 
 /// A rescale's mod-down in one launch: residue `index` of each of `divide.polys`
-/// polynomials of `src` (`stride` residues apart, in NTT form) is dropped by
-/// `divide` ([`DivideRound`], its `last_prime` the plan's index of that prime), the same
+/// polynomials of `divide.src` (`divide.src_stride` residues apart, in NTT form) is dropped
+/// by `divide` ([`DivideRound`], its `last_prime` the plan's index of that prime), the same
 /// words as the one-prime plan's inverse first pass and [`FusedPasses::forward_moddown`].
 /// `gathered` (polys residues) and `md_between` (polys * primes) are scratch.
 pub struct ChainedModDown<'a> {
-    pub src: &'a Region,
-    pub stride: usize,
     pub index: usize,
     pub divide: DivideRound<'a>,
     pub gathered: &'a Region,
@@ -239,7 +237,7 @@ impl FusedPasses {
     /// `m` in one launch (see [`ChainedModDown`]).
     ///
     /// Errors: no chained passes at this level; as [`FusedPasses::forward_moddown`]'s;
-    /// `index` not below `stride`; src shorter than its polynomials; dst overlapping src.
+    /// `index` not below the source's stride; dst overlapping src.
     pub fn chained_moddown(
         &self,
         queue: &Queue,
@@ -256,10 +254,10 @@ impl FusedPasses {
         let (acc, acc_polys) = d.acc.unwrap_or((d.dst, 0));
         check_moddown(WHAT, plan, d, acc_polys)?;
         plan.check_queue(queue)?;
-        if m.index >= m.stride || d.last_prime >= plan.coeff_modulus_size() {
+        if m.index >= d.src_stride || d.last_prime >= plan.coeff_modulus_size() {
             return Err(Error::invalid(format!(
                 "{WHAT}: residue {} of {} under prime {}",
-                m.index, m.stride, d.last_prime
+                m.index, d.src_stride, d.last_prime
             )));
         }
         let polys = |stride| plan.extent(WHAT, d.polys, stride, d.primes);
@@ -269,12 +267,11 @@ impl FusedPasses {
             &[
                 (
                     "src",
-                    m.src,
-                    plan.extent(WHAT, d.polys, m.stride, m.index + 1)?,
+                    d.src,
+                    plan.extent(WHAT, d.polys, d.src_stride, d.primes.max(m.index + 1))?,
                     false,
                 ),
                 ("dst", d.dst, polys(d.dst_stride)?, true),
-                ("divide.src", d.src, polys(d.src_stride)?, false),
                 ("inv", d.inv, 2 * d.primes, false),
                 (
                     "acc",
@@ -294,13 +291,8 @@ impl FusedPasses {
             // In place (dst = src, equal strides): each work item reads its src and acc
             // words before writing the same dst word, and dst lies below the dropped
             // residue that pass 1 reads.
-            &[("dst", "acc"), ("dst", "src"), ("dst", "divide.src")],
+            &[("dst", "acc"), ("dst", "src")],
         )?;
-        if !m.src.same_start(d.src) || m.stride != d.src_stride {
-            return Err(Error::invalid(format!(
-                "{WHAT}: the dropped residues lie outside the divided polynomials"
-            )));
-        }
         let (md_outs, md_chunks) = fan_out(
             self.fan_out,
             d.polys * chained.strided_groups,
@@ -317,8 +309,8 @@ impl FusedPasses {
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
         let args = [
-            ("src", Buf(m.src)),
-            ("src_stride", U32(to_u32(m.stride)?)),
+            ("src", Buf(d.src)),
+            ("src_stride", U32(to_u32(d.src_stride)?)),
             ("src_first", U32(to_u32(m.index)?)),
             ("last_prime", U32(to_u32(d.last_prime)?)),
             ("md_between", Buf(m.md_between)),

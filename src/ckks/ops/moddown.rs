@@ -80,15 +80,22 @@ impl LevelOps<'_> {
         let (Some(fused), Some(_)) = (self.level.fused(), single.staged_layout()) else {
             return self.mod_down_unfused(md, &single);
         };
-        if let (true, LastResidue::Within { buf, stride, index }) = (fused.chains(), &md.last) {
+        // A rescale: the dropped residue lies in the polynomials it divides.
+        let chained_rescale = match md.last {
+            LastResidue::Within { buf, stride, index }
+                if fused.chains() && buf.same_start(d.src) && stride == d.src_stride =>
+            {
+                Some(index)
+            }
+            _ => None,
+        };
+        if let Some(index) = chained_rescale {
             let gathered = self.scratch(d.polys * n)?;
             let between = self.scratch(d.polys * d.primes * n)?;
             let events = fused.chained_moddown(
                 queue,
                 &ChainedModDown {
-                    src: buf,
-                    stride: *stride,
-                    index: *index,
+                    index,
                     divide: *d,
                     gathered: gathered.buffer(),
                     md_between: between.buffer(),
