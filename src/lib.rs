@@ -24,6 +24,7 @@ pub mod device;
 pub mod error;
 pub mod ffi;
 pub mod frame;
+pub mod integer;
 pub mod logging;
 pub mod memcache;
 pub mod ntt;
