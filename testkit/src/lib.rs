@@ -6,6 +6,8 @@
 //!   `Ciphertext::gpu`, on the backend;
 //! - `oracle`: SEAL's own modular arithmetic, primes and NTT through a cxx bridge, the oracle
 //!   of the host references and kernels;
+//! - `integer`: SEAL's BFV and BGV operations on its CPU path against the routed ones, through
+//!   a cxx bridge;
 //! - `routines`: the CKKS routines (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate)
 //!   with their parameters, keys and inputs;
 //! - `soak`: long-running server soak runs;
@@ -21,6 +23,7 @@
 pub mod fixture;
 pub mod fuzz;
 pub mod harness;
+pub mod integer;
 pub mod oracle;
 pub mod routines;
 pub mod seal_c;
