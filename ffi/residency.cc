@@ -110,6 +110,9 @@ namespace seal_opencl::detail
         }
         p.using_keyswitching = context.using_keyswitching();
         p.primes = context_data.parms().coeff_modulus().size();
+        p.plain_modulus = context_data.parms().scheme() == seal::scheme_type::ckks
+                              ? 0
+                              : context_data.parms().plain_modulus().value();
         return p;
     }
 

@@ -274,8 +274,19 @@ namespace seal_opencl::detail
         const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
         const Plaintext &plain)
     {
+        // In NTT form: the dyadic product of every scheme; in coefficient form (BFV): with the
+        // plaintext lifted to Z_q and both transformed. SEAL's multiply_plain_normal multiplies
+        // by a monomial's coefficient unlifted where every prime exceeds t (fast plain lift);
+        // counting the plaintext's nonzero coefficients reads its host words, as SEAL does.
+        PlainOp op = PlainOp::MultiplyPlain;
+        if (!encrypted.is_ntt_form())
+        {
+            op = context_data.qualifiers().using_fast_plain_lift && plain.nonzero_coeff_count() == 1
+                     ? PlainOp::MultiplyPlainUnlifted
+                     : PlainOp::MultiplyPlainCoeff;
+        }
         with_plain(
-            "multiply_plain", context, context_data, encrypted, plain, PlainOp::MultiplyPlain,
+            "multiply_plain", context, context_data, encrypted, plain, op,
             [](auto &cpu, auto &result, const auto &operand) { cpu.multiply_plain_inplace(result, operand); });
     }
 
@@ -283,8 +294,10 @@ namespace seal_opencl::detail
         const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
         const Plaintext &plain)
     {
+        // BFV scales the plaintext by q / t; CKKS adds its NTT-form words.
+        const bool bfv = context_data.parms().scheme() == seal::scheme_type::bfv;
         with_plain(
-            "add_plain", context, context_data, encrypted, plain, PlainOp::AddPlain,
+            "add_plain", context, context_data, encrypted, plain, bfv ? PlainOp::AddPlainScaled : PlainOp::AddPlain,
             [](auto &cpu, auto &result, const auto &operand) { cpu.add_plain_inplace(result, operand); });
     }
 
@@ -292,8 +305,10 @@ namespace seal_opencl::detail
         const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
         const Plaintext &plain)
     {
+        // BFV scales the plaintext by q / t; CKKS adds its NTT-form words.
+        const bool bfv = context_data.parms().scheme() == seal::scheme_type::bfv;
         with_plain(
-            "sub_plain", context, context_data, encrypted, plain, PlainOp::SubPlain,
+            "sub_plain", context, context_data, encrypted, plain, bfv ? PlainOp::SubPlainScaled : PlainOp::SubPlain,
             [](auto &cpu, auto &result, const auto &operand) { cpu.sub_plain_inplace(result, operand); });
     }
 

@@ -37,6 +37,7 @@ fn level(key_moduli: &[u64]) -> Level<'_> {
         key_moduli,
         using_keyswitching: true,
         primes: PRIMES,
+        plain_modulus: 0,
     }
 }
 

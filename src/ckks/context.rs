@@ -94,6 +94,9 @@ pub struct LevelData {
     inv_last: Option<Region>,
     /// Key switching: q_special^-1 mod q_i for i < K, as Shoup pairs (None without one).
     inv_special: Option<Region>,
+    /// BFV's plaintext scaling at this level (delta_j on the device, q mod t), made by the
+    /// first operation that needs it (`LevelOps::plain_scaling`): the parameter set fixes t.
+    plain_scaling: Mutex<Option<Arc<(Region, u64)>>>,
 }
 
 impl LevelData {
@@ -121,6 +124,21 @@ impl LevelData {
         self.inv_last.as_ref().ok_or_else(|| {
             Error::invalid("rescale needs at least two primes in the ciphertext's level")
         })
+    }
+
+    /// BFV's plaintext scaling at this level (delta_j = floor(q / t) mod q_j on the device,
+    /// then q mod t), made by `make` on first use.
+    pub fn plain_scaling(
+        &self,
+        make: impl FnOnce() -> Result<(Region, u64)>,
+    ) -> Result<Arc<(Region, u64)>> {
+        let mut slot = self.plain_scaling.lock();
+        if let Some(scaling) = &*slot {
+            return Ok(scaling.clone());
+        }
+        let scaling = Arc::new(make()?);
+        *slot = Some(scaling.clone());
+        Ok(scaling)
     }
 
     pub fn inv_special(&self) -> Result<&Region> {
@@ -288,6 +306,7 @@ impl CkksContext {
             moduli: table,
             inv_last,
             inv_special,
+            plain_scaling: Mutex::new(None),
         })
     }
 }

@@ -17,6 +17,10 @@ pub const NTT: &str = include_str!("../../opencl/ntt.cl");
 /// `-D LOG_N=..`.
 pub const CKKS: &str = include_str!("../../opencl/ckks.cl");
 
+/// The plaintexts of the integer schemes (BFV, BGV) into RNS: the lift of multiply_plain and
+/// BFV's scaled addition, built after `CKKS` in its program.
+pub const PLAIN: &str = include_str!("../../opencl/plain.cl");
+
 /// The inverse's strided pass fused with forward strided passes under other primes, built
 /// after `NTT` for the fused passes of key switching and the mod-down (`crate::ckks::fused`).
 pub const INV_FWD: &str = include_str!("../../opencl/inv_fwd.cl");

@@ -30,6 +30,7 @@ impl<'a> From<&'a LevelParams> for Level<'a> {
             key_moduli: &p.key_moduli,
             using_keyswitching: p.using_keyswitching,
             primes: p.primes,
+            plain_modulus: p.plain_modulus,
         }
     }
 }
@@ -286,6 +287,14 @@ impl GpuBackend {
             PlainOp::MultiplyPlain => backend.multiply_plain(level, ct, size, plain),
             PlainOp::AddPlain => backend.add_plain(level, ct, size, plain),
             PlainOp::SubPlain => backend.sub_plain(level, ct, size, plain),
+            PlainOp::MultiplyPlainCoeff => {
+                backend.multiply_plain_coeff(level, ct, size, plain, true)
+            }
+            PlainOp::MultiplyPlainUnlifted => {
+                backend.multiply_plain_coeff(level, ct, size, plain, false)
+            }
+            PlainOp::AddPlainScaled => backend.add_plain_scaled(level, ct, size, plain, false),
+            PlainOp::SubPlainScaled => backend.add_plain_scaled(level, ct, size, plain, true),
             _ => Err(unknown_operation("with_plain", op.repr)),
         })
     }

@@ -51,6 +51,8 @@ mod bridge {
         using_keyswitching: bool,
         /// K: primes of the operation's level (a prefix of `key_moduli`).
         primes: usize,
+        /// BFV's and BGV's plain modulus t; 0 in CKKS.
+        plain_modulus: u64,
     }
 
     /// One key vector of a KSwitchKeys object (RelinKeys or GaloisKeys).
@@ -173,6 +175,15 @@ mod bridge {
         MultiplyPlain,
         AddPlain,
         SubPlain,
+        /// BFV's multiply_plain with both operands in coefficient form.
+        MultiplyPlainCoeff,
+        /// The same by a monomial where every prime exceeds t: SEAL multiplies by its
+        /// coefficient as it is, an upper-half one too.
+        MultiplyPlainUnlifted,
+        /// BFV's add_plain: the plaintext scaled by q / t.
+        AddPlainScaled,
+        /// BFV's sub_plain, likewise.
+        SubPlainScaled,
     }
 
     /// The routed operations from one ciphertext to another a level down

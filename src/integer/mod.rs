@@ -9,3 +9,43 @@
 //!   correction factors and its divide-and-round by q_last with the correction mod t;
 //! - BFV's ciphertexts in coefficient form, and its multiplication by SEAL's BEHZ base
 //!   extensions.
+
+pub mod host;
+pub mod ops;
+
+use crate::arith::{invert_uint_mod, multiply_uint_mod, negate_uint_mod, Modulus};
+use crate::error::{Error, Result};
+
+/// BFV's scaling of a plaintext at one level of primes q_0 .. q_{K-1}, q their product, as
+/// SEAL's `ContextData` holds it: `delta[j]` = floor(q / t) mod q_j
+/// (`coeff_div_plain_modulus`) and `q_mod_t` = q mod t (`coeff_modulus_mod_plain_modulus`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlainScaling {
+    pub delta: Vec<u64>,
+    pub q_mod_t: u64,
+}
+
+impl PlainScaling {
+    /// From q = t floor(q / t) + (q mod t) and q = 0 mod q_j: floor(q / t) = -(q mod t) t^-1
+    /// mod q_j. Errors: t shares a factor with a prime (SEAL refuses such parameters).
+    pub fn new(t: u64, moduli: &[Modulus]) -> Result<PlainScaling> {
+        let plain = Modulus::new(t)?;
+        let q_mod_t = moduli.iter().fold(1 % t, |acc, q| {
+            multiply_uint_mod(acc, q.value() % t, &plain)
+        });
+        let delta = moduli
+            .iter()
+            .map(|q| {
+                let t_inv = invert_uint_mod(t, q).ok_or_else(|| {
+                    Error::invalid(format!(
+                        "plain modulus {t} is not coprime to the prime {}",
+                        q.value()
+                    ))
+                })?;
+                let r = multiply_uint_mod(q_mod_t % q.value(), t_inv, q);
+                Ok(negate_uint_mod(r, q))
+            })
+            .collect::<Result<_>>()?;
+        Ok(PlainScaling { delta, q_mod_t })
+    }
+}

@@ -29,6 +29,7 @@
 //! SEAL object's metadata says (size * K * N) and moves words; SEAL sets the metadata.
 
 mod image;
+mod integer;
 mod keys;
 mod transfer;
 mod transparency;
@@ -77,6 +78,8 @@ pub struct Level<'a> {
     pub using_keyswitching: bool,
     /// K, the primes of the operation's level.
     pub primes: usize,
+    /// BFV's and BGV's plain modulus t; 0 in CKKS.
+    pub plain_modulus: u64,
 }
 
 /// The backend: devices, the graphs operations run on, device data per parameter set and

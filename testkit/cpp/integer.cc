@@ -21,13 +21,18 @@ namespace seal_opencl_testkit
     namespace
     {
         // What one operation reads and writes: a and b two fresh ciphertexts, p a plaintext in
-        // coefficient form, p_ntt the same in NTT form at a's level; the result is a.
+        // coefficient form, p_ntt the same in NTT form at a's level, p_mono a monomial with an
+        // upper-half coefficient (SEAL's monomial shortcut), p_short three coefficients, p_zero
+        // all zero; the result is a.
         struct Operands
         {
             Ciphertext a;
             Ciphertext b;
             Plaintext p;
             Plaintext p_ntt;
+            Plaintext p_mono;
+            Plaintext p_short;
+            Plaintext p_zero;
         };
 
         using Op = function<void(Evaluator &, Operands &)>;
@@ -90,12 +95,6 @@ namespace seal_opencl_testkit
             return rust::String();
         }
 
-        Ciphertext marked(const Ciphertext &c)
-        {
-            Ciphertext m = c;
-            m.gpu();
-            return m;
-        }
     } // namespace
 
     rust::Vec<IntegerOutcome> integer_operations(const IntegerCase &c)
@@ -126,6 +125,10 @@ namespace seal_opencl_testkit
         encryptor.encrypt(random_plain(n, t, rng), base.b);
         base.p = random_plain(n, t, rng);
         evaluator.transform_to_ntt(base.p, base.a.parms_id(), base.p_ntt);
+        base.p_mono = Plaintext(n);
+        base.p_mono[n / 3] = t - 1;
+        base.p_short = random_plain(3, t, rng);
+        base.p_zero = Plaintext(n);
 
         // A fresh ciphertext is in coefficient form in BFV, and in BGV up to SEAL 4.0; in NTT form
         // in BGV from SEAL 4.1 on.
@@ -168,6 +171,27 @@ namespace seal_opencl_testkit
                   e.add_inplace(o.a, o.b);
               } },
         };
+        // A plaintext in coefficient form: BFV lifts it (and so does SEAL 4.0's BGV); SEAL 4.1's
+        // BGV transforms it on the CPU, then multiplies in NTT form.
+        ops.push_back({ "multiply_plain", [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p); } });
+        ops.push_back({ "multiply_plain by a monomial",
+                        [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_mono); } });
+        ops.push_back({ "multiply_plain by three coefficients",
+                        [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_short); } });
+        ops.push_back({ "multiply_plain by zero (transparent)",
+                        [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_zero); } });
+        // BFV's add_plain and sub_plain scale the plaintext by q / t.
+        if (!c.bgv)
+        {
+            ops.push_back({ "add_plain", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p); } });
+            ops.push_back({ "sub_plain", [](Evaluator &e, Operands &o) { e.sub_plain_inplace(o.a, o.p); } });
+            ops.push_back({ "add_plain of three coefficients, then sub_plain",
+                            [](Evaluator &e, Operands &o) {
+                                e.add_plain_inplace(o.a, o.p_short);
+                                e.sub_plain_inplace(o.a, o.p_mono);
+                            } });
+            ops.push_back({ "add_plain of zero", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p_zero); } });
+        }
         // BGV's tensor product in NTT form (SEAL 4.1 on; SEAL 4.0 multiplies coefficient-form
         // ciphertexts through NTTs of its own, which stays on the CPU).
         if (c.bgv && ntt)
@@ -190,7 +214,9 @@ namespace seal_opencl_testkit
         for (auto &[name, op] : ops)
         {
             Operands cpu = base;
-            Operands dev{ marked(base.a), marked(base.b), base.p, base.p_ntt };
+            Operands dev = base;
+            dev.a.gpu();
+            dev.b.gpu();
             IntegerOutcome outcome;
             outcome.operation = name;
             outcome.cpu_error = error_of([&] { op(evaluator, cpu); });

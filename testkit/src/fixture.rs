@@ -207,6 +207,7 @@ impl BackendParams {
             key_moduli: &self.key_moduli,
             using_keyswitching: true,
             primes: 2,
+            plain_modulus: 0,
         }
     }
 }

@@ -56,6 +56,16 @@ impl<'a> LevelOps<'a> {
         })
     }
 
+    /// The parameter set's device data.
+    pub fn context(&self) -> &CkksContext {
+        self.context
+    }
+
+    /// The level's device data.
+    pub fn level_data(&self) -> &LevelData {
+        &self.level
+    }
+
     /// The graph the operations are enqueued on.
     pub fn graph(&self) -> &Graph {
         self.graph
