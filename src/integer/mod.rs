@@ -9,3 +9,11 @@
 //!   correction factors and its divide-and-round by q_last with the correction mod t;
 //! - BFV's ciphertexts in coefficient form, and its multiplication by SEAL's BEHZ base
 //!   extensions.
+//!
+//! Modules: `ops` (key switching, relinearize, apply_galois and mod_switch_to_next for both
+//! schemes, on CKKS's key switching and mod-down), `kernels` (the launchers of
+//! `opencl/integer.cl`) and `host` (their host references).
+
+pub mod host;
+pub mod kernels;
+pub mod ops;
