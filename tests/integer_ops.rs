@@ -4,6 +4,12 @@
 //! N = 2^12 and 2^13, 2 to 4 primes, plain moduli of 17, 20 and 59 bits, at the first level
 //! and one below; each on the default fused and chained paths, the fused one unchained, and
 //! one kernel per step. Pooled buffers come poisoned, so a word no kernel writes shows.
+//!
+//! SEAL 4.0 keeps BGV ciphertexts in coefficient form; its BGV operations compute the same
+//! residues as 4.4.3's, in coefficient form (its key switch adds INTT of what 4.4.3's adds,
+//! its permutation is `apply_galois`, its mod switch `mod_t_and_divide_q_last_inplace`).
+//! So the coefficient-form BGV path (`ntt_form: false`) is checked against SEAL 4.4.3's
+//! results and inputs through the host's inverse NTT.
 
 use seal_opencl::arith::Modulus;
 use seal_opencl::ckks::context::{
@@ -14,7 +20,7 @@ use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::ops::{IntegerOps, IntegerScheme};
 use seal_opencl::memcache::MemcacheConfig;
-use seal_opencl::ntt::NttStrategy;
+use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
 use seal_opencl_testkit::oracle_integer::{seal_integer_case, IntegerCase};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -89,21 +95,60 @@ fn download(graph: &Graph, region: &cl::Region, words: usize) -> Vec<u64> {
     got
 }
 
-/// Every operation of one parameter set against SEAL's results, under every choice.
-fn check(p: Params, graph: &Graph) {
+/// SEAL's case of one parameter set.
+fn case_of(p: Params) -> IntegerCase {
     let (name, log_n, bits, plain_bits, drops, step) = p;
     let case = seal_integer_case(name, 1 << log_n, bits, plain_bits, drops, step).unwrap();
+    assert_eq!(case.ntt_form, name == "bgv", "{name}: SEAL 4.1+'s forms");
+    case
+}
+
+/// `case` with every ciphertext in coefficient form (SEAL 4.0's BGV): the inverse NTT of
+/// each residue, under the first K primes (K - 1 for the mod switch's result).
+fn in_coefficient_form(case: &IntegerCase, log_n: u32) -> IntegerCase {
+    let n = 1usize << log_n;
+    let moduli: Vec<Modulus> = case.key_moduli[..case.primes]
+        .iter()
+        .map(|&q| Modulus::new(q).unwrap())
+        .collect();
+    let inverse = |words: &[u64], k: usize| -> Vec<u64> {
+        let tables = create_ntt_tables(log_n, &moduli[..k]).unwrap();
+        let mut out = words.to_vec();
+        for (r, residue) in out.chunks_exact_mut(n).enumerate() {
+            ntt_host::inverse_ntt_negacyclic_harvey(residue, &tables[r % k]);
+        }
+        out
+    };
+    let k = case.primes;
+    IntegerCase {
+        ntt_form: false,
+        product: inverse(&case.product, k),
+        relinearized: inverse(&case.relinearized, k),
+        ct: inverse(&case.ct, k),
+        rotated: inverse(&case.rotated, k),
+        mod_switched: if k >= 2 {
+            inverse(&case.mod_switched, k - 1)
+        } else {
+            Vec::new()
+        },
+        ..case.clone()
+    }
+}
+
+/// Every operation of one parameter set against SEAL's results in `case`, under every
+/// choice.
+fn check(p: Params, case: &IntegerCase, graph: &Graph) {
+    let (name, log_n, bits, ..) = p;
     let n = 1usize << log_n;
     let k = case.primes;
-    assert_eq!(case.ntt_form, name == "bgv", "{name}: SEAL 4.1+'s forms");
-    let scheme = scheme_of(name, &case);
+    let scheme = scheme_of(name, case);
     let kernels = IntegerKernels::new(graph.context(), log_n).unwrap();
     let poly = k * n;
     for choices in CHOICES {
         let what = |op: &str| {
             format!(
-                "{name} 2^{log_n} {bits:?} t {} K={k} {choices:?}: {op}",
-                case.plain_modulus
+                "{name} 2^{log_n} {bits:?} t {} K={k} NTT form {} {choices:?}: {op}",
+                case.plain_modulus, case.ntt_form
             )
         };
         let context = CkksContext::new(
@@ -182,7 +227,7 @@ fn bfv_matches_seal() {
     let devices = devices();
     let graph = devices.graph();
     for p in params("bfv") {
-        check(p, &graph);
+        check(p, &case_of(p), &graph);
     }
 }
 
@@ -191,6 +236,15 @@ fn bgv_matches_seal() {
     let devices = devices();
     let graph = devices.graph();
     for p in params("bgv") {
-        check(p, &graph);
+        check(p, &case_of(p), &graph);
+    }
+}
+
+#[test]
+fn bgv_in_coefficient_form_matches_seal_4_0s_residues() {
+    let devices = devices();
+    let graph = devices.graph();
+    for p in params("bgv") {
+        check(p, &in_coefficient_form(&case_of(p), p.1), &graph);
     }
 }
