@@ -248,3 +248,69 @@ fn bgv_in_coefficient_form_matches_seal_4_0s_residues() {
         check(p, &in_coefficient_form(&case_of(p), p.1), &graph);
     }
 }
+
+/// Errors before anything is enqueued: kernels of another N, a BGV plain modulus that is a
+/// key prime (no q^-1 mod t), relinearize without enough polynomials, and a mod switch at
+/// the last level.
+#[test]
+fn bad_arguments_are_errors() {
+    let devices = devices();
+    let graph = devices.graph();
+    let case = case_of(("bfv", 12, &[40, 40, 40], 17, 0, 1));
+    let context = CkksContext::new(
+        graph.context(),
+        12,
+        &case.key_moduli,
+        true,
+        NttStrategy::STAGED,
+        CHOICES[0],
+    )
+    .unwrap();
+    let kernels = IntegerKernels::new(graph.context(), 12).unwrap();
+    let other_n = IntegerKernels::new(graph.context(), 13).unwrap();
+    let invalid = |e: seal_opencl::Error, what: &str| {
+        assert_eq!(
+            e.kind(),
+            seal_opencl::ErrorKind::InvalidArgument,
+            "{what}: {e}"
+        );
+    };
+    let new = |kernels, primes, scheme| IntegerOps::new(&context, kernels, &graph, primes, scheme);
+    invalid(
+        new(&other_n, 2, IntegerScheme::Bfv).err().unwrap(),
+        "kernels of another N",
+    );
+    let key_prime = IntegerScheme::Bgv {
+        plain_modulus: Modulus::new(case.key_moduli[0]).unwrap(),
+        ntt_form: true,
+    };
+    invalid(new(&kernels, 2, key_prime).err().unwrap(), "t a key prime");
+    let ops = new(&kernels, 2, IntegerScheme::Bfv).unwrap();
+    let key = KswitchKey::upload(
+        &context,
+        graph.queue(),
+        case.relin_key_count,
+        &case.relin_key,
+    )
+    .unwrap();
+    let ct = graph.alloc(3 * 2 * 4096).unwrap();
+    cl::write(graph.queue(), ct.buffer(), 0, &case.product).unwrap();
+    invalid(
+        ops.relinearize(ct.buffer(), 2, &[&key]).unwrap_err(),
+        "relinearize 2 polynomials",
+    );
+    let one_prime = new(&kernels, 1, IntegerScheme::Bfv).unwrap();
+    let dst = graph.alloc(2 * 4096).unwrap();
+    invalid(
+        one_prime
+            .mod_switch_to_next(dst.buffer(), ct.buffer(), 2)
+            .unwrap_err(),
+        "mod switch at one prime",
+    );
+    // Nothing was enqueued on the product's words.
+    assert_same(
+        &download(&graph, ct.buffer(), case.product.len()),
+        &case.product,
+        "the product after the errors",
+    );
+}

@@ -124,9 +124,7 @@ impl<'a> IntegerOps<'a> {
                 key,
             });
         }
-        // Coefficient form: pair = the NTT-form key switch of NTT(target), then
-        // ct += INTT(pair) (see the module's documentation).
-        let k = self.primes();
+        // Coefficient form: the target's NTT in a scratch buffer, then the key switch.
         let words = self.poly_words();
         let target_ntt = self.ops.scratch(words)?;
         cl::copy_range(
@@ -137,17 +135,33 @@ impl<'a> IntegerOps<'a> {
             0,
             words,
         )?;
-        self.ops
-            .ntt(target_ntt.buffer(), [1, k], NttDirection::Forward, true)?;
-        let pair = self.ops.scratch(2 * words)?;
+        self.ops.ntt(
+            target_ntt.buffer(),
+            [1, self.primes()],
+            NttDirection::Forward,
+            true,
+        )?;
+        self.switch_key_from_ntt(ct, target_ntt.buffer(), key)
+    }
+
+    /// Key switching in coefficient form from the target's NTT (`target_ntt`, K residues,
+    /// canonical): pair = the NTT-form key switch of it, then ct += INTT(pair) over ct's
+    /// first two polynomials (see the module's documentation). `key` is checked.
+    fn switch_key_from_ntt(
+        &self,
+        ct: &Region,
+        target_ntt: &Region,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let k = self.primes();
+        let pair = self.ops.scratch(2 * self.poly_words())?;
         self.switch_key_ntt(&Switch {
             ct: pair.buffer(),
             acc: (pair.buffer(), 0),
-            target: target_ntt.buffer(),
+            target: target_ntt,
             target_offset: 0,
             key,
         })?;
-        drop(target_ntt);
         self.ops
             .ntt(pair.buffer(), [2, k], NttDirection::Inverse, true)?;
         self.ops.context().kernels().ckks_add(
@@ -205,7 +219,9 @@ impl<'a> IntegerOps<'a> {
     /// SEAL's relinearize_internal: `ct` holds `size` polynomials in the scheme's form; for
     /// each key, last polynomial first, key-switches that polynomial into the first two.
     /// `keys[s]` switches polynomial `size - 1 - s`. On exit the first `size - keys.len()`
-    /// polynomials hold the result (the caller truncates).
+    /// polynomials hold the result (the caller truncates); in coefficient form the
+    /// switched polynomials are left in NTT form (each is transformed in place, which
+    /// spares a copy: SEAL drops them).
     pub fn relinearize(&self, ct: &Region, size: usize, keys: &[&KswitchKey]) -> Result<()> {
         if keys.len() + 2 > size {
             return Err(Error::invalid(format!(
@@ -213,9 +229,20 @@ impl<'a> IntegerOps<'a> {
                 keys.len()
             )));
         }
+        let words = self.poly_words();
+        for key in keys {
+            self.ops.check_key_switch(key, words)?;
+        }
         for (step, key) in keys.iter().enumerate() {
-            let target = size - 1 - step;
-            self.switch_key(ct, ct, target * self.poly_words(), key)?;
+            let target = (size - 1 - step) * words;
+            if self.ntt_form() {
+                self.switch_key(ct, ct, target, key)?;
+            } else {
+                let target = ct.part(target, words)?;
+                self.ops
+                    .ntt(&target, [1, self.primes()], NttDirection::Forward, true)?;
+                self.switch_key_from_ntt(ct, &target, key)?;
+            }
         }
         Ok(())
     }
