@@ -110,9 +110,22 @@ namespace seal_opencl::detail
         }
         p.using_keyswitching = context.using_keyswitching();
         p.primes = context_data.parms().coeff_modulus().size();
-        p.plain_modulus = context_data.parms().scheme() == seal::scheme_type::ckks
-                              ? 0
-                              : context_data.parms().plain_modulus().value();
+        switch (context_data.parms().scheme())
+        {
+        case seal::scheme_type::bfv:
+            p.scheme = Scheme::Bfv;
+            p.ntt_form = false;
+            break;
+        case seal::scheme_type::bgv:
+            p.scheme = Scheme::Bgv;
+            // SEAL 4.1 keeps BGV ciphertexts in NTT form; 4.0 in coefficient form.
+            p.ntt_form = SEAL_VERSION_MAJOR > 4 || (SEAL_VERSION_MAJOR == 4 && SEAL_VERSION_MINOR >= 1);
+            break;
+        default:
+            p.scheme = Scheme::Ckks;
+            p.ntt_form = true;
+        }
+        p.plain_modulus = p.scheme == Scheme::Ckks ? 0 : context_data.parms().plain_modulus().value();
         return p;
     }
 

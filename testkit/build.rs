@@ -8,7 +8,8 @@
 //! 2. The C API's archive (built beside SEAL's: `DEP_SEAL_OPENCL_LIB_DIR`,
 //!    `DEP_SEAL_OPENCL_C_API_LIB`) is linked here. It calls into SEAL, which seal-opencl links
 //!    after this crate's libraries.
-//! 3. cxx_build compiles the oracle's bridges (`src/oracle.rs`, `cpp/oracle.cc`; `src/integer.rs`,
+//! 3. cxx_build compiles the oracle's bridges (`src/oracle.rs`, `cpp/oracle.cc`; BFV and
+//!    BGV's `src/oracle_integer.rs`, `cpp/oracle_integer.cc` and `src/integer.rs`,
 //!    `cpp/integer.cc`) against the same headers.
 
 use std::fs;
@@ -46,6 +47,12 @@ fn run() -> Result<(), String> {
         .includes(&include_dirs)
         .std("c++17")
         .compile("seal_opencl_testkit_oracle");
+    println!("cargo:rerun-if-changed=src/oracle_integer.rs");
+    cxx_build::bridge("src/oracle_integer.rs")
+        .file("cpp/oracle_integer.cc")
+        .includes(&include_dirs)
+        .std("c++17")
+        .compile("seal_opencl_testkit_oracle_integer");
     println!("cargo:rustc-link-search=native={lib_dir}");
     println!("cargo:rustc-link-lib=static={c_api}");
     Ok(())

@@ -38,6 +38,7 @@ fn level(key_moduli: &[u64]) -> Level<'_> {
         using_keyswitching: true,
         primes: PRIMES,
         plain_modulus: 0,
+        scheme: seal_opencl::seal_backend::Scheme::Ckks,
     }
 }
 

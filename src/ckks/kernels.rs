@@ -129,13 +129,13 @@ const CKKS_SIGS: [&KernelSig; 14] = [
 /// `clSetKernelArg` each, no retain) and the kernel enqueued under the lock: OpenCL captures
 /// arguments at enqueue, and the enqueued command keeps its buffers alive, so the kernel can
 /// be shared by threads and holds no caller's buffer.
-struct Slot {
-    sig: &'static KernelSig,
-    kernel: Mutex<Kernel>,
+pub(crate) struct Slot {
+    pub(crate) sig: &'static KernelSig,
+    pub(crate) kernel: Mutex<Kernel>,
 }
 
 impl Slot {
-    fn new(program: &Program, sig: &'static KernelSig) -> Result<Slot> {
+    pub(crate) fn new(program: &Program, sig: &'static KernelSig) -> Result<Slot> {
         Ok(Slot {
             sig,
             kernel: Mutex::new(sig.build(program, &[])?),
@@ -161,18 +161,23 @@ pub struct CkksKernels {
 
 /// The checks of one launch, each error naming its kernel: counts, moduli tables, buffer
 /// lengths in words of residues of N words, aliasing, 32-bit arguments.
-struct Checks {
+pub(crate) struct Checks {
     kernel: &'static str,
     n: usize,
 }
 
 impl Checks {
-    fn error(&self, what: String) -> Error {
+    /// The checks of a launch of kernel `kernel` on residues of `n` words.
+    pub(crate) fn new(kernel: &'static str, n: usize) -> Checks {
+        Checks { kernel, n }
+    }
+
+    pub(crate) fn error(&self, what: String) -> Error {
         Error::invalid(format!("{}: {what}", self.kernel))
     }
 
     /// Errors unless every count (name, value) is at least 1.
-    fn nonzero(&self, counts: &[(&str, usize)]) -> Result<()> {
+    pub(crate) fn nonzero(&self, counts: &[(&str, usize)]) -> Result<()> {
         match counts.iter().find(|&&(_, count)| count == 0) {
             Some((what, _)) => Err(self.error(format!("{what} is 0"))),
             None => Ok(()),
@@ -180,7 +185,7 @@ impl Checks {
     }
 
     /// The words of `product(residues)` residues of N words, or an error on overflow.
-    fn words(&self, residues: &[usize]) -> Result<usize> {
+    pub(crate) fn words(&self, residues: &[usize]) -> Result<usize> {
         residues
             .iter()
             .chain([&self.n])
@@ -190,7 +195,7 @@ impl Checks {
 
     /// The words up to the end of residue (polys - 1) * stride + last - 1: `polys`
     /// polynomials `stride` residues apart, each touching its first `last` (polys >= 1).
-    fn extent(&self, polys: usize, stride: usize, last: usize) -> Result<usize> {
+    pub(crate) fn extent(&self, polys: usize, stride: usize, last: usize) -> Result<usize> {
         let residues = (polys - 1)
             .checked_mul(stride)
             .and_then(|r| r.checked_add(last))
@@ -200,7 +205,7 @@ impl Checks {
 
     /// The region argument `what` = `buf`, which the kernel touches up to word `words`;
     /// errors unless the region holds them.
-    fn buf<'b>(
+    pub(crate) fn buf<'b>(
         &self,
         what: &'static str,
         buf: &'b Region,
@@ -216,7 +221,7 @@ impl Checks {
     }
 
     /// Errors unless the table holds at least `primes` primes.
-    fn covers(&self, moduli: &ModuliTable, primes: usize) -> Result<()> {
+    pub(crate) fn covers(&self, moduli: &ModuliTable, primes: usize) -> Result<()> {
         if moduli.len() < primes {
             return Err(self.error(format!(
                 "moduli table holds {} primes; {primes} needed",
@@ -227,7 +232,7 @@ impl Checks {
     }
 
     /// Errors if the two regions of a pair share a word.
-    fn distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
+    pub(crate) fn distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
         for &((a, x), (b, y)) in pairs {
             if x.overlaps(y) {
                 return Err(self.error(format!("`{a}` and `{b}` must not overlap")));
@@ -238,7 +243,7 @@ impl Checks {
 
     /// Errors if the two regions of a pair, which the kernel may take as one, share a word
     /// without starting at the same one.
-    fn same_or_distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
+    pub(crate) fn same_or_distinct(&self, pairs: &[Named<'_>]) -> Result<()> {
         for &((a, x), (b, y)) in pairs {
             if x.overlaps(y) && !x.same_start(y) {
                 return Err(self.error(format!(
@@ -250,7 +255,11 @@ impl Checks {
     }
 
     /// Errors unless every stride (name, value) is at least `min` (name, value).
-    fn strides(&self, strides: &[(&str, usize)], (name, min): (&str, usize)) -> Result<()> {
+    pub(crate) fn strides(
+        &self,
+        strides: &[(&str, usize)],
+        (name, min): (&str, usize),
+    ) -> Result<()> {
         match strides.iter().find(|&&(_, stride)| stride < min) {
             Some((what, stride)) => {
                 Err(self.error(format!("{what} = {stride} is less than {name} = {min}")))
@@ -260,7 +269,11 @@ impl Checks {
     }
 
     /// The argument `what` = `v` as a 32-bit kernel argument.
-    fn u32(&self, what: &'static str, v: usize) -> Result<(&'static str, KernelArg<'static>)> {
+    pub(crate) fn u32(
+        &self,
+        what: &'static str,
+        v: usize,
+    ) -> Result<(&'static str, KernelArg<'static>)> {
         let v = u32::try_from(v)
             .map_err(|_| self.error(format!("{what} = {v} does not fit 32 bits")))?;
         Ok((what, U32(v)))
@@ -268,7 +281,7 @@ impl Checks {
 }
 
 /// Two named regions.
-type Named<'b> = ((&'b str, &'b Region), (&'b str, &'b Region));
+pub(crate) type Named<'b> = ((&'b str, &'b Region), (&'b str, &'b Region));
 
 /// Declares the launchers of `dst = a op b mod q_j` over `polys` polynomials of `k`
 /// residues (prime j = residue % k, moduli[j]): `name => SIG` launches SIG's kernel.

@@ -39,3 +39,8 @@ pub const GALOIS: &str = include_str!("../../opencl/galois.cl");
 /// `MODDOWN`, `GALOIS` and `KEYSWITCH` (with `-D KS_ROWS=1`), and `-D DEVICE_FENCE_PTX`
 /// on NVIDIA.
 pub const CHAIN: &str = include_str!("../../opencl/chain.cl");
+
+/// The element-wise kernels of BFV and BGV that CKKS has none of (the galois permutation in
+/// coefficient form, BGV's plain modulus correction), built after `ARITH` with
+/// `-D LOG_N=..`.
+pub const INTEGER: &str = include_str!("../../opencl/integer.cl");

@@ -2,11 +2,11 @@
 //! (ffi/backend.h).
 
 use super::bridge::{
-    BinaryOp, DeviceMemory, KeyRef, LevelParams, NextLevelOp, PlainOp, Traffic, UnaryOp,
+    self, BinaryOp, DeviceMemory, KeyRef, LevelParams, NextLevelOp, PlainOp, Traffic, UnaryOp,
 };
 use super::{no_panic, BridgeError, BridgeResult};
 use crate::error::{Error, Result};
-use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef};
+use crate::seal_backend::{Backend, GpuImage, KeyId, Level, PinnedHostRef, Scheme};
 
 /// The backend as C++ holds it (`rust::Box<GpuBackend>` in `OpenClBackend`, ffi/backend.h).
 /// Each method turns the bridge's views into the backend's types and its errors into
@@ -31,6 +31,13 @@ impl<'a> From<&'a LevelParams> for Level<'a> {
             using_keyswitching: p.using_keyswitching,
             primes: p.primes,
             plain_modulus: p.plain_modulus,
+            scheme: match p.scheme {
+                bridge::Scheme::Bfv => Scheme::Bfv,
+                bridge::Scheme::Bgv => Scheme::Bgv {
+                    ntt_form: p.ntt_form,
+                },
+                _ => Scheme::Ckks,
+            },
         }
     }
 }

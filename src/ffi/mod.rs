@@ -53,6 +53,17 @@ mod bridge {
         primes: usize,
         /// BFV's and BGV's plain modulus t; 0 in CKKS.
         plain_modulus: u64,
+        scheme: Scheme,
+        /// The scheme keeps ciphertexts in NTT form: CKKS, and BGV from SEAL 4.1 on.
+        ntt_form: bool,
+    }
+
+    /// SEAL's scheme of a parameter set.
+    #[derive(Debug)]
+    enum Scheme {
+        Ckks,
+        Bfv,
+        Bgv,
     }
 
     /// One key vector of a KSwitchKeys object (RelinKeys or GaloisKeys).

@@ -1,8 +1,84 @@
-//! Host references of the integer schemes' kernels (`opencl/plain.cl`), one function per
-//! kernel of the same name, word for word. Polynomials are SEAL's layout: residue j of
-//! coefficient k at word j N + k.
+//! Host references of the kernels in `opencl/integer.cl` and `opencl/plain.cl`, one function
+//! of the same name per kernel, written with `crate::arith`. The device kernels must equal these word for word.
+//!
+//! Layout (SEAL's): coefficient `k` of residue `j` of polynomial `p` at word
+//! `(p * K + j) * n + k`. These are test oracles: a size that does not match the documented
+//! shapes is a bug in the caller and panics; the device launchers return errors instead.
 
-use crate::arith::{add_uint_mod, barrett_reduce_64, mad_uint_mod, sub_uint_mod, Modulus};
+use crate::arith::{
+    add_uint_mod, barrett_reduce_64, mad_uint_mod, multiply_uint_mod, negate_uint_mod,
+    sub_uint_mod, Modulus,
+};
+
+/// SEAL's `GaloisTool::apply_galois` (coefficient form) on every residue: for each residue
+/// of `src` (K = `moduli.len()` residues per polynomial, residue j mod `moduli[j]`),
+/// coefficient i goes to index (i * galois_elt) mod N of `dst`, negated where
+/// (i * galois_elt) mod 2N >= N. # Panics: mismatched lengths.
+pub fn integer_apply_galois(
+    dst: &mut [u64],
+    src: &[u64],
+    galois_elt: u32,
+    moduli: &[Modulus],
+    n: usize,
+) {
+    let k = moduli.len();
+    assert!(dst.len() == src.len() && src.len().is_multiple_of(k * n));
+    for (r, (out, input)) in dst.chunks_exact_mut(n).zip(src.chunks_exact(n)).enumerate() {
+        let q = &moduli[r % k];
+        for (i, &v) in input.iter().enumerate() {
+            let raw = i as u64 * galois_elt as u64;
+            let index = raw as usize & (n - 1);
+            out[index] = if (raw / n as u64) & 1 == 1 {
+                negate_uint_mod(v, q)
+            } else {
+                v
+            };
+        }
+    }
+}
+
+/// What BGV's division by q_last = `moduli[last_q_index]` subtracts (SEAL's
+/// `mod_t_and_divide_q_last_ntt_inplace`, the BGV branch of `switch_key_inplace`): for
+/// each of the `last.len() / n` polynomials, c = its residue in `last` (< 2 q_last, reduced
+/// here), dst[p][i] = (c + q_last * ((-c mod t) * inv_t mod t)) mod q_i for i < k_out,
+/// canonical. # Panics: mismatched lengths.
+#[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+pub fn integer_mod_t_prep(
+    dst: &mut [u64],
+    last: &[u64],
+    last_q_index: usize,
+    moduli: &[Modulus],
+    k_out: usize,
+    plain: &Modulus,
+    inv_t: u64,
+    n: usize,
+) {
+    let polys = last.len() / n;
+    assert!(last.len() == polys * n && dst.len() == polys * k_out * n);
+    let q_last = &moduli[last_q_index];
+    for (p, residue) in last.chunks_exact(n).enumerate() {
+        for (k, &x) in residue.iter().enumerate() {
+            let c = if x >= q_last.value() {
+                x - q_last.value()
+            } else {
+                x
+            };
+            let kt = multiply_uint_mod(
+                negate_uint_mod(barrett_reduce_64(c, plain), plain),
+                inv_t,
+                plain,
+            );
+            for (i, q) in moduli[..k_out].iter().enumerate() {
+                let delta = multiply_uint_mod(
+                    barrett_reduce_64(kt, q),
+                    barrett_reduce_64(q_last.value(), q),
+                    q,
+                );
+                dst[(p * k_out + i) * n + k] = add_uint_mod(delta, barrett_reduce_64(c, q), q);
+            }
+        }
+    }
+}
 
 /// The plaintext's coefficient k, zero past its last.
 fn coefficient(plain: &[u64], k: usize) -> u64 {

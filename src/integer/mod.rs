@@ -9,9 +9,16 @@
 //!   correction factors and its divide-and-round by q_last with the correction mod t;
 //! - BFV's ciphertexts in coefficient form, and its multiplication by SEAL's BEHZ base
 //!   extensions.
+//!
+//! Modules: `ops` (key switching, relinearize, apply_galois and mod_switch_to_next for both
+//! schemes, on CKKS's key switching and mod-down), `plain` (a plaintext mod t multiplied into
+//! or added to a ciphertext), `kernels` (the launchers of `opencl/integer.cl`) and `host` (the
+//! host references of `integer.cl` and `plain.cl`).
 
 pub mod host;
+pub mod kernels;
 pub mod ops;
+pub mod plain;
 
 use crate::arith::{invert_uint_mod, multiply_uint_mod, negate_uint_mod, Modulus};
 use crate::error::{Error, Result};

@@ -1,12 +1,21 @@
 //! The routed operations only BFV and BGV take: a plaintext of N or fewer coefficients mod t
 //! (its image holds exactly those words) multiplied into a coefficient-form ciphertext, or
-//! scaled by q / t and added (`crate::integer::ops`).
+//! scaled by q / t and added (`crate::integer::plain`); and the key switches and modulus
+//! switches of the routed operations, CKKS's or the integer schemes' (`crate::integer::ops`)
+//! by the level's scheme.
 
-use super::{rewrite, Backend, GpuImage, Level};
+use std::sync::Arc;
+
+use super::{rewrite, Backend, GpuImage, Level, Scheme};
+use crate::arith::Modulus;
+use crate::ckks::context::KswitchKey;
 use crate::ckks::kernels::IntegerPlain;
 use crate::ckks::ops::LevelOps;
+use crate::cl::Region;
 use crate::error::{Error, Result};
-use crate::integer::ops::{multiply_plain_coeff, scale_add_plain};
+use crate::integer::kernels::IntegerKernels;
+use crate::integer::ops::{IntegerOps, IntegerScheme};
+use crate::integer::plain::{multiply_plain_coeff, scale_add_plain};
 
 impl Backend {
     /// ct *= plain with both in coefficient form (SEAL's `multiply_plain_normal`); upper-half
@@ -78,7 +87,7 @@ fn plain_shape(ops: &LevelOps, level: &Level, plain: &GpuImage) -> Result<(usize
             "a plaintext in coefficient form needs a plain modulus (BFV or BGV)",
         ));
     }
-    if plain.len() == 0 || plain.len() > n {
+    if plain.is_empty() || plain.len() > n {
         return Err(Error::invalid(format!(
             "plain is not valid for encryption parameters: its device image holds {} words, \
              at most N = {n} coefficients at {} primes",
@@ -87,4 +96,95 @@ fn plain_shape(ops: &LevelOps, level: &Level, plain: &GpuImage) -> Result<(usize
         )));
     }
     Ok((plain.len(), level.plain_modulus))
+}
+
+/* ---- key switching and modulus switching: CKKS's, or the integer schemes' ------------- */
+
+impl Backend {
+    /// Relinearizes `ct` (`size` polynomials) in place with `keys` in `level`'s scheme.
+    pub(super) fn relinearize_in(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        ct: &Region,
+        size: usize,
+        keys: &[&KswitchKey],
+    ) -> Result<()> {
+        match self.integer_ops(ops, level)? {
+            None => ops.relinearize(ct, size, keys),
+            Some((kernels, scheme)) => {
+                IntegerOps::new(ops.context(), &kernels, ops.graph(), ops.primes(), scheme)?
+                    .relinearize(ct, size, keys)
+            }
+        }
+    }
+
+    /// dst = `ct` permuted by `galois_elt` and key-switched with `key`, in `level`'s scheme.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn apply_galois_into(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        dst: &Region,
+        ct: &Region,
+        galois_elt: u32,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        match self.integer_ops(ops, level)? {
+            None => ops.apply_galois(dst, ct, galois_elt, key),
+            Some((kernels, scheme)) => {
+                IntegerOps::new(ops.context(), &kernels, ops.graph(), ops.primes(), scheme)?
+                    .apply_galois(dst, ct, galois_elt, key)
+            }
+        }
+    }
+
+    /// dst = src's `polys` polynomials at the next level, in `level`'s scheme.
+    pub(super) fn mod_switch_into(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        dst: &Region,
+        src: &Region,
+        polys: usize,
+    ) -> Result<()> {
+        match self.integer_ops(ops, level)? {
+            None => ops.drop_last_prime(dst, src, polys),
+            Some((kernels, scheme)) => {
+                IntegerOps::new(ops.context(), &kernels, ops.graph(), ops.primes(), scheme)?
+                    .mod_switch_to_next(dst, src, polys)
+            }
+        }
+    }
+
+    /// None for CKKS; for BFV and BGV their kernels on the tile of `ops` (built on first use)
+    /// and the scheme.
+    fn integer_ops(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+    ) -> Result<Option<(Arc<IntegerKernels>, IntegerScheme)>> {
+        let scheme = match level.scheme {
+            Scheme::Ckks => return Ok(None),
+            Scheme::Bfv => IntegerScheme::Bfv,
+            Scheme::Bgv { ntt_form } => IntegerScheme::Bgv {
+                plain_modulus: Modulus::new(level.plain_modulus)?,
+                ntt_form,
+            },
+        };
+        let key = (ops.graph().tile().index(), level.log_n);
+        if let Some(kernels) = self.integer_kernels.read().get(&key) {
+            return Ok(Some((kernels.clone(), scheme)));
+        }
+        let mut all = self.integer_kernels.write();
+        let kernels = match all.get(&key) {
+            Some(kernels) => kernels.clone(),
+            None => {
+                let kernels = Arc::new(IntegerKernels::new(ops.graph().context(), level.log_n)?);
+                all.insert(key, kernels.clone());
+                kernels
+            }
+        };
+        Ok(Some((kernels, scheme)))
+    }
 }

@@ -54,6 +54,7 @@ use crate::ckks::ops::LevelOps;
 use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
+use crate::integer::kernels::IntegerKernels;
 use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
@@ -80,6 +81,19 @@ pub struct Level<'a> {
     pub primes: usize,
     /// BFV's and BGV's plain modulus t; 0 in CKKS.
     pub plain_modulus: u64,
+    pub scheme: Scheme,
+}
+
+/// SEAL's scheme of an operation's parameter set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    Ckks,
+    /// Ciphertexts in coefficient form.
+    Bfv,
+    /// Ciphertexts in NTT form with `ntt_form` (SEAL 4.1 on), else in coefficient form.
+    Bgv {
+        ntt_form: bool,
+    },
 }
 
 /// The backend: devices, the graphs operations run on, device data per parameter set and
@@ -95,6 +109,8 @@ pub struct Backend {
     kernel_choices: KernelChoices,
     /// Read by every operation of every thread, written once per parameter set and tile.
     contexts: RwLock<HashMap<ContextKey, Arc<CkksContext>>>,
+    /// The integer schemes' kernels per (tile, log2 N), built on first use.
+    integer_kernels: RwLock<HashMap<(usize, u32), Arc<IntegerKernels>>>,
     /// Per tile: a key is uploaded to each tile where it is used.
     keys: Vec<KeyCache>,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
@@ -141,6 +157,7 @@ impl Backend {
             strategy,
             kernel_choices: KernelChoices::default(),
             contexts: RwLock::new(HashMap::new()),
+            integer_kernels: RwLock::new(HashMap::new()),
             keys,
             transparency: TransparencyCheck::default(),
             pinned,
@@ -606,7 +623,7 @@ impl Backend {
             let keys: Vec<&KswitchKey> = device_keys.iter().map(|k| &**k).collect();
             // Switching zero polynomials adds zero: a transparent input stays transparent.
             let zeros = ct.zeros(ops.poly_words());
-            ops.relinearize(ct.write_on(ops.graph())?, size, &keys)?;
+            self.relinearize_in(ops, level, ct.write_on(ops.graph())?, size, &keys)?;
             ct.truncate(destination_size * ops.poly_words());
             ct.set_zeros(zeros, ops.poly_words());
             Ok(())
@@ -635,7 +652,8 @@ impl Backend {
         in_place(ct, |src, dst| self.rescale_to_next(level, src, size, dst))
     }
 
-    /// dst = src without its last prime (SEAL's mod_switch_drop_to_next).
+    /// dst = src at the next level: CKKS drops the last prime (SEAL's
+    /// mod_switch_drop_to_next), BFV and BGV divide by it (mod_switch_scale_to_next).
     pub fn mod_switch_to_next(
         &self,
         level: &Level,
@@ -649,7 +667,7 @@ impl Backend {
             src,
             size,
             dst,
-            |ops, d, s, n| ops.drop_last_prime(d, s, n),
+            |ops, d, s, n| self.mod_switch_into(ops, level, d, s, n),
         )
     }
 
@@ -820,7 +838,7 @@ impl Backend {
             // A permuted zero polynomial is zero, and switching it adds zero.
             let zeros = ct.zeros(ops.poly_words());
             rewrite(ops, ct, zeros, |t| {
-                ops.apply_galois(t.dst, t.src(), galois_elt, &key)
+                self.apply_galois_into(ops, level, t.dst, t.src(), galois_elt, &key)
             })
         })
     }

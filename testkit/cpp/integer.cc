@@ -116,6 +116,10 @@ namespace seal_opencl_testkit
         KeyGenerator keygen(context);
         PublicKey public_key;
         keygen.create_public_key(public_key);
+        RelinKeys relin_keys;
+        keygen.create_relin_keys(relin_keys);
+        GaloisKeys galois_keys;
+        keygen.create_galois_keys(vector<int>{ 0, 1, -1, 3 }, galois_keys);
         Encryptor encryptor(context, public_key);
         Evaluator evaluator(context);
         mt19937_64 rng(c.seed);
@@ -180,6 +184,29 @@ namespace seal_opencl_testkit
                         [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_short); } });
         ops.push_back({ "multiply_plain by zero (transparent)",
                         [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_zero); } });
+        // Key switching and modulus switching, each in the scheme's form.
+        const RelinKeys *rk = &relin_keys;
+        const GaloisKeys *gk = &galois_keys;
+        ops.push_back({ "relinearize (the product on the CPU for BFV)",
+                        [rk](Evaluator &e, Operands &o) {
+                            e.multiply_inplace(o.a, o.b);
+                            e.relinearize_inplace(o.a, *rk);
+                        } });
+        ops.push_back({ "rotate_rows by 1, -1 and 3", [gk](Evaluator &e, Operands &o) {
+                           e.rotate_rows_inplace(o.a, 1, *gk);
+                           e.rotate_rows_inplace(o.a, -1, *gk);
+                           e.rotate_rows_inplace(o.a, 3, *gk);
+                       } });
+        ops.push_back({ "rotate_columns", [gk](Evaluator &e, Operands &o) { e.rotate_columns_inplace(o.a, *gk); } });
+        ops.push_back({ "mod_switch_to_next", [](Evaluator &e, Operands &o) { e.mod_switch_to_next_inplace(o.a); } });
+        ops.push_back({ "mod_switch_to_next into another ciphertext, then rotate_rows and add",
+                        [gk](Evaluator &e, Operands &o) {
+                            Ciphertext next;
+                            e.mod_switch_to_next(o.a, next);
+                            e.rotate_rows_inplace(next, 1, *gk);
+                            e.mod_switch_to_next_inplace(o.b);
+                            e.add(next, o.b, o.a);
+                        } });
         // BFV's add_plain and sub_plain scale the plaintext by q / t.
         if (!c.bgv)
         {

@@ -208,6 +208,7 @@ impl BackendParams {
             using_keyswitching: true,
             primes: 2,
             plain_modulus: 0,
+            scheme: seal_opencl::seal_backend::Scheme::Ckks,
         }
     }
 }

@@ -6,6 +6,8 @@
 //!   `Ciphertext::gpu`, on the backend;
 //! - `oracle`: SEAL's own modular arithmetic, primes and NTT through a cxx bridge, the oracle
 //!   of the host references and kernels;
+//! - `oracle_integer`: SEAL's BFV and BGV results on real ciphertexts (relinearize,
+//!   apply_galois, mod_switch_to_next), the oracle of `seal_opencl::integer`;
 //! - `integer`: SEAL's BFV and BGV operations on its CPU path against the routed ones, through
 //!   a cxx bridge;
 //! - `routines`: the CKKS routines (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate)
@@ -25,6 +27,7 @@ pub mod fuzz;
 pub mod harness;
 pub mod integer;
 pub mod oracle;
+pub mod oracle_integer;
 pub mod routines;
 pub mod seal_c;
 pub mod soak;

@@ -20,7 +20,7 @@ const CHAINED: &str = "ks_chained";
 /// of `target`, a multiple of N), the key, and where the result goes: ct's first two
 /// polynomials get the key-switched pair plus `acc`'s first `acc.1` polynomials (laid out
 /// as ct; `acc` may be ct).
-pub(super) struct Switch<'b> {
+pub(crate) struct Switch<'b> {
     pub ct: &'b Region,
     pub acc: (&'b Region, usize),
     pub target: &'b Region,
@@ -55,7 +55,7 @@ impl LevelOps<'_> {
 
     /// [`LevelOps::switch_key`] adding `s.acc` (see [`Switch`]), so that a rotation adds
     /// its permuted first polynomial without copying it first.
-    pub(super) fn switch_key_into(&self, s: &Switch) -> Result<()> {
+    pub(crate) fn switch_key_into(&self, s: &Switch) -> Result<()> {
         self.check_key_switch(s.key, s.target_offset)?;
         let Some(fused) = self.fused_key_switch() else {
             return self.switch_key_unfused(s);
@@ -87,7 +87,7 @@ impl LevelOps<'_> {
 
     /// Errors of a key switch at this level with `key` of a target at word
     /// `target_offset`, before anything is enqueued.
-    pub(super) fn check_key_switch(&self, key: &KswitchKey, target_offset: usize) -> Result<()> {
+    pub(crate) fn check_key_switch(&self, key: &KswitchKey, target_offset: usize) -> Result<()> {
         if key.decomposition_count() < self.primes() {
             return Err(Error::invalid(
                 "kswitch_keys is not valid for encryption parameters (too few keys for the level)",
@@ -197,9 +197,19 @@ impl LevelOps<'_> {
         self.graph.note_launches(CHAINED, events)
     }
 
-    /// Unfused key switching: a copy, the transform, the decomposition, its transforms
-    /// and the inner product, one launch each, then the mod-down.
+    /// Unfused key switching: [`LevelOps::key_switch_inner_product`], then the mod-down.
     fn switch_key_unfused(&self, s: &Switch) -> Result<()> {
+        let (prod, last) = self.key_switch_inner_product(s)?;
+        self.key_switch_mod_down(s, LastResidue::Packed(last.buffer()), &prod)
+    }
+
+    /// Key switching up to its mod-down, one launch each: a copy of the target, its
+    /// inverse transform, the decomposition, its transforms and the inner product with the
+    /// key. Returns (prod, last): the inner product's two polynomials under the level's K
+    /// primes (2 K residues) and under the special prime (2 residues, packed), in NTT form,
+    /// canonical; they equal SEAL's t_poly_prod before its "modulus switching with
+    /// scaling", which is where the schemes differ.
+    pub(crate) fn key_switch_inner_product(&self, s: &Switch) -> Result<(PoolBuffer, PoolBuffer)> {
         let k = self.primes();
         let n = self.n();
         let moduli = self.level.moduli();
@@ -235,22 +245,33 @@ impl LevelOps<'_> {
             moduli,
             k,
         )?;
-        drop(dec);
-        self.key_switch_mod_down(s, LastResidue::Packed(last.buffer()), &prod)
+        Ok((prod, last))
     }
 
     /// Key switching's mod-down by the special prime of `last` and `prod` (the inner
     /// product's residues under it and under the level's primes) into the first two
     /// polynomials of `s.ct`, plus `s.acc`.
     fn key_switch_mod_down(&self, s: &Switch, last: LastResidue, prod: &PoolBuffer) -> Result<()> {
+        self.mod_down(&self.key_switch_mod_down_spec(s, last, prod.buffer())?)
+    }
+
+    /// The mod-down that ends key switch `s`: the special prime's residues `last`, the
+    /// level's `prod` (2 K residues), divided into the first two polynomials of `s.ct`
+    /// plus `s.acc`.
+    pub(crate) fn key_switch_mod_down_spec<'b>(
+        &'b self,
+        s: &Switch<'b>,
+        last: LastResidue<'b>,
+        prod: &'b Region,
+    ) -> Result<ModDownSpec<'b>> {
         let k = self.primes();
-        self.mod_down(&ModDownSpec {
+        Ok(ModDownSpec {
             last,
             last_key_prime: self.context.special_index()?,
             divide: DivideRound {
                 dst: s.ct,
                 dst_stride: k,
-                src: prod.buffer(),
+                src: prod,
                 src_stride: k,
                 last_prime: k,
                 inv: self.level.inv_special()?,

@@ -31,6 +31,9 @@ mod relin;
 mod rescale;
 mod tensor;
 
+pub(crate) use keyswitch::Switch;
+pub(crate) use moddown::{LastResidue, ModDownSpec};
+
 use super::context::{CkksContext, LevelData};
 use crate::cl::Region;
 use crate::device::Graph;
@@ -56,16 +59,6 @@ impl<'a> LevelOps<'a> {
         })
     }
 
-    /// The parameter set's device data.
-    pub fn context(&self) -> &CkksContext {
-        self.context
-    }
-
-    /// The level's device data.
-    pub fn level_data(&self) -> &LevelData {
-        &self.level
-    }
-
     /// The graph the operations are enqueued on.
     pub fn graph(&self) -> &Graph {
         self.graph
@@ -81,8 +74,18 @@ impl<'a> LevelOps<'a> {
         self.primes() * self.context.coeff_count()
     }
 
-    fn n(&self) -> usize {
+    pub(crate) fn n(&self) -> usize {
         self.context.coeff_count()
+    }
+
+    /// The parameter set (the integer schemes' operations reach its kernels and plans).
+    pub(crate) fn context(&self) -> &CkksContext {
+        self.context
+    }
+
+    /// The level's device data.
+    pub(crate) fn level(&self) -> &LevelData {
+        &self.level
     }
 
     /// A result buffer of `polys` polynomials at level `primes` (an open frame retains it).
@@ -90,12 +93,13 @@ impl<'a> LevelOps<'a> {
         self.graph.alloc(polys * primes * self.n())
     }
 
-    fn scratch(&self, words: usize) -> Result<PoolBuffer> {
+    pub(crate) fn scratch(&self, words: usize) -> Result<PoolBuffer> {
         self.graph.alloc_scratch(words)
     }
 
-    /// The level plan's transform of `polys` polynomials of `primes` residues in `buf`.
-    fn ntt(
+    /// The level plan's transform of `polys` polynomials of `primes` residues in `buf`:
+    /// fully reduced with `reduce`, else lazy (forward < 4q, inverse < 2q).
+    pub(crate) fn ntt(
         &self,
         buf: &Region,
         [polys, primes]: [usize; 2],

@@ -42,7 +42,7 @@ const INVERSE_LAST: &str = "ntt_inverse_last";
 const CHAINED: &str = "moddown_chained";
 
 /// Where the residue being dropped lies, and in what form.
-pub(super) enum LastResidue<'b> {
+pub(crate) enum LastResidue<'b> {
     /// In NTT form, residue `index` of every polynomial of `buf` (`stride` residues each);
     /// left as is.
     Within {
@@ -60,7 +60,7 @@ pub(super) enum LastResidue<'b> {
 
 /// One mod-down: the residue being dropped and the division by its prime (see
 /// [`DivideRound`]).
-pub(super) struct ModDownSpec<'b> {
+pub(crate) struct ModDownSpec<'b> {
     pub last: LastResidue<'b>,
     /// The dropped prime's index among the key primes (its one-prime NTT plan); its index in
     /// the level's moduli is `divide.last_prime` (K - 1 when rescaling, K for the special
@@ -156,6 +156,32 @@ impl LevelOps<'_> {
     /// `single` is the plan over the dropped prime alone.
     fn mod_down_unfused(&self, md: &ModDownSpec, single: &NttPlan) -> Result<()> {
         let d = &md.divide;
+        self.mod_down_unfused_with(md, single, |t, coeffs| {
+            self.context.kernels().ckks_moddown_prep(
+                self.graph,
+                t,
+                coeffs,
+                d.last_prime,
+                self.level.moduli(),
+                d.primes,
+                d.polys,
+            )
+        })
+    }
+
+    /// The unfused mod-down with `prep` as step 2's element-wise part: `prep(t, coeffs)`
+    /// gets the dropped residues in coefficient form (`coeffs`, packed, one per
+    /// polynomial, < 2 q_last) and writes into `t` (polys * primes residues) what the
+    /// division subtracts, in coefficient form, < 2 q_i; the forward transform and
+    /// `ckks_divide_round_finish` follow. CKKS's prep rounds (`ckks_moddown_prep`); BGV's
+    /// carries the plain modulus' correction (`crate::integer`).
+    pub(crate) fn mod_down_unfused_with(
+        &self,
+        md: &ModDownSpec,
+        single: &NttPlan,
+        prep: impl FnOnce(&Region, &Region) -> Result<()>,
+    ) -> Result<()> {
+        let d = &md.divide;
         let n = self.n();
         let kernels = self.context.kernels();
         let moduli = self.level.moduli();
@@ -190,15 +216,7 @@ impl LevelOps<'_> {
             false,
         )?;
         let t = self.scratch(d.polys * d.primes * n)?;
-        kernels.ckks_moddown_prep(
-            self.graph,
-            t.buffer(),
-            coeffs,
-            d.last_prime,
-            moduli,
-            d.primes,
-            d.polys,
-        )?;
+        prep(t.buffer(), coeffs)?;
         self.ntt(
             t.buffer(),
             [d.polys, d.primes],

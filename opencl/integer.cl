@@ -1,0 +1,87 @@
+// Uses: arith.cl
+// Element-wise kernels of SEAL's integer schemes (BFV, BGV) that CKKS has no counterpart
+// for: the galois permutation in coefficient form and the plain modulus' correction of
+// BGV's divisions by a dropped prime. Built after arith.cl with -D LOG_N=<log2 N>. Each
+// kernel mirrors the host reference of the same name in src/integer/host.rs word for
+// word; tests/integer_kernels.rs checks that.
+//
+// Layout and launch as ckks.cl's: word (r * N + k) is coefficient k of residue r, residue
+// r = p * K + j of a polynomial array is polynomial p mod prime j; a moduli table
+// (src/ckks/kernels.rs's ModuliTable) holds INT_MODULI_STRIDE words per prime: q, then
+// floor(2^128 / q) as (r0, r1), then a ratio these kernels do not use. Dimension 0 of the
+// range runs over the words of one row (one polynomial's residues), dimension 1 over the
+// rows. The launchers (src/integer/kernels.rs) check every buffer length against the
+// range, so the kernels do not bound-check.
+
+#ifndef LOG_N
+#error "integer.cl needs -D LOG_N=<log2 of the polynomial degree>"
+#endif
+
+// Named apart from ckks.cl's and ntt.cl's, which a program may hold beside this file.
+#define INT_N ((size_t)1 << LOG_N)
+#define INT_MASK (INT_N - 1)
+#define INT_MODULI_STRIDE 4
+
+// SEAL's GaloisTool::apply_galois (coefficient form) on every residue: X^i -> X^(i * elt)
+// in Z_q[X] / (X^N + 1). Coefficient i of src goes to index (i * elt) mod N of dst,
+// negated mod q where (i * elt) mod 2N >= N (X^N = -1); SEAL negates 0 to 0. galois_elt
+// is odd and < 2N, so i -> i * elt mod N is a bijection and every word of dst is written
+// once. dst must not alias src (the writes scatter). Range (K * N, polys).
+__kernel void integer_apply_galois(__global u64 *dst, ulong dst_at,
+                                   __global const u64 *src, ulong src_at,
+                                   __global const u64 *moduli, ulong moduli_at,
+                                   uint galois_elt, uint K)
+{
+    dst += dst_at;
+    src += src_at;
+    moduli += moduli_at;
+    size_t w = get_global_id(0);
+    size_t row = get_global_id(1) * ((size_t)K << LOG_N);
+    size_t j = w >> LOG_N;
+    // i < 2^17 and elt < 2^18: the product fits 64 bits.
+    ulong raw = (ulong)(w & INT_MASK) * galois_elt;
+    u64 v = src[row + w];
+    if ((raw >> LOG_N) & 1)
+    {
+        v = negate_uint_mod(v, moduli[j * INT_MODULI_STRIDE]);
+    }
+    dst[row + (j << LOG_N) + (raw & INT_MASK)] = v;
+}
+
+// What BGV's divisions by a dropped prime q_last subtract: SEAL's
+// RNSTool::mod_t_and_divide_q_last_ntt_inplace (mod_switch_to_next, q_last the level's
+// last prime) and the BGV branch of switch_key_inplace's mod-down (q_last the special
+// prime) both compute, per coefficient, with c = the dropped residue in coefficient form
+// (canonical) and t the plain modulus,
+//   kt = (-c mod t) * q_last^-1 mod t,
+//   delta_i = (c + q_last * kt) mod q_i,
+// so that c_i - delta_i is divisible by q_last and ((c_i - delta_i) / q_last) keeps the
+// message mod t (scaled by q_last^-1 mod t, the correction factor SEAL tracks).
+// On entry last[p][k] (p < polys) holds c mod q_last = moduli[last_q_index] as an inverse
+// NTT leaves it: lazy (< 2 q_last) or canonical; t < 2^61 with its (r0, r1); inv_t =
+// q_last^-1 mod t. On exit dst[p][i][k] (i < K_out) = delta_i, canonical, in coefficient
+// form; last is unchanged. Range (K_out * N, polys).
+__kernel void integer_mod_t_prep(__global u64 *dst, ulong dst_at,
+                                 __global const u64 *last, ulong last_at,
+                                 __global const u64 *moduli, ulong moduli_at,
+                                 uint last_q_index, uint K_out, ulong t, ulong t_r0, ulong t_r1,
+                                 ulong inv_t)
+{
+    dst += dst_at;
+    last += last_at;
+    moduli += moduli_at;
+    size_t gid = get_global_id(1) * ((size_t)K_out << LOG_N) + get_global_id(0);
+    size_t k = get_global_id(0) & INT_MASK;
+    size_t p = get_global_id(1);
+    size_t i = get_global_id(0) >> LOG_N;
+    u64 q_last = moduli[(size_t)last_q_index * INT_MODULI_STRIDE];
+    u64 q = moduli[i * INT_MODULI_STRIDE];
+    u64 r0 = moduli[i * INT_MODULI_STRIDE + 1];
+    u64 r1 = moduli[i * INT_MODULI_STRIDE + 2];
+    u64 c = reduce_once(last[(p << LOG_N) + k], q_last);
+    u64 kt = multiply_uint_mod(negate_uint_mod(barrett_reduce_64(c, t, t_r1), t), inv_t, t, t_r0,
+                               t_r1);
+    u64 delta = multiply_uint_mod(barrett_reduce_64(kt, q, r1), barrett_reduce_64(q_last, q, r1), q,
+                                  r0, r1);
+    dst[gid] = add_uint_mod(delta, barrett_reduce_64(c, q, r1), q);
+}

@@ -1,0 +1,81 @@
+//! The integer schemes' plaintext steps, as kernel sequences on one level's operations (`ckks::ops::LevelOps`): a plaintext of N or fewer coefficients mod t
+//! (`IntegerPlain`) multiplied into or added to a ciphertext. Each function names the SEAL
+//! routine it reproduces; like `LevelOps`'s, they only enqueue.
+
+use super::PlainScaling;
+use crate::ckks::kernels::IntegerPlain;
+use crate::ckks::ops::LevelOps;
+use crate::cl::Region;
+use crate::error::Result;
+use crate::ntt::NttDirection;
+
+/// ct (`polys` polynomials in coefficient form, in place) times the plaintext (SEAL's
+/// `multiply_plain_normal`): the plaintext lifted to Z_q (upper-half coefficients as
+/// themselves minus t with `upper_half`) and transformed, ct transformed, their dyadic
+/// product, transformed back. Every step is exact and fully reduced, so the words equal
+/// SEAL's. SEAL's monomial shortcut computes the same residues, except that where every
+/// prime exceeds t it multiplies by the coefficient unlifted: its caller passes
+/// `upper_half` false then.
+pub fn multiply_plain_coeff(
+    ops: &LevelOps,
+    ct: &Region,
+    polys: usize,
+    plain: IntegerPlain,
+    upper_half: bool,
+) -> Result<()> {
+    let lifted = ops.graph().alloc_scratch(ops.poly_words())?;
+    lift(ops, lifted.buffer(), plain, upper_half)?;
+    ops.transform(lifted.buffer(), 1, NttDirection::Forward)?;
+    ops.transform(ct, polys, NttDirection::Forward)?;
+    ops.multiply_plain(ct, ct, polys, lifted.buffer())?;
+    ops.transform(ct, polys, NttDirection::Inverse)
+}
+
+/// dst (one polynomial, K residues, coefficient form) = the plaintext lifted to Z_q: with
+/// `upper_half`, a coefficient m >= (t + 1) / 2 stands for m - t (SEAL's plain lift).
+pub fn lift(ops: &LevelOps, dst: &Region, plain: IntegerPlain, upper_half: bool) -> Result<()> {
+    let level = ops.level();
+    ops.context().kernels().plain_lift(
+        ops.graph(),
+        dst,
+        plain,
+        upper_half,
+        level.moduli(),
+        ops.primes(),
+    )
+}
+
+/// dst's first polynomial = src's plus round(q m / t), or minus with `subtract` (SEAL's
+/// `multiply_add_plain_with_scaling_variant` / `multiply_sub_plain_with_scaling_variant`, BFV's
+/// add_plain and sub_plain); dst may be src. The other polynomials are the caller's.
+pub fn scale_add_plain(
+    ops: &LevelOps,
+    dst: &Region,
+    src: &Region,
+    plain: IntegerPlain,
+    subtract: bool,
+) -> Result<()> {
+    let level = ops.level();
+    let k = ops.primes();
+    let scaling = level.plain_scaling(|| {
+        let scaling = PlainScaling::new(plain.t, &level.moduli().moduli()[..k])?;
+        let delta = ops
+            .context()
+            .kernels()
+            .context()
+            .upload(ops.graph().queue(), &scaling.delta)?;
+        Ok((delta, scaling.q_mod_t))
+    })?;
+    let (delta, q_mod_t) = &*scaling;
+    ops.context().kernels().plain_scale_add(
+        ops.graph(),
+        dst,
+        src,
+        plain,
+        level.moduli(),
+        delta,
+        *q_mod_t,
+        k,
+        subtract,
+    )
+}

@@ -1,0 +1,323 @@
+//! BFV and BGV operations of `integer::ops` on the device against SEAL's CPU, word for
+//! word, on real ciphertexts and keys (the test kit's `oracle_integer`): relinearize after
+//! multiply, apply_galois (rotate_rows both ways, rotate_columns) and mod_switch_to_next, at
+//! N = 2^12 and 2^13, 2 to 4 primes, plain moduli of 17, 20 and 59 bits, at the first level
+//! and one below; each on the default fused and chained paths, the fused one unchained, and
+//! one kernel per step. Pooled buffers come poisoned, so a word no kernel writes shows.
+//!
+//! SEAL 4.0 keeps BGV ciphertexts in coefficient form; its BGV operations compute the same
+//! residues as 4.4.3's, in coefficient form (its key switch adds INTT of what 4.4.3's adds,
+//! its permutation is `apply_galois`, its mod switch `mod_t_and_divide_q_last_inplace`).
+//! So on SEAL 4.4.3 the coefficient-form BGV path (`ntt_form: false`) is checked against its
+//! results and inputs through the host's inverse NTT; built on SEAL 4.0, against 4.0 itself.
+
+use seal_opencl::arith::Modulus;
+use seal_opencl::ckks::context::{
+    CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
+};
+use seal_opencl::cl;
+use seal_opencl::device::{DeviceOptions, Devices, Graph};
+use seal_opencl::integer::kernels::IntegerKernels;
+use seal_opencl::integer::ops::{IntegerOps, IntegerScheme};
+use seal_opencl::memcache::MemcacheConfig;
+use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
+use seal_opencl_testkit::oracle_integer::{seal_integer_case, IntegerCase};
+
+const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+
+fn devices() -> Devices {
+    Devices::new(DeviceOptions {
+        memcache: MemcacheConfig {
+            poison: Some(POISON),
+            ..DeviceOptions::default().memcache
+        },
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+const fn choices(fused: bool, chain_log_n: u32) -> KernelChoices {
+    KernelChoices {
+        fused,
+        barrett_dq: true,
+        chain_log_n,
+        chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
+    }
+}
+
+/// The kernel choices each case runs under: the default (fused, chained at these N), fused
+/// in separate launches, and one kernel per step.
+const CHOICES: [KernelChoices; 3] = [
+    choices(true, DEFAULT_CHAIN_LOG_N),
+    choices(true, 0),
+    choices(false, DEFAULT_CHAIN_LOG_N),
+];
+
+/// One parameter set: scheme, log2 N, coefficient modulus bit sizes (the last special),
+/// plain modulus bits, levels dropped, rotate_rows step (0: columns).
+type Params = (&'static str, u32, &'static [i32], i32, usize, i32);
+
+fn params(scheme: &'static str) -> Vec<Params> {
+    vec![
+        (scheme, 12, &[40, 40, 40], 17, 0, 1),
+        (scheme, 13, &[50, 40, 60, 60], 20, 0, -1),
+        (scheme, 13, &[50, 40, 60, 60], 20, 1, 0),
+        (scheme, 13, &[55, 60, 50, 60], 59, 0, 3),
+        (scheme, 12, &[60, 60], 17, 0, 1),
+    ]
+}
+
+fn scheme_of(name: &str, case: &IntegerCase) -> IntegerScheme {
+    match name {
+        "bfv" => IntegerScheme::Bfv,
+        _ => IntegerScheme::Bgv {
+            plain_modulus: Modulus::new(case.plain_modulus).unwrap(),
+            ntt_form: case.ntt_form,
+        },
+    }
+}
+
+#[track_caller]
+fn assert_same(got: &[u64], want: &[u64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    if let Some(i) = got.iter().zip(want).position(|(a, b)| a != b) {
+        let bad = got.iter().zip(want).filter(|(a, b)| a != b).count();
+        panic!(
+            "{what}: {bad} words differ, the first at {i}: {:#x}, SEAL says {:#x}",
+            got[i], want[i]
+        );
+    }
+}
+
+fn download(graph: &Graph, region: &cl::Region, words: usize) -> Vec<u64> {
+    let mut got = cl::download(graph.queue(), region).unwrap();
+    got.truncate(words);
+    got
+}
+
+/// SEAL's case of one parameter set.
+fn case_of(p: Params) -> IntegerCase {
+    let (name, log_n, bits, plain_bits, drops, step) = p;
+    let case = seal_integer_case(name, 1 << log_n, bits, plain_bits, drops, step).unwrap();
+    // BFV's ciphertexts are in coefficient form; BGV's in NTT form from SEAL 4.1, in
+    // coefficient form in 4.0 (IntegerScheme::Bgv's ntt_form follows SEAL's).
+    assert!(name == "bgv" || !case.ntt_form, "BFV in NTT form");
+    case
+}
+
+/// `case` with every ciphertext in coefficient form (SEAL 4.0's BGV): the inverse NTT of
+/// each residue, under the first K primes (K - 1 for the mod switch's result).
+fn in_coefficient_form(case: &IntegerCase, log_n: u32) -> IntegerCase {
+    let n = 1usize << log_n;
+    let moduli: Vec<Modulus> = case.key_moduli[..case.primes]
+        .iter()
+        .map(|&q| Modulus::new(q).unwrap())
+        .collect();
+    let inverse = |words: &[u64], k: usize| -> Vec<u64> {
+        let tables = create_ntt_tables(log_n, &moduli[..k]).unwrap();
+        let mut out = words.to_vec();
+        for (r, residue) in out.chunks_exact_mut(n).enumerate() {
+            ntt_host::inverse_ntt_negacyclic_harvey(residue, &tables[r % k]);
+        }
+        out
+    };
+    let k = case.primes;
+    IntegerCase {
+        ntt_form: false,
+        product: inverse(&case.product, k),
+        relinearized: inverse(&case.relinearized, k),
+        ct: inverse(&case.ct, k),
+        rotated: inverse(&case.rotated, k),
+        mod_switched: if k >= 2 {
+            inverse(&case.mod_switched, k - 1)
+        } else {
+            Vec::new()
+        },
+        ..case.clone()
+    }
+}
+
+/// Every operation of one parameter set against SEAL's results in `case`, under every
+/// choice.
+fn check(p: Params, case: &IntegerCase, graph: &Graph) {
+    let (name, log_n, bits, ..) = p;
+    let n = 1usize << log_n;
+    let k = case.primes;
+    let scheme = scheme_of(name, case);
+    let kernels = IntegerKernels::new(graph.context(), log_n).unwrap();
+    let poly = k * n;
+    for choices in CHOICES {
+        let what = |op: &str| {
+            format!(
+                "{name} 2^{log_n} {bits:?} t {} K={k} NTT form {} {choices:?}: {op}",
+                case.plain_modulus, case.ntt_form
+            )
+        };
+        let context = CkksContext::new(
+            graph.context(),
+            log_n,
+            &case.key_moduli,
+            true,
+            NttStrategy::STAGED,
+            choices,
+        )
+        .unwrap();
+        let ops = IntegerOps::new(&context, &kernels, graph, k, scheme).unwrap();
+        let queue = graph.queue();
+        let upload = |words: &[u64]| {
+            let buf = graph.alloc(words.len()).unwrap();
+            cl::write(queue, buf.buffer(), 0, words).unwrap();
+            buf
+        };
+
+        // relinearize after multiply, in place.
+        let relin_key =
+            KswitchKey::upload(&context, queue, case.relin_key_count, &case.relin_key).unwrap();
+        let product = upload(&case.product);
+        ops.relinearize(product.buffer(), 3, &[&relin_key]).unwrap();
+        assert_same(
+            &download(graph, product.buffer(), 2 * poly),
+            &case.relinearized,
+            &what("relinearize"),
+        );
+
+        // apply_galois into a poisoned buffer (its input kept), then in place.
+        let galois_key =
+            KswitchKey::upload(&context, queue, case.galois_key_count, &case.galois_key).unwrap();
+        let ct = upload(&case.ct);
+        let dst = graph.alloc(2 * poly).unwrap();
+        ops.apply_galois(dst.buffer(), ct.buffer(), case.galois_elt, &galois_key)
+            .unwrap();
+        let op = format!("apply_galois {}", case.galois_elt);
+        assert_same(
+            &download(graph, dst.buffer(), 2 * poly),
+            &case.rotated,
+            &what(&op),
+        );
+        assert_same(
+            &download(graph, ct.buffer(), 2 * poly),
+            &case.ct,
+            &what(&format!("{op}: its input")),
+        );
+        ops.apply_galois(ct.buffer(), ct.buffer(), case.galois_elt, &galois_key)
+            .unwrap();
+        assert_same(
+            &download(graph, ct.buffer(), 2 * poly),
+            &case.rotated,
+            &what(&format!("{op} in place")),
+        );
+
+        // mod_switch_to_next into a poisoned buffer.
+        if k >= 2 {
+            let src = upload(&case.ct);
+            let dst = graph.alloc(2 * (k - 1) * n).unwrap();
+            ops.mod_switch_to_next(dst.buffer(), src.buffer(), 2)
+                .unwrap();
+            assert_same(
+                &download(graph, dst.buffer(), 2 * (k - 1) * n),
+                &case.mod_switched,
+                &what("mod_switch_to_next"),
+            );
+        } else {
+            assert!(ops.mod_switch_to_next(ct.buffer(), ct.buffer(), 2).is_err());
+        }
+    }
+}
+
+#[test]
+fn bfv_matches_seal() {
+    let devices = devices();
+    let graph = devices.graph();
+    for p in params("bfv") {
+        check(p, &case_of(p), &graph);
+    }
+}
+
+#[test]
+fn bgv_matches_seal() {
+    let devices = devices();
+    let graph = devices.graph();
+    for p in params("bgv") {
+        check(p, &case_of(p), &graph);
+    }
+}
+
+#[test]
+fn bgv_in_coefficient_form_matches_seal_4_0s_residues() {
+    let devices = devices();
+    let graph = devices.graph();
+    for p in params("bgv") {
+        // Built on SEAL 4.0, bgv_matches_seal checks the coefficient form against SEAL
+        // itself.
+        let case = case_of(p);
+        if case.ntt_form {
+            check(p, &in_coefficient_form(&case, p.1), &graph);
+        }
+    }
+}
+
+/// Errors before anything is enqueued: kernels of another N, a BGV plain modulus that is a
+/// key prime (no q^-1 mod t), relinearize without enough polynomials, and a mod switch at
+/// the last level.
+#[test]
+fn bad_arguments_are_errors() {
+    let devices = devices();
+    let graph = devices.graph();
+    let case = case_of(("bfv", 12, &[40, 40, 40], 17, 0, 1));
+    let context = CkksContext::new(
+        graph.context(),
+        12,
+        &case.key_moduli,
+        true,
+        NttStrategy::STAGED,
+        CHOICES[0],
+    )
+    .unwrap();
+    let kernels = IntegerKernels::new(graph.context(), 12).unwrap();
+    let other_n = IntegerKernels::new(graph.context(), 13).unwrap();
+    let invalid = |e: seal_opencl::Error, what: &str| {
+        assert_eq!(
+            e.kind(),
+            seal_opencl::ErrorKind::InvalidArgument,
+            "{what}: {e}"
+        );
+    };
+    let new = |kernels, primes, scheme| IntegerOps::new(&context, kernels, &graph, primes, scheme);
+    invalid(
+        new(&other_n, 2, IntegerScheme::Bfv).err().unwrap(),
+        "kernels of another N",
+    );
+    let key_prime = IntegerScheme::Bgv {
+        plain_modulus: Modulus::new(case.key_moduli[0]).unwrap(),
+        ntt_form: true,
+    };
+    invalid(new(&kernels, 2, key_prime).err().unwrap(), "t a key prime");
+    let ops = new(&kernels, 2, IntegerScheme::Bfv).unwrap();
+    let key = KswitchKey::upload(
+        &context,
+        graph.queue(),
+        case.relin_key_count,
+        &case.relin_key,
+    )
+    .unwrap();
+    let ct = graph.alloc(3 * 2 * 4096).unwrap();
+    cl::write(graph.queue(), ct.buffer(), 0, &case.product).unwrap();
+    invalid(
+        ops.relinearize(ct.buffer(), 2, &[&key]).unwrap_err(),
+        "relinearize 2 polynomials",
+    );
+    let one_prime = new(&kernels, 1, IntegerScheme::Bfv).unwrap();
+    let dst = graph.alloc(2 * 4096).unwrap();
+    invalid(
+        one_prime
+            .mod_switch_to_next(dst.buffer(), ct.buffer(), 2)
+            .unwrap_err(),
+        "mod switch at one prime",
+    );
+    // Nothing was enqueued on the product's words.
+    assert_same(
+        &download(&graph, ct.buffer(), case.product.len()),
+        &case.product,
+        "the product after the errors",
+    );
+}
