@@ -24,6 +24,9 @@
 #                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15) with
 #                         SEAL_OPENCL_CHAIN_GROUPS 0, 4, 8 and 16
 #   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
+#   gpu-suite.sh integer  BFV and BGV: the integer tests, SEAL's BFV and BGV googletests routed
+#                         with every operation cross-checked against SEAL's CPU, and sealbench's
+#                         BFV and BGV benchmarks at N = 2^13 and 2^14 on the CPU and routed
 #   gpu-suite.sh versions host_path at 2^15 from every bundle in .gpu/ (one per SEAL version),
 #                         alternating, twice each: the same operations through each SEAL
 # The bundle comes from scripts/gpu-bundle.sh, one per SEAL version (.gpu/bundle-VERSION.tar.xz);
@@ -34,7 +37,7 @@
 # listed at the end of the log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|chain|chain-apps|versions}
+part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|chain|chain-apps|integer|versions}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 # unpack VERSION: the bundle of that SEAL version into /tmp/seal-opencl-bundle-VERSION.
@@ -187,6 +190,16 @@ clients)
   run cpp-route_all-no-device env SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_DEVICE=99:0 "$bin/cpp-route_all" no-device
   run ex-seal_clients-bench "$bin/ex-seal_clients" bench "$bin/cpp-sealbench" \
     --filter 'n=(8192|16384|32768) / .* / CKKS / ' --out "$work/benches/results/sealbench-$seal.json"
+  ;;
+integer)
+  for t in seal_gpu_integer integer_ops integer_kernels; do
+    run "test-$t" "$bin/test-$t" --test-threads=4
+  done
+  run cpp-sealtest-integer-crosscheck env SEAL_OPENCL_INSTALL=1 SEAL_GPU_ROUTE_ALL=1 \
+    SEAL_OPENCL_EXPECT_ROUTED=1 SEAL_OPENCL_CROSSCHECK=1 "$bin/cpp-sealtest" \
+    --gtest_filter='*BFV*:*BGV*:*Batch*'
+  run ex-seal_clients-bench-integer "$bin/ex-seal_clients" bench "$bin/cpp-sealbench" \
+    --filter 'n=(8192|16384) / .* / (BFV|BGV) / ' --out "$work/benches/results/sealbench-integer-$seal.json"
   ;;
 chain)
   for log_n in 13 14 15; do
