@@ -5,19 +5,21 @@
 //! 60 bits. Outputs are poisoned before each kernel runs, in regions at a non-zero offset
 //! of their buffers with poisoned guards around them. The coefficient-form permutation is
 //! checked against the NTT-form one through the host NTT, and bad arguments are
-//! `InvalidArgument` errors.
+//! `InvalidArgument` errors. The plaintext kernels of `opencl/plain.cl` (through
+//! `ckks::kernels::CkksKernels`) likewise, on full, short and single-coefficient plaintexts.
 
 use std::sync::OnceLock;
 
 use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, Modulus};
 use seal_opencl::ckks::host as ckks_host;
-use seal_opencl::ckks::kernels::ModuliTable;
+use seal_opencl::ckks::kernels::{CkksKernels, IntegerPlain, ModuliTable};
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::integer::host;
 use seal_opencl::integer::kernels::IntegerKernels;
+use seal_opencl::integer::PlainScaling;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 use seal_opencl::ErrorKind;
 use seal_opencl_testkit::harness::{primes, rng};
@@ -35,6 +37,7 @@ struct Env {
     _devices: Devices,
     graph: Graph,
     kernels: IntegerKernels,
+    ckks: CkksKernels,
 }
 
 fn env() -> &'static Env {
@@ -48,10 +51,12 @@ fn env() -> &'static Env {
         .expect("devices");
         let graph = devices.graph();
         let kernels = IntegerKernels::new(graph.context(), LOG_N).expect("integer kernels build");
+        let ckks = CkksKernels::new(graph.context(), LOG_N).expect("CKKS kernels build");
         Env {
             _devices: devices,
             graph,
             kernels,
+            ckks,
         }
     })
 }
@@ -304,4 +309,118 @@ fn bad_arguments_are_errors() {
     invalid(k, "last prime past the table");
     // Nothing ran: every region is still poison.
     assert!(down(&a).iter().chain(&down(&b)).all(|&w| w == POISON));
+}
+
+/// Plaintexts of `count` coefficients below t: the degree N, three, and one.
+const PLAIN_COUNTS: [usize; 3] = [N, 3, 1];
+
+#[test]
+fn plain_lift_equals_host() {
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        for t in plain_moduli() {
+            for count in PLAIN_COUNTS {
+                for upper_half in [true, false] {
+                    let plain: Vec<u64> = (0..count).map(|_| word(&mut rng, t.value())).collect();
+                    let words = upload(&plain);
+                    let dst = poisoned(k * N);
+                    let p = IntegerPlain {
+                        words: &words,
+                        count,
+                        t: t.value(),
+                    };
+                    env()
+                        .ckks
+                        .plain_lift(&env().graph, &dst, p, upper_half, &table(&moduli), k)
+                        .unwrap();
+                    let want = host::plain_lift(&plain, N, t.value(), upper_half, &moduli);
+                    assert_words(
+                        &down(&dst),
+                        &want,
+                        &format!(
+                            "plain_lift t={} count={count} upper_half={upper_half}",
+                            t.value()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn plain_scale_add_equals_host() {
+    let mut rng = rng();
+    for moduli in prime_sets() {
+        let k = moduli.len();
+        for t in plain_moduli() {
+            let scaling = PlainScaling::new(t.value(), &moduli).unwrap();
+            let delta = upload(&scaling.delta);
+            for count in PLAIN_COUNTS {
+                for subtract in [false, true] {
+                    let plain: Vec<u64> = (0..count).map(|_| word(&mut rng, t.value())).collect();
+                    let words = upload(&plain);
+                    let src = canonical(&mut rng, &moduli, 1);
+                    let p = IntegerPlain {
+                        words: &words,
+                        count,
+                        t: t.value(),
+                    };
+                    let (src_region, dst) = (upload(&src), poisoned(k * N));
+                    env()
+                        .ckks
+                        .plain_scale_add(
+                            &env().graph,
+                            &dst,
+                            &src_region,
+                            p,
+                            &table(&moduli),
+                            &delta,
+                            scaling.q_mod_t,
+                            k,
+                            subtract,
+                        )
+                        .unwrap();
+                    let mut want = src.clone();
+                    host::plain_scale_add(
+                        &mut want,
+                        N,
+                        &plain,
+                        t.value(),
+                        &moduli,
+                        &scaling.delta,
+                        scaling.q_mod_t,
+                        subtract,
+                    );
+                    assert_words(
+                        &down(&dst),
+                        &want,
+                        &format!(
+                            "plain_scale_add t={} count={count} subtract={subtract}",
+                            t.value()
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// delta_j = floor(q / t) mod q_j and q mod t, against the quotient of q's product in u128
+/// (two primes of up to 60 bits) reduced directly.
+#[test]
+fn plain_scaling_is_the_quotient_of_q_by_t() {
+    for moduli in prime_sets() {
+        for t in plain_moduli() {
+            let two = &moduli[..2];
+            let q = two[0].value() as u128 * two[1].value() as u128;
+            let scaling = PlainScaling::new(t.value(), two).unwrap();
+            assert_eq!(scaling.q_mod_t as u128, q % t.value() as u128);
+            for (j, m) in two.iter().enumerate() {
+                let want = ((q / t.value() as u128) % m.value() as u128) as u64;
+                assert_eq!(scaling.delta[j], want, "delta_{j}, t = {}", t.value());
+            }
+        }
+    }
 }

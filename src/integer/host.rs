@@ -85,10 +85,16 @@ fn coefficient(plain: &[u64], k: usize) -> u64 {
     plain.get(k).copied().unwrap_or(0)
 }
 
-/// `plain` lifted to Z_q at degree `n`: residue j of coefficient k is m_k mod q_j, or
-/// (m_k - t) mod q_j when m_k >= (t + 1) / 2 (SEAL's plain lift).
-pub fn plain_lift(plain: &[u64], n: usize, t: u64, moduli: &[Modulus]) -> Vec<u64> {
-    let threshold = t.div_ceil(2);
+/// `plain` lifted to Z_q at degree `n`: residue j of coefficient k is m_k mod q_j, or, with
+/// `upper_half`, (m_k - t) mod q_j when m_k >= (t + 1) / 2 (SEAL's plain lift).
+pub fn plain_lift(
+    plain: &[u64],
+    n: usize,
+    t: u64,
+    upper_half: bool,
+    moduli: &[Modulus],
+) -> Vec<u64> {
+    let threshold = if upper_half { t.div_ceil(2) } else { u64::MAX };
     let mut out = Vec::with_capacity(moduli.len() * n);
     for q in moduli {
         let t_mod_q = barrett_reduce_64(t, q);
