@@ -97,31 +97,55 @@ namespace seal_opencl_testkit
 
     } // namespace
 
+    namespace
+    {
+        // A parameter set of the case with every key the operations use.
+        struct Setup
+        {
+            explicit Setup(const IntegerCase &c) : context(parameters(c), true, sec_level_type::none)
+            {
+                if (!context.parameters_set())
+                {
+                    throw invalid_argument(
+                        string("SEAL rejected the parameters: ") + context.parameter_error_message());
+                }
+                n = context.first_context_data()->parms().poly_modulus_degree();
+                t = context.first_context_data()->parms().plain_modulus().value();
+                KeyGenerator keygen(context);
+                keygen.create_public_key(public_key);
+                keygen.create_relin_keys(relin_keys);
+                keygen.create_galois_keys(vector<int>{ 0, 1, -1, 3 }, galois_keys);
+            }
+
+            static EncryptionParameters parameters(const IntegerCase &c)
+            {
+                EncryptionParameters parms(c.bgv ? scheme_type::bgv : scheme_type::bfv);
+                size_t n = size_t(1) << c.log_n;
+                parms.set_poly_modulus_degree(n);
+                parms.set_coeff_modulus(
+                    CoeffModulus::Create(n, vector<int>(c.coeff_bits.begin(), c.coeff_bits.end())));
+                parms.set_plain_modulus(PlainModulus::Batching(n, c.plain_bits));
+                return parms;
+            }
+
+            SEALContext context;
+            size_t n;
+            uint64_t t;
+            PublicKey public_key;
+            RelinKeys relin_keys;
+            GaloisKeys galois_keys;
+        };
+    } // namespace
+
     rust::Vec<IntegerOutcome> integer_operations(const IntegerCase &c)
     {
-        scheme_type scheme = c.bgv ? scheme_type::bgv : scheme_type::bfv;
-        EncryptionParameters parms(scheme);
-        size_t n = size_t(1) << c.log_n;
-        parms.set_poly_modulus_degree(n);
-        parms.set_coeff_modulus(
-            CoeffModulus::Create(n, vector<int>(c.coeff_bits.begin(), c.coeff_bits.end())));
-        parms.set_plain_modulus(PlainModulus::Batching(n, c.plain_bits));
-        SEALContext context(parms, true, sec_level_type::none);
-        if (!context.parameters_set())
-        {
-            throw invalid_argument(string("SEAL rejected the parameters: ") + context.parameter_error_message());
-        }
-        uint64_t t = parms.plain_modulus().value();
-
-        KeyGenerator keygen(context);
-        PublicKey public_key;
-        keygen.create_public_key(public_key);
-        RelinKeys relin_keys;
-        keygen.create_relin_keys(relin_keys);
-        GaloisKeys galois_keys;
-        keygen.create_galois_keys(vector<int>{ 0, 1, -1, 3 }, galois_keys);
-        Encryptor encryptor(context, public_key);
-        Evaluator evaluator(context);
+        Setup setup(c);
+        const size_t n = setup.n;
+        const uint64_t t = setup.t;
+        const RelinKeys &relin_keys = setup.relin_keys;
+        const GaloisKeys &galois_keys = setup.galois_keys;
+        Encryptor encryptor(setup.context, setup.public_key);
+        Evaluator evaluator(setup.context);
         mt19937_64 rng(c.seed);
 
         Operands base;
@@ -255,5 +279,124 @@ namespace seal_opencl_testkit
             outcomes.push_back(move(outcome));
         }
         return outcomes;
+    }
+
+    IntegerFuzz integer_fuzz(const IntegerCase &c, uint64_t calls)
+    {
+        Setup setup(c);
+        Encryptor encryptor(setup.context, setup.public_key);
+        Evaluator evaluator(setup.context);
+        mt19937_64 rng(c.seed);
+        const size_t n = setup.n;
+        const uint64_t t = setup.t;
+        const RelinKeys &rk = setup.relin_keys;
+        const GaloisKeys &gk = setup.galois_keys;
+
+        // Slots of (SEAL's CPU copy, marked copy); a fresh encryption fills both alike.
+        const size_t slots = 4;
+        vector<Ciphertext> cpu(slots), dev(slots);
+        auto refill = [&](size_t i) {
+            encryptor.encrypt(random_plain(n, t, rng), cpu[i]);
+            dev[i] = cpu[i];
+            dev[i].gpu();
+        };
+        for (size_t i = 0; i < slots; i++)
+        {
+            refill(i);
+        }
+        const Plaintext plain = random_plain(n, t, rng);
+        Plaintext monomial(n);
+        monomial[rng() % n] = t - 1;
+        Plaintext plain_ntt;
+        evaluator.transform_to_ntt(plain, setup.context.first_parms_id(), plain_ntt);
+
+        // One call: `op` on slot x (the result) and slot y of both sides.
+        using Call = function<void(Evaluator &, Ciphertext &, const Ciphertext &)>;
+        const vector<pair<const char *, Call>> ops = {
+            { "negate", [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.negate_inplace(x); } },
+            { "add", [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.add_inplace(x, y); } },
+            { "sub", [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.sub_inplace(x, y); } },
+            { "multiply", [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.multiply_inplace(x, y); } },
+            { "square", [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.square_inplace(x); } },
+            { "relinearize", [&rk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.relinearize_inplace(x, rk); } },
+            { "multiply_plain",
+              [&plain](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.multiply_plain_inplace(x, plain); } },
+            { "multiply_plain (monomial)",
+              [&monomial](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.multiply_plain_inplace(x, monomial); } },
+            { "multiply_plain (NTT form)",
+              [&plain_ntt](Evaluator &e, Ciphertext &x, const Ciphertext &) {
+                  e.multiply_plain_inplace(x, plain_ntt);
+              } },
+            { "add_plain", [&plain](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.add_plain_inplace(x, plain); } },
+            { "sub_plain", [&plain](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.sub_plain_inplace(x, plain); } },
+            { "rotate_rows 1", [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_rows_inplace(x, 1, gk); } },
+            { "rotate_rows -1",
+              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_rows_inplace(x, -1, gk); } },
+            { "rotate_rows 3", [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_rows_inplace(x, 3, gk); } },
+            { "rotate_columns",
+              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_columns_inplace(x, gk); } },
+            { "mod_switch_to_next",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.mod_switch_to_next_inplace(x); } },
+            { "mod_switch_to_next into",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.mod_switch_to_next(y, x); } },
+            { "transform_to_ntt",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.transform_to_ntt_inplace(x); } },
+            { "transform_from_ntt",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.transform_from_ntt_inplace(x); } },
+            { "copy", [](Evaluator &, Ciphertext &x, const Ciphertext &y) { x = y; } },
+        };
+
+        // The calls so far, as "op(x, y)", for the report of a mismatch.
+        vector<string> trace;
+        IntegerFuzz report;
+        report.calls = 0;
+        report.mismatches = 0;
+        for (uint64_t call = 0; call < calls; call++)
+        {
+            // One call in 16 starts a slot afresh, so that levels and sizes do not run out.
+            size_t x = rng() % slots, y = rng() % slots;
+            if (rng() % 16 == 0)
+            {
+                refill(x);
+                trace.push_back("encrypt(" + to_string(x) + ")");
+                continue;
+            }
+            const auto &[name, op] = ops[rng() % ops.size()];
+            trace.push_back(string(name) + "(" + to_string(x) + ", " + to_string(y) + ")");
+            report.calls++;
+            string cpu_error = string(error_of([&] { op(evaluator, cpu[x], cpu[y]); }));
+            string dev_error = string(error_of([&] { op(evaluator, dev[x], dev[y]); }));
+            string what;
+            if (cpu_error != dev_error)
+            {
+                what = "threw \"" + dev_error + "\" where SEAL threw \"" + cpu_error + "\"";
+            }
+            else if (metadata(cpu[x]) != metadata(dev[x]))
+            {
+                what = "metadata " + metadata(dev[x]) + " where SEAL has " + metadata(cpu[x]);
+            }
+            else if (int64_t i = first_difference(cpu[x], dev[x]); i >= 0)
+            {
+                what = "word " + to_string(i) + " differs";
+            }
+            if (!what.empty())
+            {
+                if (report.mismatches++ == 0)
+                {
+                    report.first = "call " + to_string(call) + ": " + name + ": " + what + "; calls:";
+                    for (const auto &step : trace)
+                    {
+                        report.first += " " + step;
+                    }
+                }
+                // Go on from SEAL's words.
+                for (size_t i = 0; i < slots; i++)
+                {
+                    dev[i] = cpu[i];
+                    dev[i].gpu();
+                }
+            }
+        }
+        return report;
     }
 } // namespace seal_opencl_testkit

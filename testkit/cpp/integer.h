@@ -11,7 +11,9 @@ namespace seal_opencl_testkit
     // Defined by the generated header seal-opencl-testkit/src/integer.rs.h.
     struct IntegerCase;
     struct IntegerOutcome;
+    struct IntegerFuzz;
 
     // Throws SEAL's exception for parameters SEAL rejects; cxx turns it into a Rust Err.
     rust::Vec<IntegerOutcome> integer_operations(const IntegerCase &c);
+    IntegerFuzz integer_fuzz(const IntegerCase &c, std::uint64_t calls);
 } // namespace seal_opencl_testkit

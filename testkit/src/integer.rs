@@ -1,7 +1,8 @@
 //! SEAL's integer schemes (BFV, BGV) as their own oracle: `integer_operations` runs each
 //! Evaluator operation on host copies of two fresh ciphertexts (SEAL's CPU path) and on marked
 //! copies (routed to the installed backend), and says for each whether it was routed and whether
-//! the words and metadata agree (`testkit/cpp/integer.cc`). Install the backend first.
+//! the words and metadata agree; `integer_fuzz` makes random sequences of them
+//! (`testkit/cpp/integer.cc`). Install the backend first.
 
 pub use bridge::*;
 
@@ -36,6 +37,17 @@ mod bridge {
         first_difference: i64,
     }
 
+    /// A differential fuzzing run: random operations on random operands, each on SEAL's CPU
+    /// copies and on marked copies, compared after every call (words, metadata, exception).
+    #[derive(Debug, Clone)]
+    struct IntegerFuzz {
+        /// Evaluator calls made on each side.
+        calls: u64,
+        mismatches: u64,
+        /// The first mismatch: its call, operation and what differed; empty with none.
+        first: String,
+    }
+
     // SAFETY: the declaration matches testkit/cpp/integer.h; the function keeps no reference
     // to its argument after it returns.
     unsafe extern "C++" {
@@ -43,5 +55,9 @@ mod bridge {
 
         /// Every operation of the case's scheme, in a fixed order.
         fn integer_operations(c: &IntegerCase) -> Result<Vec<IntegerOutcome>>;
+        /// `calls` random Evaluator calls on four ciphertexts of the case (a slot refilled
+        /// with a fresh encryption one draw in 16); after a mismatch the run goes on from
+        /// SEAL's words.
+        fn integer_fuzz(c: &IntegerCase, calls: u64) -> Result<IntegerFuzz>;
     }
 }
