@@ -383,11 +383,12 @@ namespace seal_opencl_testkit
             {
                 if (report.mismatches++ == 0)
                 {
-                    report.first = "call " + to_string(call) + ": " + name + ": " + what + "; calls:";
+                    string first = "call " + to_string(call) + ": " + name + ": " + what + "; calls:";
                     for (const auto &step : trace)
                     {
-                        report.first += " " + step;
+                        first += " " + step;
                     }
+                    report.first = first;
                 }
                 // Go on from SEAL's words.
                 for (size_t i = 0; i < slots; i++)
