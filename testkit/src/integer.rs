@@ -6,6 +6,38 @@
 
 pub use bridge::*;
 
+/// The parameter sets the tests and the fuzzing example run: (log2 N, bit sizes of the primes,
+/// bits of the plain modulus), N = 2^12 and 2^13, plain moduli of 17 to 40 bits.
+pub const PARAMETER_SETS: [(u32, &[i32], i32); 4] = [
+    (12, &[36, 36, 37], 17),
+    (13, &[50, 40, 40, 50], 20),
+    (13, &[60, 60, 60], 40),
+    (13, &[45, 30, 60, 30, 50], 24),
+];
+
+/// `calls` fuzzing calls at every parameter set for BFV (`bgv` false) or BGV, seeds drawn from
+/// `seed`: the reports with their cases.
+pub fn fuzz_scheme(
+    bgv: bool,
+    calls: u64,
+    seed: u64,
+) -> Result<Vec<(IntegerCase, IntegerFuzz)>, cxx::Exception> {
+    PARAMETER_SETS
+        .iter()
+        .enumerate()
+        .map(|(i, &(log_n, bits, plain_bits))| {
+            let case = IntegerCase {
+                bgv,
+                log_n,
+                coeff_bits: bits.to_vec(),
+                plain_bits,
+                seed: seed.wrapping_add(i as u64),
+            };
+            integer_fuzz(&case, calls).map(|report| (case, report))
+        })
+        .collect()
+}
+
 #[cxx::bridge(namespace = "seal_opencl_testkit")]
 mod bridge {
     /// One parameter set: BFV or BGV, N = 2^log_n, primes of `coeff_bits` (the last the special
@@ -38,7 +70,9 @@ mod bridge {
     }
 
     /// A differential fuzzing run: random operations on random operands, each on SEAL's CPU
-    /// copies and on marked copies, compared after every call (words, metadata, exception).
+    /// copies and on marked copies, compared after every call (words, metadata, exception;
+    /// after an exception both sides go on from SEAL's words, which its CPU path may have
+    /// written before throwing, where a routed call leaves them unchanged).
     #[derive(Debug, Clone)]
     struct IntegerFuzz {
         /// Evaluator calls made on each side.
