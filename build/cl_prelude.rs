@@ -1,6 +1,6 @@
 //! The OpenCL sources' preludes. A program is its sources concatenated in order
 //! (`src/cl/sources.rs`), so a file may use what files before it define. Each file states
-//! which on its first line, `// Uses: ntt.cl, inv_fwd.cl` (or `// Uses: nothing`), and the
+//! which on its first line, `// Uses: arith.cl, ntt.cl` (or `// Uses: nothing`), and the
 //! build fails where a file uses an identifier that another file defines without naming
 //! that file there: a .cl file reads on its own, its prelude in its first line.
 //!

@@ -1,11 +1,11 @@
-// Uses: ntt.cl, inv_fwd.cl, moddown.cl, galois.cl, keyswitch.cl
+// Uses: ntt.cl, fused.cl
 // A key switch in one launch: the five launches of a fused key switch with a two-pass
 // layout (relinearize, or a rotation after its galois permutation) chained, and a
-// rescale's three (moddown_chained, at the end), built after
-// ntt.cl, inv_fwd.cl, moddown.cl, galois.cl and keyswitch.cl (KS_ROWS = 1), where the
-// strided and block work groups have the same size. At small rings NVIDIA's OpenCL
-// charges each launch more host time (~10 us) than the device needs for the pass, so one
-// launch in place of five is what a key switch's host time is made of.
+// rescale's three (moddown_chained, at the end), built after ntt.cl and fused.cl (whose
+// passes these are, with KS_ROWS = 1), where the strided and block work groups have the
+// same size. At small rings NVIDIA's OpenCL charges each launch more host time (~10 us)
+// than the device needs for the pass, so one launch in place of five is what a key
+// switch's host time is made of.
 //
 // The passes, each over its own work groups:
 //   1. the target's inverse, first pass (inv_block_gather_group), or a rotation's galois

@@ -30,9 +30,14 @@
 // fits one work group), LOG_C (columns per strided work group) and LOG_B (blocks per
 // block work group). See src/ntt/plan.rs.
 //
-// This file is the transform core: the plain transforms, the inverse block pass reading
-// from another buffer, and the passes' load and store hooks (load_op, store_op). The
-// fused passes are built after it, each from a file of its own (src/ckks/fused).
+// This file is the transform and nothing else: the plain transforms, the inverse block
+// pass reading from another buffer, and the staged passes' steps on registers, which are
+// the hooks of passes that load or store otherwise. Such a pass loads its words itself
+// and hands them to the steps (fwd_block_steps from fwd_block_word, fwd_strided_steps,
+// inv_block_transform from local memory), and stores what they leave (local memory at
+// block_slot, registers). The CKKS passes built so (the mod-down's and key switching's
+// loads and stores, the galois permutation) are fused.cl's, built after this file
+// (src/ckks/fused).
 
 #define N (1u << LOG_N)
 #define PARAMS_STRIDE 8
@@ -133,12 +138,12 @@ __kernel void ntt_inv_naive(__global u64 *restrict values, ulong values_at,
 // ---------------------------------------------------------------------------------------
 // Staged radix-R NTT (the same paper, V-B5, Listing 17), R = 2^LOG_R values per work
 // item: 4 (radix-4, the default where a transform takes two passes: more and smaller work
-// items, which matters most in the row block pass of keyswitch.cl, whose work items also
-// hold 128-bit accumulators, 4 words per value), 8 (radix-8) or 16 (radix-16: fewer
-// exchanges and barriers, more work per item). Each work item holds R values in
+// items, which matters most in key switching's row block pass (fused.cl), whose work
+// items also hold 128-bit accumulators, 4 words per value), 8 (radix-8) or 16 (radix-16:
+// fewer exchanges and barriers, more work per item). Each work item holds R values in
 // registers and runs up to LOG_R rounds on them between exchanges; every butterfly is
-// the same whatever R, so the outputs are too. A
-// transform of N = S * G points takes two launches (one when LOG_S = 0):
+// the same whatever R, so the outputs are too. A transform of N = S * G points takes two
+// launches (one when LOG_S = 0):
 //   strided: the S-point sub-transforms of the elements congruent mod G. In the forward
 //     transform these are its first LOG_S rounds (gaps N/2 .. G, all multiples of G, never
 //     mix classes mod G); in the inverse its last LOG_S rounds. A work group takes C
@@ -252,95 +257,34 @@ ALWAYS_INLINE void inv_step(u64 *v, const uint K, uint lg, uint u, uint per,
     }
 }
 
-// What a staged pass does to each word it loads from global memory: nothing; the
-// mod-down's rounding and reduction under prime q (moddown_round in arith.cl, the fusion
-// of ckks_moddown_prep); or key switching's decomposition, a canonical word under prime
-// q_in reduced under q (ckks_ks_decompose).
-#define LOAD_PLAIN 0
-#define LOAD_MODDOWN 1
-#define LOAD_DECOMPOSE 2
-typedef struct {
-    uint kind;
-    u64 q_in, r1_in, q, r1, fix;
-} load_op;
-
-ALWAYS_INLINE load_op plain_load(void)
-{
-    load_op op = {LOAD_PLAIN, 0, 0, 0, 0, 0};
-    return op;
-}
-
-// Loads of words under prime `in_prime` into a transform under prime `prime`.
-ALWAYS_INLINE load_op prime_load(uint kind, __global const u64 *params, uint in_prime,
-                                 uint prime)
-{
-    load_op op;
-    op.kind = kind;
-    op.q_in = params[in_prime * PARAMS_STRIDE];
-    op.r1_in = params[in_prime * PARAMS_STRIDE + 5];
-    op.q = params[prime * PARAMS_STRIDE];
-    op.r1 = params[prime * PARAMS_STRIDE + 5];
-    op.fix = kind == LOAD_MODDOWN ? moddown_fix(op.q_in, op.q, op.r1) : 0;
-    return op;
-}
-
-ALWAYS_INLINE u64 apply_load(load_op op, u64 x)
-{
-    if (op.kind == LOAD_MODDOWN)
-        return moddown_round(x, op.q_in, op.r1_in, op.q, op.r1, op.fix);
-    if (op.kind == LOAD_DECOMPOSE)
-        return op.q_in <= op.q ? x : barrett_reduce_64(x, op.q, op.r1);
-    return x;
-}
-
-// What the forward transform's last pass does with each output word x < 4q: store it
-// (reduced to [0, q) with `reduce`), or the mod-down's last step (moddown_finish in
-// arith.cl, the fusion of ckks_divide_round_finish): out = (src - x) * inv mod q, plus
-// acc mod q with `add`. `src` and `acc` point at the residues of the same coefficients
-// as `out` (acc may be out).
-typedef struct {
-    uint finish, reduce, add;
-    __global const u64 *src;
-    __global const u64 *acc;
-    u64 inv, inv_q;
-} store_op;
-
-ALWAYS_INLINE store_op plain_store(uint reduce)
-{
-    store_op op = {0, reduce, 0, 0, 0, 0, 0};
-    return op;
-}
-
-ALWAYS_INLINE void apply_store(store_op op, __global u64 *out, uint e, u64 x, u64 q)
-{
-    if (op.finish) {
-        u64 y = moddown_finish(op.src[e], x, op.inv, op.inv_q, q);
-        out[e] = op.add ? add_uint_mod(op.acc[e], y, q) : y;
-    } else {
-        out[e] = op.reduce ? reduce_once(reduce_once(x, q << 1), q) : x;
-    }
-}
-
-// Forward, gaps G/2 .. 1 on blocks; the transform's last launch. Reads residue `in`
-// through `ld` (on entry [0, 4q) after it) and leaves the group's B * G outputs, in
-// [0, 4q), in local memory: word e of the group (e < B * G) at lmem[block_slot(e)],
-// after a barrier. A caller that transforms again with the same lmem must pass a
-// barrier between its last read and the next call.
+// Forward, gaps G/2 .. 1 on blocks; the transform's last launch. Its outputs, in
+// [0, 4q), are the group's B * G words in local memory: word e of the group (e < B * G)
+// at lmem[block_slot(e)], after a barrier. A caller that transforms again with the same
+// lmem must pass a barrier between its last read and the next call.
 ALWAYS_INLINE uint block_slot(uint e)
 {
     return (e >> LOG_G) * PADDED_G + PAD(e & (G - 1));
 }
 
+// The word of its residue that work item `lid` loads into register i (i < R) for the
+// forward block transform of the group's blocks: t = u + i G/R of its block, the first
+// step's inputs.
+ALWAYS_INLINE uint fwd_block_word(uint group_in_residue, uint lid, uint i)
+{
+    const uint block = group_in_residue * B + (lid >> (LOG_G - LOG_R));
+    return block * G + (lid & (G / R - 1)) + i * (G / R);
+}
+
+// The forward block transform from registers: v[i] holds, in [0, 4q), the word
+// fwd_block_word(group_in_residue, lid, i) of the residue, loaded by the caller (which
+// may do a step of its own on each load: the hook of the fused passes, src/ckks/fused).
 // `lid` is the work item's index among the BLOCK_WG that share `lmem` (get_local_id(0)
-// but in key switching's rows). Without `active` the work item only passes the barriers,
-// so that the others of its work group may transform. With `local_roots` the roots come
-// from lroots, the group's blocks' roots staged there by stage_block_roots.
-ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem,
-                                       __global const ulong2 *w,
-                                       __local const ulong2 *lroots,
-                                       const bool local_roots, u64 q,
-                                       uint group_in_residue, load_op ld, uint lid,
-                                       bool active)
+// but in key switching's rows). Without `active` the work item only passes the barriers
+// (v unread), so that the others of its work group may transform. With `local_roots` the
+// roots come from lroots, the group's blocks' roots staged there by stage_block_roots.
+ALWAYS_INLINE void fwd_block_steps(u64 *v, __local u64 *lmem, __global const ulong2 *w,
+                                   __local const ulong2 *lroots, const bool local_roots,
+                                   u64 q, uint group_in_residue, uint lid, bool active)
 {
     const uint bl = lid >> (LOG_G - LOG_R);
     const uint u = lid & (G / R - 1);
@@ -348,13 +292,9 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
     __local u64 *lblock = lmem + bl * PADDED_G;
     __local const ulong2 *lw = local_roots ? lroots + bl * G : lroots;
     const uint root_base = local_roots ? G : N + block * G;
-    u64 v[R];
 
-    // Step 0 (gaps G/2 .. G/R) straight from global memory: t = u + i G/R.
+    // Step 0 (gaps G/2 .. G/R) on the loaded words: t = u + i G/R.
     if (active) {
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[i] = apply_load(ld, in[block * G + u + i * (G / R)]);
         fwd_step(v, LOG_R, LOG_G - LOG_R, u, G / R, w, lw, local_roots, root_base, q);
 #pragma unroll
         for (uint i = 0; i < R; i++)
@@ -388,23 +328,37 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-// The forward block pass: the transform, then `st` on each output word, residue `out`
-// (the same as `in` for a plain transform). Writes leave through local memory so that
-// neighbouring work items store neighbouring words. `lid` and `active` as in
-// fwd_block_transform.
+// The forward block transform of residue `in` (on entry [0, 4q)). `lid` and `active` as
+// in fwd_block_steps.
+ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem,
+                                       __global const ulong2 *w,
+                                       __local const ulong2 *lroots,
+                                       const bool local_roots, u64 q,
+                                       uint group_in_residue, uint lid, bool active)
+{
+    u64 v[R];
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = in[fwd_block_word(group_in_residue, lid, i)];
+    }
+    fwd_block_steps(v, lmem, w, lroots, local_roots, q, group_in_residue, lid, active);
+}
+
+// The forward block pass: the transform of residue `in`, its outputs to residue `out`
+// (the same for a plain transform), reduced to [0, q) with `reduce`. Writes leave through
+// local memory so that neighbouring work items store neighbouring words.
 ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w, u64 q,
-                                  uint group_in_residue, load_op ld, store_op st, uint lid,
-                                  bool active)
+                                  uint group_in_residue, uint reduce, uint lid)
 {
-    fwd_block_transform(in, lmem, w, 0, false, q, group_in_residue, ld, lid, active);
-    if (!active)
-        return;
+    fwd_block_transform(in, lmem, w, 0, false, q, group_in_residue, lid, true);
     const uint first = group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
         uint e = lid + i * BLOCK_WG;
-        apply_store(st, out, first + e, lmem[block_slot(e)], q);
+        u64 x = lmem[block_slot(e)];
+        out[first + e] = reduce ? reduce_once(reduce_once(x, q << 1), q) : x;
     }
 }
 
@@ -425,7 +379,7 @@ void ntt_fwd_block(__global u64 *restrict values, ulong values_at,
     __global u64 *r = values + (size_t)residue * N;
     fwd_block_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
                    params[prime * PARAMS_STRIDE], (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
-                   plain_load(), plain_store(reduce), get_local_id(0), true);
+                   reduce, get_local_id(0));
 }
 
 // Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
@@ -433,7 +387,7 @@ void ntt_fwd_block(__global u64 *restrict values, ulong values_at,
 // group's B * G input words are in local memory, word e at lmem[block_slot(e)], written
 // by the work items that share it before the call; the outputs go to residue `out`. On
 // entry values in [0, 2q); on exit in [0, 2q). `lid` and `active` as in
-// fwd_block_transform.
+// fwd_block_steps.
 ALWAYS_INLINE void inv_block_transform(__local u64 *lmem, __global u64 *out,
                                        __global const ulong2 *w, __global const u64 *pr,
                                        uint group_in_residue, uint reduce, uint lid,
@@ -491,7 +445,7 @@ ALWAYS_INLINE void inv_block_transform(__local u64 *lmem, __global u64 *out,
 
 // The inverse block pass: reads residue `in`, writes residue `out` (the same for a plain
 // transform). Reads enter through local memory. `lid` and `active` as in
-// fwd_block_transform.
+// fwd_block_steps.
 ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
                                   __local u64 *lmem, __global const ulong2 *w,
                                   __global const u64 *pr, uint group_in_residue,
@@ -533,7 +487,7 @@ void ntt_inv_block(__global u64 *restrict values, ulong values_at,
 // (e.g. the last residue of every polynomial of a ciphertext, or a polynomial at an
 // offset); values gets the output in place of a copy followed by ntt_inv_block. src
 // must not be values. Work group `group` of the launch; `lid` and `active` as in
-// fwd_block_transform.
+// fwd_block_steps.
 ALWAYS_INLINE void inv_block_gather_group(__global u64 *values,
                                           __global const u64 *inv_root_powers,
                                           __global const u64 *params,
@@ -578,14 +532,14 @@ void ntt_inv_block_gather(__global u64 *restrict values, ulong values_at,
 // transformed, in [0, 4q), at gcol[t G]. The class of column c is at residue word
 // c + t G, staged in local memory at lcol[t C]. A caller that transforms again with the
 // same local memory must pass a barrier between its last read and the next call.
-// Without `active` the work item only passes the barriers (as in fwd_block_transform).
+// Without `active` the work item only passes the barriers (as in fwd_block_steps).
 ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lcol,
                                      __global const ulong2 *w, u64 q, uint u, bool active)
 {
     // Steps of LOG_R rounds from gap S/2 down, then LOG_S % LOG_R rounds; the last writes
     // global memory, the others go through local memory. Unrolled, like the inverse's
     // steps, so that every shift and root index is a constant. The block passes' step
-    // loops stay rolled: unrolled, the row block pass (keyswitch.cl) ran slower.
+    // loops stay rolled: unrolled, key switching's row block pass (fused.cl) ran slower.
 #pragma unroll
     for (uint st = 0; st < NSTEP; st++) {
         uint lg = LOG_S - LOG_R - LOG_R * st;
@@ -623,11 +577,10 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
 #endif
 }
 
-// The forward strided pass: reads residue `in` through `ld` (on entry [0, 4q) after it),
-// writes residue `out`.
+// The forward strided pass: reads residue `in` (on entry [0, 4q)), writes residue `out`.
 ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
                                     __local u64 *lmem, __global const ulong2 *w, u64 q,
-                                    uint group_in_residue, load_op ld)
+                                    uint group_in_residue)
 {
     const uint lid = get_local_id(0);
     const uint c = lid & (C - 1);
@@ -636,7 +589,7 @@ ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
     u64 v[R];
 #pragma unroll
     for (uint i = 0; i < R; i++)
-        v[i] = apply_load(ld, gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G]);
+        v[i] = gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G];
     fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u, true);
 }
 
@@ -656,7 +609,7 @@ void ntt_fwd_strided(__global u64 *restrict values, ulong values_at,
     __global u64 *r = values + (size_t)residue * N;
     fwd_strided_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
                      params[prime * PARAMS_STRIDE],
-                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE), plain_load());
+                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE));
 }
 
 // Inverse, gaps G .. N/2 (S-point sub-transforms of the classes mod G); the transform's
@@ -664,7 +617,7 @@ void ntt_fwd_strided(__global u64 *restrict values, ulong values_at,
 // from gcol (word t at gcol[t G], in [0, 2q)) and leaves its R words of the last step in
 // v (t = step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i): where fwd_strided_steps starts), in
 // [0, 2q). The column is staged in local memory at lcol[t C]. Without `active` the work
-// item only passes the barriers (as in fwd_block_transform).
+// item only passes the barriers (as in fwd_block_steps).
 ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u64 *lcol,
                                      __global const ulong2 *w, __global const u64 *pr,
                                      uint u, bool active)

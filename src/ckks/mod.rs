@@ -3,7 +3,7 @@
 //! and launchers (`kernels`: [`kernels::CkksKernels`] per (context, N) and
 //! [`kernels::ModuliTable`]); the device data of a parameter set (`context`); the fused
 //! passes, NTT passes with an operation's element-wise steps in their loads and stores
-//! (`fused`, kernels in `opencl/keyswitch.cl`, `moddown.cl`, `galois.cl`, `inv_fwd.cl`);
+//! (`fused`, kernels in `opencl/fused.cl` and `chain.cl`);
 //! and SEAL's Evaluator operations as sequences of those kernels and NTTs (`ops`).
 
 use crate::error::{Error, Result};

@@ -9,7 +9,7 @@ pub const ARITH: &str = include_str!("../../opencl/arith.cl");
 pub const ARITH_TEST: &str = include_str!("../../opencl/arith_test.cl");
 
 /// The negacyclic NTT kernels (naive radix-2 and staged radix-4/8/16), built after `ARITH`:
-/// the transform core, which the fused passes below are built after.
+/// the transform alone, whose staged steps the fused passes (`FUSED`) load and store for.
 pub const NTT: &str = include_str!("../../opencl/ntt.cl");
 
 /// The elementwise CKKS kernels (add/sub/negate, multiply_plain, tensor, residue copies,
@@ -21,23 +21,15 @@ pub const CKKS: &str = include_str!("../../opencl/ckks.cl");
 /// BFV's scaled addition, built after `CKKS` in its program.
 pub const PLAIN: &str = include_str!("../../opencl/plain.cl");
 
-/// The inverse's strided pass fused with forward strided passes under other primes, built
-/// after `NTT` for the fused passes of key switching and the mod-down (`crate::ckks::fused`).
-pub const INV_FWD: &str = include_str!("../../opencl/inv_fwd.cl");
+/// The CKKS fused passes (`crate::ckks::fused`), built after `NTT`: the loads of key
+/// switching's decomposition and the mod-down's rounding, the galois permutation with an
+/// inverse's first pass, the inverse's strided pass fused with forward ones, the mod-down's
+/// forward block pass, and with `-D KS_ROWS=.. -D KS_LOCAL_ROOTS=..` key switching's
+/// forward block pass with its inner product.
+pub const FUSED: &str = include_str!("../../opencl/fused.cl");
 
-/// The mod-down's forward block pass, built after `NTT` and `INV_FWD`.
-pub const MODDOWN: &str = include_str!("../../opencl/moddown.cl");
-
-/// Key switching's forward block pass with its decomposition and inner product, built
-/// after `NTT` and `INV_FWD` with `-D KS_ROWS=.. -D KS_LOCAL_ROOTS=..`.
-pub const KEYSWITCH: &str = include_str!("../../opencl/keyswitch.cl");
-
-/// The galois permutation fused with an inverse transform's first pass, built after `NTT`.
-pub const GALOIS: &str = include_str!("../../opencl/galois.cl");
-
-/// A key switch's five fused launches chained into one, built after `NTT`, `INV_FWD`,
-/// `MODDOWN`, `GALOIS` and `KEYSWITCH` (with `-D KS_ROWS=1`), and `-D DEVICE_FENCE_PTX`
-/// on NVIDIA.
+/// A key switch's five fused launches chained into one, built after `NTT` and `FUSED`
+/// (with `-D KS_ROWS=1`), and `-D DEVICE_FENCE_PTX` on NVIDIA.
 pub const CHAIN: &str = include_str!("../../opencl/chain.cl");
 
 /// The element-wise kernels of BFV and BGV that CKKS has none of (the galois permutation in

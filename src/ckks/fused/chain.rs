@@ -141,17 +141,7 @@ impl ChainedPasses {
             u32::from(local_roots),
             fence.build_option()
         );
-        let program = plan.build_program(
-            layout,
-            &[
-                sources::INV_FWD,
-                sources::MODDOWN,
-                sources::GALOIS,
-                sources::KEYSWITCH,
-                sources::CHAIN,
-            ],
-            &options,
-        )?;
+        let program = plan.build_program(layout, &[sources::FUSED, sources::CHAIN], &options)?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;

@@ -1,5 +1,6 @@
 //! A rotation's first launch: SEAL's `apply_galois_ntt` fused with the first pass of key
-//! switching's inverse transform (`opencl/galois.cl`), for `ops::galois`.
+//! switching's inverse transform (`ntt_inv_block_galois`, `opencl/fused.cl`), for
+//! `ops::galois`.
 
 use super::FusedPasses;
 use crate::ckks::check_galois_elt;

@@ -1,6 +1,6 @@
 //! Key switching's forward transforms with the decomposition fused into their loads and
-//! the inner product with the key into the last pass (`opencl/keyswitch.cl`), for
-//! `ops::relin`'s `switch_key`.
+//! the inner product with the key into the last pass (`ntt_fwd_block_ks`,
+//! `opencl/fused.cl`), for `ops::keyswitch`'s `switch_key`.
 
 use super::{FusedPasses, LOAD_DECOMPOSE, NTT_INV_FWD_STRIDED};
 use crate::cl::KernelArg::{Buf, U32};
@@ -104,7 +104,7 @@ impl KeySwitchPasses {
             "-D KS_ROWS={rows} -D KS_LOCAL_ROOTS={}",
             u32::from(local_roots)
         );
-        let program = plan.build_program(ks, &[sources::INV_FWD, sources::KEYSWITCH], &options)?;
+        let program = plan.build_program(ks, &[sources::FUSED], &options)?;
         let items = plan.coeff_count() >> ks.log_r();
         let rows = rows as usize;
         Ok(KeySwitchPasses {
@@ -142,7 +142,7 @@ fn ks_rows_that_fit(
 
 /// Whether key switching's block pass with `rows` rows of `ks`'s blocks also holds each
 /// row's forward roots (16 bytes per word of its blocks) in local memory: its J transforms
-/// then read them once per work group (`stage_block_roots` in keyswitch.cl). Two-pass
+/// then read them once per work group (`stage_block_roots` in fused.cl). Two-pass
 /// layouts only: a one-pass row is a whole transform, whose roots alone take twice its
 /// words (PoCL 3.1 crashed inside such a build: 16 rows at 2^10, 2048 work items, 256 KB
 /// of roots).

@@ -1,16 +1,17 @@
 //! The fused passes of the CKKS operations: passes of a level's staged NTT whose loads and
 //! stores do an operation's element-wise steps, built on the plan's tables and layout from
-//! the sources after the transform core, one file per pass:
+//! one kernel source after the transform, `opencl/fused.cl` (the passes, and the loads
+//! they share), and `opencl/chain.cl` after it; one file per pass here:
 //!
-//! | pass | kernel source | operation |
+//! | pass | kernel (`opencl/fused.cl` but where named) | operation |
 //! |---|---|---|
-//! | [`FusedPasses::forward_key_switch`] (`keyswitch.rs`) | `opencl/keyswitch.cl` | `ops::relin` |
-//! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `opencl/moddown.cl` | `ops::moddown` |
-//! | [`FusedPasses::inverse_first_pass_galois`] (`galois.rs`) | `opencl/galois.cl` | `ops::galois` |
-//! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `opencl/chain.cl` | `ops::relin`, `ops::galois` |
+//! | [`FusedPasses::forward_key_switch`] (`keyswitch.rs`) | `ntt_fwd_block_ks` | `ops::keyswitch` |
+//! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `ntt_fwd_block_moddown` | `ops::moddown` |
+//! | [`FusedPasses::inverse_first_pass_galois`] (`galois.rs`) | `ntt_inv_block_galois` | `ops::galois` |
+//! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `ks_chained`, `ks_chained_galois` (`opencl/chain.cl`) | `ops::keyswitch` |
 //!
 //! With a two-pass layout an inverse transform's second pass and the forward transforms'
-//! first passes that follow it run in one launch (`opencl/inv_fwd.cl`: key switching's
+//! first passes that follow it run in one launch (`ntt_inv_fwd_strided`: key switching's
 //! decomposition and the mod-down's rounding on its loads), and key switching's last pass
 //! starts the mod-down's inverse. The first pass of an inverse reading from where a
 //! residue lies is the plan's own (`NttPlan::inverse_first_pass_from`). Where the context
@@ -39,7 +40,7 @@ kernel_sigs! {
     );
 }
 
-/// `ntt_inv_fwd_strided`'s `kind`: the loads of inv_fwd.cl's `LOAD_MODDOWN` and
+/// `ntt_inv_fwd_strided`'s `kind`: the loads of fused.cl's `LOAD_MODDOWN` and
 /// `LOAD_DECOMPOSE`.
 const LOAD_MODDOWN: u32 = 1;
 const LOAD_DECOMPOSE: u32 = 2;
@@ -80,8 +81,7 @@ impl FusedPasses {
             (Some(layout), NttStrategy::Staged(variant)) => (layout, variant),
             _ => return Err(staged_only("the fused passes")),
         };
-        let sources = [sources::INV_FWD, sources::MODDOWN, sources::GALOIS];
-        let program = plan.build_program(layout, &sources, "")?;
+        let program = plan.build_program(layout, &[sources::FUSED], "")?;
         let items = plan.coeff_count() >> layout.log_r();
         let block = Some(layout.block_work_group_size());
         let info = plan.context().info();
@@ -165,11 +165,13 @@ mod tests {
 
     #[test]
     fn signatures_match_the_fused_sources() {
-        use crate::cl::check_source;
-        check_source(sources::INV_FWD, &[&NTT_INV_FWD_STRIDED]).unwrap();
-        check_source(sources::MODDOWN, &[&moddown::NTT_FWD_BLOCK_MODDOWN]).unwrap();
-        check_source(sources::KEYSWITCH, &[&keyswitch::NTT_FWD_BLOCK_KS]).unwrap();
-        check_source(sources::GALOIS, &[&galois::NTT_INV_BLOCK_GALOIS]).unwrap();
+        let sigs = [
+            &NTT_INV_FWD_STRIDED,
+            &moddown::NTT_FWD_BLOCK_MODDOWN,
+            &keyswitch::NTT_FWD_BLOCK_KS,
+            &galois::NTT_INV_BLOCK_GALOIS,
+        ];
+        crate::cl::check_source(sources::FUSED, &sigs).unwrap();
     }
 
     #[test]

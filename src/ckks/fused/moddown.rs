@@ -1,5 +1,5 @@
 //! The mod-down's forward transforms with its element-wise steps fused into their loads
-//! and stores (`opencl/moddown.cl`, after `opencl/inv_fwd.cl`), for `ops::moddown`.
+//! and stores (`ntt_fwd_block_moddown`, after `ntt_inv_fwd_strided`; `opencl/fused.cl`), for `ops::moddown`.
 
 use super::{residues, FusedPasses, LOAD_MODDOWN};
 use crate::cl::KernelArg::{Buf, U32};

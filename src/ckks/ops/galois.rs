@@ -16,7 +16,7 @@ impl LevelOps<'_> {
     /// form, into `dst` (which may be `ct`: `ct` is read only by the permutation, before
     /// anything writes `dst`): permutes both, keeps the first, and key-switches the second
     /// back. Fused, the permutation shares its launch with the first pass of key switching's
-    /// inverse NTT ([`FusedPasses::inverse_first_pass_galois`], `opencl/galois.cl`): 5
+    /// inverse NTT ([`FusedPasses::inverse_first_pass_galois`], `opencl/fused.cl`): 5
     /// launches with a two-pass NTT layout, one where the level chains
     /// ([`FusedPasses::chained_key_switch`]).
     pub fn apply_galois(

@@ -112,7 +112,7 @@ impl LevelOps<'_> {
     /// `t_target` holds (`NttPlan::inverse_first_pass_from`, or a rotation's
     /// [`FusedPasses::inverse_first_pass_galois`]): its second pass, the decomposition and
     /// the inner product with the key run with the forward transforms
-    /// ([`FusedPasses::forward_key_switch`], kernels in `opencl/keyswitch.cl`), whose last
+    /// ([`FusedPasses::forward_key_switch`], kernels in `opencl/fused.cl`), whose last
     /// pass also starts the mod-down. The target (checked by
     /// [`LevelOps::check_key_switch`]) is read again for the residues SEAL takes in NTT
     /// form.

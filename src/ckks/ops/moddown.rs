@@ -15,7 +15,7 @@
 //! pass runs it itself), its second pass and the forward transforms' first passes run in
 //! one launch with step 2's element-wise work on their loads, and step 3 rides on the
 //! forward transforms' last stores ([`FusedPasses::forward_moddown`], kernels in
-//! `opencl/inv_fwd.cl` and `opencl/moddown.cl`): 3 launches with a
+//! `opencl/fused.cl`): 3 launches with a
 //! two-pass NTT layout (2 after key switching), 2 with one (1); where the level chains, a
 //! rescale's 3 are one ([`FusedPasses::chained_moddown`]) and key switching's run inside
 //! its own chained launch. Unfused (the naive NTT

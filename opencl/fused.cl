@@ -1,0 +1,516 @@
+// Uses: arith.cl, ntt.cl
+// The CKKS fused passes (src/ckks/fused): passes of ntt.cl's staged transform whose loads
+// and stores do an operation's element-wise steps, built after ntt.cl, which leaves the
+// loads and stores of its steps to its callers. In the order of a rotation's key switch:
+//   - the loads of words under one prime into a transform under another (load_op), for
+//     key switching's decomposition and the mod-down's rounding;
+//   - the galois permutation with an inverse's first pass (ntt_inv_block_galois);
+//   - an inverse's strided pass with the forward strided passes after it, under other
+//     primes (ntt_inv_fwd_strided; two-pass layouts);
+//   - key switching's forward block pass with the inner product with the key
+//     (ntt_fwd_block_ks; built only with KS_ROWS, rows per work group, and
+//     KS_LOCAL_ROOTS, the rows' roots staged in local memory);
+//   - the mod-down's forward block pass with its division (ntt_fwd_block_moddown).
+// Each pass is a function of its work group's index (`group`), its work item's (`lid`)
+// and whether the group owns the pass (`active`), which its one-pass kernel calls and a
+// chained launch (chain.cl) calls too.
+
+// ---------------------------------------------------------------------------------------
+// What a pass does to each word it loads under prime q_in for a transform under prime q:
+// the mod-down's rounding and reduction (moddown_round in arith.cl, the fusion of
+// ckks_moddown_prep); or key switching's decomposition, a canonical word reduced under q
+// (ckks_ks_decompose). The kinds are ntt_inv_fwd_strided's `kind` (src/ckks/fused/mod.rs).
+#define LOAD_MODDOWN 1
+#define LOAD_DECOMPOSE 2
+typedef struct {
+    uint kind;
+    u64 q_in, r1_in, q, r1, fix;
+} load_op;
+
+// Loads of words under prime `in_prime` into a transform under prime `prime`.
+ALWAYS_INLINE load_op prime_load(uint kind, __global const u64 *params, uint in_prime,
+                                 uint prime)
+{
+    load_op op;
+    op.kind = kind;
+    op.q_in = params[in_prime * PARAMS_STRIDE];
+    op.r1_in = params[in_prime * PARAMS_STRIDE + 5];
+    op.q = params[prime * PARAMS_STRIDE];
+    op.r1 = params[prime * PARAMS_STRIDE + 5];
+    op.fix = kind == LOAD_MODDOWN ? moddown_fix(op.q_in, op.q, op.r1) : 0;
+    return op;
+}
+
+ALWAYS_INLINE u64 apply_load(load_op op, u64 x)
+{
+    if (op.kind == LOAD_MODDOWN)
+        return moddown_round(x, op.q_in, op.r1_in, op.q, op.r1, op.fix);
+    if (op.kind == LOAD_DECOMPOSE)
+        return op.q_in <= op.q ? x : barrett_reduce_64(x, op.q, op.r1);
+    return x;
+}
+
+// The passes below are on the staged transform's layout (LOG_S and what ntt.cl derives
+// from it), with which every program of these passes is built.
+#ifdef LOG_S
+
+// ntt.cl's forward block transform of residue `in` read through `ld` (on entry [0, 4q)
+// after it). `lid` and `active` as in fwd_block_steps.
+ALWAYS_INLINE void fwd_block_transform_load(__global const u64 *in, load_op ld,
+                                            __local u64 *lmem, __global const ulong2 *w,
+                                            __local const ulong2 *lroots,
+                                            const bool local_roots, u64 q,
+                                            uint group_in_residue, uint lid, bool active)
+{
+    u64 v[R];
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = apply_load(ld, in[fwd_block_word(group_in_residue, lid, i)]);
+    }
+    fwd_block_steps(v, lmem, w, lroots, local_roots, q, group_in_residue, lid, active);
+}
+
+// ---------------------------------------------------------------------------------------
+// SEAL's apply_galois_ntt fused with the first pass of key switching's inverse transform:
+// a rotation's first launch, in place of ckks_galois_ntt and ntt_inv_block_gather. Every
+// residue r of src (count polynomials of coeff_modulus_size residues; launched over all
+// of them) is permuted into permuted, permuted[r][i] = src[r][galois_ntt_index(i)]
+// (arith.cl; galois_elt odd, < 2N); residues from transformed_first on (the last
+// polynomial) also go through the inverse's first pass into values, residue
+// r - transformed_first, as ntt_inv_block_gather leaves them. The others only pass the
+// transform's barriers. src is neither values nor permuted.
+// Work group `group` of the launch over lmem (B * PADDED_G words); `lid` and `active` as
+// in fwd_block_steps.
+ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
+                                          __global const u64 *inv_root_powers,
+                                          __global const u64 *params, uint coeff_modulus_size,
+                                          uint reduce, __global const u64 *src,
+                                          uint galois_elt, __global u64 *permuted,
+                                          uint transformed_first, __local u64 *lmem,
+                                          uint group, uint lid, bool active)
+{
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
+    const uint first = group_in_residue * (B * G);
+    __global const u64 *in = src + (size_t)residue * N;
+    __global u64 *out = permuted + (size_t)residue * N + first;
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            uint e = lid + i * BLOCK_WG;
+            u64 x = in[galois_ntt_index(first + e, galois_elt, LOG_N)];
+            out[e] = x;
+            lmem[block_slot(e)] = x;
+        }
+    }
+    const bool transform = active && residue >= transformed_first;
+    inv_block_transform(lmem, values + (size_t)(transform ? residue - transformed_first : 0) * N,
+                        (__global const ulong2 *)inv_root_powers + prime * N,
+                        params + prime * PARAMS_STRIDE, group_in_residue, reduce, lid,
+                        transform);
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
+                          __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                          __global const u64 *restrict params, ulong params_at,
+                          uint coeff_modulus_size, uint reduce,
+                          __global const u64 *restrict src, ulong src_at, uint galois_elt,
+                          __global u64 *restrict permuted, ulong permuted_at,
+                          uint transformed_first)
+{
+    __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    src += src_at;
+    permuted += permuted_at;
+    inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce, src,
+                           galois_elt, permuted, transformed_first, lmem,
+                           (uint)get_group_id(0), get_local_id(0), true);
+}
+
+// ---------------------------------------------------------------------------------------
+#if LOG_S != 0
+// The inverse's strided pass of one residue followed, in the same work group, by forward
+// strided passes of it under other primes: key switching's decomposition (kind
+// LOAD_DECOMPOSE) and the mod-down's rounding (LOAD_MODDOWN), each the first pass of the
+// forward transforms that ntt_fwd_block_ks / ntt_fwd_block_moddown finish. Residue r of
+// `in` (after the inverse's block pass; under prime r for the decomposition, in_prime for
+// the mod-down) finishes its inverse, reduced to [0, q_in), in registers; then for each
+// output prime o of the group's chunk, ld(in -> o) on those words and the forward's
+// strided pass write residue r * coeff_modulus_size + o of values. The decomposition
+// skips o = r (SEAL takes that residue from the target in NTT form). The output primes
+// are split into `chunks` chunks of outs_per_group, each chunk its own work groups that
+// repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
+// over the device. Work group `group` of the launch, over lmem (S * C words); without
+// `active` its work items only pass the barriers. Every barrier's place depends on
+// nothing but the kernel's arguments (the loop runs outs_per_group times in every group),
+// so that a chained launch (chain.cl), whose groups learn their pass from a ticket, may
+// call it: PoCL 3.1 miscompiles barriers under a condition it cannot prove uniform.
+ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u64 *root_powers,
+                                         __global const u64 *params, uint coeff_modulus_size,
+                                         __global const u64 *in, uint kind, uint in_prime,
+                                         uint outs_per_group, uint chunks,
+                                         __global const u64 *inv_root_powers,
+                                         __local u64 *lmem, uint group, uint lid, bool active)
+{
+    const uint rc = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_STRIDED_RESIDUE;
+    const uint r = rc / chunks;
+    const uint chunk = rc % chunks;
+    const uint p_in = kind == LOAD_DECOMPOSE ? r : in_prime;
+    __global const u64 *pr = params + p_in * PARAMS_STRIDE;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = group_in_residue * C + c;
+    __local u64 *lcol = lmem + c;
+    u64 x[R];
+    inv_strided_steps(x, in + (size_t)r * N + column, lcol,
+                      (__global const ulong2 *)inv_root_powers + p_in * N, pr, u, active);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            x[i] = reduce_once(x[i], pr[0]);
+    }
+    const uint o_end = min((chunk + 1) * outs_per_group, coeff_modulus_size);
+    for (uint j = 0; j < outs_per_group; j++) {
+        const uint o = chunk * outs_per_group + j;
+        const bool out = active && o < o_end && !(kind == LOAD_DECOMPOSE && o == r);
+        // An idle transform reads the input prime's tables, in range.
+        const uint p_out = out ? o : p_in;
+        // The last reads of lmem (the inverse's, the previous transform's) are done.
+        barrier(CLK_LOCAL_MEM_FENCE);
+        load_op ld = prime_load(kind, params, p_in, p_out);
+        u64 v[R];
+        if (out) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                v[i] = apply_load(ld, x[i]);
+        }
+        fwd_strided_steps(v, values + ((size_t)r * coeff_modulus_size + p_out) * N + column,
+                          lcol, (__global const ulong2 *)root_powers + p_out * N,
+                          params[p_out * PARAMS_STRIDE], u, out);
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
+void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
+                         __global const u64 *restrict root_powers, ulong root_powers_at,
+                         __global const u64 *restrict params, ulong params_at,
+                         uint coeff_modulus_size, __global const u64 *restrict in, ulong in_at,
+                         uint kind, uint in_prime, uint outs_per_group, uint chunks,
+                         __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
+{
+    __local u64 lmem[S * C];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    in += in_at;
+    inv_root_powers += inv_root_powers_at;
+    inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
+                          outs_per_group, chunks, inv_root_powers, lmem, (uint)get_group_id(0),
+                          get_local_id(0), true);
+}
+
+#endif // LOG_S != 0
+
+// ---------------------------------------------------------------------------------------
+#ifdef KS_ROWS
+
+// Key switching's forward transforms with the inner product with the key fused in
+// (SEAL's switch_key_inplace, its loops over I and J). Row I < K + 1 =
+// coeff_modulus_size (prime I of the plan; the special prime at I = K) of block group g
+// loops over J < K: it transforms decomposed residue J under prime I and accumulates, in
+// registers, its products with both key polynomials,
+//     s(c, I) = sum_J NTT_I(t_target[J] mod q_I) * key[J][c][kp(I)],
+// kp(I) = I < K ? I : key_special_index, key word ((J * 2 + c) * key_stride_primes + p) * N
+// + k (SEAL's key vector). So the K (K + 1) decomposed residues in NTT form are never
+// stored, and each key word is read once. As SEAL does, J = I takes the target's own
+// residue in NTT form (residue target_first + J of target) instead of a transform. The
+// transform's input: with LOG_S = 0, t_target (K canonical residues in coefficient
+// form), decomposed on load; otherwise what ntt_inv_fwd_strided left in values (residue
+// J (K + 1) + I). Products (< 4q * q) accumulate exactly in 128 bits, reduced every
+// reduce_every terms (see ckks_ks_inner_product). On exit prod[c K + I] = s(c, I),
+// canonical, for I < K, and last[c] = s(c, K) after the inverse transform's first pass
+// under the special prime (inv_root_powers' prime K), in [0, 2q): the mod-down's first
+// step. prod and last alias no input.
+//
+// A work group holds KS_ROWS rows of the same blocks, BLOCK_WG work items each, with
+// local memory of their own: group (i, g) serves rows i KS_ROWS .. i KS_ROWS + KS_ROWS - 1
+// (those below K + 1). Rows in one group set the work group's size apart from the
+// blocks': the accumulators (4 words per value) make this kernel's work items large, so
+// the SMs hold few of them, and small groups of a few one-block rows let the K + 1 rows
+// of a key switch run in one round over the SMs (see StagedVariant::DEFAULT). Rows that
+// skip a transform (J = I, or past the last prime) still pass its barriers.
+
+// The forward roots of a work group's B blocks under one prime (w), in local memory, so
+// that transforms that share them (key switching's J loop) read them once from global
+// memory: root k (1 <= k < G) of block bl at lw[bl G + k] in heap order, entry m + h
+// (m = 2^l <= k < 2m) being the root of group h in the round with gap G / (2m), that is
+// root_powers[(N + x) / (G / m) + h] for the block at x. fwd_step then finds a root at
+// ((G + t0) >> shift) + h where it would find it at ((N + x + t0) >> shift) + h in w.
+ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *w,
+                                     uint group_in_residue, uint lid)
+{
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        uint k = lid + i * BLOCK_WG;
+        uint j = k & (G - 1);
+        if (j != 0) {
+            uint x = (group_in_residue * B + (k >> LOG_G)) * G;
+            uint l = 31 - clz(j);
+            lw[k] = w[((N + x) >> (LOG_G - l)) + j - (1u << l)];
+        }
+    }
+}
+
+// Work group `group` of the launch, work item `item` of its KS_ROWS * BLOCK_WG, over lmem
+// (KS_ROWS * B * PADDED_G words) and, with KS_LOCAL_ROOTS, lroots_all (KS_ROWS * B * G
+// pairs); without `active` the work item only passes the barriers.
+ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64 *root_powers,
+                                  __global const u64 *params, uint coeff_modulus_size,
+                                  __global const u64 *t_target, __global const u64 *target,
+                                  uint target_first, __global const u64 *key,
+                                  uint key_stride_primes, uint key_special_index,
+                                  uint reduce_every, __global u64 *prod, __global u64 *last,
+                                  __global const u64 *inv_root_powers, __local u64 *lmem,
+                                  __local ulong2 *lroots_all, uint group, uint item,
+                                  bool active)
+{
+    const uint K = coeff_modulus_size - 1;
+    const uint row = item / BLOCK_WG;
+    const uint lid = item % BLOCK_WG;
+    const uint I = group / GROUPS_PER_BLOCK_RESIDUE * KS_ROWS + row;
+    // A row past the last prime only passes the barriers; it reads the last prime's
+    // tables so that every address stays in range.
+    const bool live = active && I <= K;
+    const uint P = live ? I : K;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    __local u64 *lrow = lmem + row * (B * PADDED_G);
+    __global const u64 *pr = params + P * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+    const uint kp = P < K ? P : key_special_index;
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + P * N;
+    const uint first = group_in_residue * (B * G);
+#if KS_LOCAL_ROOTS
+    // Every J transforms under the row's prime P with the same blocks' roots.
+    __local ulong2 *lroots = lroots_all + row * (B * G);
+    if (live)
+        stage_block_roots(lroots, w, group_in_residue, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const bool local_roots = true;
+#else
+    __local const ulong2 *lroots = 0;
+    const bool local_roots = false;
+#endif
+    u64 lo0[R], hi0[R], lo1[R], hi1[R];
+#pragma unroll
+    for (uint i = 0; i < R; i++)
+        lo0[i] = hi0[i] = lo1[i] = hi1[i] = 0;
+    uint left = reduce_every;
+    for (uint J = 0; J < K; J++) {
+        u64 x[R];
+        // Every row of the group passes the same barriers (those of one transform) in
+        // every J; J and K are the same for the whole group.
+        const bool transform = live && J != P;
+#if LOG_S == 0
+        fwd_block_transform_load(t_target + (size_t)J * N,
+                                 prime_load(LOAD_DECOMPOSE, params, J, P), lrow, w, lroots,
+                                 local_roots, q, group_in_residue, lid, transform);
+#else
+        fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w,
+                            lroots, local_roots, q, group_in_residue, lid, transform);
+#endif
+        if (transform) {
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                x[i] = lrow[block_slot(lid + i * BLOCK_WG)];
+        } else if (live) {
+            __global const u64 *t = target + (size_t)(target_first + J) * N + first;
+#pragma unroll
+            for (uint i = 0; i < R; i++)
+                x[i] = t[lid + i * BLOCK_WG];
+        }
+        // Every read of lmem happens before the next transform writes it.
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (live) {
+            __global const u64 *k0 =
+                key + ((size_t)(2 * J) * key_stride_primes + kp) * N + first;
+            __global const u64 *k1 =
+                key + ((size_t)(2 * J + 1) * key_stride_primes + kp) * N + first;
+#pragma unroll
+            for (uint i = 0; i < R; i++) {
+                uint e = lid + i * BLOCK_WG;
+                mul_acc_128(&lo0[i], &hi0[i], x[i], k0[e]);
+                mul_acc_128(&lo1[i], &hi1[i], x[i], k1[e]);
+            }
+        }
+        if (--left == 0) {
+#pragma unroll
+            for (uint i = 0; i < R; i++) {
+                lo0[i] = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
+                lo1[i] = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+                hi0[i] = hi1[i] = 0;
+            }
+            left = reduce_every;
+        }
+    }
+    // The outputs of rows below K go to prod. The special prime's row starts the
+    // mod-down: its two residues leave after the inverse transform's first pass (the
+    // whole inverse, lazy, with LOG_S = 0), so that the mod-down needs no launch of its
+    // own for it; c = 0 waits in lrow and c = 1 in last (where its transform's output
+    // goes), so that no accumulator stays live through the transforms: registers held
+    // there would lower the whole kernel's occupancy.
+    const bool special = live && I == K;
+    if (live) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            uint e = first + lid + i * BLOCK_WG;
+            u64 y0 = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
+            u64 y1 = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
+            if (special) {
+                lrow[block_slot(lid + i * BLOCK_WG)] = y0;
+                last[N + e] = y1;
+            } else {
+                prod[(size_t)I * N + e] = y0;
+                prod[(size_t)(K + I) * N + e] = y1;
+            }
+        }
+    }
+    // Every row of every group passes the transforms' barriers: with them inside a branch
+    // on the group (whether it holds the special row), PoCL 3.1's build gave wrong words
+    // wherever the group held an idle row (rows past the last prime), taken branch or not.
+    __global const ulong2 *iw = (__global const ulong2 *)inv_root_powers + K * N;
+    inv_block_transform(lrow, last, iw, pr, group_in_residue, 0, lid, special);
+    // The transform's last reads of lrow are done before the next writes.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (special) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            lrow[block_slot(lid + i * BLOCK_WG)] = last[N + first + lid + i * BLOCK_WG];
+    }
+    // Every work item has read its words of last + N before the transform overwrites them.
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    inv_block_transform(lrow, last + N, iw, pr, group_in_residue, 0, lid, special);
+}
+
+__kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
+void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
+                      __global const u64 *restrict root_powers, ulong root_powers_at,
+                      __global const u64 *restrict params, ulong params_at, uint coeff_modulus_size,
+                      __global const u64 *restrict t_target, ulong t_target_at,
+                      __global const u64 *restrict target, ulong target_at, uint target_first,
+                      __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
+                      uint key_special_index, uint reduce_every,
+                      __global u64 *restrict prod, ulong prod_at,
+                      __global u64 *restrict last, ulong last_at,
+                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
+{
+    __local u64 lmem[KS_ROWS * B * PADDED_G];
+#if KS_LOCAL_ROOTS
+    __local ulong2 lroots_all[KS_ROWS * B * G];
+#else
+    __local ulong2 *lroots_all = 0;
+#endif
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    t_target += t_target_at;
+    target += target_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    inv_root_powers += inv_root_powers_at;
+    ks_block_group(values, root_powers, params, coeff_modulus_size, t_target, target,
+                   target_first, key, key_stride_primes, key_special_index, reduce_every, prod,
+                   last, inv_root_powers, lmem, lroots_all, (uint)get_group_id(0),
+                   get_local_id(0), true);
+}
+
+#endif // KS_ROWS
+
+// ---------------------------------------------------------------------------------------
+// The mod-down's forward transforms (SEAL's divide_and_round_q_last_ntt_inplace and the
+// end of switch_key_inplace) over residue r = p * coeff_modulus_size + i, prime i:
+// loads round `last` (residue p under prime last_prime, < 2 q_last, in coefficient form)
+// under q_i (ckks_moddown_prep), stores finish the division,
+//     dst[p * dst_stride + i] = (src[p * src_stride + i] - x) * inv_i mod q_i
+// (ckks_divide_round_finish; inv holds (operand, quotient) pairs of q_last^-1 mod q_i),
+// plus acc[p * dst_stride + i] mod q_i for the first acc_polys polynomials (key
+// switching adds into the ciphertext: acc = dst; a rotation into the permuted first
+// polynomial). With LOG_S = 0 this one launch does all; otherwise ntt_inv_fwd_strided
+// first finishes last's inverse transform and leaves the rounded, partly transformed
+// words in values, which this pass reads. dst may be src only with equal strides, and
+// may be acc; dst is neither values nor last.
+// Work group `group` of the launch over lmem (B * PADDED_G words); `lid` and `active` as
+// in fwd_block_steps.
+ALWAYS_INLINE void moddown_block_group(__global const u64 *values,
+                                       __global const u64 *root_powers,
+                                       __global const u64 *params, uint coeff_modulus_size,
+                                       __global const u64 *last, uint last_prime,
+                                       __global u64 *dst, uint dst_stride,
+                                       __global const u64 *src, uint src_stride,
+                                       __global const u64 *inv, __global const u64 *acc,
+                                       uint acc_polys, __local u64 *lmem, uint group, uint lid,
+                                       bool active)
+{
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint poly = residue / coeff_modulus_size;
+    const uint prime = residue % coeff_modulus_size;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    const bool add = poly < acc_polys;
+    const size_t first = ((size_t)poly * dst_stride + prime) * N + group_in_residue * (B * G);
+    __global const u64 *s = src + ((size_t)poly * src_stride + prime) * N +
+                            group_in_residue * (B * G);
+    const u64 inv_i = inv[2 * prime], inv_i_q = inv[2 * prime + 1];
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
+#if LOG_S == 0
+    fwd_block_transform_load(last + (size_t)poly * N,
+                             prime_load(LOAD_MODDOWN, params, last_prime, prime), lmem, w, 0,
+                             false, q, group_in_residue, lid, active);
+#else
+    fwd_block_transform(values + (size_t)residue * N, lmem, w, 0, false, q, group_in_residue,
+                        lid, active);
+#endif
+    if (!active)
+        return;
+    // The stores leave through local memory, so that neighbouring work items store
+    // neighbouring words.
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        uint e = lid + i * BLOCK_WG;
+        u64 y = moddown_finish(s[e], lmem[block_slot(e)], inv_i, inv_i_q, q);
+        dst[first + e] = add ? add_uint_mod(acc[first + e], y, q) : y;
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_block_moddown(__global u64 *restrict values, ulong values_at,
+                           __global const u64 *restrict root_powers, ulong root_powers_at,
+                           __global const u64 *restrict params, ulong params_at,
+                           uint coeff_modulus_size,
+                           __global const u64 *restrict last, ulong last_at, uint last_prime,
+                           __global u64 *dst, ulong dst_at, uint dst_stride,
+                           __global const u64 *src, ulong src_at, uint src_stride,
+                           __global const u64 *restrict inv, ulong inv_at,
+                           __global const u64 *acc, ulong acc_at, uint acc_polys)
+{
+    __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    last += last_at;
+    dst += dst_at;
+    src += src_at;
+    inv += inv_at;
+    acc += acc_at;
+    moddown_block_group(values, root_powers, params, coeff_modulus_size, last, last_prime, dst,
+                        dst_stride, src, src_stride, inv, acc, acc_polys, lmem,
+                        (uint)get_group_id(0), get_local_id(0), true);
+}
+
+#endif // LOG_S
