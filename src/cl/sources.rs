@@ -35,3 +35,9 @@ pub const GALOIS: &str = include_str!("../../opencl/galois.cl");
 /// `MODDOWN`, `GALOIS` and `KEYSWITCH` (with `-D KS_ROWS=1`), and `-D DEVICE_FENCE_PTX`
 /// on NVIDIA.
 pub const CHAIN: &str = include_str!("../../opencl/chain.cl");
+
+/// The per-coefficient steps of BFV's multiplication by BEHZ base extensions (the
+/// extension of each input to base q U Bsk, and the scaling by t / q back to q), built
+/// after `ARITH` with `-D LOG_N=.. -D BEHZ_K=.. -D BEHZ_NB=..` and the constants' offsets
+/// (`crate::integer::multiply`).
+pub const BEHZ: &str = include_str!("../../opencl/behz.cl");

@@ -9,3 +9,6 @@
 //!   correction factors and its divide-and-round by q_last with the correction mod t;
 //! - BFV's ciphertexts in coefficient form, and its multiplication by SEAL's BEHZ base
 //!   extensions.
+
+pub mod behz;
+pub mod multiply;

@@ -6,6 +6,8 @@
 //!   `Ciphertext::gpu`, on the backend;
 //! - `oracle`: SEAL's own modular arithmetic, primes and NTT through a cxx bridge, the oracle
 //!   of the host references and kernels;
+//! - `oracle_bfv`: SEAL's BFV encryption and multiplication on the CPU, the oracle of
+//!   `seal_opencl::integer`;
 //! - `routines`: the CKKS routines (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate)
 //!   with their parameters, keys and inputs;
 //! - `soak`: long-running server soak runs;
@@ -22,6 +24,7 @@ pub mod fixture;
 pub mod fuzz;
 pub mod harness;
 pub mod oracle;
+pub mod oracle_bfv;
 pub mod routines;
 pub mod seal_c;
 pub mod soak;

@@ -1,0 +1,364 @@
+//! SEAL's `Evaluator::bfv_multiply` (and `bfv_square`) on the device: [`BehzLevel`] holds
+//! one level's BEHZ data on one OpenCL context (the tables of [`BehzTables`] uploaded, an
+//! NTT plan over q U Bsk, the kernels of `opencl/behz.cl`) and enqueues the product of two
+//! ciphertexts in coefficient form on a graph:
+//!
+//! 1. `behz_extend` on each operand: every polynomial to base q U Bsk (W = K + NB + 1
+//!    residues: its copy in q, its extension to Bsk), into one scratch buffer;
+//! 2. the plan's forward NTT of all of them, fully reduced (SEAL transforms lazily; the
+//!    dyadic products reduce fully, so the products' words are the same);
+//! 3. CKKS's tensor kernel (`ckks_tensor`) over the W primes of q U Bsk: the s1 + s2 - 1
+//!    polynomials of SEAL's step (4), canonical;
+//! 4. the plan's lazy inverse NTT (SEAL's step (5));
+//! 5. `behz_floor_sk`: times t, divided by q into Bsk, back to q (steps (6)-(8)).
+//!
+//! Five to eight launches: one or two extensions (one when squaring), a staged transform's
+//! one or two passes each way (log N with the naive plan), one tensor, one scaling.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::behz::{BehzTables, BEHZ_BASE_MAX, M_TILDE};
+use crate::arith::{barrett_reduce_64, Modulus, ShoupOperand};
+use crate::ckks::kernels::{CkksKernels, ModuliTable, TENSOR_SIZE_MAX};
+use crate::cl::KernelArg::Buf;
+use crate::cl::{kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Queue, Region};
+use crate::device::Graph;
+use crate::error::{Error, Result};
+use crate::ntt::{NttDirection, NttPlan, NttStrategy, NttTables};
+
+kernel_sigs! {
+    BEHZ_EXTEND = behz_extend(x: Buf, ct: Buf, moduli: Buf, consts: Buf);
+    BEHZ_FLOOR_SK = behz_floor_sk(dst: Buf, y: Buf, moduli: Buf, consts: Buf);
+}
+
+/// Work items per work group along a polynomial's coefficients (fewer where N is smaller).
+const WORK_GROUP_SIZE: usize = 128;
+
+/// The constants buffer: named sections of words, in order; behz.cl reads section NAME at
+/// word `BEHZ_OFF_NAME`. A Shoup pair is two words (operand, quotient).
+struct Constants {
+    sections: Vec<(&'static str, Vec<u64>)>,
+}
+
+/// The words of Shoup pairs.
+fn pairs(operands: impl IntoIterator<Item = ShoupOperand>) -> Vec<u64> {
+    operands
+        .into_iter()
+        .flat_map(|s| [s.operand, s.quotient])
+        .collect()
+}
+
+/// Shoup pairs of `values[i]` mod `moduli[i]` (each reduced first).
+fn shoup_each(values: impl IntoIterator<Item = u64>, moduli: &[Modulus]) -> Vec<u64> {
+    pairs(
+        values
+            .into_iter()
+            .zip(moduli)
+            .map(|(v, m)| ShoupOperand::new(barrett_reduce_64(v, m), m)),
+    )
+}
+
+impl Constants {
+    /// The sections `behz.cl` reads, from SEAL's RNSTool constants in `tables`.
+    fn new(tables: &BehzTables) -> Constants {
+        let (q, bsk) = (tables.base_q(), tables.base_bsk());
+        let t = tables.plain_modulus().value();
+        let flat = |rows: &[Vec<u64>]| rows.concat();
+        Constants {
+            sections: vec![
+                ("MT_MOD_Q", shoup_each(q.iter().map(|_| M_TILDE), q)),
+                (
+                    "INV_PUNCT_Q",
+                    pairs(tables.q_to_bsk().inv_punctured().to_vec()),
+                ),
+                ("Q_TO_BSK", flat(tables.q_to_bsk().matrix())),
+                ("Q_TO_MT", flat(tables.q_to_m_tilde().matrix())),
+                ("NEG_INV_Q_MT", pairs([tables.neg_inv_prod_q_mod_m_tilde()])),
+                (
+                    "PROD_Q_BSK",
+                    shoup_each(tables.prod_q_mod_bsk().to_vec(), bsk),
+                ),
+                ("INV_MT_BSK", pairs(tables.inv_m_tilde_mod_bsk().to_vec())),
+                ("T_MOD_Q", shoup_each(q.iter().map(|_| t), q)),
+                ("T_MOD_BSK", shoup_each(bsk.iter().map(|_| t), bsk)),
+                ("INV_Q_BSK", pairs(tables.inv_prod_q_mod_bsk().to_vec())),
+                (
+                    "INV_PUNCT_B",
+                    pairs(tables.b_to_q().inv_punctured().to_vec()),
+                ),
+                ("B_TO_Q", flat(tables.b_to_q().matrix())),
+                ("B_TO_MSK", flat(tables.b_to_m_sk().matrix())),
+                ("INV_B_MSK", pairs([tables.inv_prod_b_mod_m_sk()])),
+                ("PROD_B_Q", shoup_each(tables.prod_b_mod_q().to_vec(), q)),
+                (
+                    "NEG_PROD_B_Q",
+                    shoup_each(
+                        tables
+                            .prod_b_mod_q()
+                            .iter()
+                            .zip(q)
+                            .map(|(&p, m)| m.value() - p),
+                        q,
+                    ),
+                ),
+            ],
+        }
+    }
+
+    /// All sections' words, in order.
+    fn words(&self) -> Vec<u64> {
+        self.sections.iter().flat_map(|(_, w)| w.clone()).collect()
+    }
+
+    /// ` -D BEHZ_OFF_NAME=word` for each section.
+    fn defines(&self) -> String {
+        let mut at = 0;
+        let mut out = String::new();
+        for (name, words) in &self.sections {
+            out.push_str(&format!(" -D BEHZ_OFF_{name}={at}"));
+            at += words.len();
+        }
+        out
+    }
+}
+
+/// One BFV level's BEHZ data on one OpenCL context; `&self` methods, shareable by threads
+/// (each kernel behind a lock from setting its arguments to enqueueing it).
+pub struct BehzLevel {
+    ctx: Arc<Context>,
+    tables: BehzTables,
+    /// Over q's primes, then Bsk's.
+    plan: NttPlan,
+    /// The same primes, for the tensor kernel and behz.cl.
+    moduli: ModuliTable,
+    /// [`Constants`]' words.
+    consts: Region,
+    /// `ckks_tensor`'s program, built for N.
+    ckks: CkksKernels,
+    extend: Mutex<Kernel>,
+    floor_sk: Mutex<Kernel>,
+}
+
+impl BehzLevel {
+    /// Uploads `tables` (SEAL's RNSTool of the level) on `queue` (blocking), builds the
+    /// plan over q U Bsk with `strategy` and the programs.
+    ///
+    /// Errors: more than [`BEHZ_BASE_MAX`] primes in q or B; the uploads or builds fail.
+    pub fn new(
+        ctx: &Arc<Context>,
+        queue: &Queue,
+        tables: BehzTables,
+        strategy: NttStrategy,
+    ) -> Result<BehzLevel> {
+        let (k, nb) = (tables.base_q().len(), tables.base_b_size());
+        if k > BEHZ_BASE_MAX || nb > BEHZ_BASE_MAX {
+            return Err(Error::invalid(format!(
+                "bfv_multiply: {k} primes in q and {nb} in B; at most {BEHZ_BASE_MAX} each"
+            )));
+        }
+        let ntt: Vec<NttTables> = tables.ntt_tables().cloned().collect();
+        let plan = NttPlan::from_tables(ctx, queue, &ntt, strategy)?;
+        let primes: Vec<Modulus> = tables
+            .base_q()
+            .iter()
+            .chain(tables.base_bsk())
+            .copied()
+            .collect();
+        let moduli = ModuliTable::new(ctx, queue, &primes)?;
+        let constants = Constants::new(&tables);
+        let consts = ctx.upload(queue, &constants.words())?;
+        let log_n = tables.log_n();
+        let program = ctx.program(
+            &[sources::ARITH, sources::BEHZ],
+            &format!(
+                "-D LOG_N={log_n} -D BEHZ_K={k} -D BEHZ_NB={nb}{}",
+                constants.defines()
+            ),
+        )?;
+        Ok(BehzLevel {
+            ctx: Arc::clone(ctx),
+            plan,
+            moduli,
+            consts,
+            ckks: CkksKernels::new(ctx, log_n)?,
+            extend: Mutex::new(BEHZ_EXTEND.build(&program, &[])?),
+            floor_sk: Mutex::new(BEHZ_FLOOR_SK.build(&program, &[])?),
+            tables,
+        })
+    }
+
+    pub fn tables(&self) -> &BehzTables {
+        &self.tables
+    }
+
+    /// K, the level's primes.
+    pub fn primes(&self) -> usize {
+        self.tables.base_q().len()
+    }
+
+    /// W = K + NB + 1, the residues of a polynomial in base q U Bsk.
+    fn width(&self) -> usize {
+        self.primes() + self.tables.base_bsk().len()
+    }
+
+    /// SEAL's `bfv_multiply`: dst = the BFV product of `a` (`s1` polynomials) and `b`
+    /// (`s2`), s1 + s2 - 1 polynomials. On entry a and b hold K residues per polynomial
+    /// in coefficient form, canonical (SEAL's layout); on exit dst does, word for word
+    /// SEAL's result (`BehzTables::bfv_multiply_host`). `a` and `b` may be one region
+    /// with s1 = s2 (SEAL's `bfv_square`: each polynomial is extended once); dst must
+    /// overlap neither. Only enqueues; scratch (W (s1 + s2 + s1 + s2 - 1) N words) comes
+    /// from the graph's pool.
+    ///
+    /// Errors (nothing enqueued): a size 0 or above [`TENSOR_SIZE_MAX`]; a region shorter
+    /// than its polynomials; dst overlapping a or b; a and b overlapping without being one
+    /// region of equal sizes; `graph` on another context.
+    pub fn bfv_multiply(
+        &self,
+        graph: &Graph,
+        dst: &Region,
+        a: &Region,
+        s1: usize,
+        b: &Region,
+        s2: usize,
+    ) -> Result<()> {
+        let err = |what: String| Err(Error::invalid(format!("bfv_multiply: {what}")));
+        for (what, s) in [("s1", s1), ("s2", s2)] {
+            if !(1..=TENSOR_SIZE_MAX).contains(&s) {
+                return err(format!("{what} = {s} is not in 1..={TENSOR_SIZE_MAX}"));
+            }
+        }
+        if !Arc::ptr_eq(graph.context(), &self.ctx) {
+            return err("graph is on another OpenCL context than the level's data".into());
+        }
+        let (n, k, w) = (self.tables.coeff_count(), self.primes(), self.width());
+        let dest_size = s1 + s2 - 1;
+        for (what, region, polys) in [("dst", dst, dest_size), ("a", a, s1), ("b", b, s2)] {
+            if region.words() < polys * k * n {
+                return err(format!(
+                    "`{what}` holds {} words; {polys} polynomials need {}",
+                    region.words(),
+                    polys * k * n
+                ));
+            }
+        }
+        if dst.overlaps(a) || dst.overlaps(b) {
+            return err("dst must overlap neither a nor b".into());
+        }
+        let square = a.same_start(b) && s1 == s2;
+        if a.overlaps(b) && !square {
+            return err("a and b overlap without being one ciphertext of one size".into());
+        }
+
+        let extended = s1 + if square { 0 } else { s2 };
+        let poly = w * n;
+        let x = graph.alloc_scratch(extended * poly)?;
+        let y = graph.alloc_scratch(dest_size * poly)?;
+        let (x, y) = (x.buffer(), y.buffer());
+        let x_a = x.part(0, s1 * poly)?;
+        let x_b = if square {
+            x_a.clone()
+        } else {
+            x.part(s1 * poly, s2 * poly)?
+        };
+
+        let extend = |x: &Region, ct: &Region, polys: usize| {
+            self.launch(graph, &self.extend, &BEHZ_EXTEND, (x, w), (ct, k), polys)
+        };
+        extend(&x_a, a, s1)?;
+        if !square {
+            extend(&x_b, b, s2)?;
+        }
+        self.ntt(graph, x, extended, NttDirection::Forward, true)?;
+        self.ckks
+            .ckks_tensor(graph, y, &x_a, s1, &x_b, s2, &self.moduli, w)?;
+        self.ntt(graph, y, dest_size, NttDirection::Inverse, false)?;
+        let floor_sk = &self.floor_sk;
+        self.launch(graph, floor_sk, &BEHZ_FLOOR_SK, (dst, k), (y, w), dest_size)
+    }
+
+    /// The plan's transform of `polys` polynomials of W residues in `buf` on `graph`.
+    fn ntt(
+        &self,
+        graph: &Graph,
+        buf: &Region,
+        polys: usize,
+        direction: NttDirection,
+        reduce: bool,
+    ) -> Result<()> {
+        let events = self.plan.transform(
+            graph.queue(),
+            buf,
+            polys,
+            self.width(),
+            direction,
+            reduce,
+            graph.is_profiling(),
+        )?;
+        let name = match direction {
+            NttDirection::Forward => "behz_ntt_forward",
+            NttDirection::Inverse => "behz_ntt_inverse",
+        };
+        graph.note_launches(name, events)
+    }
+
+    /// Enqueues `sig`'s kernel of behz.cl over (N, `polys`): its output region `out` of
+    /// `out_residues` residues per polynomial and its input `input` of `in_residues`
+    /// (`behz_extend`: x of W and ct of K; `behz_floor_sk`: dst of K and y of W).
+    #[allow(clippy::too_many_arguments)] // the kernel, then its two regions with their shapes
+    fn launch(
+        &self,
+        graph: &Graph,
+        kernel: &Mutex<Kernel>,
+        sig: &KernelSig,
+        (out, out_residues): (&Region, usize),
+        (input, in_residues): (&Region, usize),
+        polys: usize,
+    ) -> Result<()> {
+        let n = self.tables.coeff_count();
+        let (out_words, in_words) = (polys * out_residues * n, polys * in_residues * n);
+        if out.words() < out_words || input.words() < in_words || out.overlaps(input) {
+            return Err(Error::Logic(format!(
+                "{}: regions of {} and {} words (overlapping: {}) for {out_words} and \
+                 {in_words}",
+                sig.name,
+                out.words(),
+                input.words(),
+                out.overlaps(input)
+            )));
+        }
+        let [out_name, in_name] = match sig.params {
+            [(o, _), (i, _), ..] => [*o, *i],
+            _ => return Err(Error::Logic(format!("{}: signature", sig.name))),
+        };
+        let args: [(&str, KernelArg); 4] = [
+            (out_name, Buf(out)),
+            (in_name, Buf(input)),
+            ("moduli", Buf(self.moduli.buffer())),
+            ("consts", Buf(&self.consts)),
+        ];
+        let kernel = kernel.lock();
+        // SAFETY: the kernel was built from `sig`; every argument is set here, by name and
+        // type (`set` checks them), under the kernel's lock, before the enqueue.
+        unsafe { sig.set(&kernel, &args, &[]) }?;
+        let local = WORK_GROUP_SIZE.min(n);
+        // SAFETY: item (c, p), c < N, p < polys, reads words (p in_residues + i) N + c,
+        // i < in_residues, of its input and writes words (p out_residues + i) N + c of its
+        // output (the kernel's K and W are the defines the program was built with, the
+        // residue counts passed here), all below the lengths checked above; it reads
+        // primes below W of the moduli table (W primes) and constants inside the uploaded
+        // sections (their offsets are the program's defines).
+        unsafe { graph.launch(&kernel, (n, polys), Some((local, 1).into())) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_match_the_source() {
+        crate::cl::check_source(sources::BEHZ, &[&BEHZ_EXTEND, &BEHZ_FLOOR_SK]).unwrap();
+    }
+}
