@@ -8,7 +8,9 @@
 //! - the plain modulus t: BFV's scaling of plaintexts by Delta = floor(q / t), BGV's
 //!   correction factors and its divide-and-round by q_last with the correction mod t;
 //! - BFV's ciphertexts in coefficient form, and its multiplication by SEAL's BEHZ base
-//!   extensions.
+//!   extensions: `behz` (SEAL's `RNSTool` of a level as `BehzTables`, with host references
+//!   of its steps and of `bfv_multiply`) and `multiply` (`BehzLevel`, that level on the
+//!   device, whose `bfv_multiply` enqueues the product on a graph; `opencl/behz.cl`).
 
 pub mod behz;
 pub mod multiply;
