@@ -48,26 +48,30 @@ inline u64 behz_dot(const u64 *a, __global const u64 *row, uint count, u64 p, u6
     return barrett_reduce_128(lo, hi, p, r0, r1);
 }
 
-// Steps (1)-(2) of bfv_multiply for coefficient c of polynomial p of ct (BEHZ_K residues
-// per polynomial, canonical): x[p] gets BEHZ_W residues, the first BEHZ_K a copy of
-// ct[p], the next BEHZ_KB the extension to Bsk (canonical):
+// Steps (1)-(2) of bfv_multiply for coefficient c of polynomial p of the operands: ct[p]
+// is a[p] for p < s1, else b[p - s1] (BEHZ_K residues per polynomial, canonical), so one
+// launch extends both operands of a product. x[p] gets BEHZ_W residues, the first BEHZ_K
+// a copy of ct[p], the next BEHZ_KB the extension to Bsk (canonical):
 //   y_i   = ((ct_i m_tilde mod q_i) (Q / q_i)^-1) mod q_i     (fastbconv_m_tilde's temp)
 //   e_j   = sum_i y_i (Q / q_i) mod b_j, e_mt likewise mod m_tilde
 //   r     = -e_mt Q^-1 mod m_tilde, centred: r - m_tilde where r >= m_tilde / 2
 //   x_K+j = (e_j + Q r) m_tilde^-1 mod b_j                    (sm_mrq)
 // (fast_convert_array multiplies by (Q / q_i)^-1 = 1 by Barrett where SEAL does; Shoup by
-// 1 of a canonical residue is the same word.) x must not overlap ct.
-__kernel void behz_extend(__global u64 *x, ulong x_at, __global const u64 *ct, ulong ct_at,
+// 1 of a canonical residue is the same word.) x must overlap neither a nor b.
+__kernel void behz_extend(__global u64 *x, ulong x_at, __global const u64 *a, ulong a_at,
+                          __global const u64 *b, ulong b_at, uint s1,
                           __global const u64 *moduli, ulong moduli_at,
                           __global const u64 *consts, ulong consts_at)
 {
     x += x_at;
-    ct += ct_at;
+    a += a_at;
+    b += b_at;
     moduli += moduli_at;
     consts += consts_at;
     size_t c = get_global_id(0);
     size_t p = get_global_id(1);
-    __global const u64 *in = ct + p * BEHZ_K * BEHZ_N + c;
+    __global const u64 *in = p < s1 ? a + p * BEHZ_K * BEHZ_N + c
+                                    : b + (p - s1) * BEHZ_K * BEHZ_N + c;
     __global u64 *out = x + p * BEHZ_W * BEHZ_N + c;
 
     u64 y[BEHZ_K];

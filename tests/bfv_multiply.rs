@@ -6,6 +6,7 @@
 //! - the device sequence `BehzLevel::bfv_multiply` equals the host reference word for word on
 //!   the same ciphertexts and on fresh random inputs (canonical residues with 0 and q - 1
 //!   mixed in), outputs poisoned first, for products and squares of sizes 2 x 2, 3 x 2, 1 x 3;
+//! - the naive NTT plan and a second run give the same words;
 //! - bad arguments are `InvalidArgument` errors.
 //!
 //! Parameters: N = 2^12 and 2^13, two to four primes of 40 to 60 bits, plain moduli of 17, 20
@@ -127,14 +128,12 @@ fn env() -> &'static Env {
 }
 
 fn level(tables: &BehzTables) -> BehzLevel {
+    level_with(tables, NttStrategy::STAGED)
+}
+
+fn level_with(tables: &BehzTables, strategy: NttStrategy) -> BehzLevel {
     let graph = &env().graph;
-    BehzLevel::new(
-        graph.context(),
-        graph.queue(),
-        tables.clone(),
-        NttStrategy::STAGED,
-    )
-    .expect("BEHZ level")
+    BehzLevel::new(graph.context(), graph.queue(), tables.clone(), strategy).expect("BEHZ level")
 }
 
 fn upload(words: &[u64]) -> Region {
@@ -230,6 +229,31 @@ fn device_equals_host_on_random_inputs() {
             "square, q = {level_moduli:?}"
         );
     }
+}
+
+/// The naive NTT plan gives the staged plan's words, and a second run on the same inputs
+/// (fresh scratch and result buffers) the first run's.
+#[test]
+fn naive_plan_and_second_runs_give_the_same_words() {
+    let mut rng = rng();
+    let key_moduli = coeff_modulus_create(1 << 12, &[60, 60, 60]).unwrap();
+    let tables = BehzTables::new(12, &key_moduli[..2], 65537).unwrap();
+    let (staged, naive) = (level(&tables), level_with(&tables, NttStrategy::Naive));
+    let a = random_ct(&tables, 2, &mut rng);
+    let b = random_ct(&tables, 2, &mut rng);
+    let first = device_multiply(&staged, &a, 2, Some((&b, 2)));
+    assert!(
+        first == device_multiply(&staged, &a, 2, Some((&b, 2))),
+        "second run"
+    );
+    assert!(
+        first == device_multiply(&naive, &a, 2, Some((&b, 2))),
+        "naive plan"
+    );
+    assert!(
+        first == tables.bfv_multiply_host(&a, 2, &b, 2).unwrap(),
+        "host"
+    );
 }
 
 #[test]

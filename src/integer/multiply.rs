@@ -3,8 +3,9 @@
 //! NTT plan over q U Bsk, the kernels of `opencl/behz.cl`) and enqueues the product of two
 //! ciphertexts in coefficient form on a graph:
 //!
-//! 1. `behz_extend` on each operand: every polynomial to base q U Bsk (W = K + NB + 1
-//!    residues: its copy in q, its extension to Bsk), into one scratch buffer;
+//! 1. `behz_extend` on both operands at once (on one when squaring): every polynomial to
+//!    base q U Bsk (W = K + NB + 1 residues: its copy in q, its extension to Bsk), into one
+//!    scratch buffer;
 //! 2. the plan's forward NTT of all of them, fully reduced (SEAL transforms lazily; the
 //!    dyadic products reduce fully, so the products' words are the same);
 //! 3. CKKS's tensor kernel (`ckks_tensor`) over the W primes of q U Bsk: the s1 + s2 - 1
@@ -12,8 +13,8 @@
 //! 4. the plan's lazy inverse NTT (SEAL's step (5));
 //! 5. `behz_floor_sk`: times t, divided by q into Bsk, back to q (steps (6)-(8)).
 //!
-//! Five to eight launches: one or two extensions (one when squaring), a staged transform's
-//! one or two passes each way (log N with the naive plan), one tensor, one scaling.
+//! Five to seven launches: one extension, a staged transform's one or two passes each way
+//! (log N each with the naive plan), one tensor, one scaling.
 
 use std::sync::Arc;
 
@@ -22,14 +23,14 @@ use parking_lot::Mutex;
 use super::behz::{BehzTables, BEHZ_BASE_MAX, M_TILDE};
 use crate::arith::{barrett_reduce_64, Modulus, ShoupOperand};
 use crate::ckks::kernels::{CkksKernels, ModuliTable, TENSOR_SIZE_MAX};
-use crate::cl::KernelArg::Buf;
+use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Queue, Region};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{NttDirection, NttPlan, NttStrategy, NttTables};
 
 kernel_sigs! {
-    BEHZ_EXTEND = behz_extend(x: Buf, ct: Buf, moduli: Buf, consts: Buf);
+    BEHZ_EXTEND = behz_extend(x: Buf, a: Buf, b: Buf, s1: U32, moduli: Buf, consts: Buf);
     BEHZ_FLOOR_SK = behz_floor_sk(dst: Buf, y: Buf, moduli: Buf, consts: Buf);
 }
 
@@ -263,19 +264,34 @@ impl BehzLevel {
             x.part(s1 * poly, s2 * poly)?
         };
 
-        let extend = |x: &Region, ct: &Region, polys: usize| {
-            self.launch(graph, &self.extend, &BEHZ_EXTEND, (x, w), (ct, k), polys)
-        };
-        extend(&x_a, a, s1)?;
-        if !square {
-            extend(&x_b, b, s2)?;
-        }
+        // Polynomials [0, s1) of x from a, [s1, extended) from b (none when squaring).
+        let extend_args = [
+            ("x", Buf(x)),
+            ("a", Buf(a)),
+            ("b", Buf(b)),
+            ("s1", U32(s1 as u32)),
+        ];
+        // SAFETY: item (c, p), c < N, p < extended, reads words (p' K + i) N + c, i < K, of
+        // a (p' = p < s1) or b (p' = p - s1 < s2), writes words (p W + i) N + c, i < W, of
+        // x: all inside a, b (checked above) and x (allocated for `extended` polynomials).
+        unsafe { self.launch(graph, &self.extend, &BEHZ_EXTEND, &extend_args, extended) }?;
         self.ntt(graph, x, extended, NttDirection::Forward, true)?;
         self.ckks
             .ckks_tensor(graph, y, &x_a, s1, &x_b, s2, &self.moduli, w)?;
         self.ntt(graph, y, dest_size, NttDirection::Inverse, false)?;
-        let floor_sk = &self.floor_sk;
-        self.launch(graph, floor_sk, &BEHZ_FLOOR_SK, (dst, k), (y, w), dest_size)
+        let floor_args = [("dst", Buf(dst)), ("y", Buf(y))];
+        // SAFETY: item (c, p), c < N, p < dest_size, reads words (p W + i) N + c, i < W, of
+        // y (allocated for dest_size polynomials) and writes words (p K + i) N + c, i < K,
+        // of dst (checked above to hold dest_size polynomials).
+        unsafe {
+            self.launch(
+                graph,
+                &self.floor_sk,
+                &BEHZ_FLOOR_SK,
+                &floor_args,
+                dest_size,
+            )
+        }
     }
 
     /// The plan's transform of `polys` polynomials of W residues in `buf` on `graph`.
@@ -303,52 +319,35 @@ impl BehzLevel {
         graph.note_launches(name, events)
     }
 
-    /// Enqueues `sig`'s kernel of behz.cl over (N, `polys`): its output region `out` of
-    /// `out_residues` residues per polynomial and its input `input` of `in_residues`
-    /// (`behz_extend`: x of W and ct of K; `behz_floor_sk`: dst of K and y of W).
-    #[allow(clippy::too_many_arguments)] // the kernel, then its two regions with their shapes
-    fn launch(
+    /// Sets `args` (every parameter of `sig` before `moduli`), then the level's moduli
+    /// table and constants, and enqueues `sig`'s kernel of behz.cl on `graph` over
+    /// (N, `polys`): item (c, p) serves coefficient c of polynomial p.
+    ///
+    /// # Safety
+    /// Every word the kernel indexes from (c, p) and `args` lies inside its region: the
+    /// kernel's K and W are the defines its program was built with (this level's), it
+    /// reads primes below W of the moduli table (which holds W) and constants inside the
+    /// uploaded sections (their offsets are the program's defines); the caller proves the
+    /// rest for its regions.
+    unsafe fn launch(
         &self,
         graph: &Graph,
         kernel: &Mutex<Kernel>,
         sig: &KernelSig,
-        (out, out_residues): (&Region, usize),
-        (input, in_residues): (&Region, usize),
+        args: &[(&str, KernelArg)],
         polys: usize,
     ) -> Result<()> {
         let n = self.tables.coeff_count();
-        let (out_words, in_words) = (polys * out_residues * n, polys * in_residues * n);
-        if out.words() < out_words || input.words() < in_words || out.overlaps(input) {
-            return Err(Error::Logic(format!(
-                "{}: regions of {} and {} words (overlapping: {}) for {out_words} and \
-                 {in_words}",
-                sig.name,
-                out.words(),
-                input.words(),
-                out.overlaps(input)
-            )));
-        }
-        let [out_name, in_name] = match sig.params {
-            [(o, _), (i, _), ..] => [*o, *i],
-            _ => return Err(Error::Logic(format!("{}: signature", sig.name))),
-        };
-        let args: [(&str, KernelArg); 4] = [
-            (out_name, Buf(out)),
-            (in_name, Buf(input)),
+        let tables = [
             ("moduli", Buf(self.moduli.buffer())),
             ("consts", Buf(&self.consts)),
         ];
         let kernel = kernel.lock();
         // SAFETY: the kernel was built from `sig`; every argument is set here, by name and
         // type (`set` checks them), under the kernel's lock, before the enqueue.
-        unsafe { sig.set(&kernel, &args, &[]) }?;
+        unsafe { sig.set(&kernel, args.iter().chain(&tables), &[]) }?;
         let local = WORK_GROUP_SIZE.min(n);
-        // SAFETY: item (c, p), c < N, p < polys, reads words (p in_residues + i) N + c,
-        // i < in_residues, of its input and writes words (p out_residues + i) N + c of its
-        // output (the kernel's K and W are the defines the program was built with, the
-        // residue counts passed here), all below the lengths checked above; it reads
-        // primes below W of the moduli table (W primes) and constants inside the uploaded
-        // sections (their offsets are the program's defines).
+        // SAFETY: this function's contract is the one `Graph::launch` asks for.
         unsafe { graph.launch(&kernel, (n, polys), Some((local, 1).into())) }
     }
 }
