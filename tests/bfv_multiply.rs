@@ -9,7 +9,7 @@
 //! - the naive NTT plan and a second run give the same words;
 //! - bad arguments are `InvalidArgument` errors.
 //!
-//! Parameters: N = 2^12 and 2^13, two to four primes of 40 to 60 bits, plain moduli of 17, 20
+//! Parameters: N = 2^12 and 2^13, one to four primes of 40 to 60 bits, plain moduli of 17, 20
 //! and 60 bits (the last with 60-bit primes, where SEAL's B takes one prime more than q).
 
 use std::sync::OnceLock;
@@ -65,6 +65,19 @@ fn parameter_sets() -> Vec<Params> {
             bits: &[50, 50, 50, 50, 50],
             plain_modulus: t20,
             levels_down: 0,
+        },
+        // One prime left: every (Q / q_i)^-1 is 1 (SEAL's Barrett branch).
+        Params {
+            log_n: 12,
+            bits: &[50, 50, 50],
+            plain_modulus: t20,
+            levels_down: 1,
+        },
+        Params {
+            log_n: 13,
+            bits: &[60, 60, 60, 60],
+            plain_modulus: t60,
+            levels_down: 1,
         },
     ]
 }
