@@ -75,6 +75,16 @@ fn significant_bits(x: &[u64]) -> u32 {
     }
 }
 
+/// Errors unless the slice `what` of `len` words holds at least `needed`.
+fn check_len(step: &str, what: &str, len: usize, needed: usize) -> Result<()> {
+    if len < needed {
+        return Err(Error::invalid(format!(
+            "{step}: `{what}` holds {len} words; {needed} needed"
+        )));
+    }
+    Ok(())
+}
+
 /// a^-1 mod m, or SEAL's logic_error "invalid rns bases".
 fn invert(a: u64, m: &Modulus) -> Result<u64> {
     invert_uint_mod(a, m).ok_or_else(|| Error::Logic("invalid rns bases".into()))
@@ -158,9 +168,11 @@ impl BaseConverter {
 
     /// SEAL's `fast_convert_array`: `input` holds ibase.len() residues of `n` words (each
     /// below 2^64; multiplied by Shoup, or reduced by Barrett where (Q / q_i)^-1 = 1), `out`
-    /// gets obase.len() residues, canonical.
-    pub fn fast_convert_array(&self, input: &[u64], out: &mut [u64], n: usize) {
+    /// gets obase.len() residues, canonical. Errors: a slice too short.
+    pub fn fast_convert_array(&self, input: &[u64], out: &mut [u64], n: usize) -> Result<()> {
         let k = self.ibase.len();
+        check_len("fast_convert_array", "input", input.len(), k * n)?;
+        check_len("fast_convert_array", "out", out.len(), self.obase.len() * n)?;
         let mut temp = vec![0u64; n * k];
         for (i, (q, inv)) in self.ibase.iter().zip(&self.inv_punctured).enumerate() {
             for (c, &x) in input[i * n..(i + 1) * n].iter().enumerate() {
@@ -176,6 +188,7 @@ impl BaseConverter {
                 *o = dot_product_mod(&temp[c * k..(c + 1) * k], row, p);
             }
         }
+        Ok(())
     }
 }
 
@@ -397,10 +410,18 @@ impl BehzTables {
 
     /// SEAL's `fastbconv_m_tilde`: x in base q (K residues, canonical) to
     /// (m_tilde x mod q) converted to Bsk U {m_tilde} (NB + 2 residues, canonical; the last
-    /// is mod m_tilde).
-    pub fn fastbconv_m_tilde(&self, input: &[u64], out: &mut [u64]) {
+    /// is mod m_tilde). Errors: a slice too short.
+    pub fn fastbconv_m_tilde(&self, input: &[u64], out: &mut [u64]) -> Result<()> {
         let n = self.coeff_count();
-        let mut temp = vec![0u64; input.len()];
+        let bsk_words = self.base_bsk.len() * n;
+        check_len(
+            "fastbconv_m_tilde",
+            "input",
+            input.len(),
+            self.base_q.len() * n,
+        )?;
+        check_len("fastbconv_m_tilde", "out", out.len(), bsk_words + n)?;
+        let mut temp = vec![0u64; self.base_q.len() * n];
         for (i, q) in self.base_q.iter().enumerate() {
             // SEAL's multiply_poly_scalar_coeffmod: the scalar reduced mod q, then Shoup.
             let scalar = ShoupOperand::new(barrett_reduce_64(M_TILDE, q), q);
@@ -411,20 +432,22 @@ impl BehzTables {
                 *t = multiply_uint_mod_shoup(x, scalar, q);
             }
         }
-        let bsk_words = self.base_bsk.len() * n;
         self.q_to_bsk
-            .fast_convert_array(&temp, &mut out[..bsk_words], n);
+            .fast_convert_array(&temp, &mut out[..bsk_words], n)?;
         self.q_to_m_tilde
-            .fast_convert_array(&temp, &mut out[bsk_words..bsk_words + n], n);
+            .fast_convert_array(&temp, &mut out[bsk_words..bsk_words + n], n)
     }
 
     /// SEAL's `sm_mrq`, Montgomery's reduction by m_tilde of the q-overflows: from
     /// y = m_tilde x + alpha q in Bsk U {m_tilde} (`fastbconv_m_tilde`'s output), with
     /// r = -y q^-1 mod m_tilde centred in (-m_tilde / 2, m_tilde / 2], Bsk gets
     /// (y + q r) m_tilde^-1 = x + alpha' q with |alpha'| <= 1/2 (canonical residues).
-    pub fn sm_mrq(&self, input: &[u64], out: &mut [u64]) {
+    /// Errors: a slice too short.
+    pub fn sm_mrq(&self, input: &[u64], out: &mut [u64]) -> Result<()> {
         let n = self.coeff_count();
         let kb = self.base_bsk.len();
+        check_len("sm_mrq", "input", input.len(), (kb + 1) * n)?;
+        check_len("sm_mrq", "out", out.len(), kb * n)?;
         let input_m_tilde = &input[kb * n..(kb + 1) * n];
         let r_m_tilde: Vec<u64> = input_m_tilde
             .iter()
@@ -443,15 +466,18 @@ impl BehzTables {
                 out[j * n + c] = multiply_uint_mod_shoup(sum, self.inv_m_tilde_mod_bsk[j], p);
             }
         }
+        Ok(())
     }
 
     /// SEAL's `fast_floor`: x in base q U Bsk (K + NB + 1 residues below 2^64) to
     /// floor(x / q) in Bsk up to a small error: (x_Bsk - (x_q converted to Bsk)) q^-1,
-    /// canonical.
-    pub fn fast_floor(&self, input: &[u64], out: &mut [u64]) {
+    /// canonical. Errors: a slice too short.
+    pub fn fast_floor(&self, input: &[u64], out: &mut [u64]) -> Result<()> {
         let n = self.coeff_count();
         let qn = self.base_q.len() * n;
-        self.q_to_bsk.fast_convert_array(&input[..qn], out, n);
+        let bsk_words = self.base_bsk.len() * n;
+        check_len("fast_floor", "input", input.len(), qn + bsk_words)?;
+        self.q_to_bsk.fast_convert_array(&input[..qn], out, n)?;
         for (j, p) in self.base_bsk.iter().enumerate() {
             for c in 0..n {
                 // The negation need not be reduced: x + (p - conv) < 2^64 for p < 2^61.
@@ -461,19 +487,21 @@ impl BehzTables {
                     multiply_uint_mod_shoup(x + (p.value() - conv), self.inv_prod_q_mod_bsk[j], p);
             }
         }
+        Ok(())
     }
 
     /// SEAL's `fastbconv_sk`, Shenoy and Kumaresan's conversion: x in Bsk (canonical) to
     /// base q: B's residues converted to q, less alpha prod(B), with alpha the exact
-    /// overflow count that m_sk's residue reveals, centred.
-    pub fn fastbconv_sk(&self, input: &[u64], out: &mut [u64]) {
+    /// overflow count that m_sk's residue reveals, centred. Errors: a slice too short.
+    pub fn fastbconv_sk(&self, input: &[u64], out: &mut [u64]) -> Result<()> {
         let n = self.coeff_count();
         let nb = self.base_b_size();
         let m_sk = *self.m_sk();
-        self.b_to_q.fast_convert_array(&input[..nb * n], out, n);
+        check_len("fastbconv_sk", "input", input.len(), (nb + 1) * n)?;
+        self.b_to_q.fast_convert_array(&input[..nb * n], out, n)?;
         let mut temp = vec![0u64; n];
         self.b_to_m_sk
-            .fast_convert_array(&input[..nb * n], &mut temp, n);
+            .fast_convert_array(&input[..nb * n], &mut temp, n)?;
         let alpha_sk: Vec<u64> = temp
             .iter()
             .zip(&input[nb * n..(nb + 1) * n])
@@ -495,6 +523,7 @@ impl BehzTables {
                 };
             }
         }
+        Ok(())
     }
 
     /// SEAL's `Evaluator::bfv_multiply` (and `bfv_square`, whose size-2 shortcut gives the
@@ -522,26 +551,26 @@ impl BehzTables {
         let dest_size = s1 + s2 - 1;
         // Steps (1)-(3) for each input polynomial: the copy in base q and the extension to
         // Bsk, both transformed lazily to NTT form.
-        let extend = |ct: &[u64], size: usize| -> (Vec<u64>, Vec<u64>) {
+        let extend = |ct: &[u64], size: usize| -> Result<(Vec<u64>, Vec<u64>)> {
             let mut in_q = ct[..size * k * n].to_vec();
             let mut in_bsk = vec![0u64; size * kb * n];
             let mut temp = vec![0u64; (kb + 1) * n];
             for p in 0..size {
                 let poly = &mut in_q[p * k * n..(p + 1) * k * n];
-                self.fastbconv_m_tilde(poly, &mut temp);
+                self.fastbconv_m_tilde(poly, &mut temp)?;
                 for (residue, tables) in poly.chunks_exact_mut(n).zip(&self.ntt_q) {
                     ntt_negacyclic_harvey_lazy(residue, tables);
                 }
                 let bsk = &mut in_bsk[p * kb * n..(p + 1) * kb * n];
-                self.sm_mrq(&temp, bsk);
+                self.sm_mrq(&temp, bsk)?;
                 for (residue, tables) in bsk.chunks_exact_mut(n).zip(&self.ntt_bsk) {
                     ntt_negacyclic_harvey_lazy(residue, tables);
                 }
             }
-            (in_q, in_bsk)
+            Ok((in_q, in_bsk))
         };
-        let (a_q, a_bsk) = extend(ct1, s1);
-        let (b_q, b_bsk) = extend(ct2, s2);
+        let (a_q, a_bsk) = extend(ct1, s1)?;
+        let (b_q, b_bsk) = extend(ct2, s2)?;
 
         // Step (4): dest[t] = sum_{i + l = t} a[i] b[l], dyadic, in each base; (5) back from
         // NTT form, lazily.
@@ -591,8 +620,8 @@ impl BehzTables {
                     }
                 }
             }
-            self.fast_floor(&temp_q_bsk, &mut temp_bsk);
-            self.fastbconv_sk(&temp_bsk, &mut out[t * k * n..(t + 1) * k * n]);
+            self.fast_floor(&temp_q_bsk, &mut temp_bsk)?;
+            self.fastbconv_sk(&temp_bsk, &mut out[t * k * n..(t + 1) * k * n])?;
         }
         Ok(out)
     }
