@@ -226,8 +226,9 @@ impl BehzTables {
     /// SEAL's `RNSTool(N, q, t)` for N = 2^`log_n`, the level's coefficient modulus
     /// `coeff_modulus` (its primes, SEAL's order) and the plain modulus t.
     ///
-    /// Errors: N outside 2^1 ..= 2^17; q empty or with more than [`BEHZ_BASE_MAX`] primes
-    /// (B then needs at most 16 too); a prime of q without NTT tables for N; t below 2;
+    /// Errors: N outside 2^1 ..= 2^17; q empty or of [`BEHZ_BASE_MAX`] primes or more (so
+    /// that B, which may take one more, has at most 16); a prime of q without NTT tables
+    /// for N; t below 2;
     /// no inverse where SEAL throws "invalid rns bases" (q shares a factor with Bsk or
     /// m_tilde).
     pub fn new(log_n: u32, coeff_modulus: &[u64], plain_modulus: u64) -> Result<BehzTables> {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::behz::{BehzTables, BEHZ_BASE_MAX, M_TILDE};
+use super::behz::{BehzTables, M_TILDE};
 use crate::arith::{barrett_reduce_64, Modulus, ShoupOperand};
 use crate::ckks::kernels::{CkksKernels, ModuliTable, TENSOR_SIZE_MAX};
 use crate::cl::KernelArg::{Buf, U32};
@@ -146,19 +146,16 @@ impl BehzLevel {
     /// Uploads `tables` (SEAL's RNSTool of the level) on `queue` (blocking), builds the
     /// plan over q U Bsk with `strategy` and the programs.
     ///
-    /// Errors: more than [`BEHZ_BASE_MAX`] primes in q or B; the uploads or builds fail.
+    /// Errors: the uploads or builds fail.
     pub fn new(
         ctx: &Arc<Context>,
         queue: &Queue,
         tables: BehzTables,
         strategy: NttStrategy,
     ) -> Result<BehzLevel> {
+        // BehzTables::new holds K < BEHZ_BASE_MAX, so NB <= K + 1 <= 16 too: behz.cl's dot
+        // products of K or NB terms sum at most 16 products in 128 bits, as SEAL's do.
         let (k, nb) = (tables.base_q().len(), tables.base_b_size());
-        if k > BEHZ_BASE_MAX || nb > BEHZ_BASE_MAX {
-            return Err(Error::invalid(format!(
-                "bfv_multiply: {k} primes in q and {nb} in B; at most {BEHZ_BASE_MAX} each"
-            )));
-        }
         let ntt: Vec<NttTables> = tables.ntt_tables().cloned().collect();
         let plan = NttPlan::from_tables(ctx, queue, &ntt, strategy)?;
         let primes: Vec<Modulus> = tables
@@ -233,6 +230,7 @@ impl BehzLevel {
         if !Arc::ptr_eq(graph.context(), &self.ctx) {
             return err("graph is on another OpenCL context than the level's data".into());
         }
+        self.plan.check_queue(graph.queue())?;
         let (n, k, w) = (self.tables.coeff_count(), self.primes(), self.width());
         let dest_size = s1 + s2 - 1;
         for (what, region, polys) in [("dst", dst, dest_size), ("a", a, s1), ("b", b, s2)] {
