@@ -7,12 +7,13 @@
 //!   the same ciphertexts and on fresh random inputs (canonical residues with 0 and q - 1
 //!   mixed in), outputs poisoned first, for products and squares of sizes 2 x 2, 3 x 2, 1 x 3;
 //! - the naive NTT plan and a second run give the same words;
+//! - a product or a square takes one extension, two transforms, one tensor and one scaling;
 //! - bad arguments are `InvalidArgument` errors.
 //!
 //! Parameters: N = 2^12 and 2^13, one to four primes of 40 to 60 bits, plain moduli of 17, 20
 //! and 60 bits (the last with 60-bit primes, where SEAL's B takes one prime more than q).
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, get_primes};
@@ -21,7 +22,9 @@ use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::integer::behz::BehzTables;
 use seal_opencl::integer::multiply::BehzLevel;
+use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::NttStrategy;
+use seal_opencl::profiler::Profiler;
 use seal_opencl::ErrorKind;
 use seal_opencl_testkit::harness::rng;
 use seal_opencl_testkit::oracle_bfv::{seal_bfv_products, SealBfvProducts};
@@ -117,21 +120,32 @@ fn host_reference_equals_seal_multiply_and_square() {
     }
 }
 
-/// One device and its graph, shared by the tests of a run.
+/// One device whose pooled buffers (the product's scratch) come poisoned, and its graph,
+/// shared by the tests of a run.
 struct Env {
     _devices: Devices,
     graph: Graph,
 }
 
+/// Devices with pooled buffers poisoned and `profiler` attached if given.
+fn devices(profiler: Option<Arc<Profiler>>) -> Devices {
+    Devices::new(DeviceOptions {
+        selector: Config::from_env().unwrap().device,
+        partition: Partition::WholeDevices,
+        memcache: MemcacheConfig {
+            poison: Some(POISON),
+            ..DeviceOptions::default().memcache
+        },
+        profiler,
+        ..Default::default()
+    })
+    .expect("devices")
+}
+
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let devices = Devices::new(DeviceOptions {
-            selector: Config::from_env().unwrap().device,
-            partition: Partition::WholeDevices,
-            ..Default::default()
-        })
-        .expect("devices");
+        let devices = devices(None);
         let graph = devices.graph();
         Env {
             _devices: devices,
@@ -267,6 +281,47 @@ fn naive_plan_and_second_runs_give_the_same_words() {
         first == tables.bfv_multiply_host(&a, 2, &b, 2).unwrap(),
         "host"
     );
+}
+
+/// A product takes 3 launches and two transforms (one extension, one tensor, one scaling),
+/// a square too. On devices of its own, so that no other test's launches are counted.
+#[test]
+fn launch_counts() {
+    let mut rng = rng();
+    let profiler = Profiler::new();
+    let devices = devices(Some(profiler.clone()));
+    let graph = &devices.graph();
+    let upload = |words: &[u64]| graph.context().upload(graph.queue(), words).unwrap();
+    for log_n in [12, 13] {
+        let key_moduli = coeff_modulus_create(1 << log_n, &[50, 50, 50]).unwrap();
+        let tables = BehzTables::new(log_n, &key_moduli[..2], 65537).unwrap();
+        let level = BehzLevel::new(
+            graph.context(),
+            graph.queue(),
+            tables.clone(),
+            NttStrategy::STAGED,
+        )
+        .unwrap();
+        let expected = 3 + 2 * level.launches_per_transform() as u64;
+        let a = upload(&random_ct(&tables, 2, &mut rng));
+        let b = upload(&random_ct(&tables, 2, &mut rng));
+        let dst = graph
+            .context()
+            .buffer(graph.queue(), (3 * 2) << log_n)
+            .unwrap();
+        for (what, b) in [("multiply", &b), ("square", &a)] {
+            graph.finish().unwrap();
+            profiler.clear_events();
+            level.bfv_multiply(graph, &dst, &a, 2, b, 2).unwrap();
+            let launches: u64 = profiler
+                .kernel_stats()
+                .unwrap()
+                .iter()
+                .map(|s| s.count)
+                .sum();
+            assert_eq!(launches, expected, "{what} at 2^{log_n}");
+        }
+    }
 }
 
 #[test]

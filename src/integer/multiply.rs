@@ -196,6 +196,12 @@ impl BehzLevel {
         self.tables.base_q().len()
     }
 
+    /// Launches of one transform of the level's plan over q U Bsk: a product takes two,
+    /// and one launch each of `behz_extend`, `ckks_tensor` and `behz_floor_sk`.
+    pub fn launches_per_transform(&self) -> usize {
+        self.plan.launches_per_transform()
+    }
+
     /// W = K + NB + 1, the residues of a polynomial in base q U Bsk.
     fn width(&self) -> usize {
         self.primes() + self.tables.base_bsk().len()
