@@ -21,7 +21,7 @@ use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::integer::behz::BehzTables;
-use seal_opencl::integer::multiply::BehzLevel;
+use seal_opencl::integer::multiply::{BehzLevel, BehzLevels};
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::NttStrategy;
 use seal_opencl::profiler::Profiler;
@@ -321,6 +321,28 @@ fn launch_counts() {
                 .sum();
             assert_eq!(launches, expected, "{what} at 2^{log_n}");
         }
+    }
+}
+
+/// A parameter set's levels are built once each, over the first K data primes.
+#[test]
+fn levels_are_built_once_over_the_first_primes() {
+    let graph = &env().graph;
+    let data = &coeff_modulus_create(1 << 12, &[40, 40, 40, 40]).unwrap()[..3];
+    let levels = BehzLevels::new(graph.context(), 12, data, 65537, NttStrategy::STAGED).unwrap();
+    for k in 1..=3 {
+        let level = levels.level(graph.queue(), k).unwrap();
+        assert!(Arc::ptr_eq(
+            &level,
+            &levels.level(graph.queue(), k).unwrap()
+        ));
+        let expected = BehzTables::new(12, &data[..k], 65537).unwrap();
+        assert_eq!(level.tables().base_q(), expected.base_q());
+        assert_eq!(level.tables().base_bsk(), expected.base_bsk());
+    }
+    for k in [0, 4] {
+        let e = levels.level(graph.queue(), k).err().unwrap();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "level {k}");
     }
 }
 

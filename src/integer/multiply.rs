@@ -13,6 +13,8 @@
 //! 4. the plan's lazy inverse NTT (SEAL's step (5));
 //! 5. `behz_floor_sk`: times t, divided by q into Bsk, back to q (steps (6)-(8)).
 //!
+//! [`BehzLevels`] holds the levels of one parameter set, built on first use.
+//!
 //! Five to seven launches: one extension, a staged transform's one or two passes each way
 //! (log N each with the naive plan), one tensor, one scaling.
 
@@ -353,6 +355,67 @@ impl BehzLevel {
         let local = WORK_GROUP_SIZE.min(n);
         // SAFETY: this function's contract is the one `Graph::launch` asks for.
         unsafe { graph.launch(&kernel, (n, polys), Some((local, 1).into())) }
+    }
+}
+
+/// The [`BehzLevel`]s of one BFV parameter set on one OpenCL context, each built and
+/// uploaded on first use and shared (as `CkksContext` builds its levels): SEAL's BFV chain
+/// drops primes from the end, so level K is over the first K data primes (the key level's
+/// primes less the special prime).
+pub struct BehzLevels {
+    ctx: Arc<Context>,
+    log_n: u32,
+    data_moduli: Vec<u64>,
+    plain_modulus: u64,
+    strategy: NttStrategy,
+    /// Index K - 1 holds level K, once built.
+    levels: Mutex<Vec<Option<Arc<BehzLevel>>>>,
+}
+
+impl BehzLevels {
+    /// The levels for N = 2^`log_n`, the data primes `data_moduli` (SEAL's order) and the
+    /// plain modulus t, with NTT plans of `strategy`. Builds nothing yet.
+    ///
+    /// Errors: no data primes.
+    pub fn new(
+        ctx: &Arc<Context>,
+        log_n: u32,
+        data_moduli: &[u64],
+        plain_modulus: u64,
+        strategy: NttStrategy,
+    ) -> Result<BehzLevels> {
+        if data_moduli.is_empty() {
+            return Err(Error::invalid("a BFV parameter set needs a data prime"));
+        }
+        Ok(BehzLevels {
+            ctx: Arc::clone(ctx),
+            log_n,
+            data_moduli: data_moduli.to_vec(),
+            plain_modulus,
+            strategy,
+            levels: Mutex::new(vec![None; data_moduli.len()]),
+        })
+    }
+
+    /// Level K (`primes` = K), built and uploaded on `queue` on first use.
+    ///
+    /// Errors: K = 0 or more than the data primes; [`BehzTables::new`]'s and
+    /// [`BehzLevel::new`]'s.
+    pub fn level(&self, queue: &Queue, primes: usize) -> Result<Arc<BehzLevel>> {
+        if primes == 0 || primes > self.data_moduli.len() {
+            return Err(Error::invalid(format!(
+                "a BFV level of {primes} primes does not exist among {} data primes",
+                self.data_moduli.len()
+            )));
+        }
+        let mut levels = self.levels.lock();
+        if let Some(level) = &levels[primes - 1] {
+            return Ok(Arc::clone(level));
+        }
+        let tables = BehzTables::new(self.log_n, &self.data_moduli[..primes], self.plain_modulus)?;
+        let level = Arc::new(BehzLevel::new(&self.ctx, queue, tables, self.strategy)?);
+        levels[primes - 1] = Some(Arc::clone(&level));
+        Ok(level)
     }
 }
 
