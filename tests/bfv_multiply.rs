@@ -7,7 +7,8 @@
 //!   the same ciphertexts and on fresh random inputs (canonical residues with 0 and q - 1
 //!   mixed in), outputs poisoned first, for products and squares of sizes 2 x 2, 3 x 2, 1 x 3;
 //! - the naive NTT plan and a second run give the same words;
-//! - a product or a square takes one extension, two transforms, one tensor and one scaling;
+//! - a product or a square takes one extension, the forward transform, the tensor fused with
+//!   the inverse transform (apart with the naive plan) and one scaling;
 //! - bad arguments are `InvalidArgument` errors.
 //!
 //! Parameters: N = 2^12 and 2^13, one to four primes of 40 to 60 bits, plain moduli of 17, 20
@@ -283,8 +284,10 @@ fn naive_plan_and_second_runs_give_the_same_words() {
     );
 }
 
-/// A product takes 3 launches and two transforms (one extension, one tensor, one scaling),
-/// a square too. On devices of its own, so that no other test's launches are counted.
+/// A product takes one extension, the forward transform's passes, the inverse's (the
+/// first with the tensor product) and one scaling, a square too: 4 launches with one-pass
+/// transforms, 6 with two-pass ones; with a naive plan log N each way and the tensor apart.
+/// On devices of its own, so that no other test's launches are counted.
 #[test]
 fn launch_counts() {
     let mut rng = rng();
@@ -295,31 +298,38 @@ fn launch_counts() {
     for log_n in [12, 13] {
         let key_moduli = coeff_modulus_create(1 << log_n, &[50, 50, 50]).unwrap();
         let tables = BehzTables::new(log_n, &key_moduli[..2], 65537).unwrap();
-        let level = BehzLevel::new(
-            graph.context(),
-            graph.queue(),
-            tables.clone(),
-            NttStrategy::STAGED,
-        )
-        .unwrap();
-        let expected = 3 + 2 * level.launches_per_transform() as u64;
         let a = upload(&random_ct(&tables, 2, &mut rng));
         let b = upload(&random_ct(&tables, 2, &mut rng));
         let dst = graph
             .context()
             .buffer(graph.queue(), (3 * 2) << log_n)
             .unwrap();
-        for (what, b) in [("multiply", &b), ("square", &a)] {
-            graph.finish().unwrap();
-            profiler.clear_events();
-            level.bfv_multiply(graph, &dst, &a, 2, b, 2).unwrap();
-            let launches: u64 = profiler
-                .kernel_stats()
-                .unwrap()
-                .iter()
-                .map(|s| s.count)
-                .sum();
-            assert_eq!(launches, expected, "{what} at 2^{log_n}");
+        for strategy in [NttStrategy::STAGED, NttStrategy::Naive] {
+            let level =
+                BehzLevel::new(graph.context(), graph.queue(), tables.clone(), strategy).unwrap();
+            let expected = match strategy {
+                NttStrategy::Naive => 3 + 2 * log_n as usize,
+                _ => level.launches(),
+            };
+            assert_eq!(level.launches(), expected, "{strategy} at 2^{log_n}");
+            if strategy == NttStrategy::STAGED {
+                assert!(
+                    [4, 6].contains(&expected),
+                    "{expected} launches at 2^{log_n}"
+                );
+            }
+            for (what, b) in [("multiply", &b), ("square", &a)] {
+                graph.finish().unwrap();
+                profiler.clear_events();
+                level.bfv_multiply(graph, &dst, &a, 2, b, 2).unwrap();
+                let launches: u64 = profiler
+                    .kernel_stats()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s.count)
+                    .sum();
+                assert_eq!(launches, expected as u64, "{what}, {strategy} at 2^{log_n}");
+            }
         }
     }
 }

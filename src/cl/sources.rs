@@ -41,3 +41,7 @@ pub const CHAIN: &str = include_str!("../../opencl/chain.cl");
 /// after `ARITH` with `-D LOG_N=.. -D BEHZ_K=.. -D BEHZ_NB=..` and the constants' offsets
 /// (`crate::integer::multiply`).
 pub const BEHZ: &str = include_str!("../../opencl/behz.cl");
+
+/// BFV multiplication's tensor product fused with the inverse transform's block pass, built
+/// after `NTT` on the plan over q U Bsk (`crate::integer::multiply`).
+pub const BEHZ_TENSOR: &str = include_str!("../../opencl/behz_tensor.cl");

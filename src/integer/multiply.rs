@@ -8,15 +8,18 @@
 //!    scratch buffer;
 //! 2. the plan's forward NTT of all of them, fully reduced (SEAL transforms lazily; the
 //!    dyadic products reduce fully, so the products' words are the same);
-//! 3. CKKS's tensor kernel (`ckks_tensor`) over the W primes of q U Bsk: the s1 + s2 - 1
-//!    polynomials of SEAL's step (4), canonical;
-//! 4. the plan's lazy inverse NTT (SEAL's step (5));
-//! 5. `behz_floor_sk`: times t, divided by q into Bsk, back to q (steps (6)-(8)).
+//! 3. the tensor product over the W primes of q U Bsk (the s1 + s2 - 1 polynomials of
+//!    SEAL's step (4), canonical) and the lazy inverse NTT of them (step (5)): with a staged
+//!    plan, the products loaded into the inverse's block pass (`ntt_inv_block_tensor`,
+//!    `opencl/behz_tensor.cl`), then the plan's strided inverse pass where the layout has
+//!    two; with a naive plan, CKKS's tensor kernel (`ckks_tensor`) and the plan's inverse;
+//! 4. `behz_floor_sk`: times t, divided by q into Bsk, back to q (steps (6)-(8)).
 //!
 //! [`BehzLevels`] holds the levels of one parameter set, built on first use.
 //!
-//! Five to seven launches: one extension, a staged transform's one or two passes each way
-//! (log N each with the naive plan), one tensor, one scaling.
+//! With a staged plan, four launches (N <= 2^12 with 48 KiB of local memory: one-pass
+//! transforms) or six: one extension, the forward transform's passes, the tensor with the
+//! inverse's passes, one scaling ([`BehzLevel::launches`]).
 
 use std::sync::Arc;
 
@@ -29,9 +32,13 @@ use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Queue, Region};
 use crate::device::Graph;
 use crate::error::{Error, Result};
-use crate::ntt::{NttDirection, NttPlan, NttStrategy, NttTables};
+use crate::ntt::{NttDirection, NttPlan, NttStrategy, NttTables, Pass, NTT_INV_STRIDED};
 
 kernel_sigs! {
+    NTT_INV_BLOCK_TENSOR = ntt_inv_block_tensor(
+        values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
+        a: Buf, s1: U32, b: Buf, s2: U32,
+    );
     BEHZ_EXTEND = behz_extend(x: Buf, a: Buf, b: Buf, s1: U32, moduli: Buf, consts: Buf);
     BEHZ_FLOOR_SK = behz_floor_sk(dst: Buf, y: Buf, moduli: Buf, consts: Buf);
 }
@@ -127,6 +134,22 @@ impl Constants {
     }
 }
 
+/// The passes of [`TensorInverse::Fused`].
+struct TensorPasses {
+    block: Pass,
+    strided: Option<Pass>,
+}
+
+/// Step (4), the tensor product, with the inverse transform of step (5).
+enum TensorInverse {
+    /// A staged plan: `ntt_inv_block_tensor` (behz_tensor.cl, the products loaded into the
+    /// inverse's block pass), then, with a two-pass layout, the plan's strided inverse pass.
+    Fused(Box<TensorPasses>),
+    /// A naive plan: `ckks_tensor` (ckks.cl's program, built for N), then the plan's
+    /// inverse.
+    Separate(CkksKernels),
+}
+
 /// One BFV level's BEHZ data on one OpenCL context; `&self` methods, shareable by threads
 /// (each kernel behind a lock from setting its arguments to enqueueing it).
 pub struct BehzLevel {
@@ -138,8 +161,9 @@ pub struct BehzLevel {
     moduli: ModuliTable,
     /// [`Constants`]' words.
     consts: Region,
-    /// `ckks_tensor`'s program, built for N.
-    ckks: CkksKernels,
+    /// The tensor product and the inverse transform after it: fused where the plan is
+    /// staged, else `ckks_tensor` and the plan's inverse.
+    tensor: TensorInverse,
     extend: Mutex<Kernel>,
     floor_sk: Mutex<Kernel>,
 }
@@ -177,12 +201,27 @@ impl BehzLevel {
                 constants.defines()
             ),
         )?;
+        let tensor = match plan.staged_layout() {
+            Some(layout) => {
+                let program = plan.build_program(layout, &[sources::BEHZ_TENSOR], "")?;
+                let items = plan.coeff_count() >> layout.log_r();
+                let block = Some(layout.block_work_group_size());
+                TensorInverse::Fused(Box::new(TensorPasses {
+                    block: plan.pass(&program, &NTT_INV_BLOCK_TENSOR, &[], items, block)?,
+                    strided: layout
+                        .strided_work_group_size()
+                        .map(|wg| plan.pass(&program, &NTT_INV_STRIDED, &[], items, Some(wg)))
+                        .transpose()?,
+                }))
+            }
+            None => TensorInverse::Separate(CkksKernels::new(ctx, log_n)?),
+        };
         Ok(BehzLevel {
             ctx: Arc::clone(ctx),
             plan,
             moduli,
             consts,
-            ckks: CkksKernels::new(ctx, log_n)?,
+            tensor,
             extend: Mutex::new(BEHZ_EXTEND.build(&program, &[])?),
             floor_sk: Mutex::new(BEHZ_FLOOR_SK.build(&program, &[])?),
             tables,
@@ -198,10 +237,13 @@ impl BehzLevel {
         self.tables.base_q().len()
     }
 
-    /// Launches of one transform of the level's plan over q U Bsk: a product takes two,
-    /// and one launch each of `behz_extend`, `ckks_tensor` and `behz_floor_sk`.
-    pub fn launches_per_transform(&self) -> usize {
-        self.plan.launches_per_transform()
+    /// Kernel launches of one [`BehzLevel::bfv_multiply`]: `behz_extend`, the forward
+    /// transform's passes, the inverse's (the first with the tensor product; a naive plan
+    /// launches `ckks_tensor` apart) and `behz_floor_sk`.
+    pub fn launches(&self) -> usize {
+        let per_transform = self.plan.launches_per_transform();
+        let separate_tensor = matches!(self.tensor, TensorInverse::Separate(_)) as usize;
+        2 + 2 * per_transform + separate_tensor
     }
 
     /// W = K + NB + 1, the residues of a polynomial in base q U Bsk.
@@ -282,9 +324,7 @@ impl BehzLevel {
         // x: all inside a, b (checked above) and x (allocated for `extended` polynomials).
         unsafe { self.launch(graph, &self.extend, &BEHZ_EXTEND, &extend_args, extended) }?;
         self.ntt(graph, x, extended, NttDirection::Forward, true)?;
-        self.ckks
-            .ckks_tensor(graph, y, &x_a, s1, &x_b, s2, &self.moduli, w)?;
-        self.ntt(graph, y, dest_size, NttDirection::Inverse, false)?;
+        self.tensor_inverse(graph, y, (&x_a, s1), (&x_b, s2))?;
         let floor_args = [("dst", Buf(dst)), ("y", Buf(y))];
         // SAFETY: item (c, p), c < N, p < dest_size, reads words (p W + i) N + c, i < W, of
         // y (allocated for dest_size polynomials) and writes words (p K + i) N + c, i < K,
@@ -297,6 +337,62 @@ impl BehzLevel {
                 &floor_args,
                 dest_size,
             )
+        }
+    }
+
+    /// y = the inverse transform (lazy) of the tensor product of x_a (`s1` polynomials of W
+    /// residues, canonical, in NTT form) and x_b (`s2`): s1 + s2 - 1 polynomials. y, x_a
+    /// and x_b are the product's scratch: y holds the output's words and overlaps neither.
+    fn tensor_inverse(
+        &self,
+        graph: &Graph,
+        y: &Region,
+        (x_a, s1): (&Region, usize),
+        (x_b, s2): (&Region, usize),
+    ) -> Result<()> {
+        let (w, dest_size) = (self.width(), s1 + s2 - 1);
+        match &self.tensor {
+            TensorInverse::Separate(ckks) => {
+                ckks.ckks_tensor(graph, y, x_a, s1, x_b, s2, &self.moduli, w)?;
+                self.ntt(graph, y, dest_size, NttDirection::Inverse, false)
+            }
+            TensorInverse::Fused(passes) => {
+                let TensorPasses { block, strided } = passes.as_ref();
+                let residues = dest_size * w;
+                let profiling = graph.is_profiling();
+                let mut events = Vec::new();
+                let args = [
+                    ("reduce", U32(0)),
+                    ("a", Buf(x_a)),
+                    ("s1", U32(s1 as u32)),
+                    ("b", Buf(x_b)),
+                    ("s2", U32(s2 as u32)),
+                ];
+                // SAFETY: residue r < dest_size W of y (allocated for dest_size polynomials
+                // of W residues) is written, words below N of it; it reads residue
+                // i W + r % W of x_a for i < s1 and (t - i) W + r % W of x_b for t - i < s2
+                // (x_a and x_b hold s1 and s2 polynomials of W residues); tables of prime
+                // r % W < W, the plan's primes.
+                unsafe {
+                    block.launch(graph.queue(), y, w, &args, residues, profiling, &mut events)
+                }?;
+                if let Some(strided) = strided {
+                    // SAFETY: as the plan's own inverse: residues below dest_size W of y,
+                    // prime r % W < W.
+                    unsafe {
+                        strided.launch(
+                            graph.queue(),
+                            y,
+                            w,
+                            &[("reduce", U32(0))],
+                            residues,
+                            profiling,
+                            &mut events,
+                        )
+                    }?;
+                }
+                graph.note_launches("behz_tensor_inverse", events)
+            }
         }
     }
 
@@ -426,5 +522,6 @@ mod tests {
     #[test]
     fn signatures_match_the_source() {
         crate::cl::check_source(sources::BEHZ, &[&BEHZ_EXTEND, &BEHZ_FLOOR_SK]).unwrap();
+        crate::cl::check_source(sources::BEHZ_TENSOR, &[&NTT_INV_BLOCK_TENSOR]).unwrap();
     }
 }
