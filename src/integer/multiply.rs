@@ -1,6 +1,7 @@
 //! SEAL's `Evaluator::bfv_multiply` (and `bfv_square`) on the device: [`BehzLevel`] holds
 //! one level's BEHZ data on one OpenCL context (the tables of [`BehzTables`] uploaded, an
-//! NTT plan over q U Bsk, the kernels of `opencl/behz.cl`) and enqueues the product of two
+//! NTT plan over q U Bsk, the kernels of `opencl/behz.cl` and `opencl/behz_tensor.cl`) and
+//! enqueues the product of two
 //! ciphertexts in coefficient form on a graph:
 //!
 //! 1. `behz_extend` on both operands at once (on one when squaring): every polynomial to
@@ -259,9 +260,10 @@ impl BehzLevel {
     /// overlap neither. Only enqueues; scratch (W (s1 + s2 + s1 + s2 - 1) N words) comes
     /// from the graph's pool.
     ///
-    /// Errors (nothing enqueued): a size 0 or above [`TENSOR_SIZE_MAX`]; a region shorter
-    /// than its polynomials; dst overlapping a or b; a and b overlapping without being one
-    /// region of equal sizes; `graph` on another context.
+    /// Errors, found before anything is enqueued: a size 0 or above [`TENSOR_SIZE_MAX`]; a
+    /// region shorter than its polynomials; dst overlapping a or b; a and b overlapping
+    /// without being one region of equal sizes; `graph` on another context or its queue on
+    /// another device. Then the pool's allocation errors and the launches'.
     pub fn bfv_multiply(
         &self,
         graph: &Graph,
