@@ -1,8 +1,7 @@
 //! SEAL's `Evaluator::bfv_multiply` (and `bfv_square`) on the device: [`BehzLevel`] holds
 //! one level's BEHZ data on one OpenCL context (the tables of [`BehzTables`] uploaded, an
 //! NTT plan over q U Bsk, the kernels of `opencl/behz.cl` and `opencl/behz_tensor.cl`) and
-//! enqueues the product of two
-//! ciphertexts in coefficient form on a graph:
+//! enqueues the product of two ciphertexts in coefficient form on a graph:
 //!
 //! 1. `behz_extend` on both operands at once (on one when squaring): every polynomial to
 //!    base q U Bsk (W = K + NB + 1 residues: its copy in q, its extension to Bsk), into one
