@@ -9,8 +9,9 @@
 //!   correction factors and its divide-and-round by q_last with the correction mod t;
 //! - BFV's ciphertexts in coefficient form, and its multiplication by SEAL's BEHZ base
 //!   extensions: `behz` (SEAL's `RNSTool` of a level as `BehzTables`, with host references
-//!   of its steps and of `bfv_multiply`) and `multiply` (`BehzLevel`, that level on the
+//!   of its steps and of `bfv_multiply`; its base converters in `baseconv`) and `multiply` (`BehzLevel`, that level on the
 //!   device, whose `bfv_multiply` enqueues the product on a graph; `opencl/behz.cl`).
 
+mod baseconv;
 pub mod behz;
 pub mod multiply;
