@@ -8,9 +8,9 @@
 //! 2. The C API's archive (built beside SEAL's: `DEP_SEAL_OPENCL_LIB_DIR`,
 //!    `DEP_SEAL_OPENCL_C_API_LIB`) is linked here. It calls into SEAL, which seal-opencl links
 //!    after this crate's libraries.
-//! 3. cxx_build compiles the oracle's bridges (`src/oracle.rs`, `cpp/oracle.cc`; BFV and
-//!    BGV's `src/oracle_integer.rs`, `cpp/oracle_integer.cc` and `src/integer.rs`,
-//!    `cpp/integer.cc`) against the same headers.
+//! 3. cxx_build compiles the oracles' bridges (`src/oracle.rs`, `cpp/oracle.cc`; BFV and
+//!    BGV's `src/oracle_integer.rs`, `cpp/oracle_integer.cc`, `src/oracle_bfv.rs`,
+//!    `cpp/oracle_bfv.cc`, `src/integer.rs` and `cpp/integer.cc`) against the same headers.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,9 +41,11 @@ fn run() -> Result<(), String> {
     println!("cargo:rerun-if-changed=cpp");
     println!("cargo:rerun-if-changed=src/oracle.rs");
     println!("cargo:rerun-if-changed=src/integer.rs");
-    cxx_build::bridges(["src/oracle.rs", "src/integer.rs"])
+    println!("cargo:rerun-if-changed=src/oracle_bfv.rs");
+    cxx_build::bridges(["src/oracle.rs", "src/integer.rs", "src/oracle_bfv.rs"])
         .file("cpp/oracle.cc")
         .file("cpp/integer.cc")
+        .file("cpp/oracle_bfv.cc")
         .includes(&include_dirs)
         .std("c++17")
         .compile("seal_opencl_testkit_oracle");

@@ -82,9 +82,12 @@ pub fn is_prime(value: u64) -> bool {
 }
 
 /// The `count` largest primes of exactly `bit_size` bits that are 1 mod `factor`,
-/// largest first (SEAL's `util::get_primes`).
+/// largest first (SEAL's `util::get_primes`). `bit_size` goes up to SEAL's
+/// `SEAL_MOD_BIT_COUNT_MAX` (61): SEAL's own BFV base extension (`RNSTool`) asks for
+/// 61-bit primes, one bit more than a user's coefficient modulus may have.
 pub fn get_primes(factor: u64, bit_size: i32, count: usize) -> Result<Vec<u64>> {
-    if !(USER_MOD_BIT_COUNT_MIN..=USER_MOD_BIT_COUNT_MAX).contains(&bit_size) || factor == 0 {
+    let max_bits = super::MODULUS_MAX_BITS as i32;
+    if !(USER_MOD_BIT_COUNT_MIN..=max_bits).contains(&bit_size) || factor == 0 {
         return Err(Error::invalid(format!(
             "cannot look for {bit_size}-bit primes that are 1 mod {factor}"
         )));

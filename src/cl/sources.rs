@@ -36,3 +36,13 @@ pub const CHAIN: &str = include_str!("../../opencl/chain.cl");
 /// coefficient form, BGV's plain modulus correction), built after `ARITH` with
 /// `-D LOG_N=..`.
 pub const INTEGER: &str = include_str!("../../opencl/integer.cl");
+
+/// The per-coefficient steps of BFV's multiplication by BEHZ base extensions (the
+/// extension of each input to base q U Bsk, and the scaling by t / q back to q), built
+/// after `ARITH` with `-D LOG_N=.. -D BEHZ_K=.. -D BEHZ_NB=..` and the constants' offsets
+/// (`crate::integer::multiply`).
+pub const BEHZ: &str = include_str!("../../opencl/behz.cl");
+
+/// BFV multiplication's tensor product fused with the inverse transform's block pass, built
+/// after `NTT` on the plan over q U Bsk (`crate::integer::multiply`).
+pub const BEHZ_TENSOR: &str = include_str!("../../opencl/behz_tensor.cl");

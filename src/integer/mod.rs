@@ -8,15 +8,21 @@
 //! - the plain modulus t: BFV's scaling of plaintexts by Delta = floor(q / t), BGV's
 //!   correction factors and its divide-and-round by q_last with the correction mod t;
 //! - BFV's ciphertexts in coefficient form, and its multiplication by SEAL's BEHZ base
-//!   extensions.
+//!   extensions: `behz` (SEAL's `RNSTool` of a level as `BehzTables`, with host references
+//!   of its steps and of `bfv_multiply`; its base converters in `baseconv`) and `multiply`
+//!   (`BehzLevel`, that level on the device, whose `bfv_multiply` enqueues the product on a
+//!   graph; `opencl/behz.cl`, `opencl/behz_tensor.cl`).
 //!
 //! Modules: `ops` (key switching, relinearize, apply_galois and mod_switch_to_next for both
 //! schemes, on CKKS's key switching and mod-down), `plain` (a plaintext mod t multiplied into
 //! or added to a ciphertext), `kernels` (the launchers of `opencl/integer.cl`) and `host` (the
 //! host references of `integer.cl` and `plain.cl`).
 
+mod baseconv;
+pub mod behz;
 pub mod host;
 pub mod kernels;
+pub mod multiply;
 pub mod ops;
 pub mod plain;
 

@@ -10,6 +10,9 @@ mod plan;
 mod tables;
 mod variant;
 
+/// The inverse's strided pass alone, for a caller's own block pass before it
+/// (`crate::integer::multiply`).
+pub(crate) use pass::NTT_INV_STRIDED;
 pub use pass::{check_buffers, to_u32, Pass};
 pub use plan::{
     staged_only, NttDirection, NttPlan, DEVICE_COEFF_COUNT_POWER_MAX, DEVICE_COEFF_COUNT_POWER_MIN,

@@ -35,7 +35,7 @@ kernel_sigs! {
     pub(super) NTT_FWD_STRIDED = ntt_fwd_strided(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
     );
-    pub(super) NTT_INV_STRIDED = ntt_inv_strided(
+    pub(crate) NTT_INV_STRIDED = ntt_inv_strided(
         values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
     );
 }

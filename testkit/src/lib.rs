@@ -10,6 +10,8 @@
 //!   apply_galois, mod_switch_to_next), the oracle of `seal_opencl::integer`;
 //! - `integer`: SEAL's BFV and BGV operations on its CPU path against the routed ones, through
 //!   a cxx bridge;
+//! - `oracle_bfv`: SEAL's BFV encryption and multiplication on the CPU, the oracle of
+//!   `seal_opencl::integer`;
 //! - `routines`: the CKKS routines (MulLin, MulLinRS, SqrLinRS, MulLinRSModSwAdd, Rotate)
 //!   with their parameters, keys and inputs;
 //! - `soak`: long-running server soak runs;
@@ -27,6 +29,7 @@ pub mod fuzz;
 pub mod harness;
 pub mod integer;
 pub mod oracle;
+pub mod oracle_bfv;
 pub mod oracle_integer;
 pub mod routines;
 pub mod seal_c;
