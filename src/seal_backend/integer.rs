@@ -14,6 +14,7 @@ use crate::ckks::ops::LevelOps;
 use crate::cl::Region;
 use crate::error::{Error, Result};
 use crate::integer::kernels::IntegerKernels;
+use crate::integer::multiply::BehzLevels;
 use crate::integer::ops::{IntegerOps, IntegerScheme};
 use crate::integer::plain::{multiply_plain_coeff, scale_add_plain};
 
@@ -98,9 +99,57 @@ fn plain_shape(ops: &LevelOps, level: &Level, plain: &GpuImage) -> Result<(usize
     Ok((plain.len(), level.plain_modulus))
 }
 
-/* ---- key switching and modulus switching: CKKS's, or the integer schemes' ------------- */
+/* ---- products, key switching and modulus switching: CKKS's, or the integer schemes' --- */
 
 impl Backend {
+    /// dst = a (x) b (`a_size` and `b_size` polynomials; b may be a): BFV's by SEAL's BEHZ
+    /// base extensions in coefficient form, CKKS's and BGV's the tensor product in NTT form.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn tensor_into(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        dst: &Region,
+        a: &Region,
+        a_size: usize,
+        b: &Region,
+        b_size: usize,
+    ) -> Result<()> {
+        if level.scheme != Scheme::Bfv {
+            return ops.tensor(dst, a, a_size, b, b_size);
+        }
+        let key = (level.key_parms_id, ops.graph().tile().index());
+        let found = self.behz.read().get(&key).cloned();
+        let levels = match found {
+            Some(levels) => levels,
+            None => {
+                let mut all = self.behz.write();
+                match all.get(&key) {
+                    Some(levels) => levels.clone(),
+                    None => {
+                        let data = if level.using_keyswitching {
+                            &level.key_moduli[..level.key_moduli.len() - 1]
+                        } else {
+                            level.key_moduli
+                        };
+                        let levels = Arc::new(BehzLevels::new(
+                            ops.graph().context(),
+                            level.log_n,
+                            data,
+                            level.plain_modulus,
+                            self.strategy,
+                        )?);
+                        all.insert(key, levels.clone());
+                        levels
+                    }
+                }
+            }
+        };
+        levels
+            .level(ops.graph().queue(), ops.primes())?
+            .bfv_multiply(ops.graph(), dst, a, a_size, b, b_size)
+    }
+
     /// Relinearizes `ct` (`size` polynomials) in place with `keys` in `level`'s scheme.
     pub(super) fn relinearize_in(
         &self,

@@ -55,6 +55,7 @@ use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::integer::kernels::IntegerKernels;
+use crate::integer::multiply::BehzLevels;
 use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
@@ -111,6 +112,8 @@ pub struct Backend {
     contexts: RwLock<HashMap<ContextKey, Arc<CkksContext>>>,
     /// The integer schemes' kernels per (tile, log2 N), built on first use.
     integer_kernels: RwLock<HashMap<(usize, u32), Arc<IntegerKernels>>>,
+    /// BFV's multiplication data per parameter set and tile, built on first use.
+    behz: RwLock<HashMap<ContextKey, Arc<BehzLevels>>>,
     /// Per tile: a key is uploaded to each tile where it is used.
     keys: Vec<KeyCache>,
     /// How SEAL's transparency check of results is answered ([`Backend::is_transparent`]).
@@ -158,6 +161,7 @@ impl Backend {
             kernel_choices: KernelChoices::default(),
             contexts: RwLock::new(HashMap::new()),
             integer_kernels: RwLock::new(HashMap::new()),
+            behz: RwLock::new(HashMap::new()),
             keys,
             transparency: TransparencyCheck::default(),
             pinned,
@@ -588,7 +592,7 @@ impl Backend {
             };
             let product = ops.alloc_result(size, ops.primes())?;
             let b_buf = b_buf.as_deref().unwrap_or(&a_buf);
-            ops.tensor(product.buffer(), &a_buf, a_size, b_buf, b_size)?;
+            self.tensor_into(ops, level, product.buffer(), &a_buf, a_size, b_buf, b_size)?;
             drop(a_buf);
             a.replace(ops.graph(), product, size * ops.poly_words());
             a.set_zeros(zeros, ops.poly_words());

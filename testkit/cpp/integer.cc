@@ -211,7 +211,7 @@ namespace seal_opencl_testkit
         // Key switching and modulus switching, each in the scheme's form.
         const RelinKeys *rk = &relin_keys;
         const GaloisKeys *gk = &galois_keys;
-        ops.push_back({ "relinearize (the product on the CPU for BFV)",
+        ops.push_back({ "multiply, then relinearize",
                         [rk](Evaluator &e, Operands &o) {
                             e.multiply_inplace(o.a, o.b);
                             e.relinearize_inplace(o.a, *rk);
@@ -243,9 +243,10 @@ namespace seal_opencl_testkit
                             } });
             ops.push_back({ "add_plain of zero", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p_zero); } });
         }
-        // BGV's tensor product in NTT form (SEAL 4.1 on; SEAL 4.0 multiplies coefficient-form
-        // ciphertexts through NTTs of its own, which stays on the CPU).
-        if (c.bgv && ntt)
+        // BFV's product by SEAL's BEHZ base extensions, BGV's tensor product in NTT form (SEAL 4.1
+        // on; SEAL 4.0 multiplies coefficient-form BGV ciphertexts through NTTs of its own, which
+        // stays on the CPU).
+        if (!c.bgv || ntt)
         {
             ops.push_back({ "multiply", [](Evaluator &e, Operands &o) { e.multiply_inplace(o.a, o.b); } });
             ops.push_back({ "square", [](Evaluator &e, Operands &o) { e.square_inplace(o.a); } });
