@@ -24,7 +24,8 @@
 #                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15) with
 #                         SEAL_OPENCL_CHAIN_GROUPS 0, 4, 8 and 16
 #   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
-#   gpu-suite.sh integer  BFV and BGV: the integer tests, SEAL's BFV and BGV googletests routed
+#   gpu-suite.sh integer  BFV and BGV: the integer tests, the differential fuzzer (>= 10^4 calls
+#                         per scheme), SEAL's BFV and BGV googletests routed
 #                         with every operation cross-checked against SEAL's CPU, and sealbench's
 #                         BFV and BGV benchmarks at N = 2^13 and 2^14 on the CPU and routed
 #   gpu-suite.sh versions host_path at 2^15 from every bundle in .gpu/ (one per SEAL version),
@@ -192,9 +193,11 @@ clients)
     --filter 'n=(8192|16384|32768) / .* / CKKS / ' --out "$work/benches/results/sealbench-$seal.json"
   ;;
 integer)
-  for t in seal_gpu_integer integer_ops integer_kernels; do
+  for t in seal_gpu_integer seal_fuzz_integer bfv_multiply integer_ops integer_kernels; do
     run "test-$t" "$bin/test-$t" --test-threads=4
   done
+  run ex-seal_fuzz_integer "$bin/ex-seal_fuzz_integer" --calls 11000 \
+    --out "$work/benches/results/seal_fuzz_integer.json"
   run cpp-sealtest-integer-crosscheck env SEAL_OPENCL_INSTALL=1 SEAL_GPU_ROUTE_ALL=1 \
     SEAL_OPENCL_EXPECT_ROUTED=1 SEAL_OPENCL_CROSSCHECK=1 "$bin/cpp-sealtest" \
     --gtest_filter='*BFV*:*BGV*:*Batch*'
