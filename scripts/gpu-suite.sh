@@ -24,7 +24,9 @@
 #                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15) with
 #                         SEAL_OPENCL_CHAIN_GROUPS 0, 4, 8 and 16
 #   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
-#   gpu-suite.sh integer  BFV and BGV: the integer tests, the differential fuzzer (>= 10^4 calls
+#   gpu-suite.sh integer  BFV and BGV: synchronized calls through SEAL's C++ API against SEAL's
+#                         CPU at N = 2^13 and 2^14 (cpp-integer_path), the integer tests, the
+#                         differential fuzzer (>= 10^4 calls
 #                         per scheme), SEAL's BFV and BGV googletests routed
 #                         with every operation cross-checked against SEAL's CPU, and sealbench's
 #                         BFV and BGV benchmarks at N = 2^13 and 2^14 on the CPU and routed
@@ -195,6 +197,9 @@ clients)
 integer)
   for t in seal_gpu_integer seal_fuzz_integer bfv_multiply integer_ops integer_kernels; do
     run "test-$t" "$bin/test-$t" --test-threads=4
+  done
+  for log_n in 13 14; do
+    run "cpp-integer_path-2^$log_n" "$bin/cpp-integer_path" --log-n "$log_n" --reps 100
   done
   run ex-seal_fuzz_integer "$bin/ex-seal_fuzz_integer" --calls 11000 \
     --out "$work/benches/results/seal_fuzz_integer.json"
