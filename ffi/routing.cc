@@ -124,7 +124,9 @@ namespace seal_opencl::detail
             operation, context, context_data, encrypted,
             [&] {
                 translated([&] {
-                    backend_->with_plain(params, op, result_image(encrypted), encrypted.size(), image_of(plain));
+                    backend_->with_plain(
+                        params, op, result_image(encrypted), encrypted.size(), image_of(plain),
+                        encrypted.correction_factor());
                 });
             },
             [&](Reference &cpu, Ciphertext &result) {
@@ -294,10 +296,22 @@ namespace seal_opencl::detail
         const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
         const Plaintext &plain)
     {
-        // BFV scales the plaintext by q / t; CKKS adds its NTT-form words.
-        const bool bfv = context_data.parms().scheme() == seal::scheme_type::bfv;
+        // BFV scales the plaintext by q / t, BGV multiplies it by the correction factor, CKKS adds
+        // its NTT-form words.
+        PlainOp op = PlainOp::AddPlain;
+        switch (context_data.parms().scheme())
+        {
+        case seal::scheme_type::bfv:
+            op = PlainOp::AddPlainScaled;
+            break;
+        case seal::scheme_type::bgv:
+            op = PlainOp::AddPlainCorrected;
+            break;
+        default:
+            break;
+        }
         with_plain(
-            "add_plain", context, context_data, encrypted, plain, bfv ? PlainOp::AddPlainScaled : PlainOp::AddPlain,
+            "add_plain", context, context_data, encrypted, plain, op,
             [](auto &cpu, auto &result, const auto &operand) { cpu.add_plain_inplace(result, operand); });
     }
 
@@ -305,10 +319,22 @@ namespace seal_opencl::detail
         const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
         const Plaintext &plain)
     {
-        // BFV scales the plaintext by q / t; CKKS adds its NTT-form words.
-        const bool bfv = context_data.parms().scheme() == seal::scheme_type::bfv;
+        // BFV scales the plaintext by q / t, BGV multiplies it by the correction factor, CKKS adds
+        // its NTT-form words.
+        PlainOp op = PlainOp::SubPlain;
+        switch (context_data.parms().scheme())
+        {
+        case seal::scheme_type::bfv:
+            op = PlainOp::SubPlainScaled;
+            break;
+        case seal::scheme_type::bgv:
+            op = PlainOp::SubPlainCorrected;
+            break;
+        default:
+            break;
+        }
         with_plain(
-            "sub_plain", context, context_data, encrypted, plain, bfv ? PlainOp::SubPlainScaled : PlainOp::SubPlain,
+            "sub_plain", context, context_data, encrypted, plain, op,
             [](auto &cpu, auto &result, const auto &operand) { cpu.sub_plain_inplace(result, operand); });
     }
 

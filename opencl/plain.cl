@@ -24,13 +24,14 @@ inline u64 divide_u128_u64(u64 lo, u64 hi, u64 d)
     return quot;
 }
 
-// dst (K residues of one polynomial) = the plaintext lifted to Z_q: residue j of coefficient k
-// is m_k mod q_j, or (m_k - t) mod q_j when m_k >= threshold = (t + 1) / 2 (SEAL's plain lift
-// in multiply_plain_normal and transform_to_ntt_inplace: an upper-half coefficient stands for
+// dst (K residues of one polynomial) = the plaintext times `scalar` mod t (t's Barrett ratio
+// t_r0, t_r1; BGV's correction factor, else 1) lifted to Z_q: residue j of coefficient k is
+// m_k mod q_j, or (m_k - t) mod q_j when m_k >= threshold = (t + 1) / 2 (SEAL's plain lift in
+// multiply_plain_normal and transform_to_ntt_inplace: an upper-half coefficient stands for
 // m_k - t; its fast lift adds q_j - t, the general one decomposes m_k + q - t: the same residue).
 __kernel void plain_lift(__global u64 *dst, ulong dst_at, __global const u64 *plain,
                          ulong plain_at, uint plain_count, __global const u64 *moduli,
-                         ulong moduli_at, u64 t, u64 threshold)
+                         ulong moduli_at, u64 t, u64 t_r0, u64 t_r1, u64 scalar, u64 threshold)
 {
     dst += dst_at;
     plain += plain_at;
@@ -38,7 +39,7 @@ __kernel void plain_lift(__global u64 *dst, ulong dst_at, __global const u64 *pl
     const size_t w = get_global_id(0);
     const size_t k = w & CKKS_MASK;
     LOAD_MODULUS(moduli, w >> LOG_N, q, r0, r1);
-    const u64 m = k < plain_count ? plain[k] : 0;
+    const u64 m = k < plain_count ? multiply_uint_mod(plain[k], scalar, t, t_r0, t_r1) : 0;
     u64 r = barrett_reduce_64(m, q, r1);
     if (m >= threshold)
     {

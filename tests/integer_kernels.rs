@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, Modulus};
 use seal_opencl::ckks::host as ckks_host;
-use seal_opencl::ckks::kernels::{CkksKernels, IntegerPlain, ModuliTable};
+use seal_opencl::ckks::kernels::{CkksKernels, IntegerPlain, Lift, ModuliTable};
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
@@ -322,27 +322,30 @@ fn plain_lift_equals_host() {
         for t in plain_moduli() {
             for count in PLAIN_COUNTS {
                 for upper_half in [true, false] {
-                    let plain: Vec<u64> = (0..count).map(|_| word(&mut rng, t.value())).collect();
-                    let words = upload(&plain);
-                    let dst = poisoned(k * N);
-                    let p = IntegerPlain {
-                        words: &words,
-                        count,
-                        t: t.value(),
-                    };
-                    env()
-                        .ckks
-                        .plain_lift(&env().graph, &dst, p, upper_half, &table(&moduli), k)
-                        .unwrap();
-                    let want = host::plain_lift(&plain, N, t.value(), upper_half, &moduli);
-                    assert_words(
-                        &down(&dst),
-                        &want,
-                        &format!(
-                            "plain_lift t={} count={count} upper_half={upper_half}",
-                            t.value()
-                        ),
-                    );
+                    // 1 leaves the coefficients; BGV's correction factors are any unit mod t.
+                    for scalar in [1, rng.gen_range(1..t.value())] {
+                        let plain: Vec<u64> =
+                            (0..count).map(|_| word(&mut rng, t.value())).collect();
+                        let words = upload(&plain);
+                        let dst = poisoned(k * N);
+                        let p = IntegerPlain {
+                            words: &words,
+                            count,
+                            t: t.value(),
+                        };
+                        let how = Lift { scalar, upper_half };
+                        env()
+                            .ckks
+                            .plain_lift(&env().graph, &dst, p, how, &table(&moduli), k)
+                            .unwrap();
+                        let want =
+                            host::plain_lift(&plain, N, t.value(), scalar, upper_half, &moduli);
+                        assert_words(
+                            &down(&dst),
+                            &want,
+                            &format!("plain_lift t={} count={count} {how:?}", t.value()),
+                        );
+                    }
                 }
             }
         }

@@ -26,7 +26,7 @@ use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
 
 mod plain;
 
-pub use plain::IntegerPlain;
+pub use plain::{IntegerPlain, Lift};
 
 /// Words per prime in a [`ModuliTable`] (`MODULI_STRIDE` in ckks.cl): q, r0, r1, mu.
 pub const MODULI_STRIDE: usize = 4;
@@ -102,7 +102,7 @@ kernel_sigs! {
     CKKS_DIVIDE_ROUND_FINISH = ckks_divide_round_finish(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, t: Buf, inv: Buf, moduli: Buf, K_out: U32, accumulate: U32);
     CKKS_KS_DECOMPOSE = ckks_ks_decompose(dst: Buf, t_target: Buf, moduli: Buf, K: U32);
     CKKS_KS_INNER_PRODUCT = ckks_ks_inner_product(prod: Buf, last: Buf, dec: Buf, key: Buf, moduli: Buf, K: U32, key_stride_primes: U32, key_special_index: U32, reduce_every: U32);
-    PLAIN_LIFT = plain_lift(dst: Buf, plain: Buf, plain_count: U32, moduli: Buf, t: U64, threshold: U64);
+    PLAIN_LIFT = plain_lift(dst: Buf, plain: Buf, plain_count: U32, moduli: Buf, t: U64, t_r0: U64, t_r1: U64, scalar: U64, threshold: U64);
     PLAIN_SCALE_ADD = plain_scale_add(dst: Buf, src: Buf, plain: Buf, plain_count: U32, moduli: Buf, delta: Buf, t: U64, q_mod_t: U64, threshold: U64, subtract: U32);
 }
 

@@ -289,6 +289,7 @@ impl GpuBackend {
         ct: &mut GpuImage,
         size: usize,
         plain: &GpuImage,
+        factor: u64,
     ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| match op {
             PlainOp::MultiplyPlain => backend.multiply_plain(level, ct, size, plain),
@@ -302,6 +303,12 @@ impl GpuBackend {
             }
             PlainOp::AddPlainScaled => backend.add_plain_scaled(level, ct, size, plain, false),
             PlainOp::SubPlainScaled => backend.add_plain_scaled(level, ct, size, plain, true),
+            PlainOp::AddPlainCorrected => {
+                backend.add_plain_corrected(level, ct, size, plain, factor, false)
+            }
+            PlainOp::SubPlainCorrected => {
+                backend.add_plain_corrected(level, ct, size, plain, factor, true)
+            }
             _ => Err(unknown_operation("with_plain", op.repr)),
         })
     }

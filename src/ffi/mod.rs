@@ -195,6 +195,10 @@ mod bridge {
         AddPlainScaled,
         /// BFV's sub_plain, likewise.
         SubPlainScaled,
+        /// BGV's add_plain: the plaintext times the ciphertext's correction factor mod t.
+        AddPlainCorrected,
+        /// BGV's sub_plain, likewise.
+        SubPlainCorrected,
     }
 
     /// The routed operations from one ciphertext to another a level down
@@ -309,7 +313,7 @@ mod bridge {
             b: &GpuImage,
             b_size: usize,
         ) -> Result<()>;
-        /// ct = ct `op` plain.
+        /// ct = ct `op` plain; `factor` is BGV's correction factor of ct (1 elsewhere).
         fn with_plain(
             self: &GpuBackend,
             params: &LevelParams,
@@ -317,6 +321,7 @@ mod bridge {
             ct: &mut GpuImage,
             size: usize,
             plain: &GpuImage,
+            factor: u64,
         ) -> Result<()>;
         /// dst = `op`(src), a level down.
         fn next_level(

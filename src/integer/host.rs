@@ -85,15 +85,23 @@ fn coefficient(plain: &[u64], k: usize) -> u64 {
     plain.get(k).copied().unwrap_or(0)
 }
 
-/// `plain` lifted to Z_q at degree `n`: residue j of coefficient k is m_k mod q_j, or, with
-/// `upper_half`, (m_k - t) mod q_j when m_k >= (t + 1) / 2 (SEAL's plain lift).
+/// `plain` times `scalar` mod t, lifted to Z_q at degree `n`: residue j of coefficient k is
+/// m_k mod q_j, or, with `upper_half`, (m_k - t) mod q_j when m_k >= (t + 1) / 2 (SEAL's
+/// plain lift). # Panics: t is not a modulus.
 pub fn plain_lift(
     plain: &[u64],
     n: usize,
     t: u64,
+    scalar: u64,
     upper_half: bool,
     moduli: &[Modulus],
 ) -> Vec<u64> {
+    let plain_modulus = Modulus::new(t).expect("t is a modulus");
+    let plain: Vec<u64> = plain
+        .iter()
+        .map(|&m| multiply_uint_mod(m, scalar, &plain_modulus))
+        .collect();
+    let plain = &plain[..];
     let threshold = if upper_half { t.div_ceil(2) } else { u64::MAX };
     let mut out = Vec::with_capacity(moduli.len() * n);
     for q in moduli {

@@ -1,9 +1,10 @@
-//! The integer schemes' plaintext steps, as kernel sequences on one level's operations (`ckks::ops::LevelOps`): a plaintext of N or fewer coefficients mod t
-//! (`IntegerPlain`) multiplied into or added to a ciphertext. Each function names the SEAL
+//! The integer schemes' plaintext steps, as kernel sequences on one level's operations
+//! (`ckks::ops::LevelOps`): a plaintext of N or fewer coefficients mod t (`IntegerPlain`)
+//! multiplied into or added to a ciphertext. Each function names the SEAL
 //! routine it reproduces; like `LevelOps`'s, they only enqueue.
 
 use super::PlainScaling;
-use crate::ckks::kernels::IntegerPlain;
+use crate::ckks::kernels::{IntegerPlain, Lift};
 use crate::ckks::ops::LevelOps;
 use crate::cl::Region;
 use crate::error::Result;
@@ -24,25 +25,54 @@ pub fn multiply_plain_coeff(
     upper_half: bool,
 ) -> Result<()> {
     let lifted = ops.graph().alloc_scratch(ops.poly_words())?;
-    lift(ops, lifted.buffer(), plain, upper_half)?;
+    let how = Lift {
+        scalar: 1,
+        upper_half,
+    };
+    lift(ops, lifted.buffer(), plain, how)?;
     ops.transform(lifted.buffer(), 1, NttDirection::Forward)?;
     ops.transform(ct, polys, NttDirection::Forward)?;
     ops.multiply_plain(ct, ct, polys, lifted.buffer())?;
     ops.transform(ct, polys, NttDirection::Inverse)
 }
 
-/// dst (one polynomial, K residues, coefficient form) = the plaintext lifted to Z_q: with
-/// `upper_half`, a coefficient m >= (t + 1) / 2 stands for m - t (SEAL's plain lift).
-pub fn lift(ops: &LevelOps, dst: &Region, plain: IntegerPlain, upper_half: bool) -> Result<()> {
+/// dst (one polynomial, K residues, coefficient form) = the plaintext lifted to Z_q as `how`
+/// says (SEAL's plain lift; see `CkksKernels::plain_lift`).
+pub fn lift(ops: &LevelOps, dst: &Region, plain: IntegerPlain, how: Lift) -> Result<()> {
     let level = ops.level();
-    ops.context().kernels().plain_lift(
-        ops.graph(),
-        dst,
-        plain,
-        upper_half,
-        level.moduli(),
-        ops.primes(),
-    )
+    ops.context()
+        .kernels()
+        .plain_lift(ops.graph(), dst, plain, how, level.moduli(), ops.primes())
+}
+
+/// dst's first polynomial = src's plus the plaintext times the correction factor `factor` mod
+/// t, or minus with `subtract` (BGV's add_plain and sub_plain): in NTT form (SEAL 4.1 on) the
+/// product lifted (upper half) and transformed, as SEAL's `transform_to_ntt_inplace` of the
+/// plaintext; in coefficient form (SEAL 4.0) reduced mod q_j unlifted, as SEAL's
+/// `add_plain_without_scaling_variant`. dst may be src; the other polynomials are the caller's.
+pub fn add_plain_corrected(
+    ops: &LevelOps,
+    dst: &Region,
+    src: &Region,
+    plain: IntegerPlain,
+    factor: u64,
+    ntt_form: bool,
+    subtract: bool,
+) -> Result<()> {
+    let lifted = ops.graph().alloc_scratch(ops.poly_words())?;
+    let how = Lift {
+        scalar: factor,
+        upper_half: ntt_form,
+    };
+    lift(ops, lifted.buffer(), plain, how)?;
+    if ntt_form {
+        ops.transform(lifted.buffer(), 1, NttDirection::Forward)?;
+    }
+    if subtract {
+        ops.sub(dst, src, lifted.buffer(), 1)
+    } else {
+        ops.add(dst, src, lifted.buffer(), 1)
+    }
 }
 
 /// dst's first polynomial = src's plus round(q m / t), or minus with `subtract` (SEAL's

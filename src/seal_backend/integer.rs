@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::integer::kernels::IntegerKernels;
 use crate::integer::multiply::BehzLevels;
 use crate::integer::ops::{IntegerOps, IntegerScheme};
-use crate::integer::plain::{multiply_plain_coeff, scale_add_plain};
+use crate::integer::plain::{add_plain_corrected, multiply_plain_coeff, scale_add_plain};
 
 impl Backend {
     /// ct *= plain with both in coefficient form (SEAL's `multiply_plain_normal`); upper-half
@@ -74,6 +74,44 @@ impl Backend {
                     ops.copy_tail(t.dst, t.src(), 1, size - 1)?;
                 }
                 scale_add_plain(ops, t.dst, t.src(), p, subtract)
+            })
+        })
+    }
+}
+
+impl Backend {
+    /// ct.data(0) += plain times the correction factor `factor` mod t, or -= with `subtract`
+    /// (BGV's add_plain, sub_plain), in the level's form.
+    pub fn add_plain_corrected(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+        factor: u64,
+        subtract: bool,
+    ) -> Result<()> {
+        let Scheme::Bgv { ntt_form } = level.scheme else {
+            return Err(Error::invalid(
+                "a plaintext times a correction factor is BGV's add_plain",
+            ));
+        };
+        let name = if subtract { "sub_plain" } else { "add_plain" };
+        self.with_ops(name, level, |ops| {
+            ct.expect(size, ops, "encrypted")?;
+            let (count, t) = plain_shape(ops, level, plain)?;
+            let zeros = ct.zeros(ops.poly_words()).plus_plain(plain.zeros(count));
+            let words = plain.read_on(ops.graph())?;
+            let p = IntegerPlain {
+                words: &words,
+                count,
+                t,
+            };
+            rewrite(ops, ct, zeros, |target| {
+                if target.out_of_place() {
+                    ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
+                }
+                add_plain_corrected(ops, target.dst, target.src(), p, factor, ntt_form, subtract)
             })
         })
     }

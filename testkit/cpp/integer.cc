@@ -231,18 +231,16 @@ namespace seal_opencl_testkit
                             e.mod_switch_to_next_inplace(o.b);
                             e.add(next, o.b, o.a);
                         } });
-        // BFV's add_plain and sub_plain scale the plaintext by q / t.
-        if (!c.bgv)
-        {
-            ops.push_back({ "add_plain", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p); } });
-            ops.push_back({ "sub_plain", [](Evaluator &e, Operands &o) { e.sub_plain_inplace(o.a, o.p); } });
-            ops.push_back({ "add_plain of three coefficients, then sub_plain",
-                            [](Evaluator &e, Operands &o) {
-                                e.add_plain_inplace(o.a, o.p_short);
-                                e.sub_plain_inplace(o.a, o.p_mono);
-                            } });
-            ops.push_back({ "add_plain of zero", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p_zero); } });
-        }
+        // BFV's add_plain and sub_plain scale the plaintext by q / t; BGV's multiply it by the
+        // correction factor mod t.
+        ops.push_back({ "add_plain", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p); } });
+        ops.push_back({ "sub_plain", [](Evaluator &e, Operands &o) { e.sub_plain_inplace(o.a, o.p); } });
+        ops.push_back({ "add_plain of three coefficients, then sub_plain",
+                        [](Evaluator &e, Operands &o) {
+                            e.add_plain_inplace(o.a, o.p_short);
+                            e.sub_plain_inplace(o.a, o.p_mono);
+                        } });
+        ops.push_back({ "add_plain of zero", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p_zero); } });
         // BFV's product by SEAL's BEHZ base extensions, BGV's tensor product in NTT form (SEAL 4.1
         // on; SEAL 4.0 multiplies coefficient-form BGV ciphertexts through NTTs of its own, which
         // stays on the CPU).

@@ -3,10 +3,11 @@
 //! the host reference of the same name in `crate::integer::host`.
 
 use super::{CkksKernels, ModuliTable, PLAIN_LIFT, PLAIN_SCALE_ADD};
+use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U64};
 use crate::cl::Region;
 use crate::device::Graph;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// A plaintext of the integer schemes and its plain modulus: the first `count` words of
 /// `words` are its coefficients (the rest of the degree N is zero), each below `t`.
@@ -17,6 +18,15 @@ pub struct IntegerPlain<'a> {
     pub t: u64,
 }
 
+/// How [`CkksKernels::plain_lift`] takes a plaintext's coefficients: times `scalar` mod t
+/// first (BGV's correction factor; 1 leaves them), and with `upper_half` a coefficient
+/// m >= (t + 1) / 2 stands for m - t.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lift {
+    pub scalar: u64,
+    pub upper_half: bool,
+}
+
 impl IntegerPlain<'_> {
     /// (t + 1) / 2: a coefficient from here up stands for itself minus t.
     pub fn threshold(&self) -> u64 {
@@ -25,21 +35,29 @@ impl IntegerPlain<'_> {
 }
 
 impl CkksKernels {
-    /// dst (K residues of one polynomial) = the plaintext lifted to Z_q: residue j of
-    /// coefficient k is m_k mod q_j, or, with `upper_half`, (m_k - t) mod q_j for
-    /// m_k >= (t + 1) / 2 (SEAL's lift in `multiply_plain_normal` and
+    /// dst (K residues of one polynomial) = the plaintext, times `lift.scalar` mod t, lifted
+    /// to Z_q: residue j of coefficient k is m_k mod q_j, or, with `lift.upper_half`,
+    /// (m_k - t) mod q_j for m_k >= (t + 1) / 2 (SEAL's lift in `multiply_plain_normal` and
     /// `transform_to_ntt_inplace` of a plaintext). dst must not overlap the plaintext.
+    /// Errors also for t or the scalar out of range.
     pub fn plain_lift(
         &self,
         graph: &Graph,
         dst: &Region,
         plain: IntegerPlain,
-        upper_half: bool,
+        lift: Lift,
         moduli: &ModuliTable,
         k: usize,
     ) -> Result<()> {
         let c = self.checks(&PLAIN_LIFT);
         c.nonzero(&[("K", k)])?;
+        let t_ratio = Modulus::new(plain.t)?.const_ratio();
+        if lift.scalar >= plain.t {
+            return Err(Error::invalid(format!(
+                "plain_lift: scalar {} is not below t = {}",
+                lift.scalar, plain.t
+            )));
+        }
         c.covers(moduli, k)?;
         let width = c.words(&[k])?;
         let args = [
@@ -48,10 +66,13 @@ impl CkksKernels {
             c.u32("plain_count", plain.count.min(self.coeff_count()))?,
             ("moduli", Buf(moduli.buffer())),
             ("t", U64(plain.t)),
+            ("t_r0", U64(t_ratio[0])),
+            ("t_r1", U64(t_ratio[1])),
+            ("scalar", U64(lift.scalar)),
             // No coefficient reaches u64::MAX: none is lifted.
             (
                 "threshold",
-                U64(if upper_half {
+                U64(if lift.upper_half {
                     plain.threshold()
                 } else {
                     u64::MAX
