@@ -40,12 +40,13 @@ fn run() -> Result<(), String> {
         let started = std::time::Instant::now();
         for (case, report) in fuzz_scheme(bgv, per_set, seed).map_err(|e| e.to_string())? {
             println!(
-                "{scheme} N=2^{} {:?} t {} bits seed {}: {} calls, {} mismatches {}",
+                "{scheme} N=2^{} {:?} t {} bits seed {}: {} calls, {} routed, {} mismatches {}",
                 case.log_n,
                 case.coeff_bits,
                 case.plain_bits,
                 case.seed,
                 report.calls,
+                report.routed,
                 report.mismatches,
                 report.first
             );
@@ -53,6 +54,7 @@ fn run() -> Result<(), String> {
             rows.push(serde_json::json!({
                 "scheme": scheme, "log_n": case.log_n, "coeff_bits": case.coeff_bits,
                 "plain_bits": case.plain_bits, "seed": case.seed, "calls": report.calls,
+                "routed": report.routed,
                 "mismatches": report.mismatches, "first": report.first,
             }));
         }

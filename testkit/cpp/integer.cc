@@ -303,52 +303,70 @@ namespace seal_opencl_testkit
         {
             refill(i);
         }
-        const Plaintext plain = random_plain(n, t, rng);
-        Plaintext monomial(n);
-        monomial[rng() % n] = t - 1;
-        Plaintext plain_ntt;
-        evaluator.transform_to_ntt(plain, setup.context.first_parms_id(), plain_ntt);
+        // Each side's own plaintexts: a routed call marks its plaintext for the device, and a
+        // marked operand routes SEAL's call.
+        struct Plains
+        {
+            Plaintext plain, monomial, plain_ntt;
+        };
+        Plains cpu_plains;
+        cpu_plains.plain = random_plain(n, t, rng);
+        cpu_plains.monomial = Plaintext(n);
+        cpu_plains.monomial[rng() % n] = t - 1;
+        evaluator.transform_to_ntt(cpu_plains.plain, setup.context.first_parms_id(), cpu_plains.plain_ntt);
+        Plains dev_plains = cpu_plains;
 
-        // One call: `op` on slot x (the result) and slot y of both sides.
-        using Call = function<void(Evaluator &, Ciphertext &, const Ciphertext &)>;
+        // One call: `op` on slot x (the result) and slot y of one side, with its plaintexts.
+        using Call = function<void(Evaluator &, Ciphertext &, const Ciphertext &, const Plains &)>;
         const vector<pair<const char *, Call>> ops = {
-            { "negate", [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.negate_inplace(x); } },
-            { "add", [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.add_inplace(x, y); } },
-            { "sub", [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.sub_inplace(x, y); } },
-            { "multiply", [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.multiply_inplace(x, y); } },
-            { "square", [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.square_inplace(x); } },
-            { "relinearize", [&rk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.relinearize_inplace(x, rk); } },
+            { "negate", [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.negate_inplace(x); } },
+            { "add", [](Evaluator &e, Ciphertext &x, const Ciphertext &y, const Plains &) { e.add_inplace(x, y); } },
+            { "sub", [](Evaluator &e, Ciphertext &x, const Ciphertext &y, const Plains &) { e.sub_inplace(x, y); } },
+            { "multiply",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &y, const Plains &) { e.multiply_inplace(x, y); } },
+            { "square", [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.square_inplace(x); } },
+            { "relinearize",
+              [&rk](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.relinearize_inplace(x, rk); } },
             { "multiply_plain",
-              [&plain](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.multiply_plain_inplace(x, plain); } },
-            { "multiply_plain (monomial)",
-              [&monomial](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.multiply_plain_inplace(x, monomial); } },
-            { "multiply_plain (NTT form)",
-              [&plain_ntt](Evaluator &e, Ciphertext &x, const Ciphertext &) {
-                  e.multiply_plain_inplace(x, plain_ntt);
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) {
+                  e.multiply_plain_inplace(x, p.plain);
               } },
-            { "add_plain", [&plain](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.add_plain_inplace(x, plain); } },
-            { "sub_plain", [&plain](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.sub_plain_inplace(x, plain); } },
-            { "rotate_rows 1", [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_rows_inplace(x, 1, gk); } },
+            { "multiply_plain (monomial)",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) {
+                  e.multiply_plain_inplace(x, p.monomial);
+              } },
+            { "multiply_plain (NTT form)",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) {
+                  e.multiply_plain_inplace(x, p.plain_ntt);
+              } },
+            { "add_plain",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) { e.add_plain_inplace(x, p.plain); } },
+            { "sub_plain",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) { e.sub_plain_inplace(x, p.plain); } },
+            { "rotate_rows 1",
+              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.rotate_rows_inplace(x, 1, gk); } },
             { "rotate_rows -1",
-              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_rows_inplace(x, -1, gk); } },
-            { "rotate_rows 3", [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_rows_inplace(x, 3, gk); } },
+              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.rotate_rows_inplace(x, -1, gk); } },
+            { "rotate_rows 3",
+              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.rotate_rows_inplace(x, 3, gk); } },
             { "rotate_columns",
-              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.rotate_columns_inplace(x, gk); } },
+              [&gk](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.rotate_columns_inplace(x, gk); } },
             { "mod_switch_to_next",
-              [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.mod_switch_to_next_inplace(x); } },
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.mod_switch_to_next_inplace(x); } },
             { "mod_switch_to_next into",
-              [](Evaluator &e, Ciphertext &x, const Ciphertext &y) { e.mod_switch_to_next(y, x); } },
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &y, const Plains &) { e.mod_switch_to_next(y, x); } },
             { "transform_to_ntt",
-              [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.transform_to_ntt_inplace(x); } },
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.transform_to_ntt_inplace(x); } },
             { "transform_from_ntt",
-              [](Evaluator &e, Ciphertext &x, const Ciphertext &) { e.transform_from_ntt_inplace(x); } },
-            { "copy", [](Evaluator &, Ciphertext &x, const Ciphertext &y) { x = y; } },
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &) { e.transform_from_ntt_inplace(x); } },
+            { "copy", [](Evaluator &, Ciphertext &x, const Ciphertext &y, const Plains &) { x = y; } },
         };
 
         // The calls so far, as "op(x, y)", for the report of a mismatch.
         vector<string> trace;
         IntegerFuzz report;
         report.calls = 0;
+        report.routed = 0;
         report.mismatches = 0;
         for (uint64_t call = 0; call < calls; call++)
         {
@@ -363,10 +381,19 @@ namespace seal_opencl_testkit
             const auto &[name, op] = ops[rng() % ops.size()];
             trace.push_back(string(name) + "(" + to_string(x) + ", " + to_string(y) + ")");
             report.calls++;
-            string cpu_error = string(error_of([&] { op(evaluator, cpu[x], cpu[y]); }));
-            string dev_error = string(error_of([&] { op(evaluator, dev[x], dev[y]); }));
+            string cpu_error = string(error_of([&] { op(evaluator, cpu[x], cpu[y], cpu_plains); }));
+            string dev_error = string(error_of([&] { op(evaluator, dev[x], dev[y], dev_plains); }));
+            if (dev_error.empty() && gpu::Access::residency(dev[x]) == gpu::Residency::device_newer)
+            {
+                report.routed++;
+            }
             string what;
-            if (cpu_error != dev_error)
+            if (gpu::Access::is_marked(cpu[x]) || gpu::Access::is_marked(cpu_plains.plain))
+            {
+                // The oracle must stay SEAL's CPU path.
+                what = "SEAL's CPU operands became marked for the device";
+            }
+            else if (cpu_error != dev_error)
             {
                 what = "threw \"" + dev_error + "\" where SEAL threw \"" + cpu_error + "\"";
             }

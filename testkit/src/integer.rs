@@ -77,6 +77,8 @@ mod bridge {
     struct IntegerFuzz {
         /// Evaluator calls made on each side.
         calls: u64,
+        /// Calls whose result the backend computed (its newer words on the device).
+        routed: u64,
         mismatches: u64,
         /// The first mismatch: its call, operation and what differed; empty with none.
         first: String,
