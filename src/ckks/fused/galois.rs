@@ -1,6 +1,6 @@
 //! A rotation's first launch: SEAL's `apply_galois_ntt` fused with the first pass of key
 //! switching's inverse transform (`ntt_inv_block_galois`, `opencl/fused.cl`), for
-//! `ops::galois`.
+//! `ops::keyswitch` (apply_galois).
 
 use super::FusedPasses;
 use crate::ckks::check_galois_elt;

@@ -1,5 +1,8 @@
-//! SEAL's `switch_key_inplace` for CKKS: key switching, which relinearization
-//! ([`super::relin`]) and rotations ([`super::galois`]) call. Fused with a two-pass layout it
+//! SEAL's `switch_key_inplace` for CKKS, and the two operations made of it:
+//! `relinearize_internal` (Evaluator::relinearize, key-switching the polynomials beyond the
+//! second, last first) and `apply_galois_inplace` (Evaluator::rotate_vector,
+//! complex_conjugate: the galois permutation in NTT form, then key switching), as SEAL
+//! keeps them beside each other. Fused with a two-pass layout it
 //! is five launches, or one where the level chains ([`FusedPasses::chained_key_switch`]); the
 //! mod-down at its end is [`super::moddown`]'s.
 
@@ -280,5 +283,86 @@ impl LevelOps<'_> {
                 primes: k,
             },
         })
+    }
+}
+
+impl LevelOps<'_> {
+    /// SEAL's relinearize_internal: `ct` holds `size` polynomials; for each key, last
+    /// polynomial first, key-switches that polynomial into the first two. `keys[s]`
+    /// switches polynomial `size - 1 - s`. On exit the first `size - keys.len()`
+    /// polynomials hold the result (the caller truncates).
+    pub fn relinearize(&self, ct: &Region, size: usize, keys: &[&KswitchKey]) -> Result<()> {
+        if keys.len() + 2 > size {
+            return Err(Error::invalid(format!(
+                "relinearize {size} polynomials with {} keys",
+                keys.len()
+            )));
+        }
+        for (step, key) in keys.iter().enumerate() {
+            let target = size - 1 - step;
+            self.switch_key(ct, ct, target * self.poly_words(), key)?;
+        }
+        Ok(())
+    }
+}
+
+impl LevelOps<'_> {
+    /// SEAL's apply_galois_inplace for CKKS on a ciphertext `ct` of 2 polynomials in NTT
+    /// form, into `dst` (which may be `ct`: `ct` is read only by the permutation, before
+    /// anything writes `dst`): permutes both, keeps the first, and key-switches the second
+    /// back. Fused, the permutation shares its launch with the first pass of key switching's
+    /// inverse NTT ([`FusedPasses::inverse_first_pass_galois`], `opencl/fused.cl`): 5
+    /// launches with a two-pass NTT layout, one where the level chains
+    /// ([`FusedPasses::chained_key_switch`]).
+    pub fn apply_galois(
+        &self,
+        dst: &Region,
+        ct: &Region,
+        galois_elt: u32,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let words = self.poly_words();
+        self.check_key_switch(key, words)?;
+        let permuted = self.scratch(2 * words)?;
+        // dst = (permuted[0], 0) + the key-switched permuted[1], with the first term added
+        // by the mod-down's last store.
+        let switch = Switch {
+            ct: dst,
+            acc: (permuted.buffer(), 1),
+            target: permuted.buffer(),
+            target_offset: words,
+            key,
+        };
+        let Some(fused) = self.fused_key_switch() else {
+            self.context.kernels().ckks_galois_ntt(
+                self.graph,
+                permuted.buffer(),
+                ct,
+                galois_elt,
+                2 * self.primes(),
+            )?;
+            return self.switch_key_into(&switch);
+        };
+        if fused.chains() {
+            let first = FirstPass::Galois {
+                src: ct,
+                galois_elt,
+                permuted: permuted.buffer(),
+            };
+            return self.switch_key_chained(fused, &switch, first);
+        }
+        let t_target = self.scratch(words)?;
+        let events = fused.inverse_first_pass_galois(
+            self.graph.queue(),
+            t_target.buffer(),
+            ct,
+            permuted.buffer(),
+            galois_elt,
+            2,
+            self.primes(),
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("ntt_inverse_galois", events)?;
+        self.switch_key_from_first_pass(fused, &switch, t_target)
     }
 }

@@ -8,15 +8,14 @@
 //! routine it reproduces; their outputs equal SEAL's word for word because each step
 //! computes the same residues and every output is fully reduced, as SEAL's are.
 //!
-//! One file per SEAL operation, each an `impl LevelOps` block:
+//! One file per SEAL operation (key switching with the two operations made of it), each an
+//! `impl LevelOps` block:
 //!
 //! | file | SEAL |
 //! |---|---|
 //! | `elementwise.rs` | negate, add, sub, multiply_plain_ntt |
 //! | `tensor.rs` | ckks_multiply (multiply, square) |
-//! | `relin.rs` | relinearize_internal |
-//! | `keyswitch.rs` | switch_key_inplace (relinearize's and apply_galois_inplace's key switching) |
-//! | `galois.rs` | apply_galois_inplace (rotate_vector, complex_conjugate) |
+//! | `keyswitch.rs` | switch_key_inplace, and relinearize_internal and apply_galois_inplace (rotate_vector, complex_conjugate), made of it |
 //! | `rescale.rs` | mod_switch_scale_to_next, mod_switch_drop_to_next |
 //! | `moddown.rs` | divide_and_round_q_last_ntt_inplace and the end of switch_key_inplace, shared |
 //!
@@ -24,10 +23,8 @@
 //! pass, beside its kernel source). This file holds the level's view and the transforms.
 
 mod elementwise;
-mod galois;
 mod keyswitch;
 mod moddown;
-mod relin;
 mod rescale;
 mod tensor;
 
