@@ -16,8 +16,8 @@ fn fuzzing_finds_no_difference() {
             assert!(report.calls > 100, "{case:?}: {report:?}");
             // A good part of the calls is routed; the rest throw (no level left, a form the
             // operation refuses, too many polynomials) on both sides alike, or are copies or
-            // BGV additions of unequal correction factors (40-60% routed in runs of 2000).
-            assert!(report.routed * 4 > report.calls, "{case:?}: {report:?}");
+            // BGV additions of unequal correction factors (62-73% routed in runs of 11000 draws).
+            assert!(report.routed * 2 > report.calls, "{case:?}: {report:?}");
             assert_eq!(report.mismatches, 0, "{case:?}: {}", report.first);
         }
     }

@@ -401,9 +401,9 @@ namespace seal_opencl_testkit
             {
                 // A routed call that throws leaves its operands unchanged; SEAL's CPU path may have
                 // written some first (apply_galois permutes, then switch_key_inplace checks the
-                // form): go on from SEAL's words.
-                dev[x] = cpu[x];
-                dev[x].gpu();
+                // form; sub(x, x) leaves x zero, which SEAL's later calls refuse in their own
+                // order): the slot starts afresh on both sides.
+                refill(x);
                 continue;
             }
             else if (metadata(cpu[x]) != metadata(dev[x]))
@@ -418,10 +418,11 @@ namespace seal_opencl_testkit
             {
                 if (report.mismatches++ == 0)
                 {
-                    string first = "call " + to_string(call) + ": " + name + ": " + what + "; calls:";
-                    for (const auto &step : trace)
+                    string first = "call " + to_string(call) + ": " + name + ": " + what + "; the last calls:";
+                    const size_t shown = min<size_t>(trace.size(), 40);
+                    for (size_t i = trace.size() - shown; i < trace.size(); i++)
                     {
-                        first += " " + step;
+                        first += " " + trace[i];
                     }
                     report.first = first;
                 }

@@ -71,8 +71,8 @@ mod bridge {
 
     /// A differential fuzzing run: random operations on random operands, each on SEAL's CPU
     /// copies and on marked copies, compared after every call (words, metadata, exception;
-    /// after an exception both sides go on from SEAL's words, which its CPU path may have
-    /// written before throwing, where a routed call leaves them unchanged).
+    /// after an exception the slot starts afresh on both sides: SEAL's CPU path may have
+    /// written it before throwing, where a routed call leaves it unchanged).
     #[derive(Debug, Clone)]
     struct IntegerFuzz {
         /// Evaluator calls made on each side.
@@ -80,7 +80,8 @@ mod bridge {
         /// Calls whose result the backend computed (its newer words on the device).
         routed: u64,
         mismatches: u64,
-        /// The first mismatch: its call, operation and what differed; empty with none.
+        /// The first mismatch: its call, operation and what differed, and the 40 calls up to
+        /// it; empty with none.
         first: String,
     }
 
