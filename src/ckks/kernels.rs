@@ -837,7 +837,8 @@ mod tests {
 
     #[test]
     fn signatures_match_ckks_cl() {
-        crate::cl::check_source(sources::CKKS, &CKKS_SIGS).unwrap();
+        let program = [sources::CKKS, sources::PLAIN].concat();
+        crate::cl::check_source(&program, &CKKS_SIGS).unwrap();
     }
 
     #[test]
