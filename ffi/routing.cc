@@ -22,6 +22,21 @@ namespace seal_opencl::detail
                    a.size() == b.size() && a.is_ntt_form() == b.is_ntt_form() &&
                    std::equal(a.data(), a.data() + a.dyn_array().size(), b.data());
         }
+
+        // add_plain's or sub_plain's operation in the parameters' scheme: CKKS adds its NTT-form
+        // words, BFV scales the plaintext by q / t, BGV multiplies it by the correction factor.
+        PlainOp by_scheme(const SEALContext::ContextData &context_data, PlainOp ckks, PlainOp bfv, PlainOp bgv)
+        {
+            switch (context_data.parms().scheme())
+            {
+            case seal::scheme_type::bfv:
+                return bfv;
+            case seal::scheme_type::bgv:
+                return bgv;
+            default:
+                return ckks;
+            }
+        }
     } // namespace
 
     // Runs one routed operation: `device` runs it on the device; `reference(cpu, result)`
@@ -296,20 +311,8 @@ namespace seal_opencl::detail
         const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
         const Plaintext &plain)
     {
-        // BFV scales the plaintext by q / t, BGV multiplies it by the correction factor, CKKS adds
-        // its NTT-form words.
-        PlainOp op = PlainOp::AddPlain;
-        switch (context_data.parms().scheme())
-        {
-        case seal::scheme_type::bfv:
-            op = PlainOp::AddPlainScaled;
-            break;
-        case seal::scheme_type::bgv:
-            op = PlainOp::AddPlainCorrected;
-            break;
-        default:
-            break;
-        }
+        const PlainOp op =
+            by_scheme(context_data, PlainOp::AddPlain, PlainOp::AddPlainScaled, PlainOp::AddPlainCorrected);
         with_plain(
             "add_plain", context, context_data, encrypted, plain, op,
             [](auto &cpu, auto &result, const auto &operand) { cpu.add_plain_inplace(result, operand); });
@@ -319,20 +322,8 @@ namespace seal_opencl::detail
         const SEALContext &context, const SEALContext::ContextData &context_data, Ciphertext &encrypted,
         const Plaintext &plain)
     {
-        // BFV scales the plaintext by q / t, BGV multiplies it by the correction factor, CKKS adds
-        // its NTT-form words.
-        PlainOp op = PlainOp::SubPlain;
-        switch (context_data.parms().scheme())
-        {
-        case seal::scheme_type::bfv:
-            op = PlainOp::SubPlainScaled;
-            break;
-        case seal::scheme_type::bgv:
-            op = PlainOp::SubPlainCorrected;
-            break;
-        default:
-            break;
-        }
+        const PlainOp op =
+            by_scheme(context_data, PlainOp::SubPlain, PlainOp::SubPlainScaled, PlainOp::SubPlainCorrected);
         with_plain(
             "sub_plain", context, context_data, encrypted, plain, op,
             [](auto &cpu, auto &result, const auto &operand) { cpu.sub_plain_inplace(result, operand); });

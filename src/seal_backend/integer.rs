@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use super::image::Rewrite;
+use super::transparency::Zeros;
 use super::{rewrite, Backend, GpuImage, Level, Scheme};
 use crate::arith::Modulus;
 use crate::ckks::context::KswitchKey;
@@ -21,7 +23,7 @@ use crate::integer::plain::{add_plain_corrected, multiply_plain_coeff, scale_add
 impl Backend {
     /// ct *= plain with both in coefficient form (SEAL's `multiply_plain_normal`); upper-half
     /// coefficients stand for themselves minus t with `upper_half` (see
-    /// `integer::ops::multiply_plain_coeff`).
+    /// `integer::plain::multiply_plain_coeff`).
     pub fn multiply_plain_coeff(
         &self,
         level: &Level,
@@ -30,23 +32,21 @@ impl Backend {
         plain: &GpuImage,
         upper_half: bool,
     ) -> Result<()> {
-        self.with_ops("multiply_plain", level, |ops| {
-            ct.expect(size, ops, "encrypted")?;
-            let (count, t) = plain_shape(ops, level, plain)?;
-            let zeros = ct.zeros(ops.poly_words()).times_plain(plain.zeros(count));
-            let words = plain.read_on(ops.graph())?;
-            let p = IntegerPlain {
-                words: &words,
-                count,
-                t,
-            };
-            rewrite(ops, ct, zeros, |t| {
-                if t.out_of_place() {
-                    ops.copy_tail(t.dst, t.src(), 0, size)?;
-                }
-                multiply_plain_coeff(ops, t.dst, size, p, upper_half)
-            })
-        })
+        let step = |ops: &LevelOps, target: &Rewrite, p: IntegerPlain| {
+            if target.out_of_place() {
+                ops.copy_tail(target.dst, target.src(), 0, size)?;
+            }
+            multiply_plain_coeff(ops, target.dst, size, p, upper_half)
+        };
+        self.with_integer_plain(
+            "multiply_plain",
+            level,
+            ct,
+            size,
+            plain,
+            Zeros::times_plain,
+            step,
+        )
     }
 
     /// ct.data(0) += round(q plain / t), or -= with `subtract` (BFV's add_plain, sub_plain).
@@ -58,28 +58,14 @@ impl Backend {
         plain: &GpuImage,
         subtract: bool,
     ) -> Result<()> {
+        let step = |ops: &LevelOps, target: &Rewrite, p: IntegerPlain| {
+            copy_other_polys(ops, target, size)?;
+            scale_add_plain(ops, target.dst, target.src(), p, subtract)
+        };
         let name = if subtract { "sub_plain" } else { "add_plain" };
-        self.with_ops(name, level, |ops| {
-            ct.expect(size, ops, "encrypted")?;
-            let (count, t) = plain_shape(ops, level, plain)?;
-            let zeros = ct.zeros(ops.poly_words()).plus_plain(plain.zeros(count));
-            let words = plain.read_on(ops.graph())?;
-            let p = IntegerPlain {
-                words: &words,
-                count,
-                t,
-            };
-            rewrite(ops, ct, zeros, |t| {
-                if t.out_of_place() {
-                    ops.copy_tail(t.dst, t.src(), 1, size - 1)?;
-                }
-                scale_add_plain(ops, t.dst, t.src(), p, subtract)
-            })
-        })
+        self.with_integer_plain(name, level, ct, size, plain, Zeros::plus_plain, step)
     }
-}
 
-impl Backend {
     /// ct.data(0) += plain times the correction factor `factor` mod t, or -= with `subtract`
     /// (BGV's add_plain, sub_plain), in the level's form.
     pub fn add_plain_corrected(
@@ -96,25 +82,50 @@ impl Backend {
                 "a plaintext times a correction factor is BGV's add_plain",
             ));
         };
+        let step = |ops: &LevelOps, target: &Rewrite, p: IntegerPlain| {
+            copy_other_polys(ops, target, size)?;
+            add_plain_corrected(ops, target.dst, target.src(), p, factor, ntt_form, subtract)
+        };
         let name = if subtract { "sub_plain" } else { "add_plain" };
+        self.with_integer_plain(name, level, ct, size, plain, Zeros::plus_plain, step)
+    }
+
+    /// `step(ops, target, plain)` after checking that `ct` holds `size` polynomials and `plain`
+    /// 1 to N coefficients mod t; `target` is where ct's new contents go; the result's zeros
+    /// are `zeros(ct's, plain's)`.
+    #[allow(clippy::too_many_arguments)]
+    fn with_integer_plain(
+        &self,
+        name: &'static str,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+        zeros: fn(Zeros, Zeros) -> Zeros,
+        step: impl FnOnce(&LevelOps, &Rewrite, IntegerPlain) -> Result<()>,
+    ) -> Result<()> {
         self.with_ops(name, level, |ops| {
             ct.expect(size, ops, "encrypted")?;
             let (count, t) = plain_shape(ops, level, plain)?;
-            let zeros = ct.zeros(ops.poly_words()).plus_plain(plain.zeros(count));
+            let zeros = zeros(ct.zeros(ops.poly_words()), plain.zeros(count));
             let words = plain.read_on(ops.graph())?;
             let p = IntegerPlain {
                 words: &words,
                 count,
                 t,
             };
-            rewrite(ops, ct, zeros, |target| {
-                if target.out_of_place() {
-                    ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
-                }
-                add_plain_corrected(ops, target.dst, target.src(), p, factor, ntt_form, subtract)
-            })
+            rewrite(ops, ct, zeros, |target| step(ops, target, p))
         })
     }
+}
+
+/// Where an operation on ct's first polynomial writes a new buffer, ct's other `size - 1`
+/// polynomials pass unchanged.
+fn copy_other_polys(ops: &LevelOps, target: &Rewrite, size: usize) -> Result<()> {
+    if target.out_of_place() {
+        ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
+    }
+    Ok(())
 }
 
 /// The plaintext's coefficients and plain modulus: errors unless the level has a plain
@@ -197,13 +208,12 @@ impl Backend {
         size: usize,
         keys: &[&KswitchKey],
     ) -> Result<()> {
-        match self.integer_ops(ops, level)? {
-            None => ops.relinearize(ct, size, keys),
-            Some((kernels, scheme)) => {
-                IntegerOps::new(ops.context(), &kernels, ops.graph(), ops.primes(), scheme)?
-                    .relinearize(ct, size, keys)
-            }
-        }
+        self.by_scheme(
+            ops,
+            level,
+            || ops.relinearize(ct, size, keys),
+            |integer| integer.relinearize(ct, size, keys),
+        )
     }
 
     /// dst = `ct` permuted by `galois_elt` and key-switched with `key`, in `level`'s scheme.
@@ -217,13 +227,12 @@ impl Backend {
         galois_elt: u32,
         key: &KswitchKey,
     ) -> Result<()> {
-        match self.integer_ops(ops, level)? {
-            None => ops.apply_galois(dst, ct, galois_elt, key),
-            Some((kernels, scheme)) => {
-                IntegerOps::new(ops.context(), &kernels, ops.graph(), ops.primes(), scheme)?
-                    .apply_galois(dst, ct, galois_elt, key)
-            }
-        }
+        self.by_scheme(
+            ops,
+            level,
+            || ops.apply_galois(dst, ct, galois_elt, key),
+            |integer| integer.apply_galois(dst, ct, galois_elt, key),
+        )
     }
 
     /// dst = src's `polys` polynomials at the next level, in `level`'s scheme.
@@ -235,12 +244,31 @@ impl Backend {
         src: &Region,
         polys: usize,
     ) -> Result<()> {
+        self.by_scheme(
+            ops,
+            level,
+            || ops.drop_last_prime(dst, src, polys),
+            |integer| integer.mod_switch_to_next(dst, src, polys),
+        )
+    }
+
+    /// `ckks()` for CKKS; for BFV and BGV, `integer` on the level's integer operations.
+    fn by_scheme<T>(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        ckks: impl FnOnce() -> Result<T>,
+        integer: impl FnOnce(&IntegerOps) -> Result<T>,
+    ) -> Result<T> {
         match self.integer_ops(ops, level)? {
-            None => ops.drop_last_prime(dst, src, polys),
-            Some((kernels, scheme)) => {
-                IntegerOps::new(ops.context(), &kernels, ops.graph(), ops.primes(), scheme)?
-                    .mod_switch_to_next(dst, src, polys)
-            }
+            None => ckks(),
+            Some((kernels, scheme)) => integer(&IntegerOps::new(
+                ops.context(),
+                &kernels,
+                ops.graph(),
+                ops.primes(),
+                scheme,
+            )?),
         }
     }
 
