@@ -50,6 +50,7 @@ use crate::cl::{Event, PinnedHost, Region};
 use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
+use crate::ntt::NttDirection;
 
 use super::transparency::{Known, Zeros};
 
@@ -520,4 +521,42 @@ impl GpuImage {
         *self = previous;
         *self.upload.get_mut() = upload;
     }
+}
+
+/* ---- writing an operation's result into an image ---------------------------------- */
+
+/// Runs `step` on where `ct`'s new contents go ([`GpuImage::rewrite_on`]), then records
+/// that the result has `zeros`.
+pub(super) fn rewrite(
+    ops: &LevelOps,
+    ct: &mut GpuImage,
+    zeros: Zeros,
+    step: impl FnOnce(&Rewrite) -> Result<()>,
+) -> Result<()> {
+    step(&ct.rewrite_on(ops.graph())?)?;
+    ct.set_zeros(zeros, ops.poly_words());
+    Ok(())
+}
+
+/// The NTT of `ct`'s `size` polynomials in place: a zero polynomial's transform is zero.
+pub(super) fn transform(
+    ops: &LevelOps,
+    ct: &mut GpuImage,
+    size: usize,
+    direction: NttDirection,
+) -> Result<()> {
+    let zeros = ct.zeros(ops.poly_words());
+    ops.transform(ct.write_on(ops.graph())?, size, direction)?;
+    ct.set_zeros(zeros, ops.poly_words());
+    Ok(())
+}
+
+/// Runs `op(src, dst)` with the image's contents as src and the image itself as dst (for
+/// operations that write a new buffer); on failure the contents are put back.
+pub(super) fn in_place(
+    ct: &mut GpuImage,
+    op: impl FnOnce(&GpuImage, &mut GpuImage) -> Result<()>,
+) -> Result<()> {
+    let src = ct.take();
+    op(&src, ct).inspect_err(|_| ct.restore(src))
 }

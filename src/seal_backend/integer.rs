@@ -6,9 +6,10 @@
 
 use std::sync::Arc;
 
+use super::image::rewrite;
 use super::image::Rewrite;
 use super::transparency::Zeros;
-use super::{rewrite, Backend, GpuImage, Level, Scheme};
+use super::{Backend, GpuImage, Level};
 use crate::arith::Modulus;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::kernels::IntegerPlain;
@@ -19,6 +20,18 @@ use crate::integer::kernels::IntegerKernels;
 use crate::integer::multiply::BehzLevels;
 use crate::integer::ops::{IntegerOps, IntegerScheme};
 use crate::integer::plain::{add_plain_corrected, multiply_plain_coeff, scale_add_plain};
+
+/// SEAL's scheme of an operation's parameter set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    Ckks,
+    /// Ciphertexts in coefficient form.
+    Bfv,
+    /// Ciphertexts in NTT form with `ntt_form` (SEAL 4.1 on), else in coefficient form.
+    Bgv {
+        ntt_form: bool,
+    },
+}
 
 impl Backend {
     /// ct *= plain with both in coefficient form (SEAL's `multiply_plain_normal`); upper-half

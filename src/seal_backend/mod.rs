@@ -42,7 +42,8 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 pub use image::GpuImage;
-use image::Rewrite;
+use image::{in_place, rewrite, transform, Rewrite};
+pub use integer::Scheme;
 pub use keys::{KeyCacheStats, KeyId};
 pub use transfer::{PinnedHostRef, Traffic};
 pub use transparency::TransparencyCheck;
@@ -83,18 +84,6 @@ pub struct Level<'a> {
     /// BFV's and BGV's plain modulus t; 0 in CKKS.
     pub plain_modulus: u64,
     pub scheme: Scheme,
-}
-
-/// SEAL's scheme of an operation's parameter set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
-    Ckks,
-    /// Ciphertexts in coefficient form.
-    Bfv,
-    /// Ciphertexts in NTT form with `ntt_form` (SEAL 4.1 on), else in coefficient form.
-    Bgv {
-        ntt_form: bool,
-    },
 }
 
 /// The backend: devices, the graphs operations run on, device data per parameter set and
@@ -874,40 +863,4 @@ fn thread_ordinal() -> usize {
         static ORDINAL: usize = NEXT.fetch_add(1, Ordering::Relaxed);
     }
     ORDINAL.with(|ordinal| *ordinal)
-}
-
-/// Runs `step` on where `ct`'s new contents go ([`GpuImage::rewrite_on`]), then records
-/// that the result has `zeros`.
-fn rewrite(
-    ops: &LevelOps,
-    ct: &mut GpuImage,
-    zeros: Zeros,
-    step: impl FnOnce(&Rewrite) -> Result<()>,
-) -> Result<()> {
-    step(&ct.rewrite_on(ops.graph())?)?;
-    ct.set_zeros(zeros, ops.poly_words());
-    Ok(())
-}
-
-/// The NTT of `ct`'s `size` polynomials in place: a zero polynomial's transform is zero.
-fn transform(
-    ops: &LevelOps,
-    ct: &mut GpuImage,
-    size: usize,
-    direction: NttDirection,
-) -> Result<()> {
-    let zeros = ct.zeros(ops.poly_words());
-    ops.transform(ct.write_on(ops.graph())?, size, direction)?;
-    ct.set_zeros(zeros, ops.poly_words());
-    Ok(())
-}
-
-/// Runs `op(src, dst)` with the image's contents as src and the image itself as dst (for
-/// operations that write a new buffer); on failure the contents are put back.
-fn in_place(
-    ct: &mut GpuImage,
-    op: impl FnOnce(&GpuImage, &mut GpuImage) -> Result<()>,
-) -> Result<()> {
-    let src = ct.take();
-    op(&src, ct).inspect_err(|_| ct.restore(src))
 }
