@@ -416,7 +416,7 @@ CASES = {
         fresh_encryption=True,
     ),
     "mnist_tutorial_network": Case("tutorial", _mnist_prepare, _mnist, fresh_encryption=True),
-    "bfv_vector_on_the_cpu": Case("bfv", _bfv_prepare, _bfv, _bfv_plain),
+    "bfv_vector": Case("bfv", _bfv_prepare, _bfv, _bfv_plain),
     "bfv_values_past_half_t": Case(
         "bfv", lambda ctx: {"x": ts.bfv_vector(ctx, BFV_BIG).serialize()}, _bfv_big, _bfv_big_plain
     ),
