@@ -560,3 +560,12 @@ pub(super) fn in_place(
     let src = ct.take();
     op(&src, ct).inspect_err(|_| ct.restore(src))
 }
+
+/// Where an operation on ct's first polynomial writes a new buffer, ct's other `size - 1`
+/// polynomials pass unchanged.
+pub(super) fn copy_other_polys(ops: &LevelOps, target: &Rewrite, size: usize) -> Result<()> {
+    if target.out_of_place() {
+        ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
+    }
+    Ok(())
+}

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use super::image::rewrite;
 use super::image::Rewrite;
+use super::image::{copy_other_polys, rewrite};
 use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level};
 use crate::arith::Modulus;
@@ -130,15 +130,6 @@ impl Backend {
             rewrite(ops, ct, zeros, |target| step(ops, target, p))
         })
     }
-}
-
-/// Where an operation on ct's first polynomial writes a new buffer, ct's other `size - 1`
-/// polynomials pass unchanged.
-fn copy_other_polys(ops: &LevelOps, target: &Rewrite, size: usize) -> Result<()> {
-    if target.out_of_place() {
-        ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
-    }
-    Ok(())
 }
 
 /// The plaintext's coefficients and plain modulus: errors unless the level has a plain

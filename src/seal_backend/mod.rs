@@ -42,7 +42,7 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 pub use image::GpuImage;
-use image::{in_place, rewrite, transform, Rewrite};
+use image::{copy_other_polys, in_place, rewrite, transform, Rewrite};
 pub use integer::Scheme;
 pub use keys::{KeyCacheStats, KeyId};
 pub use transfer::{PinnedHostRef, Traffic};
@@ -707,9 +707,7 @@ impl Backend {
         plain: &Region,
         subtract: bool,
     ) -> Result<()> {
-        if target.out_of_place() {
-            ops.copy_tail(target.dst, target.src(), 1, size - 1)?;
-        }
+        copy_other_polys(ops, target, size)?;
         if subtract {
             ops.sub(target.dst, target.src(), plain, 1)
         } else {

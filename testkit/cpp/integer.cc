@@ -7,6 +7,7 @@
 #include "seal/seal.h"
 #include "seal/gpu/access.h"
 
+#include <deque>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -362,8 +363,16 @@ namespace seal_opencl_testkit
             { "copy", [](Evaluator &, Ciphertext &x, const Ciphertext &y, const Plains &) { x = y; } },
         };
 
-        // The calls so far, as "op(x, y)", for the report of a mismatch.
-        vector<string> trace;
+        // The last calls, as "op(x, y)", for the report of a mismatch.
+        const size_t shown = 40;
+        deque<string> trace;
+        auto note = [&trace, shown](string step) {
+            trace.push_back(move(step));
+            if (trace.size() > shown)
+            {
+                trace.pop_front();
+            }
+        };
         IntegerFuzz report;
         report.calls = 0;
         report.routed = 0;
@@ -375,11 +384,11 @@ namespace seal_opencl_testkit
             if (rng() % 16 == 0)
             {
                 refill(x);
-                trace.push_back("encrypt(" + to_string(x) + ")");
+                note("encrypt(" + to_string(x) + ")");
                 continue;
             }
             const auto &[name, op] = ops[rng() % ops.size()];
-            trace.push_back(string(name) + "(" + to_string(x) + ", " + to_string(y) + ")");
+            note(string(name) + "(" + to_string(x) + ", " + to_string(y) + ")");
             report.calls++;
             string cpu_error = string(error_of([&] { op(evaluator, cpu[x], cpu[y], cpu_plains); }));
             string dev_error = string(error_of([&] { op(evaluator, dev[x], dev[y], dev_plains); }));
@@ -419,10 +428,9 @@ namespace seal_opencl_testkit
                 if (report.mismatches++ == 0)
                 {
                     string first = "call " + to_string(call) + ": " + name + ": " + what + "; the last calls:";
-                    const size_t shown = min<size_t>(trace.size(), 40);
-                    for (size_t i = trace.size() - shown; i < trace.size(); i++)
+                    for (const auto &step : trace)
                     {
-                        first += " " + trace[i];
+                        first += " " + step;
                     }
                     report.first = first;
                 }
