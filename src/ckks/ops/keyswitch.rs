@@ -307,6 +307,43 @@ impl LevelOps<'_> {
 }
 
 impl LevelOps<'_> {
+    /// Whether this level runs a key switch, a multiply with its relinearization, and a
+    /// rescale's mod-down as one launch each ([`FusedPasses::chains`]).
+    pub fn chains(&self) -> bool {
+        self.fused_key_switch().is_some_and(FusedPasses::chains)
+    }
+
+    /// SEAL's ckks_multiply of `a` and `b` (two polynomials each in NTT form; they may be
+    /// one buffer: a square) into `dst`'s three polynomials, then relinearize_internal with
+    /// `key` on them: dst's first two polynomials hold the relinearized product (the caller
+    /// truncates). One launch where the level chains ([`FirstPass::Tensor`]), else
+    /// [`LevelOps::tensor`] and [`LevelOps::relinearize`]: the same words.
+    pub fn multiply_relinearize(
+        &self,
+        dst: &Region,
+        a: &Region,
+        b: &Region,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let fused = self.fused_key_switch().filter(|f| f.chains());
+        let Some(fused) = fused else {
+            self.tensor(dst, a, 2, b, 2)?;
+            return self.relinearize(dst, 3, &[key]);
+        };
+        let target_offset = 2 * self.poly_words();
+        self.check_key_switch(key, target_offset)?;
+        let s = Switch {
+            ct: dst,
+            acc: (dst, 2),
+            target: dst,
+            target_offset,
+            key,
+        };
+        self.switch_key_chained(fused, &s, FirstPass::Tensor { a, b })
+    }
+}
+
+impl LevelOps<'_> {
     /// SEAL's apply_galois_inplace for CKKS on a ciphertext `ct` of 2 polynomials in NTT
     /// form, into `dst` (which may be `ct`: `ct` is read only by the permutation, before
     /// anything writes `dst`): permutes both, keeps the first, and key-switches the second
