@@ -119,14 +119,25 @@ fn copies_share_words_until_written() {
     assert_no_cpu_fallback();
 }
 
+/// Parameters whose top level chains (N = 2^13, a two-pass NTT layout), where a product
+/// is deferred, and a random generator.
+fn chaining_fixture() -> (Fixture, rand::rngs::StdRng) {
+    let (n, bits, scale_bits) = PARAMETER_SETS[1];
+    (
+        Fixture::with_params(n, bits, scale_bits),
+        seal_opencl_testkit::harness::rng(),
+    )
+}
+
 /// A multiply's product waits for its relinearization (`src/seal_backend/deferred.rs`):
 /// every way to reach it gives SEAL's words. Relinearized in place, out of place (a copy of
-/// the product, then both read), read before relinearizing, added to, squared (`x * x`),
+/// the product, then both read), read before relinearizing, added to another, squared
+/// (`x * x`),
 /// with an operand written after the multiply and before the product is used, and
 /// overwritten by a new product unread.
 #[test]
 fn deferred_products_reach_every_use() {
-    let (fx, mut rng) = Fixture::with_rng();
+    let (fx, mut rng) = chaining_fixture();
     let ev = &fx.evaluator;
     let (x, y, _) = fx.operands(&mut rng);
     let mul = |a: &Ciphertext, b: &Ciphertext| {
@@ -160,12 +171,14 @@ fn deferred_products_reach_every_use() {
     ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
     assert_same(&relin(&product), &p, "relinearized after a read");
 
-    let mut p = xg.clone();
+    // Two products, both deferred, added.
+    let (mut p, mut q) = (xg.clone(), xg.clone());
     ev.multiply_inplace(&mut p, &yg).unwrap();
-    ev.add_inplace(&mut p, &xg).unwrap();
+    ev.multiply_inplace(&mut q, &xg).unwrap();
+    ev.add_inplace(&mut p, &q).unwrap();
     let mut want = product.clone();
-    ev.add_inplace(&mut want, &x).unwrap();
-    assert_same(&want, &p, "added to");
+    ev.add_inplace(&mut want, &mul(&x, &x)).unwrap();
+    assert_same(&want, &p, "added to another product");
 
     let mut p = xg.clone();
     ev.multiply_inplace(&mut p, &xg).unwrap();
@@ -199,4 +212,43 @@ fn deferred_products_reach_every_use() {
     ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
     assert_same(&relin(&mul(&x, &x)), &p, "a product replaced unread");
     assert_no_cpu_fallback();
+}
+
+/// Kernel launches of `op`, by the process's profiler.
+fn launches_of(profiler: &seal_opencl::profiler::Profiler, op: impl FnOnce()) -> u64 {
+    profiler.clear_events();
+    op();
+    profiler
+        .kernel_stats()
+        .unwrap()
+        .iter()
+        .map(|s| s.count)
+        .sum()
+}
+
+child_test! {
+    /// The product is deferred where the level chains (N = 2^13):
+    /// a multiply of resident ciphertexts launches nothing and its relinearization one
+    /// kernel; with `SEAL_OPENCL_DEFER_MULTIPLY=0` (the second child) one and one. In a child
+    /// process, since it installs the backend with the global profiler on.
+    fn a_multiply_and_its_relinearization_are_one_launch() {
+        let profiler = seal_opencl::profiler::enable_global();
+        let deferred = std::env::var("SEAL_OPENCL_DEFER_MULTIPLY").as_deref() != Ok("0");
+        let (fx, mut rng) = chaining_fixture();
+        let (x, y, _) = fx.operands(&mut rng);
+        let (mut p, yg) = (resident(&fx, &x), resident(&fx, &y));
+        let multiply = launches_of(&profiler, || fx.evaluator.multiply_inplace(&mut p, &yg).unwrap());
+        let relinearize = launches_of(&profiler, || {
+            fx.evaluator.relinearize_inplace(&mut p, &fx.relin).unwrap()
+        });
+        assert_eq!((multiply, relinearize), if deferred { (0, 1) } else { (1, 1) });
+        assert_same(&fx.mul_lin(&x, &y), &p, "MulLin");
+    }
+    parent(child) {
+        seal_opencl_testkit::harness::run_child(child, &[]);
+        seal_opencl_testkit::harness::run_child(
+            child,
+            &[(seal_opencl::config::DEFER_MULTIPLY.name, "0")],
+        );
+    }
 }
