@@ -24,6 +24,10 @@
 #                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15) with
 #                         SEAL_OPENCL_CHAIN_GROUPS 0, 4, 8 and 16
 #   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
+#   gpu-suite.sh defer    a multiply deferred to its relinearization (one launch for both)
+#                         against the two launches, alternating in one run, two rounds:
+#                         host_path at N = 2^13 and 2^14 with SEAL_OPENCL_DEFER_MULTIPLY=0
+#                         and 1, then the application benchmarks at 2^13
 #   gpu-suite.sh integer  BFV and BGV: synchronized calls through SEAL's C++ API against SEAL's
 #                         CPU at N = 2^13 and 2^14 (cpp-integer_path), the integer tests, the
 #                         differential fuzzer (>= 10^4 calls
@@ -40,7 +44,7 @@
 # listed at the end of the log.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|chain|chain-apps|integer|versions}
+part=${1:?usage: gpu-suite.sh tests|benches|request|apps|server|multi|clients|chain|chain-apps|defer|integer|versions}
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
 # unpack VERSION: the bundle of that SEAL version into /tmp/seal-opencl-bundle-VERSION.
@@ -227,6 +231,21 @@ chain-apps)
     done
   done
   ;;
+defer)
+  for round in 1 2; do
+    for log_n in 13 14; do
+      for defer in 0 1; do
+        run "cpp-host_path-2^$log_n-defer-$defer-round-$round" env SEAL_OPENCL_DEFER_MULTIPLY=$defer \
+          "$bin/cpp-host_path" --log-n "$log_n" --reps 200 \
+          --json "benches/results/host_path-defer-$defer-2^$log_n-round-$round.json"
+      done
+    done
+  done
+  for defer in 0 1; do
+    run "cpp-apps-2^13-defer-$defer" env SEAL_OPENCL_DEFER_MULTIPLY=$defer "$bin/cpp-apps" \
+      --log-n 13 --reps 10 --cpu-reps 1 --json "benches/results/apps-defer-$defer-2^13.json"
+  done
+  ;;
 versions)
   for v in "${versions[@]}"; do unpack "$v" >/dev/null; done
   for round in 1 2; do
@@ -237,7 +256,7 @@ versions)
   done
   ;;
 *)
-  echo "unknown part $part (tests | benches | request | apps | server | multi | clients | chain | chain-apps | versions)" >&2
+  echo "unknown part $part (tests | benches | request | apps | server | multi | clients | chain | chain-apps | defer | integer | versions)" >&2
   exit 2
   ;;
 esac
