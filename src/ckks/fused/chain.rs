@@ -41,6 +41,15 @@ kernel_sigs! {
         md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, counters: Buf, end1: U32,
         end2: U32, end3: U32, end4: U32, tickets: U32, per_group: U32,
     );
+    KS_CHAINED_COEFF = ks_chained_coeff(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, src: Buf, galois_elt: U32, permuted: Buf, target: Buf,
+        target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
+        key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
+        md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, acc: Buf, acc_polys: U32,
+        counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, end5: U32, end6: U32,
+        tickets: U32, per_group: U32,
+    );
     MODDOWN_CHAINED = moddown_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src: Buf, src_stride: U32, src_first: U32, last_prime: U32,
@@ -81,10 +90,13 @@ impl ChainFence {
 }
 
 /// The chained launches of a level's plan: key switches, plain (relinearize) and after a
-/// galois permutation (rotate), and a rescale's mod-down.
+/// galois permutation (rotate), in NTT form and in coefficient form, and a rescale's
+/// mod-down.
 pub(super) struct ChainedPasses {
     plain: Pass,
     galois: Pass,
+    /// A key switch in coefficient form, either first pass.
+    coeff: Pass,
     /// A rescale's mod-down.
     moddown: Pass,
     /// Work groups per residue of the block passes and of the strided passes.
@@ -144,9 +156,10 @@ impl ChainedPasses {
         let program = plan.build_program(layout, &[sources::FUSED, sources::CHAIN], &options)?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
+        let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
-        for pass in [&plain, &galois, &moddown] {
+        for pass in [&plain, &galois, &coeff, &moddown] {
             if plan.context().kernel_work_group_size(&pass.kernel())? < wg {
                 return Ok(None);
             }
@@ -155,6 +168,7 @@ impl ChainedPasses {
         Ok(Some(ChainedPasses {
             plain,
             galois,
+            coeff,
             moddown,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
@@ -165,14 +179,16 @@ impl ChainedPasses {
     }
 }
 
-/// What comes before the chained key switch's decomposition.
+/// What comes before the chained key switch's decomposition, in the key switch's form (NTT
+/// form for [`FusedPasses::chained_key_switch`], coefficient form for
+/// [`FusedPasses::chained_key_switch_coeff`]).
 #[derive(Clone, Copy)]
 pub enum FirstPass<'a> {
-    /// Relinearize: the target, K residues in NTT form from residue `first` of `src`.
+    /// Relinearize: the target, K residues from residue `first` of `src`.
     Target { src: &'a Region, first: usize },
-    /// Rotate: SEAL's apply_galois_ntt with `galois_elt` on both polynomials of `src` (2 K
-    /// residues in NTT form) into `permuted`, whose second polynomial is then the target
-    /// and whose first is added to the result.
+    /// Rotate: SEAL's apply_galois_ntt (NTT form) or apply_galois (coefficient form) with
+    /// `galois_elt` on both polynomials of `src` (2 K residues) into `permuted`, whose
+    /// second polynomial is then the target and whose first is added to the result.
     Galois {
         src: &'a Region,
         galois_elt: u32,
@@ -197,6 +213,29 @@ pub struct ChainedSwitch<'a> {
     pub inv: &'a Region,
     pub t_target: &'a Region,
     pub between: &'a Region,
+    pub prod: &'a Region,
+    pub last: &'a Region,
+    pub md_between: &'a Region,
+    pub counters: &'a Region,
+    pub k: usize,
+}
+
+/// One chained key switch in coefficient form (BFV's) at level K: `first` (coefficient
+/// form), then SEAL's switch_key_inplace into the first two polynomials of `dst`, plus
+/// `acc`'s first `acc.1` polynomials (relinearize: dst itself, 2; rotate: the permuted
+/// first polynomial, 1), all in coefficient form. The scratch regions hold values
+/// (K (K + 1) residues), prod (2 K), last (2) and md_between (2 K); they alias nothing.
+pub struct ChainedCoeffSwitch<'a> {
+    pub first: FirstPass<'a>,
+    pub key: &'a Region,
+    pub key_stride_primes: usize,
+    pub key_special_index: usize,
+    pub reduce_every: u32,
+    pub dst: &'a Region,
+    pub acc: (&'a Region, usize),
+    /// q_special^-1 mod q_i, K Shoup pairs.
+    pub inv: &'a Region,
+    pub values: &'a Region,
     pub prod: &'a Region,
     pub last: &'a Region,
     pub md_between: &'a Region,
@@ -521,6 +560,159 @@ impl FusedPasses {
     }
 }
 
+impl FusedPasses {
+    /// `s` in one launch of seven passes (`ks_chained_coeff`, `opencl/chain.cl`): the
+    /// words of SEAL's switch_key_inplace in coefficient form, after SEAL's apply_galois
+    /// for a rotation.
+    ///
+    /// Errors: as [`FusedPasses::chained_key_switch`]'s.
+    pub fn chained_key_switch_coeff(
+        &self,
+        queue: &Queue,
+        s: &ChainedCoeffSwitch,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_key_switch_coeff";
+        let chained = self
+            .chained
+            .as_ref()
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let plan = self.plan();
+        let k = s.k;
+        check_key_switch_shape(
+            WHAT,
+            plan,
+            k,
+            s.key_stride_primes,
+            s.key_special_index,
+            s.reduce_every,
+        )?;
+        plan.check_queue(queue)?;
+        let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        let (acc, acc_polys) = s.acc;
+        let mut buffers = vec![
+            ("key", s.key, res(2 * k * s.key_stride_primes)?, false),
+            ("dst", s.dst, res(2 * k)?, true),
+            ("acc", acc, res(acc_polys * k)?, false),
+            ("inv", s.inv, 2 * k, false),
+            ("values", s.values, res(k * (k + 1))?, true),
+            ("prod", s.prod, res(2 * k)?, true),
+            ("last", s.last, res(2)?, true),
+            ("md_between", s.md_between, res(2 * k)?, true),
+            ("counters", s.counters, CHAIN_COUNTER_WORDS, true),
+        ];
+        // As in chained_key_switch: dst is read (acc) and written word by word by one work
+        // item (pass 7); a relinearization's target lies in dst after its first two
+        // polynomials, a rotation's source may be dst (pass 1 reads it, before pass 7
+        // writes); a rotation's addend is the permuted first polynomial (pass 1 writes it,
+        // pass 7 reads it).
+        let may_alias = [("dst", "acc"), ("dst", "src"), ("permuted", "acc")];
+        let (src, galois_elt, permuted, target, target_first, galois_residues) = match s.first {
+            FirstPass::Target { src, first } => {
+                buffers.push(("src", src, res(first + k)?, false));
+                if src.overlaps(s.dst) && (!src.same_start(s.dst) || first < 2 * k) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: the target overlaps dst's first two polynomials"
+                    )));
+                }
+                if acc_polys > 2 || (acc_polys > 0 && !acc.same_start(s.dst)) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: a relinearization adds dst's own first polynomials"
+                    )));
+                }
+                // Pass 1 has no groups: its buffers are never read or written.
+                (src, 0, s.prod, src, first, 0)
+            }
+            FirstPass::Galois {
+                src,
+                galois_elt,
+                permuted,
+            } => {
+                crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
+                buffers.push(("src", src, res(2 * k)?, false));
+                buffers.push(("permuted", permuted, res(2 * k)?, true));
+                if acc_polys != 1 || !acc.same_start(permuted) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: a rotation adds the permuted first polynomial"
+                    )));
+                }
+                (src, galois_elt, permuted, permuted, k, 2 * k)
+            }
+        };
+        check_buffers(WHAT, &buffers, &may_alias)?;
+        let (ks_outs, ks_chunks) = fan_out(
+            self.fan_out,
+            k * chained.strided_groups,
+            self.compute_units,
+            k + 1,
+        );
+        let (md_outs, md_chunks) = fan_out(
+            self.fan_out,
+            2 * chained.strided_groups,
+            self.compute_units,
+            k,
+        );
+        let pair = residues(WHAT, 2, k)?;
+        let [end1, end2, end3, end4, end5, end6, tickets] = chain_ends(
+            [
+                galois_residues * chained.block_groups,
+                k * ks_chunks as usize * chained.strided_groups,
+                (k + 1) * chained.block_groups,
+                2 * md_chunks as usize * chained.strided_groups,
+                pair * chained.block_groups,
+                pair * chained.block_groups,
+                pair * chained.strided_groups,
+            ],
+            WHAT,
+        )?;
+        let (groups, per_group) = chained.launch_shape(tickets);
+        let args = [
+            ("src", Buf(src)),
+            ("galois_elt", U32(galois_elt)),
+            ("permuted", Buf(permuted)),
+            ("target", Buf(target)),
+            ("target_first", U32(to_u32(target_first)?)),
+            ("ks_outs", U32(ks_outs)),
+            ("ks_chunks", U32(ks_chunks)),
+            ("key", Buf(s.key)),
+            ("key_stride_primes", U32(to_u32(s.key_stride_primes)?)),
+            ("key_special_index", U32(to_u32(s.key_special_index)?)),
+            ("reduce_every", U32(s.reduce_every)),
+            ("prod", Buf(s.prod)),
+            ("last", Buf(s.last)),
+            ("md_between", Buf(s.md_between)),
+            ("md_outs", U32(md_outs)),
+            ("md_chunks", U32(md_chunks)),
+            ("dst", Buf(s.dst)),
+            ("inv", Buf(s.inv)),
+            ("acc", Buf(acc)),
+            ("acc_polys", U32(to_u32(acc_polys)?)),
+            ("counters", Buf(s.counters)),
+            ("end1", U32(end1)),
+            ("end2", U32(end2)),
+            ("end3", U32(end3)),
+            ("end4", U32(end4)),
+            ("end5", U32(end5)),
+            ("end6", U32(end6)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: every group index of each pass is below that pass's groups (its ticket
+        // range, from the counts above); pass 1 reads 2 K residues of src and writes as
+        // many of permuted (a rotation's only), passes 2 to 5 touch what the NTT-form
+        // chain's passes 2 to 5 touch (the target's K residues, values' K (K + 1), prod,
+        // last, md_between, the key), passes 6 and 7 prod's and values' 2 K residues, acc's
+        // first acc_polys K and dst's 2 K, all checked to lie in their buffers above.
+        unsafe {
+            chained
+                .coeff
+                .launch(queue, s.values, k, &args, groups, events, &mut out)
+        }?;
+        Ok(out)
+    }
+}
+
 /// The cumulative ends of the passes' tickets (the last: the launch's groups); an error
 /// naming `what` where they overflow 32 bits.
 fn chain_ends<const P: usize>(groups: [usize; P], what: &str) -> Result<[u32; P]> {
@@ -542,7 +734,12 @@ mod tests {
     fn signatures_match_chain_cl() {
         crate::cl::check_source(
             sources::CHAIN,
-            &[&KS_CHAINED, &KS_CHAINED_GALOIS, &MODDOWN_CHAINED],
+            &[
+                &KS_CHAINED,
+                &KS_CHAINED_GALOIS,
+                &KS_CHAINED_COEFF,
+                &MODDOWN_CHAINED,
+            ],
         )
         .unwrap();
     }

@@ -25,7 +25,7 @@ mod moddown;
 
 use std::sync::Arc;
 
-pub use chain::{ChainedModDown, ChainedSwitch, FirstPass};
+pub use chain::{ChainedCoeffSwitch, ChainedModDown, ChainedSwitch, FirstPass};
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
 
