@@ -6,7 +6,8 @@
 // same size. At small rings NVIDIA's OpenCL charges each launch more host time (~10 us)
 // than the device needs for the pass, so one launch in place of five is what a key
 // switch's host time is made of. A key switch in coefficient form (BFV's) chains seven
-// passes (ks_chained_coeff, below the others).
+// passes (ks_chained_coeff), and BFV's and BGV's multiply_plain in coefficient form three
+// (multiply_plain_chained), below the others.
 //
 // The passes, each over its own work groups:
 //   1. the target's inverse, first pass (inv_block_gather_group), or a rotation's galois
@@ -476,6 +477,149 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
         chain_hand_over(count, 6, end6 - end5, pass);
         RUN(7, inv_strided_acc_group(dst, values, params, K, inv_root_powers, acc, acc_polys,
                                      lmem, OWN(7)))
+    }
+    chain_finish(count, (uint)get_num_groups(0));
+}
+
+// A word in [0, 4q) reduced to [0, q).
+ALWAYS_INLINE u64 reduce_4q(u64 x, u64 q)
+{
+    return reduce_once(reduce_once(x, 2 * q), q);
+}
+
+// multiply_plain_chained's pass 1: the forward strided pass of residue r of `ct` (r <
+// polys * coeff_modulus_size) or, for r = polys * coeff_modulus_size + j, of the plaintext
+// lifted under prime j on load (plain.cl's plain_lift with scalar 1: m_k = plain[k] mod t,
+// zero for k >= plain_count, as m_k mod q_j, or (m_k - t) mod q_j for m_k >= threshold),
+// into residue r of values. Work group `group` over lmem (S * C words); `lid` and `active`
+// as in fwd_block_steps.
+ALWAYS_INLINE void fwd_strided_lift_group(__global u64 *values, __global const u64 *root_powers,
+                                          __global const u64 *params, uint coeff_modulus_size,
+                                          __global const u64 *ct, uint polys,
+                                          __global const u64 *plain, uint plain_count, u64 t,
+                                          u64 t_r1, u64 threshold, __local u64 *lmem,
+                                          uint group, uint lid, bool active)
+{
+    const uint r = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint prime = r % coeff_modulus_size;
+    const bool lifted = r >= polys * coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5];
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
+    u64 v[R];
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            // Where the forward's first step takes register i (see fwd_strided_steps).
+            const size_t k = column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G;
+            if (lifted) {
+                const u64 m = k < plain_count ? barrett_reduce_64(plain[k], t, t_r1) : 0;
+                u64 x = barrett_reduce_64(m, q, r1);
+                if (m >= threshold)
+                    x = sub_uint_mod(x, barrett_reduce_64(t, q, r1), q);
+                v[i] = x;
+            } else {
+                v[i] = ct[(size_t)r * N + k];
+            }
+        }
+    }
+    fwd_strided_steps(v, values + (size_t)r * N + column, lmem + c,
+                      (__global const ulong2 *)root_powers + prime * N, q, u, active);
+}
+
+// multiply_plain_chained's pass 2, block group `group` of residue r = p * coeff_modulus_size
+// + j of values (r < polys * coeff_modulus_size): the forward block passes of the
+// plaintext's residue j (values' residue polys * coeff_modulus_size + j) and of residue r,
+// their product mod q_j, and the inverse's block pass, in place in residue r (no other
+// group reads these words of it). Over lmem (B * PADDED_G words); `lid` and `active` as in
+// fwd_block_steps.
+ALWAYS_INLINE void block_multiply_group(__global u64 *values, __global const u64 *root_powers,
+                                        __global const u64 *params, uint coeff_modulus_size,
+                                        uint polys, __global const u64 *inv_root_powers,
+                                        __local u64 *lmem, uint group, uint lid, bool active)
+{
+    const uint r = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    const uint prime = r % coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
+    __global u64 *residue = values + (size_t)r * N;
+    u64 m[R];
+    fwd_block_transform(values + ((size_t)polys * coeff_modulus_size + prime) * N, lmem, w, 0,
+                        false, q, group_in_residue, lid, active);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            m[i] = reduce_4q(lmem[block_slot(lid + i * BLOCK_WG)], q);
+    }
+    // Every read of lmem happens before the next transform writes it.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    fwd_block_transform(residue, lmem, w, 0, false, q, group_in_residue, lid, active);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            const uint e = lid + i * BLOCK_WG;
+            lmem[block_slot(e)] = multiply_uint_mod(reduce_4q(lmem[block_slot(e)], q), m[i], q,
+                                                    r0, r1);
+        }
+    }
+    // inv_block_transform passes a barrier before it reads lmem.
+    inv_block_transform(lmem, residue, (__global const ulong2 *)inv_root_powers + prime * N, pr,
+                        group_in_residue, 0, lid, active);
+}
+
+// SEAL's multiply_plain_normal in one launch: ct (polys polynomials of K =
+// coeff_modulus_size residues, coefficient form, canonical) times a plaintext of
+// plain_count coefficients mod t (t_r1 its Barrett ratio's high word), lifted to Z_q with
+// upper-half coefficients (from `threshold`) standing for themselves minus t, in place.
+// Three passes (tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3):
+//   1. the forward strided passes of ct's residues and of the lifted plaintext's
+//      (fwd_strided_lift_group): values ((polys + 1) K residues);
+//   2. the forward block passes, the dyadic product and the inverse's block pass
+//      (block_multiply_group), in place in values' first polys K residues;
+//   3. the inverse's strided pass, fully reduced, into ct (inv_strided_acc_group, no
+//      addend).
+// Every step is exact mod q_j and the result canonical: SEAL's words (NTT of both, dyadic
+// product, inverse NTT). ct is read by pass 1 and written by pass 3 only.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
+                            __global const u64 *restrict root_powers, ulong root_powers_at,
+                            __global const u64 *restrict params, ulong params_at,
+                            uint coeff_modulus_size,
+                            __global const u64 *restrict inv_root_powers,
+                            ulong inv_root_powers_at, __global u64 *ct, ulong ct_at,
+                            uint polys, __global const u64 *restrict plain, ulong plain_at,
+                            uint plain_count, ulong t, ulong t_r1, ulong threshold,
+                            __global u64 *counters, ulong counters_at, uint end1, uint end2,
+                            uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    ct += ct_at;
+    plain += plain_at;
+    counters += counters_at;
+    volatile __global uint *count = (volatile __global uint *)counters;
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[3] = {end1, end2, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
+        RUN(1, fwd_strided_lift_group(values, root_powers, params, K, ct, polys, plain,
+                                      plain_count, t, t_r1, threshold, lmem, OWN(1)))
+        chain_hand_over(count, 1, end1, pass);
+        RUN(2, block_multiply_group(values, root_powers, params, K, polys, inv_root_powers,
+                                    lmem, OWN(2)))
+        chain_hand_over(count, 2, end2 - end1, pass);
+        RUN(3, inv_strided_acc_group(ct, values, params, K, inv_root_powers, ct, 0, lmem,
+                                     OWN(3)))
     }
     chain_finish(count, (uint)get_num_groups(0));
 }

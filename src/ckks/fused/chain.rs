@@ -17,7 +17,8 @@
 use super::keyswitch::check_key_switch_shape;
 use super::moddown::check_moddown;
 use super::{fan_out, residues, DivideRound, FusedPasses};
-use crate::cl::KernelArg::{Buf, U32};
+use crate::arith::Modulus;
+use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
 use crate::error::{Error, Result};
@@ -49,6 +50,12 @@ kernel_sigs! {
         md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, acc: Buf, acc_polys: U32,
         counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, end5: U32, end6: U32,
         tickets: U32, per_group: U32,
+    );
+    MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, ct: Buf, polys: U32, plain: Buf, plain_count: U32, t: U64,
+        t_r1: U64, threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32,
+        per_group: U32,
     );
     MODDOWN_CHAINED = moddown_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -97,6 +104,8 @@ pub(super) struct ChainedPasses {
     galois: Pass,
     /// A key switch in coefficient form, either first pass.
     coeff: Pass,
+    /// multiply_plain in coefficient form.
+    multiply_plain: Pass,
     /// A rescale's mod-down.
     moddown: Pass,
     /// Work groups per residue of the block passes and of the strided passes.
@@ -157,9 +166,10 @@ impl ChainedPasses {
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
+        let multiply_plain = plan.pass(&program, &MULTIPLY_PLAIN_CHAINED, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
-        for pass in [&plain, &galois, &coeff, &moddown] {
+        for pass in [&plain, &galois, &coeff, &multiply_plain, &moddown] {
             if plan.context().kernel_work_group_size(&pass.kernel())? < wg {
                 return Ok(None);
             }
@@ -169,6 +179,7 @@ impl ChainedPasses {
             plain,
             galois,
             coeff,
+            multiply_plain,
             moddown,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
@@ -239,6 +250,23 @@ pub struct ChainedCoeffSwitch<'a> {
     pub prod: &'a Region,
     pub last: &'a Region,
     pub md_between: &'a Region,
+    pub counters: &'a Region,
+    pub k: usize,
+}
+
+/// SEAL's multiply_plain_normal in one launch: `ct` (`polys` polynomials of K residues in
+/// coefficient form, canonical) times the plaintext's first `plain_count` words (each a
+/// coefficient mod `t`; the rest zero), lifted to Z_q with coefficients from `threshold`
+/// up standing for themselves minus t (u64::MAX: none), in place. `values` ((polys + 1) K
+/// residues) is scratch.
+pub struct ChainedMultiplyPlain<'a> {
+    pub ct: &'a Region,
+    pub polys: usize,
+    pub plain: &'a Region,
+    pub plain_count: usize,
+    pub t: &'a Modulus,
+    pub threshold: u64,
+    pub values: &'a Region,
     pub counters: &'a Region,
     pub k: usize,
 }
@@ -713,6 +741,89 @@ impl FusedPasses {
     }
 }
 
+impl FusedPasses {
+    /// `m` in one launch of three passes (`multiply_plain_chained`, `opencl/chain.cl`).
+    ///
+    /// Errors: no chained passes at this level; K = 0 or above the plan's primes; no
+    /// polynomial; more plaintext words than N; a buffer shorter than the words it is read
+    /// or written at, or a written buffer overlapping another.
+    pub fn chained_multiply_plain(
+        &self,
+        queue: &Queue,
+        m: &ChainedMultiplyPlain,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_multiply_plain";
+        let chained = self
+            .chained
+            .as_ref()
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let plan = self.plan();
+        let k = m.k;
+        if k == 0 || k > plan.coeff_modulus_size() || m.polys == 0 {
+            return Err(Error::invalid(format!(
+                "{WHAT}: {} polynomials of {k} primes on a plan of {}",
+                m.polys,
+                plan.coeff_modulus_size()
+            )));
+        }
+        if m.plain_count > plan.coeff_count() {
+            return Err(Error::invalid(format!(
+                "{WHAT}: {} plaintext coefficients at N = {}",
+                m.plain_count,
+                plan.coeff_count()
+            )));
+        }
+        plan.check_queue(queue)?;
+        let ct_residues = residues(WHAT, m.polys, k)?;
+        let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        check_buffers(
+            WHAT,
+            &[
+                ("ct", m.ct, res(ct_residues)?, true),
+                ("plain", m.plain, m.plain_count, false),
+                ("values", m.values, res(ct_residues + k)?, true),
+                ("counters", m.counters, CHAIN_COUNTER_WORDS, true),
+            ],
+            &[],
+        )?;
+        let [end1, end2, tickets] = chain_ends(
+            [
+                (ct_residues + k) * chained.strided_groups,
+                ct_residues * chained.block_groups,
+                ct_residues * chained.strided_groups,
+            ],
+            WHAT,
+        )?;
+        let (groups, per_group) = chained.launch_shape(tickets);
+        let args = [
+            ("ct", Buf(m.ct)),
+            ("polys", U32(to_u32(m.polys)?)),
+            ("plain", Buf(m.plain)),
+            ("plain_count", U32(to_u32(m.plain_count)?)),
+            ("t", U64(m.t.value())),
+            ("t_r1", U64(m.t.const_ratio()[1])),
+            ("threshold", U64(m.threshold)),
+            ("counters", Buf(m.counters)),
+            ("end1", U32(end1)),
+            ("end2", U32(end2)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: every group index of each pass is below that pass's groups (its ticket
+        // range); pass 1 reads ct's polys K residues, the plaintext below plain_count and
+        // writes values' (polys + 1) K residues, pass 2 touches those, pass 3 reads values'
+        // first polys K residues and writes ct's, all checked above; primes below K.
+        unsafe {
+            chained
+                .multiply_plain
+                .launch(queue, m.values, k, &args, groups, events, &mut out)
+        }?;
+        Ok(out)
+    }
+}
+
 /// The cumulative ends of the passes' tickets (the last: the launch's groups); an error
 /// naming `what` where they overflow 32 bits.
 fn chain_ends<const P: usize>(groups: [usize; P], what: &str) -> Result<[u32; P]> {
@@ -738,6 +849,7 @@ mod tests {
                 &KS_CHAINED,
                 &KS_CHAINED_GALOIS,
                 &KS_CHAINED_COEFF,
+                &MULTIPLY_PLAIN_CHAINED,
                 &MODDOWN_CHAINED,
             ],
         )

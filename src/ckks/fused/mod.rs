@@ -25,7 +25,9 @@ mod moddown;
 
 use std::sync::Arc;
 
-pub use chain::{ChainedCoeffSwitch, ChainedModDown, ChainedSwitch, FirstPass};
+pub use chain::{
+    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, FirstPass,
+};
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
 

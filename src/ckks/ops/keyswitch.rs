@@ -204,17 +204,11 @@ impl LevelOps<'_> {
         self.graph.note_launches(CHAINED, events)
     }
 
-    /// Whether key switches of targets in coefficient form run in one chained launch at
-    /// this level ([`LevelOps::switch_key_coeff_chained`]).
-    pub(crate) fn chains_coeff_key_switch(&self) -> bool {
-        self.fused_key_switch().is_some_and(FusedPasses::chains)
-    }
-
     /// SEAL's switch_key_inplace in coefficient form (BFV's) after `first` (coefficient
     /// form: a relinearization's target, or a rotation's permutation), in one launch
     /// ([`FusedPasses::chained_key_switch_coeff`]): dst's first two polynomials = the
     /// key-switched pair plus `acc`'s first `acc.1` polynomials, in coefficient form.
-    /// Errors: the level does not chain (see [`LevelOps::chains_coeff_key_switch`]); as
+    /// Errors: the level does not chain ([`LevelOps::chains`]); as
     /// [`LevelOps::check_key_switch`]'s and the launcher's.
     pub(crate) fn switch_key_coeff_chained(
         &self,
