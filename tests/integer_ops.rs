@@ -11,26 +11,38 @@
 //! So on SEAL 4.4.3 the coefficient-form BGV path (`ntt_form: false`) is checked against its
 //! results and inputs through the host's inverse NTT; built on SEAL 4.0, against 4.0 itself.
 
+use std::sync::Arc;
+
 use seal_opencl::arith::Modulus;
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
+use seal_opencl::ckks::kernels::IntegerPlain;
+use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::ops::{IntegerOps, IntegerScheme};
+use seal_opencl::integer::plain::multiply_plain_coeff;
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
+use seal_opencl::profiler::Profiler;
 use seal_opencl_testkit::oracle_integer::{seal_integer_case, IntegerCase};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
 fn devices() -> Devices {
+    profiled_devices(None)
+}
+
+/// Devices whose pooled buffers come poisoned, with `profiler` attached if given.
+fn profiled_devices(profiler: Option<Arc<Profiler>>) -> Devices {
     Devices::new(DeviceOptions {
         memcache: MemcacheConfig {
             poison: Some(POISON),
             ..DeviceOptions::default().memcache
         },
+        profiler,
         ..Default::default()
     })
     .unwrap()
@@ -320,4 +332,108 @@ fn bad_arguments_are_errors() {
         &case.product,
         "the product after the errors",
     );
+}
+
+/// Kernel launches of `op` on a profiled graph.
+fn launches(profiler: &Profiler, graph: &Graph, op: impl FnOnce()) -> u64 {
+    graph.finish().unwrap();
+    profiler.clear_events();
+    op();
+    profiler
+        .kernel_stats()
+        .unwrap()
+        .iter()
+        .map(|s| s.count)
+        .sum()
+}
+
+/// The launch budget of the routed BFV and BGV operations at a level that chains (N =
+/// 2^13, the default kernel choices): BFV's relinearize and apply_galois (rotate_rows,
+/// rotate_columns) in one launch each (`ks_chained_coeff`), multiply_plain in coefficient
+/// form in one (`multiply_plain_chained`, BGV's in SEAL 4.0's coefficient form too); BGV's
+/// key switches in NTT form keep CKKS's unfused inner product and their mod-down with the
+/// correction mod t. Issue 40: each launch costs NVIDIA's OpenCL ~10 us of host time.
+#[test]
+fn launch_counts_where_the_level_chains() {
+    let profiler = Profiler::new();
+    let devices = profiled_devices(Some(profiler.clone()));
+    let graph = devices.graph();
+    for name in ["bfv", "bgv"] {
+        let p: Params = (name, 13, &[50, 40, 60, 60], 20, 0, 1);
+        let case = case_of(p);
+        let k = case.primes;
+        let scheme = scheme_of(name, &case);
+        let kernels = IntegerKernels::new(graph.context(), 13).unwrap();
+        let context = CkksContext::new(
+            graph.context(),
+            13,
+            &case.key_moduli,
+            true,
+            NttStrategy::STAGED,
+            CHOICES[0],
+        )
+        .unwrap();
+        let ops = IntegerOps::new(&context, &kernels, &graph, k, scheme).unwrap();
+        let level_ops = LevelOps::new(&context, &graph, k).unwrap();
+        assert!(
+            context
+                .level(graph.queue(), k)
+                .unwrap()
+                .fused()
+                .is_some_and(|f| f.chains()),
+            "2^13 chains"
+        );
+        let queue = graph.queue();
+        let upload = |words: &[u64]| {
+            let buf = graph.alloc(words.len()).unwrap();
+            cl::write(queue, buf.buffer(), 0, words).unwrap();
+            buf
+        };
+        let relin_key =
+            KswitchKey::upload(&context, queue, case.relin_key_count, &case.relin_key).unwrap();
+        let galois_key =
+            KswitchKey::upload(&context, queue, case.galois_key_count, &case.galois_key).unwrap();
+        let product = upload(&case.product);
+        let ct = upload(&case.ct);
+        let plain_words: Vec<u64> = (0..100).map(|i| i * 7919 % case.plain_modulus).collect();
+        let plain = upload(&plain_words);
+        let relinearize = || ops.relinearize(product.buffer(), 3, &[&relin_key]).unwrap();
+        let rotate = || {
+            ops.apply_galois(ct.buffer(), ct.buffer(), case.galois_elt, &galois_key)
+                .unwrap()
+        };
+        let multiply_plain = || {
+            let p = IntegerPlain {
+                words: plain.buffer(),
+                count: plain_words.len(),
+                t: case.plain_modulus,
+            };
+            multiply_plain_coeff(&level_ops, ct.buffer(), 2, p, true).unwrap()
+        };
+        // Build every program and one-prime plan outside the counted launches.
+        relinearize();
+        rotate();
+        multiply_plain();
+        let counts = [
+            launches(&profiler, &graph, relinearize),
+            launches(&profiler, &graph, rotate),
+            launches(&profiler, &graph, multiply_plain),
+        ];
+        let want = match (name, case.ntt_form) {
+            ("bfv", _) => [1, 1, 1],
+            // Unfused key switching: the inner product (the target's inverse NTT, the
+            // decomposition, its NTTs, the product with the key: 2 + 2 * 2 launches) and
+            // the mod-down (the special residues' inverse NTT, integer_mod_t_prep, the NTT,
+            // ckks_divide_round_finish: 2 + 2 * 2); a rotation's ckks_galois_ntt first.
+            (_, true) => [12, 13, 1],
+            // SEAL 4.0's coefficient form: the target's NTT first and the pair's inverse NTT
+            // and addition after (2 + 1 + 2 more); a rotation's integer_apply_galois first.
+            (_, false) => [17, 18, 1],
+        };
+        assert_eq!(
+            counts, want,
+            "{name} (NTT form {}): relinearize, apply_galois, multiply_plain",
+            case.ntt_form
+        );
+    }
 }
