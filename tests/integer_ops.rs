@@ -13,7 +13,9 @@
 
 use std::sync::Arc;
 
+use rand::Rng;
 use seal_opencl::arith::Modulus;
+use seal_opencl::arith::{coeff_modulus_create, multiply_uint_mod};
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
@@ -21,12 +23,14 @@ use seal_opencl::ckks::kernels::IntegerPlain;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
+use seal_opencl::integer::host::plain_lift;
 use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::ops::{IntegerOps, IntegerScheme};
 use seal_opencl::integer::plain::multiply_plain_coeff;
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
 use seal_opencl::profiler::Profiler;
+use seal_opencl_testkit::harness::rng;
 use seal_opencl_testkit::oracle_integer::{seal_integer_case, IntegerCase};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
@@ -435,5 +439,93 @@ fn launch_counts_where_the_level_chains() {
             "{name} (NTT form {}): relinearize, apply_galois, multiply_plain",
             case.ntt_form
         );
+    }
+}
+
+/// SEAL's multiply_plain_normal on the host: every residue of ct (`polys` polynomials of
+/// K = moduli.len() residues, coefficient form) times the plaintext lifted (`plain_lift`),
+/// through the NTT: the reference of `multiply_plain_coeff`, chained or not.
+fn multiply_plain_host(
+    ct: &[u64],
+    plain: &[u64],
+    t: u64,
+    upper_half: bool,
+    moduli: &[Modulus],
+    log_n: u32,
+) -> Vec<u64> {
+    let n = 1usize << log_n;
+    let k = moduli.len();
+    let tables = create_ntt_tables(log_n, moduli).unwrap();
+    let mut lifted = plain_lift(plain, n, t, 1, upper_half, moduli);
+    for (j, residue) in lifted.chunks_exact_mut(n).enumerate() {
+        ntt_host::ntt_negacyclic_harvey(residue, &tables[j]);
+    }
+    let mut out = ct.to_vec();
+    for (r, residue) in out.chunks_exact_mut(n).enumerate() {
+        let j = r % k;
+        ntt_host::ntt_negacyclic_harvey(residue, &tables[j]);
+        for (x, m) in residue.iter_mut().zip(&lifted[j * n..(j + 1) * n]) {
+            *x = multiply_uint_mod(*x, *m, &moduli[j]);
+        }
+        ntt_host::inverse_ntt_negacyclic_harvey(residue, &tables[j]);
+    }
+    out
+}
+
+/// `multiply_plain_coeff` (SEAL's multiply_plain_normal) equals its host reference on
+/// fresh random ciphertexts and plaintexts (full and short, every coefficient up to t - 1,
+/// lifted or not), chained (one launch at 2^13) and in separate launches, 2 and 3
+/// polynomials, on poisoned pooled buffers.
+#[test]
+fn multiply_plain_coeff_equals_host() {
+    let mut rng = rng();
+    let devices = devices();
+    let graph = devices.graph();
+    for (log_n, bits, plain_bits) in [(13, &[50, 40, 60, 60][..], 20), (12, &[40, 40, 40], 17)] {
+        let n = 1usize << log_n;
+        let key_moduli = coeff_modulus_create(n as u64, bits).unwrap();
+        let t = coeff_modulus_create(n as u64, &[plain_bits]).unwrap()[0];
+        let k = key_moduli.len() - 1;
+        let moduli: Vec<Modulus> = key_moduli[..k]
+            .iter()
+            .map(|&q| Modulus::new(q).unwrap())
+            .collect();
+        for choices in &CHOICES[..2] {
+            let context = CkksContext::new(
+                graph.context(),
+                log_n,
+                &key_moduli,
+                true,
+                NttStrategy::STAGED,
+                *choices,
+            )
+            .unwrap();
+            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            for (polys, count, upper_half) in [(2, n, true), (3, 37, false), (2, 1, true)] {
+                let ct: Vec<u64> = (0..polys * k * n)
+                    .map(|w| rng.gen_range(0..moduli[(w / n) % k].value()))
+                    .collect();
+                let plain: Vec<u64> = (0..count).map(|_| rng.gen_range(0..t)).collect();
+                let want = multiply_plain_host(&ct, &plain, t, upper_half, &moduli, log_n);
+                let buf = graph.alloc(ct.len()).unwrap();
+                cl::write(graph.queue(), buf.buffer(), 0, &ct).unwrap();
+                let plain_buf = graph.alloc(plain.len()).unwrap();
+                cl::write(graph.queue(), plain_buf.buffer(), 0, &plain).unwrap();
+                let p = IntegerPlain {
+                    words: plain_buf.buffer(),
+                    count,
+                    t,
+                };
+                multiply_plain_coeff(&ops, buf.buffer(), polys, p, upper_half).unwrap();
+                assert_same(
+                    &download(&graph, buf.buffer(), ct.len()),
+                    &want,
+                    &format!(
+                        "multiply_plain 2^{log_n} {choices:?} {polys} polys, {count} \
+                         coefficients, upper half {upper_half}"
+                    ),
+                );
+            }
+        }
     }
 }
