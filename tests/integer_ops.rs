@@ -384,8 +384,8 @@ fn launch_counts_where_the_level_chains() {
                 .level(graph.queue(), k)
                 .unwrap()
                 .fused()
-                .is_some_and(|f| f.chains()),
-            "2^13 chains"
+                .is_some_and(|f| f.chains_coeff_key_switch() && f.chains_multiply_plain()),
+            "2^13 chains the integer schemes' coefficient-form passes"
         );
         let queue = graph.queue();
         let upload = |words: &[u64]| {

@@ -112,7 +112,7 @@ impl<'a> IntegerOps<'a> {
     /// the chain's passes are CKKS's with the target's coefficients loaded as they lie and
     /// the pair transformed back before the addition. BGV's correction keeps its launches.
     fn chains_bfv(&self) -> bool {
-        self.scheme == IntegerScheme::Bfv && self.ops.chains()
+        self.scheme == IntegerScheme::Bfv && self.ops.chains_coeff_key_switch()
     }
 
     /// SEAL's switch_key_inplace for BFV and BGV: key-switches `target` (K residues at word

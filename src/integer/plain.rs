@@ -26,7 +26,7 @@ pub fn multiply_plain_coeff(
     plain: IntegerPlain,
     upper_half: bool,
 ) -> Result<()> {
-    if ops.chains() {
+    if ops.chains_multiply_plain() {
         return ops.multiply_plain_coeff_chained(ct, polys, plain, upper_half);
     }
     let lifted = ops.graph().alloc_scratch(ops.poly_words())?;

@@ -102,10 +102,12 @@ impl ChainFence {
 pub(super) struct ChainedPasses {
     plain: Pass,
     galois: Pass,
-    /// A key switch in coefficient form, either first pass.
-    coeff: Pass,
-    /// multiply_plain in coefficient form.
-    multiply_plain: Pass,
+    /// A key switch in coefficient form, either first pass (None where the driver holds
+    /// fewer of its work items than the layout asks: the integer schemes keep their
+    /// separate launches, CKKS its chains).
+    coeff: Option<Pass>,
+    /// multiply_plain in coefficient form (None likewise).
+    multiply_plain: Option<Pass>,
     /// A rescale's mod-down.
     moddown: Pass,
     /// Work groups per residue of the block passes and of the strided passes.
@@ -169,11 +171,20 @@ impl ChainedPasses {
         let multiply_plain = plan.pass(&program, &MULTIPLY_PLAIN_CHAINED, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
-        for pass in [&plain, &galois, &coeff, &multiply_plain, &moddown] {
-            if plan.context().kernel_work_group_size(&pass.kernel())? < wg {
+        let fits = |pass: &Pass| -> Result<bool> {
+            Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= wg)
+        };
+        for pass in [&plain, &galois, &moddown] {
+            if !fits(pass)? {
                 return Ok(None);
             }
         }
+        let coeff = if fits(&coeff)? { Some(coeff) } else { None };
+        let multiply_plain = if fits(&multiply_plain)? {
+            Some(multiply_plain)
+        } else {
+            None
+        };
         let words = plan.coeff_count();
         Ok(Some(ChainedPasses {
             plain,
@@ -289,6 +300,20 @@ impl FusedPasses {
     /// ([`FusedPasses::chained_key_switch`], [`FusedPasses::chained_moddown`]).
     pub fn chains(&self) -> bool {
         self.chained.is_some()
+    }
+
+    /// Whether this level's key switches in coefficient form run as one chained launch
+    /// ([`FusedPasses::chained_key_switch_coeff`]).
+    pub fn chains_coeff_key_switch(&self) -> bool {
+        self.chained.as_ref().is_some_and(|c| c.coeff.is_some())
+    }
+
+    /// Whether this level's multiply_plain in coefficient form runs as one chained launch
+    /// ([`FusedPasses::chained_multiply_plain`]).
+    pub fn chains_multiply_plain(&self) -> bool {
+        self.chained
+            .as_ref()
+            .is_some_and(|c| c.multiply_plain.is_some())
     }
 
     /// `m` in one launch (see [`ChainedModDown`]).
@@ -593,7 +618,8 @@ impl FusedPasses {
     /// words of SEAL's switch_key_inplace in coefficient form, after SEAL's apply_galois
     /// for a rotation.
     ///
-    /// Errors: as [`FusedPasses::chained_key_switch`]'s.
+    /// Errors: no such chained pass at this level
+    /// ([`FusedPasses::chains_coeff_key_switch`]); as [`FusedPasses::chained_key_switch`]'s.
     pub fn chained_key_switch_coeff(
         &self,
         queue: &Queue,
@@ -601,10 +627,11 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_key_switch_coeff";
-        let chained = self
+        let (chained, pass) = self
             .chained
             .as_ref()
-            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+            .and_then(|c| Some((c, c.coeff.as_ref()?)))
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained pass at this level")))?;
         let plan = self.plan();
         let k = s.k;
         check_key_switch_shape(
@@ -732,11 +759,7 @@ impl FusedPasses {
         // chain's passes 2 to 5 touch (the target's K residues, values' K (K + 1), prod,
         // last, md_between, the key), passes 6 and 7 prod's and values' 2 K residues, acc's
         // first acc_polys K and dst's 2 K, all checked to lie in their buffers above.
-        unsafe {
-            chained
-                .coeff
-                .launch(queue, s.values, k, &args, groups, events, &mut out)
-        }?;
+        unsafe { pass.launch(queue, s.values, k, &args, groups, events, &mut out) }?;
         Ok(out)
     }
 }
@@ -744,8 +767,8 @@ impl FusedPasses {
 impl FusedPasses {
     /// `m` in one launch of three passes (`multiply_plain_chained`, `opencl/chain.cl`).
     ///
-    /// Errors: no chained passes at this level; K = 0 or above the plan's primes; no
-    /// polynomial; more plaintext words than N; a buffer shorter than the words it is read
+    /// Errors: no such chained pass at this level ([`FusedPasses::chains_multiply_plain`]);
+    /// K = 0 or above the plan's primes; no polynomial; more plaintext words than N; a buffer shorter than the words it is read
     /// or written at, or a written buffer overlapping another.
     pub fn chained_multiply_plain(
         &self,
@@ -754,10 +777,11 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_multiply_plain";
-        let chained = self
+        let (chained, pass) = self
             .chained
             .as_ref()
-            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+            .and_then(|c| Some((c, c.multiply_plain.as_ref()?)))
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained pass at this level")))?;
         let plan = self.plan();
         let k = m.k;
         if k == 0 || k > plan.coeff_modulus_size() || m.polys == 0 {
@@ -815,11 +839,7 @@ impl FusedPasses {
         // range); pass 1 reads ct's polys K residues, the plaintext below plain_count and
         // writes values' (polys + 1) K residues, pass 2 touches those, pass 3 reads values'
         // first polys K residues and writes ct's, all checked above; primes below K.
-        unsafe {
-            chained
-                .multiply_plain
-                .launch(queue, m.values, k, &args, groups, events, &mut out)
-        }?;
+        unsafe { pass.launch(queue, m.values, k, &args, groups, events, &mut out) }?;
         Ok(out)
     }
 }

@@ -76,17 +76,25 @@ impl LevelOps<'_> {
 }
 
 impl LevelOps<'_> {
-    /// Whether this level runs chained launches (key switches, mod-downs, and the
-    /// coefficient-form key switch and multiply_plain of the integer schemes).
-    pub(crate) fn chains(&self) -> bool {
-        self.fused_key_switch().is_some_and(FusedPasses::chains)
+    /// Whether this level's key switches in coefficient form run in one chained launch
+    /// ([`LevelOps::switch_key_coeff_chained`]).
+    pub(crate) fn chains_coeff_key_switch(&self) -> bool {
+        self.fused_key_switch()
+            .is_some_and(FusedPasses::chains_coeff_key_switch)
+    }
+
+    /// Whether multiply_plain in coefficient form runs in one chained launch at this level
+    /// ([`LevelOps::multiply_plain_coeff_chained`]).
+    pub(crate) fn chains_multiply_plain(&self) -> bool {
+        self.fused_key_switch()
+            .is_some_and(FusedPasses::chains_multiply_plain)
     }
 
     /// SEAL's multiply_plain_normal in one chained launch
     /// ([`FusedPasses::chained_multiply_plain`]): ct (`polys` polynomials in coefficient
     /// form, in place) times the plaintext lifted to Z_q, upper-half coefficients standing
     /// for themselves minus t with `upper_half`. Errors: the level does not chain
-    /// ([`LevelOps::chains`]); as the launcher's.
+    /// it ([`LevelOps::chains_multiply_plain`]); as the launcher's.
     pub(crate) fn multiply_plain_coeff_chained(
         &self,
         ct: &Region,
@@ -96,7 +104,7 @@ impl LevelOps<'_> {
     ) -> Result<()> {
         let fused = self
             .fused_key_switch()
-            .filter(|f| f.chains())
+            .filter(|f| f.chains_multiply_plain())
             .ok_or_else(|| {
                 Error::Logic("a chained multiply_plain at a level that does not chain".into())
             })?;

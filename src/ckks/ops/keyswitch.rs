@@ -208,7 +208,7 @@ impl LevelOps<'_> {
     /// form: a relinearization's target, or a rotation's permutation), in one launch
     /// ([`FusedPasses::chained_key_switch_coeff`]): dst's first two polynomials = the
     /// key-switched pair plus `acc`'s first `acc.1` polynomials, in coefficient form.
-    /// Errors: the level does not chain ([`LevelOps::chains`]); as
+    /// Errors: the level does not chain it ([`LevelOps::chains_coeff_key_switch`]); as
     /// [`LevelOps::check_key_switch`]'s and the launcher's.
     pub(crate) fn switch_key_coeff_chained(
         &self,
@@ -219,7 +219,7 @@ impl LevelOps<'_> {
     ) -> Result<()> {
         let fused = self
             .fused_key_switch()
-            .filter(|f| f.chains())
+            .filter(|f| f.chains_coeff_key_switch())
             .ok_or_else(|| {
                 Error::Logic("a chained key switch at a level that does not chain".into())
             })?;
