@@ -10,6 +10,9 @@
 // (multiply_plain_chained), below the others.
 //
 // The passes, each over its own work groups:
+//   0. (ks_chained_tensor only) SEAL's ckks_multiply of two ciphertexts of two polynomials
+//      (tensor_group): the product's three polynomials, whose third is then the target and
+//      whose first two are added to the result: a multiply and its relinearization;
 //   1. the target's inverse, first pass (inv_block_gather_group), or a rotation's galois
 //      permutation with it (inv_block_galois_group): t_target;
 //   2. its second pass with the decomposition and the forward first passes
@@ -99,7 +102,6 @@ ALWAYS_INLINE void chain_pause(void)
 #define EACH_TURN(per_group)
 #endif
 
-#define CHAIN_PASSES 5
 // The counter the groups count themselves finished on: past every hand-over's counter of
 // the longest chain (ks_chained_coeff's seven passes hand over on counters 1 to 6); eight
 // counters in all (CHAIN_COUNTER_WORDS).
@@ -167,51 +169,98 @@ ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
     }
 }
 
+// The tensor product of SEAL's ckks_multiply of a and b, two polynomials of K residues
+// each in NTT form, into dst's three: a0 b0, a0 b1 + a1 b0 and a1 b1 mod each prime, each
+// sum accumulated exactly in 128 bits and reduced once (ckks_tensor's words). Group g of
+// K * N / (BLOCK_WG * R) covers words g * BLOCK_WG * R onwards of each polynomial, all
+// under one prime (BLOCK_WG * R divides N). No barrier: an inactive group only returns.
+ALWAYS_INLINE void tensor_group(__global u64 *dst, __global const u64 *a,
+                                __global const u64 *b, __global const u64 *params, uint K,
+                                uint g, uint lid, bool active)
+{
+    if (!active)
+        return;
+    const size_t stride = (size_t)K * N;
+    const size_t first = (size_t)g * (BLOCK_WG * R);
+    __global const u64 *pr = params + (first >> LOG_N) * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        const size_t w = first + lid + i * BLOCK_WG;
+        const u64 a0 = a[w], a1 = a[w + stride], b0 = b[w], b1 = b[w + stride];
+        u64 lo = 0, hi = 0;
+        mul_acc_128(&lo, &hi, a0, b0);
+        dst[w] = barrett_reduce_128(lo, hi, q, r0, r1);
+        lo = hi = 0;
+        mul_acc_128(&lo, &hi, a0, b1);
+        mul_acc_128(&lo, &hi, a1, b0);
+        dst[w + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
+        lo = hi = 0;
+        mul_acc_128(&lo, &hi, a1, b1);
+        dst[w + 2 * stride] = barrett_reduce_128(lo, hi, q, r0, r1);
+    }
+}
+
+// The groups of pass i + 1 of a launch whose passes end at ends[0], ends[1], ...
+#define PASS_GROUPS(ends, i) ((ends)[i] - ((i) ? (ends)[(i) - 1] : 0u))
+
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
-// not (pass 1), and the passes' ends end1 < end2 < end3 < end4 < tickets; each work group
-// takes per_group tickets. `counters` are the queue's (CHAIN_FINISHED + 1 counters,
-// COUNTER_STRIDE apart).
+// not (pass 1), after the tensor product of ta and tb into dst (pass 0, with `tensor`:
+// dst then holds the product, whose third polynomial is src's target and whose first two
+// are acc), and the passes' ends (ends[0] < ends[1] < ... < ends[passes - 1] = tickets, passes
+// = 5, 6 with the tensor); each work group takes per_group tickets. `counters` are the
+// queue's (CHAIN_FINISHED + 1 counters, COUNTER_STRIDE apart).
 ALWAYS_INLINE void ks_chained_body(
-    const bool galois, __global u64 *values, __global const u64 *root_powers,
-    __global const u64 *params, uint coeff_modulus_size, __global const u64 *inv_root_powers,
+    const bool galois, const bool tensor, __global u64 *values,
+    __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
+    __global const u64 *inv_root_powers, __global const u64 *ta, __global const u64 *tb,
     __global const u64 *src, uint src_first, uint galois_elt, __global u64 *permuted,
     __global u64 *between, uint ks_outs, uint ks_chunks, __global const u64 *target,
     uint target_first, __global const u64 *key, uint key_stride_primes,
     uint key_special_index, uint reduce_every, __global u64 *prod, __global u64 *last,
     __global u64 *md_between, uint md_outs, uint md_chunks, __global u64 *dst,
     uint dst_stride, __global const u64 *inv, __global const u64 *acc, uint acc_polys,
-    volatile __global uint *counters, uint end1, uint end2, uint end3, uint end4,
-    uint tickets, uint per_group, __local u64 *lmem, __local ulong2 *lroots,
-    __local uint *slot)
+    volatile __global uint *counters, const uint *ends, uint per_group, __local u64 *lmem,
+    __local ulong2 *lroots, __local uint *slot)
 {
     const uint K = coeff_modulus_size;
     const uint lid = get_local_id(0);
-    const uint ends[CHAIN_PASSES] = {end1, end2, end3, end4, tickets};
+    // The key switch's passes are 1 to 5 after a tensor pass 0, else 0 to 4 (p + 1 is
+    // pass p's number as chain_pass gives it).
+    const uint o = tensor ? 1 : 0;
     EACH_TURN(per_group) {
         uint g;
-        const uint pass = chain_pass(chain_ticket(counters, slot), ends, CHAIN_PASSES, &g);
-        if (galois) {
-            RUN(1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src,
-                                          galois_elt, permuted, K, lmem, OWN(1)))
-        } else {
-            RUN(1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
-                                          src_first, lmem, OWN(1)))
+        const uint pass = chain_pass(chain_ticket(counters, slot), ends, 5 + o, &g);
+        if (tensor) {
+            RUN(1, tensor_group(dst, ta, tb, params, K, OWN(1)))
+            chain_hand_over(counters, 1, PASS_GROUPS(ends, 0), pass);
         }
-        chain_hand_over(counters, 1, end1, pass);
-        RUN(2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
-                                     LOAD_DECOMPOSE, 0, false, ks_outs, ks_chunks, inv_root_powers,
-                                     lmem, OWN(2)))
-        chain_hand_over(counters, 2, end2 - end1, pass);
-        RUN(3, ks_block_group(between, root_powers, params, K + 1, values, target, target_first,
-                              false, key, key_stride_primes, key_special_index, reduce_every, prod,
-                              last, inv_root_powers, lmem, lroots, OWN(3)))
-        chain_hand_over(counters, 3, end3 - end2, pass);
-        RUN(4, inv_fwd_strided_group(md_between, root_powers, params, K, last, LOAD_MODDOWN, K,
-                                     false, md_outs, md_chunks, inv_root_powers, lmem, OWN(4)))
-        chain_hand_over(counters, 4, end4 - end3, pass);
-        RUN(5, moddown_block_group(md_between, root_powers, params, K, last, K, dst, dst_stride,
-                                   prod, K, inv, acc, acc_polys, lmem, OWN(5)))
+        if (galois) {
+            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src,
+                                              galois_elt, permuted, K, lmem, OWN(o + 1)))
+        } else {
+            RUN(o + 1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
+                                              src_first, lmem, OWN(o + 1)))
+        }
+        chain_hand_over(counters, o + 1, PASS_GROUPS(ends, o), pass);
+        RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
+                                         LOAD_DECOMPOSE, 0, false, ks_outs, ks_chunks,
+                                         inv_root_powers, lmem, OWN(o + 2)))
+        chain_hand_over(counters, o + 2, PASS_GROUPS(ends, o + 1), pass);
+        RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
+                                  target_first, false, key, key_stride_primes,
+                                  key_special_index,
+                                  reduce_every, prod, last, inv_root_powers, lmem, lroots,
+                                  OWN(o + 3)))
+        chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
+        RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
+                                         LOAD_MODDOWN, K, false, md_outs, md_chunks, inv_root_powers,
+                                         lmem, OWN(o + 4)))
+        chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
+        RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
+                                       dst_stride, prod, K, inv, acc, acc_polys, lmem,
+                                       OWN(o + 5)))
     }
     chain_finish(counters, (uint)get_num_groups(0));
 }
@@ -258,12 +307,13 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
     inv += inv_at;
     acc += acc_at;
     counters += counters_at;
-    ks_chained_body(false, values, root_powers, params, coeff_modulus_size, inv_root_powers,
-                    src, src_first, 0, 0, between, ks_outs, ks_chunks, target, target_first,
-                    key, key_stride_primes, key_special_index, reduce_every, prod, last,
-                    md_between, md_outs, md_chunks, dst, dst_stride, inv, acc, acc_polys,
-                    (volatile __global uint *)counters, end1, end2, end3, end4, tickets,
-                    per_group, lmem, lroots, &slot);
+    const uint ends[5] = {end1, end2, end3, end4, tickets};
+    ks_chained_body(false, false, values, root_powers, params, coeff_modulus_size,
+                    inv_root_powers, 0, 0, src, src_first, 0, 0, between, ks_outs, ks_chunks,
+                    target, target_first, key, key_stride_primes, key_special_index,
+                    reduce_every, prod, last, md_between, md_outs, md_chunks, dst, dst_stride,
+                    inv, acc, acc_polys, (volatile __global uint *)counters, ends, per_group,
+                    lmem, lroots, &slot);
 }
 
 // SEAL's apply_galois_ntt with galois_elt on both polynomials of src (K residues each, in
@@ -310,11 +360,62 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     inv += inv_at;
     counters += counters_at;
     const uint K = coeff_modulus_size;
-    ks_chained_body(true, values, root_powers, params, K, inv_root_powers, src, 0, galois_elt,
-                    permuted, between, ks_outs, ks_chunks, permuted, K, key, key_stride_primes,
-                    key_special_index, reduce_every, prod, last, md_between, md_outs,
-                    md_chunks, dst, K, inv, permuted, 1, (volatile __global uint *)counters,
-                    end1, end2, end3, end4, tickets, per_group, lmem, lroots, &slot);
+    const uint ends[5] = {end1, end2, end3, end4, tickets};
+    ks_chained_body(true, false, values, root_powers, params, K, inv_root_powers, 0, 0, src, 0,
+                    galois_elt, permuted, between, ks_outs, ks_chunks, permuted, K, key,
+                    key_stride_primes, key_special_index, reduce_every, prod, last,
+                    md_between, md_outs, md_chunks, dst, K, inv, permuted, 1,
+                    (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
+}
+
+// SEAL's ckks_multiply of a and b (two polynomials of K residues each in NTT form; a may
+// be b) into dst's three polynomials, then relinearize_internal's key switch of the third
+// into the first two: a multiply and its relinearization in one launch.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
+                       __global const u64 *restrict root_powers, ulong root_powers_at,
+                       __global const u64 *restrict params, ulong params_at,
+                       uint coeff_modulus_size,
+                       __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                       __global const u64 *a, ulong a_at, __global const u64 *b, ulong b_at,
+                       __global u64 *between, ulong between_at, uint ks_outs, uint ks_chunks,
+                       __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
+                       uint key_special_index, uint reduce_every,
+                       __global u64 *prod, ulong prod_at, __global u64 *last, ulong last_at,
+                       __global u64 *md_between, ulong md_between_at, uint md_outs,
+                       uint md_chunks, __global u64 *dst, ulong dst_at,
+                       __global const u64 *restrict inv, ulong inv_at,
+                       __global u64 *counters, ulong counters_at, uint end0, uint end1,
+                       uint end2, uint end3, uint end4, uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+#if KS_LOCAL_ROOTS
+    __local ulong2 lroots[B * G];
+#else
+    __local ulong2 *lroots = 0;
+#endif
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    a += a_at;
+    b += b_at;
+    between += between_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    md_between += md_between_at;
+    dst += dst_at;
+    inv += inv_at;
+    counters += counters_at;
+    const uint K = coeff_modulus_size;
+    const uint ends[6] = {end0, end1, end2, end3, end4, tickets};
+    ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst,
+                    2 * K, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
+                    key_stride_primes, key_special_index, reduce_every, prod, last,
+                    md_between, md_outs, md_chunks, dst, K, inv, dst, 2,
+                    (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
 }
 
 // SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,

@@ -75,6 +75,7 @@ settings! {
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
     CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
     CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "4";
+    DEFER_MULTIPLY: experiment "SEAL_OPENCL_DEFER_MULTIPLY" = "1";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
@@ -128,6 +129,8 @@ pub struct Experiment {
     pub chain_log_n: u32,
     /// Work groups per compute unit of a chained launch (0: one per pass group).
     pub chain_groups_per_unit: u32,
+    /// A multiply waits for its relinearization to run with it in one launch.
+    pub defer_multiply: bool,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
@@ -165,6 +168,7 @@ impl Default for Config {
                 fused: kernels.fused,
                 chain_log_n: kernels.chain_log_n,
                 chain_groups_per_unit: kernels.chain_groups_per_unit,
+                defer_multiply: kernels.defer_multiply,
                 barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
@@ -197,6 +201,7 @@ impl Experiment {
             barrett_dq: self.barrett_dq,
             chain_log_n: self.chain_log_n,
             chain_groups_per_unit: self.chain_groups_per_unit,
+            defer_multiply: self.defer_multiply,
         }
     }
 }
@@ -328,6 +333,11 @@ impl Config {
                         _ => return Err(bad(CHAIN_GROUPS, &v, "0 ..= 1024 work groups")),
                     },
                 },
+                defer_multiply: switch(
+                    DEFER_MULTIPLY,
+                    parse(DEFER_MULTIPLY),
+                    defaults.experiment.defer_multiply,
+                )?,
                 barrett_dq: switch(
                     BARRETT_DQ,
                     parse(BARRETT_DQ),
@@ -419,6 +429,7 @@ mod tests {
             (FUSED, "0"),
             (CHAIN, "13"),
             (CHAIN_GROUPS, "0"),
+            (DEFER_MULTIPLY, "0"),
             (MEMCACHE, "off"),
             (TILES, "2"),
             (DUMP_PROGRAMS, "/tmp/d"),
@@ -440,6 +451,7 @@ mod tests {
         assert!(!config.experiment.fused);
         assert_eq!(config.experiment.chain_log_n, 13);
         assert_eq!(config.experiment.chain_groups_per_unit, 0);
+        assert!(!config.experiment.defer_multiply);
         assert!(!config.experiment.memcache);
         assert_eq!(config.experiment.tiles, Partition::Split(2));
         assert_eq!(
@@ -468,6 +480,7 @@ mod tests {
             (FUSED, "2"),
             (CHAIN, "yes"),
             (CHAIN_GROUPS, "many"),
+            (DEFER_MULTIPLY, "later"),
             (MEMCACHE, "perhaps"),
             (TILES, "0"),
         ] {

@@ -199,6 +199,7 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         barrett_dq,
         chain_log_n: DEFAULT_CHAIN_LOG_N,
         chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
+        defer_multiply: true,
     }
 }
 const FUSED: KernelChoices = choices(true, true);
@@ -401,6 +402,52 @@ fn apply_galois_matches_host_composition() {
     });
 }
 
+/// A multiply and its relinearization (`LevelOps::multiply_relinearize`, one chained launch
+/// where the level chains) give the host tensor product key-switched, for two operands and
+/// for a square, into a poisoned buffer, leaving the operands as they were.
+#[test]
+fn multiply_relinearize_matches_host_composition() {
+    each_setup(|s, graph, rng| {
+        let (log_n, strategy, choices, l) = (s.log_n, s.strategy, s.choices, s.key_moduli.len());
+        for k in [3, 1] {
+            let moduli = &s.key_moduli[..k];
+            let key_words = random_poly(rng, &s.key_moduli, 2 * (l - 1), s.n);
+            let key = KswitchKey::upload(&s.context, graph.queue(), l - 1, &key_words).unwrap();
+            let a = random_poly(rng, moduli, 2, s.n);
+            let b = random_poly(rng, moduli, 2, s.n);
+            let ops = LevelOps::new(&s.context, graph, k).unwrap();
+            let a_buf = graph.context().upload(graph.queue(), &a).unwrap();
+            let b_buf = graph.context().upload(graph.queue(), &b).unwrap();
+            for square in [false, true] {
+                let other = if square { &a } else { &b };
+                let mut want = vec![0; 3 * k * s.n];
+                host::ckks_tensor(&mut want, &a, 2, other, 2, moduli, s.n);
+                let target = want[2 * k * s.n..].to_vec();
+                host_switch_key(&mut want, &target, &key_words, &s.key_moduli, k, log_n);
+                want.truncate(2 * k * s.n);
+                let dst = graph.context().buffer(graph.queue(), 3 * k * s.n).unwrap();
+                cl::poison(graph.queue(), &dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
+                let other_buf = if square { &a_buf } else { &b_buf };
+                ops.multiply_relinearize(&dst, &a_buf, other_buf, &key)
+                    .unwrap();
+                let got = cl::download(graph.queue(), &dst).unwrap();
+                let what = format!("2^{log_n} {strategy} {choices:?} K={k} square={square}");
+                assert_same(&got[..2 * k * s.n], &want, &what);
+                assert_same(
+                    &cl::download(graph.queue(), &a_buf).unwrap(),
+                    &a,
+                    &format!("{what}: a"),
+                );
+                assert_same(
+                    &cl::download(graph.queue(), &b_buf).unwrap(),
+                    &b,
+                    &format!("{what}: b"),
+                );
+            }
+        }
+    });
+}
+
 /// Kernel launches of `op` on a profiled graph.
 fn launches(profiler: &Profiler, graph: &Graph, op: impl FnOnce()) -> u64 {
     graph.finish().unwrap();
@@ -464,7 +511,30 @@ fn rescale_switch_key_and_galois_launch_counts() {
         let galois = launches(&profiler, &graph, || {
             ops.apply_galois(&ct, &ct, 3, &key).unwrap()
         });
+        // A multiply and its relinearization: one launch chained, else the tensor
+        // product's and the key switch's.
+        let (product, operand) = (
+            ops.alloc_result(3, k).unwrap(),
+            ops.alloc_result(2, k).unwrap(),
+        );
+        let multiply_relinearize = launches(&profiler, &graph, || {
+            ops.multiply_relinearize(product.buffer(), operand.buffer(), &ct, &key)
+                .unwrap()
+        });
+        let tensor = launches(&profiler, &graph, || {
+            ops.tensor(product.buffer(), operand.buffer(), 2, &ct, 2)
+                .unwrap()
+        });
         let what = format!("2^{log_n} {strategy} {choices:?}");
+        if chained {
+            assert_eq!(multiply_relinearize, 1, "multiply_relinearize, {what}");
+        } else {
+            assert_eq!(
+                multiply_relinearize,
+                tensor + switch_key,
+                "multiply_relinearize, {what}"
+            );
+        }
         if chained {
             assert_eq!(rescale, 1, "rescale, {what}");
             assert_eq!(switch_key, 1, "switch_key, {what}");

@@ -58,6 +58,7 @@ const fn choices(fused: bool, chain_log_n: u32) -> KernelChoices {
         barrett_dq: true,
         chain_log_n,
         chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
+        defer_multiply: true,
     }
 }
 

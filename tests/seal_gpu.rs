@@ -8,6 +8,7 @@
 
 use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::seal_c::Ciphertext;
 
 /// Every routed operation on N = `n`, the primes of `bits`, scale 2^`scale_bits`; failures
 /// name the parameter set ("N=2^12 {35,30,35}").
@@ -115,5 +116,87 @@ fn copies_share_words_until_written() {
             &format!("{name} of a copy with its original: the original"),
         );
     }
+    assert_no_cpu_fallback();
+}
+
+/// A multiply's product waits for its relinearization (`src/seal_backend/deferred.rs`):
+/// every way to reach it gives SEAL's words. Relinearized in place, out of place (a copy of
+/// the product, then both read), read before relinearizing, added to, squared (`x * x`),
+/// with an operand written after the multiply and before the product is used, and
+/// overwritten by a new product unread.
+#[test]
+fn deferred_products_reach_every_use() {
+    let (fx, mut rng) = Fixture::with_rng();
+    let ev = &fx.evaluator;
+    let (x, y, _) = fx.operands(&mut rng);
+    let mul = |a: &Ciphertext, b: &Ciphertext| {
+        let mut out = a.clone();
+        ev.multiply_inplace(&mut out, b).unwrap();
+        out
+    };
+    let relin = |a: &Ciphertext| {
+        let mut out = a.clone();
+        ev.relinearize_inplace(&mut out, &fx.relin).unwrap();
+        out
+    };
+    let product = mul(&x, &y);
+    let (xg, yg) = (resident(&fx, &x), resident(&fx, &y));
+
+    let mut p = xg.clone();
+    ev.multiply_inplace(&mut p, &yg).unwrap();
+    ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
+    assert_same(&relin(&product), &p, "relinearized in place");
+
+    let mut p = Ciphertext::new().unwrap();
+    ev.multiply(&xg, &yg, &mut p).unwrap();
+    let mut r = Ciphertext::new().unwrap();
+    ev.relinearize(&p, &fx.relin, &mut r).unwrap();
+    assert_same(&relin(&product), &r, "relinearized out of place");
+    assert_same(&product, &p, "the product a copy was relinearized from");
+
+    let mut p = xg.clone();
+    ev.multiply_inplace(&mut p, &yg).unwrap();
+    assert_same(&product, &p, "read before relinearizing");
+    ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
+    assert_same(&relin(&product), &p, "relinearized after a read");
+
+    let mut p = xg.clone();
+    ev.multiply_inplace(&mut p, &yg).unwrap();
+    ev.add_inplace(&mut p, &xg).unwrap();
+    let mut want = product.clone();
+    ev.add_inplace(&mut want, &x).unwrap();
+    assert_same(&want, &p, "added to");
+
+    let mut p = xg.clone();
+    ev.multiply_inplace(&mut p, &xg).unwrap();
+    ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
+    assert_same(&relin(&mul(&x, &x)), &p, "x * x relinearized");
+
+    let mut p = xg.clone();
+    ev.square_inplace(&mut p).unwrap();
+    ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
+    let mut want = x.clone();
+    ev.square_inplace(&mut want).unwrap();
+    assert_same(&relin(&want), &p, "a square relinearized");
+
+    // The operands change after the multiply: the product still has the old words.
+    let (mut a, mut b) = (xg.clone(), yg.clone());
+    let mut p = Ciphertext::new().unwrap();
+    ev.multiply(&a, &b, &mut p).unwrap();
+    ev.negate_inplace(&mut a).unwrap();
+    ev.add_inplace(&mut b, &yg).unwrap();
+    ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
+    assert_same(&relin(&product), &p, "operands written after the multiply");
+    let mut want_b = y.clone();
+    ev.add_inplace(&mut want_b, &y).unwrap();
+    assert_same(&want_b, &b, "the operand written after the multiply");
+
+    // A product replaced unread by another, then relinearized.
+    let mut p = xg.clone();
+    ev.multiply_inplace(&mut p, &yg).unwrap();
+    p = xg.clone();
+    ev.multiply_inplace(&mut p, &xg).unwrap();
+    ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
+    assert_same(&relin(&mul(&x, &x)), &p, "a product replaced unread");
     assert_no_cpu_fallback();
 }

@@ -37,17 +37,23 @@ pub struct KernelChoices {
     /// Work groups per compute unit a chained launch runs, each taking its share of the
     /// passes' groups in turn; 0: one work group per pass group (`SEAL_OPENCL_CHAIN_GROUPS`).
     pub chain_groups_per_unit: u32,
+    /// `true`: a multiply of two ciphertexts of two polynomials, at a level that chains,
+    /// waits for its relinearization and runs with it in one launch
+    /// (`LevelOps::multiply_relinearize`); anything else that touches the product first runs
+    /// the tensor product on its own (`SEAL_OPENCL_DEFER_MULTIPLY`).
+    pub defer_multiply: bool,
 }
 
 impl Default for KernelChoices {
     /// Fused kernels, Dhem-Quisquater's Barrett, key switches chained up to
-    /// [`DEFAULT_CHAIN_LOG_N`].
+    /// [`DEFAULT_CHAIN_LOG_N`], multiplies deferred to their relinearization.
     fn default() -> Self {
         KernelChoices {
             fused: true,
             barrett_dq: true,
             chain_log_n: DEFAULT_CHAIN_LOG_N,
             chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
+            defer_multiply: true,
         }
     }
 }

@@ -546,6 +546,13 @@ impl Graph {
         }
     }
 
+    /// Records that commands were enqueued on this graph's queue outside an operation's
+    /// [`Graph::issuing`] (a deferred product run where its words are needed), so that
+    /// `Devices::finish_issued` waits for them too.
+    pub fn note_issued(&self) {
+        self.tile.issued[self.queue].store(true, Ordering::Release);
+    }
+
     /// Enters a tracing span for operation `name` on this graph (closed when dropped). A
     /// debug span: below `SEAL_OPENCL_LOG=debug` (see `crate::logging`) it is disabled and
     /// costs one comparison with the global maximum level.

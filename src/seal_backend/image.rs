@@ -38,6 +38,11 @@
 //! An upload from page-locked words (`PinnedHost`) returns before the copy finished; the
 //! image keeps its event so that the SEAL object waits for it before a host write
 //! (`wait_upload`, seal-patch 0007).
+//!
+//! A product may be deferred ([`DeferredTensor`]): the image holds the buffer its words go
+//! to and what computes them. Every way to its words goes through [`GpuImage::words`], which
+//! runs the product first; a relinearization takes it instead
+//! ([`GpuImage::take_deferred`]) and runs the two in one launch.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,6 +57,7 @@ use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::NttDirection;
 
+use super::deferred::DeferredTensor;
 use super::transparency::{Known, Zeros};
 
 /// SEAL's message for a transparent result.
@@ -81,12 +87,14 @@ pub struct GpuImage {
     transparency: Option<PendingCheck>,
     /// The last upload, when it may still read the SEAL object's host words.
     upload: Mutex<Option<Event>>,
+    /// The product `words` are to hold, not enqueued yet (see the module's documentation).
+    deferred: Mutex<Option<DeferredTensor>>,
 }
 
 /// A pooled buffer holding the words of one or more images (an image and its copies), and
 /// the queues that used it. Only an image that holds it alone writes it.
 #[derive(Debug)]
-struct Words {
+pub(super) struct Words {
     buffer: PoolBuffer,
     /// The tile whose pool `buffer` came from (`Tile::index`).
     tile: usize,
@@ -102,6 +110,28 @@ impl Words {
             tile: graph.tile().index(),
             uses: Mutex::new(BufferUses::written_on(graph)),
         })
+    }
+
+    /// The buffer, with commands enqueued on `graph`'s queue after this call ordered behind
+    /// its last writer on another queue.
+    pub(super) fn ordered_read(&self, graph: &Graph) -> Result<&Region> {
+        self.uses.lock().before_read(graph)?;
+        Ok(self.buffer.buffer())
+    }
+
+    /// The buffer, for commands enqueued on `graph`'s queue after this call that write it:
+    /// they are ordered behind every use on another queue, and `graph` becomes its writer.
+    /// Only for words no other image can read meanwhile (a deferred product's).
+    pub(super) fn written_next_on(&self, graph: &Graph) -> Result<&Region> {
+        let mut uses = self.uses.lock();
+        uses.before_write(graph)?;
+        uses.set_written_on(graph);
+        Ok(self.buffer.buffer())
+    }
+
+    /// The tile whose pool the buffer came from.
+    pub(super) fn tile(&self) -> usize {
+        self.tile
     }
 }
 
@@ -199,7 +229,9 @@ impl GpuImage {
         self.known = zeros.known(poly_words);
     }
 
+    /// The words, with a deferred product enqueued first: every use of them comes here.
     fn words(&self) -> Result<&Arc<Words>> {
+        self.run_deferred()?;
         match &self.words {
             Some(w) if self.len > 0 => Ok(w),
             _ => Err(Error::Logic("operand's device image holds no words".into())),
@@ -208,6 +240,54 @@ impl GpuImage {
 
     fn buffer(&self) -> Result<&Region> {
         Ok(self.words()?.buffer.buffer())
+    }
+
+    /// Enqueues the deferred product, if any, into the image's buffer; on error it stays
+    /// deferred (and the words unwritten), so that a later use tries again.
+    fn run_deferred(&self) -> Result<()> {
+        let mut deferred = self.deferred.lock();
+        if let (Some(tensor), Some(words)) = (deferred.as_ref(), &self.words) {
+            tensor.run(words)?;
+            *deferred = None;
+        }
+        Ok(())
+    }
+
+    /// Makes `product` the image's buffer, holding `len` words that `tensor` computes when
+    /// they are first used, or with the relinearization that takes it.
+    pub(super) fn defer(
+        &mut self,
+        graph: &Graph,
+        product: PoolBuffer,
+        len: usize,
+        tensor: DeferredTensor,
+    ) {
+        self.replace(graph, product, len);
+        *self.deferred.get_mut() = Some(tensor);
+    }
+
+    /// The deferred product, if any and `usable` says so, which the caller now runs (its
+    /// words unwritten until then); `restore_deferred` puts it back if it cannot.
+    pub(super) fn take_deferred(
+        &mut self,
+        usable: impl FnOnce(&DeferredTensor) -> bool,
+    ) -> Option<DeferredTensor> {
+        let deferred = self.deferred.get_mut();
+        if deferred.as_ref().is_some_and(usable) {
+            deferred.take()
+        } else {
+            None
+        }
+    }
+
+    pub(super) fn restore_deferred(&mut self, tensor: DeferredTensor) {
+        *self.deferred.get_mut() = Some(tensor);
+    }
+
+    /// The words the image holds, for a product deferred with them (which keeps them from
+    /// being written: a writer of shared words copies them first).
+    pub(super) fn shared_words(&self) -> Result<Arc<Words>> {
+        Ok(self.words()?.clone())
     }
 
     /// The tile of the image's buffer (0 while there is none).
@@ -301,9 +381,7 @@ impl GpuImage {
     /// The buffer, with commands enqueued on `graph`'s queue after this call ordered behind
     /// its last writer on another queue.
     fn ordered_read(&self, graph: &Graph) -> Result<&Region> {
-        let words = self.words()?;
-        words.uses.lock().before_read(graph)?;
-        Ok(words.buffer.buffer())
+        self.words()?.ordered_read(graph)
     }
 
     /// Copies the words into a buffer of `graph`'s tile (on its queue, behind the last
@@ -346,6 +424,8 @@ impl GpuImage {
     ) -> Result<bool> {
         self.transparency = None;
         self.known = Known::of_words(data);
+        // New words replace a deferred product's: it never needs to run.
+        *self.deferred.get_mut() = None;
         if data.is_empty() {
             self.words = None;
             self.len = 0;
@@ -472,17 +552,37 @@ impl GpuImage {
 
     /// A new image with the same words on `graph`'s tile: sharing this image's buffer when
     /// it lies there (copied on the device only when one of them writes), else copied there
-    /// (enqueued). A pending check comes along.
+    /// (enqueued). A pending check comes along. A deferred product on `graph`'s tile stays
+    /// deferred in both: the copy gets a buffer of its own and the same product (so that
+    /// SEAL's out-of-place relinearize, a copy then relinearize_inplace, still runs with it).
     pub(crate) fn duplicate(&self, graph: &Graph) -> Result<GpuImage> {
         if self.len == 0 {
             return Ok(GpuImage::empty());
         }
+        {
+            let deferred = self.deferred.lock();
+            if let Some(tensor) = deferred
+                .as_ref()
+                .filter(|t| t.tile() == graph.tile().index())
+            {
+                return Ok(GpuImage {
+                    words: Some(Words::written_on(graph.alloc(self.len)?, graph)),
+                    len: self.len,
+                    known: self.known,
+                    transparency: self.transparency.clone(),
+                    upload: Mutex::new(None),
+                    deferred: Mutex::new(Some(tensor.clone())),
+                });
+            }
+        }
+        self.run_deferred()?;
         let mut copy = GpuImage {
             words: self.words.clone(),
             len: self.len,
             known: self.known,
             transparency: self.transparency.clone(),
             upload: Mutex::new(None),
+            deferred: Mutex::new(None),
         };
         if self.tile() != graph.tile().index() {
             copy.copy_to(graph)?;
@@ -496,6 +596,7 @@ impl GpuImage {
         debug_assert!(buffer.words() >= len);
         self.words = Some(Words::written_on(buffer, graph));
         self.len = len;
+        *self.deferred.get_mut() = None;
         self.new_contents();
     }
 

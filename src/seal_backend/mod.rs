@@ -28,6 +28,7 @@
 //! Metadata is SEAL's: the backend checks that every image holds exactly the words the
 //! SEAL object's metadata says (size * K * N) and moves words; SEAL sets the metadata.
 
+mod deferred;
 mod image;
 mod integer;
 mod keys;
@@ -41,6 +42,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use deferred::DeferredTensor;
 pub use image::GpuImage;
 use image::{copy_other_polys, in_place, rewrite, transform, Rewrite};
 pub use integer::Scheme;
@@ -580,6 +582,12 @@ impl Backend {
                 None => (None, a_size, a_zeros),
             };
             let product = ops.alloc_result(size, ops.primes())?;
+            if let Some(tensor) = self.deferred_tensor(ops, level, a, a_size, b)? {
+                drop((a_buf, b_buf));
+                a.defer(ops.graph(), product, size * ops.poly_words(), tensor);
+                a.set_zeros(zeros, ops.poly_words());
+                return Ok(());
+            }
             let b_buf = b_buf.as_deref().unwrap_or(&a_buf);
             self.tensor_into(ops, level, product.buffer(), &a_buf, a_size, b_buf, b_size)?;
             drop(a_buf);
@@ -589,7 +597,42 @@ impl Backend {
         })
     }
 
-    /// SEAL's relinearize_internal: `keys[i]` switches polynomial `size - 1 - i`.
+    /// The product of `a` and `b` (or a square) deferred to its relinearization (see
+    /// `deferred.rs`), where the setting allows it, the level chains, both are CKKS
+    /// ciphertexts of two polynomials and their words lie on `ops`' tile; None: run it now.
+    fn deferred_tensor(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        a: &GpuImage,
+        a_size: usize,
+        b: Option<(&GpuImage, usize)>,
+    ) -> Result<Option<DeferredTensor>> {
+        if !self.kernel_choices.defer_multiply
+            || level.scheme != Scheme::Ckks
+            || a_size != 2
+            || b.is_some_and(|(_, b_size)| b_size != 2)
+            || !ops.chains()
+        {
+            return Ok(None);
+        }
+        let tile = ops.graph().tile().index();
+        let a_words = a.shared_words()?;
+        let b_words = b.map(|(b, _)| b.shared_words()).transpose()?;
+        if a_words.tile() != tile || b_words.as_ref().is_some_and(|w| w.tile() != tile) {
+            return Ok(None);
+        }
+        Ok(Some(DeferredTensor::new(
+            self.context(ops.graph(), level)?,
+            ops.graph(),
+            ops.primes(),
+            a_words,
+            b_words,
+        )))
+    }
+
+    /// SEAL's relinearize_internal: `keys[i]` switches polynomial `size - 1 - i`. A deferred
+    /// product of two polynomials (on this tile) runs with it in one launch.
     pub fn relinearize(
         &self,
         level: &Level,
@@ -616,7 +659,22 @@ impl Backend {
             let keys: Vec<&KswitchKey> = device_keys.iter().map(|k| &**k).collect();
             // Switching zero polynomials adds zero: a transparent input stays transparent.
             let zeros = ct.zeros(ops.poly_words());
-            self.relinearize_in(ops, level, ct.write_on(ops.graph())?, size, &keys)?;
+            let tile = ops.graph().tile().index();
+            let deferred = match keys[..] {
+                [key] if size == 3 => ct.take_deferred(|t| t.tile() == tile).map(|t| (t, key)),
+                _ => None,
+            };
+            if let Some((tensor, key)) = deferred {
+                let ran = ct
+                    .write_on(ops.graph())
+                    .and_then(|dst| tensor.run_relinearized(ops, dst, key));
+                if let Err(e) = ran {
+                    ct.restore_deferred(tensor);
+                    return Err(e);
+                }
+            } else {
+                self.relinearize_in(ops, level, ct.write_on(ops.graph())?, size, &keys)?;
+            }
             ct.truncate(destination_size * ops.poly_words());
             ct.set_zeros(zeros, ops.poly_words());
             Ok(())

@@ -57,6 +57,14 @@ kernel_sigs! {
         t_r1: U64, threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32,
         per_group: U32,
     );
+    KS_CHAINED_TENSOR = ks_chained_tensor(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, a: Buf, b: Buf, between: Buf, ks_outs: U32, ks_chunks: U32,
+        key: Buf, key_stride_primes: U32, key_special_index: U32, reduce_every: U32,
+        prod: Buf, last: Buf, md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf,
+        inv: Buf, counters: Buf, end0: U32, end1: U32, end2: U32, end3: U32, end4: U32,
+        tickets: U32, per_group: U32,
+    );
     MODDOWN_CHAINED = moddown_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src: Buf, src_stride: U32, src_first: U32, last_prime: U32,
@@ -108,6 +116,8 @@ pub(super) struct ChainedPasses {
     coeff: Option<Pass>,
     /// multiply_plain in coefficient form (None likewise).
     multiply_plain: Option<Pass>,
+    /// A multiply's tensor product, then relinearize.
+    tensor: Pass,
     /// A rescale's mod-down.
     moddown: Pass,
     /// Work groups per residue of the block passes and of the strided passes.
@@ -169,12 +179,13 @@ impl ChainedPasses {
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
         let multiply_plain = plan.pass(&program, &MULTIPLY_PLAIN_CHAINED, &[], wg, Some(wg))?;
+        let tensor = plan.pass(&program, &KS_CHAINED_TENSOR, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
         let fits = |pass: &Pass| -> Result<bool> {
             Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= wg)
         };
-        for pass in [&plain, &galois, &moddown] {
+        for pass in [&plain, &galois, &tensor, &moddown] {
             if !fits(pass)? {
                 return Ok(None);
             }
@@ -191,6 +202,7 @@ impl ChainedPasses {
             galois,
             coeff,
             multiply_plain,
+            tensor,
             moddown,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
@@ -216,11 +228,16 @@ pub enum FirstPass<'a> {
         galois_elt: u32,
         permuted: &'a Region,
     },
+    /// Multiply and relinearize: SEAL's ckks_multiply of `a` and `b` (2 K residues each in
+    /// NTT form; they may be one buffer) into dst's three polynomials, whose third is then
+    /// the target and whose first two are added to the result (acc is dst, 2).
+    Tensor { a: &'a Region, b: &'a Region },
 }
 
 /// One chained key switch at level K: `first`, then SEAL's switch_key_inplace into the
 /// first two polynomials of `dst` (K residues each), plus `acc`'s first `acc.1`
-/// polynomials (relinearize: dst itself, 2; rotate: the permuted first polynomial, always).
+/// polynomials (relinearize and multiply: dst itself, 2; rotate: the permuted first
+/// polynomial, always).
 /// The scratch regions hold t_target (K residues), between (K (K + 1)), prod (2 K), last
 /// (2) and md_between (2 K); they alias nothing.
 pub struct ChainedSwitch<'a> {
@@ -454,9 +471,14 @@ impl FusedPasses {
         plan.check_queue(queue)?;
         let res = |count: usize| plan.extent(WHAT, count, 1, 0);
         let (acc, acc_polys) = s.acc;
+        // A multiply's dst holds the product: three polynomials, the third the target.
+        let dst_polys = match s.first {
+            FirstPass::Tensor { .. } => 3,
+            _ => 2,
+        };
         let mut buffers = vec![
             ("key", s.key, res(2 * k * s.key_stride_primes)?, false),
-            ("dst", s.dst, res(2 * k)?, true),
+            ("dst", s.dst, res(dst_polys * k)?, true),
             ("acc", acc, res(acc_polys * k)?, false),
             ("inv", s.inv, 2 * k, false),
             ("t_target", s.t_target, res(k)?, true),
@@ -499,6 +521,15 @@ impl FusedPasses {
                     )));
                 }
             }
+            FirstPass::Tensor { a, b } => {
+                buffers.push(("a", a, res(2 * k)?, false));
+                buffers.push(("b", b, res(2 * k)?, false));
+                if acc_polys != 2 || !acc.same_start(s.dst) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: a multiply adds the product's first polynomials"
+                    )));
+                }
+            }
         }
         check_buffers(WHAT, &buffers, &may_alias)?;
         let (ks_outs, ks_chunks) = fan_out(
@@ -514,11 +545,16 @@ impl FusedPasses {
             k,
         );
         let first_residues = match s.first {
-            FirstPass::Target { .. } => k,
+            FirstPass::Target { .. } | FirstPass::Tensor { .. } => k,
             FirstPass::Galois { .. } => 2 * k,
         };
-        let ends = chain_ends(
+        let [end0, end1, end2, end3, end4, tickets] = chain_ends(
             [
+                // The tensor product's groups, K residues of each polynomial (none without).
+                match s.first {
+                    FirstPass::Tensor { .. } => k * chained.block_groups,
+                    _ => 0,
+                },
                 first_residues * chained.block_groups,
                 k * ks_chunks as usize * chained.strided_groups,
                 (k + 1) * chained.block_groups,
@@ -527,7 +563,6 @@ impl FusedPasses {
             ],
             WHAT,
         )?;
-        let [end1, end2, end3, end4, tickets] = ends;
         let (groups, per_group) = chained.launch_shape(tickets);
         // Both kernels' parameters in declaration order: pass 1's, the decomposition's
         // (then a relinearization's target), the rest.
@@ -547,8 +582,8 @@ impl FusedPasses {
             ("md_outs", U32(md_outs)),
             ("md_chunks", U32(md_chunks)),
         ];
+        let counters = ("counters", Buf(s.counters));
         let tail = [
-            ("counters", Buf(s.counters)),
             ("end1", U32(end1)),
             ("end2", U32(end2)),
             ("end3", U32(end3)),
@@ -571,6 +606,7 @@ impl FusedPasses {
                         ("inv", Buf(s.inv)),
                         ("acc", Buf(acc)),
                         ("acc_polys", U32(to_u32(acc_polys)?)),
+                        counters,
                     ])
                     .chain(tail)
                     .collect();
@@ -597,7 +633,7 @@ impl FusedPasses {
                 .into_iter()
                 .chain(decomposition)
                 .chain(shared)
-                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
+                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv)), counters])
                 .chain(tail)
                 .collect();
                 // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of src and
@@ -605,6 +641,28 @@ impl FusedPasses {
                 unsafe {
                     chained
                         .galois
+                        .launch(queue, s.t_target, k, &args, groups, events, &mut out)
+                }?;
+            }
+            FirstPass::Tensor { a, b } => {
+                let args: Vec<(&str, KernelArg)> = [("a", Buf(a)), ("b", Buf(b))]
+                    .into_iter()
+                    .chain(decomposition)
+                    .chain(shared)
+                    .chain([
+                        ("dst", Buf(s.dst)),
+                        ("inv", Buf(s.inv)),
+                        counters,
+                        ("end0", U32(end0)),
+                    ])
+                    .chain(tail)
+                    .collect();
+                // SAFETY: as for the plain key switch, the target being dst's third
+                // polynomial; pass 0 reads 2 K residues of a and of b and writes dst's 3 K
+                // (checked), each word by one work item of one group.
+                unsafe {
+                    chained
+                        .tensor
                         .launch(queue, s.t_target, k, &args, groups, events, &mut out)
                 }?;
             }
@@ -692,6 +750,11 @@ impl FusedPasses {
                     )));
                 }
                 (src, galois_elt, permuted, permuted, k, 2 * k)
+            }
+            FirstPass::Tensor { .. } => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: a CKKS product is in NTT form, not in coefficient form"
+                )))
             }
         };
         check_buffers(WHAT, &buffers, &may_alias)?;
@@ -870,6 +933,7 @@ mod tests {
                 &KS_CHAINED_GALOIS,
                 &KS_CHAINED_COEFF,
                 &MULTIPLY_PLAIN_CHAINED,
+                &KS_CHAINED_TENSOR,
                 &MODDOWN_CHAINED,
             ],
         )

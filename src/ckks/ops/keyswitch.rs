@@ -228,6 +228,11 @@ impl LevelOps<'_> {
         let target_offset = match first {
             FirstPass::Target { first, .. } => first * n,
             FirstPass::Galois { .. } => k * n,
+            FirstPass::Tensor { .. } => {
+                return Err(Error::Logic(
+                    "a CKKS product is in NTT form, not in coefficient form".into(),
+                ))
+            }
         };
         self.check_key_switch(key, target_offset)?;
         let scratch = |residues: usize| self.scratch(residues * n);
@@ -363,6 +368,43 @@ impl LevelOps<'_> {
             self.switch_key(ct, ct, target * self.poly_words(), key)?;
         }
         Ok(())
+    }
+}
+
+impl LevelOps<'_> {
+    /// Whether this level runs a key switch, a multiply with its relinearization, and a
+    /// rescale's mod-down as one launch each ([`FusedPasses::chains`]).
+    pub fn chains(&self) -> bool {
+        self.fused_key_switch().is_some_and(FusedPasses::chains)
+    }
+
+    /// SEAL's ckks_multiply of `a` and `b` (two polynomials each in NTT form; they may be
+    /// one buffer: a square) into `dst`'s three polynomials, then relinearize_internal with
+    /// `key` on them: dst's first two polynomials hold the relinearized product (the caller
+    /// truncates). One launch where the level chains ([`FirstPass::Tensor`]), else
+    /// [`LevelOps::tensor`] and [`LevelOps::relinearize`]: the same words.
+    pub fn multiply_relinearize(
+        &self,
+        dst: &Region,
+        a: &Region,
+        b: &Region,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let fused = self.fused_key_switch().filter(|f| f.chains());
+        let Some(fused) = fused else {
+            self.tensor(dst, a, 2, b, 2)?;
+            return self.relinearize(dst, 3, &[key]);
+        };
+        let target_offset = 2 * self.poly_words();
+        self.check_key_switch(key, target_offset)?;
+        let s = Switch {
+            ct: dst,
+            acc: (dst, 2),
+            target: dst,
+            target_offset,
+            key,
+        };
+        self.switch_key_chained(fused, &s, FirstPass::Tensor { a, b })
     }
 }
 
