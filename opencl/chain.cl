@@ -5,7 +5,9 @@
 // passes these are, with KS_ROWS = 1), where the strided and block work groups have the
 // same size. At small rings NVIDIA's OpenCL charges each launch more host time (~10 us)
 // than the device needs for the pass, so one launch in place of five is what a key
-// switch's host time is made of.
+// switch's host time is made of. A key switch in coefficient form (BFV's) chains seven
+// passes (ks_chained_coeff), and BFV's and BGV's multiply_plain in coefficient form three
+// (multiply_plain_chained), below the others.
 //
 // The passes, each over its own work groups:
 //   0. (ks_chained_tensor only) SEAL's ckks_multiply of two ciphertexts of two polynomials
@@ -100,9 +102,10 @@ ALWAYS_INLINE void chain_pause(void)
 #define EACH_TURN(per_group)
 #endif
 
-// The most passes a chained launch runs (a multiply and its relinearization).
-#define CHAIN_PASSES 6
-#define CHAIN_FINISHED (CHAIN_PASSES + 1)
+// The counter the groups count themselves finished on: past every hand-over's counter of
+// the longest chain (ks_chained_coeff's seven passes hand over on counters 1 to 6); eight
+// counters in all (CHAIN_COUNTER_WORDS).
+#define CHAIN_FINISHED 7
 #if S * C > B * PADDED_G
 #define CHAIN_WORDS (S * C)
 #else
@@ -242,16 +245,17 @@ ALWAYS_INLINE void ks_chained_body(
         }
         chain_hand_over(counters, o + 1, PASS_GROUPS(ends, o), pass);
         RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
-                                         LOAD_DECOMPOSE, 0, ks_outs, ks_chunks,
+                                         LOAD_DECOMPOSE, 0, false, ks_outs, ks_chunks,
                                          inv_root_powers, lmem, OWN(o + 2)))
         chain_hand_over(counters, o + 2, PASS_GROUPS(ends, o + 1), pass);
         RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
-                                  target_first, key, key_stride_primes, key_special_index,
+                                  target_first, false, key, key_stride_primes,
+                                  key_special_index,
                                   reduce_every, prod, last, inv_root_powers, lmem, lroots,
                                   OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
-                                         LOAD_MODDOWN, K, md_outs, md_chunks, inv_root_powers,
+                                         LOAD_MODDOWN, K, false, md_outs, md_chunks, inv_root_powers,
                                          lmem, OWN(o + 4)))
         chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
@@ -414,6 +418,313 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
                     (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
 }
 
+// SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
+// the same words) on block group `group` of a launch over residues of src: coefficient i of
+// residue r (prime r % coeff_modulus_size) goes to index (i * galois_elt) mod N of residue r
+// of dst, negated mod q where (i * galois_elt) mod 2N >= N (X^N = -1; SEAL negates 0 to 0).
+// galois_elt is odd and < 2N, so every word of dst is written once. dst is not src. No
+// barriers; `lid` and `active` as in fwd_block_steps.
+ALWAYS_INLINE void galois_coeff_group(__global u64 *dst, __global const u64 *src,
+                                      __global const u64 *params, uint coeff_modulus_size,
+                                      uint galois_elt, uint group, uint lid, bool active)
+{
+    if (!active)
+        return;
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint first = (group % GROUPS_PER_BLOCK_RESIDUE) * (B * G);
+    const u64 q = params[(residue % coeff_modulus_size) * PARAMS_STRIDE];
+    __global const u64 *in = src + (size_t)residue * N;
+    __global u64 *out = dst + (size_t)residue * N;
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        const uint k = first + lid + i * BLOCK_WG;
+        // k < 2^17 and galois_elt < 2^18: the product fits 64 bits.
+        const ulong raw = (ulong)k * galois_elt;
+        u64 v = in[k];
+        if ((raw >> LOG_N) & 1)
+            v = negate_uint_mod(v, q);
+        out[raw & (N - 1)] = v;
+    }
+}
+
+// The inverse's strided pass of residue r = p * coeff_modulus_size + i (prime i) of `in`,
+// after its block pass, fully reduced, plus acc's residue r mod q_i for the first
+// acc_polys polynomials, into residue r of dst: a key switch in coefficient form ends
+// here. dst may be acc (each word is read, then written, by one work item); neither is
+// `in`. Work group `group` over lmem (S * C words); `lid` and `active` as in
+// fwd_block_steps.
+ALWAYS_INLINE void inv_strided_acc_group(__global u64 *dst, __global const u64 *in,
+                                         __global const u64 *params, uint coeff_modulus_size,
+                                         __global const u64 *inv_root_powers,
+                                         __global const u64 *acc, uint acc_polys,
+                                         __local u64 *lmem, uint group, uint lid, bool active)
+{
+    const uint r = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint prime = r % coeff_modulus_size;
+    const bool add = r / coeff_modulus_size < acc_polys;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = (size_t)r * N + (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
+    u64 x[R];
+    inv_strided_steps(x, in + column, lmem + c,
+                      (__global const ulong2 *)inv_root_powers + prime * N, pr, u, active);
+    if (!active)
+        return;
+    const u64 q = pr[0];
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        // Where the inverse's steps leave register i (see inv_strided_steps).
+        const size_t word = column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G;
+        const u64 y = reduce_once(x[i], q);
+        dst[word] = add ? add_uint_mod(acc[word], y, q) : y;
+    }
+}
+
+// SEAL's switch_key_inplace of a target in coefficient form, as SEAL keeps BFV's
+// ciphertexts, in one launch of seven passes (tickets below end1 run pass 1, below end2
+// pass 2, and so on up to `tickets`):
+//   1. a rotation's permutation (galois_coeff_group) of both polynomials of src (K residues
+//      each) into permuted, whose second polynomial is then the target and whose first the
+//      addend; a relinearization has none (end1 = 0, and src, galois_elt and permuted are
+//      not read);
+//   2. the decomposition and the forward first passes, from the target's coefficients
+//      (residues target_first .. target_first + K - 1 of target; inv_fwd_strided_group with
+//      coeff_in): values;
+//   3. the forward block passes with the inner product with the key (ks_block_group with
+//      coeff_target): prod, last;
+//   4. the mod-down's inverse second pass and forward first passes: md_between;
+//   5. the mod-down's forward block passes and its division, in place in prod, which then
+//      holds the key-switched pair in NTT form, canonical;
+//   6. the pair's inverse first pass (inv_block_gather_group): values;
+//   7. its inverse second pass, plus acc's first acc_polys polynomials, into dst
+//      (inv_strided_acc_group).
+// SEAL divides in coefficient form and adds there: (INTT(prod) - r) q_special^-1 + acc mod
+// q_i, r the rounded special residue. Passes 5 to 7 compute INTT((prod - NTT(r))
+// q_special^-1) + acc: the same residue, canonical, so the same words. Every buffer a pass
+// writes is read only by later passes, but values (pass 2 writes it for pass 3; pass 6,
+// after both, for pass 7) and prod (pass 3 for passes 4 and 5; pass 5 in place, each word
+// read before its work item writes it, for pass 6); dst, written by pass 7 alone, may hold
+// the target (a relinearization's, after dst's two polynomials), be acc or src.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
+                      __global const u64 *restrict root_powers, ulong root_powers_at,
+                      __global const u64 *restrict params, ulong params_at,
+                      uint coeff_modulus_size,
+                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                      __global const u64 *src, ulong src_at, uint galois_elt,
+                      __global u64 *permuted, ulong permuted_at,
+                      __global const u64 *target, ulong target_at, uint target_first,
+                      uint ks_outs, uint ks_chunks,
+                      __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
+                      uint key_special_index, uint reduce_every,
+                      __global u64 *prod, ulong prod_at, __global u64 *last, ulong last_at,
+                      __global u64 *md_between, ulong md_between_at, uint md_outs,
+                      uint md_chunks, __global u64 *dst, ulong dst_at,
+                      __global const u64 *restrict inv, ulong inv_at,
+                      __global const u64 *acc, ulong acc_at, uint acc_polys,
+                      __global u64 *counters, ulong counters_at, uint end1, uint end2,
+                      uint end3, uint end4, uint end5, uint end6, uint tickets,
+                      uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+#if KS_LOCAL_ROOTS
+    __local ulong2 lroots[B * G];
+#else
+    __local ulong2 *lroots = 0;
+#endif
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    src += src_at;
+    permuted += permuted_at;
+    target += target_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    md_between += md_between_at;
+    dst += dst_at;
+    inv += inv_at;
+    acc += acc_at;
+    counters += counters_at;
+    volatile __global uint *count = (volatile __global uint *)counters;
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[7] = {end1, end2, end3, end4, end5, end6, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 7, &g);
+        RUN(1, galois_coeff_group(permuted, src, params, K, galois_elt, OWN(1)))
+        chain_hand_over(count, 1, end1, pass);
+        RUN(2, inv_fwd_strided_group(values, root_powers, params, K + 1,
+                                     target + (size_t)target_first * N, LOAD_DECOMPOSE, 0,
+                                     true, ks_outs, ks_chunks, inv_root_powers, lmem, OWN(2)))
+        chain_hand_over(count, 2, end2 - end1, pass);
+        // t_target is read only by one-pass layouts (LOG_S = 0), which do not chain.
+        RUN(3, ks_block_group(values, root_powers, params, K + 1, values, target, target_first,
+                              true, key, key_stride_primes, key_special_index, reduce_every,
+                              prod, last, inv_root_powers, lmem, lroots, OWN(3)))
+        chain_hand_over(count, 3, end3 - end2, pass);
+        RUN(4, inv_fwd_strided_group(md_between, root_powers, params, K, last, LOAD_MODDOWN, K,
+                                     false, md_outs, md_chunks, inv_root_powers, lmem, OWN(4)))
+        chain_hand_over(count, 4, end4 - end3, pass);
+        RUN(5, moddown_block_group(md_between, root_powers, params, K, last, K, prod, K, prod, K,
+                                   inv, prod, 0, lmem, OWN(5)))
+        chain_hand_over(count, 5, end5 - end4, pass);
+        RUN(6, inv_block_gather_group(values, inv_root_powers, params, K, 0, prod, K, 0, lmem,
+                                      OWN(6)))
+        chain_hand_over(count, 6, end6 - end5, pass);
+        RUN(7, inv_strided_acc_group(dst, values, params, K, inv_root_powers, acc, acc_polys,
+                                     lmem, OWN(7)))
+    }
+    chain_finish(count, (uint)get_num_groups(0));
+}
+
+// A word in [0, 4q) reduced to [0, q).
+ALWAYS_INLINE u64 reduce_4q(u64 x, u64 q)
+{
+    return reduce_once(reduce_once(x, 2 * q), q);
+}
+
+// multiply_plain_chained's pass 1: the forward strided pass of residue r of `ct` (r <
+// polys * coeff_modulus_size) or, for r = polys * coeff_modulus_size + j, of the plaintext
+// lifted under prime j on load (plain.cl's plain_lift with scalar 1: m_k = plain[k] mod t,
+// zero for k >= plain_count, as m_k mod q_j, or (m_k - t) mod q_j for m_k >= threshold),
+// into residue r of values. Work group `group` over lmem (S * C words); `lid` and `active`
+// as in fwd_block_steps.
+ALWAYS_INLINE void fwd_strided_lift_group(__global u64 *values, __global const u64 *root_powers,
+                                          __global const u64 *params, uint coeff_modulus_size,
+                                          __global const u64 *ct, uint polys,
+                                          __global const u64 *plain, uint plain_count, u64 t,
+                                          u64 t_r1, u64 threshold, __local u64 *lmem,
+                                          uint group, uint lid, bool active)
+{
+    const uint r = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint prime = r % coeff_modulus_size;
+    const bool lifted = r >= polys * coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5];
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
+    u64 v[R];
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            // Where the forward's first step takes register i (see fwd_strided_steps).
+            const size_t k = column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G;
+            if (lifted) {
+                const u64 m = k < plain_count ? barrett_reduce_64(plain[k], t, t_r1) : 0;
+                u64 x = barrett_reduce_64(m, q, r1);
+                if (m >= threshold)
+                    x = sub_uint_mod(x, barrett_reduce_64(t, q, r1), q);
+                v[i] = x;
+            } else {
+                v[i] = ct[(size_t)r * N + k];
+            }
+        }
+    }
+    fwd_strided_steps(v, values + (size_t)r * N + column, lmem + c,
+                      (__global const ulong2 *)root_powers + prime * N, q, u, active);
+}
+
+// multiply_plain_chained's pass 2, block group `group` of residue r = p * coeff_modulus_size
+// + j of values (r < polys * coeff_modulus_size): the forward block passes of the
+// plaintext's residue j (values' residue polys * coeff_modulus_size + j) and of residue r,
+// their product mod q_j, and the inverse's block pass, in place in residue r (no other
+// group reads these words of it). Over lmem (B * PADDED_G words); `lid` and `active` as in
+// fwd_block_steps.
+ALWAYS_INLINE void block_multiply_group(__global u64 *values, __global const u64 *root_powers,
+                                        __global const u64 *params, uint coeff_modulus_size,
+                                        uint polys, __global const u64 *inv_root_powers,
+                                        __local u64 *lmem, uint group, uint lid, bool active)
+{
+    const uint r = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    const uint prime = r % coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+    __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
+    __global u64 *residue = values + (size_t)r * N;
+    u64 m[R];
+    fwd_block_transform(values + ((size_t)polys * coeff_modulus_size + prime) * N, lmem, w, 0,
+                        false, q, group_in_residue, lid, active);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            m[i] = reduce_4q(lmem[block_slot(lid + i * BLOCK_WG)], q);
+    }
+    // Every read of lmem happens before the next transform writes it.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    fwd_block_transform(residue, lmem, w, 0, false, q, group_in_residue, lid, active);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            const uint e = lid + i * BLOCK_WG;
+            lmem[block_slot(e)] = multiply_uint_mod(reduce_4q(lmem[block_slot(e)], q), m[i], q,
+                                                    r0, r1);
+        }
+    }
+    // inv_block_transform passes a barrier before it reads lmem.
+    inv_block_transform(lmem, residue, (__global const ulong2 *)inv_root_powers + prime * N, pr,
+                        group_in_residue, 0, lid, active);
+}
+
+// SEAL's multiply_plain_normal in one launch: ct (polys polynomials of K =
+// coeff_modulus_size residues, coefficient form, canonical) times a plaintext of
+// plain_count coefficients mod t (t_r1 its Barrett ratio's high word), lifted to Z_q with
+// upper-half coefficients (from `threshold`) standing for themselves minus t, in place.
+// Three passes (tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3):
+//   1. the forward strided passes of ct's residues and of the lifted plaintext's
+//      (fwd_strided_lift_group): values ((polys + 1) K residues);
+//   2. the forward block passes, the dyadic product and the inverse's block pass
+//      (block_multiply_group), in place in values' first polys K residues;
+//   3. the inverse's strided pass, fully reduced, into ct (inv_strided_acc_group, no
+//      addend).
+// Every step is exact mod q_j and the result canonical: SEAL's words (NTT of both, dyadic
+// product, inverse NTT). ct is read by pass 1 and written by pass 3 only.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
+                            __global const u64 *restrict root_powers, ulong root_powers_at,
+                            __global const u64 *restrict params, ulong params_at,
+                            uint coeff_modulus_size,
+                            __global const u64 *restrict inv_root_powers,
+                            ulong inv_root_powers_at, __global u64 *ct, ulong ct_at,
+                            uint polys, __global const u64 *restrict plain, ulong plain_at,
+                            uint plain_count, ulong t, ulong t_r1, ulong threshold,
+                            __global u64 *counters, ulong counters_at, uint end1, uint end2,
+                            uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    ct += ct_at;
+    plain += plain_at;
+    counters += counters_at;
+    volatile __global uint *count = (volatile __global uint *)counters;
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[3] = {end1, end2, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
+        RUN(1, fwd_strided_lift_group(values, root_powers, params, K, ct, polys, plain,
+                                      plain_count, t, t_r1, threshold, lmem, OWN(1)))
+        chain_hand_over(count, 1, end1, pass);
+        RUN(2, block_multiply_group(values, root_powers, params, K, polys, inv_root_powers,
+                                    lmem, OWN(2)))
+        chain_hand_over(count, 2, end2 - end1, pass);
+        RUN(3, inv_strided_acc_group(ct, values, params, K, inv_root_powers, ct, 0, lmem,
+                                     OWN(3)))
+    }
+    chain_finish(count, (uint)get_num_groups(0));
+}
+
 // SEAL's divide_and_round_q_last_ntt_inplace in one launch (a rescale): the mod-down of
 // ops/moddown.rs, its three launches chained. Residue src_first of each of polys
 // polynomials of src (src_stride residues apart, in NTT form) is the one dropped, under
@@ -462,8 +773,8 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
                                       src_stride, src_first, lmem, OWN(1)))
         chain_hand_over(count, 1, end1, pass);
         RUN(2, inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size,
-                                     values, LOAD_MODDOWN, last_prime, md_outs, md_chunks,
-                                     inv_root_powers, lmem, OWN(2)))
+                                     values, LOAD_MODDOWN, last_prime, false, md_outs,
+                                     md_chunks, inv_root_powers, lmem, OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
         RUN(3, moddown_block_group(md_between, root_powers, params, coeff_modulus_size, values,
                                    last_prime, dst, dst_stride, src, src_stride, inv, acc,

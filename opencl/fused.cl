@@ -145,15 +145,20 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
 // skips o = r (SEAL takes that residue from the target in NTT form). The output primes
 // are split into `chunks` chunks of outs_per_group, each chunk its own work groups that
 // repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
-// over the device. Work group `group` of the launch, over lmem (S * C words); without
-// `active` its work items only pass the barriers. Every barrier's place depends on
-// nothing but the kernel's arguments (the loop runs outs_per_group times in every group),
-// so that a chained launch (chain.cl), whose groups learn their pass from a ticket, may
-// call it: PoCL 3.1 miscompiles barriers under a condition it cannot prove uniform.
+// over the device. With `coeff_in` (a chained key switch of a target in coefficient form,
+// BFV's: chain.cl's ks_chained_coeff) residue r of `in` is already in coefficient form,
+// canonical: it is loaded as the inverse would leave it (the inverse's steps only pass
+// their barriers), and the decomposition does not skip o = r (there is no NTT-form
+// target to take that residue from). Work group `group` of the launch, over lmem (S * C
+// words); without `active` its work items only pass the barriers. Every barrier's place
+// depends on nothing but the kernel's arguments (the loop runs outs_per_group times in
+// every group), so that a chained launch (chain.cl), whose groups learn their pass from a
+// ticket, may call it: PoCL 3.1 miscompiles barriers under a condition it cannot prove
+// uniform.
 ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u64 *root_powers,
                                          __global const u64 *params, uint coeff_modulus_size,
                                          __global const u64 *in, uint kind, uint in_prime,
-                                         uint outs_per_group, uint chunks,
+                                         bool coeff_in, uint outs_per_group, uint chunks,
                                          __global const u64 *inv_root_powers,
                                          __local u64 *lmem, uint group, uint lid, bool active)
 {
@@ -168,17 +173,23 @@ ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u6
     const size_t column = group_in_residue * C + c;
     __local u64 *lcol = lmem + c;
     u64 x[R];
-    inv_strided_steps(x, in + (size_t)r * N + column, lcol,
-                      (__global const ulong2 *)inv_root_powers + p_in * N, pr, u, active);
+    __global const u64 *gcol = in + (size_t)r * N + column;
+    inv_strided_steps(x, gcol, lcol, (__global const ulong2 *)inv_root_powers + p_in * N, pr,
+                      u, active && !coeff_in);
     if (active) {
 #pragma unroll
-        for (uint i = 0; i < R; i++)
+        for (uint i = 0; i < R; i++) {
+            // Where the inverse's steps leave word t: t = step_pos(LOG_R, LOG_S - LOG_R, ..).
+            if (coeff_in)
+                x[i] = gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G];
             x[i] = reduce_once(x[i], pr[0]);
+        }
     }
     const uint o_end = min((chunk + 1) * outs_per_group, coeff_modulus_size);
     for (uint j = 0; j < outs_per_group; j++) {
         const uint o = chunk * outs_per_group + j;
-        const bool out = active && o < o_end && !(kind == LOAD_DECOMPOSE && o == r);
+        const bool out =
+            active && o < o_end && !(kind == LOAD_DECOMPOSE && o == r && !coeff_in);
         // An idle transform reads the input prime's tables, in range.
         const uint p_out = out ? o : p_in;
         // The last reads of lmem (the inverse's, the previous transform's) are done.
@@ -211,7 +222,7 @@ void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
     in += in_at;
     inv_root_powers += inv_root_powers_at;
     inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
-                          outs_per_group, chunks, inv_root_powers, lmem, (uint)get_group_id(0),
+                          false, outs_per_group, chunks, inv_root_powers, lmem, (uint)get_group_id(0),
                           get_local_id(0), true);
 }
 
@@ -233,10 +244,13 @@ void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
 // transform's input: with LOG_S = 0, t_target (K canonical residues in coefficient
 // form), decomposed on load; otherwise what ntt_inv_fwd_strided left in values (residue
 // J (K + 1) + I). Products (< 4q * q) accumulate exactly in 128 bits, reduced every
-// reduce_every terms (see ckks_ks_inner_product). On exit prod[c K + I] = s(c, I),
-// canonical, for I < K, and last[c] = s(c, K) after the inverse transform's first pass
-// under the special prime (inv_root_powers' prime K), in [0, 2q): the mod-down's first
-// step. prod and last alias no input.
+// reduce_every terms (see ckks_ks_inner_product). With `coeff_target` (a target in
+// coefficient form, BFV's: chain.cl's ks_chained_coeff) there is no NTT-form target, and
+// J = I is transformed like the others, from what the strided pass left for it: the same
+// residue, below 4q as the others, and the sum depends on its words only mod q. On exit
+// prod[c K + I] = s(c, I), canonical, for I < K, and last[c] = s(c, K) after the inverse
+// transform's first pass under the special prime (inv_root_powers' prime K), in [0, 2q):
+// the mod-down's first step. prod and last alias no input.
 //
 // A work group holds KS_ROWS rows of the same blocks, BLOCK_WG work items each, with
 // local memory of their own: group (i, g) serves rows i KS_ROWS .. i KS_ROWS + KS_ROWS - 1
@@ -273,7 +287,7 @@ ALWAYS_INLINE void stage_block_roots(__local ulong2 *lw, __global const ulong2 *
 ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64 *root_powers,
                                   __global const u64 *params, uint coeff_modulus_size,
                                   __global const u64 *t_target, __global const u64 *target,
-                                  uint target_first, __global const u64 *key,
+                                  uint target_first, bool coeff_target, __global const u64 *key,
                                   uint key_stride_primes, uint key_special_index,
                                   uint reduce_every, __global u64 *prod, __global u64 *last,
                                   __global const u64 *inv_root_powers, __local u64 *lmem,
@@ -315,7 +329,7 @@ ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64
         u64 x[R];
         // Every row of the group passes the same barriers (those of one transform) in
         // every J; J and K are the same for the whole group.
-        const bool transform = live && J != P;
+        const bool transform = live && (J != P || coeff_target);
 #if LOG_S == 0
         fwd_block_transform_load(t_target + (size_t)J * N,
                                  prime_load(LOAD_DECOMPOSE, params, J, P), lrow, w, lroots,
@@ -425,7 +439,7 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
     last += last_at;
     inv_root_powers += inv_root_powers_at;
     ks_block_group(values, root_powers, params, coeff_modulus_size, t_target, target,
-                   target_first, key, key_stride_primes, key_special_index, reduce_every, prod,
+                   target_first, false, key, key_stride_primes, key_special_index, reduce_every, prod,
                    last, inv_root_powers, lmem, lroots_all, (uint)get_group_id(0),
                    get_local_id(0), true);
 }

@@ -11,26 +11,42 @@
 //! So on SEAL 4.4.3 the coefficient-form BGV path (`ntt_form: false`) is checked against its
 //! results and inputs through the host's inverse NTT; built on SEAL 4.0, against 4.0 itself.
 
+use std::sync::Arc;
+
+use rand::Rng;
 use seal_opencl::arith::Modulus;
+use seal_opencl::arith::{coeff_modulus_create, multiply_uint_mod};
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
+use seal_opencl::ckks::kernels::IntegerPlain;
+use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
+use seal_opencl::integer::host::plain_lift;
 use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::ops::{IntegerOps, IntegerScheme};
+use seal_opencl::integer::plain::multiply_plain_coeff;
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
+use seal_opencl::profiler::Profiler;
+use seal_opencl_testkit::harness::rng;
 use seal_opencl_testkit::oracle_integer::{seal_integer_case, IntegerCase};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
 fn devices() -> Devices {
+    profiled_devices(None)
+}
+
+/// Devices whose pooled buffers come poisoned, with `profiler` attached if given.
+fn profiled_devices(profiler: Option<Arc<Profiler>>) -> Devices {
     Devices::new(DeviceOptions {
         memcache: MemcacheConfig {
             poison: Some(POISON),
             ..DeviceOptions::default().memcache
         },
+        profiler,
         ..Default::default()
     })
     .unwrap()
@@ -321,4 +337,196 @@ fn bad_arguments_are_errors() {
         &case.product,
         "the product after the errors",
     );
+}
+
+/// Kernel launches of `op` on a profiled graph.
+fn launches(profiler: &Profiler, graph: &Graph, op: impl FnOnce()) -> u64 {
+    graph.finish().unwrap();
+    profiler.clear_events();
+    op();
+    profiler
+        .kernel_stats()
+        .unwrap()
+        .iter()
+        .map(|s| s.count)
+        .sum()
+}
+
+/// The launch budget of the routed BFV and BGV operations at a level that chains (N =
+/// 2^13, the default kernel choices): BFV's relinearize and apply_galois (rotate_rows,
+/// rotate_columns) in one launch each (`ks_chained_coeff`), multiply_plain in coefficient
+/// form in one (`multiply_plain_chained`, BGV's in SEAL 4.0's coefficient form too); BGV's
+/// key switches in NTT form keep CKKS's unfused inner product and their mod-down with the
+/// correction mod t. Issue 40: each launch costs NVIDIA's OpenCL ~10 us of host time.
+#[test]
+fn launch_counts_where_the_level_chains() {
+    let profiler = Profiler::new();
+    let devices = profiled_devices(Some(profiler.clone()));
+    let graph = devices.graph();
+    for name in ["bfv", "bgv"] {
+        let p: Params = (name, 13, &[50, 40, 60, 60], 20, 0, 1);
+        let case = case_of(p);
+        let k = case.primes;
+        let scheme = scheme_of(name, &case);
+        let kernels = IntegerKernels::new(graph.context(), 13).unwrap();
+        let context = CkksContext::new(
+            graph.context(),
+            13,
+            &case.key_moduli,
+            true,
+            NttStrategy::STAGED,
+            CHOICES[0],
+        )
+        .unwrap();
+        let ops = IntegerOps::new(&context, &kernels, &graph, k, scheme).unwrap();
+        let level_ops = LevelOps::new(&context, &graph, k).unwrap();
+        assert!(
+            context
+                .level(graph.queue(), k)
+                .unwrap()
+                .fused()
+                .is_some_and(|f| f.chains_coeff_key_switch() && f.chains_multiply_plain()),
+            "2^13 chains the integer schemes' coefficient-form passes"
+        );
+        let queue = graph.queue();
+        let upload = |words: &[u64]| {
+            let buf = graph.alloc(words.len()).unwrap();
+            cl::write(queue, buf.buffer(), 0, words).unwrap();
+            buf
+        };
+        let relin_key =
+            KswitchKey::upload(&context, queue, case.relin_key_count, &case.relin_key).unwrap();
+        let galois_key =
+            KswitchKey::upload(&context, queue, case.galois_key_count, &case.galois_key).unwrap();
+        let product = upload(&case.product);
+        let ct = upload(&case.ct);
+        let plain_words: Vec<u64> = (0..100).map(|i| i * 7919 % case.plain_modulus).collect();
+        let plain = upload(&plain_words);
+        let relinearize = || ops.relinearize(product.buffer(), 3, &[&relin_key]).unwrap();
+        let rotate = || {
+            ops.apply_galois(ct.buffer(), ct.buffer(), case.galois_elt, &galois_key)
+                .unwrap()
+        };
+        let multiply_plain = || {
+            let p = IntegerPlain {
+                words: plain.buffer(),
+                count: plain_words.len(),
+                t: case.plain_modulus,
+            };
+            multiply_plain_coeff(&level_ops, ct.buffer(), 2, p, true).unwrap()
+        };
+        // Build every program and one-prime plan outside the counted launches.
+        relinearize();
+        rotate();
+        multiply_plain();
+        let counts = [
+            launches(&profiler, &graph, relinearize),
+            launches(&profiler, &graph, rotate),
+            launches(&profiler, &graph, multiply_plain),
+        ];
+        let want = match (name, case.ntt_form) {
+            ("bfv", _) => [1, 1, 1],
+            // Unfused key switching: the inner product (the target's inverse NTT, the
+            // decomposition, its NTTs, the product with the key: 2 + 2 * 2 launches) and
+            // the mod-down (the special residues' inverse NTT, integer_mod_t_prep, the NTT,
+            // ckks_divide_round_finish: 2 + 2 * 2); a rotation's ckks_galois_ntt first.
+            (_, true) => [12, 13, 1],
+            // SEAL 4.0's coefficient form: the target's NTT first and the pair's inverse NTT
+            // and addition after (2 + 1 + 2 more); a rotation's integer_apply_galois first.
+            (_, false) => [17, 18, 1],
+        };
+        assert_eq!(
+            counts, want,
+            "{name} (NTT form {}): relinearize, apply_galois, multiply_plain",
+            case.ntt_form
+        );
+    }
+}
+
+/// SEAL's multiply_plain_normal on the host: every residue of ct (`polys` polynomials of
+/// K = moduli.len() residues, coefficient form) times the plaintext lifted (`plain_lift`),
+/// through the NTT: the reference of `multiply_plain_coeff`, chained or not.
+fn multiply_plain_host(
+    ct: &[u64],
+    plain: &[u64],
+    t: u64,
+    upper_half: bool,
+    moduli: &[Modulus],
+    log_n: u32,
+) -> Vec<u64> {
+    let n = 1usize << log_n;
+    let k = moduli.len();
+    let tables = create_ntt_tables(log_n, moduli).unwrap();
+    let mut lifted = plain_lift(plain, n, t, 1, upper_half, moduli);
+    for (j, residue) in lifted.chunks_exact_mut(n).enumerate() {
+        ntt_host::ntt_negacyclic_harvey(residue, &tables[j]);
+    }
+    let mut out = ct.to_vec();
+    for (r, residue) in out.chunks_exact_mut(n).enumerate() {
+        let j = r % k;
+        ntt_host::ntt_negacyclic_harvey(residue, &tables[j]);
+        for (x, m) in residue.iter_mut().zip(&lifted[j * n..(j + 1) * n]) {
+            *x = multiply_uint_mod(*x, *m, &moduli[j]);
+        }
+        ntt_host::inverse_ntt_negacyclic_harvey(residue, &tables[j]);
+    }
+    out
+}
+
+/// `multiply_plain_coeff` (SEAL's multiply_plain_normal) equals its host reference on
+/// fresh random ciphertexts and plaintexts (full and short, every coefficient up to t - 1,
+/// lifted or not), chained (one launch at 2^13) and in separate launches, 2 and 3
+/// polynomials, on poisoned pooled buffers.
+#[test]
+fn multiply_plain_coeff_equals_host() {
+    let mut rng = rng();
+    let devices = devices();
+    let graph = devices.graph();
+    for (log_n, bits, plain_bits) in [(13, &[50, 40, 60, 60][..], 20), (12, &[40, 40, 40], 17)] {
+        let n = 1usize << log_n;
+        let key_moduli = coeff_modulus_create(n as u64, bits).unwrap();
+        let t = coeff_modulus_create(n as u64, &[plain_bits]).unwrap()[0];
+        let k = key_moduli.len() - 1;
+        let moduli: Vec<Modulus> = key_moduli[..k]
+            .iter()
+            .map(|&q| Modulus::new(q).unwrap())
+            .collect();
+        for choices in &CHOICES[..2] {
+            let context = CkksContext::new(
+                graph.context(),
+                log_n,
+                &key_moduli,
+                true,
+                NttStrategy::STAGED,
+                *choices,
+            )
+            .unwrap();
+            let ops = LevelOps::new(&context, &graph, k).unwrap();
+            for (polys, count, upper_half) in [(2, n, true), (3, 37, false), (2, 1, true)] {
+                let ct: Vec<u64> = (0..polys * k * n)
+                    .map(|w| rng.gen_range(0..moduli[(w / n) % k].value()))
+                    .collect();
+                let plain: Vec<u64> = (0..count).map(|_| rng.gen_range(0..t)).collect();
+                let want = multiply_plain_host(&ct, &plain, t, upper_half, &moduli, log_n);
+                let buf = graph.alloc(ct.len()).unwrap();
+                cl::write(graph.queue(), buf.buffer(), 0, &ct).unwrap();
+                let plain_buf = graph.alloc(plain.len()).unwrap();
+                cl::write(graph.queue(), plain_buf.buffer(), 0, &plain).unwrap();
+                let p = IntegerPlain {
+                    words: plain_buf.buffer(),
+                    count,
+                    t,
+                };
+                multiply_plain_coeff(&ops, buf.buffer(), polys, p, upper_half).unwrap();
+                assert_same(
+                    &download(&graph, buf.buffer(), ct.len()),
+                    &want,
+                    &format!(
+                        "multiply_plain 2^{log_n} {choices:?} {polys} polys, {count} \
+                         coefficients, upper half {upper_half}"
+                    ),
+                );
+            }
+        }
+    }
 }

@@ -13,7 +13,11 @@
 //!   mod-down gives canonical residues that SEAL adds in the ciphertext's form. So in
 //!   coefficient form SEAL's result is the NTT-form key switch of NTT(target), transformed
 //!   back, added: that is what [`IntegerOps::switch_key`] runs, so BFV key switches on
-//!   CKKS's fused and chained paths.
+//!   CKKS's fused and chained paths. Where the level chains, BFV's key switch (and a
+//!   rotation's permutation before it) is one launch of its own
+//!   (`LevelOps::switch_key_coeff_chained`): the chain's decomposition loads the target's
+//!   coefficients as they lie, its mod-down divides in place, and two more passes
+//!   transform the pair back and add.
 //! - **What the division by the dropped prime q subtracts.** CKKS and BFV round: they
 //!   subtract ((c + q/2) mod q) - q/2 for the dropped residue c. BGV subtracts
 //!   c + q * ((-c mod t) * q^-1 mod t), divisible by q and 0 mod t, so the message survives
@@ -23,7 +27,7 @@
 use super::kernels::IntegerKernels;
 use crate::arith::{invert_uint_mod, Modulus};
 use crate::ckks::context::{CkksContext, KswitchKey};
-use crate::ckks::fused::DivideRound;
+use crate::ckks::fused::{DivideRound, FirstPass};
 use crate::ckks::ops::{LastResidue, LevelOps, ModDownSpec, Switch};
 use crate::cl::{self, Region};
 use crate::device::Graph;
@@ -103,6 +107,14 @@ impl<'a> IntegerOps<'a> {
         self.ops.graph()
     }
 
+    /// Whether BFV's key switches run in coefficient form in one chained launch at this
+    /// level ([`LevelOps::switch_key_coeff_chained`]): BFV's mod-down rounds as CKKS's, so
+    /// the chain's passes are CKKS's with the target's coefficients loaded as they lie and
+    /// the pair transformed back before the addition. BGV's correction keeps its launches.
+    fn chains_bfv(&self) -> bool {
+        self.scheme == IntegerScheme::Bfv && self.ops.chains_coeff_key_switch()
+    }
+
     /// SEAL's switch_key_inplace for BFV and BGV: key-switches `target` (K residues at word
     /// `target_offset` of `target`, a multiple of N, in the scheme's form) with `key` and
     /// adds the result to the first two polynomials of `ct` (in the same form). `target`
@@ -123,6 +135,13 @@ impl<'a> IntegerOps<'a> {
                 target_offset,
                 key,
             });
+        }
+        if self.chains_bfv() {
+            let first = FirstPass::Target {
+                src: target,
+                first: target_offset / self.ops.n(),
+            };
+            return self.ops.switch_key_coeff_chained(first, ct, (ct, 2), key);
         }
         // Coefficient form: the target's NTT in a scratch buffer, then the key switch.
         let words = self.poly_words();
@@ -219,9 +238,9 @@ impl<'a> IntegerOps<'a> {
     /// SEAL's relinearize_internal: `ct` holds `size` polynomials in the scheme's form; for
     /// each key, last polynomial first, key-switches that polynomial into the first two.
     /// `keys[s]` switches polynomial `size - 1 - s`. On exit the first `size - keys.len()`
-    /// polynomials hold the result (the caller truncates); in coefficient form the
-    /// switched polynomials are left in NTT form (each is transformed in place, which
-    /// spares a copy: SEAL drops them).
+    /// polynomials hold the result (the caller truncates); in coefficient form, where the
+    /// level does not chain, the switched polynomials are left in NTT form (each is
+    /// transformed in place, which spares a copy: SEAL drops them).
     pub fn relinearize(&self, ct: &Region, size: usize, keys: &[&KswitchKey]) -> Result<()> {
         if keys.len() + 2 > size {
             return Err(Error::invalid(format!(
@@ -235,7 +254,7 @@ impl<'a> IntegerOps<'a> {
         }
         for (step, key) in keys.iter().enumerate() {
             let target = (size - 1 - step) * words;
-            if self.ntt_form() {
+            if self.ntt_form() || self.chains_bfv() {
                 self.switch_key(ct, ct, target, key)?;
             } else {
                 let target = ct.part(target, words)?;
@@ -265,6 +284,17 @@ impl<'a> IntegerOps<'a> {
         self.ops.check_key_switch(key, words)?;
         let moduli = self.ops.level().moduli();
         let permuted = self.ops.scratch(2 * words)?;
+        if self.chains_bfv() {
+            // dst = (permuted[0], 0) + the key-switched permuted[1], one launch.
+            let first = FirstPass::Galois {
+                src: ct,
+                galois_elt,
+                permuted: permuted.buffer(),
+            };
+            return self
+                .ops
+                .switch_key_coeff_chained(first, dst, (permuted.buffer(), 1), key);
+        }
         if self.ntt_form() {
             self.ops.context().kernels().ckks_galois_ntt(
                 self.graph(),

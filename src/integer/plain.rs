@@ -16,7 +16,9 @@ use crate::ntt::NttDirection;
 /// product, transformed back. Every step is exact and fully reduced, so the words equal
 /// SEAL's. SEAL's monomial shortcut computes the same residues, except that where every
 /// prime exceeds t it multiplies by the coefficient unlifted: its caller passes
-/// `upper_half` false then.
+/// `upper_half` false then. Where the level chains, the whole runs as one launch
+/// (`LevelOps::multiply_plain_coeff_chained`: the lift on the transform's loads, the
+/// product between the forward's last pass and the inverse's first).
 pub fn multiply_plain_coeff(
     ops: &LevelOps,
     ct: &Region,
@@ -24,6 +26,9 @@ pub fn multiply_plain_coeff(
     plain: IntegerPlain,
     upper_half: bool,
 ) -> Result<()> {
+    if ops.chains_multiply_plain() {
+        return ops.multiply_plain_coeff_chained(ct, polys, plain, upper_half);
+    }
     let lifted = ops.graph().alloc_scratch(ops.poly_words())?;
     let how = Lift {
         scalar: 1,

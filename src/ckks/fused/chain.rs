@@ -17,7 +17,8 @@
 use super::keyswitch::check_key_switch_shape;
 use super::moddown::check_moddown;
 use super::{fan_out, residues, DivideRound, FusedPasses};
-use crate::cl::KernelArg::{Buf, U32};
+use crate::arith::Modulus;
+use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
 use crate::error::{Error, Result};
@@ -40,6 +41,21 @@ kernel_sigs! {
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
         md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, counters: Buf, end1: U32,
         end2: U32, end3: U32, end4: U32, tickets: U32, per_group: U32,
+    );
+    KS_CHAINED_COEFF = ks_chained_coeff(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, src: Buf, galois_elt: U32, permuted: Buf, target: Buf,
+        target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
+        key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
+        md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, acc: Buf, acc_polys: U32,
+        counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, end5: U32, end6: U32,
+        tickets: U32, per_group: U32,
+    );
+    MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, ct: Buf, polys: U32, plain: Buf, plain_count: U32, t: U64,
+        t_r1: U64, threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32,
+        per_group: U32,
     );
     KS_CHAINED_TENSOR = ks_chained_tensor(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -89,10 +105,17 @@ impl ChainFence {
 }
 
 /// The chained launches of a level's plan: key switches, plain (relinearize) and after a
-/// galois permutation (rotate), and a rescale's mod-down.
+/// galois permutation (rotate), in NTT form and in coefficient form, and a rescale's
+/// mod-down.
 pub(super) struct ChainedPasses {
     plain: Pass,
     galois: Pass,
+    /// A key switch in coefficient form, either first pass (None where the driver holds
+    /// fewer of its work items than the layout asks: the integer schemes keep their
+    /// separate launches, CKKS its chains).
+    coeff: Option<Pass>,
+    /// multiply_plain in coefficient form (None likewise).
+    multiply_plain: Option<Pass>,
     /// A multiply's tensor product, then relinearize.
     tensor: Pass,
     /// A rescale's mod-down.
@@ -154,18 +177,31 @@ impl ChainedPasses {
         let program = plan.build_program(layout, &[sources::FUSED, sources::CHAIN], &options)?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
+        let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
+        let multiply_plain = plan.pass(&program, &MULTIPLY_PLAIN_CHAINED, &[], wg, Some(wg))?;
         let tensor = plan.pass(&program, &KS_CHAINED_TENSOR, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
+        let fits = |pass: &Pass| -> Result<bool> {
+            Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= wg)
+        };
         for pass in [&plain, &galois, &tensor, &moddown] {
-            if plan.context().kernel_work_group_size(&pass.kernel())? < wg {
+            if !fits(pass)? {
                 return Ok(None);
             }
         }
+        let coeff = if fits(&coeff)? { Some(coeff) } else { None };
+        let multiply_plain = if fits(&multiply_plain)? {
+            Some(multiply_plain)
+        } else {
+            None
+        };
         let words = plan.coeff_count();
         Ok(Some(ChainedPasses {
             plain,
             galois,
+            coeff,
+            multiply_plain,
             tensor,
             moddown,
             block_groups: words / (wg << layout.log_r()),
@@ -177,14 +213,16 @@ impl ChainedPasses {
     }
 }
 
-/// What comes before the chained key switch's decomposition.
+/// What comes before the chained key switch's decomposition, in the key switch's form (NTT
+/// form for [`FusedPasses::chained_key_switch`], coefficient form for
+/// [`FusedPasses::chained_key_switch_coeff`]).
 #[derive(Clone, Copy)]
 pub enum FirstPass<'a> {
-    /// Relinearize: the target, K residues in NTT form from residue `first` of `src`.
+    /// Relinearize: the target, K residues from residue `first` of `src`.
     Target { src: &'a Region, first: usize },
-    /// Rotate: SEAL's apply_galois_ntt with `galois_elt` on both polynomials of `src` (2 K
-    /// residues in NTT form) into `permuted`, whose second polynomial is then the target
-    /// and whose first is added to the result.
+    /// Rotate: SEAL's apply_galois_ntt (NTT form) or apply_galois (coefficient form) with
+    /// `galois_elt` on both polynomials of `src` (2 K residues) into `permuted`, whose
+    /// second polynomial is then the target and whose first is added to the result.
     Galois {
         src: &'a Region,
         galois_elt: u32,
@@ -221,6 +259,46 @@ pub struct ChainedSwitch<'a> {
     pub k: usize,
 }
 
+/// One chained key switch in coefficient form (BFV's) at level K: `first` (coefficient
+/// form), then SEAL's switch_key_inplace into the first two polynomials of `dst`, plus
+/// `acc`'s first `acc.1` polynomials (relinearize: dst itself, 2; rotate: the permuted
+/// first polynomial, 1), all in coefficient form. The scratch regions hold values
+/// (K (K + 1) residues), prod (2 K), last (2) and md_between (2 K); they alias nothing.
+pub struct ChainedCoeffSwitch<'a> {
+    pub first: FirstPass<'a>,
+    pub key: &'a Region,
+    pub key_stride_primes: usize,
+    pub key_special_index: usize,
+    pub reduce_every: u32,
+    pub dst: &'a Region,
+    pub acc: (&'a Region, usize),
+    /// q_special^-1 mod q_i, K Shoup pairs.
+    pub inv: &'a Region,
+    pub values: &'a Region,
+    pub prod: &'a Region,
+    pub last: &'a Region,
+    pub md_between: &'a Region,
+    pub counters: &'a Region,
+    pub k: usize,
+}
+
+/// SEAL's multiply_plain_normal in one launch: `ct` (`polys` polynomials of K residues in
+/// coefficient form, canonical) times the plaintext's first `plain_count` words (each a
+/// coefficient mod `t`; the rest zero), lifted to Z_q with coefficients from `threshold`
+/// up standing for themselves minus t (u64::MAX: none), in place. `values` ((polys + 1) K
+/// residues) is scratch.
+pub struct ChainedMultiplyPlain<'a> {
+    pub ct: &'a Region,
+    pub polys: usize,
+    pub plain: &'a Region,
+    pub plain_count: usize,
+    pub t: &'a Modulus,
+    pub threshold: u64,
+    pub values: &'a Region,
+    pub counters: &'a Region,
+    pub k: usize,
+}
+
 /// A rescale's mod-down in one launch: residue `index` of each of `divide.polys`
 /// polynomials of `divide.src` (`divide.src_stride` residues apart, in NTT form) is dropped
 /// by `divide` ([`DivideRound`], its `last_prime` the plan's index of that prime), the same
@@ -239,6 +317,20 @@ impl FusedPasses {
     /// ([`FusedPasses::chained_key_switch`], [`FusedPasses::chained_moddown`]).
     pub fn chains(&self) -> bool {
         self.chained.is_some()
+    }
+
+    /// Whether this level's key switches in coefficient form run as one chained launch
+    /// ([`FusedPasses::chained_key_switch_coeff`]).
+    pub fn chains_coeff_key_switch(&self) -> bool {
+        self.chained.as_ref().is_some_and(|c| c.coeff.is_some())
+    }
+
+    /// Whether this level's multiply_plain in coefficient form runs as one chained launch
+    /// ([`FusedPasses::chained_multiply_plain`]).
+    pub fn chains_multiply_plain(&self) -> bool {
+        self.chained
+            .as_ref()
+            .is_some_and(|c| c.multiply_plain.is_some())
     }
 
     /// `m` in one launch (see [`ChainedModDown`]).
@@ -579,6 +671,242 @@ impl FusedPasses {
     }
 }
 
+impl FusedPasses {
+    /// `s` in one launch of seven passes (`ks_chained_coeff`, `opencl/chain.cl`): the
+    /// words of SEAL's switch_key_inplace in coefficient form, after SEAL's apply_galois
+    /// for a rotation.
+    ///
+    /// Errors: no such chained pass at this level
+    /// ([`FusedPasses::chains_coeff_key_switch`]); as [`FusedPasses::chained_key_switch`]'s.
+    pub fn chained_key_switch_coeff(
+        &self,
+        queue: &Queue,
+        s: &ChainedCoeffSwitch,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_key_switch_coeff";
+        let (chained, pass) = self
+            .chained
+            .as_ref()
+            .and_then(|c| Some((c, c.coeff.as_ref()?)))
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained pass at this level")))?;
+        let plan = self.plan();
+        let k = s.k;
+        check_key_switch_shape(
+            WHAT,
+            plan,
+            k,
+            s.key_stride_primes,
+            s.key_special_index,
+            s.reduce_every,
+        )?;
+        plan.check_queue(queue)?;
+        let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        let (acc, acc_polys) = s.acc;
+        let mut buffers = vec![
+            ("key", s.key, res(2 * k * s.key_stride_primes)?, false),
+            ("dst", s.dst, res(2 * k)?, true),
+            ("acc", acc, res(acc_polys * k)?, false),
+            ("inv", s.inv, 2 * k, false),
+            ("values", s.values, res(k * (k + 1))?, true),
+            ("prod", s.prod, res(2 * k)?, true),
+            ("last", s.last, res(2)?, true),
+            ("md_between", s.md_between, res(2 * k)?, true),
+            ("counters", s.counters, CHAIN_COUNTER_WORDS, true),
+        ];
+        // As in chained_key_switch: dst is read (acc) and written word by word by one work
+        // item (pass 7); a relinearization's target lies in dst after its first two
+        // polynomials, a rotation's source may be dst (pass 1 reads it, before pass 7
+        // writes); a rotation's addend is the permuted first polynomial (pass 1 writes it,
+        // pass 7 reads it).
+        let may_alias = [("dst", "acc"), ("dst", "src"), ("permuted", "acc")];
+        let (src, galois_elt, permuted, target, target_first, galois_residues) = match s.first {
+            FirstPass::Target { src, first } => {
+                buffers.push(("src", src, res(first + k)?, false));
+                if src.overlaps(s.dst) && (!src.same_start(s.dst) || first < 2 * k) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: the target overlaps dst's first two polynomials"
+                    )));
+                }
+                if acc_polys > 2 || (acc_polys > 0 && !acc.same_start(s.dst)) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: a relinearization adds dst's own first polynomials"
+                    )));
+                }
+                // Pass 1 has no groups: its buffers are never read or written.
+                (src, 0, s.prod, src, first, 0)
+            }
+            FirstPass::Galois {
+                src,
+                galois_elt,
+                permuted,
+            } => {
+                crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
+                buffers.push(("src", src, res(2 * k)?, false));
+                buffers.push(("permuted", permuted, res(2 * k)?, true));
+                if acc_polys != 1 || !acc.same_start(permuted) {
+                    return Err(Error::invalid(format!(
+                        "{WHAT}: a rotation adds the permuted first polynomial"
+                    )));
+                }
+                (src, galois_elt, permuted, permuted, k, 2 * k)
+            }
+            FirstPass::Tensor { .. } => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: a CKKS product is in NTT form, not in coefficient form"
+                )))
+            }
+        };
+        check_buffers(WHAT, &buffers, &may_alias)?;
+        let (ks_outs, ks_chunks) = fan_out(
+            self.fan_out,
+            k * chained.strided_groups,
+            self.compute_units,
+            k + 1,
+        );
+        let (md_outs, md_chunks) = fan_out(
+            self.fan_out,
+            2 * chained.strided_groups,
+            self.compute_units,
+            k,
+        );
+        let pair = residues(WHAT, 2, k)?;
+        let [end1, end2, end3, end4, end5, end6, tickets] = chain_ends(
+            [
+                galois_residues * chained.block_groups,
+                k * ks_chunks as usize * chained.strided_groups,
+                (k + 1) * chained.block_groups,
+                2 * md_chunks as usize * chained.strided_groups,
+                pair * chained.block_groups,
+                pair * chained.block_groups,
+                pair * chained.strided_groups,
+            ],
+            WHAT,
+        )?;
+        let (groups, per_group) = chained.launch_shape(tickets);
+        let args = [
+            ("src", Buf(src)),
+            ("galois_elt", U32(galois_elt)),
+            ("permuted", Buf(permuted)),
+            ("target", Buf(target)),
+            ("target_first", U32(to_u32(target_first)?)),
+            ("ks_outs", U32(ks_outs)),
+            ("ks_chunks", U32(ks_chunks)),
+            ("key", Buf(s.key)),
+            ("key_stride_primes", U32(to_u32(s.key_stride_primes)?)),
+            ("key_special_index", U32(to_u32(s.key_special_index)?)),
+            ("reduce_every", U32(s.reduce_every)),
+            ("prod", Buf(s.prod)),
+            ("last", Buf(s.last)),
+            ("md_between", Buf(s.md_between)),
+            ("md_outs", U32(md_outs)),
+            ("md_chunks", U32(md_chunks)),
+            ("dst", Buf(s.dst)),
+            ("inv", Buf(s.inv)),
+            ("acc", Buf(acc)),
+            ("acc_polys", U32(to_u32(acc_polys)?)),
+            ("counters", Buf(s.counters)),
+            ("end1", U32(end1)),
+            ("end2", U32(end2)),
+            ("end3", U32(end3)),
+            ("end4", U32(end4)),
+            ("end5", U32(end5)),
+            ("end6", U32(end6)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: every group index of each pass is below that pass's groups (its ticket
+        // range, from the counts above); pass 1 reads 2 K residues of src and writes as
+        // many of permuted (a rotation's only), passes 2 to 5 touch what the NTT-form
+        // chain's passes 2 to 5 touch (the target's K residues, values' K (K + 1), prod,
+        // last, md_between, the key), passes 6 and 7 prod's and values' 2 K residues, acc's
+        // first acc_polys K and dst's 2 K, all checked to lie in their buffers above.
+        unsafe { pass.launch(queue, s.values, k, &args, groups, events, &mut out) }?;
+        Ok(out)
+    }
+}
+
+impl FusedPasses {
+    /// `m` in one launch of three passes (`multiply_plain_chained`, `opencl/chain.cl`).
+    ///
+    /// Errors: no such chained pass at this level ([`FusedPasses::chains_multiply_plain`]);
+    /// K = 0 or above the plan's primes; no polynomial; more plaintext words than N; a buffer shorter than the words it is read
+    /// or written at, or a written buffer overlapping another.
+    pub fn chained_multiply_plain(
+        &self,
+        queue: &Queue,
+        m: &ChainedMultiplyPlain,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_multiply_plain";
+        let (chained, pass) = self
+            .chained
+            .as_ref()
+            .and_then(|c| Some((c, c.multiply_plain.as_ref()?)))
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained pass at this level")))?;
+        let plan = self.plan();
+        let k = m.k;
+        if k == 0 || k > plan.coeff_modulus_size() || m.polys == 0 {
+            return Err(Error::invalid(format!(
+                "{WHAT}: {} polynomials of {k} primes on a plan of {}",
+                m.polys,
+                plan.coeff_modulus_size()
+            )));
+        }
+        if m.plain_count > plan.coeff_count() {
+            return Err(Error::invalid(format!(
+                "{WHAT}: {} plaintext coefficients at N = {}",
+                m.plain_count,
+                plan.coeff_count()
+            )));
+        }
+        plan.check_queue(queue)?;
+        let ct_residues = residues(WHAT, m.polys, k)?;
+        let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        check_buffers(
+            WHAT,
+            &[
+                ("ct", m.ct, res(ct_residues)?, true),
+                ("plain", m.plain, m.plain_count, false),
+                ("values", m.values, res(ct_residues + k)?, true),
+                ("counters", m.counters, CHAIN_COUNTER_WORDS, true),
+            ],
+            &[],
+        )?;
+        let [end1, end2, tickets] = chain_ends(
+            [
+                (ct_residues + k) * chained.strided_groups,
+                ct_residues * chained.block_groups,
+                ct_residues * chained.strided_groups,
+            ],
+            WHAT,
+        )?;
+        let (groups, per_group) = chained.launch_shape(tickets);
+        let args = [
+            ("ct", Buf(m.ct)),
+            ("polys", U32(to_u32(m.polys)?)),
+            ("plain", Buf(m.plain)),
+            ("plain_count", U32(to_u32(m.plain_count)?)),
+            ("t", U64(m.t.value())),
+            ("t_r1", U64(m.t.const_ratio()[1])),
+            ("threshold", U64(m.threshold)),
+            ("counters", Buf(m.counters)),
+            ("end1", U32(end1)),
+            ("end2", U32(end2)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: every group index of each pass is below that pass's groups (its ticket
+        // range); pass 1 reads ct's polys K residues, the plaintext below plain_count and
+        // writes values' (polys + 1) K residues, pass 2 touches those, pass 3 reads values'
+        // first polys K residues and writes ct's, all checked above; primes below K.
+        unsafe { pass.launch(queue, m.values, k, &args, groups, events, &mut out) }?;
+        Ok(out)
+    }
+}
+
 /// The cumulative ends of the passes' tickets (the last: the launch's groups); an error
 /// naming `what` where they overflow 32 bits.
 fn chain_ends<const P: usize>(groups: [usize; P], what: &str) -> Result<[u32; P]> {
@@ -603,6 +931,8 @@ mod tests {
             &[
                 &KS_CHAINED,
                 &KS_CHAINED_GALOIS,
+                &KS_CHAINED_COEFF,
+                &MULTIPLY_PLAIN_CHAINED,
                 &KS_CHAINED_TENSOR,
                 &MODDOWN_CHAINED,
             ],

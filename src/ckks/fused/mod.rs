@@ -9,6 +9,8 @@
 //! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `ntt_fwd_block_moddown` | `ops::moddown` |
 //! | [`FusedPasses::inverse_first_pass_galois`] (`galois.rs`) | `ntt_inv_block_galois` | `ops::keyswitch` (apply_galois) |
 //! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `ks_chained`, `ks_chained_galois` (`opencl/chain.cl`) | `ops::keyswitch` |
+//! | [`FusedPasses::chained_key_switch_coeff`] (`chain.rs`) | `ks_chained_coeff` (`opencl/chain.cl`) | `ops::keyswitch` (the integer schemes' coefficient form) |
+//! | [`FusedPasses::chained_multiply_plain`] (`chain.rs`) | `multiply_plain_chained` (`opencl/chain.cl`) | `ops::elementwise` (the integer schemes' coefficient form) |
 //!
 //! With a two-pass layout an inverse transform's second pass and the forward transforms'
 //! first passes that follow it run in one launch (`ntt_inv_fwd_strided`: key switching's
@@ -25,7 +27,9 @@ mod moddown;
 
 use std::sync::Arc;
 
-pub use chain::{ChainedModDown, ChainedSwitch, FirstPass};
+pub use chain::{
+    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, FirstPass,
+};
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
 

@@ -3,8 +3,11 @@
 //! out-of-place one leaves as they are, `zero`) and `multiply_plain_ntt`.
 
 use super::LevelOps;
+use crate::arith::Modulus;
+use crate::ckks::fused::{ChainedMultiplyPlain, FusedPasses};
+use crate::ckks::kernels::IntegerPlain;
 use crate::cl::{self, Region};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Defines the operations of two ciphertexts, one kernel each.
 macro_rules! binary_ops {
@@ -69,5 +72,63 @@ impl LevelOps<'_> {
         self.context
             .kernels()
             .ckks_multiply_plain(self.graph, dst, ct, plain, moduli, k, polys)
+    }
+}
+
+impl LevelOps<'_> {
+    /// Whether this level's key switches in coefficient form run in one chained launch
+    /// ([`LevelOps::switch_key_coeff_chained`]).
+    pub(crate) fn chains_coeff_key_switch(&self) -> bool {
+        self.fused_key_switch()
+            .is_some_and(FusedPasses::chains_coeff_key_switch)
+    }
+
+    /// Whether multiply_plain in coefficient form runs in one chained launch at this level
+    /// ([`LevelOps::multiply_plain_coeff_chained`]).
+    pub(crate) fn chains_multiply_plain(&self) -> bool {
+        self.fused_key_switch()
+            .is_some_and(FusedPasses::chains_multiply_plain)
+    }
+
+    /// SEAL's multiply_plain_normal in one chained launch
+    /// ([`FusedPasses::chained_multiply_plain`]): ct (`polys` polynomials in coefficient
+    /// form, in place) times the plaintext lifted to Z_q, upper-half coefficients standing
+    /// for themselves minus t with `upper_half`. Errors: the level does not chain
+    /// it ([`LevelOps::chains_multiply_plain`]); as the launcher's.
+    pub(crate) fn multiply_plain_coeff_chained(
+        &self,
+        ct: &Region,
+        polys: usize,
+        plain: IntegerPlain,
+        upper_half: bool,
+    ) -> Result<()> {
+        let fused = self
+            .fused_key_switch()
+            .filter(|f| f.chains_multiply_plain())
+            .ok_or_else(|| {
+                Error::Logic("a chained multiply_plain at a level that does not chain".into())
+            })?;
+        let k = self.primes();
+        let values = self.scratch((polys + 1) * k * self.n())?;
+        let events = fused.chained_multiply_plain(
+            self.graph.queue(),
+            &ChainedMultiplyPlain {
+                ct,
+                polys,
+                plain: plain.words,
+                plain_count: plain.count.min(self.n()),
+                t: &Modulus::new(plain.t)?,
+                threshold: if upper_half {
+                    plain.threshold()
+                } else {
+                    u64::MAX
+                },
+                values: values.buffer(),
+                counters: self.graph.chain_counters(),
+                k,
+            },
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("multiply_plain_chained", events)
     }
 }

@@ -9,7 +9,9 @@
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
-use crate::ckks::fused::{ChainedSwitch, DivideRound, FirstPass, FusedPasses, KeySwitch};
+use crate::ckks::fused::{
+    ChainedCoeffSwitch, ChainedSwitch, DivideRound, FirstPass, FusedPasses, KeySwitch,
+};
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
@@ -18,6 +20,8 @@ use crate::ntt::NttDirection;
 
 /// The profiler's name for a key switch in one chained launch.
 const CHAINED: &str = "ks_chained";
+/// The profiler's name for a key switch in coefficient form in one chained launch.
+const CHAINED_COEFF: &str = "ks_chained_coeff";
 
 /// One key switch: the target polynomial (K residues in NTT form at word `target_offset`
 /// of `target`, a multiple of N), the key, and where the result goes: ct's first two
@@ -198,6 +202,67 @@ impl LevelOps<'_> {
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches(CHAINED, events)
+    }
+
+    /// SEAL's switch_key_inplace in coefficient form (BFV's) after `first` (coefficient
+    /// form: a relinearization's target, or a rotation's permutation), in one launch
+    /// ([`FusedPasses::chained_key_switch_coeff`]): dst's first two polynomials = the
+    /// key-switched pair plus `acc`'s first `acc.1` polynomials, in coefficient form.
+    /// Errors: the level does not chain it ([`LevelOps::chains_coeff_key_switch`]); as
+    /// [`LevelOps::check_key_switch`]'s and the launcher's.
+    pub(crate) fn switch_key_coeff_chained(
+        &self,
+        first: FirstPass,
+        dst: &Region,
+        acc: (&Region, usize),
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let fused = self
+            .fused_key_switch()
+            .filter(|f| f.chains_coeff_key_switch())
+            .ok_or_else(|| {
+                Error::Logic("a chained key switch at a level that does not chain".into())
+            })?;
+        let k = self.primes();
+        let n = self.n();
+        let target_offset = match first {
+            FirstPass::Target { first, .. } => first * n,
+            FirstPass::Galois { .. } => k * n,
+            FirstPass::Tensor { .. } => {
+                return Err(Error::Logic(
+                    "a CKKS product is in NTT form, not in coefficient form".into(),
+                ))
+            }
+        };
+        self.check_key_switch(key, target_offset)?;
+        let scratch = |residues: usize| self.scratch(residues * n);
+        let (values, prod, last, md_between) = (
+            scratch(k * (k + 1))?,
+            scratch(2 * k)?,
+            scratch(2)?,
+            scratch(2 * k)?,
+        );
+        let events = fused.chained_key_switch_coeff(
+            self.graph.queue(),
+            &ChainedCoeffSwitch {
+                first,
+                key: key.buffer(),
+                key_stride_primes: self.context.key_moduli().len(),
+                key_special_index: self.context.special_index()?,
+                reduce_every: reduce_every(&self.level.moduli().moduli()[..k + 1]),
+                dst,
+                acc,
+                inv: self.level.inv_special()?,
+                values: values.buffer(),
+                prod: prod.buffer(),
+                last: last.buffer(),
+                md_between: md_between.buffer(),
+                counters: self.graph.chain_counters(),
+                k,
+            },
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches(CHAINED_COEFF, events)
     }
 
     /// Unfused key switching: [`LevelOps::key_switch_inner_product`], then the mod-down.
