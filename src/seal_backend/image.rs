@@ -123,9 +123,7 @@ impl Words {
     /// they are ordered behind every use on another queue, and `graph` becomes its writer.
     /// Only for words no other image can read meanwhile (a deferred product's).
     pub(super) fn written_next_on(&self, graph: &Graph) -> Result<&Region> {
-        let mut uses = self.uses.lock();
-        uses.before_write(graph)?;
-        uses.set_written_on(graph);
+        self.uses.lock().before_write(graph)?;
         Ok(self.buffer.buffer())
     }
 
