@@ -112,6 +112,30 @@ __kernel void ckks_multiply_plain(__global u64 *dst, ulong dst_at,
     dst[gid] = MULTIPLY_MOD(ct[gid], plain[pk], moduli, j, q, r0, r1);
 }
 
+// dst[p][j][k] = acc[p][j][k] + ct[p][j][k] * plain[j][k] mod q_j, or minus with
+// `subtract`: SEAL's multiply_plain_ntt into a temporary, then add_inplace (sub_inplace) of
+// it into acc, in one pass (the same words: the product is reduced before the sum). dst may
+// be acc; ct and plain alias nothing written.
+__kernel void ckks_multiply_plain_add(__global u64 *dst, ulong dst_at,
+                                      __global const u64 *acc, ulong acc_at,
+                                      __global const u64 *ct, ulong ct_at,
+                                      __global const u64 *plain, ulong plain_at,
+                                      __global const u64 *moduli, ulong moduli_at, uint K,
+                                      uint subtract)
+{
+    dst += dst_at;
+    acc += acc_at;
+    ct += ct_at;
+    plain += plain_at;
+    moduli += moduli_at;
+    size_t pk = get_global_id(0);
+    size_t gid = ROW_WORD((size_t)K << LOG_N);
+    uint j = (uint)(pk >> LOG_N);
+    LOAD_MODULUS(moduli, j, q, r0, r1);
+    u64 product = MULTIPLY_MOD(ct[gid], plain[pk], moduli, j, q, r0, r1);
+    dst[gid] = subtract ? sub_uint_mod(acc[gid], product, q) : add_uint_mod(acc[gid], product, q);
+}
+
 // The tensor product of SEAL's ckks_multiply in NTT form: dst[t] = sum_{i + l = t}
 // a[i] * b[l] for t < s1 + s2 - 1. One work item per (residue j, coefficient k), global
 // size K * N, computing every output of its word, so each input word is loaded by one

@@ -301,6 +301,44 @@ fn ckks_multiply_plain_equals_host() {
     });
 }
 
+#[test]
+fn ckks_multiply_plain_add_equals_host() {
+    each_prime_set(|e, rng, moduli| {
+        let k = moduli.len();
+        for ((build, kernels), polys, subtract) in e
+            .both_reductions()
+            .into_iter()
+            .flat_map(|b| [(b, 1, false), (b, 2, true), (b, 3, false)])
+        {
+            let acc = canonical(rng, moduli, polys);
+            let ct = canonical(rng, moduli, polys);
+            let plain = canonical(rng, moduli, 1);
+            let (dacc, dct, dplain, mt) =
+                (upload(&acc), upload(&ct), upload(&plain), table(moduli));
+            let mut want = vec![0; acc.len()];
+            host::ckks_multiply_plain_add(&mut want, &acc, &ct, &plain, moduli, N, subtract);
+            let what =
+                |how: &str| format!("ckks_multiply_plain_add {how} ({build}, subtract {subtract})");
+            // Into a poisoned buffer, then into acc itself.
+            let dst = poisoned(acc.len());
+            kernels
+                .ckks_multiply_plain_add(
+                    &e.graph, &dst, &dacc, &dct, &dplain, &mt, k, polys, subtract,
+                )
+                .unwrap();
+            assert_words(&down(&dst), &want, &what("into dst"));
+            assert_words(&down(&dacc), &acc, &what("acc"));
+            kernels
+                .ckks_multiply_plain_add(
+                    &e.graph, &dacc, &dacc, &dct, &dplain, &mt, k, polys, subtract,
+                )
+                .unwrap();
+            assert_words(&down(&dacc), &want, &what("into acc"));
+            assert_words(&down(&dct), &ct, &what("ct"));
+        }
+    });
+}
+
 /// ckks_tensor of `a` (s1 polynomials) and `b` (s2; None: `a`'s buffer again, squaring)
 /// into a poisoned buffer equals the host's, under both reductions.
 fn check_tensor(moduli: &[Modulus], a: &[u64], s1: usize, b: Option<&[u64]>, s2: usize) {

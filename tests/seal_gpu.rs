@@ -134,12 +134,13 @@ fn chaining_fixture() -> (Fixture, rand::rngs::StdRng) {
 /// the product, then both read), read before relinearizing, added to another, squared
 /// (`x * x`),
 /// with an operand written after the multiply and before the product is used, and
-/// overwritten by a new product unread.
+/// overwritten by a new product unread; plaintext products added and subtracted, read and
+/// rotated.
 #[test]
 fn deferred_products_reach_every_use() {
     let (fx, mut rng) = chaining_fixture();
     let ev = &fx.evaluator;
-    let (x, y, _) = fx.operands(&mut rng);
+    let (x, y, pt) = fx.operands(&mut rng);
     let mul = |a: &Ciphertext, b: &Ciphertext| {
         let mut out = a.clone();
         ev.multiply_inplace(&mut out, b).unwrap();
@@ -204,6 +205,35 @@ fn deferred_products_reach_every_use() {
     ev.add_inplace(&mut want_b, &y).unwrap();
     assert_same(&want_b, &b, "the operand written after the multiply");
 
+    // Plaintext products added into and subtracted from an accumulator (computed in the
+    // sum, the temporaries staying deferred), one of them then read itself.
+    let pg = plain_on_gpu(&pt);
+    let (mut acc, mut t1, mut t2) = (
+        Ciphertext::new().unwrap(),
+        Ciphertext::new().unwrap(),
+        Ciphertext::new().unwrap(),
+    );
+    ev.multiply_plain(&xg, &pg, &mut acc).unwrap();
+    ev.multiply_plain(&yg, &pg, &mut t1).unwrap();
+    ev.multiply_plain(&xg, &pg, &mut t2).unwrap();
+    ev.add_inplace(&mut acc, &t1).unwrap();
+    ev.sub_inplace(&mut acc, &t2).unwrap();
+    let (mut want_t1, mut want_t2) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+    ev.multiply_plain(&y, &pt, &mut want_t1).unwrap();
+    ev.multiply_plain(&x, &pt, &mut want_t2).unwrap();
+    let mut want = want_t2.clone();
+    ev.add_inplace(&mut want, &want_t1).unwrap();
+    ev.sub_inplace(&mut want, &want_t2).unwrap();
+    assert_same(&want, &acc, "plaintext products added and subtracted");
+    assert_same(&want_t1, &t1, "a plaintext product added, then read");
+    // A plaintext product rotated (run on its own first).
+    ev.multiply_plain_inplace(&mut t2, &pg).unwrap();
+    ev.rotate_vector_inplace(&mut t2, 1, &fx.galois).unwrap();
+    ev.multiply_plain_inplace(&mut want_t2, &pt).unwrap();
+    ev.rotate_vector_inplace(&mut want_t2, 1, &fx.galois)
+        .unwrap();
+    assert_same(&want_t2, &t2, "a plaintext product rotated");
+
     // A product replaced unread by another, then relinearized.
     let mut p = xg.clone();
     ev.multiply_inplace(&mut p, &yg).unwrap();
@@ -229,13 +259,13 @@ fn launches_of(profiler: &seal_opencl::profiler::Profiler, op: impl FnOnce()) ->
 child_test! {
     /// The product is deferred where the level chains (N = 2^13):
     /// a multiply of resident ciphertexts launches nothing and its relinearization one
-    /// kernel; with `SEAL_OPENCL_DEFER_MULTIPLY=0` (the second child) one and one. In a child
+    /// kernel, and a multiply_plain into a temporary added into another ciphertext one; with `SEAL_OPENCL_DEFER_MULTIPLY=0` (the second child) one and one, and two. In a child
     /// process, since it installs the backend with the global profiler on.
     fn a_multiply_and_its_relinearization_are_one_launch() {
         let profiler = seal_opencl::profiler::enable_global();
         let deferred = std::env::var("SEAL_OPENCL_DEFER_MULTIPLY").as_deref() != Ok("0");
         let (fx, mut rng) = chaining_fixture();
-        let (x, y, _) = fx.operands(&mut rng);
+        let (x, y, pt) = fx.operands(&mut rng);
         let (mut p, yg) = (resident(&fx, &x), resident(&fx, &y));
         let multiply = launches_of(&profiler, || fx.evaluator.multiply_inplace(&mut p, &yg).unwrap());
         let relinearize = launches_of(&profiler, || {
@@ -243,6 +273,20 @@ child_test! {
         });
         assert_eq!((multiply, relinearize), if deferred { (0, 1) } else { (1, 1) });
         assert_same(&fx.mul_lin(&x, &y), &p, "MulLin");
+        // A multiply_plain into a temporary added into an accumulator: one launch.
+        let (plain, mut acc, mut t) = (
+            plain_on_gpu(&pt),
+            Ciphertext::new().unwrap(),
+            Ciphertext::new().unwrap(),
+        );
+        fx.evaluator.multiply_plain(&yg, &plain, &mut acc).unwrap();
+        // Run the accumulator's own product before counting.
+        fx.evaluator.negate_inplace(&mut acc).unwrap();
+        let launched = launches_of(&profiler, || {
+            fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
+            fx.evaluator.add_inplace(&mut acc, &t).unwrap();
+        });
+        assert_eq!(launched, if deferred { 1 } else { 2 });
     }
     parent(child) {
         seal_opencl_testkit::harness::run_child(child, &[]);

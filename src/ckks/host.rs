@@ -69,6 +69,27 @@ pub fn ckks_multiply_plain(ct: &mut [u64], plain: &[u64], moduli: &[Modulus], n:
     }
 }
 
+/// dst = acc + ct * plain mod q_j (acc - ct * plain with `subtract`) for every polynomial,
+/// the plaintext broadcast: SEAL's `multiply_plain_ntt` into a temporary, then `add_inplace`
+/// (`sub_inplace`) of it into acc. On entry every input holds canonical words.
+pub fn ckks_multiply_plain_add(
+    dst: &mut [u64],
+    acc: &[u64],
+    ct: &[u64],
+    plain: &[u64],
+    moduli: &[Modulus],
+    n: usize,
+    subtract: bool,
+) {
+    let mut product = ct.to_vec();
+    ckks_multiply_plain(&mut product, plain, moduli, n);
+    if subtract {
+        ckks_sub(dst, acc, &product, moduli, n);
+    } else {
+        ckks_add(dst, acc, &product, moduli, n);
+    }
+}
+
 /// The tensor product of SEAL's `ckks_multiply` in NTT form: `a` holds `s1` polynomials,
 /// `b` holds `s2`, `dst` gets s1 + s2 - 1 with dst[t] = sum_{i + l = t} a[i] * b[l] mod q.
 pub fn ckks_tensor(

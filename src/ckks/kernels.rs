@@ -94,6 +94,7 @@ kernel_sigs! {
     CKKS_SUB = ckks_sub(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
     CKKS_NEGATE = ckks_negate(dst: Buf, a: Buf, moduli: Buf, K: U32);
     CKKS_MULTIPLY_PLAIN = ckks_multiply_plain(dst: Buf, ct: Buf, plain: Buf, moduli: Buf, K: U32);
+    CKKS_MULTIPLY_PLAIN_ADD = ckks_multiply_plain_add(dst: Buf, acc: Buf, ct: Buf, plain: Buf, moduli: Buf, K: U32, subtract: U32);
     CKKS_TENSOR = ckks_tensor(dst: Buf, a: Buf, s1: U32, b: Buf, s2: U32, moduli: Buf, K: U32);
     CKKS_COPY_RESIDUES = ckks_copy_residues(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, residues_per_poly: U32);
     CKKS_GATHER_RESIDUE = ckks_gather_residue(dst: Buf, src: Buf, src_stride: U32, index: U32);
@@ -108,11 +109,12 @@ kernel_sigs! {
 
 /// The kernels of `opencl/ckks.cl` and `opencl/plain.cl`, in the order [`CkksKernels`] holds
 /// them.
-const CKKS_SIGS: [&KernelSig; 14] = [
+const CKKS_SIGS: [&KernelSig; 15] = [
     &CKKS_ADD,
     &CKKS_SUB,
     &CKKS_NEGATE,
     &CKKS_MULTIPLY_PLAIN,
+    &CKKS_MULTIPLY_PLAIN_ADD,
     &CKKS_TENSOR,
     &CKKS_COPY_RESIDUES,
     &CKKS_GATHER_RESIDUE,
@@ -419,6 +421,21 @@ impl CkksKernels {
         k: usize,
         polys: usize,
     ) -> Result<()> {
+        self.elementwise_with(graph, sig, operands, moduli, k, polys, &[])
+    }
+
+    /// [`CkksKernels::elementwise`] for a kernel with arguments after K (`extra`, scalars).
+    #[allow(clippy::too_many_arguments)]
+    fn elementwise_with(
+        &self,
+        graph: &Graph,
+        sig: &'static KernelSig,
+        operands: &[(&'static str, &Region, usize)],
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+        extra: &[(&'static str, KernelArg)],
+    ) -> Result<()> {
         let c = self.checks(sig);
         c.nonzero(&[("K", k), ("polys", polys)])?;
         c.covers(moduli, k)?;
@@ -435,6 +452,7 @@ impl CkksKernels {
             }
         }
         args.extend([("moduli", Buf(moduli.buffer())), c.u32("K", k)?]);
+        args.extend(extra.iter().copied());
         // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w of an operand of
         // `polys` polynomials and word w of one of 1 (each checked to hold its K N words per
         // polynomial), and prime w / N < K of the table (checked to hold K primes).
@@ -475,6 +493,41 @@ impl CkksKernels {
         ])?;
         let operands = [("dst", dst, polys), ("ct", ct, polys), ("plain", plain, 1)];
         self.elementwise(graph, &CKKS_MULTIPLY_PLAIN, &operands, moduli, k, polys)
+    }
+
+    /// dst = acc + ct * plain (acc - ct * plain with `subtract`) for `polys` polynomials of
+    /// K residues, the plaintext broadcast: a multiply_plain and the add (sub) of its product
+    /// into acc in one launch (host reference `ckks_multiply_plain_add`). dst may be acc.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ckks_multiply_plain_add(
+        &self,
+        graph: &Graph,
+        dst: &Region,
+        acc: &Region,
+        ct: &Region,
+        plain: &Region,
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+        subtract: bool,
+    ) -> Result<()> {
+        self.checks(&CKKS_MULTIPLY_PLAIN_ADD)
+            .distinct(&[(("dst", dst), ("ct", ct)), (("dst", dst), ("plain", plain))])?;
+        let operands = [
+            ("dst", dst, polys),
+            ("acc", acc, polys),
+            ("ct", ct, polys),
+            ("plain", plain, 1),
+        ];
+        self.elementwise_with(
+            graph,
+            &CKKS_MULTIPLY_PLAIN_ADD,
+            &operands,
+            moduli,
+            k,
+            polys,
+            &[("subtract", U32(u32::from(subtract)))],
+        )
     }
 
     /// The tensor product of SEAL's `ckks_multiply` in NTT form: `a` holds `s1`

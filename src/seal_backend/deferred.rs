@@ -1,14 +1,18 @@
-//! A CKKS multiply whose tensor product waits for its relinearization.
+//! CKKS products that wait for the operation that consumes them.
 //!
 //! SEAL's programs multiply and then relinearize the product (`multiply_inplace`, then
-//! `relinearize_inplace`; or out of place, a copy and the in-place call), and at small rings
-//! NVIDIA's OpenCL charges the host more per launch (~10 us) than the device takes for the
-//! tensor product. So where the level chains, a multiply of two ciphertexts of two
-//! polynomials enqueues nothing: the product's image holds a buffer for its three
-//! polynomials and a [`DeferredTensor`], the product's operands and where to compute it.
-//! The relinearization that takes it runs both in one launch
-//! (`LevelOps::multiply_relinearize`); anything else that reaches the words (a host read,
-//! another operation, a copy on another tile) runs the tensor product on its own first
+//! `relinearize_inplace`; or out of place, a copy and the in-place call), and multiply by a
+//! plaintext into a temporary that they then add into an accumulator (a matrix's diagonals,
+//! a polynomial's terms). At small rings NVIDIA's OpenCL charges the host more per launch
+//! (~10 us) than the device takes for the product, and at any ring the product is a pass
+//! over memory of its own. So a multiply of two ciphertexts of two polynomials (where the
+//! level chains) and a multiply_plain in NTT form enqueue nothing: the product's image
+//! holds a buffer for it and a [`Deferred`], its operands and where to compute it. The
+//! relinearization that takes a ciphertext product runs both in one launch
+//! (`LevelOps::multiply_relinearize`); an add or sub of a plaintext product into another
+//! ciphertext computes the product inside the sum (`LevelOps::multiply_plain_add`), and
+//! the product's own image stays deferred. Anything else that reaches the words (a host
+//! read, another operation, a copy on another tile) runs the product on its own first
 //! (`GpuImage::words`). Either way the words are SEAL's.
 //!
 //! The operands' words stay as they were until it runs: the deferred product holds them,
@@ -23,42 +27,57 @@ use crate::cl::Region;
 use crate::device::Graph;
 use crate::error::Result;
 
-/// The tensor product of `a` and `b` (two polynomials each at a level of `primes` primes,
-/// in NTT form; `b` None: a square), to be enqueued on `graph`'s queue.
+/// A product of `a`'s words (at a level of `primes` primes, in NTT form), to be enqueued
+/// on `graph`'s queue.
 #[derive(Clone)]
-pub(super) struct DeferredTensor {
+pub(super) struct Deferred {
     context: Arc<CkksContext>,
     graph: Graph,
     primes: usize,
     a: Arc<Words>,
-    b: Option<Arc<Words>>,
+    product: Product,
 }
 
-impl std::fmt::Debug for DeferredTensor {
+/// What multiplies `a`.
+#[derive(Clone)]
+pub(super) enum Product {
+    /// SEAL's ckks_multiply of two ciphertexts of two polynomials: `a` times these words
+    /// (None: a square).
+    Tensor(Option<Arc<Words>>),
+    /// SEAL's multiply_plain_ntt of `a`'s `polys` polynomials by a plaintext's words.
+    Plain { plain: Arc<Words>, polys: usize },
+}
+
+impl std::fmt::Debug for Deferred {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeferredTensor")
+        let product = match &self.product {
+            Product::Tensor(None) => "square",
+            Product::Tensor(Some(_)) => "multiply",
+            Product::Plain { .. } => "multiply_plain",
+        };
+        f.debug_struct("Deferred")
             .field("tile", &self.tile())
             .field("queue", &self.graph.queue_index())
             .field("primes", &self.primes)
-            .field("square", &self.b.is_none())
+            .field("product", &product)
             .finish()
     }
 }
 
-impl DeferredTensor {
+impl Deferred {
     pub(super) fn new(
         context: Arc<CkksContext>,
         graph: &Graph,
         primes: usize,
         a: Arc<Words>,
-        b: Option<Arc<Words>>,
-    ) -> DeferredTensor {
-        DeferredTensor {
+        product: Product,
+    ) -> Deferred {
+        Deferred {
             context,
             graph: graph.clone(),
             primes,
             a,
-            b,
+            product,
         }
     }
 
@@ -67,31 +86,48 @@ impl DeferredTensor {
         self.graph.tile().index()
     }
 
-    /// The operands' buffers, ordered on `graph`'s queue behind their last writers.
+    /// Whether this is a product of two ciphertexts (which a relinearization takes).
+    pub(super) fn is_tensor(&self) -> bool {
+        matches!(self.product, Product::Tensor(_))
+    }
+
+    /// A plaintext product's polynomials (None: a product of two ciphertexts).
+    pub(super) fn plain_polys(&self) -> Option<usize> {
+        match self.product {
+            Product::Plain { polys, .. } => Some(polys),
+            Product::Tensor(_) => None,
+        }
+    }
+
+    /// The operands' buffers, ordered on `graph`'s queue behind their last writers: `a`
+    /// and the other factor.
     fn operands(&self, graph: &Graph) -> Result<(&Region, &Region)> {
         let a = self.a.ordered_read(graph)?;
-        let b = match &self.b {
-            Some(b) => b.ordered_read(graph)?,
-            None => a,
+        let b = match &self.product {
+            Product::Tensor(Some(b)) => b.ordered_read(graph)?,
+            Product::Tensor(None) => a,
+            Product::Plain { plain, .. } => plain.ordered_read(graph)?,
         };
         Ok((a, b))
     }
 
-    /// Enqueues the tensor product into `product`'s three polynomials on the queue it was
-    /// deferred on.
+    /// Enqueues the product into `product`'s words on the queue it was deferred on.
     pub(super) fn run(&self, product: &Words) -> Result<()> {
         let ops = LevelOps::new(&self.context, &self.graph, self.primes)?;
         let (a, b) = self.operands(&self.graph)?;
         let dst = product.written_next_on(&self.graph)?;
-        ops.tensor(dst, a, 2, b, 2)?;
+        match self.product {
+            Product::Tensor(_) => ops.tensor(dst, a, 2, b, 2)?,
+            Product::Plain { polys, .. } => ops.multiply_plain(dst, a, polys, b)?,
+        }
         // Outside any operation's issue: `synchronize` must wait for this queue too.
         self.graph.note_issued();
         Ok(())
     }
 
-    /// Enqueues the product and its relinearization with `key` on `ops`' queue into `dst`
-    /// (three polynomials, the product's buffer on `ops`' tile; its first two hold the
-    /// result).
+    /// Enqueues a product of two ciphertexts and its relinearization with `key` on `ops`'
+    /// queue into `dst` (three polynomials, the product's buffer on `ops`' tile; its first
+    /// two hold the result).
     pub(super) fn run_relinearized(
         &self,
         ops: &LevelOps,
@@ -100,5 +136,21 @@ impl DeferredTensor {
     ) -> Result<()> {
         let (a, b) = self.operands(ops.graph())?;
         ops.multiply_relinearize(dst, a, b, key)
+    }
+
+    /// Enqueues dst = acc + this plaintext product (minus with `subtract`) on `ops`' queue,
+    /// over its polynomials: SEAL's add_inplace (sub_inplace) of the product into acc.
+    pub(super) fn run_added(
+        &self,
+        ops: &LevelOps,
+        dst: &Region,
+        acc: &Region,
+        subtract: bool,
+    ) -> Result<()> {
+        let polys = self.plain_polys().ok_or_else(|| {
+            crate::error::Error::Logic("a ciphertext product added as a plaintext one".into())
+        })?;
+        let (ct, plain) = self.operands(ops.graph())?;
+        ops.multiply_plain_add(dst, acc, ct, plain, polys, subtract)
     }
 }

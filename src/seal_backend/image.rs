@@ -39,10 +39,11 @@
 //! image keeps its event so that the SEAL object waits for it before a host write
 //! (`wait_upload`, seal-patch 0007).
 //!
-//! A product may be deferred ([`DeferredTensor`]): the image holds the buffer its words go
+//! A product may be deferred ([`Deferred`]): the image holds the buffer its words go
 //! to and what computes them. Every way to its words goes through [`GpuImage::words`], which
-//! runs the product first; a relinearization takes it instead
-//! ([`GpuImage::take_deferred`]) and runs the two in one launch.
+//! runs the product first; a relinearization takes a ciphertext product instead
+//! ([`GpuImage::take_deferred`]) and runs the two in one launch, and an add reads a
+//! plaintext product's recipe ([`GpuImage::deferred_plain`]) to compute it in the sum.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -57,7 +58,7 @@ use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::NttDirection;
 
-use super::deferred::DeferredTensor;
+use super::deferred::Deferred;
 use super::transparency::{Known, Zeros};
 
 /// SEAL's message for a transparent result.
@@ -88,7 +89,7 @@ pub struct GpuImage {
     /// The last upload, when it may still read the SEAL object's host words.
     upload: Mutex<Option<Event>>,
     /// The product `words` are to hold, not enqueued yet (see the module's documentation).
-    deferred: Mutex<Option<DeferredTensor>>,
+    deferred: Mutex<Option<Deferred>>,
 }
 
 /// A pooled buffer holding the words of one or more images (an image and its copies), and
@@ -258,7 +259,7 @@ impl GpuImage {
         graph: &Graph,
         product: PoolBuffer,
         len: usize,
-        tensor: DeferredTensor,
+        tensor: Deferred,
     ) {
         self.replace(graph, product, len);
         *self.deferred.get_mut() = Some(tensor);
@@ -268,8 +269,8 @@ impl GpuImage {
     /// words unwritten until then); `restore_deferred` puts it back if it cannot.
     pub(super) fn take_deferred(
         &mut self,
-        usable: impl FnOnce(&DeferredTensor) -> bool,
-    ) -> Option<DeferredTensor> {
+        usable: impl FnOnce(&Deferred) -> bool,
+    ) -> Option<Deferred> {
         let deferred = self.deferred.get_mut();
         if deferred.as_ref().is_some_and(usable) {
             deferred.take()
@@ -278,8 +279,18 @@ impl GpuImage {
         }
     }
 
-    pub(super) fn restore_deferred(&mut self, tensor: DeferredTensor) {
+    pub(super) fn restore_deferred(&mut self, tensor: Deferred) {
         *self.deferred.get_mut() = Some(tensor);
+    }
+
+    /// The deferred plaintext product of `polys` polynomials the image holds, if any and on
+    /// `tile`, left deferred: a consumer computes it again where it needs it.
+    pub(super) fn deferred_plain(&self, polys: usize, tile: usize) -> Option<Deferred> {
+        self.deferred
+            .lock()
+            .as_ref()
+            .filter(|d| d.plain_polys() == Some(polys) && d.tile() == tile)
+            .cloned()
     }
 
     /// The words the image holds, for a product deferred with them (which keeps them from

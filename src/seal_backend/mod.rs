@@ -42,7 +42,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use deferred::DeferredTensor;
+use deferred::{Deferred, Product};
 pub use image::GpuImage;
 use image::{copy_other_polys, in_place, rewrite, transform, Rewrite};
 pub use integer::Scheme;
@@ -479,6 +479,12 @@ impl Backend {
             } else {
                 a.zeros(ops.poly_words()).sum(b.zeros(ops.poly_words()))
             };
+            // b a deferred plaintext product of a's size: computed inside the sum.
+            if let Some(product) = b.deferred_plain(a_size, ops.graph().tile().index()) {
+                return rewrite(ops, a, zeros, |target| {
+                    product.run_added(ops, target.dst, target.src(), subtract)
+                });
+            }
             let common = a_size.min(b_size);
             let src = b.read_on(ops.graph())?;
             if b_size > a_size {
@@ -607,27 +613,41 @@ impl Backend {
         a: &GpuImage,
         a_size: usize,
         b: Option<(&GpuImage, usize)>,
-    ) -> Result<Option<DeferredTensor>> {
-        if !self.kernel_choices.defer_multiply
-            || level.scheme != Scheme::Ckks
-            || a_size != 2
-            || b.is_some_and(|(_, b_size)| b_size != 2)
-            || !ops.chains()
-        {
+    ) -> Result<Option<Deferred>> {
+        if a_size != 2 || b.is_some_and(|(_, b_size)| b_size != 2) || !ops.chains() {
+            return Ok(None);
+        }
+        let b = b.map(|(b, _)| b.shared_words()).transpose()?;
+        self.deferred(ops, level, a, Product::Tensor(b))
+    }
+
+    /// `a` times `product` deferred (see `deferred.rs`), where the setting allows it, `a` is
+    /// a CKKS ciphertext and every factor's words lie on `ops`' tile; None: run it now.
+    fn deferred(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        a: &GpuImage,
+        product: Product,
+    ) -> Result<Option<Deferred>> {
+        if !self.kernel_choices.defer_multiply || level.scheme != Scheme::Ckks {
             return Ok(None);
         }
         let tile = ops.graph().tile().index();
-        let a_words = a.shared_words()?;
-        let b_words = b.map(|(b, _)| b.shared_words()).transpose()?;
-        if a_words.tile() != tile || b_words.as_ref().is_some_and(|w| w.tile() != tile) {
+        let a = a.shared_words()?;
+        let other = match &product {
+            Product::Tensor(b) => b.as_ref(),
+            Product::Plain { plain, .. } => Some(plain),
+        };
+        if a.tile() != tile || other.is_some_and(|w| w.tile() != tile) {
             return Ok(None);
         }
-        Ok(Some(DeferredTensor::new(
+        Ok(Some(Deferred::new(
             self.context(ops.graph(), level)?,
             ops.graph(),
             ops.primes(),
-            a_words,
-            b_words,
+            a,
+            product,
         )))
     }
 
@@ -661,7 +681,9 @@ impl Backend {
             let zeros = ct.zeros(ops.poly_words());
             let tile = ops.graph().tile().index();
             let deferred = match keys[..] {
-                [key] if size == 3 => ct.take_deferred(|t| t.tile() == tile).map(|t| (t, key)),
+                [key] if size == 3 => ct
+                    .take_deferred(|t| t.is_tensor() && t.tile() == tile)
+                    .map(|t| (t, key)),
                 _ => None,
             };
             if let Some((tensor, key)) = deferred {
@@ -820,6 +842,33 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
+        if self.kernel_choices.defer_multiply && level.scheme == Scheme::Ckks {
+            // The product deferred (see `deferred.rs`): checked as `with_plain` checks it.
+            let deferred = self.with_ops("multiply_plain", level, |ops| {
+                ct.expect(size, ops, "encrypted")?;
+                plain.expect(1, ops, "plain")?;
+                let product = Product::Plain {
+                    plain: plain.shared_words()?,
+                    polys: size,
+                };
+                let Some(deferred) = self.deferred(ops, level, ct, product)? else {
+                    return Ok(false);
+                };
+                let pw = ops.poly_words();
+                let zeros = Zeros::times_plain(ct.zeros(pw), plain.zeros(pw));
+                ct.defer(
+                    ops.graph(),
+                    ops.alloc_result(size, ops.primes())?,
+                    size * pw,
+                    deferred,
+                );
+                ct.set_zeros(zeros, pw);
+                Ok(true)
+            })?;
+            if deferred {
+                return Ok(());
+            }
+        }
         self.with_plain(
             "multiply_plain",
             level,

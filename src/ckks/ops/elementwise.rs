@@ -73,6 +73,25 @@ impl LevelOps<'_> {
             .kernels()
             .ckks_multiply_plain(self.graph, dst, ct, plain, moduli, k, polys)
     }
+
+    /// dst = acc + ct * plain (minus with `subtract`) over `polys` polynomials: SEAL's
+    /// multiply_plain into a temporary and its add_inplace (sub_inplace) into acc, in one
+    /// launch. dst may be acc.
+    #[allow(clippy::too_many_arguments)]
+    pub fn multiply_plain_add(
+        &self,
+        dst: &Region,
+        acc: &Region,
+        ct: &Region,
+        plain: &Region,
+        polys: usize,
+        subtract: bool,
+    ) -> Result<()> {
+        let (k, moduli) = (self.primes(), self.level.moduli());
+        self.context
+            .kernels()
+            .ckks_multiply_plain_add(self.graph, dst, acc, ct, plain, moduli, k, polys, subtract)
+    }
 }
 
 impl LevelOps<'_> {
