@@ -129,7 +129,8 @@ pub struct Experiment {
     pub chain_log_n: u32,
     /// Work groups per compute unit of a chained launch (0: one per pass group).
     pub chain_groups_per_unit: u32,
-    /// A multiply waits for its relinearization to run with it in one launch.
+    /// A CKKS product waits for what consumes it: a multiply for its relinearization, a
+    /// multiply_plain for an add of it (one launch each with it).
     pub defer_multiply: bool,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.

@@ -39,8 +39,10 @@ pub struct KernelChoices {
     pub chain_groups_per_unit: u32,
     /// `true`: a multiply of two ciphertexts of two polynomials, at a level that chains,
     /// waits for its relinearization and runs with it in one launch
-    /// (`LevelOps::multiply_relinearize`); anything else that touches the product first runs
-    /// the tensor product on its own (`SEAL_OPENCL_DEFER_MULTIPLY`).
+    /// (`LevelOps::multiply_relinearize`), and a multiply_plain for an add of its product
+    /// into another ciphertext (`LevelOps::multiply_plain_add`); anything else that touches
+    /// the product first runs it on its own (`SEAL_OPENCL_DEFER_MULTIPLY`; read by the SEAL
+    /// backend, `src/seal_backend/deferred.rs`).
     pub defer_multiply: bool,
 }
 
