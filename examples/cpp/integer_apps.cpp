@@ -198,7 +198,7 @@ namespace
     vector<Ciphertext> psi_request(const Fixture &f, const Psi &psi, Evaluator &ev, const vector<Ciphertext> &query)
     {
         // The powers the evaluation needs: x^1 .. x^L and x^(i(L+1)); each one not sent by the
-        // receiver is x^a x^b with a the largest source power below it.
+        // receiver is x^a x^(k - a), a the largest power of two not above k (a source power).
         map<int, Ciphertext> powers;
         for (size_t s = 0; s < psi.sources.size(); s++)
         {
@@ -343,8 +343,8 @@ namespace
         ostringstream what;
         what << "APSI's sender: " << psi->sources.size() << " source powers in, the powers up to x^" << max_power
              << " (low x^1..x^" << psi->low << " in NTT form, high every x^" << step << "), " << bundles
-             << " bundle(s) of a degree-" << degree << " polynomial per slot by Paterson-Stockmeyer, mod-switched to the "
-             << "last level";
+             << " bundle(s) of a degree-" << degree
+             << " polynomial per slot by Paterson-Stockmeyer, mod-switched to the last level";
         app.name = "psi";
         app.what = what.str();
         app.request = [&f, psi](Evaluator &ev, const vector<Ciphertext> &query) {
@@ -593,8 +593,8 @@ namespace
         }
         const seal_opencl::TransferCounts after = seal_opencl::transfer_counts();
         m.wall_us = median(gpu);
-        m.uploads = double((after.pinned_uploads + after.pageable_uploads) - (before.pinned_uploads + before.pageable_uploads)) /
-                    reps;
+        const uint64_t uploads_before = before.pinned_uploads + before.pageable_uploads;
+        m.uploads = double(after.pinned_uploads + after.pageable_uploads - uploads_before) / reps;
         m.downloads = double(after.downloads - before.downloads) / reps;
         m.routed = m.uploads == double(m.inputs) && m.downloads == double(m.results);
         return m;
@@ -652,7 +652,9 @@ namespace
                 << ", \"cpu_us\": " << m.cpu_us << ", \"speedup\": " << m.cpu_us / m.wall_us
                 << ", \"uploads_per_request\": " << m.uploads << ", \"downloads_per_request\": " << m.downloads
                 << ", \"inputs\": " << m.inputs << ", \"results\": " << m.results
-                << ", \"routed\": " << (m.routed ? "true" : "false") << ", \"decrypts\": " << (m.decrypts ? "true" : "false") << ", \"noise_budget_bits\": " << m.noise_budget
+                << ", \"routed\": " << (m.routed ? "true" : "false")
+                << ", \"decrypts\": " << (m.decrypts ? "true" : "false")
+                << ", \"noise_budget_bits\": " << m.noise_budget
                 << ", \"identical\": " << (m.identical ? "true" : "false") << "}"
                 << (i + 1 < results.size() ? ",\n" : "\n");
         }
