@@ -25,9 +25,9 @@
 #                         SEAL_OPENCL_CHAIN_GROUPS 0, 4, 8 and 16
 #   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
 #   gpu-suite.sh integer  BFV and BGV: synchronized calls through SEAL's C++ API against SEAL's
-#                         CPU at N = 2^13 and 2^14 (cpp-integer_path), APSI's sender (degree 63,
-#                         4 bundles) and SealPIR's server (4096 elements) at N = 2^12 and 2^13
-#                         against SEAL's CPU (cpp-integer_apps), the integer tests, the
+#                         CPU at N = 2^13 and 2^14 (cpp-integer_path), APSI's sender (4 bundles
+#                         of degree 63, 16 of degree 15) and SealPIR's server (4096 elements) at
+#                         N = 2^13 against SEAL's CPU (cpp-integer_apps), the integer tests, the
 #                         differential fuzzer (>= 10^4 calls
 #                         per scheme), SEAL's BFV and BGV googletests routed
 #                         with every operation cross-checked against SEAL's CPU, and sealbench's
@@ -203,9 +203,12 @@ integer)
   for log_n in 13 14; do
     run "cpp-integer_path-2^$log_n" "$bin/cpp-integer_path" --log-n "$log_n" --reps 100
   done
-  for log_n in 12 13; do
-    run "cpp-integer_apps-2^$log_n" "$bin/cpp-integer_apps" --log-n "$log_n" --reps 10
-  done
+  # At N = 2^13, where both applications still decrypt (2^12's BFVDefault primes leave no noise
+  # budget); APSI's sender also with many low-degree bundles.
+  run cpp-integer_apps-2^13 "$bin/cpp-integer_apps" --log-n 13 --reps 10 \
+    --json "benches/results/integer_apps-2^13.json"
+  run cpp-integer_apps-2^13-psi-16-bundles "$bin/cpp-integer_apps" --log-n 13 --app psi --degree 15 \
+    --bundles 16 --reps 10 --json "benches/results/integer_apps-psi-16-bundles-2^13.json"
   run ex-seal_fuzz_integer "$bin/ex-seal_fuzz_integer" --calls 11000 \
     --out "$work/benches/results/seal_fuzz_integer.json"
   run cpp-sealtest-integer-crosscheck env SEAL_OPENCL_INSTALL=1 SEAL_GPU_ROUTE_ALL=1 \
