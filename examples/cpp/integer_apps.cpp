@@ -18,7 +18,7 @@
 //   pir  SealPIR's server, one dimension: the query is one encryption of inv(m) x^index; its
 //        expansion into m = --db ciphertexts (default 4096, a power of two <= N) takes
 //        log2(m) rounds of, per ciphertext c, apply_galois(c, N / 2^i + 1) into r, add(c, r)
-//        and sub(c, r) times the monomial x^(-2^i) = -x^(N - 2^i) (multiply_plain by a
+//        and (c - r) x^(-2^i) = sub(r, c) times the monomial x^(N - 2^i) (multiply_plain by a
 //        monomial plaintext: SealPIR shifts the words itself), which leaves encryptions of 1
 //        at index and 0 elsewhere; each transformed to NTT form and multiplied by its database
 //        plaintext (N coefficients mod t, kept in NTT form), the products summed and the sum
@@ -390,7 +390,7 @@ namespace
         size_t elements;
         size_t index;
         vector<uint32_t> galois_elts;   // N / 2^i + 1, round i of the expansion
-        vector<Plaintext> monomials;    // x^(-2^i) = -x^(N - 2^i), round i
+        vector<Plaintext> monomials;    // x^(N - 2^i), round i
         vector<Plaintext> database;     // in NTT form at the first level
     };
 
@@ -399,6 +399,9 @@ namespace
         // SealPIR's expand_query: round i splits each c into c + c(x^(N/2^i + 1)) (the terms
         // whose exponent has bit i clear, doubled) and (c - c(x^(N/2^i + 1))) x^(-2^i) (those
         // with bit i set, doubled and shifted down by 2^i), the latter placed after the former.
+        // Since x^N = -1 the latter is (c(x^(N/2^i + 1)) - c) x^(N - 2^i): a monomial of
+        // coefficient 1, as SEAL multiplies by a plaintext's coefficients as integers in [0, t)
+        // (-x^(N - 2^i), coefficient t - 1, would scale the noise by t - 1 every round).
         vector<Ciphertext> expanded{ query[0] };
         for (size_t i = 0; i < pir.galois_elts.size(); i++)
         {
@@ -408,7 +411,7 @@ namespace
                 Ciphertext rotated, difference;
                 ev.apply_galois(expanded[a], pir.galois_elts[i], f.galois_keys, rotated);
                 ev.add(expanded[a], rotated, next[a]);
-                ev.sub(expanded[a], rotated, difference);
+                ev.sub(rotated, expanded[a], difference);
                 ev.multiply_plain(difference, pir.monomials[i], next[a + expanded.size()]);
             }
             expanded = move(next);
@@ -449,7 +452,7 @@ namespace
         for (size_t i = 0; i < rounds; i++)
         {
             Plaintext monomial(n);
-            monomial[n - (size_t(1) << i)] = f.t - 1;
+            monomial[n - (size_t(1) << i)] = 1;
             pir->monomials.push_back(move(monomial));
         }
 
