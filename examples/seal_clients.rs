@@ -15,10 +15,12 @@
 //! run must exit cleanly and print what the CPU run prints; encryption draws fresh randomness
 //! in each run, so numbers may differ within [`close`]'s tolerance (the printed digits of CKKS
 //! results), and the numbers of lines that report a BFV or BGV noise budget are not compared:
-//! they measure the fresh encryption's noise (34 and 39 bits in two runs of example 4, whose
-//! BGV operations both run on the CPU), not a computation. The line reporting SEAL's memory pool is not compared:
-//! it reports the allocator, not a result. The CKKS examples that evaluate (5, 6) must have routed calls;
-//! the BFV and BGV ones run on the CPU (SEAL warns once per operation).
+//! they measure the fresh encryption's noise (34 and 39 bits in two runs of example 4), not a
+//! computation. The line reporting SEAL's memory pool is not compared: it reports the
+//! allocator, not a result. The examples that evaluate (BFV 1 to 3, BGV 4, CKKS 5 to 7) must
+//! route each of their operations ([`ROUTED_OPERATIONS`]), and no GPU run may print a warning
+//! of the backend (a `WARN` line on stderr; an operation SEAL runs on the CPU for device
+//! operands says so there).
 //!
 //! `bench` runs sealbench's benchmarks matching REGEX on both paths and prints them side by
 //! side (sealbench runs 10 iterations of each). sealbench times each call without synchronizing: on the GPU path a routed call
@@ -34,10 +36,41 @@ use seal_opencl::profiler::ProfileReport;
 
 // tests/seal_clients.rs includes this file as a module and calls `examples` and `bench`.
 
-/// The CKKS examples of SEAL's `native/examples` that evaluate: each must route its Evaluator
-/// calls. (7, serialization, needs zlib or Zstandard, which this build of SEAL leaves out: it
-/// only says so, on both paths.)
-const CKKS_EXAMPLES: &[u32] = &[5, 6];
+/// The examples of SEAL's `native/examples` that evaluate, each with the operations (as the
+/// profile names them) its Evaluator calls must route: BFV's basics (1), encoders (2, BFV and
+/// CKKS), levels (3, BFV), BGV's basics (4), CKKS's basics (5), rotations (6, BFV's rows and
+/// columns, CKKS's vector) and serialization (7, a CKKS product of loaded ciphertexts). An
+/// operation SEAL runs on the CPU without saying so would be missing from the profile.
+const ROUTED_OPERATIONS: &[(u32, &[&str])] = &[
+    (
+        1,
+        &[
+            "square",
+            "multiply",
+            "multiply_plain",
+            "add_plain",
+            "relinearize",
+        ],
+    ),
+    (2, &["add_plain", "square", "relinearize"]),
+    (3, &["mod_switch_to_next", "square", "relinearize"]),
+    (4, &["square", "relinearize", "mod_switch_to_next"]),
+    (
+        5,
+        &[
+            "square",
+            "multiply",
+            "multiply_plain",
+            "add",
+            "add_plain",
+            "relinearize",
+            "rescale_to_next",
+            "mod_switch_to_next",
+        ],
+    ),
+    (6, &["apply_galois"]),
+    (7, &["multiply", "relinearize", "rescale_to_next"]),
+];
 
 /// The line the examples print after each run, with the pool's allocation in MB.
 const POOL_LINE: &str = "Total allocation from the memory pool";
@@ -151,12 +184,32 @@ pub fn examples(args: &[String]) -> Result<(), String> {
         compare_outputs(&cpu_text, &gpu_text)
             .map_err(|e| format!("example {selection}: the GPU run printed otherwise: {e}"))?;
 
+        let gpu_errors = String::from_utf8_lossy(&gpu.stderr);
+        let warnings: Vec<&str> = gpu_errors
+            .lines()
+            .filter(|l| l.contains("WARN") || l.contains("ran on the CPU"))
+            .collect();
+        if !warnings.is_empty() {
+            return Err(format!(
+                "example {selection} on the GPU printed warnings:\n{}",
+                warnings.join("\n")
+            ));
+        }
         let routed = routed_calls(&profile)?;
         let total: u64 = routed.values().sum();
-        if CKKS_EXAMPLES.contains(&selection) && total == 0 {
+        let required = ROUTED_OPERATIONS
+            .iter()
+            .find(|(example, _)| *example == selection)
+            .map_or(&[][..], |(_, operations)| *operations);
+        let missing: Vec<&str> = required
+            .iter()
+            .copied()
+            .filter(|op| !routed.contains_key(*op))
+            .collect();
+        if !missing.is_empty() {
             return Err(format!(
-                "example {selection} is a CKKS example but routed nothing to the backend\n{}",
-                String::from_utf8_lossy(&gpu.stderr)
+                "example {selection} routed no {} call to the backend (routed: {routed:?})\n{gpu_errors}",
+                missing.join(", ")
             ));
         }
         let calls: Vec<String> = routed.iter().map(|(n, c)| format!("{n} x{c}")).collect();

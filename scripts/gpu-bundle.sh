@@ -12,7 +12,7 @@
 # working tree and carried folders may not exceed 64 MiB); bundles of other versions already
 # in .gpu/ stay, so one run can compare them (gpu-suite.sh picks one with SEAL=VERSION).
 # Names inside: test-<target>, bench-<target>, ex-<target>, cpp-listing1, cpp-host_path,
-# cpp-request, cpp-apps, cpp-integer_path, cpp-hostile_load, cpp-sealtest, cpp-sealexamples, cpp-sealbench, cpp-route_all.
+# cpp-request, cpp-apps, cpp-integer_path, cpp-integer_apps, cpp-hostile_load, cpp-sealtest, cpp-sealexamples, cpp-sealbench, cpp-route_all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -72,7 +72,7 @@ cmake_build() { # SOURCE BUILD [-DNAME=VALUE...]
   cmake --build "$build" --parallel "$(nproc)" >/dev/null
 }
 cmake_build examples/cpp "$release/cpp-example"
-for program in listing1 host_path request apps integer_path; do
+for program in listing1 host_path request apps integer_path integer_apps; do
   cp "$release/cpp-example/$program" "$stage/cpp-$program"
 done
 cmake_build tests/hostile-load "$release/hostile-load"

@@ -29,7 +29,10 @@
 #                         host_path at N = 2^13 and 2^14 with SEAL_OPENCL_DEFER_MULTIPLY=0
 #                         and 1, then the application benchmarks at 2^13
 #   gpu-suite.sh integer  BFV and BGV: synchronized calls through SEAL's C++ API against SEAL's
-#                         CPU at N = 2^13 and 2^14 (cpp-integer_path), the integer tests, the
+#                         CPU at N = 2^13 and 2^14 (cpp-integer_path), APSI's sender (4 bundles
+#                         of degree 63, 16 of degree 15) and SealPIR's server (4096 elements) at
+#                         N = 2^13 (the server also at 2^12) against SEAL's CPU
+#                         (cpp-integer_apps), the integer tests, the
 #                         differential fuzzer (>= 10^4 calls
 #                         per scheme), SEAL's BFV and BGV googletests routed
 #                         with every operation cross-checked against SEAL's CPU, and sealbench's
@@ -205,6 +208,14 @@ integer)
   for log_n in 13 14; do
     run "cpp-integer_path-2^$log_n" "$bin/cpp-integer_path" --log-n "$log_n" --reps 100
   done
+  # Both applications at N = 2^13; APSI's sender also with many low-degree bundles; SealPIR's
+  # server also at its usual 2^12 (where APSI's depth leaves no noise budget).
+  run cpp-integer_apps-2^13 "$bin/cpp-integer_apps" --log-n 13 --reps 10 \
+    --json "benches/results/integer_apps-2^13.json"
+  run cpp-integer_apps-2^13-psi-16-bundles "$bin/cpp-integer_apps" --log-n 13 --app psi --degree 15 \
+    --bundles 16 --reps 10 --json "benches/results/integer_apps-psi-16-bundles-2^13.json"
+  run cpp-integer_apps-2^12-pir "$bin/cpp-integer_apps" --log-n 12 --app pir --reps 10 \
+    --json "benches/results/integer_apps-pir-2^12.json"
   run ex-seal_fuzz_integer "$bin/ex-seal_fuzz_integer" --calls 11000 \
     --out "$work/benches/results/seal_fuzz_integer.json"
   run cpp-sealtest-integer-crosscheck env SEAL_OPENCL_INSTALL=1 SEAL_GPU_ROUTE_ALL=1 \

@@ -1,5 +1,5 @@
 //! examples/cpp (the XeHE paper's Listing 1 in C++, options set in code, the host-path, request
-//! and application benchmarks) builds as a user's
+//! and application benchmarks, the integer schemes' application benchmarks) builds as a user's
 //! project does: `scripts/install.sh` into a fresh prefix, then CMake's
 //! `find_package(SEALOpenCL)`; its GPU ciphertexts equal the CPU ones word for word on the
 //! default OpenCL device (PoCL on CI).
@@ -7,7 +7,7 @@
 mod cpp_build;
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The line listing1 prints last when every compared ciphertext is identical.
 const IDENTICAL: &str = "RESULT: GPU and CPU ciphertexts are identical word for word";
@@ -70,11 +70,36 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
             "4",
         ],
     );
+    // The integer schemes' applications in small (a degree-15 polynomial, a database of 16
+    // elements at N = 2^12): every Evaluator call routed, none reported as run on the CPU.
+    let output = smoke_run(
+        &build,
+        "integer_apps",
+        &[
+            "--log-n",
+            "12",
+            "--degree",
+            "15",
+            "--bundles",
+            "2",
+            "--db",
+            "16",
+            "--reps",
+            "1",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.matches("every Evaluator call routed").count() == 2
+            && !String::from_utf8_lossy(&output.stderr).contains("ran on the CPU"),
+        "integer_apps ran calls on the CPU\n{}",
+        cpp_build::printed(&output)
+    );
 }
 
 /// Runs the C++ benchmark `name` of `build` briefly with `args` on the default device; it must
-/// report identical results and write its JSON.
-fn smoke_run(build: &Path, name: &str, args: &[&str]) {
+/// report identical results and write its JSON. Returns its output.
+fn smoke_run(build: &Path, name: &str, args: &[&str]) -> Output {
     let json = build.join(format!("{name}-smoke.json"));
     let output = cpp_build::run(
         name,
@@ -93,4 +118,5 @@ fn smoke_run(build: &Path, name: &str, args: &[&str]) {
         output.status,
         cpp_build::printed(&output)
     );
+    output
 }

@@ -14,12 +14,14 @@ use crate::arith::Modulus;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::kernels::IntegerPlain;
 use crate::ckks::ops::LevelOps;
-use crate::cl::Region;
+use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::integer::kernels::IntegerKernels;
 use crate::integer::multiply::BehzLevels;
 use crate::integer::ops::{IntegerOps, IntegerScheme};
 use crate::integer::plain::{add_plain_corrected, multiply_plain_coeff, scale_add_plain};
+use crate::memcache::PoolBuffer;
+use crate::ntt::NttDirection;
 
 /// SEAL's scheme of an operation's parameter set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -156,7 +158,10 @@ fn plain_shape(ops: &LevelOps, level: &Level, plain: &GpuImage) -> Result<(usize
 
 impl Backend {
     /// dst = a (x) b (`a_size` and `b_size` polynomials; b may be a): BFV's by SEAL's BEHZ
-    /// base extensions in coefficient form, CKKS's and BGV's the tensor product in NTT form.
+    /// base extensions in coefficient form, CKKS's and BGV's the tensor product in NTT form,
+    /// and BGV's of coefficient-form operands (SEAL 4.0) by SEAL's `bgv_multiply`: the
+    /// operands' forward NTTs (copies: a and b stay), the tensor product, and its inverse NTT.
+    /// Each step is exact mod q_i, so the words are SEAL's whatever order it sums in.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn tensor_into(
         &self,
@@ -168,8 +173,30 @@ impl Backend {
         b: &Region,
         b_size: usize,
     ) -> Result<()> {
-        if level.scheme != Scheme::Bfv {
-            return ops.tensor(dst, a, a_size, b, b_size);
+        match level.scheme {
+            Scheme::Ckks | Scheme::Bgv { ntt_form: true } => {
+                return ops.tensor(dst, a, a_size, b, b_size)
+            }
+            Scheme::Bgv { ntt_form: false } => {
+                let words = ops.poly_words();
+                let to_ntt = |src: &Region, size: usize| -> Result<PoolBuffer> {
+                    let copy = ops.scratch(size * words)?;
+                    cl::copy_range(ops.graph().queue(), src, 0, copy.buffer(), 0, size * words)?;
+                    ops.transform(copy.buffer(), size, NttDirection::Forward)?;
+                    Ok(copy)
+                };
+                let a_ntt = to_ntt(a, a_size)?;
+                // A square (b is a) transforms once, as SEAL does for one operand.
+                let b_ntt = if std::ptr::eq(a, b) {
+                    None
+                } else {
+                    Some(to_ntt(b, b_size)?)
+                };
+                let b_ntt = b_ntt.as_ref().unwrap_or(&a_ntt);
+                ops.tensor(dst, a_ntt.buffer(), a_size, b_ntt.buffer(), b_size)?;
+                return ops.transform(dst, a_size + b_size - 1, NttDirection::Inverse);
+            }
+            Scheme::Bfv => {}
         }
         let key = (level.key_parms_id, ops.graph().tile().index());
         let found = self.behz.read().get(&key).cloned();

@@ -243,23 +243,20 @@ namespace seal_opencl_testkit
                         } });
         ops.push_back({ "add_plain of zero", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p_zero); } });
         // BFV's product by SEAL's BEHZ base extensions, BGV's tensor product in NTT form (SEAL 4.1
-        // on; SEAL 4.0 multiplies coefficient-form BGV ciphertexts through NTTs of its own, which
-        // stays on the CPU).
-        if (!c.bgv || ntt)
-        {
-            ops.push_back({ "multiply", [](Evaluator &e, Operands &o) { e.multiply_inplace(o.a, o.b); } });
-            ops.push_back({ "square", [](Evaluator &e, Operands &o) { e.square_inplace(o.a); } });
-            ops.push_back({ "multiply of sizes 3 and 2",
-                            [](Evaluator &e, Operands &o) {
-                                e.square_inplace(o.a);
-                                e.multiply_inplace(o.a, o.b);
-                            } });
-            ops.push_back({ "square of size 3",
-                            [](Evaluator &e, Operands &o) {
-                                e.multiply_inplace(o.a, o.b);
-                                e.square_inplace(o.a);
-                            } });
-        }
+        // on; SEAL 4.0 multiplies coefficient-form BGV ciphertexts through NTTs of the operands,
+        // routed too). A square of size 3 multiplies a ciphertext by itself.
+        ops.push_back({ "multiply", [](Evaluator &e, Operands &o) { e.multiply_inplace(o.a, o.b); } });
+        ops.push_back({ "square", [](Evaluator &e, Operands &o) { e.square_inplace(o.a); } });
+        ops.push_back({ "multiply of sizes 3 and 2",
+                        [](Evaluator &e, Operands &o) {
+                            e.square_inplace(o.a);
+                            e.multiply_inplace(o.a, o.b);
+                        } });
+        ops.push_back({ "square of size 3",
+                        [](Evaluator &e, Operands &o) {
+                            e.multiply_inplace(o.a, o.b);
+                            e.square_inplace(o.a);
+                        } });
 
         rust::Vec<IntegerOutcome> outcomes;
         for (auto &[name, op] : ops)
