@@ -15,7 +15,7 @@ use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
 use seal_opencl::profiler::Profiler;
-use seal_opencl_testkit::harness::rng;
+use seal_opencl_testkit::harness::{launches, rng};
 
 fn random_poly(rng: &mut impl Rng, moduli: &[Modulus], polys: usize, n: usize) -> Vec<u64> {
     let mut v = Vec::with_capacity(polys * moduli.len() * n);
@@ -448,19 +448,6 @@ fn multiply_relinearize_matches_host_composition() {
     });
 }
 
-/// Kernel launches of `op` on a profiled graph.
-fn launches(profiler: &Profiler, graph: &Graph, op: impl FnOnce()) -> u64 {
-    graph.finish().unwrap();
-    profiler.clear_events();
-    op();
-    profiler
-        .kernel_stats()
-        .unwrap()
-        .iter()
-        .map(|s| s.count)
-        .sum()
-}
-
 /// The fused launch budget: rescale in 3 launches with a two-pass NTT layout (2 with
 /// one): the last residue's inverse NTT, whose second pass shares its launch with the
 /// forward NTTs' first; switch_key in 5 (3): the target's inverse NTT, the decomposition
@@ -502,13 +489,13 @@ fn rescale_switch_key_and_galois_launch_counts() {
         ops.rescale(dst.buffer(), &ct, 2).unwrap();
         ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap();
         ops.apply_galois(&ct, &ct, 3, &key).unwrap();
-        let rescale = launches(&profiler, &graph, || {
+        let rescale = launches(&profiler, Some(&graph), || {
             ops.rescale(dst.buffer(), &ct, 2).unwrap()
         });
-        let switch_key = launches(&profiler, &graph, || {
+        let switch_key = launches(&profiler, Some(&graph), || {
             ops.switch_key(&ct, &ct, 2 * k * n, &key).unwrap()
         });
-        let galois = launches(&profiler, &graph, || {
+        let galois = launches(&profiler, Some(&graph), || {
             ops.apply_galois(&ct, &ct, 3, &key).unwrap()
         });
         // A multiply and its relinearization: one launch chained, else the tensor
@@ -517,11 +504,11 @@ fn rescale_switch_key_and_galois_launch_counts() {
             ops.alloc_result(3, k).unwrap(),
             ops.alloc_result(2, k).unwrap(),
         );
-        let multiply_relinearize = launches(&profiler, &graph, || {
+        let multiply_relinearize = launches(&profiler, Some(&graph), || {
             ops.multiply_relinearize(product.buffer(), operand.buffer(), &ct, &key)
                 .unwrap()
         });
-        let tensor = launches(&profiler, &graph, || {
+        let tensor = launches(&profiler, Some(&graph), || {
             ops.tensor(product.buffer(), operand.buffer(), 2, &ct, 2)
                 .unwrap()
         });

@@ -8,6 +8,7 @@
 
 use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::launches;
 use seal_opencl_testkit::seal_c::Ciphertext;
 
 /// Every routed operation on N = `n`, the primes of `bits`, scale 2^`scale_bits`; failures
@@ -244,18 +245,6 @@ fn deferred_products_reach_every_use() {
     assert_no_cpu_fallback();
 }
 
-/// Kernel launches of `op`, by the process's profiler.
-fn launches_of(profiler: &seal_opencl::profiler::Profiler, op: impl FnOnce()) -> u64 {
-    profiler.clear_events();
-    op();
-    profiler
-        .kernel_stats()
-        .unwrap()
-        .iter()
-        .map(|s| s.count)
-        .sum()
-}
-
 child_test! {
     /// The product is deferred where the level chains (N = 2^13):
     /// a multiply of resident ciphertexts launches nothing and its relinearization one
@@ -267,8 +256,8 @@ child_test! {
         let (fx, mut rng) = chaining_fixture();
         let (x, y, pt) = fx.operands(&mut rng);
         let (mut p, yg) = (resident(&fx, &x), resident(&fx, &y));
-        let multiply = launches_of(&profiler, || fx.evaluator.multiply_inplace(&mut p, &yg).unwrap());
-        let relinearize = launches_of(&profiler, || {
+        let multiply = launches(&profiler, None, || fx.evaluator.multiply_inplace(&mut p, &yg).unwrap());
+        let relinearize = launches(&profiler, None, || {
             fx.evaluator.relinearize_inplace(&mut p, &fx.relin).unwrap()
         });
         assert_eq!((multiply, relinearize), if deferred { (0, 1) } else { (1, 1) });
@@ -282,7 +271,7 @@ child_test! {
         fx.evaluator.multiply_plain(&yg, &plain, &mut acc).unwrap();
         // Run the accumulator's own product before counting.
         fx.evaluator.negate_inplace(&mut acc).unwrap();
-        let launched = launches_of(&profiler, || {
+        let launched = launches(&profiler, None, || {
             fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
             fx.evaluator.add_inplace(&mut acc, &t).unwrap();
         });

@@ -122,3 +122,23 @@ macro_rules! child_test {
         }
     };
 }
+
+/// Kernel launches `op` enqueues, by `profiler`'s records (cleared first), after waiting for
+/// `graph`'s earlier work where one is given (so that none of its events lands in the count).
+pub fn launches(
+    profiler: &seal_opencl::profiler::Profiler,
+    graph: Option<&seal_opencl::device::Graph>,
+    op: impl FnOnce(),
+) -> u64 {
+    if let Some(graph) = graph {
+        graph.finish().unwrap();
+    }
+    profiler.clear_events();
+    op();
+    profiler
+        .kernel_stats()
+        .unwrap()
+        .iter()
+        .map(|s| s.count)
+        .sum()
+}
