@@ -1,4 +1,5 @@
-//! CKKS products that wait for the operation that consumes them.
+//! Products that wait for the operation that consumes them: CKKS's of two ciphertexts,
+//! and every scheme's of a ciphertext and a plaintext in NTT form.
 //!
 //! SEAL's programs multiply and then relinearize the product (`multiply_inplace`, then
 //! `relinearize_inplace`; or out of place, a copy and the in-place call), and multiply by a

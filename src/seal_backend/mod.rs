@@ -614,15 +614,19 @@ impl Backend {
         a_size: usize,
         b: Option<(&GpuImage, usize)>,
     ) -> Result<Option<Deferred>> {
-        if a_size != 2 || b.is_some_and(|(_, b_size)| b_size != 2) || !ops.chains() {
+        if level.scheme != Scheme::Ckks
+            || a_size != 2
+            || b.is_some_and(|(_, b_size)| b_size != 2)
+            || !ops.chains()
+        {
             return Ok(None);
         }
         let b = b.map(|(b, _)| b.shared_words()).transpose()?;
         self.deferred(ops, level, a, Product::Tensor(b))
     }
 
-    /// `a` times `product` deferred (see `deferred.rs`), where the setting allows it, `a` is
-    /// a CKKS ciphertext and every factor's words lie on `ops`' tile; None: run it now.
+    /// `a` times `product` deferred (see `deferred.rs`), where the setting allows it and
+    /// every factor's words lie on `ops`' tile; None: run it now.
     fn deferred(
         &self,
         ops: &LevelOps,
@@ -630,7 +634,7 @@ impl Backend {
         a: &GpuImage,
         product: Product,
     ) -> Result<Option<Deferred>> {
-        if !self.kernel_choices.defer_multiply || level.scheme != Scheme::Ckks {
+        if !self.kernel_choices.defer_multiply {
             return Ok(None);
         }
         let tile = ops.graph().tile().index();
@@ -842,7 +846,7 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
     ) -> Result<()> {
-        if self.kernel_choices.defer_multiply && level.scheme == Scheme::Ckks {
+        if self.kernel_choices.defer_multiply {
             // The product deferred (see `deferred.rs`): checked as `with_plain` checks it.
             let deferred = self.with_ops("multiply_plain", level, |ops| {
                 ct.expect(size, ops, "encrypted")?;
