@@ -245,24 +245,24 @@ impl GpuImage {
     /// deferred (and the words unwritten), so that a later use tries again.
     fn run_deferred(&self) -> Result<()> {
         let mut deferred = self.deferred.lock();
-        if let (Some(tensor), Some(words)) = (deferred.as_ref(), &self.words) {
-            tensor.run(words)?;
+        if let (Some(product), Some(words)) = (deferred.as_ref(), &self.words) {
+            product.run(words)?;
             *deferred = None;
         }
         Ok(())
     }
 
-    /// Makes `product` the image's buffer, holding `len` words that `tensor` computes when
-    /// they are first used, or with the relinearization that takes it.
+    /// Makes `buffer` the image's, holding `len` words that `product` computes when they
+    /// are first used, or with the operation that consumes it.
     pub(super) fn defer(
         &mut self,
         graph: &Graph,
-        product: PoolBuffer,
+        buffer: PoolBuffer,
         len: usize,
-        tensor: Deferred,
+        product: Deferred,
     ) {
-        self.replace(graph, product, len);
-        *self.deferred.get_mut() = Some(tensor);
+        self.replace(graph, buffer, len);
+        *self.deferred.get_mut() = Some(product);
     }
 
     /// The deferred product, if any and `usable` says so, which the caller now runs (its
@@ -279,8 +279,8 @@ impl GpuImage {
         }
     }
 
-    pub(super) fn restore_deferred(&mut self, tensor: Deferred) {
-        *self.deferred.get_mut() = Some(tensor);
+    pub(super) fn restore_deferred(&mut self, product: Deferred) {
+        *self.deferred.get_mut() = Some(product);
     }
 
     /// The deferred plaintext product of `polys` polynomials the image holds, if any and on
@@ -570,9 +570,9 @@ impl GpuImage {
         }
         {
             let deferred = self.deferred.lock();
-            if let Some(tensor) = deferred
+            if let Some(product) = deferred
                 .as_ref()
-                .filter(|t| t.tile() == graph.tile().index())
+                .filter(|d| d.tile() == graph.tile().index())
             {
                 return Ok(GpuImage {
                     words: Some(Words::written_on(graph.alloc(self.len)?, graph)),
@@ -580,7 +580,7 @@ impl GpuImage {
                     known: self.known,
                     transparency: self.transparency.clone(),
                     upload: Mutex::new(None),
-                    deferred: Mutex::new(Some(tensor.clone())),
+                    deferred: Mutex::new(Some(product.clone())),
                 });
             }
         }
