@@ -206,16 +206,17 @@ ALWAYS_INLINE void tensor_group(__global u64 *dst, __global const u64 *a,
 
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
-// not (pass 1), after the tensor product of ta and tb into dst (pass 0, with `tensor`:
-// dst then holds the product, whose third polynomial is src's target and whose first two
-// are acc), and the passes' ends (ends[0] < ends[1] < ... < ends[passes - 1] = tickets, passes
+// not (pass 1; with times_plain the galois of src times plain), after the tensor product
+// of ta and tb into dst (pass 0, with `tensor`: dst then holds the product, whose third
+// polynomial is src's target and whose first two are acc), and the passes' ends (ends[0] < ends[1] < ... < ends[passes - 1] = tickets, passes
 // = 5, 6 with the tensor); each work group takes per_group tickets. `counters` are the
 // queue's (CHAIN_FINISHED + 1 counters, COUNTER_STRIDE apart).
 ALWAYS_INLINE void ks_chained_body(
     const bool galois, const bool tensor, __global u64 *values,
     __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
     __global const u64 *inv_root_powers, __global const u64 *ta, __global const u64 *tb,
-    __global const u64 *src, uint src_first, uint galois_elt, __global u64 *permuted,
+    __global const u64 *src, uint src_first, __global const u64 *plain, const bool times_plain,
+    uint galois_elt, __global u64 *permuted,
     __global u64 *between, uint ks_outs, uint ks_chunks, __global const u64 *target,
     uint target_first, __global const u64 *key, uint key_stride_primes,
     uint key_special_index, uint reduce_every, __global u64 *prod, __global u64 *last,
@@ -237,8 +238,9 @@ ALWAYS_INLINE void ks_chained_body(
             chain_hand_over(counters, 1, PASS_GROUPS(ends, 0), pass);
         }
         if (galois) {
-            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src,
-                                              galois_elt, permuted, K, lmem, OWN(o + 1)))
+            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src, plain,
+                                              times_plain, galois_elt, permuted, K, lmem,
+                                              OWN(o + 1)))
         } else {
             RUN(o + 1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
                                               src_first, lmem, OWN(o + 1)))
@@ -309,8 +311,8 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
     counters += counters_at;
     const uint ends[5] = {end1, end2, end3, end4, tickets};
     ks_chained_body(false, false, values, root_powers, params, coeff_modulus_size,
-                    inv_root_powers, 0, 0, src, src_first, 0, 0, between, ks_outs, ks_chunks,
-                    target, target_first, key, key_stride_primes, key_special_index,
+                    inv_root_powers, 0, 0, src, src_first, 0, false, 0, 0, between, ks_outs,
+                    ks_chunks, target, target_first, key, key_stride_primes, key_special_index,
                     reduce_every, prod, last, md_between, md_outs, md_chunks, dst, dst_stride,
                     inv, acc, acc_polys, (volatile __global uint *)counters, ends, per_group,
                     lmem, lroots, &slot);
@@ -318,15 +320,18 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
 
 // SEAL's apply_galois_ntt with galois_elt on both polynomials of src (K residues each, in
 // NTT form) into `permuted`, then the key switch of permuted's second polynomial into dst,
-// plus permuted's first: a rotation.
+// plus permuted's first: a rotation. With times_plain (1; else 0, and plain is not read)
+// src times the plaintext `plain` (K residues in NTT form) is rotated: SEAL's
+// multiply_plain_ntt and the rotation of its product (inv_block_galois_group).
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        __global const u64 *restrict root_powers, ulong root_powers_at,
                        __global const u64 *restrict params, ulong params_at,
                        uint coeff_modulus_size,
                        __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
-                       __global const u64 *src, ulong src_at, uint galois_elt,
-                       __global u64 *permuted, ulong permuted_at,
+                       __global const u64 *src, ulong src_at,
+                       __global const u64 *plain, ulong plain_at, uint times_plain,
+                       uint galois_elt, __global u64 *permuted, ulong permuted_at,
                        __global u64 *between, ulong between_at, uint ks_outs, uint ks_chunks,
                        __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
                        uint key_special_index, uint reduce_every,
@@ -350,6 +355,7 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     params += params_at;
     inv_root_powers += inv_root_powers_at;
     src += src_at;
+    plain += plain_at;
     permuted += permuted_at;
     between += between_at;
     key += key_at;
@@ -362,9 +368,9 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     const uint K = coeff_modulus_size;
     const uint ends[5] = {end1, end2, end3, end4, tickets};
     ks_chained_body(true, false, values, root_powers, params, K, inv_root_powers, 0, 0, src, 0,
-                    galois_elt, permuted, between, ks_outs, ks_chunks, permuted, K, key,
-                    key_stride_primes, key_special_index, reduce_every, prod, last,
-                    md_between, md_outs, md_chunks, dst, K, inv, permuted, 1,
+                    plain, times_plain != 0, galois_elt, permuted, between, ks_outs, ks_chunks,
+                    permuted, K, key, key_stride_primes, key_special_index, reduce_every, prod,
+                    last, md_between, md_outs, md_chunks, dst, K, inv, permuted, 1,
                     (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
 }
 
@@ -412,7 +418,7 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     const uint K = coeff_modulus_size;
     const uint ends[6] = {end0, end1, end2, end3, end4, tickets};
     ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst,
-                    2 * K, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
+                    2 * K, 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
                     key_stride_primes, key_special_index, reduce_every, prod, last,
                     md_between, md_outs, md_chunks, dst, K, inv, dst, 2,
                     (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);

@@ -79,13 +79,18 @@ ALWAYS_INLINE void fwd_block_transform_load(__global const u64 *in, load_op ld,
 // (arith.cl; galois_elt odd, < 2N); residues from transformed_first on (the last
 // polynomial) also go through the inverse's first pass into values, residue
 // r - transformed_first, as ntt_inv_block_gather leaves them. The others only pass the
-// transform's barriers. src is neither values nor permuted.
-// Work group `group` of the launch over lmem (B * PADDED_G words); `lid` and `active` as
-// in fwd_block_steps.
+// transform's barriers. With `times_plain` src is first multiplied by a plaintext in NTT
+// form (coeff_modulus_size residues; SEAL's multiply_plain_ntt, whose product is the
+// rotation's input): the permutation moves the product's words, so
+// permuted[r][i] = src[r][j] * plain[r mod coeff_modulus_size][j] mod q, j =
+// galois_ntt_index(i), reduced as SEAL reduces it (canonical). src is neither values nor
+// permuted. Work group `group` of the launch over lmem (B * PADDED_G words); `lid` and
+// `active` as in fwd_block_steps.
 ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
                                           __global const u64 *inv_root_powers,
                                           __global const u64 *params, uint coeff_modulus_size,
                                           uint reduce, __global const u64 *src,
+                                          __global const u64 *plain, bool times_plain,
                                           uint galois_elt, __global u64 *permuted,
                                           uint transformed_first, __local u64 *lmem,
                                           uint group, uint lid, bool active)
@@ -95,12 +100,17 @@ ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
     const uint prime = residue % coeff_modulus_size;
     const uint first = group_in_residue * (B * G);
     __global const u64 *in = src + (size_t)residue * N;
+    __global const u64 *factor = plain + (size_t)prime * N;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
     __global u64 *out = permuted + (size_t)residue * N + first;
     if (active) {
 #pragma unroll
         for (uint i = 0; i < R; i++) {
             uint e = lid + i * BLOCK_WG;
-            u64 x = in[galois_ntt_index(first + e, galois_elt, LOG_N)];
+            const uint j = galois_ntt_index(first + e, galois_elt, LOG_N);
+            u64 x = in[j];
+            if (times_plain)
+                x = multiply_uint_mod(x, factor[j], pr[0], pr[6], pr[5]);
             out[e] = x;
             lmem[block_slot(e)] = x;
         }
@@ -108,17 +118,18 @@ ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
     const bool transform = active && residue >= transformed_first;
     inv_block_transform(lmem, values + (size_t)(transform ? residue - transformed_first : 0) * N,
                         (__global const ulong2 *)inv_root_powers + prime * N,
-                        params + prime * PARAMS_STRIDE, group_in_residue, reduce, lid,
-                        transform);
+                        pr, group_in_residue, reduce, lid, transform);
 }
 
+// times_plain: 0 (plain is not read) or 1.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
                           __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
                           __global const u64 *restrict params, ulong params_at,
                           uint coeff_modulus_size, uint reduce,
-                          __global const u64 *restrict src, ulong src_at, uint galois_elt,
-                          __global u64 *restrict permuted, ulong permuted_at,
+                          __global const u64 *restrict src, ulong src_at,
+                          __global const u64 *restrict plain, ulong plain_at, uint times_plain,
+                          uint galois_elt, __global u64 *restrict permuted, ulong permuted_at,
                           uint transformed_first)
 {
     __local u64 lmem[B * PADDED_G];
@@ -126,10 +137,11 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
     inv_root_powers += inv_root_powers_at;
     params += params_at;
     src += src_at;
+    plain += plain_at;
     permuted += permuted_at;
     inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce, src,
-                           galois_elt, permuted, transformed_first, lmem,
-                           (uint)get_group_id(0), get_local_id(0), true);
+                           plain, times_plain != 0, galois_elt, permuted, transformed_first,
+                           lmem, (uint)get_group_id(0), get_local_id(0), true);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -355,18 +355,29 @@ fn switch_key_matches_host_composition() {
     });
 }
 
+/// A rotation (`LevelOps::apply_galois`) and a rotation of a plaintext product
+/// (`LevelOps::apply_galois_times_plain`) give the host permutation of the ciphertext (of
+/// its host product with the plaintext) with its second polynomial key-switched, out of
+/// place into a poisoned buffer (the inputs kept) and in place.
 #[test]
 fn apply_galois_matches_host_composition() {
     each_setup(|s, graph, rng| {
         let (log_n, strategy, choices, l) = (s.log_n, s.strategy, s.choices, s.key_moduli.len());
         let k = 3;
-        // A rotation's element (3) and the conjugation's (2N - 1).
-        for galois_elt in [3, 2 * s.n as u32 - 1] {
+        let moduli = &s.key_moduli[..k];
+        // A rotation's element (3), also of a plaintext product, and the conjugation's
+        // (2N - 1).
+        for (galois_elt, times_plain) in [(3, false), (3, true), (2 * s.n as u32 - 1, false)] {
             let key_words = random_poly(rng, &s.key_moduli, 2 * (l - 1), s.n);
             let key = KswitchKey::upload(&s.context, graph.queue(), l - 1, &key_words).unwrap();
-            let ct = random_poly(rng, &s.key_moduli[..k], 2, s.n);
+            let ct = random_poly(rng, moduli, 2, s.n);
+            let plain = random_poly(rng, moduli, 1, s.n);
+            let mut rotated = ct.clone();
+            if times_plain {
+                host::ckks_multiply_plain(&mut rotated, &plain, moduli, s.n);
+            }
             let mut permuted = vec![0; ct.len()];
-            host::ckks_galois_ntt(&mut permuted, &ct, galois_elt, s.log_n);
+            host::ckks_galois_ntt(&mut permuted, &rotated, galois_elt, s.log_n);
             // SEAL: the permuted first polynomial, the second key-switched into both.
             let mut want = permuted.clone();
             want[k * s.n..].fill(0);
@@ -379,12 +390,22 @@ fn apply_galois_matches_host_composition() {
                 s.log_n,
             );
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
+            let plain_buf = graph.context().upload(graph.queue(), &plain).unwrap();
             let ops = LevelOps::new(&s.context, graph, k).unwrap();
-            let what = format!("2^{log_n} {strategy} {choices:?} element {galois_elt}");
-            // Out of place into a poisoned buffer (the input kept), then in place.
+            let rotate = |dst: &cl::Region, src: &cl::Region| {
+                if times_plain {
+                    ops.apply_galois_times_plain(dst, src, &plain_buf, galois_elt, &key)
+                } else {
+                    ops.apply_galois(dst, src, galois_elt, &key)
+                }
+                .unwrap()
+            };
+            let what = format!(
+                "2^{log_n} {strategy} {choices:?} element {galois_elt} times_plain {times_plain}"
+            );
             let dst = graph.context().buffer(graph.queue(), ct.len()).unwrap();
             cl::poison(graph.queue(), &dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
-            ops.apply_galois(&dst, &buf, galois_elt, &key).unwrap();
+            rotate(&dst, &buf);
             assert_same(
                 &cl::download(graph.queue(), &dst).unwrap(),
                 &want,
@@ -395,7 +416,12 @@ fn apply_galois_matches_host_composition() {
                 &ct,
                 &format!("{what}: its input"),
             );
-            ops.apply_galois(&buf, &buf, galois_elt, &key).unwrap();
+            assert_same(
+                &cl::download(graph.queue(), &plain_buf).unwrap(),
+                &plain,
+                &format!("{what}: the plaintext"),
+            );
+            rotate(&buf, &buf);
             let got = cl::download(graph.queue(), &buf).unwrap();
             assert_same(&got, &want, &what);
         }
@@ -454,7 +480,8 @@ fn multiply_relinearize_matches_host_composition() {
 /// and inner product inside the forward NTT, the mod-down's inverse and forward NTTs,
 /// each inverse's second pass sharing the next step's launch and key switching's last
 /// pass running the mod-down inverse's first; apply_galois in as many as switch_key, its
-/// permutation sharing the target inverse's launch.
+/// permutation sharing the target inverse's launch, and so a rotation of a plaintext
+/// product (the permutation reads the product; one launch more unfused).
 #[test]
 fn rescale_switch_key_and_galois_launch_counts() {
     let mut rng = rng();
@@ -512,7 +539,21 @@ fn rescale_switch_key_and_galois_launch_counts() {
             ops.tensor(product.buffer(), operand.buffer(), 2, &ct, 2)
                 .unwrap()
         });
+        // A rotation of a plaintext product: the rotation's launches where the permutation
+        // is fused (it reads the product), else the product's launch first.
+        let plain = ops.alloc_result(1, k).unwrap();
+        let galois_times_plain = launches(&profiler, Some(&graph), || {
+            ops.apply_galois_times_plain(&ct, &ct, plain.buffer(), 3, &key)
+                .unwrap()
+        });
         let what = format!("2^{log_n} {strategy} {choices:?}");
+        let fused_permutation =
+            chained || (choices.fused && matches!(strategy, NttStrategy::Staged(_)));
+        assert_eq!(
+            galois_times_plain,
+            galois + u64::from(!fused_permutation),
+            "apply_galois_times_plain, {what}"
+        );
         if chained {
             assert_eq!(multiply_relinearize, 1, "multiply_relinearize, {what}");
         } else {

@@ -530,7 +530,8 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
 /// apply_galois_ntt does (`host::ckks_galois_ntt`) and runs the first log G inverse rounds
 /// (the whole inverse, reduced, with one pass) on the second's: equal to that host
 /// composition on one- (2^12) and two-pass (2^13) layouts of every staged variant, for the
-/// smallest and largest galois elements and one between; the source is unchanged.
+/// smallest and largest galois elements and one between, of the source and of the source
+/// times a plaintext (`host::ckks_multiply_plain` first); the source is unchanged.
 #[test]
 fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
     let (ctx, queue) = device();
@@ -540,39 +541,65 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
         let (count, primes) = (2, fp.moduli.len());
         let src_words = fp.random(&mut rng, count * primes, |r| r % primes);
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
+        let plain_words = fp.random(&mut rng, primes, |r| r);
+        let plain_buf = ctx.upload(&queue, &plain_words).unwrap();
         let fused = FusedPasses::new(fp.plan.clone(), None).unwrap();
         for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
-            let mut want_permuted = vec![0; src_words.len()];
-            seal_opencl::ckks::host::ckks_galois_ntt(
-                &mut want_permuted,
-                &src_words,
-                galois_elt,
-                fp.log_n,
-            );
-            let mut want = want_permuted[(count - 1) * primes * n..].to_vec();
-            for (j, res) in want.chunks_exact_mut(n).enumerate() {
-                host_inverse_first_pass(res, &fp.tables[j], fp.layout);
+            for times_plain in [false, true] {
+                let mut rotated = src_words.clone();
+                if times_plain {
+                    for ct in rotated.chunks_exact_mut(primes * n) {
+                        seal_opencl::ckks::host::ckks_multiply_plain(
+                            ct,
+                            &plain_words,
+                            &fp.moduli,
+                            n,
+                        );
+                    }
+                }
+                let mut want_permuted = vec![0; src_words.len()];
+                seal_opencl::ckks::host::ckks_galois_ntt(
+                    &mut want_permuted,
+                    &rotated,
+                    galois_elt,
+                    fp.log_n,
+                );
+                let mut want = want_permuted[(count - 1) * primes * n..].to_vec();
+                for (j, res) in want.chunks_exact_mut(n).enumerate() {
+                    host_inverse_first_pass(res, &fp.tables[j], fp.layout);
+                }
+                let values = ctx.buffer(&queue, primes * n).unwrap();
+                let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
+                cl::poison(&queue, &values, POISON).unwrap();
+                cl::poison(&queue, &permuted, POISON).unwrap();
+                fused
+                    .inverse_first_pass_galois(
+                        &queue,
+                        &values,
+                        &src_buf,
+                        times_plain.then_some(&plain_buf),
+                        &permuted,
+                        galois_elt,
+                        count,
+                        primes,
+                        false,
+                    )
+                    .unwrap();
+                let what = format!(
+                    "{} element {galois_elt} times_plain {times_plain}",
+                    fp.name()
+                );
+                assert_eq!(
+                    cl::download(&queue, &permuted).unwrap(),
+                    want_permuted,
+                    "{what}: permuted"
+                );
+                assert_eq!(
+                    cl::download(&queue, &values).unwrap(),
+                    want,
+                    "{what}: first pass"
+                );
             }
-            let values = ctx.buffer(&queue, primes * n).unwrap();
-            let permuted = ctx.buffer(&queue, count * primes * n).unwrap();
-            cl::poison(&queue, &values, POISON).unwrap();
-            cl::poison(&queue, &permuted, POISON).unwrap();
-            fused
-                .inverse_first_pass_galois(
-                    &queue, &values, &src_buf, &permuted, galois_elt, count, primes, false,
-                )
-                .unwrap();
-            let what = format!("{} element {galois_elt}", fp.name());
-            assert_eq!(
-                cl::download(&queue, &permuted).unwrap(),
-                want_permuted,
-                "{what}: permuted"
-            );
-            assert_eq!(
-                cl::download(&queue, &values).unwrap(),
-                want,
-                "{what}: first pass"
-            );
         }
         let src_after = cl::download(&queue, &src_buf).unwrap();
         assert_eq!(src_after, src_words, "{}: source unchanged", fp.name());
@@ -615,32 +642,62 @@ fn fused_passes_reject_bad_arguments() {
     let plan = FusedPasses::new(Arc::new(plan), None).unwrap();
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(
-            plan.inverse_first_pass_galois(&queue, &values, &src, &permuted, elt, 2, 2, false),
+            plan.inverse_first_pass_galois(
+                &queue, &values, &src, None, &permuted, elt, 2, 2, false,
+            ),
             what,
         );
     }
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &src, &src, 3, 2, 2, false),
+        plan.inverse_first_pass_galois(&queue, &values, &src, None, &src, 3, 2, 2, false),
         "permuted is src",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &permuted, &src, &permuted, 3, 2, 2, false),
+        plan.inverse_first_pass_galois(&queue, &permuted, &src, None, &permuted, 3, 2, 2, false),
         "values is permuted",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &src, &permuted, 3, 3, 2, false),
+        plan.inverse_first_pass_galois(&queue, &values, &src, None, &permuted, 3, 3, 2, false),
         "src too short for 3 polynomials",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &src, &buf(3 * n), 3, 2, 2, false),
+        plan.inverse_first_pass_galois(&queue, &values, &src, None, &buf(3 * n), 3, 2, 2, false),
         "permuted too short",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &buf(n), &src, &permuted, 3, 2, 2, false),
+        plan.inverse_first_pass_galois(
+            &queue,
+            &values,
+            &src,
+            Some(&buf(n)),
+            &permuted,
+            3,
+            2,
+            2,
+            false,
+        ),
+        "plain too short for 2 primes",
+    );
+    assert_invalid(
+        plan.inverse_first_pass_galois(
+            &queue,
+            &values,
+            &src,
+            Some(&permuted),
+            &permuted,
+            3,
+            2,
+            2,
+            false,
+        ),
+        "plain is permuted",
+    );
+    assert_invalid(
+        plan.inverse_first_pass_galois(&queue, &buf(n), &src, None, &permuted, 3, 2, 2, false),
         "values too short for the last polynomial",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &long, &src, &buf(8 * n), 3, 1, 3, false),
+        plan.inverse_first_pass_galois(&queue, &long, &src, None, &buf(8 * n), 3, 1, 3, false),
         "galois over more primes than the plan's",
     );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));

@@ -227,13 +227,45 @@ fn deferred_products_reach_every_use() {
     ev.sub_inplace(&mut want, &want_t2).unwrap();
     assert_same(&want, &acc, "plaintext products added and subtracted");
     assert_same(&want_t1, &t1, "a plaintext product added, then read");
-    // A plaintext product rotated (run on its own first).
+    // A plaintext product rotated in place (its permutation reads the product).
     ev.multiply_plain_inplace(&mut t2, &pg).unwrap();
     ev.rotate_vector_inplace(&mut t2, 1, &fx.galois).unwrap();
     ev.multiply_plain_inplace(&mut want_t2, &pt).unwrap();
     ev.rotate_vector_inplace(&mut want_t2, 1, &fx.galois)
         .unwrap();
     assert_same(&want_t2, &t2, "a plaintext product rotated");
+    // TenSEAL's matrix product: each diagonal's product rotated in place and added into
+    // the accumulator; each product also rotated out of place (a copy rotated) by 3, which
+    // SEAL makes two rotations (4, then -1); one product read itself after a conjugation.
+    let (mut acc, mut want_acc) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+    ev.multiply_plain(&xg, &pg, &mut acc).unwrap();
+    ev.multiply_plain(&x, &pt, &mut want_acc).unwrap();
+    for (step, ct, want_ct) in [(1, &xg, &x), (5, &yg, &y)] {
+        let (mut t, mut want_t) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+        ev.multiply_plain(ct, &pg, &mut t).unwrap();
+        ev.multiply_plain(want_ct, &pt, &mut want_t).unwrap();
+        let (mut r, mut want_r) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+        ev.rotate_vector(&t, 3, &fx.galois, &mut r).unwrap();
+        ev.rotate_vector(&want_t, 3, &fx.galois, &mut want_r)
+            .unwrap();
+        assert_same(&want_r, &r, "a plaintext product rotated out of place");
+        ev.rotate_vector_inplace(&mut t, step, &fx.galois).unwrap();
+        ev.rotate_vector_inplace(&mut want_t, step, &fx.galois)
+            .unwrap();
+        ev.add_inplace(&mut acc, &t).unwrap();
+        ev.add_inplace(&mut want_acc, &want_t).unwrap();
+    }
+    assert_same(&want_acc, &acc, "plaintext products rotated and added");
+    let (mut t, mut want_t) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+    ev.multiply_plain(&yg, &pg, &mut t).unwrap();
+    ev.multiply_plain(&y, &pt, &mut want_t).unwrap();
+    let mut c = Ciphertext::new().unwrap();
+    ev.complex_conjugate(&t, &fx.galois, &mut c).unwrap();
+    assert_same(&want_t, &t, "a conjugated plaintext product read");
+    let mut want_c = Ciphertext::new().unwrap();
+    ev.complex_conjugate(&want_t, &fx.galois, &mut want_c)
+        .unwrap();
+    assert_same(&want_c, &c, "a plaintext product conjugated");
 
     // A product replaced unread by another, then relinearized.
     let mut p = xg.clone();
@@ -248,7 +280,9 @@ fn deferred_products_reach_every_use() {
 child_test! {
     /// The product is deferred where the level chains (N = 2^13):
     /// a multiply of resident ciphertexts launches nothing and its relinearization one
-    /// kernel, and a multiply_plain into a temporary added into another ciphertext one; with `SEAL_OPENCL_DEFER_MULTIPLY=0` (the second child) one and one, and two. In a child
+    /// kernel, a multiply_plain into a temporary added into another ciphertext one, and a
+    /// multiply_plain rotated, then added, two; with `SEAL_OPENCL_DEFER_MULTIPLY=0` (the
+    /// second child) one and one, two, and three. In a child
     /// process, since it installs the backend with the global profiler on.
     fn a_multiply_and_its_relinearization_are_one_launch() {
         let profiler = seal_opencl::profiler::enable_global();
@@ -276,6 +310,14 @@ child_test! {
             fx.evaluator.add_inplace(&mut acc, &t).unwrap();
         });
         assert_eq!(launched, if deferred { 1 } else { 2 });
+        // TenSEAL's diagonal: a multiply_plain, its rotation in place and its add into an
+        // accumulator: the rotation reads the product, then the add.
+        let launched = launches(&profiler, None, || {
+            fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
+            fx.evaluator.rotate_vector_inplace(&mut t, 1, &fx.galois).unwrap();
+            fx.evaluator.add_inplace(&mut acc, &t).unwrap();
+        });
+        assert_eq!(launched, if deferred { 2 } else { 3 });
     }
     parent(child) {
         seal_opencl_testkit::harness::run_child(child, &[]);

@@ -288,6 +288,7 @@ impl<'a> IntegerOps<'a> {
             // dst = (permuted[0], 0) + the key-switched permuted[1], one launch.
             let first = FirstPass::Galois {
                 src: ct,
+                plain: None,
                 galois_elt,
                 permuted: permuted.buffer(),
             };

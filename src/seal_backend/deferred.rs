@@ -12,7 +12,9 @@
 //! relinearization that takes a ciphertext product runs both in one launch
 //! (`LevelOps::multiply_relinearize`); an add or sub of a plaintext product into another
 //! ciphertext computes the product inside the sum (`LevelOps::multiply_plain_add`), and
-//! the product's own image stays deferred. Anything else that reaches the words (a host
+//! the product's own image stays deferred; a CKKS rotation of a plaintext product (of two
+//! polynomials) reads the product in its permutation (`LevelOps::apply_galois_times_plain`:
+//! TenSEAL's matrix products multiply each diagonal, then rotate it). Anything else that reaches the words (a host
 //! read, another operation, a copy on another tile) runs the product on its own first
 //! (`GpuImage::words`). Either way the words are SEAL's.
 //!
@@ -137,6 +139,25 @@ impl Deferred {
     ) -> Result<()> {
         let (a, b) = self.operands(ops.graph())?;
         ops.multiply_relinearize(dst, a, b, key)
+    }
+
+    /// Enqueues SEAL's apply_galois of this plaintext product (of two polynomials) with
+    /// `galois_elt` and `key` on `ops`' queue into `dst` (the product's buffer on `ops`'
+    /// tile): the permutation reads the ciphertext times the plaintext.
+    pub(super) fn run_rotated(
+        &self,
+        ops: &LevelOps,
+        dst: &Region,
+        galois_elt: u32,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        if self.plain_polys() != Some(2) {
+            return Err(crate::error::Error::Logic(
+                "a rotation of a product other than a plaintext one of two polynomials".into(),
+            ));
+        }
+        let (ct, plain) = self.operands(ops.graph())?;
+        ops.apply_galois_times_plain(dst, ct, plain, galois_elt, key)
     }
 
     /// Enqueues dst = acc + this plaintext product (minus with `subtract`) on `ops`' queue,

@@ -939,6 +939,22 @@ impl Backend {
             let key = self.key(key)?;
             // A permuted zero polynomial is zero, and switching it adds zero.
             let zeros = ct.zeros(ops.poly_words());
+            // A CKKS plaintext product (on this tile) is rotated in the permutation's pass.
+            let tile = ops.graph().tile().index();
+            let product = (level.scheme == Scheme::Ckks)
+                .then(|| ct.take_deferred(|d| d.plain_polys() == Some(2) && d.tile() == tile))
+                .flatten();
+            if let Some(product) = product {
+                let ran = ct
+                    .write_on(ops.graph())
+                    .and_then(|dst| product.run_rotated(ops, dst, galois_elt, &key));
+                if let Err(e) = ran {
+                    ct.restore_deferred(product);
+                    return Err(e);
+                }
+                ct.set_zeros(zeros, ops.poly_words());
+                return Ok(());
+            }
             rewrite(ops, ct, zeros, |t| {
                 self.apply_galois_into(ops, level, t.dst, t.src(), galois_elt, &key)
             })

@@ -36,8 +36,9 @@ kernel_sigs! {
     );
     KS_CHAINED_GALOIS = ks_chained_galois(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
-        inv_root_powers: Buf, src: Buf, galois_elt: U32, permuted: Buf, between: Buf,
-        ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
+        inv_root_powers: Buf, src: Buf, plain: Buf, times_plain: U32, galois_elt: U32,
+        permuted: Buf, between: Buf, ks_outs: U32, ks_chunks: U32, key: Buf,
+        key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
         md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, counters: Buf, end1: U32,
         end2: U32, end3: U32, end4: U32, tickets: U32, per_group: U32,
@@ -222,9 +223,12 @@ pub enum FirstPass<'a> {
     Target { src: &'a Region, first: usize },
     /// Rotate: SEAL's apply_galois_ntt (NTT form) or apply_galois (coefficient form) with
     /// `galois_elt` on both polynomials of `src` (2 K residues) into `permuted`, whose
-    /// second polynomial is then the target and whose first is added to the result.
+    /// second polynomial is then the target and whose first is added to the result. With
+    /// `plain` (K residues, NTT form only) the rotated ciphertext is `src` times `plain`:
+    /// SEAL's multiply_plain_ntt, whose product the permutation reads.
     Galois {
         src: &'a Region,
+        plain: Option<&'a Region>,
         galois_elt: u32,
         permuted: &'a Region,
     },
@@ -509,11 +513,15 @@ impl FusedPasses {
             }
             FirstPass::Galois {
                 src,
+                plain,
                 galois_elt,
                 permuted,
             } => {
                 crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
                 buffers.push(("src", src, res(2 * k)?, false));
+                if let Some(plain) = plain {
+                    buffers.push(("plain", plain, res(k)?, false));
+                }
                 buffers.push(("permuted", permuted, res(2 * k)?, true));
                 if acc_polys != 1 || !acc.same_start(permuted) {
                     return Err(Error::invalid(format!(
@@ -622,11 +630,15 @@ impl FusedPasses {
             }
             FirstPass::Galois {
                 src,
+                plain,
                 galois_elt,
                 permuted,
             } => {
                 let args: Vec<(&str, KernelArg)> = [
                     ("src", Buf(src)),
+                    // Not read without the plaintext.
+                    ("plain", Buf(plain.unwrap_or(src))),
+                    ("times_plain", U32(plain.is_some().into())),
                     ("galois_elt", U32(galois_elt)),
                     ("permuted", Buf(permuted)),
                 ]
@@ -636,8 +648,8 @@ impl FusedPasses {
                 .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv)), counters])
                 .chain(tail)
                 .collect();
-                // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of src and
-                // writes as many of permuted (checked).
+                // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of src (and
+                // K of plain, with it) and writes 2 K of permuted (checked).
                 unsafe {
                     chained
                         .galois
@@ -736,8 +748,14 @@ impl FusedPasses {
                 // Pass 1 has no groups: its buffers are never read or written.
                 (src, 0, s.prod, src, first, 0)
             }
+            FirstPass::Galois { plain: Some(_), .. } => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: a plaintext product is rotated in NTT form, not in coefficient form"
+                )))
+            }
             FirstPass::Galois {
                 src,
+                plain: None,
                 galois_elt,
                 permuted,
             } => {

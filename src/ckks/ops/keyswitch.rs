@@ -423,6 +423,34 @@ impl LevelOps<'_> {
         galois_elt: u32,
         key: &KswitchKey,
     ) -> Result<()> {
+        self.apply_galois_of(dst, ct, None, galois_elt, key)
+    }
+
+    /// SEAL's multiply_plain_ntt of `ct` (2 polynomials in NTT form) by `plain` (one
+    /// polynomial in NTT form), then [`LevelOps::apply_galois`] of the product into `dst`,
+    /// without the product's own launch or buffer: the permutation reads `ct` times
+    /// `plain` (TenSEAL's matrix products rotate each diagonal's product). `dst` may be
+    /// `ct`; `plain` is not written.
+    pub fn apply_galois_times_plain(
+        &self,
+        dst: &Region,
+        ct: &Region,
+        plain: &Region,
+        galois_elt: u32,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        self.apply_galois_of(dst, ct, Some(plain), galois_elt, key)
+    }
+
+    /// [`LevelOps::apply_galois`] of `ct`, or of `ct` times `plain`.
+    fn apply_galois_of(
+        &self,
+        dst: &Region,
+        ct: &Region,
+        plain: Option<&Region>,
+        galois_elt: u32,
+        key: &KswitchKey,
+    ) -> Result<()> {
         let words = self.poly_words();
         self.check_key_switch(key, words)?;
         let permuted = self.scratch(2 * words)?;
@@ -436,10 +464,19 @@ impl LevelOps<'_> {
             key,
         };
         let Some(fused) = self.fused_key_switch() else {
+            // Unfused: the product in a buffer of its own, then the permutation.
+            let product = match plain {
+                Some(plain) => {
+                    let product = self.scratch(2 * words)?;
+                    self.multiply_plain(product.buffer(), ct, 2, plain)?;
+                    Some(product)
+                }
+                None => None,
+            };
             self.context.kernels().ckks_galois_ntt(
                 self.graph,
                 permuted.buffer(),
-                ct,
+                product.as_ref().map_or(ct, |p| p.buffer()),
                 galois_elt,
                 2 * self.primes(),
             )?;
@@ -448,6 +485,7 @@ impl LevelOps<'_> {
         if fused.chains() {
             let first = FirstPass::Galois {
                 src: ct,
+                plain,
                 galois_elt,
                 permuted: permuted.buffer(),
             };
@@ -458,6 +496,7 @@ impl LevelOps<'_> {
             self.graph.queue(),
             t_target.buffer(),
             ct,
+            plain,
             permuted.buffer(),
             galois_elt,
             2,
