@@ -11,7 +11,8 @@ workload, three runs of benches/tenseal_bench.py (each after its own warm-up):
 1. as a user runs it: the evaluation's wall time per inference (`per_inference_evaluation_s`);
 2. with SEAL_OPENCL_PROFILE, twice (1 and 1 + R repetitions, so that the difference leaves the
    warm-up out): kernel time, launches, routed calls and the backend's host time in them
-   (summed over the threads that issue them, with profiling's events), per inference;
+   (summed over the threads that issue them, with profiling's events), per inference, and
+   the launches by kernel and the routed calls by operation;
 3. under py-spy (`record --native --idle`, raw stacks): the calling thread's samples inside the
    bench's `evaluate` (TenSEAL's calls) and inside `decrypt` (which waits for the device), but
    for the warm-up's, each put in the category of its innermost frame that names one
@@ -96,6 +97,18 @@ def profile_totals(profile: dict) -> tuple:
             sum(h["calls"] for h in host_calls), sum(h["total_ns"] for h in host_calls))
 
 
+def by_name(profile: dict) -> tuple:
+    """A profile's launches by kernel name and routed calls by operation name."""
+    return ({k["name"]: k["count"] for k in profile["kernels"]},
+            {h["name"]: h["calls"] for h in profile["host_calls"]})
+
+
+def per_inference(first: dict, last: dict, per: int) -> dict:
+    """What `last` counts beyond `first`, per inference, largest first (zeros left out)."""
+    rows = {name: (last.get(name, 0) - first.get(name, 0)) / per for name in last}
+    return {name: round(v, 1) for name, v in sorted(rows.items(), key=lambda kv: -kv[1]) if v}
+
+
 def run(command: list, env: dict, log: Path) -> float:
     started = time.time()
     with open(log, "w") as out:
@@ -130,14 +143,18 @@ def main() -> int:
 
         # Two profiled runs, of 1 and 1 + R repetitions: their difference is R repetitions
         # without the warm-up (program builds, key uploads) that both include.
-        profiles = []
+        profiles, names = [], []
         for reps in (1, 1 + args.reps):
             path = f"{base}.profile-{reps}.json"
             run(bench[:-1] + [str(reps), "--workloads", w], dict(env, SEAL_OPENCL_PROFILE=path),
                 Path(f"{base}.profile-{reps}.log"))
-            profiles.append(profile_totals(json.loads(Path(path).read_text())))
+            profile = json.loads(Path(path).read_text())
+            profiles.append(profile_totals(profile))
+            names.append(by_name(profile))
         per = args.reps * inferences
         kernel_ms, launches, calls, backend_host_ms = ((b - a) / per for a, b in zip(*profiles))
+        launches_by_kernel = per_inference(names[0][0], names[1][0], per)
+        calls_by_operation = per_inference(names[0][1], names[1][1], per)
         kernel_ms, backend_host_ms = kernel_ms / 1e6, backend_host_ms / 1e6
 
         raw = Path(f"{base}.stacks.txt")
@@ -154,7 +171,8 @@ def main() -> int:
                  "drain_ms": round(max(evaluation_ms - evaluate_ms, 0), 2),
                  "kernel_ms": round(kernel_ms, 2), "launches": round(launches),
                  "routed_calls": round(calls), "backend_host_ms": round(backend_host_ms, 2),
-                 "evaluate_split_ms": split, "samples": shares}
+                 "evaluate_split_ms": split, "launches_by_kernel": launches_by_kernel,
+                 "calls_by_operation": calls_by_operation, "samples": shares}
         result["workloads"].append(entry)
         print(json.dumps({k: v for k, v in entry.items() if k != "samples"}), flush=True)
     (args.out / "decompose.json").write_text(json.dumps(result, indent=1) + "\n")
