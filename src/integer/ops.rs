@@ -481,7 +481,7 @@ impl<'a> IntegerOps<'a> {
 /// What key switching's mod-down by `context`'s special prime subtracts in `scheme`: BFV
 /// rounds, BGV corrects mod t (with q_special^-1 mod t, SEAL's `inv_q_last_mod_t` of the key
 /// level). Errors: no special prime; q_special and t share a factor.
-pub(crate) fn key_switch_correction(
+pub fn key_switch_correction(
     context: &CkksContext,
     scheme: IntegerScheme,
 ) -> Result<DropCorrection> {

@@ -81,13 +81,9 @@ impl LevelOps<'_> {
         d: &DivideRound,
         correction: DropCorrection,
     ) -> Result<()> {
-        let fused = self
-            .level
-            .fused()
-            .filter(|f| f.chains())
-            .ok_or_else(|| {
-                Error::Logic("a chained mod-down at a level that does not chain".into())
-            })?;
+        let fused = self.level.fused().filter(|f| f.chains()).ok_or_else(|| {
+            Error::Logic("a chained mod-down at a level that does not chain".into())
+        })?;
         let n = self.n();
         let gathered = self.scratch(d.polys * n)?;
         let between = self.scratch(d.polys * d.primes * n)?;
