@@ -324,14 +324,7 @@ impl<'a> IntegerOps<'a> {
             );
         }
         if self.ntt_form() {
-            // dst = (permuted[0], 0) + the key-switched permuted[1].
-            let switch = Switch {
-                ct: dst,
-                acc: (permuted.buffer(), 1),
-                target: permuted.buffer(),
-                target_offset: words,
-                key,
-            };
+            let switch = Switch::rotation(dst, permuted.buffer(), words, key);
             if self.ops.chains() {
                 return self
                     .ops

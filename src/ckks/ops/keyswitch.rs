@@ -36,6 +36,26 @@ pub(crate) struct Switch<'b> {
     pub key: &'b KswitchKey,
 }
 
+impl<'b> Switch<'b> {
+    /// A rotation's key switch: `dst` = (permuted[0], 0) + the key-switched permuted[1],
+    /// `permuted` holding the permuted pair (`words` per polynomial); the first term is
+    /// added by the mod-down's last store.
+    pub(crate) fn rotation(
+        dst: &'b Region,
+        permuted: &'b Region,
+        words: usize,
+        key: &'b KswitchKey,
+    ) -> Self {
+        Switch {
+            ct: dst,
+            acc: (permuted, 1),
+            target: permuted,
+            target_offset: words,
+            key,
+        }
+    }
+}
+
 impl LevelOps<'_> {
     /// SEAL's switch_key_inplace for CKKS: key-switches `target` (one polynomial of K
     /// residues in NTT form, at word `target_offset` of `target`, a multiple of N) with
@@ -456,15 +476,7 @@ impl LevelOps<'_> {
         let words = self.poly_words();
         self.check_key_switch(key, words)?;
         let permuted = self.scratch(2 * words)?;
-        // dst = (permuted[0], 0) + the key-switched permuted[1], with the first term added
-        // by the mod-down's last store.
-        let switch = Switch {
-            ct: dst,
-            acc: (permuted.buffer(), 1),
-            target: permuted.buffer(),
-            target_offset: words,
-            key,
-        };
+        let switch = Switch::rotation(dst, permuted.buffer(), words, key);
         let Some(fused) = self.fused_key_switch() else {
             self.context.kernels().ckks_galois_ntt(
                 self.graph,
