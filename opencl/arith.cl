@@ -160,6 +160,31 @@ inline u64 moddown_finish(u64 x, u64 t, u64 inv, u64 inv_q, u64 q)
     return multiply_uint_mod_shoup(x + (q << 2) - t, inv, inv_q, q);
 }
 
+// BGV's mod-down by a dropped prime q_last (SEAL's mod_t_and_divide_q_last_ntt_inplace and
+// the BGV branch of switch_key_inplace): with c the dropped residue in coefficient form,
+// canonical, and t the plain modulus, it subtracts delta = c + q_last * kt, kt = (-c mod t)
+// * q_last^-1 mod t, in place of CKKS's rounding: c_i - delta_i is divisible by q_last, and
+// delta is 0 mod t, so the message survives mod t (scaled by q_last^-1 mod t, SEAL's
+// correction factor). There is no half-offset: SEAL's BGV branch floors nothing. Their
+// host reference is src/integer/host.rs's integer_mod_t_prep, tested through the kernels
+// that use them (integer.cl's integer_mod_t_prep, the chained key switch's
+// LOAD_MODDOWN_BGV).
+//
+// kt, for t < 2^61 with floor(2^128 / t) = (t_r0, t_r1) and inv_t = q_last^-1 mod t.
+inline u64 bgv_kt(u64 c, u64 t, u64 t_r0, u64 t_r1, u64 inv_t)
+{
+    return multiply_uint_mod(negate_uint_mod(barrett_reduce_64(c, t, t_r1), t), inv_t, t, t_r0,
+                             t_r1);
+}
+
+// delta mod q = (kt mod q) * (q_last mod q) + (c mod q) mod q, canonical; r0, r1 q's
+// Barrett ratio.
+inline u64 bgv_delta(u64 c, u64 kt, u64 q_last_mod_q, u64 q, u64 r0, u64 r1)
+{
+    u64 delta = multiply_uint_mod(barrett_reduce_64(kt, q, r1), q_last_mod_q, q, r0, r1);
+    return add_uint_mod(delta, barrett_reduce_64(c, q, r1), q);
+}
+
 // Harvey forward butterfly: x, y < 4q on entry and exit.
 inline void butterfly_forward_lazy(u64 *x, u64 *y, u64 w, u64 wq, u64 q)
 {

@@ -19,9 +19,13 @@
 //      (inv_fwd_strided_group, LOAD_DECOMPOSE): between;
 //   3. the forward block passes with the inner product with the key, and the special
 //      prime's first inverse pass (ks_block_group): prod, last;
-//   4. the mod-down's inverse second pass and forward first passes (LOAD_MODDOWN):
-//      md_between;
+//   4. the mod-down's inverse second pass and forward first passes (md_kind: CKKS's and
+//      BFV's rounding, LOAD_MODDOWN, or BGV's share, LOAD_MODDOWN_BGV with t, (t_r0, t_r1)
+//      and inv_t = q_special^-1 mod t; fused.cl's load_op): md_between;
 //   5. the mod-down's forward block passes and its division, into dst (moddown_block_group).
+//      Only the subtrahend differs between the schemes (SEAL's switch_key_inplace: (prod
+//      - NTT(r)) q_special^-1 + acc, r rounded or BGV's delta), and every output is
+//      canonical, so one division serves both.
 // Every buffer a pass writes is read only by later passes, and no pass writes what an
 // earlier pass read but dst (pass 5), which passes 1 and 3 read only where the caller
 // allows it (a rotation's source: read by pass 1 alone).
@@ -222,7 +226,8 @@ ALWAYS_INLINE void ks_chained_body(
     uint key_special_index, uint reduce_every, __global u64 *prod, __global u64 *last,
     __global u64 *md_between, uint md_outs, uint md_chunks, __global u64 *dst,
     uint dst_stride, __global const u64 *inv, __global const u64 *acc, uint acc_polys,
-    volatile __global uint *counters, const uint *ends, uint per_group, __local u64 *lmem,
+    uint md_kind, bgv_plain plain, volatile __global uint *counters, const uint *ends,
+    uint per_group, __local u64 *lmem,
     __local ulong2 *lroots, __local uint *slot)
 {
     const uint K = coeff_modulus_size;
@@ -247,7 +252,7 @@ ALWAYS_INLINE void ks_chained_body(
         }
         chain_hand_over(counters, o + 1, PASS_GROUPS(ends, o), pass);
         RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
-                                         LOAD_DECOMPOSE, 0, false, ks_outs, ks_chunks,
+                                         LOAD_DECOMPOSE, 0, no_plain(), false, ks_outs, ks_chunks,
                                          inv_root_powers, lmem, OWN(o + 2)))
         chain_hand_over(counters, o + 2, PASS_GROUPS(ends, o + 1), pass);
         RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
@@ -257,7 +262,7 @@ ALWAYS_INLINE void ks_chained_body(
                                   OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
-                                         LOAD_MODDOWN, K, false, md_outs, md_chunks, inv_root_powers,
+                                         md_kind, K, plain, false, md_outs, md_chunks, inv_root_powers,
                                          lmem, OWN(o + 4)))
         chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
@@ -284,6 +289,7 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
                 __global u64 *dst, ulong dst_at, uint dst_stride,
                 __global const u64 *restrict inv, ulong inv_at,
                 __global const u64 *acc, ulong acc_at, uint acc_polys,
+                uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
                 __global u64 *counters, ulong counters_at,
                 uint end1, uint end2, uint end3, uint end4, uint tickets, uint per_group)
 {
@@ -314,7 +320,8 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
                     inv_root_powers, 0, 0, src, src_first, 0, false, 0, 0, between, ks_outs,
                     ks_chunks, target, target_first, key, key_stride_primes, key_special_index,
                     reduce_every, prod, last, md_between, md_outs, md_chunks, dst, dst_stride,
-                    inv, acc, acc_polys, (volatile __global uint *)counters, ends, per_group,
+                    inv, acc, acc_polys, md_kind, bgv_plain_of(t, t_r0, t_r1, inv_t),
+                    (volatile __global uint *)counters, ends, per_group,
                     lmem, lroots, &slot);
 }
 
@@ -339,6 +346,7 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        __global u64 *md_between, ulong md_between_at, uint md_outs,
                        uint md_chunks, __global u64 *dst, ulong dst_at,
                        __global const u64 *restrict inv, ulong inv_at,
+                       uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
                        __global u64 *counters, ulong counters_at,
                        uint end1, uint end2, uint end3, uint end4, uint tickets,
                        uint per_group)
@@ -370,8 +378,9 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     ks_chained_body(true, false, values, root_powers, params, K, inv_root_powers, 0, 0, src, 0,
                     plain, times_plain != 0, galois_elt, permuted, between, ks_outs, ks_chunks,
                     permuted, K, key, key_stride_primes, key_special_index, reduce_every, prod,
-                    last, md_between, md_outs, md_chunks, dst, K, inv, permuted, 1,
-                    (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
+                    last, md_between, md_outs, md_chunks, dst, K, inv, permuted, 1, md_kind,
+                    bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
+                    per_group, lmem, lroots, &slot);
 }
 
 // SEAL's ckks_multiply of a and b (two polynomials of K residues each in NTT form; a may
@@ -391,6 +400,7 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
                        __global u64 *md_between, ulong md_between_at, uint md_outs,
                        uint md_chunks, __global u64 *dst, ulong dst_at,
                        __global const u64 *restrict inv, ulong inv_at,
+                       uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
                        __global u64 *counters, ulong counters_at, uint end0, uint end1,
                        uint end2, uint end3, uint end4, uint tickets, uint per_group)
 {
@@ -420,8 +430,9 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst,
                     2 * K, 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
                     key_stride_primes, key_special_index, reduce_every, prod, last,
-                    md_between, md_outs, md_chunks, dst, K, inv, dst, 2,
-                    (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
+                    md_between, md_outs, md_chunks, dst, K, inv, dst, 2, md_kind,
+                    bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
+                    per_group, lmem, lroots, &slot);
 }
 
 // SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
@@ -506,7 +517,8 @@ ALWAYS_INLINE void inv_strided_acc_group(__global u64 *dst, __global const u64 *
 //   7. its inverse second pass, plus acc's first acc_polys polynomials, into dst
 //      (inv_strided_acc_group).
 // SEAL divides in coefficient form and adds there: (INTT(prod) - r) q_special^-1 + acc mod
-// q_i, r the rounded special residue. Passes 5 to 7 compute INTT((prod - NTT(r))
+// q_i, r the rounded special residue (BGV's delta with md_kind LOAD_MODDOWN_BGV: SEAL
+// 4.0's BGV in coefficient form). Passes 5 to 7 compute INTT((prod - NTT(r))
 // q_special^-1) + acc: the same residue, canonical, so the same words. Every buffer a pass
 // writes is read only by later passes, but values (pass 2 writes it for pass 3; pass 6,
 // after both, for pass 7) and prod (pass 3 for passes 4 and 5; pass 5 in place, each word
@@ -529,6 +541,7 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       uint md_chunks, __global u64 *dst, ulong dst_at,
                       __global const u64 *restrict inv, ulong inv_at,
                       __global const u64 *acc, ulong acc_at, uint acc_polys,
+                      uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
                       __global u64 *counters, ulong counters_at, uint end1, uint end2,
                       uint end3, uint end4, uint end5, uint end6, uint tickets,
                       uint per_group)
@@ -566,15 +579,15 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
         chain_hand_over(count, 1, end1, pass);
         RUN(2, inv_fwd_strided_group(values, root_powers, params, K + 1,
                                      target + (size_t)target_first * N, LOAD_DECOMPOSE, 0,
-                                     true, ks_outs, ks_chunks, inv_root_powers, lmem, OWN(2)))
+                                     no_plain(), true, ks_outs, ks_chunks, inv_root_powers, lmem, OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
         // t_target is read only by one-pass layouts (LOG_S = 0), which do not chain.
         RUN(3, ks_block_group(values, root_powers, params, K + 1, values, target, target_first,
                               true, key, key_stride_primes, key_special_index, reduce_every,
                               prod, last, inv_root_powers, lmem, lroots, OWN(3)))
         chain_hand_over(count, 3, end3 - end2, pass);
-        RUN(4, inv_fwd_strided_group(md_between, root_powers, params, K, last, LOAD_MODDOWN, K,
-                                     false, md_outs, md_chunks, inv_root_powers, lmem, OWN(4)))
+        RUN(4, inv_fwd_strided_group(md_between, root_powers, params, K, last, md_kind, K,
+                                     bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs, md_chunks, inv_root_powers, lmem, OWN(4)))
         chain_hand_over(count, 4, end4 - end3, pass);
         RUN(5, moddown_block_group(md_between, root_powers, params, K, last, K, prod, K, prod, K,
                                    inv, prod, 0, lmem, OWN(5)))
@@ -731,13 +744,15 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     chain_finish(count, (uint)get_num_groups(0));
 }
 
-// SEAL's divide_and_round_q_last_ntt_inplace in one launch (a rescale): the mod-down of
+// SEAL's divide_and_round_q_last_ntt_inplace in one launch (a rescale; with md_kind
+// LOAD_MODDOWN_BGV BGV's mod_t_and_divide_q_last_ntt_inplace, a mod switch): the mod-down of
 // ops/moddown.rs, its three launches chained. Residue src_first of each of polys
 // polynomials of src (src_stride residues apart, in NTT form) is the one dropped, under
 // the plan's prime last_prime:
 //   1. its inverse's first pass (inv_block_gather_group on last_prime's tables): values;
-//   2. the inverse's second pass, the rounding and the forward first passes under the
-//      `coeff_modulus_size` primes kept (inv_fwd_strided_group, LOAD_MODDOWN): md_between;
+//   2. the inverse's second pass, the rounding (or BGV's share) and the forward first
+//      passes under the `coeff_modulus_size` primes kept (inv_fwd_strided_group, md_kind):
+//      md_between;
 //   3. the forward block passes and the division (moddown_block_group): dst, plus acc's
 //      first acc_polys polynomials.
 // Tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3 (see above).
@@ -752,6 +767,7 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
                      uint md_outs, uint md_chunks, __global u64 *dst, ulong dst_at,
                      uint dst_stride, __global const u64 *restrict inv, ulong inv_at,
                      __global const u64 *acc, ulong acc_at, uint acc_polys,
+                     uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
                      __global u64 *counters, ulong counters_at, uint end1, uint end2,
                      uint tickets, uint per_group)
 {
@@ -779,7 +795,8 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
                                       src_stride, src_first, lmem, OWN(1)))
         chain_hand_over(count, 1, end1, pass);
         RUN(2, inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size,
-                                     values, LOAD_MODDOWN, last_prime, false, md_outs,
+                                     values, md_kind, last_prime,
+                                     bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs,
                                      md_chunks, inv_root_powers, lmem, OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
         RUN(3, moddown_block_group(md_between, root_powers, params, coeff_modulus_size, values,

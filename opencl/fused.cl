@@ -18,18 +18,42 @@
 // ---------------------------------------------------------------------------------------
 // What a pass does to each word it loads under prime q_in for a transform under prime q:
 // the mod-down's rounding and reduction (moddown_round in arith.cl, the fusion of
-// ckks_moddown_prep); or key switching's decomposition, a canonical word reduced under q
-// (ckks_ks_decompose). The kinds are ntt_inv_fwd_strided's `kind` (src/ckks/fused/mod.rs).
+// ckks_moddown_prep); BGV's mod-down share (LOAD_MODDOWN_BGV: delta = c + q_in kt mod q,
+// arith.cl's bgv_kt and bgv_delta, the fusion of integer.cl's integer_mod_t_prep; no
+// half-offset, which only rounding needs); or key switching's decomposition, a canonical
+// word reduced under q (ckks_ks_decompose). The kinds are ntt_inv_fwd_strided's `kind`
+// and the chained key switches' `md_kind` (src/ckks/fused/mod.rs).
 #define LOAD_MODDOWN 1
 #define LOAD_DECOMPOSE 2
+#define LOAD_MODDOWN_BGV 3
+
+// BGV's plain modulus for LOAD_MODDOWN_BGV: t (< 2^61), floor(2^128 / t) as (t_r0, t_r1),
+// and inv_t = q_in^-1 mod t. The other kinds read none of it (no_plain()).
+typedef struct {
+    u64 t, t_r0, t_r1, inv_t;
+} bgv_plain;
+
+ALWAYS_INLINE bgv_plain bgv_plain_of(u64 t, u64 t_r0, u64 t_r1, u64 inv_t)
+{
+    bgv_plain plain = {t, t_r0, t_r1, inv_t};
+    return plain;
+}
+
+ALWAYS_INLINE bgv_plain no_plain(void)
+{
+    return bgv_plain_of(0, 0, 0, 0);
+}
+
+// fix: LOAD_MODDOWN's half-offset fix (moddown_fix); LOAD_MODDOWN_BGV's q_in mod q.
 typedef struct {
     uint kind;
-    u64 q_in, r1_in, q, r1, fix;
+    u64 q_in, r1_in, q, r0, r1, fix;
+    bgv_plain plain;
 } load_op;
 
 // Loads of words under prime `in_prime` into a transform under prime `prime`.
 ALWAYS_INLINE load_op prime_load(uint kind, __global const u64 *params, uint in_prime,
-                                 uint prime)
+                                 uint prime, bgv_plain plain)
 {
     load_op op;
     op.kind = kind;
@@ -37,14 +61,25 @@ ALWAYS_INLINE load_op prime_load(uint kind, __global const u64 *params, uint in_
     op.r1_in = params[in_prime * PARAMS_STRIDE + 5];
     op.q = params[prime * PARAMS_STRIDE];
     op.r1 = params[prime * PARAMS_STRIDE + 5];
-    op.fix = kind == LOAD_MODDOWN ? moddown_fix(op.q_in, op.q, op.r1) : 0;
+    op.r0 = params[prime * PARAMS_STRIDE + 6];
+    op.fix = kind == LOAD_MODDOWN       ? moddown_fix(op.q_in, op.q, op.r1)
+             : kind == LOAD_MODDOWN_BGV ? barrett_reduce_64(op.q_in, op.q, op.r1)
+                                        : 0;
+    op.plain = plain;
     return op;
 }
 
+// x: for the mod-downs an inverse NTT's output under q_in (< 2 q_in); for the
+// decomposition canonical. Out: LOAD_MODDOWN [0, 2q), the others canonical.
 ALWAYS_INLINE u64 apply_load(load_op op, u64 x)
 {
     if (op.kind == LOAD_MODDOWN)
         return moddown_round(x, op.q_in, op.r1_in, op.q, op.r1, op.fix);
+    if (op.kind == LOAD_MODDOWN_BGV) {
+        const u64 c = reduce_once(x, op.q_in);
+        const bgv_plain p = op.plain;
+        return bgv_delta(c, bgv_kt(c, p.t, p.t_r0, p.t_r1, p.inv_t), op.fix, op.q, op.r0, op.r1);
+    }
     if (op.kind == LOAD_DECOMPOSE)
         return op.q_in <= op.q ? x : barrett_reduce_64(x, op.q, op.r1);
     return x;
@@ -148,8 +183,9 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
 #if LOG_S != 0
 // The inverse's strided pass of one residue followed, in the same work group, by forward
 // strided passes of it under other primes: key switching's decomposition (kind
-// LOAD_DECOMPOSE) and the mod-down's rounding (LOAD_MODDOWN), each the first pass of the
-// forward transforms that ntt_fwd_block_ks / ntt_fwd_block_moddown finish. Residue r of
+// LOAD_DECOMPOSE) and the mod-down's rounding (LOAD_MODDOWN; BGV's share, LOAD_MODDOWN_BGV
+// with `plain`), each the first pass of the forward transforms that ntt_fwd_block_ks /
+// ntt_fwd_block_moddown (or a chained launch's block passes) finish. Residue r of
 // `in` (after the inverse's block pass; under prime r for the decomposition, in_prime for
 // the mod-down) finishes its inverse, reduced to [0, q_in), in registers; then for each
 // output prime o of the group's chunk, ld(in -> o) on those words and the forward's
@@ -170,7 +206,7 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
 ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u64 *root_powers,
                                          __global const u64 *params, uint coeff_modulus_size,
                                          __global const u64 *in, uint kind, uint in_prime,
-                                         bool coeff_in, uint outs_per_group, uint chunks,
+                                         bgv_plain plain, bool coeff_in, uint outs_per_group, uint chunks,
                                          __global const u64 *inv_root_powers,
                                          __local u64 *lmem, uint group, uint lid, bool active)
 {
@@ -206,7 +242,7 @@ ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u6
         const uint p_out = out ? o : p_in;
         // The last reads of lmem (the inverse's, the previous transform's) are done.
         barrier(CLK_LOCAL_MEM_FENCE);
-        load_op ld = prime_load(kind, params, p_in, p_out);
+        load_op ld = prime_load(kind, params, p_in, p_out, plain);
         u64 v[R];
         if (out) {
 #pragma unroll
@@ -234,7 +270,7 @@ void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
     in += in_at;
     inv_root_powers += inv_root_powers_at;
     inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
-                          false, outs_per_group, chunks, inv_root_powers, lmem, (uint)get_group_id(0),
+                          no_plain(), false, outs_per_group, chunks, inv_root_powers, lmem, (uint)get_group_id(0),
                           get_local_id(0), true);
 }
 
@@ -344,7 +380,7 @@ ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64
         const bool transform = live && (J != P || coeff_target);
 #if LOG_S == 0
         fwd_block_transform_load(t_target + (size_t)J * N,
-                                 prime_load(LOAD_DECOMPOSE, params, J, P), lrow, w, lroots,
+                                 prime_load(LOAD_DECOMPOSE, params, J, P, no_plain()), lrow, w, lroots,
                                  local_roots, q, group_in_residue, lid, transform);
 #else
         fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w,
@@ -496,7 +532,7 @@ ALWAYS_INLINE void moddown_block_group(__global const u64 *values,
     __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
 #if LOG_S == 0
     fwd_block_transform_load(last + (size_t)poly * N,
-                             prime_load(LOAD_MODDOWN, params, last_prime, prime), lmem, w, 0,
+                             prime_load(LOAD_MODDOWN, params, last_prime, prime, no_plain()), lmem, w, 0,
                              false, q, group_in_residue, lid, active);
 #else
     fwd_block_transform(values + (size_t)residue * N, lmem, w, 0, false, q, group_in_residue,

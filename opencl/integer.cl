@@ -54,8 +54,8 @@ __kernel void integer_apply_galois(__global u64 *dst, ulong dst_at,
 // prime) both compute, per coefficient, with c = the dropped residue in coefficient form
 // (canonical) and t the plain modulus,
 //   kt = (-c mod t) * q_last^-1 mod t,
-//   delta_i = (c + q_last * kt) mod q_i,
-// so that c_i - delta_i is divisible by q_last and ((c_i - delta_i) / q_last) keeps the
+//   delta_i = (c + q_last * kt) mod q_i
+// (arith.cl's bgv_kt and bgv_delta, which the chained key switch's loads share), so that c_i - delta_i is divisible by q_last and ((c_i - delta_i) / q_last) keeps the
 // message mod t (scaled by q_last^-1 mod t, the correction factor SEAL tracks).
 // On entry last[p][k] (p < polys) holds c mod q_last = moduli[last_q_index] as an inverse
 // NTT leaves it: lazy (< 2 q_last) or canonical; t < 2^61 with its (r0, r1); inv_t =
@@ -79,9 +79,6 @@ __kernel void integer_mod_t_prep(__global u64 *dst, ulong dst_at,
     u64 r0 = moduli[i * INT_MODULI_STRIDE + 1];
     u64 r1 = moduli[i * INT_MODULI_STRIDE + 2];
     u64 c = reduce_once(last[(p << LOG_N) + k], q_last);
-    u64 kt = multiply_uint_mod(negate_uint_mod(barrett_reduce_64(c, t, t_r1), t), inv_t, t, t_r0,
-                               t_r1);
-    u64 delta = multiply_uint_mod(barrett_reduce_64(kt, q, r1), barrett_reduce_64(q_last, q, r1), q,
-                                  r0, r1);
-    dst[gid] = add_uint_mod(delta, barrett_reduce_64(c, q, r1), q);
+    dst[gid] = bgv_delta(c, bgv_kt(c, t, t_r0, t_r1, inv_t), barrett_reduce_64(q_last, q, r1), q,
+                         r0, r1);
 }

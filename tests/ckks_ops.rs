@@ -8,6 +8,7 @@ use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOp
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
+use seal_opencl::ckks::fused::DropCorrection;
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
@@ -15,6 +16,7 @@ use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
 use seal_opencl::profiler::Profiler;
+use seal_opencl_testkit::compose;
 use seal_opencl_testkit::harness::{launches, rng};
 
 fn random_poly(rng: &mut impl Rng, moduli: &[Modulus], polys: usize, n: usize) -> Vec<u64> {
@@ -25,47 +27,6 @@ fn random_poly(rng: &mut impl Rng, moduli: &[Modulus], polys: usize, n: usize) -
         }
     }
     v
-}
-
-/// SEAL's switch_key_inplace on the host, step for step as `LevelOps::switch_key`.
-fn host_switch_key(
-    ct: &mut [u64],
-    target: &[u64],
-    key: &[u64],
-    key_moduli: &[Modulus],
-    k: usize,
-    log_n: u32,
-) {
-    let n = 1usize << log_n;
-    let l = key_moduli.len();
-    let mut ext: Vec<Modulus> = key_moduli[..k].to_vec();
-    ext.push(key_moduli[l - 1]);
-    let tables = create_ntt_tables(log_n, &ext).unwrap();
-    let mut t_target = target.to_vec();
-    for (j, r) in t_target.chunks_exact_mut(n).enumerate() {
-        ntt_host::inverse_ntt_negacyclic_harvey(r, &tables[j]);
-    }
-    let mut dec = vec![0; k * (k + 1) * n];
-    host::ckks_ks_decompose(&mut dec, &t_target, &ext, n);
-    for (r, res) in dec.chunks_exact_mut(n).enumerate() {
-        ntt_host::ntt_negacyclic_harvey_lazy(res, &tables[r % (k + 1)]);
-    }
-    let mut prod = vec![0; 2 * k * n];
-    let mut last = vec![0; 2 * n];
-    host::ckks_ks_inner_product(&mut prod, &mut last, &dec, key, l, l - 1, &ext, n);
-    for r in last.chunks_exact_mut(n) {
-        ntt_host::inverse_ntt_negacyclic_harvey_lazy(r, &tables[k]);
-    }
-    let mut t = vec![0; 2 * k * n];
-    host::ckks_moddown_prep(&mut t, &last, k, &ext, k, n);
-    for (r, res) in t.chunks_exact_mut(n).enumerate() {
-        ntt_host::ntt_negacyclic_harvey_lazy(res, &tables[r % k]);
-    }
-    let inv: Vec<ShoupOperand> = ext[..k]
-        .iter()
-        .map(|q| ShoupOperand::new(invert_uint_mod(ext[k].value() % q.value(), q).unwrap(), q))
-        .collect();
-    host::ckks_divide_round_finish(ct, k, &prod, k, &t, &inv, &ext, k, 2, true, n);
 }
 
 /// SEAL's divide_and_round_q_last_ntt_inplace + drop (mod_switch_scale_to_next) on the
@@ -321,7 +282,15 @@ fn switch_key_matches_host_composition() {
             let ct = random_poly(rng, &s.key_moduli[..k], 3, s.n);
             let mut want = ct.clone();
             let target = ct[2 * k * s.n..].to_vec();
-            host_switch_key(&mut want, &target, &key_words, &s.key_moduli, k, s.log_n);
+            compose::switch_key(
+                &mut want,
+                &target,
+                &key_words,
+                &s.key_moduli,
+                k,
+                s.log_n,
+                DropCorrection::Round,
+            );
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
             let ops = LevelOps::new(&s.context, graph, k).unwrap();
             // Rows of one block (at most 64 items and 2.3 KB each in two passes) fit any
@@ -381,13 +350,14 @@ fn apply_galois_matches_host_composition() {
             // SEAL: the permuted first polynomial, the second key-switched into both.
             let mut want = permuted.clone();
             want[k * s.n..].fill(0);
-            host_switch_key(
+            compose::switch_key(
                 &mut want,
                 &permuted[k * s.n..],
                 &key_words,
                 &s.key_moduli,
                 k,
                 s.log_n,
+                DropCorrection::Round,
             );
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
             let plain_buf = graph.context().upload(graph.queue(), &plain).unwrap();
@@ -449,12 +419,20 @@ fn multiply_relinearize_matches_host_composition() {
                 let mut want = vec![0; 3 * k * s.n];
                 host::ckks_tensor(&mut want, &a, 2, other, 2, moduli, s.n);
                 let target = want[2 * k * s.n..].to_vec();
-                host_switch_key(&mut want, &target, &key_words, &s.key_moduli, k, log_n);
+                compose::switch_key(
+                    &mut want,
+                    &target,
+                    &key_words,
+                    &s.key_moduli,
+                    k,
+                    log_n,
+                    DropCorrection::Round,
+                );
                 want.truncate(2 * k * s.n);
                 let dst = graph.context().buffer(graph.queue(), 3 * k * s.n).unwrap();
                 cl::poison(graph.queue(), &dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
                 let other_buf = if square { &a_buf } else { &b_buf };
-                ops.multiply_relinearize(&dst, &a_buf, other_buf, &key)
+                ops.multiply_relinearize(&dst, &a_buf, other_buf, &key, DropCorrection::Round)
                     .unwrap();
                 let got = cl::download(graph.queue(), &dst).unwrap();
                 let what = format!("2^{log_n} {strategy} {choices:?} K={k} square={square}");
@@ -532,8 +510,14 @@ fn rescale_switch_key_and_galois_launch_counts() {
             ops.alloc_result(2, k).unwrap(),
         );
         let multiply_relinearize = launches(&profiler, Some(&graph), || {
-            ops.multiply_relinearize(product.buffer(), operand.buffer(), &ct, &key)
-                .unwrap()
+            ops.multiply_relinearize(
+                product.buffer(),
+                operand.buffer(),
+                &ct,
+                &key,
+                DropCorrection::Round,
+            )
+            .unwrap()
         });
         let tensor = launches(&profiler, Some(&graph), || {
             ops.tensor(product.buffer(), operand.buffer(), 2, &ct, 2)

@@ -8,28 +8,32 @@
 //! SEAL 4.0 keeps BGV ciphertexts in coefficient form; its BGV operations compute the same
 //! residues as 4.4.3's, in coefficient form (its key switch adds INTT of what 4.4.3's adds,
 //! its permutation is `apply_galois`, its mod switch `mod_t_and_divide_q_last_inplace`).
-//! So on SEAL 4.4.3 the coefficient-form BGV path (`ntt_form: false`) is checked against its
-//! results and inputs through the host's inverse NTT; built on SEAL 4.0, against 4.0 itself.
+//! So each build checks BGV in both forms: in SEAL's own against SEAL, in the other against
+//! SEAL's results and inputs through the host's NTT (`in_form`). BGV's key switch in NTT
+//! form is also checked against its host composition on random inputs
+//! (`bgv_switch_key_equals_host`).
 
 use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::Modulus;
-use seal_opencl::arith::{coeff_modulus_create, multiply_uint_mod};
+use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, multiply_uint_mod};
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
+use seal_opencl::ckks::fused::DropCorrection;
 use seal_opencl::ckks::kernels::IntegerPlain;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::integer::host::plain_lift;
 use seal_opencl::integer::kernels::IntegerKernels;
-use seal_opencl::integer::ops::{IntegerOps, IntegerScheme};
+use seal_opencl::integer::ops::{key_switch_correction, IntegerOps, IntegerScheme};
 use seal_opencl::integer::plain::multiply_plain_coeff;
 use seal_opencl::memcache::MemcacheConfig;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
 use seal_opencl::profiler::Profiler;
+use seal_opencl_testkit::compose;
 use seal_opencl_testkit::harness::{launches, rng};
 use seal_opencl_testkit::oracle_integer::{seal_integer_case, IntegerCase};
 
@@ -122,31 +126,36 @@ fn case_of(p: Params) -> IntegerCase {
     case
 }
 
-/// `case` with every ciphertext in coefficient form (SEAL 4.0's BGV): the inverse NTT of
-/// each residue, under the first K primes (K - 1 for the mod switch's result).
-fn in_coefficient_form(case: &IntegerCase, log_n: u32) -> IntegerCase {
+/// `case` with every ciphertext in NTT form (`ntt`: SEAL 4.1's BGV) or in coefficient form
+/// (SEAL 4.0's): the forward or inverse NTT of each residue, under the first K primes (K - 1
+/// for the mod switch's result).
+fn in_form(case: &IntegerCase, log_n: u32, ntt: bool) -> IntegerCase {
     let n = 1usize << log_n;
     let moduli: Vec<Modulus> = case.key_moduli[..case.primes]
         .iter()
         .map(|&q| Modulus::new(q).unwrap())
         .collect();
-    let inverse = |words: &[u64], k: usize| -> Vec<u64> {
+    let transform = |words: &[u64], k: usize| -> Vec<u64> {
         let tables = create_ntt_tables(log_n, &moduli[..k]).unwrap();
         let mut out = words.to_vec();
         for (r, residue) in out.chunks_exact_mut(n).enumerate() {
-            ntt_host::inverse_ntt_negacyclic_harvey(residue, &tables[r % k]);
+            if ntt {
+                ntt_host::ntt_negacyclic_harvey(residue, &tables[r % k]);
+            } else {
+                ntt_host::inverse_ntt_negacyclic_harvey(residue, &tables[r % k]);
+            }
         }
         out
     };
     let k = case.primes;
     IntegerCase {
-        ntt_form: false,
-        product: inverse(&case.product, k),
-        relinearized: inverse(&case.relinearized, k),
-        ct: inverse(&case.ct, k),
-        rotated: inverse(&case.rotated, k),
+        ntt_form: ntt,
+        product: transform(&case.product, k),
+        relinearized: transform(&case.relinearized, k),
+        ct: transform(&case.ct, k),
+        rotated: transform(&case.rotated, k),
         mod_switched: if k >= 2 {
-            inverse(&case.mod_switched, k - 1)
+            transform(&case.mod_switched, k - 1)
         } else {
             Vec::new()
         },
@@ -259,16 +268,87 @@ fn bgv_matches_seal() {
     }
 }
 
+/// BGV in the form the SEAL built against does not keep its ciphertexts in: SEAL 4.0's and
+/// 4.4.3's BGV operations compute the same residues, 4.0's in coefficient form and 4.4.3's
+/// in NTT form, so each build checks the other form against its own results transformed.
 #[test]
-fn bgv_in_coefficient_form_matches_seal_4_0s_residues() {
+fn bgv_in_the_other_form_matches_seals_residues() {
     let devices = devices();
     let graph = devices.graph();
     for p in params("bgv") {
-        // Built on SEAL 4.0, bgv_matches_seal checks the coefficient form against SEAL
-        // itself.
         let case = case_of(p);
-        if case.ntt_form {
-            check(p, &in_coefficient_form(&case, p.1), &graph);
+        check(p, &in_form(&case, p.1, !case.ntt_form), &graph);
+    }
+}
+
+/// BGV's key switch in NTT form (`IntegerOps::switch_key`: one chained launch at 2^13 by
+/// default, CKKS's chain with `LOAD_MODDOWN_BGV` on the mod-down's loads; fused unchained and
+/// unfused, `integer_mod_t_prep`) equals its host composition with BGV's correction
+/// (`compose::switch_key`, `integer::host::integer_mod_t_prep`) on fresh random targets,
+/// ciphertexts and keys, K = 3, 2, 1, plain moduli of 17 to 33 bits, in place in a poisoned
+/// pooled buffer as a relinearization runs it.
+#[test]
+fn bgv_switch_key_equals_host() {
+    let mut rng = rng();
+    let devices = devices();
+    let graph = devices.graph();
+    let log_n = 13;
+    let n = 1usize << log_n;
+    let bits = [50, 40, 60, 60];
+    let key_values = coeff_modulus_create(n as u64, &bits).unwrap();
+    let key_moduli: Vec<Modulus> = key_values
+        .iter()
+        .map(|&q| Modulus::new(q).unwrap())
+        .collect();
+    let l = key_moduli.len();
+    let kernels = IntegerKernels::new(graph.context(), log_n).unwrap();
+    for (choices, plain_bits) in CHOICES.into_iter().zip([20, 17, 33]) {
+        let t = Modulus::new(coeff_modulus_create(n as u64, &[plain_bits]).unwrap()[0]).unwrap();
+        let inv_q = invert_uint_mod(key_moduli[l - 1].value() % t.value(), &t).unwrap();
+        let correction = DropCorrection::PlainModulus { t, inv_q };
+        let context = CkksContext::new(
+            graph.context(),
+            log_n,
+            &key_values,
+            true,
+            NttStrategy::STAGED,
+            choices,
+        )
+        .unwrap();
+        let scheme = IntegerScheme::Bgv {
+            plain_modulus: t,
+            ntt_form: true,
+        };
+        for k in [3, 2, 1] {
+            let mut random = |moduli: &[Modulus], polys: usize| -> Vec<u64> {
+                (0..polys * moduli.len() * n)
+                    .map(|w| rng.gen_range(0..moduli[(w / n) % moduli.len()].value()))
+                    .collect()
+            };
+            let key_words = random(&key_moduli, 2 * (l - 1));
+            let ct = random(&key_moduli[..k], 3);
+            let mut want = ct.clone();
+            let target = ct[2 * k * n..].to_vec();
+            compose::switch_key(
+                &mut want,
+                &target,
+                &key_words,
+                &key_moduli,
+                k,
+                log_n,
+                correction,
+            );
+            let key = KswitchKey::upload(&context, graph.queue(), l - 1, &key_words).unwrap();
+            let buf = graph.alloc(ct.len()).unwrap();
+            cl::write(graph.queue(), buf.buffer(), 0, &ct).unwrap();
+            let ops = IntegerOps::new(&context, &kernels, &graph, k, scheme).unwrap();
+            ops.switch_key(buf.buffer(), buf.buffer(), 2 * k * n, &key)
+                .unwrap();
+            assert_same(
+                &download(&graph, buf.buffer(), ct.len()),
+                &want,
+                &format!("BGV switch_key 2^{log_n} t {} K={k} {choices:?}", t.value()),
+            );
         }
     }
 }
@@ -340,19 +420,28 @@ fn bad_arguments_are_errors() {
 }
 
 /// The launch budget of the routed BFV and BGV operations at a level that chains (N =
-/// 2^13, the default kernel choices): BFV's relinearize and apply_galois (rotate_rows,
-/// rotate_columns) in one launch each (`ks_chained_coeff`), multiply_plain in coefficient
-/// form in one (`multiply_plain_chained`, BGV's in SEAL 4.0's coefficient form too); BGV's
-/// key switches in NTT form keep CKKS's unfused inner product and their mod-down with the
-/// correction mod t. Issue 40: each launch costs NVIDIA's OpenCL ~10 us of host time.
+/// 2^13, the default kernel choices): relinearize and apply_galois (rotate_rows,
+/// rotate_columns) in one launch each, BFV's and SEAL 4.0's BGV's in coefficient form
+/// (`ks_chained_coeff`), SEAL 4.4.3's BGV's in NTT form (`ks_chained`,
+/// `ks_chained_galois`, BGV's correction on the mod-down's loads); BGV's multiply in NTT
+/// form with its relinearization in one (`ks_chained_tensor`; the backend defers the
+/// multiply to it, so a multiply and its relinearization cost 0 + 1); multiply_plain in
+/// coefficient form in one (`multiply_plain_chained`); BGV's mod_switch_to_next in NTT form
+/// in one (`moddown_chained`), in coefficient form 3 (gather, prep, division), as BFV's.
+/// Issue 40: each launch costs NVIDIA's OpenCL ~10 us of host time.
 #[test]
 fn launch_counts_where_the_level_chains() {
     let profiler = Profiler::new();
     let devices = profiled_devices(Some(profiler.clone()));
     let graph = devices.graph();
-    for name in ["bfv", "bgv"] {
+    // Both of BGV's forms whichever SEAL this is built on (the counts do not depend on the
+    // words).
+    for (name, ntt_form) in [("bfv", false), ("bgv", false), ("bgv", true)] {
         let p: Params = (name, 13, &[50, 40, 60, 60], 20, 0, 1);
-        let case = case_of(p);
+        let case = IntegerCase {
+            ntt_form,
+            ..case_of(p)
+        };
         let k = case.primes;
         let scheme = scheme_of(name, &case);
         let kernels = IntegerKernels::new(graph.context(), 13).unwrap();
@@ -387,6 +476,7 @@ fn launch_counts_where_the_level_chains() {
             KswitchKey::upload(&context, queue, case.galois_key_count, &case.galois_key).unwrap();
         let product = upload(&case.product);
         let ct = upload(&case.ct);
+        let switched = graph.alloc(2 * (k - 1) * (1 << 13)).unwrap();
         let plain_words: Vec<u64> = (0..100).map(|i| i * 7919 % case.plain_modulus).collect();
         let plain = upload(&plain_words);
         let relinearize = || ops.relinearize(product.buffer(), 3, &[&relin_key]).unwrap();
@@ -402,31 +492,54 @@ fn launch_counts_where_the_level_chains() {
             };
             multiply_plain_coeff(&level_ops, ct.buffer(), 2, p, true).unwrap()
         };
+        let mod_switch = || {
+            ops.mod_switch_to_next(switched.buffer(), ct.buffer(), 2)
+                .unwrap()
+        };
         // Build every program and one-prime plan outside the counted launches.
         relinearize();
         rotate();
         multiply_plain();
+        mod_switch();
         let counts = [
             launches(&profiler, Some(&graph), relinearize),
             launches(&profiler, Some(&graph), rotate),
             launches(&profiler, Some(&graph), multiply_plain),
+            launches(&profiler, Some(&graph), mod_switch),
         ];
         let want = match (name, case.ntt_form) {
-            ("bfv", _) => [1, 1, 1],
-            // Unfused key switching: the inner product (the target's inverse NTT, the
-            // decomposition, its NTTs, the product with the key: 2 + 2 * 2 launches) and
-            // the mod-down (the special residues' inverse NTT, integer_mod_t_prep, the NTT,
-            // ckks_divide_round_finish: 2 + 2 * 2); a rotation's ckks_galois_ntt first.
-            (_, true) => [12, 13, 1],
-            // SEAL 4.0's coefficient form: the target's NTT first and the pair's inverse NTT
-            // and addition after (2 + 1 + 2 more); a rotation's integer_apply_galois first.
-            (_, false) => [17, 18, 1],
+            (_, false) => [1, 1, 1, 3],
+            (_, true) => [1, 1, 1, 1],
         };
         assert_eq!(
             counts, want,
-            "{name} (NTT form {}): relinearize, apply_galois, multiply_plain",
+            "{name} (NTT form {}): relinearize, apply_galois, multiply_plain, \
+             mod_switch_to_next",
             case.ntt_form
         );
+        if name == "bgv" && case.ntt_form {
+            // BGV's multiply (the tensor product) and relinearize of SEAL 4.1 and later.
+            let correction = key_switch_correction(&context, scheme).unwrap();
+            let a = upload(&case.ct);
+            let dst = graph.alloc(3 * k * (1 << 13)).unwrap();
+            let multiply_relinearize = || {
+                level_ops
+                    .multiply_relinearize(
+                        dst.buffer(),
+                        a.buffer(),
+                        a.buffer(),
+                        &relin_key,
+                        correction,
+                    )
+                    .unwrap()
+            };
+            multiply_relinearize();
+            assert_eq!(
+                launches(&profiler, Some(&graph), multiply_relinearize),
+                1,
+                "{name}: multiply and relinearize"
+            );
+        }
     }
 }
 

@@ -18,16 +18,20 @@
 //!   (`LevelOps::switch_key_coeff_chained`): the chain's decomposition loads the target's
 //!   coefficients as they lie, its mod-down divides in place, and two more passes
 //!   transform the pair back and add.
-//! - **What the division by the dropped prime q subtracts.** CKKS and BFV round: they
-//!   subtract ((c + q/2) mod q) - q/2 for the dropped residue c. BGV subtracts
-//!   c + q * ((-c mod t) * q^-1 mod t), divisible by q and 0 mod t, so the message survives
-//!   mod t (`integer_mod_t_prep`, opencl/integer.cl); its key switches run CKKS's unfused
-//!   inner product, then that mod-down.
+//! - **What the division by the dropped prime q subtracts** ([`DropCorrection`]). CKKS
+//!   and BFV round: they subtract ((c + q/2) mod q) - q/2 for the dropped residue c. BGV
+//!   subtracts c + q * ((-c mod t) * q^-1 mod t), divisible by q and 0 mod t, so the
+//!   message survives mod t. Every other step is the same and every output canonical, so
+//!   where the level chains BGV's key switches and mod switches are CKKS's chained launches
+//!   with that correction on the mod-down's loads (`LOAD_MODDOWN_BGV`, opencl/fused.cl;
+//!   in coefficient form, SEAL 4.0's, BFV's chain likewise); elsewhere they run CKKS's
+//!   unfused inner product, then CKKS's unfused mod-down with `integer_mod_t_prep`
+//!   (opencl/integer.cl) as its prep.
 
 use super::kernels::IntegerKernels;
 use crate::arith::{invert_uint_mod, Modulus};
 use crate::ckks::context::{CkksContext, KswitchKey};
-use crate::ckks::fused::{DivideRound, FirstPass};
+use crate::ckks::fused::{DivideRound, DropCorrection, FirstPass};
 use crate::ckks::ops::{LastResidue, LevelOps, ModDownSpec, Switch};
 use crate::cl::{self, Region};
 use crate::device::Graph;
@@ -107,12 +111,19 @@ impl<'a> IntegerOps<'a> {
         self.ops.graph()
     }
 
-    /// Whether BFV's key switches run in coefficient form in one chained launch at this
-    /// level ([`LevelOps::switch_key_coeff_chained`]): BFV's mod-down rounds as CKKS's, so
-    /// the chain's passes are CKKS's with the target's coefficients loaded as they lie and
-    /// the pair transformed back before the addition. BGV's correction keeps its launches.
-    fn chains_bfv(&self) -> bool {
-        self.scheme == IntegerScheme::Bfv && self.ops.chains_coeff_key_switch()
+    /// Whether key switches in coefficient form (BFV's, SEAL 4.0's BGV's) run in one
+    /// chained launch at this level ([`LevelOps::switch_key_coeff_chained`]): the chain's
+    /// passes are CKKS's with the target's coefficients loaded as they lie, the mod-down's
+    /// loads subtracting [`IntegerOps::correction`], and the pair transformed back before
+    /// the addition.
+    fn chains_coeff(&self) -> bool {
+        !self.ntt_form() && self.ops.chains_coeff_key_switch()
+    }
+
+    /// What key switching's mod-down by the special prime subtracts in this scheme
+    /// ([`key_switch_correction`]).
+    fn correction(&self) -> Result<DropCorrection> {
+        key_switch_correction(self.ops.context(), self.scheme)
     }
 
     /// SEAL's switch_key_inplace for BFV and BGV: key-switches `target` (K residues at word
@@ -136,12 +147,14 @@ impl<'a> IntegerOps<'a> {
                 key,
             });
         }
-        if self.chains_bfv() {
+        if self.chains_coeff() {
             let first = FirstPass::Target {
                 src: target,
                 first: target_offset / self.ops.n(),
             };
-            return self.ops.switch_key_coeff_chained(first, ct, (ct, 2), key);
+            return self
+                .ops
+                .switch_key_coeff_chained(first, ct, (ct, 2), key, self.correction()?);
         }
         // Coefficient form: the target's NTT in a scratch buffer, then the key switch.
         let words = self.poly_words();
@@ -195,12 +208,23 @@ impl<'a> IntegerOps<'a> {
     }
 
     /// Key switch `s` with its target, ct and addend in NTT form: CKKS's key switch where
-    /// the division rounds (fused or chained where the context allows), else CKKS's
-    /// unfused inner product and BGV's mod-down.
+    /// the division rounds (fused or chained where the context allows); BGV's in one
+    /// chained launch, CKKS's chain with BGV's correction on the mod-down's loads
+    /// ([`LevelOps::switch_key_in_one_launch`]), where the level chains
+    /// ([`LevelOps::chains`]); else CKKS's unfused inner product and BGV's mod-down.
     fn switch_key_ntt(&self, s: &Switch) -> Result<()> {
         let IntegerScheme::Bgv { plain_modulus, .. } = self.scheme else {
             return self.ops.switch_key_into(s);
         };
+        if self.ops.chains() {
+            let first = FirstPass::Target {
+                src: s.target,
+                first: s.target_offset / self.ops.n(),
+            };
+            return self
+                .ops
+                .switch_key_in_one_launch(s, first, self.correction()?);
+        }
         let (prod, last) = self.ops.key_switch_inner_product(s)?;
         let md = self.ops.key_switch_mod_down_spec(
             s,
@@ -254,7 +278,7 @@ impl<'a> IntegerOps<'a> {
         }
         for (step, key) in keys.iter().enumerate() {
             let target = (size - 1 - step) * words;
-            if self.ntt_form() || self.chains_bfv() {
+            if self.ntt_form() || self.chains_coeff() {
                 self.switch_key(ct, ct, target, key)?;
             } else {
                 let target = ct.part(target, words)?;
@@ -284,19 +308,29 @@ impl<'a> IntegerOps<'a> {
         self.ops.check_key_switch(key, words)?;
         let moduli = self.ops.level().moduli();
         let permuted = self.ops.scratch(2 * words)?;
-        if self.chains_bfv() {
+        let first = FirstPass::Galois {
+            src: ct,
+            plain: None,
+            galois_elt,
+            permuted: permuted.buffer(),
+        };
+        if self.chains_coeff() {
             // dst = (permuted[0], 0) + the key-switched permuted[1], one launch.
-            let first = FirstPass::Galois {
-                src: ct,
-                plain: None,
-                galois_elt,
-                permuted: permuted.buffer(),
-            };
-            return self
-                .ops
-                .switch_key_coeff_chained(first, dst, (permuted.buffer(), 1), key);
+            return self.ops.switch_key_coeff_chained(
+                first,
+                dst,
+                (permuted.buffer(), 1),
+                key,
+                self.correction()?,
+            );
         }
         if self.ntt_form() {
+            let switch = Switch::rotation(dst, permuted.buffer(), words, key);
+            if self.ops.chains() {
+                return self
+                    .ops
+                    .switch_key_in_one_launch(&switch, first, self.correction()?);
+            }
             self.ops.context().kernels().ckks_galois_ntt(
                 self.graph(),
                 permuted.buffer(),
@@ -304,14 +338,7 @@ impl<'a> IntegerOps<'a> {
                 galois_elt,
                 2 * k,
             )?;
-            // dst = (permuted[0], 0) + the key-switched permuted[1].
-            return self.switch_key_ntt(&Switch {
-                ct: dst,
-                acc: (permuted.buffer(), 1),
-                target: permuted.buffer(),
-                target_offset: words,
-                key,
-            });
+            return self.switch_key_ntt(&switch);
         }
         self.kernels.integer_apply_galois(
             self.graph(),
@@ -352,7 +379,9 @@ impl<'a> IntegerOps<'a> {
     /// (`RNSTool::divide_and_round_q_last_inplace`), BGV corrects mod t
     /// (`mod_t_and_divide_q_last_ntt_inplace`, or 4.0's `mod_t_and_divide_q_last_inplace`).
     /// In coefficient form 3 launches (gather, prep, `ckks_divide_round_finish`); in NTT
-    /// form the transforms of the dropped residue and of the prep's output join them.
+    /// form the transforms of the dropped residue and of the prep's output join them, or,
+    /// where the level chains, one launch (a rescale's chained mod-down with BGV's
+    /// correction on its loads, [`LevelOps::mod_down_chained`]).
     /// dst must not overlap src. SEAL multiplies BGV's correction factor by
     /// q_{K-1}^-1 mod t; that is metadata, the caller's.
     pub fn mod_switch_to_next(&self, dst: &Region, src: &Region, polys: usize) -> Result<()> {
@@ -383,6 +412,11 @@ impl<'a> IntegerOps<'a> {
             },
         ) = (self.ntt_form(), self.scheme)
         {
+            let inv_q = inverse_mod_t(q_last, &plain)?;
+            if self.ops.chains() {
+                let correction = DropCorrection::PlainModulus { t: plain, inv_q };
+                return self.ops.mod_down_chained(k - 1, &divide, correction);
+            }
             let md = ModDownSpec {
                 last: LastResidue::Within {
                     buf: src,
@@ -392,7 +426,7 @@ impl<'a> IntegerOps<'a> {
                 last_key_prime: k - 1,
                 divide,
             };
-            return self.mod_down_bgv(&md, &plain, inverse_mod_t(q_last, &plain)?);
+            return self.mod_down_bgv(&md, &plain, inv_q);
         }
         // Coefficient form: no transform; what the division subtracts is computed from the
         // dropped residue as it lies.
@@ -435,6 +469,25 @@ impl<'a> IntegerOps<'a> {
             polys,
             false,
         )
+    }
+}
+
+/// What key switching's mod-down by `context`'s special prime subtracts in `scheme`: BFV
+/// rounds, BGV corrects mod t (with q_special^-1 mod t, SEAL's `inv_q_last_mod_t` of the key
+/// level). Errors: no special prime; q_special and t share a factor.
+pub fn key_switch_correction(
+    context: &CkksContext,
+    scheme: IntegerScheme,
+) -> Result<DropCorrection> {
+    match scheme {
+        IntegerScheme::Bfv => Ok(DropCorrection::Round),
+        IntegerScheme::Bgv { plain_modulus, .. } => {
+            let special = &context.key_moduli()[context.special_index()?];
+            Ok(DropCorrection::PlainModulus {
+                t: plain_modulus,
+                inv_q: inverse_mod_t(special, &plain_modulus)?,
+            })
+        }
     }
 }
 

@@ -1,5 +1,5 @@
-//! Products that wait for the operation that consumes them: CKKS's of two ciphertexts,
-//! and every scheme's of a ciphertext and a plaintext in NTT form.
+//! Products that wait for the operation that consumes them: CKKS's and BGV's (in NTT form)
+//! of two ciphertexts, and every scheme's of a ciphertext and a plaintext in NTT form.
 //!
 //! SEAL's programs multiply and then relinearize the product (`multiply_inplace`, then
 //! `relinearize_inplace`; or out of place, a copy and the in-place call), and multiply by a
@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
+use crate::ckks::fused::DropCorrection;
 use crate::ckks::ops::LevelOps;
 use crate::cl::Region;
 use crate::device::Graph;
@@ -44,9 +45,14 @@ pub(super) struct Deferred {
 /// What multiplies `a`.
 #[derive(Clone)]
 pub(super) enum Product {
-    /// SEAL's ckks_multiply of two ciphertexts of two polynomials: `a` times these words
-    /// (None: a square).
-    Tensor(Option<Arc<Words>>),
+    /// SEAL's ckks_multiply (or bgv_multiply in NTT form: the same tensor product; the
+    /// correction factor is metadata, SEAL's) of two ciphertexts of two polynomials: `a`
+    /// times these words (None: a square), relinearized with `correction` on its
+    /// mod-down (CKKS rounds; BGV corrects mod t).
+    Tensor {
+        b: Option<Arc<Words>>,
+        correction: DropCorrection,
+    },
     /// SEAL's multiply_plain_ntt of `a`'s `polys` polynomials by a plaintext's words.
     Plain { plain: Arc<Words>, polys: usize },
 }
@@ -54,8 +60,8 @@ pub(super) enum Product {
 impl std::fmt::Debug for Deferred {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let product = match &self.product {
-            Product::Tensor(None) => "square",
-            Product::Tensor(Some(_)) => "multiply",
+            Product::Tensor { b: None, .. } => "square",
+            Product::Tensor { b: Some(_), .. } => "multiply",
             Product::Plain { .. } => "multiply_plain",
         };
         f.debug_struct("Deferred")
@@ -91,14 +97,14 @@ impl Deferred {
 
     /// Whether this is a product of two ciphertexts (which a relinearization takes).
     pub(super) fn is_tensor(&self) -> bool {
-        matches!(self.product, Product::Tensor(_))
+        matches!(self.product, Product::Tensor { .. })
     }
 
     /// A plaintext product's polynomials (None: a product of two ciphertexts).
     pub(super) fn plain_polys(&self) -> Option<usize> {
         match self.product {
             Product::Plain { polys, .. } => Some(polys),
-            Product::Tensor(_) => None,
+            Product::Tensor { .. } => None,
         }
     }
 
@@ -107,8 +113,8 @@ impl Deferred {
     fn operands(&self, graph: &Graph) -> Result<(&Region, &Region)> {
         let a = self.a.ordered_read(graph)?;
         let b = match &self.product {
-            Product::Tensor(Some(b)) => b.ordered_read(graph)?,
-            Product::Tensor(None) => a,
+            Product::Tensor { b: Some(b), .. } => b.ordered_read(graph)?,
+            Product::Tensor { b: None, .. } => a,
             Product::Plain { plain, .. } => plain.ordered_read(graph)?,
         };
         Ok((a, b))
@@ -120,7 +126,7 @@ impl Deferred {
         let (a, b) = self.operands(&self.graph)?;
         let dst = product.written_next_on(&self.graph)?;
         match self.product {
-            Product::Tensor(_) => ops.tensor(dst, a, 2, b, 2)?,
+            Product::Tensor { .. } => ops.tensor(dst, a, 2, b, 2)?,
             Product::Plain { polys, .. } => ops.multiply_plain(dst, a, polys, b)?,
         }
         // Outside any operation's issue: `synchronize` must wait for this queue too.
@@ -137,8 +143,13 @@ impl Deferred {
         dst: &Region,
         key: &KswitchKey,
     ) -> Result<()> {
+        let Product::Tensor { correction, .. } = self.product else {
+            return Err(crate::error::Error::Logic(
+                "a plaintext product relinearized as a ciphertext one".into(),
+            ));
+        };
         let (a, b) = self.operands(ops.graph())?;
-        ops.multiply_relinearize(dst, a, b, key)
+        ops.multiply_relinearize(dst, a, b, key, correction)
     }
 
     /// Enqueues SEAL's apply_galois of this plaintext product (of two polynomials) with

@@ -51,14 +51,17 @@ pub use transfer::{PinnedHostRef, Traffic};
 pub use transparency::TransparencyCheck;
 use transparency::Zeros;
 
+use crate::arith::Modulus;
 use crate::ckks::check_galois_elt;
 use crate::ckks::context::{CkksContext, KernelChoices, KswitchKey};
+use crate::ckks::fused::DropCorrection;
 use crate::ckks::ops::LevelOps;
 use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
 use crate::error::{Error, Result};
 use crate::integer::kernels::IntegerKernels;
 use crate::integer::multiply::BehzLevels;
+use crate::integer::ops::{key_switch_correction, IntegerScheme};
 use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
 use keys::KeyCache;
@@ -604,8 +607,9 @@ impl Backend {
     }
 
     /// The product of `a` and `b` (or a square) deferred to its relinearization (see
-    /// `deferred.rs`), where the setting allows it, the level chains, both are CKKS
-    /// ciphertexts of two polynomials and their words lie on `ops`' tile; None: run it now.
+    /// `deferred.rs`), where the setting allows it, the level chains, both are CKKS or BGV
+    /// (in NTT form: SEAL 4.1 on) ciphertexts of two polynomials and their words lie on
+    /// `ops`' tile; None: run it now.
     fn deferred_tensor(
         &self,
         ops: &LevelOps,
@@ -614,15 +618,24 @@ impl Backend {
         a_size: usize,
         b: Option<(&GpuImage, usize)>,
     ) -> Result<Option<Deferred>> {
-        if level.scheme != Scheme::Ckks
-            || a_size != 2
-            || b.is_some_and(|(_, b_size)| b_size != 2)
-            || !ops.chains()
-        {
+        if a_size != 2 || b.is_some_and(|(_, b_size)| b_size != 2) || !ops.chains() {
             return Ok(None);
         }
+        // What the relinearization's mod-down subtracts (BGV's correction factor is
+        // metadata: SEAL sets the product's and keeps it through the relinearization).
+        let correction = match level.scheme {
+            Scheme::Ckks => DropCorrection::Round,
+            Scheme::Bgv { ntt_form: true } => key_switch_correction(
+                ops.context(),
+                IntegerScheme::Bgv {
+                    plain_modulus: Modulus::new(level.plain_modulus)?,
+                    ntt_form: true,
+                },
+            )?,
+            Scheme::Bfv | Scheme::Bgv { ntt_form: false } => return Ok(None),
+        };
         let b = b.map(|(b, _)| b.shared_words()).transpose()?;
-        self.deferred(ops, level, a, Product::Tensor(b))
+        self.deferred(ops, level, a, Product::Tensor { b, correction })
     }
 
     /// `a` times `product` deferred (see `deferred.rs`), where the setting allows it and
@@ -640,7 +653,7 @@ impl Backend {
         let tile = ops.graph().tile().index();
         let a = a.shared_words()?;
         let other = match &product {
-            Product::Tensor(b) => b.as_ref(),
+            Product::Tensor { b, .. } => b.as_ref(),
             Product::Plain { plain, .. } => Some(plain),
         };
         if a.tile() != tile || other.is_some_and(|w| w.tile() != tile) {

@@ -18,12 +18,15 @@
 //! - `fuzz`: differential fuzzing of the backend against SEAL's CPU path;
 //! - `harness`: what the test files share (seeded random generators, SEAL's primes, the
 //!   child-process harness for tests that vary the environment);
+//! - `compose`: host compositions of the device's kernel sequences (key switching), the
+//!   oracles of whole device operations on random inputs;
 //! - `fixture`: what the SEAL-level tests share (a parameter set with every key, device
 //!   copies, word-for-word comparison, every routed operation as a table).
 //!
 //! The dependency on seal-opencl turns on its `test-hooks` feature
 //! (`seal_opencl::ffi::crosscheck_corrupt_next_result`).
 
+pub mod compose;
 pub mod fixture;
 pub mod fuzz;
 pub mod harness;

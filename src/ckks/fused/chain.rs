@@ -16,7 +16,7 @@
 
 use super::keyswitch::check_key_switch_shape;
 use super::moddown::check_moddown;
-use super::{fan_out, residues, DivideRound, FusedPasses};
+use super::{fan_out, residues, DivideRound, DropCorrection, FusedPasses};
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
@@ -31,7 +31,8 @@ kernel_sigs! {
         ks_chunks: U32, target: Buf, target_first: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
         md_outs: U32, md_chunks: U32, dst: Buf, dst_stride: U32, inv: Buf, acc: Buf,
-        acc_polys: U32, counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32,
+        acc_polys: U32, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
+        counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32,
         tickets: U32, per_group: U32,
     );
     KS_CHAINED_GALOIS = ks_chained_galois(
@@ -40,7 +41,8 @@ kernel_sigs! {
         permuted: Buf, between: Buf, ks_outs: U32, ks_chunks: U32, key: Buf,
         key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
-        md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, counters: Buf, end1: U32,
+        md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
+        counters: Buf, end1: U32,
         end2: U32, end3: U32, end4: U32, tickets: U32, per_group: U32,
     );
     KS_CHAINED_COEFF = ks_chained_coeff(
@@ -49,6 +51,7 @@ kernel_sigs! {
         target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
         md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, acc: Buf, acc_polys: U32,
+        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
         counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, end5: U32, end6: U32,
         tickets: U32, per_group: U32,
     );
@@ -63,14 +66,16 @@ kernel_sigs! {
         inv_root_powers: Buf, a: Buf, b: Buf, between: Buf, ks_outs: U32, ks_chunks: U32,
         key: Buf, key_stride_primes: U32, key_special_index: U32, reduce_every: U32,
         prod: Buf, last: Buf, md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf,
-        inv: Buf, counters: Buf, end0: U32, end1: U32, end2: U32, end3: U32, end4: U32,
+        inv: Buf, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
+        counters: Buf, end0: U32, end1: U32, end2: U32, end3: U32, end4: U32,
         tickets: U32, per_group: U32,
     );
     MODDOWN_CHAINED = moddown_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src: Buf, src_stride: U32, src_first: U32, last_prime: U32,
         md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf, dst_stride: U32, inv: Buf,
-        acc: Buf, acc_polys: U32, counters: Buf, end1: U32, end2: U32, tickets: U32,
+        acc: Buf, acc_polys: U32, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
+        counters: Buf, end1: U32, end2: U32, tickets: U32,
         per_group: U32,
     );
 }
@@ -254,6 +259,8 @@ pub struct ChainedSwitch<'a> {
     pub acc: (&'a Region, usize),
     /// q_special^-1 mod q_i, K Shoup pairs.
     pub inv: &'a Region,
+    /// What the mod-down subtracts before it divides (BGV's correction, or rounding).
+    pub correction: DropCorrection,
     pub t_target: &'a Region,
     pub between: &'a Region,
     pub prod: &'a Region,
@@ -278,6 +285,8 @@ pub struct ChainedCoeffSwitch<'a> {
     pub acc: (&'a Region, usize),
     /// q_special^-1 mod q_i, K Shoup pairs.
     pub inv: &'a Region,
+    /// What the mod-down subtracts before it divides (BGV's correction, or rounding).
+    pub correction: DropCorrection,
     pub values: &'a Region,
     pub prod: &'a Region,
     pub last: &'a Region,
@@ -311,6 +320,8 @@ pub struct ChainedMultiplyPlain<'a> {
 pub struct ChainedModDown<'a> {
     pub index: usize,
     pub divide: DivideRound<'a>,
+    /// What the division subtracts (a rescale rounds; BGV's mod switch corrects mod t).
+    pub correction: DropCorrection,
     pub gathered: &'a Region,
     pub md_between: &'a Region,
     pub counters: &'a Region,
@@ -411,7 +422,7 @@ impl FusedPasses {
             WHAT,
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
-        let args = [
+        let args: Vec<(&str, KernelArg)> = [
             ("src", Buf(d.src)),
             ("src_stride", U32(to_u32(d.src_stride)?)),
             ("src_first", U32(to_u32(m.index)?)),
@@ -424,12 +435,17 @@ impl FusedPasses {
             ("inv", Buf(d.inv)),
             ("acc", Buf(acc)),
             ("acc_polys", U32(to_u32(acc_polys)?)),
+        ]
+        .into_iter()
+        .chain(m.correction.args(WHAT)?)
+        .chain([
             ("counters", Buf(m.counters)),
             ("end1", U32(end1)),
             ("end2", U32(end2)),
             ("tickets", U32(tickets)),
             ("per_group", U32(per_group)),
-        ];
+        ])
+        .collect();
         let mut out = Vec::new();
         // SAFETY: each pass's group index is below its ticket range; pass 1 reads residue
         // p * stride + index of src and writes residue p of gathered, passes 2 and 3 touch
@@ -590,6 +606,7 @@ impl FusedPasses {
             ("md_outs", U32(md_outs)),
             ("md_chunks", U32(md_chunks)),
         ];
+        let md = s.correction.args(WHAT)?;
         let counters = ("counters", Buf(s.counters));
         let tail = [
             ("end1", U32(end1)),
@@ -614,8 +631,9 @@ impl FusedPasses {
                         ("inv", Buf(s.inv)),
                         ("acc", Buf(acc)),
                         ("acc_polys", U32(to_u32(acc_polys)?)),
-                        counters,
                     ])
+                    .chain(md)
+                    .chain([counters])
                     .chain(tail)
                     .collect();
                 // SAFETY: every group index of each pass is below that pass's groups (its
@@ -645,7 +663,9 @@ impl FusedPasses {
                 .into_iter()
                 .chain(decomposition)
                 .chain(shared)
-                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv)), counters])
+                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
+                .chain(md)
+                .chain([counters])
                 .chain(tail)
                 .collect();
                 // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of src (and
@@ -661,12 +681,9 @@ impl FusedPasses {
                     .into_iter()
                     .chain(decomposition)
                     .chain(shared)
-                    .chain([
-                        ("dst", Buf(s.dst)),
-                        ("inv", Buf(s.inv)),
-                        counters,
-                        ("end0", U32(end0)),
-                    ])
+                    .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
+                    .chain(md)
+                    .chain([counters, ("end0", U32(end0))])
                     .chain(tail)
                     .collect();
                 // SAFETY: as for the plain key switch, the target being dst's third
@@ -802,7 +819,7 @@ impl FusedPasses {
             WHAT,
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
-        let args = [
+        let args: Vec<(&str, KernelArg)> = [
             ("src", Buf(src)),
             ("galois_elt", U32(galois_elt)),
             ("permuted", Buf(permuted)),
@@ -823,6 +840,10 @@ impl FusedPasses {
             ("inv", Buf(s.inv)),
             ("acc", Buf(acc)),
             ("acc_polys", U32(to_u32(acc_polys)?)),
+        ]
+        .into_iter()
+        .chain(s.correction.args(WHAT)?)
+        .chain([
             ("counters", Buf(s.counters)),
             ("end1", U32(end1)),
             ("end2", U32(end2)),
@@ -832,7 +853,8 @@ impl FusedPasses {
             ("end6", U32(end6)),
             ("tickets", U32(tickets)),
             ("per_group", U32(per_group)),
-        ];
+        ])
+        .collect();
         let mut out = Vec::new();
         // SAFETY: every group index of each pass is below that pass's groups (its ticket
         // range, from the counts above); pass 1 reads 2 K residues of src and writes as

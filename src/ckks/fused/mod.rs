@@ -33,6 +33,8 @@ pub use chain::{
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
 
+use crate::arith::Modulus;
+use crate::cl::KernelArg::{self, U32, U64};
 use crate::cl::{kernel_sigs, sources};
 use crate::error::{Error, Result};
 use crate::ntt::{staged_only, NttPlan, NttStrategy, Pass};
@@ -44,10 +46,54 @@ kernel_sigs! {
     );
 }
 
-/// `ntt_inv_fwd_strided`'s `kind`: the loads of fused.cl's `LOAD_MODDOWN` and
-/// `LOAD_DECOMPOSE`.
+/// `ntt_inv_fwd_strided`'s `kind` and the chained mod-downs' `md_kind`: the loads of
+/// fused.cl's `LOAD_MODDOWN`, `LOAD_DECOMPOSE` and `LOAD_MODDOWN_BGV`.
 const LOAD_MODDOWN: u32 = 1;
 const LOAD_DECOMPOSE: u32 = 2;
+const LOAD_MODDOWN_BGV: u32 = 3;
+
+/// What a mod-down by a dropped prime q subtracts from each residue before it divides by
+/// q: a function of the dropped residue c (coefficient form, canonical) that is c mod q,
+/// so that the difference is divisible by q. The chained mod-downs compute it on their
+/// forward first passes' loads (fused.cl's `load_op`; the kernels' `md_kind`, `t`, `t_r0`,
+/// `t_r1` and `inv_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCorrection {
+    /// CKKS's and BFV's rounding: ((c + q / 2) mod q) - q / 2 (`LOAD_MODDOWN`; SEAL's
+    /// divide_and_round_q_last_ntt_inplace, switch_key_inplace's CKKS and BFV branch).
+    Round,
+    /// BGV's: c + q ((-c mod t) (q^-1 mod t) mod t), 0 mod t, so that the message survives
+    /// mod t (`LOAD_MODDOWN_BGV`; SEAL's mod_t_and_divide_q_last_ntt_inplace,
+    /// switch_key_inplace's BGV branch; host reference `integer::host::integer_mod_t_prep`).
+    /// `inv_q` = q^-1 mod t.
+    PlainModulus { t: Modulus, inv_q: u64 },
+}
+
+impl DropCorrection {
+    /// The chained kernels' arguments `md_kind`, `t`, `t_r0`, `t_r1`, `inv_t` (zero
+    /// where they round). Errors: `inv_q` not reduced mod t (`what` names the launcher).
+    fn args(self, what: &str) -> Result<[(&'static str, KernelArg<'static>); 5]> {
+        let (kind, t, [t_r0, t_r1, _], inv_q) = match self {
+            DropCorrection::Round => (LOAD_MODDOWN, 0, [0; 3], 0),
+            DropCorrection::PlainModulus { t, inv_q } => {
+                if inv_q >= t.value() {
+                    return Err(Error::invalid(format!(
+                        "{what}: q^-1 mod t = {inv_q} is not reduced mod t = {}",
+                        t.value()
+                    )));
+                }
+                (LOAD_MODDOWN_BGV, t.value(), t.const_ratio(), inv_q)
+            }
+        };
+        Ok([
+            ("md_kind", U32(kind)),
+            ("t", U64(t)),
+            ("t_r0", U64(t_r0)),
+            ("t_r1", U64(t_r1)),
+            ("inv_t", U64(inv_q)),
+        ])
+    }
+}
 
 /// The automatic fan-out's aim: at least this many work groups per compute unit (see
 /// `fan_out`).

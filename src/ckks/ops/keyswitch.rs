@@ -10,7 +10,8 @@ use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::{
-    ChainedCoeffSwitch, ChainedSwitch, DivideRound, FirstPass, FusedPasses, KeySwitch,
+    ChainedCoeffSwitch, ChainedSwitch, DivideRound, DropCorrection, FirstPass, FusedPasses,
+    KeySwitch,
 };
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
@@ -33,6 +34,26 @@ pub(crate) struct Switch<'b> {
     pub target: &'b Region,
     pub target_offset: usize,
     pub key: &'b KswitchKey,
+}
+
+impl<'b> Switch<'b> {
+    /// A rotation's key switch: `dst` = (permuted[0], 0) + the key-switched permuted[1],
+    /// `permuted` holding the permuted pair (`words` per polynomial); the first term is
+    /// added by the mod-down's last store.
+    pub(crate) fn rotation(
+        dst: &'b Region,
+        permuted: &'b Region,
+        words: usize,
+        key: &'b KswitchKey,
+    ) -> Self {
+        Switch {
+            ct: dst,
+            acc: (permuted, 1),
+            target: permuted,
+            target_offset: words,
+            key,
+        }
+    }
 }
 
 impl LevelOps<'_> {
@@ -72,7 +93,7 @@ impl LevelOps<'_> {
                 src: s.target,
                 first: s.target_offset / self.n(),
             };
-            return self.switch_key_chained(fused, s, first);
+            return self.switch_key_chained(fused, s, first, DropCorrection::Round);
         }
         // t_target: the target's inverse NTT, first pass (the whole of it with a one-pass
         // layout), read from where the target lies.
@@ -162,13 +183,35 @@ impl LevelOps<'_> {
         self.key_switch_mod_down(s, LastResidue::FirstPassDone(last.buffer()), &prod)
     }
 
+    /// `s` after `first` (in NTT form) in one chained launch, its mod-down subtracting
+    /// `correction`: [`LevelOps::switch_key_chained`] for the integer schemes' operations.
+    /// Errors: the level does not chain ([`LevelOps::chains`]); as
+    /// [`LevelOps::check_key_switch`]'s and the launcher's.
+    pub(crate) fn switch_key_in_one_launch(
+        &self,
+        s: &Switch,
+        first: FirstPass,
+        correction: DropCorrection,
+    ) -> Result<()> {
+        let fused = self
+            .fused_key_switch()
+            .filter(|f| f.chains())
+            .ok_or_else(|| {
+                Error::Logic("a chained key switch at a level that does not chain".into())
+            })?;
+        self.check_key_switch(s.key, s.target_offset)?;
+        self.switch_key_chained(fused, s, first, correction)
+    }
+
     /// `s` after `first` in one chained launch ([`FusedPasses::chained_key_switch`]), its
+    /// mod-down subtracting `correction` (CKKS rounds; BGV corrects mod t), its
     /// intermediates in scratch buffers of their own.
-    pub(super) fn switch_key_chained(
+    pub(crate) fn switch_key_chained(
         &self,
         fused: &FusedPasses,
         s: &Switch,
         first: FirstPass,
+        correction: DropCorrection,
     ) -> Result<()> {
         let k = self.primes();
         let n = self.n();
@@ -191,6 +234,7 @@ impl LevelOps<'_> {
                 dst: s.ct,
                 acc: s.acc,
                 inv: self.level.inv_special()?,
+                correction,
                 t_target: t_target.buffer(),
                 between: between.buffer(),
                 prod: prod.buffer(),
@@ -204,10 +248,12 @@ impl LevelOps<'_> {
         self.graph.note_launches(CHAINED, events)
     }
 
-    /// SEAL's switch_key_inplace in coefficient form (BFV's) after `first` (coefficient
-    /// form: a relinearization's target, or a rotation's permutation), in one launch
-    /// ([`FusedPasses::chained_key_switch_coeff`]): dst's first two polynomials = the
-    /// key-switched pair plus `acc`'s first `acc.1` polynomials, in coefficient form.
+    /// SEAL's switch_key_inplace in coefficient form (BFV's, and SEAL 4.0's BGV's) after
+    /// `first` (coefficient form: a relinearization's target, or a rotation's
+    /// permutation), in one launch ([`FusedPasses::chained_key_switch_coeff`]): dst's first
+    /// two polynomials = the key-switched pair plus `acc`'s first `acc.1` polynomials, in
+    /// coefficient form, the mod-down subtracting `correction` (BFV rounds; BGV corrects
+    /// mod t).
     /// Errors: the level does not chain it ([`LevelOps::chains_coeff_key_switch`]); as
     /// [`LevelOps::check_key_switch`]'s and the launcher's.
     pub(crate) fn switch_key_coeff_chained(
@@ -216,6 +262,7 @@ impl LevelOps<'_> {
         dst: &Region,
         acc: (&Region, usize),
         key: &KswitchKey,
+        correction: DropCorrection,
     ) -> Result<()> {
         let fused = self
             .fused_key_switch()
@@ -253,6 +300,7 @@ impl LevelOps<'_> {
                 dst,
                 acc,
                 inv: self.level.inv_special()?,
+                correction,
                 values: values.buffer(),
                 prod: prod.buffer(),
                 last: last.buffer(),
@@ -378,33 +426,35 @@ impl LevelOps<'_> {
         self.fused_key_switch().is_some_and(FusedPasses::chains)
     }
 
-    /// SEAL's ckks_multiply of `a` and `b` (two polynomials each in NTT form; they may be
-    /// one buffer: a square) into `dst`'s three polynomials, then relinearize_internal with
-    /// `key` on them: dst's first two polynomials hold the relinearized product (the caller
-    /// truncates). One launch where the level chains ([`FirstPass::Tensor`]), else
-    /// [`LevelOps::tensor`] and [`LevelOps::relinearize`]: the same words.
+    /// SEAL's ckks_multiply (or bgv_multiply in NTT form: the same tensor product) of `a`
+    /// and `b` (two polynomials each in NTT form; they may be one buffer: a square) into
+    /// `dst`'s three polynomials, then relinearize_internal with `key` on them, its
+    /// mod-down subtracting `correction` (CKKS rounds; BGV corrects mod t): dst's first two
+    /// polynomials hold the relinearized product (the caller truncates). One launch where
+    /// the level chains ([`FirstPass::Tensor`]), else, rounding, [`LevelOps::tensor`] and
+    /// [`LevelOps::relinearize`]: the same words. Errors: BGV's correction at a level that
+    /// does not chain (its unchained key switch is `IntegerOps`'; BGV's products are
+    /// deferred to their relinearization only where the level chains).
     pub fn multiply_relinearize(
         &self,
         dst: &Region,
         a: &Region,
         b: &Region,
         key: &KswitchKey,
+        correction: DropCorrection,
     ) -> Result<()> {
-        let fused = self.fused_key_switch().filter(|f| f.chains());
-        let Some(fused) = fused else {
-            self.tensor(dst, a, 2, b, 2)?;
-            return self.relinearize(dst, 3, &[key]);
-        };
-        let target_offset = 2 * self.poly_words();
-        self.check_key_switch(key, target_offset)?;
         let s = Switch {
             ct: dst,
             acc: (dst, 2),
             target: dst,
-            target_offset,
+            target_offset: 2 * self.poly_words(),
             key,
         };
-        self.switch_key_chained(fused, &s, FirstPass::Tensor { a, b })
+        if !self.chains() && correction == DropCorrection::Round {
+            self.tensor(dst, a, 2, b, 2)?;
+            return self.relinearize(dst, 3, &[key]);
+        }
+        self.switch_key_in_one_launch(&s, FirstPass::Tensor { a, b }, correction)
     }
 }
 
@@ -454,15 +504,7 @@ impl LevelOps<'_> {
         let words = self.poly_words();
         self.check_key_switch(key, words)?;
         let permuted = self.scratch(2 * words)?;
-        // dst = (permuted[0], 0) + the key-switched permuted[1], with the first term added
-        // by the mod-down's last store.
-        let switch = Switch {
-            ct: dst,
-            acc: (permuted.buffer(), 1),
-            target: permuted.buffer(),
-            target_offset: words,
-            key,
-        };
+        let switch = Switch::rotation(dst, permuted.buffer(), words, key);
         let Some(fused) = self.fused_key_switch() else {
             // Unfused: the product in a buffer of its own, then the permutation.
             let product = match plain {
@@ -489,7 +531,7 @@ impl LevelOps<'_> {
                 galois_elt,
                 permuted: permuted.buffer(),
             };
-            return self.switch_key_chained(fused, &switch, first);
+            return self.switch_key_chained(fused, &switch, first, DropCorrection::Round);
         }
         let t_target = self.scratch(words)?;
         let events = fused.inverse_first_pass_galois(

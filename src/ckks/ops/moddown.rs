@@ -27,7 +27,7 @@
 use super::LevelOps;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
-use crate::ckks::fused::{ChainedModDown, DivideRound, ModDown};
+use crate::ckks::fused::{ChainedModDown, DivideRound, DropCorrection, ModDown};
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -70,6 +70,38 @@ pub(crate) struct ModDownSpec<'b> {
 }
 
 impl LevelOps<'_> {
+    /// `d` in one chained launch ([`FusedPasses::chained_moddown`]), the dropped residue
+    /// residue `index` of each polynomial of `d.src` (in NTT form), subtracting
+    /// `correction` (a rescale rounds; BGV's mod switch corrects mod t), its intermediates
+    /// in scratch buffers. Errors: the level does not chain ([`LevelOps::chains`]); as the
+    /// launcher's.
+    pub(crate) fn mod_down_chained(
+        &self,
+        index: usize,
+        d: &DivideRound,
+        correction: DropCorrection,
+    ) -> Result<()> {
+        let fused = self.level.fused().filter(|f| f.chains()).ok_or_else(|| {
+            Error::Logic("a chained mod-down at a level that does not chain".into())
+        })?;
+        let n = self.n();
+        let gathered = self.scratch(d.polys * n)?;
+        let between = self.scratch(d.polys * d.primes * n)?;
+        let events = fused.chained_moddown(
+            self.graph.queue(),
+            &ChainedModDown {
+                index,
+                divide: *d,
+                correction,
+                gathered: gathered.buffer(),
+                md_between: between.buffer(),
+                counters: self.graph.chain_counters(),
+            },
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches(CHAINED, events)
+    }
+
     /// Runs `md` (see the module's documentation).
     pub(super) fn mod_down(&self, md: &ModDownSpec) -> Result<()> {
         let n = self.n();
@@ -90,20 +122,7 @@ impl LevelOps<'_> {
             _ => None,
         };
         if let Some(index) = chained_rescale {
-            let gathered = self.scratch(d.polys * n)?;
-            let between = self.scratch(d.polys * d.primes * n)?;
-            let events = fused.chained_moddown(
-                queue,
-                &ChainedModDown {
-                    index,
-                    divide: *d,
-                    gathered: gathered.buffer(),
-                    md_between: between.buffer(),
-                    counters: self.graph.chain_counters(),
-                },
-                profiling,
-            )?;
-            return self.graph.note_launches(CHAINED, events);
+            return self.mod_down_chained(index, d, DropCorrection::Round);
         }
         // Step 1's first pass (the whole of it with a one-pass layout).
         let first_pass = |buf, stride, index| -> Result<PoolBuffer> {
