@@ -488,7 +488,7 @@ fn main() -> std::io::Result<()> {
                     s(&j["date"]),
                     s(&j["reps"]),
                 );
-                let workloads = j["workloads"].as_array().into_iter().flatten();
+                let workloads = workloads_of(j);
                 let mut categories: Vec<String> = Vec::new();
                 for w in workloads.clone() {
                     for c in w["evaluate_split_ms"]
@@ -536,6 +536,25 @@ fn main() -> std::io::Result<()> {
                         row
                     }),
                 );
+                // Per inference, where the profiled runs named them (2026-11-29 on).
+                for w in workloads_of(j) {
+                    for (key, what) in [
+                        ("launches_by_kernel", "launches by kernel"),
+                        ("calls_by_operation", "routed calls by operation"),
+                    ] {
+                        let Some(rows) = w[key].as_object().filter(|r| !r.is_empty()) else {
+                            continue;
+                        };
+                        let mut rows: Vec<(&String, f64)> =
+                            rows.iter().map(|(name, n)| (name, f(n))).collect();
+                        rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+                        let list: Vec<String> =
+                            rows.iter().map(|(name, n)| format!("{name} {n}")).collect();
+                        let _ =
+                            writeln!(out, "- {}, {what}: {}", s(&w["workload"]), list.join(", "));
+                    }
+                }
+                let _ = writeln!(out);
             }
             "tenseal_upstream" => {
                 let _ = writeln!(
@@ -1048,4 +1067,9 @@ fn ntt_variant_tables(out: &mut String, j: &Value) {
             }),
         );
     }
+}
+
+/// The `workloads` rows of a result (none where it has no such array).
+fn workloads_of(j: &Value) -> impl Iterator<Item = &Value> {
+    j["workloads"].as_array().into_iter().flatten()
 }

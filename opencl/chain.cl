@@ -210,16 +210,17 @@ ALWAYS_INLINE void tensor_group(__global u64 *dst, __global const u64 *a,
 
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
-// not (pass 1; with times_plain the galois of src times plain), after the tensor product
+// not (pass 1; with times_plain the galois of src times factor), after the tensor product
 // of ta and tb into dst (pass 0, with `tensor`: dst then holds the product, whose third
-// polynomial is src's target and whose first two are acc), and the passes' ends (ends[0] < ends[1] < ... < ends[passes - 1] = tickets, passes
-// = 5, 6 with the tensor); each work group takes per_group tickets. `counters` are the
+// polynomial is src's target and whose first two are acc), and the passes' ends (ends[0] <
+// ends[1] < ... < ends[passes - 1] = tickets, passes = 5, 6 with the tensor); each work
+// group takes per_group tickets. `counters` are the
 // queue's (CHAIN_FINISHED + 1 counters, COUNTER_STRIDE apart).
 ALWAYS_INLINE void ks_chained_body(
     const bool galois, const bool tensor, __global u64 *values,
     __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
     __global const u64 *inv_root_powers, __global const u64 *ta, __global const u64 *tb,
-    __global const u64 *src, uint src_first, __global const u64 *plain, const bool times_plain,
+    __global const u64 *src, uint src_first, __global const u64 *factor, const bool times_plain,
     uint galois_elt, __global u64 *permuted,
     __global u64 *between, uint ks_outs, uint ks_chunks, __global const u64 *target,
     uint target_first, __global const u64 *key, uint key_stride_primes,
@@ -243,7 +244,7 @@ ALWAYS_INLINE void ks_chained_body(
             chain_hand_over(counters, 1, PASS_GROUPS(ends, 0), pass);
         }
         if (galois) {
-            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src, plain,
+            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src, factor,
                                               times_plain, galois_elt, permuted, K, lmem,
                                               OWN(o + 1)))
         } else {
@@ -262,8 +263,8 @@ ALWAYS_INLINE void ks_chained_body(
                                   OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
-                                         md_kind, K, plain, false, md_outs, md_chunks, inv_root_powers,
-                                         lmem, OWN(o + 4)))
+                                         md_kind, K, plain, false, md_outs, md_chunks,
+                                         inv_root_powers, lmem, OWN(o + 4)))
         chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
                                        dst_stride, prod, K, inv, acc, acc_polys, lmem,
