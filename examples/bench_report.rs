@@ -1070,6 +1070,6 @@ fn ntt_variant_tables(out: &mut String, j: &Value) {
 }
 
 /// The `workloads` rows of a result (none where it has no such array).
-fn workloads_of(j: &Value) -> impl Iterator<Item = &Value> {
+fn workloads_of(j: &Value) -> impl Iterator<Item = &Value> + Clone {
     j["workloads"].as_array().into_iter().flatten()
 }
