@@ -226,7 +226,7 @@ ALWAYS_INLINE void ks_chained_body(
     uint key_special_index, uint reduce_every, __global u64 *prod, __global u64 *last,
     __global u64 *md_between, uint md_outs, uint md_chunks, __global u64 *dst,
     uint dst_stride, __global const u64 *inv, __global const u64 *acc, uint acc_polys,
-    uint md_kind, bgv_plain plain, volatile __global uint *counters, const uint *ends,
+    uint md_kind, bgv_plain md_plain, volatile __global uint *counters, const uint *ends,
     uint per_group, __local u64 *lmem,
     __local ulong2 *lroots, __local uint *slot)
 {
@@ -262,7 +262,7 @@ ALWAYS_INLINE void ks_chained_body(
                                   OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
-                                         md_kind, K, plain, false, md_outs, md_chunks, inv_root_powers,
+                                         md_kind, K, md_plain, false, md_outs, md_chunks, inv_root_powers,
                                          lmem, OWN(o + 4)))
         chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
