@@ -185,6 +185,11 @@ namespace seal_opencl::detail
         void transform_from_ntt_inplace(
             const SEALContext &context, const SEALContext::ContextData &context_data,
             Ciphertext &encrypted_ntt) override;
+        // Encryption (routing.cc): CKKS public-key encryption of zero, one level up and rescaled.
+        bool encrypts_zero(const SEALContext &context, const SEALContext::ContextData &context_data) const override;
+        void encrypt_zero(
+            const SEALContext &context, const SEALContext::ContextData &context_data, const Ciphertext &public_key,
+            const std::uint64_t *samples, std::size_t uint64_count, Ciphertext &destination) override;
 
     private:
         // Host copies of device operands and SEAL's Evaluator, for one CPU reference

@@ -364,4 +364,26 @@ namespace seal_opencl::detail
             "transform_from_ntt", context, context_data, encrypted_ntt, UnaryOp::TransformFromNtt,
             [](auto &cpu, auto &result) { cpu.transform_from_ntt_inplace(result); });
     }
+
+    // CKKS only, and only where SEAL encrypts one level up (the level has a previous one): at
+    // the key level itself SEAL encrypts without the division, and no routed operation takes a
+    // ciphertext there.
+    bool OpenClBackend::encrypts_zero(const SEALContext &, const SEALContext::ContextData &context_data) const
+    {
+        return context_data.parms().scheme() == seal::scheme_type::ckks && context_data.prev_context_data();
+    }
+
+    // Not cross-checked: SEAL's CPU path draws its own samples, so the oracle is the test
+    // suite's, with a seeded PRNG (tests/seal_gpu.rs, encrypt_zero_*).
+    void OpenClBackend::encrypt_zero(
+        const SEALContext &context, const SEALContext::ContextData &context_data, const Ciphertext &public_key,
+        const std::uint64_t *samples, std::size_t uint64_count, Ciphertext &destination)
+    {
+        const auto params = level_params(context, context_data);
+        translated([&] {
+            backend_->encrypt_zero(
+                params, image_of(public_key), rust::Slice<const std::uint64_t>(samples, uint64_count),
+                result_image(destination));
+        });
+    }
 } // namespace seal_opencl::detail

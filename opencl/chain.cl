@@ -214,8 +214,8 @@ ALWAYS_INLINE void tensor_group(__global u64 *dst, __global const u64 *a,
 // of ta and tb into dst (pass 0, with `tensor`: dst then holds the product, whose third
 // polynomial is src's target and whose first two are acc), and the passes' ends (ends[0] <
 // ends[1] < ... < ends[passes - 1] = tickets, passes = 5, 6 with the tensor); each work
-// group takes per_group tickets. `counters` are the
-// queue's (CHAIN_FINISHED + 1 counters, COUNTER_STRIDE apart).
+// group takes per_group tickets. `counters` are the queue's (CHAIN_FINISHED + 1 counters,
+// COUNTER_STRIDE apart).
 ALWAYS_INLINE void ks_chained_body(
     const bool galois, const bool tensor, __global u64 *values,
     __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
@@ -227,7 +227,7 @@ ALWAYS_INLINE void ks_chained_body(
     uint key_special_index, uint reduce_every, __global u64 *prod, __global u64 *last,
     __global u64 *md_between, uint md_outs, uint md_chunks, __global u64 *dst,
     uint dst_stride, __global const u64 *inv, __global const u64 *acc, uint acc_polys,
-    uint md_kind, bgv_plain plain, volatile __global uint *counters, const uint *ends,
+    uint md_kind, bgv_plain md_plain, volatile __global uint *counters, const uint *ends,
     uint per_group, __local u64 *lmem,
     __local ulong2 *lroots, __local uint *slot)
 {
@@ -263,7 +263,7 @@ ALWAYS_INLINE void ks_chained_body(
                                   OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
-                                         md_kind, K, plain, false, md_outs, md_chunks,
+                                         md_kind, K, md_plain, false, md_outs, md_chunks,
                                          inv_root_powers, lmem, OWN(o + 4)))
         chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,

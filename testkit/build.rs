@@ -10,7 +10,8 @@
 //!    after this crate's libraries.
 //! 3. cxx_build compiles the oracles' bridges (`src/oracle.rs`, `cpp/oracle.cc`; BFV and
 //!    BGV's `src/oracle_integer.rs`, `cpp/oracle_integer.cc`, `src/oracle_bfv.rs`,
-//!    `cpp/oracle_bfv.cc`, `src/integer.rs` and `cpp/integer.cc`) against the same headers.
+//!    `cpp/oracle_bfv.cc`, `src/integer.rs` and `cpp/integer.cc`; CKKS encryption's
+//!    `src/encrypt.rs` and `cpp/encrypt.cc`) against the same headers.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -42,13 +43,20 @@ fn run() -> Result<(), String> {
     println!("cargo:rerun-if-changed=src/oracle.rs");
     println!("cargo:rerun-if-changed=src/integer.rs");
     println!("cargo:rerun-if-changed=src/oracle_bfv.rs");
-    cxx_build::bridges(["src/oracle.rs", "src/integer.rs", "src/oracle_bfv.rs"])
-        .file("cpp/oracle.cc")
-        .file("cpp/integer.cc")
-        .file("cpp/oracle_bfv.cc")
-        .includes(&include_dirs)
-        .std("c++17")
-        .compile("seal_opencl_testkit_oracle");
+    println!("cargo:rerun-if-changed=src/encrypt.rs");
+    cxx_build::bridges([
+        "src/oracle.rs",
+        "src/integer.rs",
+        "src/oracle_bfv.rs",
+        "src/encrypt.rs",
+    ])
+    .file("cpp/oracle.cc")
+    .file("cpp/integer.cc")
+    .file("cpp/oracle_bfv.cc")
+    .file("cpp/encrypt.cc")
+    .includes(&include_dirs)
+    .std("c++17")
+    .compile("seal_opencl_testkit_oracle");
     println!("cargo:rerun-if-changed=src/oracle_integer.rs");
     cxx_build::bridge("src/oracle_integer.rs")
         .file("cpp/oracle_integer.cc")

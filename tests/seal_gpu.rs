@@ -327,3 +327,116 @@ child_test! {
         );
     }
 }
+
+/* ---- encryption (seal-patch 0010) ---------------------------------------------------- */
+
+use seal_opencl_testkit::encrypt::{seeded_encrypt, EncryptCase, Encrypted};
+
+/// The encryption of `c` on SEAL's CPU path and routed, from one seed: the routed one ran on
+/// the device (its words only there after the call) and equals SEAL's, word and metadata.
+fn check_encryption(c: &EncryptCase) -> Encrypted {
+    let cpu = seeded_encrypt(c, false).unwrap();
+    let gpu = seeded_encrypt(c, true).unwrap();
+    assert!(!cpu.device_newer, "{c:?}: the CPU path's result");
+    assert!(gpu.device_newer, "{c:?}: not routed");
+    let what = format!("{c:?}");
+    assert_words(&cpu.words, &gpu.words, &what);
+    assert_eq!(
+        Encrypted {
+            device_newer: false,
+            ..gpu
+        },
+        cpu,
+        "{what}: metadata"
+    );
+    cpu
+}
+
+/// `Encryptor::encrypt_zero(parms_id)` and `Encryptor::encrypt` of a CKKS plaintext with the
+/// public key, at the first data level (encrypted at the key level, then divided by the
+/// special prime), one below (a level of the chain, the public key's residues copied down) and
+/// the last: SEAL's words from the same seed, at every parameter set (N = 2^12 and 2^13), with
+/// poisoned buffers, no CPU fallback. Two seeds give different words (the check is not
+/// vacuous).
+#[test]
+fn encryption_is_seals() {
+    install();
+    for (n, bits, scale_bits) in PARAMETER_SETS {
+        let log_n = n.trailing_zeros();
+        let last = bits.len() as u32 - 2;
+        for level in [0, 1.min(last), last] {
+            for plain in [false, true] {
+                let case = |seed| EncryptCase {
+                    log_n,
+                    coeff_bits: bits.to_vec(),
+                    level,
+                    plain,
+                    scale_bits: scale_bits.min(20),
+                    seed,
+                };
+                let first = check_encryption(&case(1));
+                let second = check_encryption(&case(2));
+                assert_ne!(first.words, second.words, "{:?}: seeds 1 and 2", case(1));
+            }
+        }
+    }
+    assert_no_cpu_fallback();
+}
+
+child_test! {
+    /// The launches of a routed encrypt_zero at N = 2^13 (where the level chains): the NTT of
+    /// the three samples (its passes), the public key's residues copied to the level below
+    /// the key level (none at the first data level, encrypted at the key level), the products
+    /// added into the noise (one), the rescale (one chained launch); an encrypt adds the
+    /// plaintext (one more). In a child process, since it installs the backend with the
+    /// global profiler on.
+    fn encrypt_zero_launches() [] {
+        let profiler = seal_opencl::profiler::enable_global();
+        install();
+        let ntt_passes = {
+            let case = EncryptCase {
+                log_n: 13,
+                coeff_bits: vec![50, 40, 40, 40, 40],
+                level: 0,
+                plain: false,
+                scale_bits: 20,
+                seed: 3,
+            };
+            // Warm up (tables, programs), then count.
+            seeded_encrypt(&case, true).unwrap();
+            let mut counts = std::collections::BTreeMap::new();
+            profiler.clear_events();
+            let out = seeded_encrypt(&case, true).unwrap();
+            assert!(out.device_newer);
+            for s in profiler.kernel_stats().unwrap() {
+                counts.insert(s.name, s.count);
+            }
+            // The transform's passes are named ntt_forward.1, .2 (one pass: ntt_forward).
+            let ntt: u64 = counts
+                .iter()
+                .filter(|(name, _)| name.starts_with("ntt_forward"))
+                .map(|(_, count)| count)
+                .sum();
+            let total: u64 = counts.values().sum();
+            assert!((1..=2).contains(&ntt), "{counts:?}");
+            assert_eq!(total, ntt + 2, "first data level: {counts:?}");
+            ntt
+        };
+        for (level, plain, more) in [(1, false, 1), (0, true, 1), (1, true, 2)] {
+            let case = EncryptCase {
+                log_n: 13,
+                coeff_bits: vec![50, 40, 40, 40, 40],
+                level,
+                plain,
+                scale_bits: 20,
+                seed: 3,
+            };
+            seeded_encrypt(&case, true).unwrap();
+            let launched = launches(&profiler, None, || {
+                assert!(seeded_encrypt(&case, true).unwrap().device_newer);
+            });
+            assert_eq!(launched, ntt_passes + 2 + more, "{case:?}");
+        }
+        assert_no_cpu_fallback();
+    }
+}

@@ -273,3 +273,28 @@ child_test! {
         }
     }
 }
+
+child_test! {
+    /// A routed `Encryptor::encrypt` (seal-patch 0010) adds its plaintext with the routed
+    /// add_plain, at the plaintext's scale, which the cross-check compares with SEAL's (the
+    /// zero's samples are SEAL's and not cross-checked: the CPU would draw others): one check,
+    /// no mismatch, and the words SEAL's from the same seed.
+    fn an_encrypt_is_compared_with_1() [(CROSSCHECK.name, "1")] {
+        use seal_opencl_testkit::encrypt::{seeded_encrypt, EncryptCase};
+        install();
+        let case = EncryptCase {
+            log_n: 12,
+            coeff_bits: vec![35, 30, 35],
+            level: 0,
+            plain: true,
+            scale_bits: 20,
+            seed: 5,
+        };
+        let cpu = seeded_encrypt(&case, false).unwrap();
+        let gpu = seeded_encrypt(&case, true).unwrap();
+        assert!(gpu.device_newer);
+        assert_words(&cpu.words, &gpu.words, "encrypt");
+        assert_eq!(crosscheck_mismatches(), 0, "{}", crosscheck_last_mismatch());
+        assert_eq!(crosscheck_checks(), 1);
+    }
+}

@@ -328,6 +328,18 @@ impl GpuBackend {
         })
     }
 
+    pub(super) fn encrypt_zero(
+        &self,
+        params: &LevelParams,
+        public_key: &GpuImage,
+        samples: &[u64],
+        dst: &mut GpuImage,
+    ) -> BridgeResult<()> {
+        self.on_level(params, |backend, level| {
+            backend.encrypt_zero(level, public_key, samples, dst)
+        })
+    }
+
     pub(super) fn mod_switch_plain_to_next(
         &self,
         params: &LevelParams,

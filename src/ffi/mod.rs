@@ -353,6 +353,15 @@ mod bridge {
             galois_elt: u32,
             key: &KeyRef,
         ) -> Result<()>;
+        /// SEAL's CKKS public-key encryption of zero at the level of `params` (K primes), from
+        /// SEAL's samples u, e_0, e_1 at K + 1 primes (see `Backend::encrypt_zero`).
+        fn encrypt_zero(
+            self: &GpuBackend,
+            params: &LevelParams,
+            public_key: &GpuImage,
+            samples: &[u64],
+            dst: &mut GpuImage,
+        ) -> Result<()>;
     }
 
     // SAFETY: every declaration matches ffi/bridge.h; the C++ functions validate their

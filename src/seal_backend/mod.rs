@@ -29,6 +29,7 @@
 //! SEAL object's metadata says (size * K * N) and moves words; SEAL sets the metadata.
 
 mod deferred;
+mod encrypt;
 mod image;
 mod integer;
 mod keys;
@@ -117,6 +118,8 @@ pub struct Backend {
     pinned: Arc<PinnedHost>,
     /// Transfers and copies so far ([`Backend::traffic`]).
     counters: TransferCounters,
+    /// Page-locked blocks of encryption samples being uploaded ([`Backend::encrypt_zero`]).
+    staging: encrypt::Staging,
 }
 
 impl Backend {
@@ -160,6 +163,7 @@ impl Backend {
             transparency: TransparencyCheck::default(),
             pinned,
             counters: TransferCounters::default(),
+            staging: encrypt::Staging::default(),
         })
     }
 

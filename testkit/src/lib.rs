@@ -8,6 +8,8 @@
 //!   of the host references and kernels;
 //! - `oracle_integer`: SEAL's BFV and BGV results on real ciphertexts (relinearize,
 //!   apply_galois, mod_switch_to_next), the oracle of `seal_opencl::integer`;
+//! - `encrypt`: SEAL's CKKS public-key encryption with a seeded PRNG, on its CPU path and
+//!   routed (seal-patch 0010), through a cxx bridge;
 //! - `integer`: SEAL's BFV and BGV operations on its CPU path against the routed ones, through
 //!   a cxx bridge;
 //! - `oracle_bfv`: SEAL's BFV encryption and multiplication on the CPU, the oracle of
@@ -27,6 +29,7 @@
 //! (`seal_opencl::ffi::crosscheck_corrupt_next_result`).
 
 pub mod compose;
+pub mod encrypt;
 pub mod fixture;
 pub mod fuzz;
 pub mod harness;

@@ -1,0 +1,186 @@
+//! SEAL's CKKS public-key encryption (`Encryptor::encrypt_zero_internal` with the public key,
+//! seal-patch 0010): the host draws SEAL's samples with SEAL's samplers, so the random stream
+//! is SEAL's; the device does the arithmetic.
+//!
+//! At a level L of K primes with a previous level L' of K' = K + 1 primes (SEAL's CKKS chain:
+//! the first data level's previous is the key level), SEAL computes
+//! `util::encrypt_zero_asymmetric` at L' and then `divide_and_round_q_last_ntt_inplace` of
+//! each polynomial into L. With u the ternary sample, e_0 and e_1 the noise samples (K'
+//! residues each, in coefficient form, canonical) and pk_j the first K' residues of the
+//! public key's polynomial j (it lies at the key level), for each prime q_i of L':
+//!
+//! ```text
+//! c_j,i = NTT(e_j)_i + NTT(u)_i * pk_j,i  mod q_i    (j = 0, 1)
+//! ```
+//!
+//! SEAL's `ntt_negacyclic_harvey` is fully reduced, `dyadic_product_coeffmod` and
+//! `add_poly_coeffmod` are canonical, so every word is a residue in [0, q_i); the device's
+//! fully reduced forward NTT and `ckks_multiply_plain_add` (the product reduced, then added
+//! mod q_i) give the same residues, and the rescale of L' (`LevelOps::rescale`) is SEAL's
+//! division. Launches: the NTT of the three samples (1 or 2: the level plan's passes), the
+//! public key's residues at L' where L' is below the key level (1 copy kernel), the products
+//! added into the noise (1), the rescale (1 where the level chains, else 3 or 2).
+
+use parking_lot::Mutex;
+
+use super::transparency::Zeros;
+use super::{Backend, GpuImage, Level, Scheme};
+use crate::cl::{self, Event, PinnedHost, Region};
+use crate::device::Graph;
+use crate::error::{Error, Result};
+use crate::ntt::NttDirection;
+
+/// Page-locked blocks holding samples that an upload may still read. SEAL's samples are
+/// secrets: a block is zeroed when its copy finished, then given back.
+#[derive(Default)]
+pub(super) struct Staging {
+    /// (block address, words staged there, the copy reading them).
+    pending: Mutex<Vec<(usize, usize, Event)>>,
+}
+
+impl Staging {
+    /// Copies `data` into `region` on `graph`'s queue without waiting for the device: through a
+    /// page-locked block of `pinned` (given back by a later call once the copy finished), or,
+    /// when none is left, with a blocking write. Returns whether the copy was from a block.
+    fn upload(
+        &self,
+        pinned: &PinnedHost,
+        graph: &Graph,
+        region: &Region,
+        data: &[u64],
+    ) -> Result<bool> {
+        self.reclaim(pinned);
+        let bytes = std::mem::size_of_val(data);
+        if let Some(address) = pinned.allocate(bytes) {
+            // SAFETY: `allocate` returned a mapped, page-aligned block of at least `bytes`
+            // bytes that is ours alone until `deallocate`; nothing else views it meanwhile.
+            let block = unsafe { std::slice::from_raw_parts_mut(address as *mut u64, data.len()) };
+            block.copy_from_slice(data);
+            match pinned.write(graph.queue(), region, block) {
+                Ok(Some(event)) => {
+                    self.pending.lock().push((address, data.len(), event));
+                    return Ok(true);
+                }
+                Ok(None) => Self::release(pinned, address, data.len()),
+                Err(e) => {
+                    Self::release(pinned, address, data.len());
+                    return Err(e);
+                }
+            }
+        }
+        cl::write(graph.queue(), region, 0, data)?;
+        Ok(false)
+    }
+
+    /// Gives back the blocks whose copies finished.
+    fn reclaim(&self, pinned: &PinnedHost) {
+        let done: Vec<(usize, usize)> = {
+            let mut pending = self.pending.lock();
+            let mut done = Vec::new();
+            pending.retain(|(address, words, event)| {
+                // A failed copy reads nothing any more either.
+                let finished = cl::is_complete(event).unwrap_or(true);
+                if finished {
+                    done.push((*address, *words));
+                }
+                !finished
+            });
+            done
+        };
+        for (address, words) in done {
+            Self::release(pinned, address, words);
+        }
+    }
+
+    /// Zeroes the first `words` words of the block at `address` and gives it back.
+    fn release(pinned: &PinnedHost, address: usize, words: usize) {
+        // SAFETY: the block is ours (allocated above, not yet given back) and no copy reads
+        // it any more (finished, or never enqueued); it holds at least `words` words.
+        unsafe { std::ptr::write_bytes(address as *mut u64, 0, words) };
+        pinned.deallocate(address);
+    }
+}
+
+impl Backend {
+    /// dst = SEAL's public-key encryption of zero at `level` (K primes, CKKS) from SEAL's
+    /// samples `u, e_0, e_1` at K + 1 primes (3 (K + 1) N words, coefficient form,
+    /// canonical), `public_key` the public key's two polynomials at the key level (see the
+    /// module's documentation). dst's old contents are replaced; on an error dst is left
+    /// as it was.
+    pub fn encrypt_zero(
+        &self,
+        level: &Level,
+        public_key: &GpuImage,
+        samples: &[u64],
+        dst: &mut GpuImage,
+    ) -> Result<()> {
+        let key_primes = level.key_moduli.len();
+        if level.scheme != Scheme::Ckks {
+            return Err(Error::invalid("encrypt_zero on the device is CKKS's"));
+        }
+        if level.primes + 1 > key_primes {
+            return Err(Error::invalid(
+                "parms_id has no previous level to encrypt at on the device",
+            ));
+        }
+        let up = Level {
+            primes: level.primes + 1,
+            ..*level
+        };
+        self.with_ops("encrypt_zero", &up, |ops| {
+            let (k_up, n, pw) = (ops.primes(), ops.n(), ops.poly_words());
+            if samples.len() != 3 * pw {
+                return Err(Error::invalid(format!(
+                    "encrypt_zero: {} sample words, 3 polynomials of {k_up} primes need {}",
+                    samples.len(),
+                    3 * pw
+                )));
+            }
+            if public_key.len() != 2 * key_primes * n {
+                return Err(Error::invalid(format!(
+                    "public key is not valid for encryption parameters: its device image holds {} \
+                     words, 2 polynomials of {key_primes} primes need {}",
+                    public_key.len(),
+                    2 * key_primes * n
+                )));
+            }
+            let graph = ops.graph();
+            // [u | e_0 | e_1] at L', then NTT(u), NTT(e_0), NTT(e_1), fully reduced as SEAL's.
+            let drawn = ops.scratch(3 * pw)?;
+            let pinned = self
+                .staging
+                .upload(&self.pinned, graph, drawn.buffer(), samples)?;
+            self.counters.upload(samples.len(), pinned);
+            ops.ntt(drawn.buffer(), [3, k_up], NttDirection::Forward, true)?;
+            let u = drawn.buffer().part(0, pw)?;
+            let noise = drawn.buffer().part(pw, 2 * pw)?;
+            // pk_j's first K' residues, where L' is below the key level.
+            let key = public_key.read_on(graph)?;
+            let at_level;
+            let pk: &Region = if k_up == key_primes {
+                &key
+            } else {
+                at_level = ops.scratch(2 * pw)?;
+                ops.context().kernels().ckks_copy_residues(
+                    graph,
+                    at_level.buffer(),
+                    k_up,
+                    &key,
+                    key_primes,
+                    k_up,
+                    2,
+                )?;
+                at_level.buffer()
+            };
+            // e_j += u * pk_j: c_j at L'.
+            ops.multiply_plain_add(&noise, &noise, pk, &u, 2, false)?;
+            // Divided and rounded by L''s last prime into L: the result.
+            let out = ops.alloc_result(2, k_up - 1)?;
+            ops.rescale(out.buffer(), &noise, 2)?;
+            let poly_words = (k_up - 1) * n;
+            dst.replace(graph, out, 2 * poly_words);
+            dst.set_zeros(Zeros::Unknown, poly_words);
+            Ok(())
+        })
+    }
+}
