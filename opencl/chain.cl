@@ -580,7 +580,8 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
         chain_hand_over(count, 1, end1, pass);
         RUN(2, inv_fwd_strided_group(values, root_powers, params, K + 1,
                                      target + (size_t)target_first * N, LOAD_DECOMPOSE, 0,
-                                     no_plain(), true, ks_outs, ks_chunks, inv_root_powers, lmem, OWN(2)))
+                                     no_plain(), true, ks_outs, ks_chunks, inv_root_powers, lmem,
+                                     OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
         // t_target is read only by one-pass layouts (LOG_S = 0), which do not chain.
         RUN(3, ks_block_group(values, root_powers, params, K + 1, values, target, target_first,
@@ -588,7 +589,8 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                               prod, last, inv_root_powers, lmem, lroots, OWN(3)))
         chain_hand_over(count, 3, end3 - end2, pass);
         RUN(4, inv_fwd_strided_group(md_between, root_powers, params, K, last, md_kind, K,
-                                     bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs, md_chunks, inv_root_powers, lmem, OWN(4)))
+                                     bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs,
+                                     md_chunks, inv_root_powers, lmem, OWN(4)))
         chain_hand_over(count, 4, end4 - end3, pass);
         RUN(5, moddown_block_group(md_between, root_powers, params, K, last, K, prod, K, prod, K,
                                    inv, prod, 0, lmem, OWN(5)))

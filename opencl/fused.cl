@@ -206,7 +206,8 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
 ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u64 *root_powers,
                                          __global const u64 *params, uint coeff_modulus_size,
                                          __global const u64 *in, uint kind, uint in_prime,
-                                         bgv_plain plain, bool coeff_in, uint outs_per_group, uint chunks,
+                                         bgv_plain plain, bool coeff_in, uint outs_per_group,
+                                         uint chunks,
                                          __global const u64 *inv_root_powers,
                                          __local u64 *lmem, uint group, uint lid, bool active)
 {
@@ -270,8 +271,8 @@ void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
     in += in_at;
     inv_root_powers += inv_root_powers_at;
     inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
-                          no_plain(), false, outs_per_group, chunks, inv_root_powers, lmem, (uint)get_group_id(0),
-                          get_local_id(0), true);
+                          no_plain(), false, outs_per_group, chunks, inv_root_powers, lmem,
+                          (uint)get_group_id(0), get_local_id(0), true);
 }
 
 #endif // LOG_S != 0
@@ -380,8 +381,8 @@ ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64
         const bool transform = live && (J != P || coeff_target);
 #if LOG_S == 0
         fwd_block_transform_load(t_target + (size_t)J * N,
-                                 prime_load(LOAD_DECOMPOSE, params, J, P, no_plain()), lrow, w, lroots,
-                                 local_roots, q, group_in_residue, lid, transform);
+                                 prime_load(LOAD_DECOMPOSE, params, J, P, no_plain()), lrow, w,
+                                 lroots, local_roots, q, group_in_residue, lid, transform);
 #else
         fwd_block_transform(values + ((size_t)J * coeff_modulus_size + P) * N, lrow, w,
                             lroots, local_roots, q, group_in_residue, lid, transform);
@@ -532,8 +533,8 @@ ALWAYS_INLINE void moddown_block_group(__global const u64 *values,
     __global const ulong2 *w = (__global const ulong2 *)root_powers + prime * N;
 #if LOG_S == 0
     fwd_block_transform_load(last + (size_t)poly * N,
-                             prime_load(LOAD_MODDOWN, params, last_prime, prime, no_plain()), lmem, w, 0,
-                             false, q, group_in_residue, lid, active);
+                             prime_load(LOAD_MODDOWN, params, last_prime, prime, no_plain()), lmem,
+                             w, 0, false, q, group_in_residue, lid, active);
 #else
     fwd_block_transform(values + (size_t)residue * N, lmem, w, 0, false, q, group_in_residue,
                         lid, active);

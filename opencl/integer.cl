@@ -55,7 +55,8 @@ __kernel void integer_apply_galois(__global u64 *dst, ulong dst_at,
 // (canonical) and t the plain modulus,
 //   kt = (-c mod t) * q_last^-1 mod t,
 //   delta_i = (c + q_last * kt) mod q_i
-// (arith.cl's bgv_kt and bgv_delta, which the chained key switch's loads share), so that c_i - delta_i is divisible by q_last and ((c_i - delta_i) / q_last) keeps the
+// (arith.cl's bgv_kt and bgv_delta, which the chained key switch's loads share), so that
+// c_i - delta_i is divisible by q_last and ((c_i - delta_i) / q_last) keeps the
 // message mod t (scaled by q_last^-1 mod t, the correction factor SEAL tracks).
 // On entry last[p][k] (p < polys) holds c mod q_last = moduli[last_q_index] as an inverse
 // NTT leaves it: lazy (< 2 q_last) or canonical; t < 2^61 with its (r0, r1); inv_t =

@@ -213,7 +213,8 @@ impl<'a> IntegerOps<'a> {
     /// ([`LevelOps::switch_key_in_one_launch`]), where the level chains
     /// ([`LevelOps::chains`]); else CKKS's unfused inner product and BGV's mod-down.
     fn switch_key_ntt(&self, s: &Switch) -> Result<()> {
-        let IntegerScheme::Bgv { plain_modulus, .. } = self.scheme else {
+        let correction = self.correction()?;
+        let DropCorrection::PlainModulus { t, inv_q } = correction else {
             return self.ops.switch_key_into(s);
         };
         if self.ops.chains() {
@@ -221,9 +222,7 @@ impl<'a> IntegerOps<'a> {
                 src: s.target,
                 first: s.target_offset / self.ops.n(),
             };
-            return self
-                .ops
-                .switch_key_in_one_launch(s, first, self.correction()?);
+            return self.ops.switch_key_in_one_launch(s, first, correction);
         }
         let (prod, last) = self.ops.key_switch_inner_product(s)?;
         let md = self.ops.key_switch_mod_down_spec(
@@ -231,9 +230,7 @@ impl<'a> IntegerOps<'a> {
             LastResidue::Packed(last.buffer()),
             prod.buffer(),
         )?;
-        let context = self.ops.context();
-        let special = &context.key_moduli()[context.special_index()?];
-        self.mod_down_bgv(&md, &plain_modulus, inverse_mod_t(special, &plain_modulus)?)
+        self.mod_down_bgv(&md, &t, inv_q)
     }
 
     /// `md` in NTT form with BGV's correction mod `plain` (`inv_t` = q_last^-1 mod t): the

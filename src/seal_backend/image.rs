@@ -41,8 +41,9 @@
 //!
 //! A product may be deferred ([`Deferred`]): the image holds the buffer its words go
 //! to and what computes them. Every way to its words goes through [`GpuImage::words`], which
-//! runs the product first; a relinearization takes a ciphertext product instead
-//! ([`GpuImage::take_deferred`]) and runs the two in one launch, and an add reads a
+//! runs the product first; a relinearization takes a ciphertext product instead, and a
+//! rotation a plaintext one ([`GpuImage::consume_deferred`]), and runs the two in one
+//! launch, and an add reads a
 //! plaintext product's recipe ([`GpuImage::deferred_plain`]) to compute it in the sum.
 
 use std::ops::Deref;
@@ -265,22 +266,25 @@ impl GpuImage {
         *self.deferred.get_mut() = Some(product);
     }
 
-    /// The deferred product, if any and `usable` says so, which the caller now runs (its
-    /// words unwritten until then); `restore_deferred` puts it back if it cannot.
-    pub(super) fn take_deferred(
+    /// Takes the deferred product, if any and `usable` says so, and runs `consume` with it
+    /// into the image's own buffer on `graph`'s queue (its words unwritten until then): an
+    /// operation that computes the product in its own launch. Returns whether there was
+    /// one to take; on an error the product stays deferred, so a later use runs it again.
+    pub(super) fn consume_deferred(
         &mut self,
+        graph: &Graph,
         usable: impl FnOnce(&Deferred) -> bool,
-    ) -> Option<Deferred> {
+        consume: impl FnOnce(&Deferred, &Region) -> Result<()>,
+    ) -> Result<bool> {
         let deferred = self.deferred.get_mut();
-        if deferred.as_ref().is_some_and(usable) {
-            deferred.take()
-        } else {
-            None
+        let Some(product) = deferred.take_if(|d| usable(d)) else {
+            return Ok(false);
+        };
+        let ran = self.write_on(graph).and_then(|dst| consume(&product, dst));
+        if ran.is_err() {
+            *self.deferred.get_mut() = Some(product);
         }
-    }
-
-    pub(super) fn restore_deferred(&mut self, product: Deferred) {
-        *self.deferred.get_mut() = Some(product);
+        ran.map(|()| true)
     }
 
     /// The deferred plaintext product of `polys` polynomials the image holds, if any and on

@@ -701,21 +701,15 @@ impl Backend {
             // Switching zero polynomials adds zero: a transparent input stays transparent.
             let zeros = ct.zeros(ops.poly_words());
             let tile = ops.graph().tile().index();
-            let deferred = match keys[..] {
-                [key] if size == 3 => ct
-                    .take_deferred(|t| t.is_tensor() && t.tile() == tile)
-                    .map(|t| (t, key)),
-                _ => None,
+            let consumed = match keys[..] {
+                [key] if size == 3 => ct.consume_deferred(
+                    ops.graph(),
+                    |d| d.is_tensor() && d.tile() == tile,
+                    |d, dst| d.run_relinearized(ops, dst, key),
+                )?,
+                _ => false,
             };
-            if let Some((tensor, key)) = deferred {
-                let ran = ct
-                    .write_on(ops.graph())
-                    .and_then(|dst| tensor.run_relinearized(ops, dst, key));
-                if let Err(e) = ran {
-                    ct.restore_deferred(tensor);
-                    return Err(e);
-                }
-            } else {
+            if !consumed {
                 self.relinearize_in(ops, level, ct.write_on(ops.graph())?, size, &keys)?;
             }
             ct.truncate(destination_size * ops.poly_words());
@@ -958,17 +952,13 @@ impl Backend {
             let zeros = ct.zeros(ops.poly_words());
             // A CKKS plaintext product (on this tile) is rotated in the permutation's pass.
             let tile = ops.graph().tile().index();
-            let product = (level.scheme == Scheme::Ckks)
-                .then(|| ct.take_deferred(|d| d.plain_polys() == Some(2) && d.tile() == tile))
-                .flatten();
-            if let Some(product) = product {
-                let ran = ct
-                    .write_on(ops.graph())
-                    .and_then(|dst| product.run_rotated(ops, dst, galois_elt, &key));
-                if let Err(e) = ran {
-                    ct.restore_deferred(product);
-                    return Err(e);
-                }
+            if level.scheme == Scheme::Ckks
+                && ct.consume_deferred(
+                    ops.graph(),
+                    |d| d.plain_polys() == Some(2) && d.tile() == tile,
+                    |d, dst| d.run_rotated(ops, dst, galois_elt, &key),
+                )?
+            {
                 ct.set_zeros(zeros, ops.poly_words());
                 return Ok(());
             }

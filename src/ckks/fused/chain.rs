@@ -39,10 +39,9 @@ kernel_sigs! {
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src: Buf, plain: Buf, times_plain: U32, galois_elt: U32,
         permuted: Buf, between: Buf, ks_outs: U32, ks_chunks: U32, key: Buf,
-        key_stride_primes: U32,
-        key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
-        md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
-        counters: Buf, end1: U32,
+        key_stride_primes: U32, key_special_index: U32, reduce_every: U32, prod: Buf,
+        last: Buf, md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf,
+        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64, counters: Buf, end1: U32,
         end2: U32, end3: U32, end4: U32, tickets: U32, per_group: U32,
     );
     KS_CHAINED_COEFF = ks_chained_coeff(
