@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tests=${TENSEAL_TESTS:?set TENSEAL_TESTS to the tests folder of a TenSEAL checkout}
 scripts/tenseal-wheel.sh
-build="${CARGO_TARGET_DIR:-target}/tenseal"
+# Absolute: the suite runs from the tests folder.
+build="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/tenseal"
 python=${PYTHON:-python3}
 for env in stock ours; do
   [ -x "$build/upstream-$env/bin/python" ] || "$python" -m venv "$build/upstream-$env"
