@@ -14,7 +14,9 @@
 //      (tensor_group): the product's three polynomials, whose third is then the target and
 //      whose first two are added to the result: a multiply and its relinearization;
 //   1. the target's inverse, first pass (inv_block_gather_group), or a rotation's galois
-//      permutation with it (inv_block_galois_group): t_target;
+//      permutation with it (inv_block_galois_group), or after pass 0 the inverse of the
+//      third polynomial computed on its own loads (inv_block_tensor_target_group), which
+//      so runs beside pass 0 instead of after it: t_target;
 //   2. its second pass with the decomposition and the forward first passes
 //      (inv_fwd_strided_group, LOAD_DECOMPOSE): between;
 //   3. the forward block passes with the inner product with the key, and the special
@@ -28,7 +30,9 @@
 //      canonical, so one division serves both.
 // Every buffer a pass writes is read only by later passes, and no pass writes what an
 // earlier pass read but dst (pass 5), which passes 1 and 3 read only where the caller
-// allows it (a rotation's source: read by pass 1 alone).
+// allows it (a rotation's source: read by pass 1 alone). Each pass waits for the one
+// before it, but pass 1 after pass 0: pass 3, which reads pass 0's target, waits for
+// both, and every pass after 3 waits, through the passes between, for 3.
 //
 // The passes' work groups are tickets (counter 0), taken in turn by the launch's work
 // groups, each `per_group` times in a row (a launch of about as many groups as the device
@@ -50,17 +54,20 @@
 //
 // A pass-p group's stores must reach every other group before it counts itself done, and
 // a waiting group's loads must not pass its wait. Across work groups OpenCL 1.2's fences
-// give no such order, so the host builds this only where it knows a fence that does: PTX's
-// membar.gl on NVIDIA (DEVICE_FENCE_PTX), mem_fence on a CPU device (PoCL), whose work
-// groups are threads over one coherent memory.
+// give no such order, so the host builds this only where it knows one that does. On NVIDIA
+// (DEVICE_FENCE_PTX) PTX's release and acquire at GPU scope: after the group's barrier,
+// work item 0 counts the group done with red.release.gpu, which publishes every store the
+// barrier ordered before it (release is cumulative), and a waiting group's work item 0
+// polls with ld.acquire.gpu, before a barrier that orders its group's loads after the wait
+// (CUTLASS's semaphore; on the H200 a chained key switch at 2^13 took 34.3 us a call
+// against 38.0 with membar.gl, a sequentially consistent fence, on both sides). On a CPU
+// device (PoCL), whose work groups are threads over one coherent memory, mem_fence around
+// OpenCL's atomics.
 
 #if LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG
 
 #ifdef DEVICE_FENCE_PTX
-#define DEVICE_FENCE() __asm__ volatile("membar.gl;" ::: "memory")
 #define CHAIN_SKIP_IDLE
-#else
-#define DEVICE_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #endif
 
 // Counter i at uint i * COUNTER_STRIDE: each in a 128-byte line of its own, so that the
@@ -143,25 +150,75 @@ ALWAYS_INLINE uint chain_pass(uint ticket, const uint *ends, uint passes, uint *
     return 0;
 }
 
-// After pass p: its groups count themselves done once their stores reach every group;
-// the groups of pass p + 1 wait for all `groups` of them. Every work item of every group
-// passes the same barriers.
-ALWAYS_INLINE void chain_hand_over(volatile __global uint *counters, uint p, uint groups,
-                                   uint pass)
+// Counts the calling group done on `counter` (work item 0, after a barrier that every
+// work item of the group passed after its stores): the stores reach every group that
+// reads the count.
+ALWAYS_INLINE void chain_signal(volatile __global uint *counter)
 {
-    if (pass == p)
-        DEVICE_FENCE();
+#ifdef DEVICE_FENCE_PTX
+    __asm__ volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+#else
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    atomic_inc(counter);
+#endif
+}
+
+// Waits until `groups` groups have signalled `counter` (work item 0, before a barrier):
+// what they stored before signalling is what the group's loads after the barrier see.
+ALWAYS_INLINE void chain_wait(volatile __global uint *counter, uint groups)
+{
+#ifdef DEVICE_FENCE_PTX
+    for (;;) {
+        uint seen;
+        __asm__ volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+                         : "=r"(seen)
+                         : "l"(counter)
+                         : "memory");
+        if (seen >= groups)
+            return;
+        chain_pause();
+    }
+#else
+    while (*counter < groups)
+        chain_pause();
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+#endif
+}
+
+// After pass p: its groups count themselves done once their stores reach every group;
+// the groups of pass p + 1 wait for all `groups` of them, and, where `also_groups` is not
+// 0, for that many groups of the earlier pass `also` (a pass p + 1 that reads what an
+// earlier pass wrote, with no pass between them that waited for it). Every work item of
+// every group passes the same barriers.
+ALWAYS_INLINE void chain_hand_over_also(volatile __global uint *counters, uint p, uint groups,
+                                        uint also, uint also_groups, uint pass)
+{
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     if (get_local_id(0) == 0) {
         if (pass == p) {
-            atomic_inc(&COUNTER(counters, p));
+            chain_signal(&COUNTER(counters, p));
         } else if (pass == p + 1) {
-            while (COUNTER(counters, p) < groups)
-                chain_pause();
-            DEVICE_FENCE();
+            chain_wait(&COUNTER(counters, p), groups);
+            if (also_groups != 0)
+                chain_wait(&COUNTER(counters, also), also_groups);
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+}
+
+ALWAYS_INLINE void chain_hand_over(volatile __global uint *counters, uint p, uint groups,
+                                   uint pass)
+{
+    chain_hand_over_also(counters, p, groups, 0, 0, pass);
+}
+
+// Pass p's groups count themselves done; no pass waits here (a later one waits for them
+// with chain_hand_over_also).
+ALWAYS_INLINE void chain_done(volatile __global uint *counters, uint p, uint pass)
+{
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (get_local_id(0) == 0 && pass == p)
+        chain_signal(&COUNTER(counters, p));
 }
 
 // The last of `groups` groups to get here zeroes the counters.
@@ -205,6 +262,36 @@ ALWAYS_INLINE void tensor_group(__global u64 *dst, __global const u64 *a,
     }
 }
 
+// The first pass of the inverse of the tensor product's third polynomial a1 b1 (residue
+// `group / GROUPS_PER_BLOCK_RESIDUE` of K), each word computed on the load from a's and
+// b's second polynomials as tensor_group computes it: the relinearization's target
+// without waiting for the tensor product. Into values, as inv_block_gather_group.
+ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
+                                                 __global const u64 *inv_root_powers,
+                                                 __global const u64 *params, uint K,
+                                                 __global const u64 *a, __global const u64 *b,
+                                                 __local u64 *lmem, uint group, uint lid,
+                                                 bool active)
+{
+    const uint prime = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    if (active) {
+        const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+        const size_t first = (size_t)(K + prime) * N + group_in_residue * (B * G);
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            const uint e = lid + i * BLOCK_WG;
+            u64 lo = 0, hi = 0;
+            mul_acc_128(&lo, &hi, a[first + e], b[first + e]);
+            lmem[block_slot(e)] = barrett_reduce_128(lo, hi, q, r0, r1);
+        }
+    }
+    inv_block_transform(lmem, values + (size_t)prime * N,
+                        (__global const ulong2 *)inv_root_powers + prime * N, pr,
+                        group_in_residue, 1, lid, active);
+}
+
 // The groups of pass i + 1 of a launch whose passes end at ends[0], ends[1], ...
 #define PASS_GROUPS(ends, i) ((ends)[i] - ((i) ? (ends)[(i) - 1] : 0u))
 
@@ -240,10 +327,14 @@ ALWAYS_INLINE void ks_chained_body(
         uint g;
         const uint pass = chain_pass(chain_ticket(counters, slot), ends, 5 + o, &g);
         if (tensor) {
+            // The target's inverse computes the third polynomial itself, so pass 2 runs
+            // beside the tensor product; the key-switching pass, which reads the target in
+            // NTT form from dst, waits for both (below), and every later pass after it.
             RUN(1, tensor_group(dst, ta, tb, params, K, OWN(1)))
-            chain_hand_over(counters, 1, PASS_GROUPS(ends, 0), pass);
-        }
-        if (galois) {
+            chain_done(counters, 1, pass);
+            RUN(2, inv_block_tensor_target_group(values, inv_root_powers, params, K, ta, tb,
+                                                 lmem, OWN(2)))
+        } else if (galois) {
             RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src, factor,
                                               times_plain, galois_elt, permuted, K, lmem,
                                               OWN(o + 1)))
@@ -255,7 +346,8 @@ ALWAYS_INLINE void ks_chained_body(
         RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
                                          LOAD_DECOMPOSE, 0, no_plain(), false, ks_outs, ks_chunks,
                                          inv_root_powers, lmem, OWN(o + 2)))
-        chain_hand_over(counters, o + 2, PASS_GROUPS(ends, o + 1), pass);
+        chain_hand_over_also(counters, o + 2, PASS_GROUPS(ends, o + 1), 1,
+                             tensor ? PASS_GROUPS(ends, 0) : 0, pass);
         RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
                                   target_first, false, key, key_stride_primes,
                                   key_special_index,

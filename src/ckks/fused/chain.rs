@@ -82,7 +82,8 @@ kernel_sigs! {
 /// How a chained kernel orders one work group's stores before another's loads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ChainFence {
-    /// PTX's `membar.gl` (NVIDIA).
+    /// PTX's release and acquire at GPU scope (NVIDIA: `red.release.gpu` to count a
+    /// group done, `ld.acquire.gpu` to wait).
     Ptx,
     /// A CPU device's threads share coherent memory: OpenCL's `mem_fence`.
     Cpu,
