@@ -341,19 +341,17 @@ impl GpuImage {
         {
             terms.push(term);
             if terms.len() == SUM_TERMS_MAX {
-                let deferred = self.deferred.get_mut();
-                let ran = match (deferred.as_ref(), &self.words) {
-                    (Some(sum), Some(words)) => sum.run(words),
-                    _ => Err(Error::Logic("a deferred sum without its words".into())),
-                };
-                match ran {
-                    Ok(()) => *deferred = None,
-                    Err(e) => {
-                        if let Some(terms) = deferred.as_mut().and_then(|d| d.sum_on(graph)) {
-                            terms.pop();
-                        }
-                        return Err(e);
+                if let Err(e) = self.run_deferred() {
+                    // Still pending: without this call's term.
+                    if let Some(terms) = self
+                        .deferred
+                        .get_mut()
+                        .as_mut()
+                        .and_then(|d| d.sum_on(graph))
+                    {
+                        terms.pop();
                     }
+                    return Err(e);
                 }
             }
             self.new_contents();
