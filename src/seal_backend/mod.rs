@@ -443,7 +443,9 @@ impl Backend {
         })
     }
 
-    /// a += b; sizes may differ (the missing polynomials count as zero, as in SEAL).
+    /// a += b; sizes may differ (the missing polynomials count as zero, as in SEAL). With b of
+    /// a's size on a's tile, b becomes a term of the sum deferred in a (`deferred.rs`), run
+    /// when a's words are next used or at its `SUM_TERMS_MAX`-th term.
     pub fn add(
         &self,
         level: &Level,
@@ -455,7 +457,7 @@ impl Backend {
         self.add_or_sub("add", level, a, a_size, b, b_size, false)
     }
 
-    /// a -= b; sizes may differ.
+    /// a -= b; sizes may differ; deferred as [`Backend::add`].
     pub fn sub(
         &self,
         level: &Level,
