@@ -1,6 +1,7 @@
 // Uses: arith.cl
 // Elementwise CKKS kernels: the steps SEAL's Evaluator runs on RNS polynomials (add,
-// sub, negate, multiply_plain, the tensor product of ckks_multiply, the galois
+// sub, negate, multiply_plain, many adds and subs into one accumulator (ckks_sum), the
+// tensor product of ckks_multiply, the galois
 // permutation in NTT form, and the pieces of rescaling and key switching). Built after
 // arith.cl with -D LOG_N=<log2 N>. Each kernel mirrors the host reference of the same
 // name in src/ckks/host.rs word for word; tests/ckks_kernels.rs checks that.
@@ -112,28 +113,72 @@ __kernel void ckks_multiply_plain(__global u64 *dst, ulong dst_at,
     dst[gid] = MULTIPLY_MOD(ct[gid], plain[pk], moduli, j, q, r0, r1);
 }
 
-// dst[p][j][k] = acc[p][j][k] + ct[p][j][k] * plain[j][k] mod q_j, or minus with
-// `subtract`: SEAL's multiply_plain_ntt into a temporary, then add_inplace (sub_inplace) of
-// it into acc, in one pass (the same words: the product is reduced before the sum). dst may
-// be acc; ct and plain alias nothing written.
-__kernel void ckks_multiply_plain_add(__global u64 *dst, ulong dst_at,
-                                      __global const u64 *acc, ulong acc_at,
-                                      __global const u64 *ct, ulong ct_at,
-                                      __global const u64 *plain, ulong plain_at,
-                                      __global const u64 *moduli, ulong moduli_at, uint K,
-                                      uint subtract)
+// One term of ckks_sum: term i's word, times plaintext i's (broadcast) where bit i of
+// `products` is set (SEAL's multiply_plain_ntt: the product reduced first), added to `sum`
+// or, where bit i of `subtract` is set, subtracted.
+#define SUM_TERM(i, t, p)                                                                  \
+    if ((i) < terms) {                                                                     \
+        u64 x = (t)[gid];                                                                  \
+        if ((products >> (i)) & 1)                                                         \
+            x = MULTIPLY_MOD(x, (p)[pk], moduli, j, q, r0, r1);                            \
+        sum = ((subtract >> (i)) & 1) ? sub_uint_mod(sum, x, q) : add_uint_mod(sum, x, q); \
+    }
+
+// dst = dst (0 without `accumulate`) +- t_0 +- ... +- t_{terms-1} mod q_j over polys
+// polynomials (range (K N, polys)), 1 <= terms <= 8, term i the words of t_i or, with bit i
+// of `products`, t_i[p][j][k] * p_i[j][k] mod q_j (p_i a plaintext of K N words); minus
+// with bit i of `subtract`. A program's add_inplace and sub_inplace of m terms into an
+// accumulator, one after the other, in one launch: SEAL reduces each step to the
+// canonical residue in [0, q) (add_poly_coeffmod, sub_poly_coeffmod; its products by
+// dyadic_product_coeffmod), and a canonical residue is unique, so the words after the m
+// steps are acc +- t_1 +- ... +- t_m mod q, whatever the grouping; this kernel takes the
+// steps in the program's order, each reduced as SEAL's. Every input is canonical. A term
+// may be dst itself (each item reads its word before writing it); no plaintext may.
+// Slots from `terms` on are not read.
+__kernel void ckks_sum(__global u64 *dst, ulong dst_at,
+                       __global const u64 *t0, ulong t0_at, __global const u64 *t1, ulong t1_at,
+                       __global const u64 *t2, ulong t2_at, __global const u64 *t3, ulong t3_at,
+                       __global const u64 *t4, ulong t4_at, __global const u64 *t5, ulong t5_at,
+                       __global const u64 *t6, ulong t6_at, __global const u64 *t7, ulong t7_at,
+                       __global const u64 *p0, ulong p0_at, __global const u64 *p1, ulong p1_at,
+                       __global const u64 *p2, ulong p2_at, __global const u64 *p3, ulong p3_at,
+                       __global const u64 *p4, ulong p4_at, __global const u64 *p5, ulong p5_at,
+                       __global const u64 *p6, ulong p6_at, __global const u64 *p7, ulong p7_at,
+                       __global const u64 *moduli, ulong moduli_at, uint K, uint terms,
+                       uint products, uint subtract, uint accumulate)
 {
     dst += dst_at;
-    acc += acc_at;
-    ct += ct_at;
-    plain += plain_at;
+    t0 += t0_at;
+    t1 += t1_at;
+    t2 += t2_at;
+    t3 += t3_at;
+    t4 += t4_at;
+    t5 += t5_at;
+    t6 += t6_at;
+    t7 += t7_at;
+    p0 += p0_at;
+    p1 += p1_at;
+    p2 += p2_at;
+    p3 += p3_at;
+    p4 += p4_at;
+    p5 += p5_at;
+    p6 += p6_at;
+    p7 += p7_at;
     moduli += moduli_at;
     size_t pk = get_global_id(0);
     size_t gid = ROW_WORD((size_t)K << LOG_N);
     uint j = (uint)(pk >> LOG_N);
     LOAD_MODULUS(moduli, j, q, r0, r1);
-    u64 product = MULTIPLY_MOD(ct[gid], plain[pk], moduli, j, q, r0, r1);
-    dst[gid] = subtract ? sub_uint_mod(acc[gid], product, q) : add_uint_mod(acc[gid], product, q);
+    u64 sum = accumulate ? dst[gid] : 0;
+    SUM_TERM(0, t0, p0)
+    SUM_TERM(1, t1, p1)
+    SUM_TERM(2, t2, p2)
+    SUM_TERM(3, t3, p3)
+    SUM_TERM(4, t4, p4)
+    SUM_TERM(5, t5, p5)
+    SUM_TERM(6, t6, p6)
+    SUM_TERM(7, t7, p7)
+    dst[gid] = sum;
 }
 
 // The tensor product of SEAL's ckks_multiply in NTT form: dst[t] = sum_{i + l = t}

@@ -13,7 +13,8 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
-use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable};
+use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable, SUM_TERMS_MAX};
+use seal_opencl::ckks::SumTerm;
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
@@ -301,40 +302,117 @@ fn ckks_multiply_plain_equals_host() {
     });
 }
 
+/// ckks_sum of 1, 3 and `SUM_TERMS_MAX` terms (the first a plaintext product, the second a
+/// ciphertext subtracted, the others drawn: a product or not, added or subtracted), from
+/// zero into a poisoned buffer and onto an accumulator in place, under both reductions,
+/// equals the host's one add_inplace (sub_inplace) per term; the terms are left as they were.
+/// Then a term that is dst itself (acc + acc - t).
 #[test]
-fn ckks_multiply_plain_add_equals_host() {
+fn ckks_sum_equals_host() {
     each_prime_set(|e, rng, moduli| {
         let k = moduli.len();
-        for ((build, kernels), polys, subtract) in e
+        let mt = table(moduli);
+        for ((build, kernels), count) in e
             .both_reductions()
             .into_iter()
-            .flat_map(|b| [(b, 1, false), (b, 2, true), (b, 3, false)])
+            .flat_map(|b| [(b, 1), (b, 3), (b, SUM_TERMS_MAX)])
         {
-            let acc = canonical(rng, moduli, polys);
-            let ct = canonical(rng, moduli, polys);
-            let plain = canonical(rng, moduli, 1);
-            let (dacc, dct, dplain, mt) =
-                (upload(&acc), upload(&ct), upload(&plain), table(moduli));
-            let mut want = vec![0; acc.len()];
-            host::ckks_multiply_plain_add(&mut want, &acc, &ct, &plain, moduli, N, subtract);
-            let what =
-                |how: &str| format!("ckks_multiply_plain_add {how} ({build}, subtract {subtract})");
-            // Into a poisoned buffer, then into acc itself.
-            let dst = poisoned(acc.len());
+            let acc = canonical(rng, moduli, POLYS);
+            let host_terms: Vec<(Vec<u64>, Option<Vec<u64>>, bool)> = (0..count)
+                .map(|i| {
+                    let product = i == 0 || (i > 1 && rng.gen());
+                    let plain = product.then(|| canonical(rng, moduli, 1));
+                    (
+                        canonical(rng, moduli, POLYS),
+                        plain,
+                        i == 1 || (i > 1 && rng.gen()),
+                    )
+                })
+                .collect();
+            let device: Vec<(Region, Option<Region>)> = host_terms
+                .iter()
+                .map(|(w, p, _)| (upload(w), p.as_deref().map(upload)))
+                .collect();
+            let as_host: Vec<SumTerm<&[u64]>> = host_terms
+                .iter()
+                .map(|(w, p, subtract)| SumTerm {
+                    words: &w[..],
+                    plain: p.as_deref(),
+                    subtract: *subtract,
+                })
+                .collect();
+            let as_device: Vec<SumTerm<&Region>> = device
+                .iter()
+                .zip(&host_terms)
+                .map(|((w, p), (_, _, subtract))| SumTerm {
+                    words: w,
+                    plain: p.as_ref(),
+                    subtract: *subtract,
+                })
+                .collect();
+            for accumulate in [false, true] {
+                let what = |how: &str| {
+                    format!("ckks_sum of {count} terms {how} ({build}, accumulate {accumulate})")
+                };
+                let mut want = if accumulate {
+                    acc.clone()
+                } else {
+                    vec![POISON; acc.len()]
+                };
+                host::ckks_sum(&mut want, accumulate, &as_host, moduli, N);
+                let dst = if accumulate {
+                    upload(&acc)
+                } else {
+                    poisoned(acc.len())
+                };
+                kernels
+                    .ckks_sum(&e.graph, &dst, accumulate, &as_device, &mt, k, POLYS)
+                    .unwrap();
+                assert_words(&down(&dst), &want, &what("into dst"));
+            }
+            for ((w, p), (hw, hp, _)) in device.iter().zip(&host_terms) {
+                assert_words(&down(w), hw, &format!("ckks_sum ({build}): a term's words"));
+                if let (Some(p), Some(hp)) = (p, hp) {
+                    assert_words(&down(p), hp, &format!("ckks_sum ({build}): a plaintext"));
+                }
+            }
+            // dst a term of its own sum: acc + acc - t_0 (t_0 a product).
+            let dacc = upload(&acc);
+            let (t0, p0) = &device[0];
+            let terms = [
+                SumTerm {
+                    words: &dacc,
+                    plain: None,
+                    subtract: false,
+                },
+                SumTerm {
+                    words: t0,
+                    plain: p0.as_ref(),
+                    subtract: true,
+                },
+            ];
             kernels
-                .ckks_multiply_plain_add(
-                    &e.graph, &dst, &dacc, &dct, &dplain, &mt, k, polys, subtract,
-                )
+                .ckks_sum(&e.graph, &dacc, true, &terms, &mt, k, POLYS)
                 .unwrap();
-            assert_words(&down(&dst), &want, &what("into dst"));
-            assert_words(&down(&dacc), &acc, &what("acc"));
-            kernels
-                .ckks_multiply_plain_add(
-                    &e.graph, &dacc, &dacc, &dct, &dplain, &mt, k, polys, subtract,
-                )
-                .unwrap();
-            assert_words(&down(&dacc), &want, &what("into acc"));
-            assert_words(&down(&dct), &ct, &what("ct"));
+            let mut want = acc.clone();
+            let host_terms = [
+                SumTerm {
+                    words: &acc[..],
+                    plain: None,
+                    subtract: false,
+                },
+                SumTerm {
+                    words: &host_terms[0].0[..],
+                    plain: host_terms[0].1.as_deref(),
+                    subtract: true,
+                },
+            ];
+            host::ckks_sum(&mut want, true, &host_terms, moduli, N);
+            assert_words(
+                &down(&dacc),
+                &want,
+                &format!("ckks_sum ({build}) with dst a term"),
+            );
         }
     });
 }
@@ -742,6 +820,32 @@ fn ckks_bad_arguments_are_rejected() {
         kx.ckks_multiply_plain(g, &ct, &ct, &upload(&[1; 3]), &mt, 3, 2),
         &ct,
     );
+
+    // Sums: no term, more than SUM_TERMS_MAX, a term too short, a plaintext too short or
+    // overlapping dst, dst too short.
+    fn term<'a>(words: &'a Region, plain: Option<&'a Region>) -> SumTerm<&'a Region> {
+        SumTerm {
+            words,
+            plain,
+            subtract: false,
+        }
+    }
+    let dst = poisoned(words);
+    let short_dst = poisoned(words - 1);
+    let plain = upload(&canonical(&mut rng, &moduli, 1));
+    let short_plain = plain.part(0, 3 * N - 1).unwrap();
+    let plain_in_dst = dst.part(0, 3 * N).unwrap();
+    let nine = vec![term(&a, None); SUM_TERMS_MAX + 1];
+    for (terms, out) in [
+        (&[][..], &dst),
+        (&nine[..], &dst),
+        (&[term(&short, None)][..], &dst),
+        (&[term(&a, Some(&short_plain))][..], &dst),
+        (&[term(&a, Some(&plain_in_dst))][..], &dst),
+        (&[term(&a, Some(&plain))][..], &short_dst),
+    ] {
+        assert_rejected(kx.ckks_sum(g, out, true, terms, &mt, 3, 2), out);
+    }
 
     // Tensor.
     let dst = poisoned(3 * 3 * N - 1);

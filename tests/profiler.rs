@@ -347,12 +347,14 @@ fn routed_calls_record_their_host_time() {
 /// whose launch ended it: in the report (`idle`) and as an `idle` event in the trace.
 #[test]
 fn idle_gaps_name_the_operation_the_device_waited_for() {
-    let (p, backend, params, mut a, b) = profiled_backend();
+    let (p, backend, params, mut a, _) = profiled_backend();
     let level = params.level();
-    backend.add(&level, &mut a, 2, &b, 2).unwrap();
+    // a + a: an add that launches at the call (an add of another ciphertext waits as a
+    // deferred sum, which the next operation would launch).
+    backend.double_inplace(&level, &mut a, 2).unwrap();
     backend.synchronize().unwrap();
     p.clear_events();
-    backend.add(&level, &mut a, 2, &b, 2).unwrap();
+    backend.double_inplace(&level, &mut a, 2).unwrap();
     backend.synchronize().unwrap();
     std::thread::sleep(Duration::from_millis(50));
     backend.negate(&level, &mut a, 2).unwrap();

@@ -285,6 +285,8 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
     let z = reader.run(move || {
         let mut z = z;
         backend.add(&params.level(), &mut z, 2, &x, 2).unwrap();
+        // The add is a term of a deferred sum, holding x's words: the negation runs it.
+        backend.negate(&params.level(), &mut z, 2).unwrap();
         z // x dies here, its read still held
     });
     let memcache = backend.devices().tiles()[0].memcache();
@@ -301,8 +303,44 @@ fn a_freed_buffer_is_reused_after_reads_on_other_queues() {
         "the negated copy did not reuse x's buffer"
     );
     cl::complete_user_event(&held).unwrap();
-    assert_eq!(download(backend, &z), sum(params, &z0, &x0, false));
+    let want_z = negated(params, &sum(params, &z0, &x0, false));
+    assert_eq!(download(backend, &z), want_z);
     assert_eq!(download(backend, &copy), negated(params, &y0));
+}
+
+/// A deferred sum (`src/seal_backend/deferred.rs`) reads its terms behind their writers on
+/// other queues, and an add issued on another queue runs the pending sum on its own queue
+/// first: z += x and z += y on the reader's queue while x's negation waits on the held
+/// writer's queue, the sum run there (z negated) while the writer is still held, z += y on
+/// the reader's queue again, then on the writer's.
+#[test]
+fn deferred_sums_read_their_terms_behind_other_queues_and_run_on_their_own() {
+    let params = params();
+    let (backend, writer, reader) = two_queues();
+    let (z0, y0) = (words(params, 3), words(params, 4));
+    // Made before the writer's queue is held: a blocking upload into a pooled buffer the
+    // held queue used would wait for it.
+    let (z_words, y_words) = (z0.clone(), y0.clone());
+    let (z, y) = reader.run(move || {
+        (
+            backend.create_image(&z_words).unwrap(),
+            backend.create_image(&y_words).unwrap(),
+        )
+    });
+    let (x0, held, x) = held_negation(&writer, backend, params, 8);
+    let (z, x) = add_on(&reader, backend, params, z, x);
+    let (z, y) = add_on(&reader, backend, params, z, y);
+    let z = negate_on(&reader, backend, params, z);
+    let (z, y) = add_on(&reader, backend, params, z, y);
+    let (z, _) = add_on(&writer, backend, params, z, y);
+    cl::complete_user_event(&held).unwrap();
+    let run_first = negated(
+        params,
+        &sum(params, &sum(params, &z0, &x0, true), &y0, false),
+    );
+    let want_z = sum(params, &sum(params, &run_first, &y0, false), &y0, false);
+    assert_eq!(download(backend, &z), want_z, "z");
+    assert_eq!(download(backend, &x), negated(params, &x0), "-x");
 }
 
 /// How long a call that must wait for a held queue is watched for returning early.

@@ -6,10 +6,11 @@
 //! 60-bit primes), fresh random inputs each run, pooled device buffers poisoned
 //! (`SEAL_OPENCL_POISON`) so unwritten words show up.
 
+use seal_opencl::ckks::kernels::SUM_TERMS_MAX;
 use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::*;
 use seal_opencl_testkit::harness::launches;
-use seal_opencl_testkit::seal_c::Ciphertext;
+use seal_opencl_testkit::seal_c::{Ciphertext, Plaintext};
 
 /// Every routed operation on N = `n`, the primes of `bits`, scale 2^`scale_bits`; failures
 /// name the parameter set ("N=2^12 {35,30,35}").
@@ -277,12 +278,190 @@ fn deferred_products_reach_every_use() {
     assert_no_cpu_fallback();
 }
 
+/// The inputs of a program of sums on one path: ciphertexts and plaintexts, SEAL's CPU
+/// objects or device ones (resident ciphertexts, marked plaintexts).
+struct Inputs {
+    cts: Vec<Ciphertext>,
+    plains: Vec<Plaintext>,
+}
+
+/// The terms of the sums' loops: more than two launches' worth (`SUM_TERMS_MAX` = 8).
+const TERMS: usize = 2 * SUM_TERMS_MAX + 3;
+
+/// Adds into accumulators as programs write them (`deferred.rs`'s sums), every result named:
+/// a network layer's or SealPIR's loop (multiply_plain into a temporary, add or sub into an
+/// accumulator that starts as the first product), TenSEAL's (ciphertexts added in turn),
+/// ciphertext and product terms mixed, add_many; and a pending sum of three terms, into an
+/// accumulator that holds its words or shares them with a copy, then read, copied (and
+/// added to again), rotated, rescaled, negated, a term of another sum, overwritten unread;
+/// a sum whose terms are written after they were added; a sum of products of two
+/// ciphertexts relinearized and rescaled.
+fn sums_program(fx: &Fixture, inputs: &Inputs) -> Vec<(String, Ciphertext)> {
+    let ev = &fx.evaluator;
+    let (c, p) = (&inputs.cts, &inputs.plains);
+    let new = || Ciphertext::new().unwrap();
+    let product = |i: usize, j: usize| {
+        let mut t = new();
+        ev.multiply_plain(&c[i % c.len()], &p[j % p.len()], &mut t)
+            .unwrap();
+        t
+    };
+    let mut out = Vec::new();
+
+    let mut acc = product(0, 0);
+    for i in 1..TERMS {
+        let t = product(i, i + 1);
+        if i % 3 == 2 {
+            ev.sub_inplace(&mut acc, &t).unwrap();
+        } else {
+            ev.add_inplace(&mut acc, &t).unwrap();
+        }
+    }
+    out.push(("products added and subtracted".to_string(), acc));
+
+    let mut acc = c[0].clone();
+    for i in 0..TERMS {
+        if i % 4 == 3 {
+            ev.sub_inplace(&mut acc, &c[i % c.len()]).unwrap();
+        } else {
+            ev.add_inplace(&mut acc, &c[i % c.len()]).unwrap();
+        }
+    }
+    out.push(("ciphertexts added and subtracted".to_string(), acc));
+
+    // Ciphertext terms of a product's scale: products already run (negated twice).
+    let ran = |i: usize, j: usize| {
+        let mut t = product(i, j);
+        ev.negate_inplace(&mut t).unwrap();
+        ev.negate_inplace(&mut t).unwrap();
+        t
+    };
+    let mut acc = product(1, 0);
+    for i in 0..11 {
+        let t = if i % 2 == 0 { ran(i, i) } else { product(i, i) };
+        if i % 5 == 4 {
+            ev.sub_inplace(&mut acc, &t).unwrap();
+        } else {
+            ev.add_inplace(&mut acc, &t).unwrap();
+        }
+    }
+    out.push(("ciphertext and product terms".to_string(), acc));
+
+    let many: Vec<&Ciphertext> = (0..TERMS).map(|i| &c[i % c.len()]).collect();
+    let mut acc = new();
+    ev.add_many(&many, &mut acc).unwrap();
+    out.push(("add_many".to_string(), acc));
+
+    let base = ran(0, 0);
+    for alone in [true, false] {
+        let how = if alone { "in place" } else { "from a copy" };
+        // Three terms pending, each of the base's scale: c1 * p0 (a product), c2 * p1 (its
+        // words), - c3 * p2 (a product).
+        let pending = || {
+            let mut acc = base.clone();
+            if alone {
+                ev.negate_inplace(&mut acc).unwrap();
+            }
+            ev.add_inplace(&mut acc, &product(1, 0)).unwrap();
+            ev.add_inplace(&mut acc, &ran(2, 1)).unwrap();
+            ev.sub_inplace(&mut acc, &product(3, 2)).unwrap();
+            acc
+        };
+        out.push((format!("{how}: read"), pending()));
+        let mut acc = pending();
+        let copy = acc.clone();
+        ev.add_inplace(&mut acc, &product(2, 2)).unwrap();
+        out.push((format!("{how}: copied"), copy));
+        out.push((format!("{how}: added to after a copy"), acc));
+        let mut acc = pending();
+        ev.rotate_vector_inplace(&mut acc, 1, &fx.galois).unwrap();
+        out.push((format!("{how}: rotated"), acc));
+        let mut acc = pending();
+        ev.rescale_to_next_inplace(&mut acc).unwrap();
+        out.push((format!("{how}: rescaled"), acc));
+        let mut acc = pending();
+        ev.negate_inplace(&mut acc).unwrap();
+        out.push((format!("{how}: negated"), acc));
+        let (acc, mut other) = (pending(), product(2, 0));
+        ev.add_inplace(&mut other, &ran(3, 1)).unwrap();
+        ev.add_inplace(&mut other, &acc).unwrap();
+        out.push((format!("{how}: a term of another sum"), other));
+        out.push((format!("{how}: the term of another sum"), acc));
+        let mut acc = pending();
+        ev.multiply_plain(&c[1], &p[1], &mut acc).unwrap();
+        out.push((format!("{how}: overwritten unread"), acc));
+    }
+    out.push(("the base of the sums".to_string(), base));
+
+    // Terms written after they were added: the sum has their old words.
+    let (mut acc, mut t, mut u) = (c[0].clone(), c[1].clone(), product(2, 1));
+    ev.add_inplace(&mut acc, &c[2]).unwrap();
+    ev.add_inplace(&mut acc, &t).unwrap();
+    let mut acc_of_products = product(3, 0);
+    ev.add_inplace(&mut acc_of_products, &u).unwrap();
+    ev.negate_inplace(&mut t).unwrap();
+    ev.add_plain_inplace(&mut t, &p[0]).unwrap();
+    ev.rotate_vector_inplace(&mut u, 1, &fx.galois).unwrap();
+    out.push(("terms written after: the sum".to_string(), acc));
+    out.push(("terms written after: a term".to_string(), t));
+    out.push((
+        "product terms written after: the sum".to_string(),
+        acc_of_products,
+    ));
+    out.push(("product terms written after: a term".to_string(), u));
+
+    // Products of two ciphertexts summed, then relinearized and rescaled.
+    let mul = |i: usize, j: usize| {
+        let mut t = new();
+        ev.multiply(&c[i], &c[j], &mut t).unwrap();
+        t
+    };
+    let mut acc = mul(0, 1);
+    for (i, j) in [(1, 2), (2, 3), (0, 0)] {
+        ev.add_inplace(&mut acc, &mul(i, j)).unwrap();
+    }
+    ev.relinearize_inplace(&mut acc, &fx.relin).unwrap();
+    ev.rescale_to_next_inplace(&mut acc).unwrap();
+    out.push((
+        "products of ciphertexts summed, relinearized".to_string(),
+        acc,
+    ));
+    out
+}
+
+/// Deferred sums (`src/seal_backend/deferred.rs`): every result of [`sums_program`] on the
+/// device equals SEAL's, at N = 2^12 {35, 30, 35} and at N = 2^13 with five primes (where
+/// the level chains) and with 60-bit primes.
+#[test]
+fn deferred_sums_reach_every_use() {
+    let mut rng = seal_opencl_testkit::harness::rng();
+    for (n, bits, scale_bits) in [PARAMETER_SETS[0], PARAMETER_SETS[1], PARAMETER_SETS[2]] {
+        let fx = Fixture::with_params(n, bits, scale_bits);
+        let cpu = Inputs {
+            cts: (0..4).map(|_| fx.encrypt(&mut rng)).collect(),
+            plains: (0..3).map(|_| fx.plain(&mut rng)).collect(),
+        };
+        let gpu = Inputs {
+            cts: cpu.cts.iter().map(|c| resident(&fx, c)).collect(),
+            plains: cpu.plains.iter().map(plain_on_gpu).collect(),
+        };
+        let want = sums_program(&fx, &cpu);
+        let got = sums_program(&fx, &gpu);
+        for ((name, want), (_, got)) in want.iter().zip(&got) {
+            assert_same(want, got, &format!("N={n} {bits:?}: {name}"));
+        }
+    }
+    assert_no_cpu_fallback();
+}
+
 child_test! {
     /// The product is deferred where the level chains (N = 2^13):
     /// a multiply of resident ciphertexts launches nothing and its relinearization one
-    /// kernel, a multiply_plain into a temporary added into another ciphertext one, and a
-    /// multiply_plain rotated, then added, two; with `SEAL_OPENCL_DEFER_MULTIPLY=0` (the
-    /// second child) one and one, two, and three. In a child
+    /// kernel, a multiply_plain into a temporary added into another ciphertext and read one
+    /// (the sum), and a multiply_plain rotated, then added and read, two; m terms added
+    /// into an accumulator cost ceil(m / M) launches (M = `SUM_TERMS_MAX`); with
+    /// `SEAL_OPENCL_DEFER_MULTIPLY=0` (the second child) one and one, two, three, and a
+    /// launch per multiply_plain and per add. In a child
     /// process, since it installs the backend with the global profiler on.
     fn a_multiply_and_its_relinearization_are_one_launch() {
         let profiler = seal_opencl::profiler::enable_global();
@@ -296,7 +475,8 @@ child_test! {
         });
         assert_eq!((multiply, relinearize), if deferred { (0, 1) } else { (1, 1) });
         assert_same(&fx.mul_lin(&x, &y), &p, "MulLin");
-        // A multiply_plain into a temporary added into an accumulator: one launch.
+        // A multiply_plain into a temporary added into an accumulator, then read: one
+        // launch (the sum, at the read).
         let (plain, mut acc, mut t) = (
             plain_on_gpu(&pt),
             Ciphertext::new().unwrap(),
@@ -305,19 +485,75 @@ child_test! {
         fx.evaluator.multiply_plain(&yg, &plain, &mut acc).unwrap();
         // Run the accumulator's own product before counting.
         fx.evaluator.negate_inplace(&mut acc).unwrap();
+        fx.evaluator.negate_inplace(&mut acc).unwrap();
         let launched = launches(&profiler, None, || {
             fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
             fx.evaluator.add_inplace(&mut acc, &t).unwrap();
+            acc.data().unwrap();
         });
         assert_eq!(launched, if deferred { 1 } else { 2 });
         // TenSEAL's diagonal: a multiply_plain, its rotation in place and its add into an
-        // accumulator: the rotation reads the product, then the add.
+        // accumulator, then read: the rotation reads the product, the read runs the sum.
         let launched = launches(&profiler, None, || {
             fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
             fx.evaluator.rotate_vector_inplace(&mut t, 1, &fx.galois).unwrap();
             fx.evaluator.add_inplace(&mut acc, &t).unwrap();
+            acc.data().unwrap();
         });
         assert_eq!(launched, if deferred { 2 } else { 3 });
+        // m terms into an accumulator cost ceil(m / M) launches, floor(m / M) of them at the
+        // adds (a sum of M terms runs at once) and one at the read for the rest: products
+        // added into an accumulator that holds its words, into one that starts as the first
+        // product (the network's and SealPIR's loops), and ciphertexts (TenSEAL's). Without
+        // deferral 2m, 2m - 1 and m.
+        let (x_cpu, p_cpu) = (x.clone(), pt);
+        for m in [1, SUM_TERMS_MAX - 1, SUM_TERMS_MAX, SUM_TERMS_MAX + 1, 2 * SUM_TERMS_MAX + 3] {
+            let sums = (m / SUM_TERMS_MAX, usize::from(m % SUM_TERMS_MAX != 0));
+            // x * p, run (negated twice), holding its words.
+            let (mut acc, mut want) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+            fx.evaluator.multiply_plain(&resident(&fx, &x), &plain, &mut acc).unwrap();
+            fx.evaluator.negate_inplace(&mut acc).unwrap();
+            fx.evaluator.negate_inplace(&mut acc).unwrap();
+            fx.evaluator.multiply_plain(&x_cpu, &p_cpu, &mut want).unwrap();
+            let at_adds = launches(&profiler, None, || {
+                for _ in 0..m {
+                    fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
+                    fx.evaluator.add_inplace(&mut acc, &t).unwrap();
+                }
+            });
+            let at_read = launches(&profiler, None, || {
+                acc.data().unwrap();
+            });
+            let want_counts = if deferred { sums } else { (2 * m, 0) };
+            assert_eq!((at_adds as usize, at_read as usize), want_counts, "{m} products");
+            let mut t_cpu = Ciphertext::new().unwrap();
+            fx.evaluator.multiply_plain(&y, &p_cpu, &mut t_cpu).unwrap();
+            for _ in 0..m {
+                fx.evaluator.add_inplace(&mut want, &t_cpu).unwrap();
+            }
+            assert_same(&want, &acc, &format!("{m} products"));
+
+            let launched = launches(&profiler, None, || {
+                fx.evaluator.multiply_plain(&yg, &plain, &mut acc).unwrap();
+                for _ in 1..m {
+                    fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
+                    fx.evaluator.add_inplace(&mut acc, &t).unwrap();
+                }
+                acc.data().unwrap();
+            });
+            let want_count = if deferred { sums.0 + sums.1 } else { 2 * m - 1 };
+            assert_eq!(launched as usize, want_count, "{m} products from a product");
+
+            let mut acc = resident(&fx, &x);
+            let launched = launches(&profiler, None, || {
+                for _ in 0..m {
+                    fx.evaluator.add_inplace(&mut acc, &yg).unwrap();
+                }
+                acc.data().unwrap();
+            });
+            let want_count = if deferred { sums.0 + sums.1 } else { m };
+            assert_eq!(launched as usize, want_count, "{m} ciphertexts");
+        }
     }
     parent(child) {
         seal_opencl_testkit::harness::run_child(child, &[]);

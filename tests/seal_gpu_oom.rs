@@ -92,6 +92,13 @@ fn backend_out_of_memory_is_an_error_and_changes_nothing() {
     assert_eq!(err.kind(), ErrorKind::Runtime, "negate of a copy: {err}");
     assert_eq!(read(&copy), want_b, "the copy after the failed negate");
     assert_eq!(read(b), want_b, "operand b after its copy's failed negate");
+    // A sum into a copy needs a buffer of its own too (a deferred sum's, allocated at the
+    // add): an error at the call, and every operand keeps its words.
+    let err = backend.add(&level, &mut copy, 2, a, 2).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Runtime, "add into a copy: {err}");
+    assert_eq!(read(&copy), want_b, "the copy after the failed add");
+    assert_eq!(read(b), want_b, "operand b after its copy's failed add");
+    assert_eq!(read(a), want_a, "operand a after the failed add");
     drop(copy);
 
     // Freeing memory makes the device usable again.

@@ -39,10 +39,12 @@ pub struct KernelChoices {
     pub chain_groups_per_unit: u32,
     /// `true`: a multiply of two ciphertexts of two polynomials, at a level that chains,
     /// waits for its relinearization and runs with it in one launch
-    /// (`LevelOps::multiply_relinearize`), and a multiply_plain for an add of its product
-    /// into another ciphertext (`LevelOps::multiply_plain_add`); anything else that touches
-    /// the product first runs it on its own (`SEAL_OPENCL_DEFER_MULTIPLY`; read by the SEAL
-    /// backend, `src/seal_backend/deferred.rs`).
+    /// (`LevelOps::multiply_relinearize`), a multiply_plain for what consumes its product,
+    /// and adds and subs into an accumulator wait as a sum, up to `SUM_TERMS_MAX` terms in
+    /// one launch (`LevelOps::sum`), a plaintext product a term of it; anything else that
+    /// touches the product or the sum first runs it on its own
+    /// (`SEAL_OPENCL_DEFER_MULTIPLY`; read by the SEAL backend,
+    /// `src/seal_backend/deferred.rs`).
     pub defer_multiply: bool,
 }
 

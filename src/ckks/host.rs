@@ -9,6 +9,7 @@
 //! These are test oracles: a size that does not match the documented shapes is a bug in
 //! the caller and panics (`# Panics`); the device launchers return errors instead.
 
+use super::SumTerm;
 use crate::arith::{
     add_uint_mod, barrett_reduce_64, mad_uint_mod, multiply_uint_mod, multiply_uint_mod_shoup,
     negate_uint_mod, sub_uint_mod, Modulus, ShoupOperand,
@@ -69,24 +70,31 @@ pub fn ckks_multiply_plain(ct: &mut [u64], plain: &[u64], moduli: &[Modulus], n:
     }
 }
 
-/// dst = acc + ct * plain mod q_j (acc - ct * plain with `subtract`) for every polynomial,
-/// the plaintext broadcast: SEAL's `multiply_plain_ntt` into a temporary, then `add_inplace`
-/// (`sub_inplace`) of it into acc. On entry every input holds canonical words.
-pub fn ckks_multiply_plain_add(
+/// dst = dst (zero without `accumulate`) +- each term mod q_j, in order: SEAL's
+/// multiply_plain_ntt of each product term into a temporary, then one `add_inplace`
+/// (`sub_inplace`) per term into the accumulator. On entry every input holds canonical
+/// words; each term the words of dst, its plaintext K * N.
+pub fn ckks_sum(
     dst: &mut [u64],
-    acc: &[u64],
-    ct: &[u64],
-    plain: &[u64],
+    accumulate: bool,
+    terms: &[SumTerm<&[u64]>],
     moduli: &[Modulus],
     n: usize,
-    subtract: bool,
 ) {
-    let mut product = ct.to_vec();
-    ckks_multiply_plain(&mut product, plain, moduli, n);
-    if subtract {
-        ckks_sub(dst, acc, &product, moduli, n);
-    } else {
-        ckks_add(dst, acc, &product, moduli, n);
+    if !accumulate {
+        dst.fill(0);
+    }
+    for term in terms {
+        let mut value = term.words.to_vec();
+        if let Some(plain) = term.plain {
+            ckks_multiply_plain(&mut value, plain, moduli, n);
+        }
+        let acc = dst.to_vec();
+        if term.subtract {
+            ckks_sub(dst, &acc, &value, moduli, n);
+        } else {
+            ckks_add(dst, &acc, &value, moduli, n);
+        }
     }
 }
 

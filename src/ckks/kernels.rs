@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::SumTerm;
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{
@@ -36,6 +37,19 @@ pub const MODULI_STRIDE: usize = 4;
 /// with fewer words, or a number of words it does not divide, gets the largest power of
 /// two that divides it.
 pub const WORK_GROUP_SIZE: usize = 256;
+
+/// The most terms of one `ckks_sum` launch (its slots `t0` .. `t7`, `p0` .. `p7`), M: a
+/// pending sum of M terms is launched at once (`crate::seal_backend`'s deferred sums). With
+/// M = 8 the kernel takes 41 OpenCL parameters, 328 bytes, well inside the 1024 bytes
+/// every full-profile device accepts (`CL_DEVICE_MAX_PARAMETER_SIZE`), and the host's
+/// issue per term is an eighth of a launch (~1.2 us of NVIDIA's ~10 us); twice the slots
+/// would save another 0.6 us per term for twice the arguments set per launch and twice
+/// the terms' words an accumulator keeps alive.
+pub const SUM_TERMS_MAX: usize = 8;
+
+/// The parameter names of `ckks_sum`'s term slots and their plaintexts.
+const SUM_TERM_SLOTS: [&str; SUM_TERMS_MAX] = ["t0", "t1", "t2", "t3", "t4", "t5", "t6", "t7"];
+const SUM_PLAIN_SLOTS: [&str; SUM_TERMS_MAX] = ["p0", "p1", "p2", "p3", "p4", "p5", "p6", "p7"];
 
 /// The most polynomials per tensor operand: the kernel sums at most min(s1, s2) products
 /// below 2^122 exactly in 128 bits. SEAL's own limit (`SEAL_CIPHERTEXT_SIZE_MAX`) is 16.
@@ -94,7 +108,12 @@ kernel_sigs! {
     CKKS_SUB = ckks_sub(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
     CKKS_NEGATE = ckks_negate(dst: Buf, a: Buf, moduli: Buf, K: U32);
     CKKS_MULTIPLY_PLAIN = ckks_multiply_plain(dst: Buf, ct: Buf, plain: Buf, moduli: Buf, K: U32);
-    CKKS_MULTIPLY_PLAIN_ADD = ckks_multiply_plain_add(dst: Buf, acc: Buf, ct: Buf, plain: Buf, moduli: Buf, K: U32, subtract: U32);
+    CKKS_SUM = ckks_sum(
+        dst: Buf,
+        t0: Buf, t1: Buf, t2: Buf, t3: Buf, t4: Buf, t5: Buf, t6: Buf, t7: Buf,
+        p0: Buf, p1: Buf, p2: Buf, p3: Buf, p4: Buf, p5: Buf, p6: Buf, p7: Buf,
+        moduli: Buf, K: U32, terms: U32, products: U32, subtract: U32, accumulate: U32,
+    );
     CKKS_TENSOR = ckks_tensor(dst: Buf, a: Buf, s1: U32, b: Buf, s2: U32, moduli: Buf, K: U32);
     CKKS_COPY_RESIDUES = ckks_copy_residues(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, residues_per_poly: U32);
     CKKS_GATHER_RESIDUE = ckks_gather_residue(dst: Buf, src: Buf, src_stride: U32, index: U32);
@@ -114,7 +133,7 @@ const CKKS_SIGS: [&KernelSig; 15] = [
     &CKKS_SUB,
     &CKKS_NEGATE,
     &CKKS_MULTIPLY_PLAIN,
-    &CKKS_MULTIPLY_PLAIN_ADD,
+    &CKKS_SUM,
     &CKKS_TENSOR,
     &CKKS_COPY_RESIDUES,
     &CKKS_GATHER_RESIDUE,
@@ -495,39 +514,66 @@ impl CkksKernels {
         self.elementwise(graph, &CKKS_MULTIPLY_PLAIN, &operands, moduli, k, polys)
     }
 
-    /// dst = acc + ct * plain (acc - ct * plain with `subtract`) for `polys` polynomials of
-    /// K residues, the plaintext broadcast: a multiply_plain and the add (sub) of its product
-    /// into acc in one launch (host reference `ckks_multiply_plain_add`). dst may be acc.
-    #[allow(clippy::too_many_arguments)]
-    pub fn ckks_multiply_plain_add(
+    /// dst = dst (0 without `accumulate`) +- each of `terms` mod q_j, in order, over
+    /// `polys` polynomials of `k` residues (host reference `ckks_sum`): 1 to
+    /// [`SUM_TERMS_MAX`] terms, each the words of `polys` polynomials or, with a plaintext
+    /// (K N words, broadcast), their product with it (SEAL's multiply_plain_ntt). On entry
+    /// every input canonical; on exit dst canonical. A term's words may be dst (from its
+    /// first word); a plaintext must not overlap dst.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn ckks_sum(
         &self,
         graph: &Graph,
         dst: &Region,
-        acc: &Region,
-        ct: &Region,
-        plain: &Region,
+        accumulate: bool,
+        terms: &[SumTerm<&Region>],
         moduli: &ModuliTable,
         k: usize,
         polys: usize,
-        subtract: bool,
     ) -> Result<()> {
-        self.checks(&CKKS_MULTIPLY_PLAIN_ADD)
-            .distinct(&[(("dst", dst), ("ct", ct)), (("dst", dst), ("plain", plain))])?;
-        let operands = [
-            ("dst", dst, polys),
-            ("acc", acc, polys),
-            ("ct", ct, polys),
-            ("plain", plain, 1),
-        ];
-        self.elementwise_with(
-            graph,
-            &CKKS_MULTIPLY_PLAIN_ADD,
-            &operands,
-            moduli,
-            k,
-            polys,
-            &[("subtract", U32(u32::from(subtract)))],
-        )
+        let c = self.checks(&CKKS_SUM);
+        c.nonzero(&[("K", k), ("polys", polys), ("terms", terms.len())])?;
+        if terms.len() > SUM_TERMS_MAX {
+            return Err(c.error(format!("{} terms, more than {SUM_TERMS_MAX}", terms.len())));
+        }
+        c.covers(moduli, k)?;
+        let words = c.words(&[polys, k])?;
+        let mut args = vec![c.buf("dst", dst, words)?];
+        let (mut plains, mut products, mut subtract) = (Vec::new(), 0u32, 0u32);
+        for (i, (name, plain_name)) in SUM_TERM_SLOTS.into_iter().zip(SUM_PLAIN_SLOTS).enumerate() {
+            let Some(term) = terms.get(i) else {
+                // Not read: any region.
+                args.push((name, Buf(dst)));
+                plains.push((plain_name, Buf(dst)));
+                continue;
+            };
+            args.push(c.buf(name, term.words, words)?);
+            c.same_or_distinct(&[(("dst", dst), (name, term.words))])?;
+            subtract |= u32::from(term.subtract) << i;
+            match term.plain {
+                Some(plain) => {
+                    plains.push(c.buf(plain_name, plain, c.words(&[k])?)?);
+                    c.distinct(&[(("dst", dst), (plain_name, plain))])?;
+                    products |= 1 << i;
+                }
+                // Not read.
+                None => plains.push((plain_name, Buf(term.words))),
+            }
+        }
+        args.extend(plains);
+        args.extend([
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K", k)?,
+            c.u32("terms", terms.len())?,
+            ("products", U32(products)),
+            ("subtract", U32(subtract)),
+            ("accumulate", U32(u32::from(accumulate))),
+        ]);
+        // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w of dst and of the
+        // first `terms` term slots (each checked to hold polys K N words), word w of the
+        // plaintexts of product terms (each checked to hold K N), and prime w / N < K of
+        // the table (checked to hold K primes); the other slots are not read.
+        unsafe { self.launch(graph, &CKKS_SUM, &args, c.words(&[k])?, polys) }
     }
 
     /// The tensor product of SEAL's `ckks_multiply` in NTT form: `a` holds `s1`

@@ -14,6 +14,17 @@ pub mod host;
 pub mod kernels;
 pub mod ops;
 
+/// One term of a sum into an accumulator (kernel `ckks_sum`, host reference
+/// [`host::ckks_sum`]): a ciphertext's words, or their product with a plaintext's (K N
+/// words broadcast to every polynomial: SEAL's multiply_plain_ntt), added or, with
+/// `subtract`, subtracted. `T` is the words: a device region or a host slice.
+#[derive(Clone, Copy, Debug)]
+pub struct SumTerm<T> {
+    pub words: T,
+    pub plain: Option<T>,
+    pub subtract: bool,
+}
+
 /// A galois element SEAL's `apply_galois_inplace` takes at degree `n`: odd and below 2N;
 /// otherwise SEAL's `invalid_argument`, word for word. The one check of a galois element:
 /// the backend's call and every launcher that indexes by one make it.

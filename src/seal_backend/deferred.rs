@@ -1,25 +1,41 @@
-//! Products that wait for the operation that consumes them: CKKS's and BGV's (in NTT form)
-//! of two ciphertexts, and every scheme's of a ciphertext and a plaintext in NTT form.
+//! Work that waits for what consumes it: products (CKKS's and BGV's, in NTT form, of two
+//! ciphertexts, and every scheme's of a ciphertext and a plaintext in NTT form) and sums
+//! (adds and subs into an accumulator).
 //!
 //! SEAL's programs multiply and then relinearize the product (`multiply_inplace`, then
-//! `relinearize_inplace`; or out of place, a copy and the in-place call), and multiply by a
-//! plaintext into a temporary that they then add into an accumulator (a matrix's diagonals,
-//! a polynomial's terms). At small rings NVIDIA's OpenCL charges the host more per launch
-//! (~10 us) than the device takes for the product, and at any ring the product is a pass
-//! over memory of its own. So a multiply of two ciphertexts of two polynomials (where the
-//! level chains) and a multiply_plain in NTT form enqueue nothing: the product's image
-//! holds a buffer for it and a [`Deferred`], its operands and where to compute it. The
-//! relinearization that takes a ciphertext product runs both in one launch
-//! (`LevelOps::multiply_relinearize`); an add or sub of a plaintext product into another
-//! ciphertext computes the product inside the sum (`LevelOps::multiply_plain_add`), and
-//! the product's own image stays deferred; a CKKS rotation of a plaintext product (of two
-//! polynomials) reads the product in its permutation (`LevelOps::apply_galois_times_plain`:
-//! TenSEAL's matrix products multiply each diagonal, then rotate it). Anything else that reaches the words (a host
-//! read, another operation, a copy on another tile) runs the product on its own first
-//! (`GpuImage::words`). Either way the words are SEAL's.
+//! `relinearize_inplace`; or out of place, a copy and the in-place call), multiply by a
+//! plaintext into a temporary that they then add into an accumulator (a network layer's or
+//! a PIR database's product, a matrix's diagonals, a polynomial's terms), and add many
+//! terms into one accumulator with no read between. At small rings NVIDIA's OpenCL charges
+//! the host more per launch (~10 us) than the device takes for such a step, and at any
+//! ring each step is a pass over memory of its own. So a multiply of two ciphertexts of
+//! two polynomials (where the level chains) and a multiply_plain in NTT form enqueue
+//! nothing: the product's image holds a buffer for it and a [`Deferred`], its operands and
+//! where to compute it. The relinearization that takes a ciphertext product runs both in
+//! one launch (`LevelOps::multiply_relinearize`); a CKKS rotation of a plaintext product
+//! (of two polynomials) reads the product in its permutation
+//! (`LevelOps::apply_galois_times_plain`: TenSEAL's matrix products multiply each
+//! diagonal, then rotate it).
 //!
-//! The operands' words stay as they were until it runs: the deferred product holds them,
-//! and an image writes words it shares only after copying them (copy on write, `image.rs`).
+//! An add or sub of a ciphertext of the accumulator's size into it enqueues nothing either:
+//! the accumulator holds a deferred sum, its terms (a ciphertext's words, or a deferred
+//! plaintext product's factors: the product's own image stays deferred), and they run as
+//! one launch of `ckks_sum` (`LevelOps::sum`) when anything reaches the accumulator's
+//! words, or at once when the sum has `SUM_TERMS_MAX` terms: m terms cost ceil(m / M)
+//! launches. A sum starts from the accumulator's words where it holds them alone (adding
+//! in place), else from zero with its first term what the accumulator held (words it
+//! shares with a copy, or its own deferred plaintext product) into a buffer of its own.
+//!
+//! Anything else that reaches the words (a host read, another operation, a copy, a term of
+//! another sum) runs the product or the sum on its own first (`GpuImage::words`). Either way
+//! the words are SEAL's. A deferred item runs on the queue it was deferred on; a sum takes
+//! terms from that queue only (an add issued on another runs it first and starts anew),
+//! and only words on its tile.
+//!
+//! The operands' and terms' words stay as they were until it runs: the deferred item holds
+//! them, and an image writes words it shares only after copying them (copy on write,
+//! `image.rs`). An accumulator holds its words alone while a sum is pending (a copy of it
+//! runs the sum first), so nothing else reads or writes them meanwhile.
 
 use std::sync::Arc;
 
@@ -27,20 +43,41 @@ use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::fused::DropCorrection;
 use crate::ckks::ops::LevelOps;
+use crate::ckks::SumTerm;
 use crate::cl::Region;
 use crate::device::Graph;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
-/// A product of `a`'s words (at a level of `primes` primes, in NTT form), to be enqueued
-/// on `graph`'s queue.
+/// Work into an image's words at a level of `primes` primes, to be enqueued on `graph`'s
+/// queue.
 #[derive(Clone)]
 pub(super) struct Deferred {
     context: Arc<CkksContext>,
     graph: Graph,
     primes: usize,
-    a: Arc<Words>,
-    product: Product,
+    work: Work,
 }
+
+#[derive(Clone)]
+enum Work {
+    /// `a`'s words (in NTT form) times `product`'s factor.
+    Product { a: Arc<Words>, product: Product },
+    /// Adds and subs into the image's words.
+    Sum(Sum),
+}
+
+/// dst = dst (0 without `accumulate`) +- each term, in order, over `polys` polynomials:
+/// SEAL's add_inplace or sub_inplace of each term into an accumulator.
+#[derive(Clone)]
+struct Sum {
+    polys: usize,
+    accumulate: bool,
+    /// 1 to `SUM_TERMS_MAX`.
+    terms: Vec<Term>,
+}
+
+/// A term of a deferred sum: a ciphertext's words, or a plaintext product's factors.
+pub(super) type Term = SumTerm<Arc<Words>>;
 
 /// What multiplies `a`.
 #[derive(Clone)]
@@ -59,16 +96,26 @@ pub(super) enum Product {
 
 impl std::fmt::Debug for Deferred {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let product = match &self.product {
-            Product::Tensor { b: None, .. } => "square",
-            Product::Tensor { b: Some(_), .. } => "multiply",
-            Product::Plain { .. } => "multiply_plain",
+        let work = match &self.work {
+            Work::Product {
+                product: Product::Tensor { b: None, .. },
+                ..
+            } => "square".to_string(),
+            Work::Product {
+                product: Product::Tensor { b: Some(_), .. },
+                ..
+            } => "multiply".to_string(),
+            Work::Product {
+                product: Product::Plain { .. },
+                ..
+            } => "multiply_plain".to_string(),
+            Work::Sum(sum) => format!("sum of {} terms", sum.terms.len()),
         };
         f.debug_struct("Deferred")
             .field("tile", &self.tile())
             .field("queue", &self.graph.queue_index())
             .field("primes", &self.primes)
-            .field("product", &product)
+            .field("work", &work)
             .finish()
     }
 }
@@ -85,8 +132,29 @@ impl Deferred {
             context,
             graph: graph.clone(),
             primes,
-            a,
-            product,
+            work: Work::Product { a, product },
+        }
+    }
+
+    /// A sum of `terms` (1 to `SUM_TERMS_MAX`) over `polys` polynomials into the image's
+    /// words, added to them with `accumulate` (else to zero).
+    pub(super) fn sum(
+        context: Arc<CkksContext>,
+        graph: &Graph,
+        primes: usize,
+        polys: usize,
+        accumulate: bool,
+        terms: Vec<Term>,
+    ) -> Deferred {
+        Deferred {
+            context,
+            graph: graph.clone(),
+            primes,
+            work: Work::Sum(Sum {
+                polys,
+                accumulate,
+                terms,
+            }),
         }
     }
 
@@ -95,24 +163,67 @@ impl Deferred {
         self.graph.tile().index()
     }
 
-    /// Whether this is a product of two ciphertexts (which a relinearization takes).
-    pub(super) fn is_tensor(&self) -> bool {
-        matches!(self.product, Product::Tensor { .. })
+    /// The product, if this is one (None: a sum).
+    fn product(&self) -> Option<&Product> {
+        match &self.work {
+            Work::Product { product, .. } => Some(product),
+            Work::Sum(_) => None,
+        }
     }
 
-    /// A plaintext product's polynomials (None: a product of two ciphertexts).
+    /// Whether this is a product of two ciphertexts (which a relinearization takes).
+    pub(super) fn is_tensor(&self) -> bool {
+        matches!(self.product(), Some(Product::Tensor { .. }))
+    }
+
+    /// A plaintext product's polynomials (None: a product of two ciphertexts, or a sum).
     pub(super) fn plain_polys(&self) -> Option<usize> {
-        match self.product {
-            Product::Plain { polys, .. } => Some(polys),
-            Product::Tensor { .. } => None,
+        match self.product() {
+            Some(Product::Plain { polys, .. }) => Some(*polys),
+            _ => None,
+        }
+    }
+
+    /// Whether this is a product (which a copy of its image may take along; a sum runs
+    /// first).
+    pub(super) fn is_product(&self) -> bool {
+        self.product().is_some()
+    }
+
+    /// This plaintext product of `polys` polynomials on `tile` as a term of a sum (added,
+    /// or subtracted with `subtract`); None for any other deferred work.
+    pub(super) fn as_term(&self, polys: usize, tile: usize, subtract: bool) -> Option<Term> {
+        match &self.work {
+            Work::Product {
+                a,
+                product: Product::Plain { plain, polys: p },
+            } if *p == polys && self.tile() == tile => Some(SumTerm {
+                words: a.clone(),
+                plain: Some(plain.clone()),
+                subtract,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The sum pending on `graph`'s queue, if this is one.
+    pub(super) fn sum_on(&mut self, graph: &Graph) -> Option<&mut Vec<Term>> {
+        let here =
+            self.tile() == graph.tile().index() && self.graph.queue_index() == graph.queue_index();
+        match &mut self.work {
+            Work::Sum(sum) if here => Some(&mut sum.terms),
+            _ => None,
         }
     }
 
     /// The operands' buffers, ordered on `graph`'s queue behind their last writers: `a`
-    /// and the other factor.
+    /// and the other factor. Errors: a sum.
     fn operands(&self, graph: &Graph) -> Result<(&Region, &Region)> {
-        let a = self.a.ordered_read(graph)?;
-        let b = match &self.product {
+        let Work::Product { a, product } = &self.work else {
+            return Err(Error::Logic("a deferred sum run as a product".into()));
+        };
+        let a = a.ordered_read(graph)?;
+        let b = match product {
             Product::Tensor { b: Some(b), .. } => b.ordered_read(graph)?,
             Product::Tensor { b: None, .. } => a,
             Product::Plain { plain, .. } => plain.ordered_read(graph)?,
@@ -120,14 +231,39 @@ impl Deferred {
         Ok((a, b))
     }
 
-    /// Enqueues the product into `product`'s words on the queue it was deferred on.
-    pub(super) fn run(&self, product: &Words) -> Result<()> {
+    /// Enqueues the product or the sum into `dst`'s words (the image's own) on the queue
+    /// it was deferred on.
+    pub(super) fn run(&self, dst: &Words) -> Result<()> {
         let ops = LevelOps::new(&self.context, &self.graph, self.primes)?;
-        let (a, b) = self.operands(&self.graph)?;
-        let dst = product.written_next_on(&self.graph)?;
-        match self.product {
-            Product::Tensor { .. } => ops.tensor(dst, a, 2, b, 2)?,
-            Product::Plain { polys, .. } => ops.multiply_plain(dst, a, polys, b)?,
+        match &self.work {
+            Work::Product { product, .. } => {
+                let (a, b) = self.operands(&self.graph)?;
+                let dst = dst.written_next_on(&self.graph)?;
+                match product {
+                    Product::Tensor { .. } => ops.tensor(dst, a, 2, b, 2)?,
+                    Product::Plain { polys, .. } => ops.multiply_plain(dst, a, *polys, b)?,
+                }
+            }
+            Work::Sum(sum) => {
+                let graph = &self.graph;
+                let terms = sum
+                    .terms
+                    .iter()
+                    .map(|t| {
+                        Ok(SumTerm {
+                            words: t.words.ordered_read(graph)?,
+                            plain: t
+                                .plain
+                                .as_ref()
+                                .map(|p| p.ordered_read(graph))
+                                .transpose()?,
+                            subtract: t.subtract,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let dst = dst.written_next_on(&self.graph)?;
+                ops.sum(dst, sum.accumulate, &terms, sum.polys)?;
+            }
         }
         // Outside any operation's issue: `synchronize` must wait for this queue too.
         self.graph.note_issued();
@@ -143,8 +279,8 @@ impl Deferred {
         dst: &Region,
         key: &KswitchKey,
     ) -> Result<()> {
-        let Product::Tensor { correction, .. } = self.product else {
-            return Err(crate::error::Error::Logic(
+        let Some(&Product::Tensor { correction, .. }) = self.product() else {
+            return Err(Error::Logic(
                 "a plaintext product relinearized as a ciphertext one".into(),
             ));
         };
@@ -163,27 +299,11 @@ impl Deferred {
         key: &KswitchKey,
     ) -> Result<()> {
         if self.plain_polys() != Some(2) {
-            return Err(crate::error::Error::Logic(
+            return Err(Error::Logic(
                 "a rotation of a product other than a plaintext one of two polynomials".into(),
             ));
         }
         let (ct, plain) = self.operands(ops.graph())?;
         ops.apply_galois_times_plain(dst, ct, plain, galois_elt, key)
-    }
-
-    /// Enqueues dst = acc + this plaintext product (minus with `subtract`) on `ops`' queue,
-    /// over its polynomials: SEAL's add_inplace (sub_inplace) of the product into acc.
-    pub(super) fn run_added(
-        &self,
-        ops: &LevelOps,
-        dst: &Region,
-        acc: &Region,
-        subtract: bool,
-    ) -> Result<()> {
-        let polys = self.plain_polys().ok_or_else(|| {
-            crate::error::Error::Logic("a ciphertext product added as a plaintext one".into())
-        })?;
-        let (ct, plain) = self.operands(ops.graph())?;
-        ops.multiply_plain_add(dst, acc, ct, plain, polys, subtract)
     }
 }

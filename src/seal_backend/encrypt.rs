@@ -15,8 +15,8 @@
 //!
 //! SEAL's `ntt_negacyclic_harvey` is fully reduced, `dyadic_product_coeffmod` and
 //! `add_poly_coeffmod` are canonical, so every word is a residue in [0, q_i); the device's
-//! fully reduced forward NTT and `ckks_multiply_plain_add` (the product reduced, then added
-//! mod q_i) give the same residues, and the rescale of L' (`LevelOps::rescale`) is SEAL's
+//! fully reduced forward NTT and `ckks_sum` of one product term into the noise (the product
+//! reduced, then added mod q_i) give the same residues, and the rescale of L' (`LevelOps::rescale`) is SEAL's
 //! division. Launches: the NTT of the three samples (1 or 2: the level plan's passes), the
 //! public key's residues at L' where L' is below the key level (1 copy kernel), the products
 //! added into the noise (1), the rescale (1 where the level chains, else 3 or 2).
@@ -25,6 +25,7 @@ use parking_lot::Mutex;
 
 use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level, Scheme};
+use crate::ckks::SumTerm;
 use crate::cl::{self, Event, PinnedHost, Region};
 use crate::device::Graph;
 use crate::error::{Error, Result};
@@ -173,7 +174,12 @@ impl Backend {
                 at_level.buffer()
             };
             // e_j += u * pk_j: c_j at L'.
-            ops.multiply_plain_add(&noise, &noise, pk, &u, 2, false)?;
+            let term = SumTerm {
+                words: pk,
+                plain: Some(&u),
+                subtract: false,
+            };
+            ops.sum(&noise, true, &[term], 2)?;
             // Divided and rounded by L''s last prime into L: the result.
             let out = ops.alloc_result(2, k_up - 1)?;
             ops.rescale(out.buffer(), &noise, 2)?;

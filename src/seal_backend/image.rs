@@ -39,12 +39,12 @@
 //! image keeps its event so that the SEAL object waits for it before a host write
 //! (`wait_upload`, seal-patch 0007).
 //!
-//! A product may be deferred ([`Deferred`]): the image holds the buffer its words go
+//! A product or a sum may be deferred ([`Deferred`]): the image holds the buffer its words go
 //! to and what computes them. Every way to its words goes through [`GpuImage::words`], which
-//! runs the product first; a relinearization takes a ciphertext product instead, and a
-//! rotation a plaintext one ([`GpuImage::consume_deferred`]), and runs the two in one
-//! launch, and an add reads a
-//! plaintext product's recipe ([`GpuImage::deferred_plain`]) to compute it in the sum.
+//! runs it first; a relinearization takes a ciphertext product instead, and a rotation a
+//! plaintext one ([`GpuImage::consume_deferred`]), and runs the two in one launch; an add
+//! into an accumulator records a term of its deferred sum ([`GpuImage::add_to_sum`]), the
+//! term a ciphertext's words or a plaintext product's factors ([`GpuImage::sum_term`]).
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -52,14 +52,17 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::ckks::context::CkksContext;
+use crate::ckks::kernels::SUM_TERMS_MAX;
 use crate::ckks::ops::LevelOps;
+use crate::ckks::SumTerm;
 use crate::cl::{Event, PinnedHost, Region};
 use crate::device::{BufferUses, Graph};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::NttDirection;
 
-use super::deferred::Deferred;
+use super::deferred::{Deferred, Term};
 use super::transparency::{Known, Zeros};
 
 /// SEAL's message for a transparent result.
@@ -89,7 +92,8 @@ pub struct GpuImage {
     transparency: Option<PendingCheck>,
     /// The last upload, when it may still read the SEAL object's host words.
     upload: Mutex<Option<Event>>,
-    /// The product `words` are to hold, not enqueued yet (see the module's documentation).
+    /// The product or sum `words` are to hold, not enqueued yet (see the module's
+    /// documentation).
     deferred: Mutex<Option<Deferred>>,
 }
 
@@ -242,8 +246,8 @@ impl GpuImage {
         Ok(self.words()?.buffer.buffer())
     }
 
-    /// Enqueues the deferred product, if any, into the image's buffer; on error it stays
-    /// deferred (and the words unwritten), so that a later use tries again.
+    /// Enqueues the deferred product or sum, if any, into the image's buffer; on error it
+    /// stays deferred (and the words as they were), so that a later use tries again.
     fn run_deferred(&self) -> Result<()> {
         let mut deferred = self.deferred.lock();
         if let (Some(product), Some(words)) = (deferred.as_ref(), &self.words) {
@@ -287,14 +291,104 @@ impl GpuImage {
         ran.map(|()| true)
     }
 
-    /// The deferred plaintext product of `polys` polynomials the image holds, if any and on
-    /// `tile`, left deferred: a consumer computes it again where it needs it.
-    pub(super) fn deferred_plain(&self, polys: usize, tile: usize) -> Option<Deferred> {
-        self.deferred
+    /// The image as a term of a sum of `polys` polynomials on `tile` (added, or subtracted
+    /// with `subtract`): its deferred plaintext product's factors (the product stays
+    /// deferred), else its words (anything else deferred run first). None: its words lie on
+    /// another tile.
+    pub(super) fn sum_term(
+        &self,
+        polys: usize,
+        tile: usize,
+        subtract: bool,
+    ) -> Result<Option<Term>> {
+        let product = self
+            .deferred
             .lock()
             .as_ref()
-            .filter(|d| d.plain_polys() == Some(polys) && d.tile() == tile)
-            .cloned()
+            .and_then(|d| d.as_term(polys, tile, subtract));
+        if product.is_some() {
+            return Ok(product);
+        }
+        let words = self.shared_words()?;
+        Ok((words.tile() == tile).then_some(SumTerm {
+            words,
+            plain: None,
+            subtract,
+        }))
+    }
+
+    /// Adds `term` (of `polys` polynomials, the image's size, on `ops`' tile) to the sum
+    /// deferred in the image (see `deferred.rs`): one more term of the sum pending on `ops`'
+    /// queue, run at once when it has [`SUM_TERMS_MAX`]; else a new sum, from the image's
+    /// words where it holds them alone, or from its deferred plaintext product (into the
+    /// product's buffer), or from the words it shares (into a new buffer of its own); any
+    /// other deferred work runs first. Returns false, changing nothing, where the image's
+    /// words lie on another tile. On an error the image is as it was.
+    pub(super) fn add_to_sum(
+        &mut self,
+        ops: &LevelOps,
+        context: &Arc<CkksContext>,
+        polys: usize,
+        term: Term,
+    ) -> Result<bool> {
+        let graph = ops.graph();
+        let tile = graph.tile().index();
+        if let Some(terms) = self
+            .deferred
+            .get_mut()
+            .as_mut()
+            .and_then(|d| d.sum_on(graph))
+        {
+            terms.push(term);
+            if terms.len() == SUM_TERMS_MAX {
+                if let Err(e) = self.run_deferred() {
+                    // Still pending: without this call's term.
+                    if let Some(terms) = self
+                        .deferred
+                        .get_mut()
+                        .as_mut()
+                        .and_then(|d| d.sum_on(graph))
+                    {
+                        terms.pop();
+                    }
+                    return Err(e);
+                }
+            }
+            self.new_contents();
+            return Ok(true);
+        }
+        let product = self
+            .deferred
+            .get_mut()
+            .as_ref()
+            .and_then(|d| d.as_term(polys, tile, false));
+        let (accumulate, start) = match product {
+            Some(product) => (false, Some(product)),
+            None if self.tile() != tile => return Ok(false),
+            None if self.holds_alone()? => (true, None),
+            None => {
+                let fresh = graph.alloc(self.len)?;
+                let shared = self.words.replace(Words::written_on(fresh, graph));
+                let words = shared.ok_or_else(|| Error::Logic("a sum into no words".into()))?;
+                let start = SumTerm {
+                    words,
+                    plain: None,
+                    subtract: false,
+                };
+                (false, Some(start))
+            }
+        };
+        let terms = start.into_iter().chain([term]).collect();
+        *self.deferred.get_mut() = Some(Deferred::sum(
+            context.clone(),
+            graph,
+            ops.primes(),
+            polys,
+            accumulate,
+            terms,
+        ));
+        self.new_contents();
+        Ok(true)
     }
 
     /// The words the image holds, for a product deferred with them (which keeps them from
@@ -567,7 +661,8 @@ impl GpuImage {
     /// it lies there (copied on the device only when one of them writes), else copied there
     /// (enqueued). A pending check comes along. A deferred product on `graph`'s tile stays
     /// deferred in both: the copy gets a buffer of its own and the same product (so that
-    /// SEAL's out-of-place relinearize, a copy then relinearize_inplace, still runs with it).
+    /// SEAL's out-of-place relinearize, a copy then relinearize_inplace, still runs with it);
+    /// a deferred sum runs first.
     pub(crate) fn duplicate(&self, graph: &Graph) -> Result<GpuImage> {
         if self.len == 0 {
             return Ok(GpuImage::empty());
@@ -576,7 +671,7 @@ impl GpuImage {
             let deferred = self.deferred.lock();
             if let Some(product) = deferred
                 .as_ref()
-                .filter(|d| d.tile() == graph.tile().index())
+                .filter(|d| d.is_product() && d.tile() == graph.tile().index())
             {
                 return Ok(GpuImage {
                     words: Some(Words::written_on(graph.alloc(self.len)?, graph)),

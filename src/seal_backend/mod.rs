@@ -443,7 +443,9 @@ impl Backend {
         })
     }
 
-    /// a += b; sizes may differ (the missing polynomials count as zero, as in SEAL).
+    /// a += b; sizes may differ (the missing polynomials count as zero, as in SEAL). With b of
+    /// a's size on a's tile, b becomes a term of the sum deferred in a (`deferred.rs`), run
+    /// when a's words are next used or at its `SUM_TERMS_MAX`-th term.
     pub fn add(
         &self,
         level: &Level,
@@ -455,7 +457,7 @@ impl Backend {
         self.add_or_sub("add", level, a, a_size, b, b_size, false)
     }
 
-    /// a -= b; sizes may differ.
+    /// a -= b; sizes may differ; deferred as [`Backend::add`].
     pub fn sub(
         &self,
         level: &Level,
@@ -486,11 +488,16 @@ impl Backend {
             } else {
                 a.zeros(ops.poly_words()).sum(b.zeros(ops.poly_words()))
             };
-            // b a deferred plaintext product of a's size: computed inside the sum.
-            if let Some(product) = b.deferred_plain(a_size, ops.graph().tile().index()) {
-                return rewrite(ops, a, zeros, |target| {
-                    product.run_added(ops, target.dst, target.src(), subtract)
-                });
+            // b of a's size: a term of the sum deferred in a (see `deferred.rs`).
+            if self.kernel_choices.defer_multiply && b_size == a_size {
+                let tile = ops.graph().tile().index();
+                if let Some(term) = b.sum_term(a_size, tile, subtract)? {
+                    let context = self.context(ops.graph(), level)?;
+                    if a.add_to_sum(ops, &context, a_size, term)? {
+                        a.set_zeros(zeros, ops.poly_words());
+                        return Ok(());
+                    }
+                }
             }
             let common = a_size.min(b_size);
             let src = b.read_on(ops.graph())?;

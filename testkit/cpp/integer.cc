@@ -199,6 +199,46 @@ namespace seal_opencl_testkit
                   e.multiply_plain_inplace(o.a, o.p_ntt);
                   e.add_inplace(o.a, o.b);
               } },
+            // SealPIR's database product: ciphertexts times NTT-form plaintexts into a
+            // temporary, each added (or subtracted) into an accumulator that starts as the
+            // first product; 19 terms, more than two launches of a deferred sum.
+            { "multiply_plain (NTT form) into a temporary, added into an accumulator, 19 terms",
+              [to_ntt](Evaluator &e, Operands &o) {
+                  to_ntt(e, o.a);
+                  to_ntt(e, o.b);
+                  const Ciphertext a = o.a;
+                  Plaintext short_ntt;
+                  e.transform_to_ntt(o.p_short, o.a.parms_id(), short_ntt);
+                  e.multiply_plain_inplace(o.a, o.p_ntt);
+                  Ciphertext product;
+                  for (int i = 0; i < 19; i++)
+                  {
+                      e.multiply_plain(i % 2 ? o.b : a, i % 3 ? o.p_ntt : short_ntt, product);
+                      if (i % 5 == 4)
+                      {
+                          e.sub_inplace(o.a, product);
+                      }
+                      else
+                      {
+                          e.add_inplace(o.a, product);
+                      }
+                  }
+              } },
+            { "add and sub into an accumulator, 19 terms",
+              [](Evaluator &e, Operands &o) {
+                  const Ciphertext a = o.a;
+                  for (int i = 0; i < 19; i++)
+                  {
+                      if (i % 4 == 3)
+                      {
+                          e.sub_inplace(o.a, i % 2 ? o.b : a);
+                      }
+                      else
+                      {
+                          e.add_inplace(o.a, i % 2 ? o.b : a);
+                      }
+                  }
+              } },
         };
         // A plaintext in coefficient form: BFV lifts it (and so does SEAL 4.0's BGV); SEAL 4.1's
         // BGV transforms it on the CPU, then multiplies in NTT form.

@@ -1,11 +1,13 @@
 //! The element-wise operations, one kernel each on the level's residues: SEAL's
 //! `negate_inplace`, `add_inplace`, `sub_inplace` (`copy_tail` for the polynomials an
-//! out-of-place one leaves as they are, `zero`) and `multiply_plain_ntt`.
+//! out-of-place one leaves as they are, `zero`), `multiply_plain_ntt`, and many adds and
+//! subs into one accumulator (`sum`).
 
 use super::LevelOps;
 use crate::arith::Modulus;
 use crate::ckks::fused::{ChainedMultiplyPlain, FusedPasses};
 use crate::ckks::kernels::IntegerPlain;
+use crate::ckks::SumTerm;
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 
@@ -74,23 +76,21 @@ impl LevelOps<'_> {
             .ckks_multiply_plain(self.graph, dst, ct, plain, moduli, k, polys)
     }
 
-    /// dst = acc + ct * plain (minus with `subtract`) over `polys` polynomials: SEAL's
-    /// multiply_plain into a temporary and its add_inplace (sub_inplace) into acc, in one
-    /// launch. dst may be acc.
-    #[allow(clippy::too_many_arguments)]
-    pub fn multiply_plain_add(
+    /// dst = dst (0 without `accumulate`) +- each of `terms` over `polys` polynomials, in
+    /// one launch: SEAL's add_inplace (sub_inplace) of each term into an accumulator, a
+    /// product term multiplied into a temporary first (multiply_plain_ntt). 1 to
+    /// `SUM_TERMS_MAX` terms; a term's words may be dst.
+    pub fn sum(
         &self,
         dst: &Region,
-        acc: &Region,
-        ct: &Region,
-        plain: &Region,
+        accumulate: bool,
+        terms: &[SumTerm<&Region>],
         polys: usize,
-        subtract: bool,
     ) -> Result<()> {
         let (k, moduli) = (self.primes(), self.level.moduli());
         self.context
             .kernels()
-            .ckks_multiply_plain_add(self.graph, dst, acc, ct, plain, moduli, k, polys, subtract)
+            .ckks_sum(self.graph, dst, accumulate, terms, moduli, k, polys)
     }
 }
 
