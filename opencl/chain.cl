@@ -809,4 +809,73 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
     chain_finish(count, (uint)get_num_groups(0));
 }
 
+// ---------------------------------------------------------------------------------------
+// A plain transform in one launch: ntt.cl's two passes of a two-pass layout chained, in
+// place over the launch's residues of `values` (coeff_modulus_size per polynomial), the
+// same words as NttPlan::transform's two launches (every butterfly is SEAL's, whichever
+// columns a strided work group takes). Tickets below end1 run pass 1 over every residue,
+// those below `tickets` pass 2; each group writes only the words it read (its columns or
+// its blocks), and pass 2 reads what pass 1 wrote after the hand-over.
+//
+// SEAL's ntt_negacyclic_harvey (with `reduce`; else its _lazy, [0, 4q)):
+//   1. the forward strided passes (fwd_strided_group);
+//   2. the forward block passes, reduced with `reduce` (fwd_block_group).
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_chained(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict root_powers, ulong root_powers_at,
+                     __global const u64 *restrict params, ulong params_at,
+                     uint coeff_modulus_size, uint reduce, __global u64 *counters,
+                     ulong counters_at, uint end1, uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    counters += counters_at;
+    volatile __global uint *count = (volatile __global uint *)counters;
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[2] = {end1, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 2, &g);
+        RUN(1, fwd_strided_group(values, root_powers, params, K, lmem, OWN(1)))
+        chain_hand_over(count, 1, end1, pass);
+        RUN(2, fwd_block_group(values, root_powers, params, K, reduce, lmem, OWN(2)))
+    }
+    chain_finish(count, (uint)get_num_groups(0));
+}
+
+// SEAL's inverse_ntt_negacyclic_harvey (with `reduce`; else its _lazy, [0, 2q)), its
+// input in [0, 2q):
+//   1. the inverse block passes (inv_block_group);
+//   2. the inverse strided passes, reduced with `reduce` (inv_strided_group).
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                     __global const u64 *restrict params, ulong params_at,
+                     uint coeff_modulus_size, uint reduce, __global u64 *counters,
+                     ulong counters_at, uint end1, uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    counters += counters_at;
+    volatile __global uint *count = (volatile __global uint *)counters;
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[2] = {end1, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 2, &g);
+        RUN(1, inv_block_group(values, inv_root_powers, params, K, reduce, lmem, OWN(1)))
+        chain_hand_over(count, 1, end1, pass);
+        RUN(2, inv_strided_group(values, inv_root_powers, params, K, reduce, lmem, OWN(2)))
+    }
+    chain_finish(count, (uint)get_num_groups(0));
+}
+
 #endif // LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG
