@@ -7,6 +7,10 @@
 //! more than these passes take on the device at small rings, so a relinearization or a
 //! rotation that issues one launch instead of five costs the host a fifth.
 //!
+//! A level's plain transform with a two-pass layout likewise runs its strided and block
+//! passes as one launch ([`FusedPasses::chained_transform`]): SEAL's transform_to_ntt and
+//! transform_from_ntt, and every other transform of the level's plan (`LevelOps::ntt`).
+//!
 //! The work groups of a chained launch take tickets in the order they start; those of a
 //! pass wait for the groups of the pass before, which took their tickets earlier and so are
 //! running: the wait ends on any device, however few groups it holds at once. The counters
