@@ -901,4 +901,79 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
     chain_finish(count, (uint)get_num_groups(0));
 }
 
+// ---------------------------------------------------------------------------------------
+// A plain transform in one launch: ntt.cl's two passes of a two-pass layout chained, in
+// place over the launch's residues of `values` (coeff_modulus_size per polynomial), the
+// same words as NttPlan::transform's two launches (every butterfly is SEAL's, whichever
+// columns a strided work group takes). Tickets below end1 run pass 1 over every residue,
+// those below `tickets` pass 2; each group writes only the words it read (its columns or
+// its blocks), and pass 2 reads what pass 1 wrote after the hand-over.
+//
+// The forward transform (SEAL's ntt_negacyclic_harvey with `reduce`, else its _lazy,
+// [0, 4q)): 1. the strided passes (fwd_strided_group), 2. the block passes, reduced with
+// `reduce` (fwd_block_group). With `inverse` (SEAL's inverse_ntt_negacyclic_harvey, else
+// its _lazy, [0, 2q); input in [0, 2q)): 1. the block passes (inv_block_group), 2. the
+// strided passes, reduced with `reduce` (inv_strided_group). `tables` are root_powers, or
+// inv_root_powers with `inverse`; `counters` are the queue's.
+ALWAYS_INLINE void ntt_chained_body(const bool inverse, __global u64 *values,
+                                    __global const u64 *tables, __global const u64 *params,
+                                    uint coeff_modulus_size, uint reduce,
+                                    volatile __global uint *counters, uint end1, uint tickets,
+                                    uint per_group, __local u64 *lmem, __local uint *slot)
+{
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[2] = {end1, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(counters, slot), ends, 2, &g);
+        if (inverse) {
+            RUN(1, inv_block_group(values, tables, params, K, reduce, lmem, OWN(1)))
+        } else {
+            RUN(1, fwd_strided_group(values, tables, params, K, lmem, OWN(1)))
+        }
+        chain_hand_over(counters, 1, end1, pass);
+        if (inverse) {
+            RUN(2, inv_strided_group(values, tables, params, K, reduce, lmem, OWN(2)))
+        } else {
+            RUN(2, fwd_block_group(values, tables, params, K, reduce, lmem, OWN(2)))
+        }
+    }
+    chain_finish(counters, (uint)get_num_groups(0));
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_chained(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict root_powers, ulong root_powers_at,
+                     __global const u64 *restrict params, ulong params_at,
+                     uint coeff_modulus_size, uint reduce, __global u64 *counters,
+                     ulong counters_at, uint end1, uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    counters += counters_at;
+    ntt_chained_body(false, values, root_powers, params, coeff_modulus_size, reduce,
+                     (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                     __global const u64 *restrict params, ulong params_at,
+                     uint coeff_modulus_size, uint reduce, __global u64 *counters,
+                     ulong counters_at, uint end1, uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    counters += counters_at;
+    ntt_chained_body(true, values, inv_root_powers, params, coeff_modulus_size, reduce,
+                     (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
+}
+
 #endif // LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG

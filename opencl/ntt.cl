@@ -345,24 +345,33 @@ ALWAYS_INLINE void fwd_block_transform(__global const u64 *in, __local u64 *lmem
     fwd_block_steps(v, lmem, w, lroots, local_roots, q, group_in_residue, lid, active);
 }
 
-// The forward block pass: the transform of residue `in`, its outputs to residue `out`
-// (the same for a plain transform), reduced to [0, q) with `reduce`. Writes leave through
-// local memory so that neighbouring work items store neighbouring words.
-ALWAYS_INLINE void fwd_block_pass(__global const u64 *in, __global u64 *out,
-                                  __local u64 *lmem, __global const ulong2 *w, u64 q,
-                                  uint group_in_residue, uint reduce, uint lid)
+// The plain forward block pass of work group `group`, in place: the transform's last
+// launch, reduced to [0, q) with `reduce`. Writes leave through local memory so that
+// neighbouring work items store neighbouring words. `lid` and `active` as in
+// fwd_block_steps.
+ALWAYS_INLINE void fwd_block_group(__global u64 *values, __global const u64 *root_powers,
+                                   __global const u64 *params, uint coeff_modulus_size,
+                                   uint reduce, __local u64 *lmem, uint group, uint lid,
+                                   bool active)
 {
-    fwd_block_transform(in, lmem, w, 0, false, q, group_in_residue, lid, true);
-    const uint first = group_in_residue * (B * G);
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    __global u64 *r = values + (size_t)residue * N;
+    fwd_block_transform(r, lmem, (__global const ulong2 *)root_powers + prime * N, 0, false, q,
+                        group_in_residue, lid, active);
+    if (!active)
+        return;
+    __global u64 *out = r + group_in_residue * (B * G);
 #pragma unroll
     for (uint i = 0; i < R; i++) {
         uint e = lid + i * BLOCK_WG;
         u64 x = lmem[block_slot(e)];
-        out[first + e] = reduce ? reduce_once(reduce_once(x, q << 1), q) : x;
+        out[e] = reduce ? reduce_once(reduce_once(x, q << 1), q) : x;
     }
 }
 
-// The plain forward block pass: in place, final reduction with `reduce`.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_fwd_block(__global u64 *restrict values, ulong values_at,
                    __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -373,13 +382,8 @@ void ntt_fwd_block(__global u64 *restrict values, ulong values_at,
     values += values_at;
     root_powers += root_powers_at;
     params += params_at;
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    __global u64 *r = values + (size_t)residue * N;
-    fwd_block_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
-                   params[prime * PARAMS_STRIDE], (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
-                   reduce, get_local_id(0));
+    fwd_block_group(values, root_powers, params, coeff_modulus_size, reduce, lmem,
+                    (uint)get_group_id(0), get_local_id(0), true);
 }
 
 // Inverse, gaps 1 .. G/2 on blocks; the transform's first launch (its only one when
@@ -462,7 +466,21 @@ ALWAYS_INLINE void inv_block_pass(__global const u64 *in, __global u64 *out,
     inv_block_transform(lmem, out, w, pr, group_in_residue, reduce, lid, active);
 }
 
-// The plain inverse block pass, in place.
+// The plain inverse block pass of work group `group`, in place (each group reads its
+// words before it writes them). `lid` and `active` as in fwd_block_steps.
+ALWAYS_INLINE void inv_block_group(__global u64 *values, __global const u64 *inv_root_powers,
+                                   __global const u64 *params, uint coeff_modulus_size,
+                                   uint reduce, __local u64 *lmem, uint group, uint lid,
+                                   bool active)
+{
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
+    __global u64 *r = values + (size_t)residue * N;
+    inv_block_pass(r, r, lmem, (__global const ulong2 *)inv_root_powers + prime * N,
+                   params + prime * PARAMS_STRIDE, group % GROUPS_PER_BLOCK_RESIDUE, reduce, lid,
+                   active);
+}
+
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_inv_block(__global u64 *restrict values, ulong values_at,
                    __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
@@ -473,13 +491,8 @@ void ntt_inv_block(__global u64 *restrict values, ulong values_at,
     values += values_at;
     inv_root_powers += inv_root_powers_at;
     params += params_at;
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_BLOCK_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    __global u64 *r = values + (size_t)residue * N;
-    inv_block_pass(r, r, lmem, (__global const ulong2 *)inv_root_powers + prime * N,
-                   params + prime * PARAMS_STRIDE, (uint)(group % GROUPS_PER_BLOCK_RESIDUE),
-                   reduce, get_local_id(0), true);
+    inv_block_group(values, inv_root_powers, params, coeff_modulus_size, reduce, lmem,
+                    (uint)get_group_id(0), get_local_id(0), true);
 }
 
 // The inverse block pass reading its input from another buffer: residue j of polynomial
@@ -577,23 +590,28 @@ ALWAYS_INLINE void fwd_strided_steps(u64 *v, __global u64 *gcol, __local u64 *lc
 #endif
 }
 
-// The forward strided pass: reads residue `in` (on entry [0, 4q)), writes residue `out`.
-ALWAYS_INLINE void fwd_strided_pass(__global const u64 *in, __global u64 *out,
-                                    __local u64 *lmem, __global const ulong2 *w, u64 q,
-                                    uint group_in_residue)
+// The plain forward strided pass of work group `group`, in place: the transform's first
+// launch (on entry [0, 4q), on exit [0, 4q)). `lid` and `active` as in fwd_block_steps.
+ALWAYS_INLINE void fwd_strided_group(__global u64 *values, __global const u64 *root_powers,
+                                     __global const u64 *params, uint coeff_modulus_size,
+                                     __local u64 *lmem, uint group, uint lid, bool active)
 {
-    const uint lid = get_local_id(0);
+    const uint residue = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
-    __global const u64 *gin = in + group_in_residue * C + c;
+    __global u64 *gcol =
+        values + (size_t)residue * N + (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
     u64 v[R];
+    if (active) {
 #pragma unroll
-    for (uint i = 0; i < R; i++)
-        v[i] = gin[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G];
-    fwd_strided_steps(v, out + group_in_residue * C + c, lmem + c, w, q, u, true);
+        for (uint i = 0; i < R; i++)
+            v[i] = gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G];
+    }
+    fwd_strided_steps(v, gcol, lmem + c, (__global const ulong2 *)root_powers + prime * N,
+                      params[prime * PARAMS_STRIDE], u, active);
 }
 
-// The plain forward strided pass, in place.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
 void ntt_fwd_strided(__global u64 *restrict values, ulong values_at,
                      __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -603,13 +621,8 @@ void ntt_fwd_strided(__global u64 *restrict values, ulong values_at,
     values += values_at;
     root_powers += root_powers_at;
     params += params_at;
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    __global u64 *r = values + (size_t)residue * N;
-    fwd_strided_pass(r, r, lmem, (__global const ulong2 *)root_powers + prime * N,
-                     params[prime * PARAMS_STRIDE],
-                     (uint)(group % GROUPS_PER_STRIDED_RESIDUE));
+    fwd_strided_group(values, root_powers, params, coeff_modulus_size, lmem,
+                      (uint)get_group_id(0), get_local_id(0), true);
 }
 
 // Inverse, gaps G .. N/2 (S-point sub-transforms of the classes mod G); the transform's
@@ -663,8 +676,32 @@ ALWAYS_INLINE void inv_strided_steps(u64 *v, __global const u64 *gcol, __local u
     }
 }
 
-// The plain inverse strided pass, in place; on exit values in [0, q), or [0, 2q) unless
-// `reduce`.
+// The plain inverse strided pass of work group `group`, in place: the transform's last
+// launch; on exit values in [0, q), or [0, 2q) unless `reduce`. `lid` and `active` as in
+// fwd_block_steps.
+ALWAYS_INLINE void inv_strided_group(__global u64 *values, __global const u64 *inv_root_powers,
+                                     __global const u64 *params, uint coeff_modulus_size,
+                                     uint reduce, __local u64 *lmem, uint group, uint lid,
+                                     bool active)
+{
+    const uint residue = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    __global u64 *gcol =
+        values + (size_t)residue * N + (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
+    u64 v[R];
+    inv_strided_steps(v, gcol, lmem + c, (__global const ulong2 *)inv_root_powers + prime * N,
+                      pr, u, active);
+    if (!active)
+        return;
+#pragma unroll
+    for (uint i = 0; i < R; i++)
+        gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G] =
+            reduce ? reduce_once(v[i], pr[0]) : v[i];
+}
+
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
 void ntt_inv_strided(__global u64 *restrict values, ulong values_at,
                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
@@ -675,22 +712,8 @@ void ntt_inv_strided(__global u64 *restrict values, ulong values_at,
     values += values_at;
     inv_root_powers += inv_root_powers_at;
     params += params_at;
-    const uint lid = get_local_id(0);
-    const size_t group = get_group_id(0);
-    const uint residue = (uint)(group / GROUPS_PER_STRIDED_RESIDUE);
-    const uint group_in_residue = (uint)(group % GROUPS_PER_STRIDED_RESIDUE);
-    const uint prime = residue % coeff_modulus_size;
-    __global const u64 *pr = params + prime * PARAMS_STRIDE;
-    const uint c = lid & (C - 1);
-    const uint u = lid >> LOG_C;
-    __global u64 *gcol = values + (size_t)residue * N + group_in_residue * C + c;
-    u64 v[R];
-    inv_strided_steps(v, gcol, lmem + c, (__global const ulong2 *)inv_root_powers + prime * N,
-                      pr, u, true);
-#pragma unroll
-    for (uint i = 0; i < R; i++)
-        gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G] =
-            reduce ? reduce_once(v[i], pr[0]) : v[i];
+    inv_strided_group(values, inv_root_powers, params, coeff_modulus_size, reduce, lmem,
+                      (uint)get_group_id(0), get_local_id(0), true);
 }
 
 #endif // LOG_S != 0

@@ -14,7 +14,7 @@ use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::MemcacheConfig;
-use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
+use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttDirection, NttStrategy, NttTables};
 use seal_opencl::profiler::Profiler;
 use seal_opencl_testkit::compose;
 use seal_opencl_testkit::harness::{launches, rng};
@@ -459,7 +459,9 @@ fn multiply_relinearize_matches_host_composition() {
 /// each inverse's second pass sharing the next step's launch and key switching's last
 /// pass running the mod-down inverse's first; apply_galois in as many as switch_key, its
 /// permutation sharing the target inverse's launch, and so a rotation of a plaintext
-/// product (the permutation reads the product; one launch more unfused).
+/// product (the permutation reads the product; one launch more unfused). Chained, each of
+/// these is one launch, and so is a transform (transform_to_ntt, transform_from_ntt, whose
+/// words are checked against the host's), which else takes the plan's launches.
 #[test]
 fn rescale_switch_key_and_galois_launch_counts() {
     let mut rng = rng();
@@ -503,6 +505,33 @@ fn rescale_switch_key_and_galois_launch_counts() {
         let galois = launches(&profiler, Some(&graph), || {
             ops.apply_galois(&ct, &ct, 3, &key).unwrap()
         });
+        // SEAL's transform_to_ntt / transform_from_ntt of two polynomials: one launch
+        // chained, else the plan's (two with a two-pass layout); the words are the host's.
+        let words = random_poly(&mut rng, &key_moduli[..k], 2, n);
+        let tables = create_ntt_tables(log_n, &key_moduli[..k]).unwrap();
+        let pair = graph.context().upload(graph.queue(), &words).unwrap();
+        let mut want = words.clone();
+        let mut transforms = [0; 2];
+        for (count, (direction, host_transform)) in transforms.iter_mut().zip([
+            (
+                NttDirection::Forward,
+                ntt_host::ntt_negacyclic_harvey as fn(&mut [u64], &NttTables),
+            ),
+            (
+                NttDirection::Inverse,
+                ntt_host::inverse_ntt_negacyclic_harvey,
+            ),
+        ]) {
+            *count = launches(&profiler, Some(&graph), || {
+                ops.transform(&pair, 2, direction).unwrap()
+            });
+            ntt_host::transform_batch(&mut want, &tables, host_transform);
+            assert_same(
+                &cl::download(graph.queue(), &pair).unwrap(),
+                &want,
+                &format!("2^{log_n} {strategy} {choices:?}: {direction:?} transform"),
+            );
+        }
         // A multiply and its relinearization: one launch chained, else the tensor
         // product's and the key switch's.
         let (product, operand) = (
@@ -547,6 +576,11 @@ fn rescale_switch_key_and_galois_launch_counts() {
                 "multiply_relinearize, {what}"
             );
         }
+        let transform = if chained { 1 } else { per_transform };
+        assert_eq!(
+            transforms, [transform; 2],
+            "transform_to_ntt, transform_from_ntt, {what}"
+        );
         if chained {
             assert_eq!(rescale, 1, "rescale, {what}");
             assert_eq!(switch_key, 1, "switch_key, {what}");

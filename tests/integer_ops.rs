@@ -29,9 +29,9 @@ use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::integer::host::plain_lift;
 use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::ops::{key_switch_correction, IntegerOps, IntegerScheme};
-use seal_opencl::integer::plain::multiply_plain_coeff;
+use seal_opencl::integer::plain::{add_plain_corrected, multiply_plain_coeff};
 use seal_opencl::memcache::MemcacheConfig;
-use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttStrategy};
+use seal_opencl::ntt::{create_ntt_tables, host as ntt_host, NttDirection, NttStrategy};
 use seal_opencl::profiler::Profiler;
 use seal_opencl_testkit::compose;
 use seal_opencl_testkit::harness::{launches, rng};
@@ -427,8 +427,10 @@ fn bad_arguments_are_errors() {
 /// form with its relinearization in one (`ks_chained_tensor`; the backend defers the
 /// multiply to it, so a multiply and its relinearization cost 0 + 1); multiply_plain in
 /// coefficient form in one (`multiply_plain_chained`); BGV's mod_switch_to_next in NTT form
-/// in one (`moddown_chained`), in coefficient form 3 (gather, prep, division), as BFV's.
-/// Issue 40: each launch costs NVIDIA's OpenCL ~10 us of host time.
+/// in one (`moddown_chained`), in coefficient form 3 (gather, prep, division), as BFV's;
+/// transform_to_ntt and transform_from_ntt in one each (`ntt_fwd_chained`,
+/// `ntt_inv_chained`), and so BGV's add_plain in NTT form in 3 (the lift, its transform,
+/// the add). Issues 39 and 40: each launch costs NVIDIA's OpenCL ~10 us of host time.
 #[test]
 fn launch_counts_where_the_level_chains() {
     let profiler = Profiler::new();
@@ -496,6 +498,26 @@ fn launch_counts_where_the_level_chains() {
             ops.mod_switch_to_next(switched.buffer(), ct.buffer(), 2)
                 .unwrap()
         };
+        // SEAL's transform_to_ntt and transform_from_ntt (the BGV ones) of ct.
+        let to_ntt = || {
+            level_ops
+                .transform(ct.buffer(), 2, NttDirection::Forward)
+                .unwrap()
+        };
+        let from_ntt = || {
+            level_ops
+                .transform(ct.buffer(), 2, NttDirection::Inverse)
+                .unwrap()
+        };
+        // BGV's add_plain in NTT form: the plaintext lifted, transformed and added.
+        let add_plain = || {
+            let p = IntegerPlain {
+                words: plain.buffer(),
+                count: plain_words.len(),
+                t: case.plain_modulus,
+            };
+            add_plain_corrected(&level_ops, ct.buffer(), ct.buffer(), p, 1, true, false).unwrap()
+        };
         // Build every program and one-prime plan outside the counted launches.
         relinearize();
         rotate();
@@ -506,15 +528,18 @@ fn launch_counts_where_the_level_chains() {
             launches(&profiler, Some(&graph), rotate),
             launches(&profiler, Some(&graph), multiply_plain),
             launches(&profiler, Some(&graph), mod_switch),
+            launches(&profiler, Some(&graph), to_ntt),
+            launches(&profiler, Some(&graph), from_ntt),
+            launches(&profiler, Some(&graph), add_plain),
         ];
         let want = match (name, case.ntt_form) {
-            (_, false) => [1, 1, 1, 3],
-            (_, true) => [1, 1, 1, 1],
+            (_, false) => [1, 1, 1, 3, 1, 1, 3],
+            (_, true) => [1, 1, 1, 1, 1, 1, 3],
         };
         assert_eq!(
             counts, want,
             "{name} (NTT form {}): relinearize, apply_galois, multiply_plain, \
-             mod_switch_to_next",
+             mod_switch_to_next, transform_to_ntt, transform_from_ntt, add_plain (NTT form)",
             case.ntt_form
         );
         if name == "bgv" && case.ntt_form {

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
-use seal_opencl::ckks::fused::{DivideRound, FusedPasses, KeySwitch, ModDown};
+use seal_opencl::ckks::fused::{ChainedTransform, DivideRound, FusedPasses, KeySwitch, ModDown};
 use seal_opencl::cl::{self, Context, Queue};
 use seal_opencl::config::Config;
+use seal_opencl::device::CHAIN_COUNTER_WORDS;
 use seal_opencl::ntt::{
     create_ntt_tables, host, NttDirection, NttPlan, NttStrategy, NttTables, StagedLayout,
 };
@@ -97,6 +98,16 @@ impl Transform {
         }
     }
 
+    /// Its direction, and whether its output is fully reduced.
+    fn direction_reduce(self) -> (NttDirection, bool) {
+        match self {
+            Transform::Forward => (NttDirection::Forward, true),
+            Transform::ForwardLazy => (NttDirection::Forward, false),
+            Transform::Inverse => (NttDirection::Inverse, true),
+            Transform::InverseLazy => (NttDirection::Inverse, false),
+        }
+    }
+
     /// Inputs the transform accepts: [0, 4q) forward, [0, 2q) inverse.
     fn input_bound(self, q: u64) -> u64 {
         match self {
@@ -121,25 +132,25 @@ impl Transform {
     }
 }
 
-/// Runs `transform` on the device over `input` (in a region `slack` words longer, at word
-/// 32 of a buffer of its own, as a region of a pool's slab: its tail and the words before
-/// it are poisoned and must stay so) and returns the transformed words.
+/// Runs a transform (`run`, of `launches` launches) on the device over `input` (in a region
+/// `slack` words longer, at word 32 of a buffer of its own, as a region of a pool's slab:
+/// its tail and the words before it are poisoned and must stay so) and returns the
+/// transformed words.
 fn device_run(
     ctx: &Arc<Context>,
     queue: &Queue,
-    plan: &NttPlan,
-    transform: Transform,
     input: &[u64],
-    count: usize,
     slack: usize,
+    launches: usize,
+    run: impl FnOnce(&cl::Region) -> seal_opencl::Result<Vec<cl::Event>>,
 ) -> Vec<u64> {
     const HEAD: usize = 32;
     let whole = ctx.buffer(queue, HEAD + input.len() + slack).unwrap();
     cl::poison(queue, &whole, POISON).unwrap();
     let buf = whole.part(HEAD, input.len() + slack).unwrap();
     cl::write(queue, &buf, 0, input).unwrap();
-    let events = transform.run(plan, queue, &buf, count).unwrap();
-    assert_eq!(events.len(), plan.launches_per_transform());
+    let events = run(&buf).unwrap();
+    assert_eq!(events.len(), launches);
     let head = cl::download(queue, &whole.part(0, HEAD).unwrap()).unwrap();
     assert!(
         head.iter().all(|&w| w == POISON),
@@ -178,7 +189,14 @@ fn check_all(ctx: &Arc<Context>, queue: &Queue, log_n: u32, moduli: &[Modulus], 
             let mut want = input.clone();
             host::transform_batch(&mut want, &tables, transform.host());
             // Poisoned, unwritten words of an output in a buffer one residue too long.
-            let got = device_run(ctx, queue, &plan, transform, &input, count, 1 << log_n);
+            let got = device_run(
+                ctx,
+                queue,
+                &input,
+                1 << log_n,
+                plan.launches_per_transform(),
+                |buf| transform.run(&plan, queue, buf, count),
+            );
             let what = format!(
                 "{transform:?} {strategy} N = 2^{log_n}, L = {}, count = {count}",
                 moduli.len()
@@ -212,6 +230,111 @@ fn two_pass_sizes_match_host_reference() {
     check_all(&ctx, &queue, 14, &primes(14, &[50, 24]), 1);
     check_all(&ctx, &queue, 16, &primes(16, &[60]), 1);
     check_all(&ctx, &queue, 17, &primes(17, &[55]), 1);
+}
+
+/// A whole transform in one chained launch (`FusedPasses::chained_transform`, where the
+/// level's plan takes two passes) equals the host reference word for word, forward and
+/// inverse, lazy and reduced, for 1 to 3 polynomials of 1 to 4 primes (17 to 60 bits) in a
+/// poisoned region with poisoned words around it, at 2^13 and 2^14 with the default layout
+/// and with 8 and 16 values per work item, each chained program with as many columns per
+/// strided group as make its groups the block groups' size; the queue's counters are zero
+/// again after every launch. A one-pass layout (2^12) has no chained transform: the plan's
+/// one launch stays.
+#[test]
+fn chained_transforms_match_host_reference() {
+    let (ctx, queue) = device();
+    let mut rng = rng();
+    let counters = ctx.upload(&queue, &[0; CHAIN_COUNTER_WORDS]).unwrap();
+    let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
+    for (log_n, strategy) in [
+        (12, NttStrategy::STAGED),
+        (13, NttStrategy::STAGED),
+        (13, variant("r16g10c6")),
+        (14, NttStrategy::STAGED),
+        (14, variant("r8g11c4")),
+    ] {
+        let moduli = primes(log_n, &[60, 17, 50, 30]);
+        let tables = create_ntt_tables(log_n, &moduli).unwrap();
+        let plan = Arc::new(NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap());
+        let two_pass = plan.launches_per_transform() == 2;
+        assert_eq!(two_pass, log_n > 12, "2^{log_n} {strategy}");
+        let fused = FusedPasses::new(plan.clone(), Some(1)).unwrap();
+        assert_eq!(fused.chains(), two_pass, "2^{log_n} {strategy} chains");
+        if two_pass && strategy == NttStrategy::STAGED {
+            chained_transform_rejects_bad_arguments(&ctx, &queue, &fused, &counters);
+        }
+        for (count, primes) in [(1, 4), (2, 3), (3, 1)] {
+            for transform in Transform::ALL {
+                let (direction, reduce) = transform.direction_reduce();
+                let tables = &tables[..primes];
+                let input = inputs(&mut rng, tables, count, |q| transform.input_bound(q));
+                let chained = |values: &cl::Region| {
+                    let t = ChainedTransform {
+                        values,
+                        count,
+                        primes,
+                        direction,
+                        reduce,
+                        counters: &counters,
+                    };
+                    fused.chained_transform(&queue, &t, true)
+                };
+                let what = format!(
+                    "{transform:?} {strategy} N = 2^{log_n}, {primes} primes, count = {count}"
+                );
+                if !two_pass {
+                    let buf = ctx.upload(&queue, &input).unwrap();
+                    assert!(
+                        matches!(chained(&buf), Err(Error::Logic(_))),
+                        "{what}: no chained transform"
+                    );
+                    continue;
+                }
+                let mut want = input.clone();
+                host::transform_batch(&mut want, tables, transform.host());
+                let got = device_run(&ctx, &queue, &input, 1 << log_n, 1, chained);
+                assert_same(&got, &want, tables, &what);
+                assert!(
+                    cl::download(&queue, &counters)
+                        .unwrap()
+                        .iter()
+                        .all(|&w| w == 0),
+                    "{what}: counters left zero"
+                );
+            }
+        }
+    }
+}
+
+/// `fused` (a chaining level of 4 primes) refuses a chained transform of no polynomials,
+/// of more primes than its plan's, of more words than the region holds, and with counters
+/// inside the values.
+fn chained_transform_rejects_bad_arguments(
+    ctx: &Arc<Context>,
+    queue: &Queue,
+    fused: &FusedPasses,
+    counters: &cl::Region,
+) {
+    let n = fused.plan().coeff_count();
+    let values = ctx.buffer(queue, 4 * n).unwrap();
+    let t = |values, count, primes, counters| ChainedTransform {
+        values,
+        count,
+        primes,
+        direction: NttDirection::Forward,
+        reduce: true,
+        counters,
+    };
+    let run = |t: ChainedTransform| fused.chained_transform(queue, &t, false);
+    assert!(run(t(&values, 1, 4, counters)).is_ok());
+    assert_invalid(run(t(&values, 0, 4, counters)), "count 0");
+    assert_invalid(
+        run(t(&values, 1, 5, counters)),
+        "more primes than the plan's",
+    );
+    assert_invalid(run(t(&values, 2, 4, counters)), "values too short");
+    let inside = values.part(3 * n, CHAIN_COUNTER_WORDS).unwrap();
+    assert_invalid(run(t(&values, 1, 4, &inside)), "counters inside the values");
 }
 
 #[test]

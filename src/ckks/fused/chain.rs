@@ -7,6 +7,10 @@
 //! more than these passes take on the device at small rings, so a relinearization or a
 //! rotation that issues one launch instead of five costs the host a fifth.
 //!
+//! A level's plain transform with a two-pass layout likewise runs its strided and block
+//! passes as one launch ([`FusedPasses::chained_transform`]): SEAL's transform_to_ntt and
+//! transform_from_ntt, and every other transform of the level's plan (`LevelOps::ntt`).
+//!
 //! The work groups of a chained launch take tickets in the order they start; those of a
 //! pass wait for the groups of the pass before, which took their tickets earlier and so are
 //! running: the wait ends on any device, however few groups it holds at once. The counters
@@ -22,7 +26,7 @@ use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
 use crate::error::{Error, Result};
-use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout};
+use crate::ntt::{check_buffers, to_u32, NttDirection, NttPlan, Pass, StagedLayout};
 
 kernel_sigs! {
     KS_CHAINED = ks_chained(
@@ -77,6 +81,14 @@ kernel_sigs! {
         counters: Buf, end1: U32, end2: U32, tickets: U32,
         per_group: U32,
     );
+    NTT_FWD_CHAINED = ntt_fwd_chained(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
+        counters: Buf, end1: U32, tickets: U32, per_group: U32,
+    );
+    NTT_INV_CHAINED = ntt_inv_chained(
+        values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
+        counters: Buf, end1: U32, tickets: U32, per_group: U32,
+    );
 }
 
 /// How a chained kernel orders one work group's stores before another's loads.
@@ -126,6 +138,9 @@ pub(super) struct ChainedPasses {
     tensor: Pass,
     /// A rescale's mod-down.
     moddown: Pass,
+    /// A plain transform, forward and inverse.
+    forward: Pass,
+    inverse: Pass,
     /// Work groups per residue of the block passes and of the strided passes.
     block_groups: usize,
     strided_groups: usize,
@@ -187,11 +202,13 @@ impl ChainedPasses {
         let multiply_plain = plan.pass(&program, &MULTIPLY_PLAIN_CHAINED, &[], wg, Some(wg))?;
         let tensor = plan.pass(&program, &KS_CHAINED_TENSOR, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
+        let forward = plan.pass(&program, &NTT_FWD_CHAINED, &[], wg, Some(wg))?;
+        let inverse = plan.pass(&program, &NTT_INV_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
         let fits = |pass: &Pass| -> Result<bool> {
             Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= wg)
         };
-        for pass in [&plain, &galois, &tensor, &moddown] {
+        for pass in [&plain, &galois, &tensor, &moddown, &forward, &inverse] {
             if !fits(pass)? {
                 return Ok(None);
             }
@@ -210,6 +227,8 @@ impl ChainedPasses {
             multiply_plain,
             tensor,
             moddown,
+            forward,
+            inverse,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
             // PoCL's build runs one ticket per work group (chain.cl's EACH_TURN).
@@ -947,6 +966,69 @@ impl FusedPasses {
     }
 }
 
+/// A plain transform in one launch: `count` polynomials of `primes` residues (residue j under
+/// the plan's prime j) in `values`, in place, the same words as [`NttPlan::transform`]
+/// with `direction` and `reduce`.
+pub struct ChainedTransform<'a> {
+    pub values: &'a Region,
+    pub count: usize,
+    pub primes: usize,
+    pub direction: NttDirection,
+    pub reduce: bool,
+    pub counters: &'a Region,
+}
+
+impl FusedPasses {
+    /// `t` in one launch of two passes (`ntt_fwd_chained` or `ntt_inv_chained`,
+    /// `opencl/chain.cl`): the plan's strided and block passes, in the direction's order.
+    ///
+    /// Errors: no chained passes at this level; as [`NttPlan::transform`]'s; the counters
+    /// overlapping the values.
+    pub fn chained_transform(
+        &self,
+        queue: &Queue,
+        t: &ChainedTransform,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_transform";
+        let chained = self
+            .chained
+            .as_ref()
+            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let plan = self.plan();
+        let residues = plan.validate(queue, t.values, t.count, t.primes)?;
+        check_buffers(
+            WHAT,
+            &[
+                ("values", t.values, plan.extent(WHAT, residues, 1, 0)?, true),
+                ("counters", t.counters, CHAIN_COUNTER_WORDS, true),
+            ],
+            &[],
+        )?;
+        let strided = residues * chained.strided_groups;
+        let block = residues * chained.block_groups;
+        let (pass, [end1, tickets]) = match t.direction {
+            NttDirection::Forward => (&chained.forward, chain_ends([strided, block], WHAT)?),
+            NttDirection::Inverse => (&chained.inverse, chain_ends([block, strided], WHAT)?),
+        };
+        let (groups, per_group) = chained.launch_shape(tickets);
+        let args = [
+            ("reduce", U32(t.reduce.into())),
+            ("counters", Buf(t.counters)),
+            ("end1", U32(end1)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: validate() checked values.len() >= residues * N and primes <= L; each
+        // pass's group index is below its ticket range, residues times its groups per
+        // residue, so every group serves a residue below `residues`, words below N of it,
+        // under prime residue % primes < L; the counters hold their words (checked).
+        unsafe { pass.launch(queue, t.values, t.primes, &args, groups, events, &mut out) }?;
+        Ok(out)
+    }
+}
+
 /// The cumulative ends of the passes' tickets (the last: the launch's groups); an error
 /// naming `what` where they overflow 32 bits.
 fn chain_ends<const P: usize>(groups: [usize; P], what: &str) -> Result<[u32; P]> {
@@ -975,6 +1057,8 @@ mod tests {
                 &MULTIPLY_PLAIN_CHAINED,
                 &KS_CHAINED_TENSOR,
                 &MODDOWN_CHAINED,
+                &NTT_FWD_CHAINED,
+                &NTT_INV_CHAINED,
             ],
         )
         .unwrap();

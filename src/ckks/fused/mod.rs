@@ -11,6 +11,7 @@
 //! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `ks_chained`, `ks_chained_galois` (`opencl/chain.cl`) | `ops::keyswitch` |
 //! | [`FusedPasses::chained_key_switch_coeff`] (`chain.rs`) | `ks_chained_coeff` (`opencl/chain.cl`) | `ops::keyswitch` (the integer schemes' coefficient form) |
 //! | [`FusedPasses::chained_multiply_plain`] (`chain.rs`) | `multiply_plain_chained` (`opencl/chain.cl`) | `ops::elementwise` (the integer schemes' coefficient form) |
+//! | [`FusedPasses::chained_transform`] (`chain.rs`) | `ntt_fwd_chained`, `ntt_inv_chained` (`opencl/chain.cl`) | `ops` (`LevelOps::ntt`: the level's transforms) |
 //!
 //! With a two-pass layout an inverse transform's second pass and the forward transforms'
 //! first passes that follow it run in one launch (`ntt_inv_fwd_strided`: key switching's
@@ -18,7 +19,8 @@
 //! starts the mod-down's inverse. The first pass of an inverse reading from where a
 //! residue lies is the plan's own (`NttPlan::inverse_first_pass_from`). Where the context
 //! chains and the device allows, a key switch's five launches run as one
-//! ([`FusedPasses::chained_key_switch`]).
+//! ([`FusedPasses::chained_key_switch`]), and so do a plain transform's two
+//! ([`FusedPasses::chained_transform`]).
 
 mod chain;
 mod galois;
@@ -28,7 +30,8 @@ mod moddown;
 use std::sync::Arc;
 
 pub use chain::{
-    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, FirstPass,
+    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
+    FirstPass,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};

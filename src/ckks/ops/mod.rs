@@ -32,6 +32,7 @@ pub(crate) use keyswitch::Switch;
 pub(crate) use moddown::{LastResidue, ModDownSpec};
 
 use super::context::{CkksContext, LevelData};
+use super::fused::ChainedTransform;
 use crate::cl::Region;
 use crate::device::Graph;
 use crate::error::Result;
@@ -95,7 +96,10 @@ impl<'a> LevelOps<'a> {
     }
 
     /// The level plan's transform of `polys` polynomials of `primes` residues in `buf`:
-    /// fully reduced with `reduce`, else lazy (forward < 4q, inverse < 2q).
+    /// fully reduced with `reduce`, else lazy (forward < 4q, inverse < 2q). One launch
+    /// where the level chains ([`super::fused::FusedPasses::chained_transform`], profiled as
+    /// `ntt_forward_chained` or `ntt_inverse_chained`), else the plan's (`ntt_forward`,
+    /// `ntt_inverse`, numbered by pass).
     pub(crate) fn ntt(
         &self,
         buf: &Region,
@@ -103,6 +107,25 @@ impl<'a> LevelOps<'a> {
         to: NttDirection,
         reduce: bool,
     ) -> Result<()> {
+        if let Some(fused) = self.level.fused().filter(|f| f.chains()) {
+            let events = fused.chained_transform(
+                self.graph.queue(),
+                &ChainedTransform {
+                    values: buf,
+                    count: polys,
+                    primes,
+                    direction: to,
+                    reduce,
+                    counters: self.graph.chain_counters(),
+                },
+                self.graph.is_profiling(),
+            )?;
+            let name = match to {
+                NttDirection::Forward => "ntt_forward_chained",
+                NttDirection::Inverse => "ntt_inverse_chained",
+            };
+            return self.graph.note_launches(name, events);
+        }
         let plan = self.level.plan();
         self.ntt_with(ntt_name(to), plan, buf, polys, primes, to, reduce)
     }
