@@ -16,10 +16,11 @@
 //! SEAL's `ntt_negacyclic_harvey` is fully reduced, `dyadic_product_coeffmod` and
 //! `add_poly_coeffmod` are canonical, so every word is a residue in [0, q_i); the device's
 //! fully reduced forward NTT and `ckks_sum` of one product term into the noise (the product
-//! reduced, then added mod q_i) give the same residues, and the rescale of L' (`LevelOps::rescale`) is SEAL's
-//! division. Launches: the NTT of the three samples (1 or 2: the level plan's passes), the
-//! public key's residues at L' where L' is below the key level (1 copy kernel), the products
-//! added into the noise (1), the rescale (1 where the level chains, else 3 or 2).
+//! reduced, then added mod q_i) give the same residues, and the rescale of L'
+//! (`LevelOps::rescale`) is SEAL's division. Launches: the NTT of the three samples (1
+//! where the level chains, else the plan's 1 or 2 passes), the public key's residues at L'
+//! where L' is below the key level (1 copy kernel), the products added into the noise (1),
+//! the rescale (1 where the level chains, else 3 or 2).
 
 use parking_lot::Mutex;
 

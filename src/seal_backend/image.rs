@@ -291,6 +291,14 @@ impl GpuImage {
         ran.map(|()| true)
     }
 
+    /// The terms of the sum deferred in the image on `graph`'s queue, if one is.
+    fn pending_sum(&mut self, graph: &Graph) -> Option<&mut Vec<Term>> {
+        self.deferred
+            .get_mut()
+            .as_mut()
+            .and_then(|d| d.sum_on(graph))
+    }
+
     /// The image as a term of a sum of `polys` polynomials on `tile` (added, or subtracted
     /// with `subtract`): its deferred plaintext product's factors (the product stays
     /// deferred), else its words (anything else deferred run first). None: its words lie on
@@ -333,22 +341,12 @@ impl GpuImage {
     ) -> Result<bool> {
         let graph = ops.graph();
         let tile = graph.tile().index();
-        if let Some(terms) = self
-            .deferred
-            .get_mut()
-            .as_mut()
-            .and_then(|d| d.sum_on(graph))
-        {
+        if let Some(terms) = self.pending_sum(graph) {
             terms.push(term);
             if terms.len() == SUM_TERMS_MAX {
                 if let Err(e) = self.run_deferred() {
                     // Still pending: without this call's term.
-                    if let Some(terms) = self
-                        .deferred
-                        .get_mut()
-                        .as_mut()
-                        .and_then(|d| d.sum_on(graph))
-                    {
+                    if let Some(terms) = self.pending_sum(graph) {
                         terms.pop();
                     }
                     return Err(e);
