@@ -5,7 +5,7 @@
 // passes these are, with KS_ROWS = 1), where the strided and block work groups have the
 // same size. At small rings NVIDIA's OpenCL charges each launch more host time (~10 us)
 // than the device needs for the pass, so one launch in place of five is what a key
-// switch's host time is made of. A key switch in coefficient form (BFV's) chains seven
+// switch's host time is made of. A key switch in coefficient form (BFV's) chains four
 // passes (ks_chained_coeff), and BFV's and BGV's multiply_plain in coefficient form three
 // (multiply_plain_chained), below the others.
 //
@@ -114,7 +114,7 @@ ALWAYS_INLINE void chain_pause(void)
 #endif
 
 // The counter the groups count themselves finished on: past every hand-over's counter of
-// the longest chain (ks_chained_coeff's seven passes hand over on counters 1 to 6); eight
+// the longest chain (ks_chained_tensor's six passes hand over on counters 1 to 5); eight
 // counters in all (CHAIN_COUNTER_WORDS).
 #define CHAIN_FINISHED 7
 #if S * C > B * PADDED_G
@@ -350,9 +350,8 @@ ALWAYS_INLINE void ks_chained_body(
                              tensor ? PASS_GROUPS(ends, 0) : 0, pass);
         RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
                                   target_first, false, key, key_stride_primes,
-                                  key_special_index,
-                                  reduce_every, prod, last, inv_root_powers, lmem, lroots,
-                                  OWN(o + 3)))
+                                  key_special_index, reduce_every, prod, last, false,
+                                  inv_root_powers, lmem, lroots, OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
                                          md_kind, K, md_plain, false, md_outs, md_chunks,
@@ -557,21 +556,16 @@ ALWAYS_INLINE void galois_coeff_group(__global u64 *dst, __global const u64 *src
     }
 }
 
-// The inverse's strided pass of residue r = p * coeff_modulus_size + i (prime i) of `in`,
-// after its block pass, fully reduced, plus acc's residue r mod q_i for the first
-// acc_polys polynomials, into residue r of dst: a key switch in coefficient form ends
-// here. dst may be acc (each word is read, then written, by one work item); neither is
-// `in`. Work group `group` over lmem (S * C words); `lid` and `active` as in
-// fwd_block_steps.
-ALWAYS_INLINE void inv_strided_acc_group(__global u64 *dst, __global const u64 *in,
-                                         __global const u64 *params, uint coeff_modulus_size,
-                                         __global const u64 *inv_root_powers,
-                                         __global const u64 *acc, uint acc_polys,
-                                         __local u64 *lmem, uint group, uint lid, bool active)
+// The inverse's strided pass of residue r (prime r % coeff_modulus_size) of `in`, after
+// its block pass, fully reduced, into residue r of dst (not `in`). Work group `group`
+// over lmem (S * C words); `lid` and `active` as in fwd_block_steps.
+ALWAYS_INLINE void inv_strided_into_group(__global u64 *dst, __global const u64 *in,
+                                          __global const u64 *params, uint coeff_modulus_size,
+                                          __global const u64 *inv_root_powers,
+                                          __local u64 *lmem, uint group, uint lid, bool active)
 {
     const uint r = group / GROUPS_PER_STRIDED_RESIDUE;
     const uint prime = r % coeff_modulus_size;
-    const bool add = r / coeff_modulus_size < acc_polys;
     __global const u64 *pr = params + prime * PARAMS_STRIDE;
     const uint c = lid & (C - 1);
     const uint u = lid >> LOG_C;
@@ -586,14 +580,66 @@ ALWAYS_INLINE void inv_strided_acc_group(__global u64 *dst, __global const u64 *
     for (uint i = 0; i < R; i++) {
         // Where the inverse's steps leave register i (see inv_strided_steps).
         const size_t word = column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G;
-        const u64 y = reduce_once(x[i], q);
+        dst[word] = reduce_once(x[i], q);
+    }
+}
+
+// The mod-down's end in coefficient form: the inverse's strided pass of residue r = p *
+// coeff_modulus_size + i (prime i) of a key switch's pair (prod, after its block pass) and
+// of the special prime's residue p (last, after its block pass under params' prime
+// coeff_modulus_size), both over the group's columns, then, word by word,
+//     dst[r] = (x - sub(s)) * q_special^-1 + acc[r] mod q_i
+// x prod's coefficient, s the special one and sub md_kind's subtrahend under q_i
+// (apply_load: the rounded special coefficient, or BGV's delta with md_plain), plus acc
+// for the first acc_polys polynomials: SEAL's switch_key_inplace from its "modulus
+// switching with scaling" on, in coefficient form. Every special column is transformed
+// by the coeff_modulus_size groups that need it. dst may be acc (each word is read, then
+// written, by one work item); neither is prod or last. Work group `group` over lmem (S * C
+// words); `lid` and `active` as in fwd_block_steps.
+ALWAYS_INLINE void inv_strided_moddown_group(__global u64 *dst, __global const u64 *prod,
+                                             __global const u64 *last,
+                                             __global const u64 *params,
+                                             uint coeff_modulus_size,
+                                             __global const u64 *inv_root_powers,
+                                             __global const u64 *inv, uint md_kind,
+                                             bgv_plain md_plain, __global const u64 *acc,
+                                             uint acc_polys, __local u64 *lmem, uint group,
+                                             uint lid, bool active)
+{
+    const uint K = coeff_modulus_size;
+    const uint r = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint poly = r / K;
+    const uint prime = r % K;
+    const bool add = poly < acc_polys;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    __global const ulong2 *iw = (__global const ulong2 *)inv_root_powers;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
+    u64 s[R], x[R];
+    inv_strided_steps(s, last + (size_t)poly * N + column, lmem + c, iw + (size_t)K * N,
+                      params + K * PARAMS_STRIDE, u, active);
+    // The special transform's last reads of lmem are done before the next one writes it.
+    barrier(CLK_LOCAL_MEM_FENCE);
+    inv_strided_steps(x, prod + (size_t)r * N + column, lmem + c, iw + (size_t)prime * N, pr, u,
+                      active);
+    if (!active)
+        return;
+    const load_op ld = prime_load(md_kind, params, K, prime, md_plain);
+    const u64 q = pr[0], inv_i = inv[2 * prime], inv_i_q = inv[2 * prime + 1];
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        // Where the inverse's steps leave register i (see inv_strided_steps).
+        const size_t word =
+            (size_t)r * N + column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G;
+        const u64 y = moddown_finish(reduce_once(x[i], q), apply_load(ld, s[i]), inv_i, inv_i_q, q);
         dst[word] = add ? add_uint_mod(acc[word], y, q) : y;
     }
 }
 
 // SEAL's switch_key_inplace of a target in coefficient form, as SEAL keeps BFV's
-// ciphertexts, in one launch of seven passes (tickets below end1 run pass 1, below end2
-// pass 2, and so on up to `tickets`):
+// ciphertexts, in one launch of four passes (tickets below end1 run pass 1, below end2
+// pass 2, below end3 pass 3, below `tickets` pass 4):
 //   1. a rotation's permutation (galois_coeff_group) of both polynomials of src (K residues
 //      each) into permuted, whose second polynomial is then the target and whose first the
 //      addend; a relinearization has none (end1 = 0, and src, galois_elt and permuted are
@@ -601,22 +647,16 @@ ALWAYS_INLINE void inv_strided_acc_group(__global u64 *dst, __global const u64 *
 //   2. the decomposition and the forward first passes, from the target's coefficients
 //      (residues target_first .. target_first + K - 1 of target; inv_fwd_strided_group with
 //      coeff_in): values;
-//   3. the forward block passes with the inner product with the key (ks_block_group with
-//      coeff_target): prod, last;
-//   4. the mod-down's inverse second pass and forward first passes: md_between;
-//   5. the mod-down's forward block passes and its division, in place in prod, which then
-//      holds the key-switched pair in NTT form, canonical;
-//   6. the pair's inverse first pass (inv_block_gather_group): values;
-//   7. its inverse second pass, plus acc's first acc_polys polynomials, into dst
-//      (inv_strided_acc_group).
-// SEAL divides in coefficient form and adds there: (INTT(prod) - r) q_special^-1 + acc mod
-// q_i, r the rounded special residue (BGV's delta with md_kind LOAD_MODDOWN_BGV: SEAL
-// 4.0's BGV in coefficient form). Passes 5 to 7 compute INTT((prod - NTT(r))
-// q_special^-1) + acc: the same residue, canonical, so the same words. Every buffer a pass
-// writes is read only by later passes, but values (pass 2 writes it for pass 3; pass 6,
-// after both, for pass 7) and prod (pass 3 for passes 4 and 5; pass 5 in place, each word
-// read before its work item writes it, for pass 6); dst, written by pass 7 alone, may hold
-// the target (a relinearization's, after dst's two polynomials), be acc or src.
+//   3. the forward block passes with the inner product with the key, and the inverse's
+//      first pass of every row (ks_block_group with coeff_target and inverse_rows): prod
+//      (the K data primes' rows), last (the special prime's);
+//   4. the inverse's second passes and the division in coefficient form, plus acc's first
+//      acc_polys polynomials, into dst (inv_strided_moddown_group).
+// These are SEAL's steps: it too divides in coefficient form, (INTT(prod) - r) q_special^-1
+// + acc mod q_i, r the rounded special residue (BGV's delta with md_kind LOAD_MODDOWN_BGV:
+// SEAL 4.0's BGV in coefficient form). Every buffer a pass writes is read only by later
+// passes; dst, written by pass 4 alone, may hold the target (a relinearization's, after
+// dst's two polynomials), be acc or src.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -630,14 +670,12 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
                       uint key_special_index, uint reduce_every,
                       __global u64 *prod, ulong prod_at, __global u64 *last, ulong last_at,
-                      __global u64 *md_between, ulong md_between_at, uint md_outs,
-                      uint md_chunks, __global u64 *dst, ulong dst_at,
+                      __global u64 *dst, ulong dst_at,
                       __global const u64 *restrict inv, ulong inv_at,
                       __global const u64 *acc, ulong acc_at, uint acc_polys,
                       uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
                       __global u64 *counters, ulong counters_at, uint end1, uint end2,
-                      uint end3, uint end4, uint end5, uint end6, uint tickets,
-                      uint per_group)
+                      uint end3, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
 #if KS_LOCAL_ROOTS
@@ -656,7 +694,6 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     key += key_at;
     prod += prod_at;
     last += last_at;
-    md_between += md_between_at;
     dst += dst_at;
     inv += inv_at;
     acc += acc_at;
@@ -664,10 +701,10 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     volatile __global uint *count = (volatile __global uint *)counters;
     const uint K = coeff_modulus_size;
     const uint lid = get_local_id(0);
-    const uint ends[7] = {end1, end2, end3, end4, end5, end6, tickets};
+    const uint ends[4] = {end1, end2, end3, tickets};
     EACH_TURN(per_group) {
         uint g;
-        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 7, &g);
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 4, &g);
         RUN(1, galois_coeff_group(permuted, src, params, K, galois_elt, OWN(1)))
         chain_hand_over(count, 1, end1, pass);
         RUN(2, inv_fwd_strided_group(values, root_powers, params, K + 1,
@@ -678,20 +715,11 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
         // t_target is read only by one-pass layouts (LOG_S = 0), which do not chain.
         RUN(3, ks_block_group(values, root_powers, params, K + 1, values, target, target_first,
                               true, key, key_stride_primes, key_special_index, reduce_every,
-                              prod, last, inv_root_powers, lmem, lroots, OWN(3)))
+                              prod, last, true, inv_root_powers, lmem, lroots, OWN(3)))
         chain_hand_over(count, 3, end3 - end2, pass);
-        RUN(4, inv_fwd_strided_group(md_between, root_powers, params, K, last, md_kind, K,
-                                     bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs,
-                                     md_chunks, inv_root_powers, lmem, OWN(4)))
-        chain_hand_over(count, 4, end4 - end3, pass);
-        RUN(5, moddown_block_group(md_between, root_powers, params, K, last, K, prod, K, prod, K,
-                                   inv, prod, 0, lmem, OWN(5)))
-        chain_hand_over(count, 5, end5 - end4, pass);
-        RUN(6, inv_block_gather_group(values, inv_root_powers, params, K, 0, prod, K, 0, lmem,
-                                      OWN(6)))
-        chain_hand_over(count, 6, end6 - end5, pass);
-        RUN(7, inv_strided_acc_group(dst, values, params, K, inv_root_powers, acc, acc_polys,
-                                     lmem, OWN(7)))
+        RUN(4, inv_strided_moddown_group(dst, prod, last, params, K, inv_root_powers, inv,
+                                         md_kind, bgv_plain_of(t, t_r0, t_r1, inv_t), acc,
+                                         acc_polys, lmem, OWN(4)))
     }
     chain_finish(count, (uint)get_num_groups(0));
 }
@@ -795,8 +823,7 @@ ALWAYS_INLINE void block_multiply_group(__global u64 *values, __global const u64
 //      (fwd_strided_lift_group): values ((polys + 1) K residues);
 //   2. the forward block passes, the dyadic product and the inverse's block pass
 //      (block_multiply_group), in place in values' first polys K residues;
-//   3. the inverse's strided pass, fully reduced, into ct (inv_strided_acc_group, no
-//      addend).
+//   3. the inverse's strided pass, fully reduced, into ct (inv_strided_into_group).
 // Every step is exact mod q_j and the result canonical: SEAL's words (NTT of both, dyadic
 // product, inverse NTT). ct is read by pass 1 and written by pass 3 only.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
@@ -833,8 +860,7 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
         RUN(2, block_multiply_group(values, root_powers, params, K, polys, inv_root_powers,
                                     lmem, OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
-        RUN(3, inv_strided_acc_group(ct, values, params, K, inv_root_powers, ct, 0, lmem,
-                                     OWN(3)))
+        RUN(3, inv_strided_into_group(ct, values, params, K, inv_root_powers, lmem, OWN(3)))
     }
     chain_finish(count, (uint)get_num_groups(0));
 }

@@ -299,7 +299,8 @@ void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
 // residue, below 4q as the others, and the sum depends on its words only mod q. On exit
 // prod[c K + I] = s(c, I), canonical, for I < K, and last[c] = s(c, K) after the inverse
 // transform's first pass under the special prime (inv_root_powers' prime K), in [0, 2q):
-// the mod-down's first step. prod and last alias no input.
+// the mod-down's first step. With `inverse_rows` prod[c K + I] too is s(c, I) after the
+// inverse's first pass under prime I, in [0, 2q). prod and last alias no input.
 //
 // A work group holds KS_ROWS rows of the same blocks, BLOCK_WG work items each, with
 // local memory of their own: group (i, g) serves rows i KS_ROWS .. i KS_ROWS + KS_ROWS - 1
@@ -339,9 +340,9 @@ ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64
                                   uint target_first, bool coeff_target, __global const u64 *key,
                                   uint key_stride_primes, uint key_special_index,
                                   uint reduce_every, __global u64 *prod, __global u64 *last,
-                                  __global const u64 *inv_root_powers, __local u64 *lmem,
-                                  __local ulong2 *lroots_all, uint group, uint item,
-                                  bool active)
+                                  bool inverse_rows, __global const u64 *inv_root_powers,
+                                  __local u64 *lmem, __local ulong2 *lroots_all, uint group,
+                                  uint item, bool active)
 {
     const uint K = coeff_modulus_size - 1;
     const uint row = item / BLOCK_WG;
@@ -421,43 +422,46 @@ ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64
             left = reduce_every;
         }
     }
-    // The outputs of rows below K go to prod. The special prime's row starts the
-    // mod-down: its two residues leave after the inverse transform's first pass (the
+    // The outputs of rows below K go to prod, in NTT form. The special prime's row starts
+    // the mod-down: its two residues leave after the inverse transform's first pass (the
     // whole inverse, lazy, with LOG_S = 0), so that the mod-down needs no launch of its
-    // own for it; c = 0 waits in lrow and c = 1 in last (where its transform's output
-    // goes), so that no accumulator stays live through the transforms: registers held
-    // there would lower the whole kernel's occupancy.
+    // own for it; with `inverse_rows` (a key switch in coefficient form, chain.cl's
+    // ks_chained_coeff, which divides in coefficient form) every row's do, into prod. c =
+    // 0 waits in lrow and c = 1 in its output (where its transform's output goes), so that
+    // no accumulator stays live through the transforms: registers held there would lower
+    // the whole kernel's occupancy.
     const bool special = live && I == K;
+    const bool inverse = special || (live && inverse_rows);
+    __global u64 *out0 = special ? last : prod + (size_t)I * N;
+    __global u64 *out1 = special ? last + N : prod + (size_t)(K + I) * N;
     if (live) {
 #pragma unroll
         for (uint i = 0; i < R; i++) {
             uint e = first + lid + i * BLOCK_WG;
             u64 y0 = barrett_reduce_128(lo0[i], hi0[i], q, r0, r1);
             u64 y1 = barrett_reduce_128(lo1[i], hi1[i], q, r0, r1);
-            if (special) {
+            if (inverse)
                 lrow[block_slot(lid + i * BLOCK_WG)] = y0;
-                last[N + e] = y1;
-            } else {
-                prod[(size_t)I * N + e] = y0;
-                prod[(size_t)(K + I) * N + e] = y1;
-            }
+            else
+                out0[e] = y0;
+            out1[e] = y1;
         }
     }
     // Every row of every group passes the transforms' barriers: with them inside a branch
     // on the group (whether it holds the special row), PoCL 3.1's build gave wrong words
     // wherever the group held an idle row (rows past the last prime), taken branch or not.
-    __global const ulong2 *iw = (__global const ulong2 *)inv_root_powers + K * N;
-    inv_block_transform(lrow, last, iw, pr, group_in_residue, 0, lid, special);
+    __global const ulong2 *iw = (__global const ulong2 *)inv_root_powers + P * N;
+    inv_block_transform(lrow, out0, iw, pr, group_in_residue, 0, lid, inverse);
     // The transform's last reads of lrow are done before the next writes.
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (special) {
+    if (inverse) {
 #pragma unroll
         for (uint i = 0; i < R; i++)
-            lrow[block_slot(lid + i * BLOCK_WG)] = last[N + first + lid + i * BLOCK_WG];
+            lrow[block_slot(lid + i * BLOCK_WG)] = out1[first + lid + i * BLOCK_WG];
     }
-    // Every work item has read its words of last + N before the transform overwrites them.
+    // Every work item has read its words of out1 before the transform overwrites them.
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    inv_block_transform(lrow, last + N, iw, pr, group_in_residue, 0, lid, special);
+    inv_block_transform(lrow, out1, iw, pr, group_in_residue, 0, lid, inverse);
 }
 
 __kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
@@ -489,7 +493,7 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
     inv_root_powers += inv_root_powers_at;
     ks_block_group(values, root_powers, params, coeff_modulus_size, t_target, target,
                    target_first, false, key, key_stride_primes, key_special_index, reduce_every, prod,
-                   last, inv_root_powers, lmem, lroots_all, (uint)get_group_id(0),
+                   last, false, inv_root_powers, lmem, lroots_all, (uint)get_group_id(0),
                    get_local_id(0), true);
 }
 

@@ -52,11 +52,9 @@ kernel_sigs! {
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src: Buf, galois_elt: U32, permuted: Buf, target: Buf,
         target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
-        key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, md_between: Buf,
-        md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf, acc: Buf, acc_polys: U32,
-        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
-        counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, end5: U32, end6: U32,
-        tickets: U32, per_group: U32,
+        key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, dst: Buf, inv: Buf,
+        acc: Buf, acc_polys: U32, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
+        counters: Buf, end1: U32, end2: U32, end3: U32, tickets: U32, per_group: U32,
     );
     MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -293,7 +291,7 @@ pub struct ChainedSwitch<'a> {
 /// form), then SEAL's switch_key_inplace into the first two polynomials of `dst`, plus
 /// `acc`'s first `acc.1` polynomials (relinearize: dst itself, 2; rotate: the permuted
 /// first polynomial, 1), all in coefficient form. The scratch regions hold values
-/// (K (K + 1) residues), prod (2 K), last (2) and md_between (2 K); they alias nothing.
+/// (K (K + 1) residues), prod (2 K) and last (2); they alias nothing.
 pub struct ChainedCoeffSwitch<'a> {
     pub first: FirstPass<'a>,
     pub key: &'a Region,
@@ -309,7 +307,6 @@ pub struct ChainedCoeffSwitch<'a> {
     pub values: &'a Region,
     pub prod: &'a Region,
     pub last: &'a Region,
-    pub md_between: &'a Region,
     pub counters: &'a Region,
     pub k: usize,
 }
@@ -720,9 +717,12 @@ impl FusedPasses {
 }
 
 impl FusedPasses {
-    /// `s` in one launch of seven passes (`ks_chained_coeff`, `opencl/chain.cl`): the
+    /// `s` in one launch of four passes (`ks_chained_coeff`, `opencl/chain.cl`): the
     /// words of SEAL's switch_key_inplace in coefficient form, after SEAL's apply_galois
-    /// for a rotation.
+    /// for a rotation. Its mod-down divides in coefficient form, as SEAL's does: after the
+    /// inner product every row leaves through its inverse's first pass, and one pass
+    /// finishes the inverses of each data prime's residue and of the special prime's and
+    /// divides.
     ///
     /// Errors: no such chained pass at this level
     /// ([`FusedPasses::chains_coeff_key_switch`]); as [`FusedPasses::chained_key_switch`]'s.
@@ -759,14 +759,13 @@ impl FusedPasses {
             ("values", s.values, res(k * (k + 1))?, true),
             ("prod", s.prod, res(2 * k)?, true),
             ("last", s.last, res(2)?, true),
-            ("md_between", s.md_between, res(2 * k)?, true),
             ("counters", s.counters, CHAIN_COUNTER_WORDS, true),
         ];
         // As in chained_key_switch: dst is read (acc) and written word by word by one work
-        // item (pass 7); a relinearization's target lies in dst after its first two
-        // polynomials, a rotation's source may be dst (pass 1 reads it, before pass 7
+        // item (pass 4); a relinearization's target lies in dst after its first two
+        // polynomials, a rotation's source may be dst (pass 1 reads it, before pass 4
         // writes); a rotation's addend is the permuted first polynomial (pass 1 writes it,
-        // pass 7 reads it).
+        // pass 4 reads it).
         let may_alias = [("dst", "acc"), ("dst", "src"), ("permuted", "acc")];
         let (src, galois_elt, permuted, target, target_first, galois_residues) = match s.first {
             FirstPass::Target { src, first } => {
@@ -818,21 +817,12 @@ impl FusedPasses {
             self.compute_units,
             k + 1,
         );
-        let (md_outs, md_chunks) = fan_out(
-            self.fan_out,
-            2 * chained.strided_groups,
-            self.compute_units,
-            k,
-        );
         let pair = residues(WHAT, 2, k)?;
-        let [end1, end2, end3, end4, end5, end6, tickets] = chain_ends(
+        let [end1, end2, end3, tickets] = chain_ends(
             [
                 galois_residues * chained.block_groups,
                 k * ks_chunks as usize * chained.strided_groups,
                 (k + 1) * chained.block_groups,
-                2 * md_chunks as usize * chained.strided_groups,
-                pair * chained.block_groups,
-                pair * chained.block_groups,
                 pair * chained.strided_groups,
             ],
             WHAT,
@@ -852,9 +842,6 @@ impl FusedPasses {
             ("reduce_every", U32(s.reduce_every)),
             ("prod", Buf(s.prod)),
             ("last", Buf(s.last)),
-            ("md_between", Buf(s.md_between)),
-            ("md_outs", U32(md_outs)),
-            ("md_chunks", U32(md_chunks)),
             ("dst", Buf(s.dst)),
             ("inv", Buf(s.inv)),
             ("acc", Buf(acc)),
@@ -867,9 +854,6 @@ impl FusedPasses {
             ("end1", U32(end1)),
             ("end2", U32(end2)),
             ("end3", U32(end3)),
-            ("end4", U32(end4)),
-            ("end5", U32(end5)),
-            ("end6", U32(end6)),
             ("tickets", U32(tickets)),
             ("per_group", U32(per_group)),
         ])
@@ -877,10 +861,10 @@ impl FusedPasses {
         let mut out = Vec::new();
         // SAFETY: every group index of each pass is below that pass's groups (its ticket
         // range, from the counts above); pass 1 reads 2 K residues of src and writes as
-        // many of permuted (a rotation's only), passes 2 to 5 touch what the NTT-form
-        // chain's passes 2 to 5 touch (the target's K residues, values' K (K + 1), prod,
-        // last, md_between, the key), passes 6 and 7 prod's and values' 2 K residues, acc's
-        // first acc_polys K and dst's 2 K, all checked to lie in their buffers above.
+        // many of permuted (a rotation's only), passes 2 and 3 touch what the NTT-form
+        // chain's passes 2 and 3 touch (the target's K residues, values' K (K + 1), prod's
+        // 2 K, last's 2, the key), pass 4 reads prod and last, acc's first acc_polys K
+        // residues and writes dst's 2 K, all checked to lie in their buffers above.
         unsafe { pass.launch(queue, s.values, k, &args, groups, events, &mut out) }?;
         Ok(out)
     }

@@ -283,12 +283,7 @@ impl LevelOps<'_> {
         };
         self.check_key_switch(key, target_offset)?;
         let scratch = |residues: usize| self.scratch(residues * n);
-        let (values, prod, last, md_between) = (
-            scratch(k * (k + 1))?,
-            scratch(2 * k)?,
-            scratch(2)?,
-            scratch(2 * k)?,
-        );
+        let (values, prod, last) = (scratch(k * (k + 1))?, scratch(2 * k)?, scratch(2)?);
         let events = fused.chained_key_switch_coeff(
             self.graph.queue(),
             &ChainedCoeffSwitch {
@@ -304,7 +299,7 @@ impl LevelOps<'_> {
                 values: values.buffer(),
                 prod: prod.buffer(),
                 last: last.buffer(),
-                md_between: md_between.buffer(),
+
                 counters: self.graph.chain_counters(),
                 k,
             },
