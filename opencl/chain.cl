@@ -527,13 +527,50 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
                     per_group, lmem, lroots, &slot);
 }
 
+// A ciphertext's words read as the sum of up to four ciphertexts' (src0 .. src3, the
+// first `terms` of them; bit j of `negate` subtracts term j): what SEAL's add_inplace and
+// sub_inplace of the terms in turn leave, computed on a chained pass's loads where the
+// backend deferred those adds (src/seal_backend/deferred.rs). Every step of SEAL's is
+// canonical mod q, so its word is the canonical signed sum, in any order. One term,
+// unnegated, is the ciphertext itself.
+typedef struct {
+    __global const u64 *t0, *t1, *t2, *t3;
+    uint terms, negate;
+} sum_src;
+
+ALWAYS_INLINE sum_src sum_src_of(__global const u64 *t0, __global const u64 *t1,
+                                 __global const u64 *t2, __global const u64 *t3, uint terms,
+                                 uint negate)
+{
+    sum_src s = {t0, t1, t2, t3, terms, negate};
+    return s;
+}
+
+ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s, size_t w,
+                                u64 q)
+{
+    if (j >= s.terms)
+        return v;
+    return (s.negate >> j) & 1 ? sub_uint_mod(v, t[w], q) : add_uint_mod(v, t[w], q);
+}
+
+// Word w of the sum, canonical under q.
+ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q)
+{
+    u64 v = s.negate & 1 ? negate_uint_mod(s.t0[w], q) : s.t0[w];
+    v = sum_term_into(v, s.t1, 1, s, w, q);
+    v = sum_term_into(v, s.t2, 2, s, w, q);
+    return sum_term_into(v, s.t3, 3, s, w, q);
+}
+
 // SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
-// the same words) on block group `group` of a launch over residues of src: coefficient i of
-// residue r (prime r % coeff_modulus_size) goes to index (i * galois_elt) mod N of residue r
-// of dst, negated mod q where (i * galois_elt) mod 2N >= N (X^N = -1; SEAL negates 0 to 0).
-// galois_elt is odd and < 2N, so every word of dst is written once. dst is not src. No
-// barriers; `lid` and `active` as in fwd_block_steps.
-ALWAYS_INLINE void galois_coeff_group(__global u64 *dst, __global const u64 *src,
+// the same words) on block group `group` of a launch over residues of src (a sum, read on
+// load): coefficient i of residue r (prime r % coeff_modulus_size) goes to index (i *
+// galois_elt) mod N of residue r of dst, negated mod q where (i * galois_elt) mod 2N >= N
+// (X^N = -1; SEAL negates 0 to 0). galois_elt is odd and < 2N, so every word of dst is
+// written once. dst is none of src's terms. No barriers; `lid` and `active` as in
+// fwd_block_steps.
+ALWAYS_INLINE void galois_coeff_group(__global u64 *dst, sum_src src,
                                       __global const u64 *params, uint coeff_modulus_size,
                                       uint galois_elt, uint group, uint lid, bool active)
 {
@@ -542,14 +579,13 @@ ALWAYS_INLINE void galois_coeff_group(__global u64 *dst, __global const u64 *src
     const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
     const uint first = (group % GROUPS_PER_BLOCK_RESIDUE) * (B * G);
     const u64 q = params[(residue % coeff_modulus_size) * PARAMS_STRIDE];
-    __global const u64 *in = src + (size_t)residue * N;
     __global u64 *out = dst + (size_t)residue * N;
 #pragma unroll
     for (uint i = 0; i < R; i++) {
         const uint k = first + lid + i * BLOCK_WG;
         // k < 2^17 and galois_elt < 2^18: the product fits 64 bits.
         const ulong raw = (ulong)k * galois_elt;
-        u64 v = in[k];
+        u64 v = load_sum(src, (size_t)residue * N + k, q);
         if ((raw >> LOG_N) & 1)
             v = negate_uint_mod(v, q);
         out[raw & (N - 1)] = v;
@@ -641,9 +677,9 @@ ALWAYS_INLINE void inv_strided_moddown_group(__global u64 *dst, __global const u
 // ciphertexts, in one launch of four passes (tickets below end1 run pass 1, below end2
 // pass 2, below end3 pass 3, below `tickets` pass 4):
 //   1. a rotation's permutation (galois_coeff_group) of both polynomials of src (K residues
-//      each) into permuted, whose second polynomial is then the target and whose first the
-//      addend; a relinearization has none (end1 = 0, and src, galois_elt and permuted are
-//      not read);
+//      each; the sum of src0 .. src3 as sum_src reads it) into permuted, whose second
+//      polynomial is then the target and whose first the addend; a relinearization has none
+//      (end1 = 0, and the sources, galois_elt and permuted are not read);
 //   2. the decomposition and the forward first passes, from the target's coefficients
 //      (residues target_first .. target_first + K - 1 of target; inv_fwd_strided_group with
 //      coeff_in): values;
@@ -656,14 +692,18 @@ ALWAYS_INLINE void inv_strided_moddown_group(__global u64 *dst, __global const u
 // + acc mod q_i, r the rounded special residue (BGV's delta with md_kind LOAD_MODDOWN_BGV:
 // SEAL 4.0's BGV in coefficient form). Every buffer a pass writes is read only by later
 // passes; dst, written by pass 4 alone, may hold the target (a relinearization's, after
-// dst's two polynomials), be acc or src.
+// dst's two polynomials), be acc or a source.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *restrict root_powers, ulong root_powers_at,
                       __global const u64 *restrict params, ulong params_at,
                       uint coeff_modulus_size,
                       __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
-                      __global const u64 *src, ulong src_at, uint galois_elt,
+                      __global const u64 *src0, ulong src0_at,
+                      __global const u64 *src1, ulong src1_at,
+                      __global const u64 *src2, ulong src2_at,
+                      __global const u64 *src3, ulong src3_at, uint src_terms,
+                      uint src_negate, uint galois_elt,
                       __global u64 *permuted, ulong permuted_at,
                       __global const u64 *target, ulong target_at, uint target_first,
                       uint ks_outs, uint ks_chunks,
@@ -688,7 +728,8 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     root_powers += root_powers_at;
     params += params_at;
     inv_root_powers += inv_root_powers_at;
-    src += src_at;
+    const sum_src src = sum_src_of(src0 + src0_at, src1 + src1_at, src2 + src2_at,
+                                   src3 + src3_at, src_terms, src_negate);
     permuted += permuted_at;
     target += target_at;
     key += key_at;
@@ -730,7 +771,7 @@ ALWAYS_INLINE u64 reduce_4q(u64 x, u64 q)
     return reduce_once(reduce_once(x, 2 * q), q);
 }
 
-// multiply_plain_chained's pass 1: the forward strided pass of residue r of `ct` (r <
+// multiply_plain_chained's pass 1: the forward strided pass of residue r of src (a sum; r <
 // polys * coeff_modulus_size) or, for r = polys * coeff_modulus_size + j, of the plaintext
 // lifted under prime j on load (plain.cl's plain_lift with scalar 1: m_k = plain[k] mod t,
 // zero for k >= plain_count, as m_k mod q_j, or (m_k - t) mod q_j for m_k >= threshold),
@@ -738,7 +779,7 @@ ALWAYS_INLINE u64 reduce_4q(u64 x, u64 q)
 // as in fwd_block_steps.
 ALWAYS_INLINE void fwd_strided_lift_group(__global u64 *values, __global const u64 *root_powers,
                                           __global const u64 *params, uint coeff_modulus_size,
-                                          __global const u64 *ct, uint polys,
+                                          sum_src src, uint polys,
                                           __global const u64 *plain, uint plain_count, u64 t,
                                           u64 t_r1, u64 threshold, __local u64 *lmem,
                                           uint group, uint lid, bool active)
@@ -764,7 +805,7 @@ ALWAYS_INLINE void fwd_strided_lift_group(__global u64 *values, __global const u
                     x = sub_uint_mod(x, barrett_reduce_64(t, q, r1), q);
                 v[i] = x;
             } else {
-                v[i] = ct[(size_t)r * N + k];
+                v[i] = load_sum(src, (size_t)r * N + k, q);
             }
         }
     }
@@ -814,18 +855,19 @@ ALWAYS_INLINE void block_multiply_group(__global u64 *values, __global const u64
                         group_in_residue, 0, lid, active);
 }
 
-// SEAL's multiply_plain_normal in one launch: ct (polys polynomials of K =
-// coeff_modulus_size residues, coefficient form, canonical) times a plaintext of
-// plain_count coefficients mod t (t_r1 its Barrett ratio's high word), lifted to Z_q with
-// upper-half coefficients (from `threshold`) standing for themselves minus t, in place.
+// SEAL's multiply_plain_normal in one launch: src (polys polynomials of K =
+// coeff_modulus_size residues, coefficient form, canonical; the sum of src0 .. src3 as
+// sum_src reads it) times a plaintext of plain_count coefficients mod t (t_r1 its Barrett
+// ratio's high word), lifted to Z_q with upper-half coefficients (from `threshold`)
+// standing for themselves minus t, into ct (which may be a source).
 // Three passes (tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3):
-//   1. the forward strided passes of ct's residues and of the lifted plaintext's
+//   1. the forward strided passes of src's residues and of the lifted plaintext's
 //      (fwd_strided_lift_group): values ((polys + 1) K residues);
 //   2. the forward block passes, the dyadic product and the inverse's block pass
 //      (block_multiply_group), in place in values' first polys K residues;
 //   3. the inverse's strided pass, fully reduced, into ct (inv_strided_into_group).
 // Every step is exact mod q_j and the result canonical: SEAL's words (NTT of both, dyadic
-// product, inverse NTT). ct is read by pass 1 and written by pass 3 only.
+// product, inverse NTT). The sources are read by pass 1 and ct written by pass 3 only.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
                             __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -833,6 +875,11 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
                             uint coeff_modulus_size,
                             __global const u64 *restrict inv_root_powers,
                             ulong inv_root_powers_at, __global u64 *ct, ulong ct_at,
+                            __global const u64 *src0, ulong src0_at,
+                            __global const u64 *src1, ulong src1_at,
+                            __global const u64 *src2, ulong src2_at,
+                            __global const u64 *src3, ulong src3_at, uint src_terms,
+                            uint src_negate,
                             uint polys, __global const u64 *restrict plain, ulong plain_at,
                             uint plain_count, ulong t, ulong t_r1, ulong threshold,
                             __global u64 *counters, ulong counters_at, uint end1, uint end2,
@@ -845,6 +892,8 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     params += params_at;
     inv_root_powers += inv_root_powers_at;
     ct += ct_at;
+    const sum_src src = sum_src_of(src0 + src0_at, src1 + src1_at, src2 + src2_at,
+                                   src3 + src3_at, src_terms, src_negate);
     plain += plain_at;
     counters += counters_at;
     volatile __global uint *count = (volatile __global uint *)counters;
@@ -854,7 +903,7 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     EACH_TURN(per_group) {
         uint g;
         const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
-        RUN(1, fwd_strided_lift_group(values, root_powers, params, K, ct, polys, plain,
+        RUN(1, fwd_strided_lift_group(values, root_powers, params, K, src, polys, plain,
                                       plain_count, t, t_r1, threshold, lmem, OWN(1)))
         chain_hand_over(count, 1, end1, pass);
         RUN(2, block_multiply_group(values, root_powers, params, K, polys, inv_root_powers,

@@ -21,7 +21,7 @@ use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, multiply_uint_mo
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
-use seal_opencl::ckks::fused::DropCorrection;
+use seal_opencl::ckks::fused::{DropCorrection, Sources};
 use seal_opencl::ckks::kernels::IntegerPlain;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
@@ -212,8 +212,13 @@ fn check(p: Params, case: &IntegerCase, graph: &Graph) {
             KswitchKey::upload(&context, queue, case.galois_key_count, &case.galois_key).unwrap();
         let ct = upload(&case.ct);
         let dst = graph.alloc(2 * poly).unwrap();
-        ops.apply_galois(dst.buffer(), ct.buffer(), case.galois_elt, &galois_key)
-            .unwrap();
+        ops.apply_galois(
+            dst.buffer(),
+            Sources::one(ct.buffer()),
+            case.galois_elt,
+            &galois_key,
+        )
+        .unwrap();
         let op = format!("apply_galois {}", case.galois_elt);
         assert_same(
             &download(graph, dst.buffer(), 2 * poly),
@@ -225,8 +230,13 @@ fn check(p: Params, case: &IntegerCase, graph: &Graph) {
             &case.ct,
             &what(&format!("{op}: its input")),
         );
-        ops.apply_galois(ct.buffer(), ct.buffer(), case.galois_elt, &galois_key)
-            .unwrap();
+        ops.apply_galois(
+            ct.buffer(),
+            Sources::one(ct.buffer()),
+            case.galois_elt,
+            &galois_key,
+        )
+        .unwrap();
         assert_same(
             &download(graph, ct.buffer(), 2 * poly),
             &case.rotated,
@@ -483,8 +493,13 @@ fn launch_counts_where_the_level_chains() {
         let plain = upload(&plain_words);
         let relinearize = || ops.relinearize(product.buffer(), 3, &[&relin_key]).unwrap();
         let rotate = || {
-            ops.apply_galois(ct.buffer(), ct.buffer(), case.galois_elt, &galois_key)
-                .unwrap()
+            ops.apply_galois(
+                ct.buffer(),
+                Sources::one(ct.buffer()),
+                case.galois_elt,
+                &galois_key,
+            )
+            .unwrap()
         };
         let multiply_plain = || {
             let p = IntegerPlain {
@@ -492,7 +507,15 @@ fn launch_counts_where_the_level_chains() {
                 count: plain_words.len(),
                 t: case.plain_modulus,
             };
-            multiply_plain_coeff(&level_ops, ct.buffer(), 2, p, true).unwrap()
+            multiply_plain_coeff(
+                &level_ops,
+                ct.buffer(),
+                Sources::one(ct.buffer()),
+                2,
+                p,
+                true,
+            )
+            .unwrap()
         };
         let mod_switch = || {
             ops.mod_switch_to_next(switched.buffer(), ct.buffer(), 2)
@@ -642,7 +665,15 @@ fn multiply_plain_coeff_equals_host() {
                     count,
                     t,
                 };
-                multiply_plain_coeff(&ops, buf.buffer(), polys, p, upper_half).unwrap();
+                multiply_plain_coeff(
+                    &ops,
+                    buf.buffer(),
+                    Sources::one(buf.buffer()),
+                    polys,
+                    p,
+                    upper_half,
+                )
+                .unwrap();
                 assert_same(
                     &download(&graph, buf.buffer(), ct.len()),
                     &want,
@@ -654,4 +685,117 @@ fn multiply_plain_coeff_equals_host() {
             }
         }
     }
+}
+
+/// A sum of ciphertexts read on a chained pass's loads (`Sources`: the words SEAL's adds
+/// and subs of the terms in turn leave) gives the words of the same pass on the sum:
+/// multiply_plain in coefficient form against its host reference of the host's sum, and
+/// BFV's apply_galois against the device's own on the sum uploaded (that one is checked
+/// against SEAL's elsewhere), with 2 to 4 terms, some subtracted, one term also dst, at
+/// 2^13 (where both chain), on poisoned pooled buffers.
+#[test]
+fn chained_passes_read_sums_on_load() {
+    let mut rng = rng();
+    let devices = devices();
+    let graph = devices.graph();
+    let log_n = 13;
+    let n = 1usize << log_n;
+    let key_values = coeff_modulus_create(n as u64, &[50, 40, 60, 60]).unwrap();
+    let l = key_values.len();
+    let k = l - 1;
+    let key_moduli: Vec<Modulus> = key_values
+        .iter()
+        .map(|&q| Modulus::new(q).unwrap())
+        .collect();
+    let moduli = &key_moduli[..k];
+    let t = coeff_modulus_create(n as u64, &[20]).unwrap()[0];
+    let context = CkksContext::new(
+        graph.context(),
+        log_n,
+        &key_values,
+        true,
+        NttStrategy::STAGED,
+        CHOICES[0],
+    )
+    .unwrap();
+    let kernels = IntegerKernels::new(graph.context(), log_n).unwrap();
+    let ops = LevelOps::new(&context, &graph, k).unwrap();
+    let integer = IntegerOps::new(&context, &kernels, &graph, k, IntegerScheme::Bfv).unwrap();
+    let mut random = |moduli: &[Modulus], polys: usize| -> Vec<u64> {
+        (0..polys * moduli.len() * n)
+            .map(|w| rng.gen_range(0..moduli[(w / n) % moduli.len()].value()))
+            .collect()
+    };
+    let key = KswitchKey::upload(&context, graph.queue(), k, &random(&key_moduli, 2 * k)).unwrap();
+    let plain: Vec<u64> = (0..n).map(|w| (w as u64 * 7919) % t).collect();
+    let plain_buf = graph.alloc(n).unwrap();
+    cl::write(graph.queue(), plain_buf.buffer(), 0, &plain).unwrap();
+    let p = IntegerPlain {
+        words: plain_buf.buffer(),
+        count: n,
+        t,
+    };
+    let upload = |words: &[u64]| {
+        let buf = graph.alloc(words.len()).unwrap();
+        cl::write(graph.queue(), buf.buffer(), 0, words).unwrap();
+        buf
+    };
+    for negate in [
+        &[false, true][..],
+        &[false, true, true],
+        &[false, false, true, false],
+    ] {
+        let terms: Vec<Vec<u64>> = negate.iter().map(|_| random(moduli, 2)).collect();
+        // SEAL's add_inplace and sub_inplace of each term in turn, from the first.
+        let mut sum = terms[0].clone();
+        for (term, &sub) in terms.iter().zip(negate.iter()).skip(1) {
+            for (w, (s, x)) in sum.iter_mut().zip(term).enumerate() {
+                let q = moduli[(w / n) % k].value();
+                *s = if sub { (*s + q - x) % q } else { (*s + x) % q };
+            }
+        }
+        let bufs: Vec<_> = terms.iter().map(|t| upload(t)).collect();
+        let sources: Vec<_> = bufs
+            .iter()
+            .zip(negate.iter())
+            .map(|(b, &sub)| (b.buffer(), sub))
+            .collect();
+        let src = Sources::sum(&sources).unwrap();
+        let what = format!("{} terms, subtracted {negate:?}", negate.len());
+
+        let dst = graph.alloc(sum.len()).unwrap();
+        multiply_plain_coeff(&ops, dst.buffer(), src, 2, p, true).unwrap();
+        let want = multiply_plain_host(&sum, &plain, t, true, moduli, log_n);
+        assert_same(
+            &download(&graph, dst.buffer(), sum.len()),
+            &want,
+            &format!("multiply_plain of {what}"),
+        );
+
+        let summed = upload(&sum);
+        let want_dst = graph.alloc(sum.len()).unwrap();
+        integer
+            .apply_galois(want_dst.buffer(), Sources::one(summed.buffer()), 3, &key)
+            .unwrap();
+        let want = download(&graph, want_dst.buffer(), sum.len());
+        let dst = graph.alloc(sum.len()).unwrap();
+        integer.apply_galois(dst.buffer(), src, 3, &key).unwrap();
+        assert_same(
+            &download(&graph, dst.buffer(), sum.len()),
+            &want,
+            &format!("apply_galois of {what}"),
+        );
+        // The first term's buffer as dst: read in the first pass, written in the last.
+        integer
+            .apply_galois(bufs[0].buffer(), src, 3, &key)
+            .unwrap();
+        assert_same(
+            &download(&graph, bufs[0].buffer(), sum.len()),
+            &want,
+            &format!("apply_galois of {what} into its first term"),
+        );
+    }
+    assert!(Sources::sum(&[]).is_err());
+    let five = [(plain_buf.buffer(), false); 5];
+    assert!(Sources::sum(&five).is_err());
 }

@@ -31,7 +31,7 @@
 use super::kernels::IntegerKernels;
 use crate::arith::{invert_uint_mod, Modulus};
 use crate::ckks::context::{CkksContext, KswitchKey};
-use crate::ckks::fused::{DivideRound, DropCorrection, FirstPass};
+use crate::ckks::fused::{DivideRound, DropCorrection, FirstPass, Sources};
 use crate::ckks::ops::{LastResidue, LevelOps, ModDownSpec, Switch};
 use crate::cl::{self, Region};
 use crate::device::Graph;
@@ -118,6 +118,12 @@ impl<'a> IntegerOps<'a> {
     /// the addition.
     fn chains_coeff(&self) -> bool {
         !self.ntt_form() && self.ops.chains_coeff_key_switch()
+    }
+
+    /// Whether [`IntegerOps::apply_galois`] reads a sum of ciphertexts on load (its
+    /// permutation's pass, where the key switch chains in coefficient form).
+    pub fn rotates_sums(&self) -> bool {
+        self.chains_coeff()
     }
 
     /// What key switching's mod-down by the special prime subtracts in this scheme
@@ -287,16 +293,16 @@ impl<'a> IntegerOps<'a> {
         Ok(())
     }
 
-    /// SEAL's apply_galois_inplace for BFV and BGV on `ct` (2 polynomials in the scheme's
-    /// form), into `dst` (which may be `ct`: `ct` is read only by the permutation, before
-    /// anything writes `dst`): permutes both polynomials (coefficient form: SEAL's
-    /// `apply_galois` with its sign flips, `integer_apply_galois`; NTT form:
-    /// `apply_galois_ntt`, `ckks_galois_ntt`), keeps the first and key-switches the second
-    /// with `key` (the key of `galois_elt`).
+    /// SEAL's apply_galois_inplace for BFV and BGV on `src` (2 polynomials in the scheme's
+    /// form; a sum of several only where [`IntegerOps::rotates_sums`]), into `dst` (which
+    /// may be a source: they are read only by the permutation, before anything writes
+    /// `dst`): permutes both polynomials (coefficient form: SEAL's `apply_galois` with its
+    /// sign flips, `integer_apply_galois`; NTT form: `apply_galois_ntt`, `ckks_galois_ntt`),
+    /// keeps the first and key-switches the second with `key` (the key of `galois_elt`).
     pub fn apply_galois(
         &self,
         dst: &Region,
-        ct: &Region,
+        src: Sources,
         galois_elt: u32,
         key: &KswitchKey,
     ) -> Result<()> {
@@ -306,7 +312,7 @@ impl<'a> IntegerOps<'a> {
         let moduli = self.ops.level().moduli();
         let permuted = self.ops.scratch(2 * words)?;
         let first = FirstPass::Galois {
-            src: ct,
+            src,
             plain: None,
             galois_elt,
             permuted: permuted.buffer(),
@@ -321,6 +327,7 @@ impl<'a> IntegerOps<'a> {
                 self.correction()?,
             );
         }
+        let ct = src.single("apply_galois")?;
         if self.ntt_form() {
             let switch = Switch::rotation(dst, permuted.buffer(), words, key);
             if self.ops.chains() {

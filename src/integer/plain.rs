@@ -4,31 +4,40 @@
 //! routine it reproduces; like `LevelOps`'s, they only enqueue.
 
 use super::PlainScaling;
+use crate::ckks::fused::Sources;
 use crate::ckks::kernels::{IntegerPlain, Lift};
 use crate::ckks::ops::LevelOps;
 use crate::cl::Region;
 use crate::error::Result;
 use crate::ntt::NttDirection;
 
-/// ct (`polys` polynomials in coefficient form, in place) times the plaintext (SEAL's
+/// dst = src (`polys` polynomials in coefficient form) times the plaintext (SEAL's
 /// `multiply_plain_normal`): the plaintext lifted to Z_q (upper-half coefficients as
-/// themselves minus t with `upper_half`) and transformed, ct transformed, their dyadic
+/// themselves minus t with `upper_half`) and transformed, src transformed, their dyadic
 /// product, transformed back. Every step is exact and fully reduced, so the words equal
 /// SEAL's. SEAL's monomial shortcut computes the same residues, except that where every
 /// prime exceeds t it multiplies by the coefficient unlifted: its caller passes
 /// `upper_half` false then. Where the level chains, the whole runs as one launch
-/// (`LevelOps::multiply_plain_coeff_chained`: the lift on the transform's loads, the
-/// product between the forward's last pass and the inverse's first).
+/// (`LevelOps::multiply_plain_coeff_chained`: src read on its loads, a sum of several
+/// ciphertexts there, the lift on the transform's loads, the product between the forward's
+/// last pass and the inverse's first). dst may be src. Errors: a sum where the level does
+/// not chain; as the launchers'.
 pub fn multiply_plain_coeff(
     ops: &LevelOps,
-    ct: &Region,
+    dst: &Region,
+    src: Sources,
     polys: usize,
     plain: IntegerPlain,
     upper_half: bool,
 ) -> Result<()> {
     if ops.chains_multiply_plain() {
-        return ops.multiply_plain_coeff_chained(ct, polys, plain, upper_half);
+        return ops.multiply_plain_coeff_chained(dst, src, polys, plain, upper_half);
     }
+    let src = src.single("multiply_plain")?;
+    if !src.same_start(dst) {
+        ops.copy_tail(dst, src, 0, polys)?;
+    }
+    let ct = dst;
     let lifted = ops.graph().alloc_scratch(ops.poly_words())?;
     let how = Lift {
         scalar: 1,

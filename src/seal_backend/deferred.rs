@@ -41,7 +41,7 @@ use std::sync::Arc;
 
 use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
-use crate::ckks::fused::DropCorrection;
+use crate::ckks::fused::{DropCorrection, SOURCE_TERMS_MAX};
 use crate::ckks::ops::LevelOps;
 use crate::ckks::SumTerm;
 use crate::cl::Region;
@@ -184,10 +184,66 @@ impl Deferred {
         }
     }
 
-    /// Whether this is a product (which a copy of its image may take along; a sum runs
-    /// first).
-    pub(super) fn is_product(&self) -> bool {
-        self.product().is_some()
+    /// Whether a copy of its image may take this along (into a buffer of its own): a
+    /// product, or a sum from zero, which reads only its terms. A sum that adds into the
+    /// image's own words runs first.
+    pub(super) fn travels_with_copy(&self) -> bool {
+        match &self.work {
+            Work::Product { .. } => true,
+            Work::Sum(sum) => !sum.accumulate,
+        }
+    }
+
+    /// The terms of this sum, where a chained pass in coefficient form may read it on its
+    /// loads instead of its words ([`crate::ckks::fused::Sources`]): a sum from zero on `tile` of 1 to
+    /// [`SOURCE_TERMS_MAX`] ciphertexts' words (no plaintext product).
+    fn source_terms(&self, tile: usize) -> Option<&[Term]> {
+        match &self.work {
+            Work::Sum(sum)
+                if !sum.accumulate
+                    && self.tile() == tile
+                    && sum.terms.len() <= SOURCE_TERMS_MAX
+                    && sum.terms.iter().all(|t| t.plain.is_none()) =>
+            {
+                Some(&sum.terms)
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether a chained pass on `tile` may read this on its loads ([`Deferred::sources`]).
+    pub(super) fn reads_as_sources(&self, tile: usize) -> bool {
+        self.source_terms(tile).is_some()
+    }
+
+    /// This sum's terms as `Sources`, their words ordered on `graph`'s queue behind their
+    /// last writers: what a consumer reads in place of running the sum. Errors: not such a
+    /// sum ([`Deferred::reads_as_sources`]).
+    pub(super) fn sources<'a>(&'a self, graph: &Graph) -> Result<Vec<(&'a Region, bool)>> {
+        let terms = self
+            .source_terms(graph.tile().index())
+            .ok_or_else(|| Error::Logic("deferred work read as a sum of ciphertexts".into()))?;
+        terms
+            .iter()
+            .map(|t| Ok((t.words.ordered_read(graph)?, t.subtract)))
+            .collect()
+    }
+
+    /// The terms of this sum with `subtract` applied to each (a sum taken as a term of
+    /// another: its terms join it), where it is one that consumers read on load
+    /// ([`Deferred::reads_as_sources`]) with at most `room` terms.
+    pub(super) fn flattened(&self, tile: usize, subtract: bool, room: usize) -> Option<Vec<Term>> {
+        let terms = self.source_terms(tile).filter(|t| t.len() <= room)?;
+        Some(
+            terms
+                .iter()
+                .map(|t| SumTerm {
+                    words: t.words.clone(),
+                    plain: None,
+                    subtract: t.subtract != subtract,
+                })
+                .collect(),
+        )
     }
 
     /// This plaintext product of `polys` polynomials on `tile` as a term of a sum (added,

@@ -299,55 +299,82 @@ impl GpuImage {
             .and_then(|d| d.sum_on(graph))
     }
 
-    /// The image as a term of a sum of `polys` polynomials on `tile` (added, or subtracted
-    /// with `subtract`): its deferred plaintext product's factors (the product stays
-    /// deferred), else its words (anything else deferred run first). None: its words lie on
-    /// another tile.
-    pub(super) fn sum_term(
+    /// The image as terms of a sum of `polys` polynomials on `tile` (added, or subtracted
+    /// with `subtract`), with room for `room` more terms: its deferred plaintext product's
+    /// factors (the product stays deferred), or the terms of its deferred sum where
+    /// consumers read that on load and it fits (the sum stays deferred), else its words
+    /// (anything else deferred run first). None: its words lie on another tile.
+    pub(super) fn sum_terms(
         &self,
         polys: usize,
         tile: usize,
         subtract: bool,
-    ) -> Result<Option<Term>> {
-        let product = self
-            .deferred
-            .lock()
-            .as_ref()
-            .and_then(|d| d.as_term(polys, tile, subtract));
-        if product.is_some() {
-            return Ok(product);
+        room: usize,
+    ) -> Result<Option<Vec<Term>>> {
+        let deferred = {
+            let deferred = self.deferred.lock();
+            deferred.as_ref().and_then(|d| {
+                d.as_term(polys, tile, subtract)
+                    .map(|t| vec![t])
+                    .or_else(|| d.flattened(tile, subtract, room))
+            })
+        };
+        if deferred.is_some() {
+            return Ok(deferred);
         }
         let words = self.shared_words()?;
-        Ok((words.tile() == tile).then_some(SumTerm {
-            words,
-            plain: None,
-            subtract,
+        Ok((words.tile() == tile).then(|| {
+            vec![SumTerm {
+                words,
+                plain: None,
+                subtract,
+            }]
         }))
     }
 
-    /// Adds `term` (of `polys` polynomials, the image's size, on `ops`' tile) to the sum
-    /// deferred in the image (see `deferred.rs`): one more term of the sum pending on `ops`'
-    /// queue, run at once when it has [`SUM_TERMS_MAX`]; else a new sum, from the image's
-    /// words where it holds them alone, or from its deferred plaintext product (into the
-    /// product's buffer), or from the words it shares (into a new buffer of its own); any
-    /// other deferred work runs first. Returns false, changing nothing, where the image's
-    /// words lie on another tile. On an error the image is as it was.
+    /// How many terms [`GpuImage::add_to_sum`] takes into the image on `graph`'s queue in
+    /// one call (at least 1): the room left in its pending sum, else in a new one (whose
+    /// first term may be the image's own words).
+    pub(super) fn sum_room(&mut self, graph: &Graph) -> usize {
+        // A pending sum runs when it reaches SUM_TERMS_MAX terms, so it holds fewer; a new
+        // one (a start term and these) stays below that too.
+        match self.pending_sum(graph) {
+            Some(terms) => SUM_TERMS_MAX - terms.len(),
+            None => SUM_TERMS_MAX - 2,
+        }
+    }
+
+    /// Adds `terms` (1 to [`GpuImage::sum_room`] of them, of `polys` polynomials, the
+    /// image's size, on `ops`' tile) to the sum deferred in the image (see `deferred.rs`):
+    /// more terms of the sum pending on `ops`' queue, run at once when it has
+    /// [`SUM_TERMS_MAX`]; else a new sum, from the image's words where it holds them alone,
+    /// or from its deferred plaintext product (into the product's buffer), or from the words
+    /// it shares (into a new buffer of its own); any other deferred work runs first. Returns
+    /// false, changing nothing, where the image's words lie on another tile. On an error the
+    /// image is as it was.
     pub(super) fn add_to_sum(
         &mut self,
         ops: &LevelOps,
         context: &Arc<CkksContext>,
         polys: usize,
-        term: Term,
+        terms: Vec<Term>,
     ) -> Result<bool> {
         let graph = ops.graph();
         let tile = graph.tile().index();
-        if let Some(terms) = self.pending_sum(graph) {
-            terms.push(term);
-            if terms.len() == SUM_TERMS_MAX {
+        let added = terms.len();
+        if added == 0 || added > self.sum_room(graph) {
+            return Err(Error::Logic(format!(
+                "{added} terms added to a sum with room for {}",
+                self.sum_room(graph)
+            )));
+        }
+        if let Some(pending) = self.pending_sum(graph) {
+            pending.extend(terms);
+            if pending.len() == SUM_TERMS_MAX {
                 if let Err(e) = self.run_deferred() {
-                    // Still pending: without this call's term.
-                    if let Some(terms) = self.pending_sum(graph) {
-                        terms.pop();
+                    // Still pending: without this call's terms.
+                    if let Some(pending) = self.pending_sum(graph) {
+                        pending.truncate(SUM_TERMS_MAX - added);
                     }
                     return Err(e);
                 }
@@ -376,7 +403,7 @@ impl GpuImage {
                 (false, Some(start))
             }
         };
-        let terms = start.into_iter().chain([term]).collect();
+        let terms = start.into_iter().chain(terms).collect();
         *self.deferred.get_mut() = Some(Deferred::sum(
             context.clone(),
             graph,
@@ -657,10 +684,11 @@ impl GpuImage {
 
     /// A new image with the same words on `graph`'s tile: sharing this image's buffer when
     /// it lies there (copied on the device only when one of them writes), else copied there
-    /// (enqueued). A pending check comes along. A deferred product on `graph`'s tile stays
-    /// deferred in both: the copy gets a buffer of its own and the same product (so that
-    /// SEAL's out-of-place relinearize, a copy then relinearize_inplace, still runs with it);
-    /// a deferred sum runs first.
+    /// (enqueued). A pending check comes along. A deferred product or sum from zero on
+    /// `graph`'s tile stays deferred in both: the copy gets a buffer of its own and the same
+    /// work (so that SEAL's out-of-place relinearize, a copy then relinearize_inplace, still
+    /// runs with it, and an out-of-place rotation or multiply_plain still reads a sum on its
+    /// loads); a sum into the image's own words runs first.
     pub(crate) fn duplicate(&self, graph: &Graph) -> Result<GpuImage> {
         if self.len == 0 {
             return Ok(GpuImage::empty());
@@ -669,7 +697,7 @@ impl GpuImage {
             let deferred = self.deferred.lock();
             if let Some(product) = deferred
                 .as_ref()
-                .filter(|d| d.is_product() && d.tile() == graph.tile().index())
+                .filter(|d| d.travels_with_copy() && d.tile() == graph.tile().index())
             {
                 return Ok(GpuImage {
                     words: Some(Words::written_on(graph.alloc(self.len)?, graph)),

@@ -12,6 +12,7 @@ use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level};
 use crate::arith::Modulus;
 use crate::ckks::context::KswitchKey;
+use crate::ckks::fused::Sources;
 use crate::ckks::kernels::IntegerPlain;
 use crate::ckks::ops::LevelOps;
 use crate::cl::{self, Region};
@@ -48,10 +49,22 @@ impl Backend {
         upper_half: bool,
     ) -> Result<()> {
         let step = |ops: &LevelOps, target: &Rewrite, p: IntegerPlain| {
-            if target.out_of_place() {
-                ops.copy_tail(target.dst, target.src(), 0, size)?;
-            }
-            multiply_plain_coeff(ops, target.dst, size, p, upper_half)
+            let src = Sources::one(target.src());
+            multiply_plain_coeff(ops, target.dst, src, size, p, upper_half)
+        };
+        // A sum from zero deferred in ct (SEAL's out-of-place sub, say, copied into the
+        // product) is read on the chained launch's loads: it never runs.
+        let from_sum = |ops: &LevelOps, ct: &mut GpuImage, p: IntegerPlain| {
+            let tile = ops.graph().tile().index();
+            Ok(ops.chains_multiply_plain()
+                && ct.consume_deferred(
+                    ops.graph(),
+                    |d| d.reads_as_sources(tile),
+                    |d, dst| {
+                        let src = Sources::sum(&d.sources(ops.graph())?)?;
+                        multiply_plain_coeff(ops, dst, src, size, p, upper_half)
+                    },
+                )?)
         };
         self.with_integer_plain(
             "multiply_plain",
@@ -60,6 +73,7 @@ impl Backend {
             size,
             plain,
             Zeros::times_plain,
+            Some(&from_sum),
             step,
         )
     }
@@ -78,7 +92,7 @@ impl Backend {
             scale_add_plain(ops, target.dst, target.src(), p, subtract)
         };
         let name = if subtract { "sub_plain" } else { "add_plain" };
-        self.with_integer_plain(name, level, ct, size, plain, Zeros::plus_plain, step)
+        self.with_integer_plain(name, level, ct, size, plain, Zeros::plus_plain, None, step)
     }
 
     /// ct.data(0) += plain times the correction factor `factor` mod t, or -= with `subtract`
@@ -102,12 +116,13 @@ impl Backend {
             add_plain_corrected(ops, target.dst, target.src(), p, factor, ntt_form, subtract)
         };
         let name = if subtract { "sub_plain" } else { "add_plain" };
-        self.with_integer_plain(name, level, ct, size, plain, Zeros::plus_plain, step)
+        self.with_integer_plain(name, level, ct, size, plain, Zeros::plus_plain, None, step)
     }
 
     /// `step(ops, target, plain)` after checking that `ct` holds `size` polynomials and `plain`
     /// 1 to N coefficients mod t; `target` is where ct's new contents go; the result's zeros
-    /// are `zeros(ct's, plain's)`.
+    /// are `zeros(ct's, plain's)`. Where `consume(ops, ct, plain)` returns true, it did the
+    /// operation itself (with ct's deferred work) and `step` does not run.
     #[allow(clippy::too_many_arguments)]
     fn with_integer_plain(
         &self,
@@ -117,6 +132,7 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
         zeros: fn(Zeros, Zeros) -> Zeros,
+        consume: Option<&dyn Fn(&LevelOps, &mut GpuImage, IntegerPlain) -> Result<bool>>,
         step: impl FnOnce(&LevelOps, &Rewrite, IntegerPlain) -> Result<()>,
     ) -> Result<()> {
         self.with_ops(name, level, |ops| {
@@ -129,6 +145,12 @@ impl Backend {
                 count,
                 t,
             };
+            if let Some(consume) = consume {
+                if consume(ops, ct, p)? {
+                    ct.set_zeros(zeros, ops.poly_words());
+                    return Ok(());
+                }
+            }
             rewrite(ops, ct, zeros, |target| step(ops, target, p))
         })
     }
@@ -247,22 +269,34 @@ impl Backend {
         )
     }
 
-    /// dst = `ct` permuted by `galois_elt` and key-switched with `key`, in `level`'s scheme.
+    /// dst = `src` permuted by `galois_elt` and key-switched with `key`, in `level`'s scheme
+    /// (a sum of ciphertexts only where [`Backend::rotates_sums`]).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn apply_galois_into(
         &self,
         ops: &LevelOps,
         level: &Level,
         dst: &Region,
-        ct: &Region,
+        src: Sources,
         galois_elt: u32,
         key: &KswitchKey,
     ) -> Result<()> {
         self.by_scheme(
             ops,
             level,
-            || ops.apply_galois(dst, ct, galois_elt, key),
-            |integer| integer.apply_galois(dst, ct, galois_elt, key),
+            || ops.apply_galois(dst, src.single("apply_galois")?, galois_elt, key),
+            |integer| integer.apply_galois(dst, src, galois_elt, key),
+        )
+    }
+
+    /// Whether [`Backend::apply_galois_into`] reads a sum of ciphertexts on its loads at
+    /// this level (BFV's and SEAL 4.0's BGV's chained rotation).
+    pub(super) fn rotates_sums(&self, ops: &LevelOps, level: &Level) -> Result<bool> {
+        self.by_scheme(
+            ops,
+            level,
+            || Ok(false),
+            |integer| Ok(integer.rotates_sums()),
         )
     }
 

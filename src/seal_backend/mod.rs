@@ -55,7 +55,7 @@ use transparency::Zeros;
 use crate::arith::Modulus;
 use crate::ckks::check_galois_elt;
 use crate::ckks::context::{CkksContext, KernelChoices, KswitchKey};
-use crate::ckks::fused::DropCorrection;
+use crate::ckks::fused::{DropCorrection, Sources};
 use crate::ckks::ops::LevelOps;
 use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
@@ -491,9 +491,10 @@ impl Backend {
             // b of a's size: a term of the sum deferred in a (see `deferred.rs`).
             if self.kernel_choices.defer_multiply && b_size == a_size {
                 let tile = ops.graph().tile().index();
-                if let Some(term) = b.sum_term(a_size, tile, subtract)? {
+                let room = a.sum_room(ops.graph());
+                if let Some(terms) = b.sum_terms(a_size, tile, subtract, room)? {
                     let context = self.context(ops.graph(), level)?;
-                    if a.add_to_sum(ops, &context, a_size, term)? {
+                    if a.add_to_sum(ops, &context, a_size, terms)? {
                         a.set_zeros(zeros, ops.poly_words());
                         return Ok(());
                     }
@@ -957,20 +958,33 @@ impl Backend {
             let key = self.key(key)?;
             // A permuted zero polynomial is zero, and switching it adds zero.
             let zeros = ct.zeros(ops.poly_words());
-            // A CKKS plaintext product (on this tile) is rotated in the permutation's pass.
+            // A CKKS plaintext product (on this tile) is rotated in the permutation's pass;
+            // a sum from zero (BFV's out-of-place add, say, copied into the rotation) read on
+            // its loads, where the rotation chains in coefficient form.
             let tile = ops.graph().tile().index();
-            if level.scheme == Scheme::Ckks
-                && ct.consume_deferred(
+            let consumed = if level.scheme == Scheme::Ckks {
+                ct.consume_deferred(
                     ops.graph(),
                     |d| d.plain_polys() == Some(2) && d.tile() == tile,
                     |d, dst| d.run_rotated(ops, dst, galois_elt, &key),
                 )?
-            {
+            } else {
+                self.rotates_sums(ops, level)?
+                    && ct.consume_deferred(
+                        ops.graph(),
+                        |d| d.reads_as_sources(tile),
+                        |d, dst| {
+                            let src = Sources::sum(&d.sources(ops.graph())?)?;
+                            self.apply_galois_into(ops, level, dst, src, galois_elt, &key)
+                        },
+                    )?
+            };
+            if consumed {
                 ct.set_zeros(zeros, ops.poly_words());
                 return Ok(());
             }
             rewrite(ops, ct, zeros, |t| {
-                self.apply_galois_into(ops, level, t.dst, t.src(), galois_elt, &key)
+                self.apply_galois_into(ops, level, t.dst, Sources::one(t.src()), galois_elt, &key)
             })
         })
     }

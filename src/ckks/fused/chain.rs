@@ -50,7 +50,8 @@ kernel_sigs! {
     );
     KS_CHAINED_COEFF = ks_chained_coeff(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
-        inv_root_powers: Buf, src: Buf, galois_elt: U32, permuted: Buf, target: Buf,
+        inv_root_powers: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src_terms: U32,
+        src_negate: U32, galois_elt: U32, permuted: Buf, target: Buf,
         target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, dst: Buf, inv: Buf,
         acc: Buf, acc_polys: U32, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
@@ -58,7 +59,8 @@ kernel_sigs! {
     );
     MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
-        inv_root_powers: Buf, ct: Buf, polys: U32, plain: Buf, plain_count: U32, t: U64,
+        inv_root_powers: Buf, ct: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf,
+        src_terms: U32, src_negate: U32, polys: U32, plain: Buf, plain_count: U32, t: U64,
         t_r1: U64, threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32,
         per_group: U32,
     );
@@ -236,6 +238,92 @@ impl ChainedPasses {
     }
 }
 
+/// The most terms a chained pass reads as one ciphertext ([`Sources`]).
+pub const SOURCE_TERMS_MAX: usize = 4;
+
+/// A ciphertext as a chained pass in coefficient form reads it (`sum_src` in
+/// `opencl/chain.cl`): the sum of 1 to [`SOURCE_TERMS_MAX`] ciphertexts' words of one
+/// size, each added, or subtracted where its flag is set: the words SEAL's add_inplace
+/// and sub_inplace of the terms in turn leave (each step canonical mod q). One added term
+/// is that ciphertext.
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    terms: [(&'a Region, bool); SOURCE_TERMS_MAX],
+    count: usize,
+}
+
+impl<'a> Sources<'a> {
+    /// The ciphertext `words` itself.
+    pub fn one(words: &'a Region) -> Sources<'a> {
+        Sources {
+            terms: [(words, false); SOURCE_TERMS_MAX],
+            count: 1,
+        }
+    }
+
+    /// The sum of `terms` (added, or subtracted where `true`). Errors: none, or more than
+    /// [`SOURCE_TERMS_MAX`].
+    pub fn sum(terms: &[(&'a Region, bool)]) -> Result<Sources<'a>> {
+        let Some(&first) = terms.first() else {
+            return Err(Error::invalid("a sum of no terms"));
+        };
+        if terms.len() > SOURCE_TERMS_MAX {
+            return Err(Error::invalid(format!(
+                "a sum of {} terms read on load, more than {SOURCE_TERMS_MAX}",
+                terms.len()
+            )));
+        }
+        let mut all = [first; SOURCE_TERMS_MAX];
+        all[..terms.len()].copy_from_slice(terms);
+        Ok(Sources {
+            terms: all,
+            count: terms.len(),
+        })
+    }
+
+    /// The one ciphertext, for a pass that reads no sum. Errors: a sum.
+    pub fn single(&self, what: &str) -> Result<&'a Region> {
+        match self.count {
+            1 if !self.terms[0].1 => Ok(self.terms[0].0),
+            _ => Err(Error::invalid(format!(
+                "{what}: a sum is read on load in coefficient form only"
+            ))),
+        }
+    }
+
+    /// The terms' regions, each checked as `words` long, read-only, under `src0` ..
+    /// `src3`.
+    fn checked(
+        &self,
+        words: usize,
+    ) -> impl Iterator<Item = (&'static str, &'a Region, usize, bool)> + '_ {
+        SOURCE_NAMES
+            .iter()
+            .zip(&self.terms[..self.count])
+            .map(move |(&name, &(region, _))| (name, region, words, false))
+    }
+
+    /// The kernel's `src0` .. `src3`, `src_terms` and `src_negate` (the terms past `count`
+    /// repeat the first, unread).
+    fn args(&self) -> impl Iterator<Item = (&'static str, KernelArg<'a>)> + '_ {
+        let negate = self.terms[..self.count]
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (j, &(_, sub))| m | (u32::from(sub) << j));
+        SOURCE_NAMES
+            .iter()
+            .zip(&self.terms)
+            .map(|(&name, &(region, _))| (name, Buf(region)))
+            .chain([
+                ("src_terms", U32(self.count as u32)),
+                ("src_negate", U32(negate)),
+            ])
+    }
+}
+
+/// The kernels' names of a [`Sources`]' terms.
+const SOURCE_NAMES: [&str; SOURCE_TERMS_MAX] = ["src0", "src1", "src2", "src3"];
+
 /// What comes before the chained key switch's decomposition, in the key switch's form (NTT
 /// form for [`FusedPasses::chained_key_switch`], coefficient form for
 /// [`FusedPasses::chained_key_switch_coeff`]).
@@ -244,12 +332,13 @@ pub enum FirstPass<'a> {
     /// Relinearize: the target, K residues from residue `first` of `src`.
     Target { src: &'a Region, first: usize },
     /// Rotate: SEAL's apply_galois_ntt (NTT form) or apply_galois (coefficient form) with
-    /// `galois_elt` on both polynomials of `src` (2 K residues) into `permuted`, whose
-    /// second polynomial is then the target and whose first is added to the result. With
-    /// `plain` (K residues, NTT form only) the rotated ciphertext is `src` times `plain`:
-    /// SEAL's multiply_plain_ntt, whose product the permutation reads.
+    /// `galois_elt` on both polynomials of `src` (2 K residues; a sum of several in
+    /// coefficient form only) into `permuted`, whose second polynomial is then the target
+    /// and whose first is added to the result. With `plain` (K residues, NTT form only)
+    /// the rotated ciphertext is `src` times `plain`: SEAL's multiply_plain_ntt, whose
+    /// product the permutation reads.
     Galois {
-        src: &'a Region,
+        src: Sources<'a>,
         plain: Option<&'a Region>,
         galois_elt: u32,
         permuted: &'a Region,
@@ -311,12 +400,13 @@ pub struct ChainedCoeffSwitch<'a> {
     pub k: usize,
 }
 
-/// SEAL's multiply_plain_normal in one launch: `ct` (`polys` polynomials of K residues in
-/// coefficient form, canonical) times the plaintext's first `plain_count` words (each a
-/// coefficient mod `t`; the rest zero), lifted to Z_q with coefficients from `threshold`
-/// up standing for themselves minus t (u64::MAX: none), in place. `values` ((polys + 1) K
-/// residues) is scratch.
+/// SEAL's multiply_plain_normal in one launch: `src` (`polys` polynomials of K residues in
+/// coefficient form, canonical; a sum read on load) times the plaintext's first
+/// `plain_count` words (each a coefficient mod `t`; the rest zero), lifted to Z_q with
+/// coefficients from `threshold` up standing for themselves minus t (u64::MAX: none), into
+/// `ct` (which may be a source). `values` ((polys + 1) K residues) is scratch.
 pub struct ChainedMultiplyPlain<'a> {
+    pub src: Sources<'a>,
     pub ct: &'a Region,
     pub polys: usize,
     pub plain: &'a Region,
@@ -550,6 +640,7 @@ impl FusedPasses {
                 permuted,
             } => {
                 crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
+                let src = src.single(WHAT)?;
                 buffers.push(("src", src, res(2 * k)?, false));
                 if let Some(plain) = plain {
                     buffers.push(("plain", plain, res(k)?, false));
@@ -668,6 +759,7 @@ impl FusedPasses {
                 galois_elt,
                 permuted,
             } => {
+                let src = src.single(WHAT)?;
                 let args: Vec<(&str, KernelArg)> = [
                     ("src", Buf(src)),
                     // Not read without the plaintext.
@@ -763,10 +855,18 @@ impl FusedPasses {
         ];
         // As in chained_key_switch: dst is read (acc) and written word by word by one work
         // item (pass 4); a relinearization's target lies in dst after its first two
-        // polynomials, a rotation's source may be dst (pass 1 reads it, before pass 4
+        // polynomials, a rotation's sources may be dst (pass 1 reads them, before pass 4
         // writes); a rotation's addend is the permuted first polynomial (pass 1 writes it,
         // pass 4 reads it).
-        let may_alias = [("dst", "acc"), ("dst", "src"), ("permuted", "acc")];
+        let may_alias = [
+            ("dst", "acc"),
+            ("dst", "src"),
+            ("permuted", "acc"),
+            ("dst", SOURCE_NAMES[0]),
+            ("dst", SOURCE_NAMES[1]),
+            ("dst", SOURCE_NAMES[2]),
+            ("dst", SOURCE_NAMES[3]),
+        ];
         let (src, galois_elt, permuted, target, target_first, galois_residues) = match s.first {
             FirstPass::Target { src, first } => {
                 buffers.push(("src", src, res(first + k)?, false));
@@ -781,7 +881,7 @@ impl FusedPasses {
                     )));
                 }
                 // Pass 1 has no groups: its buffers are never read or written.
-                (src, 0, s.prod, src, first, 0)
+                (Sources::one(src), 0, s.prod, src, first, 0)
             }
             FirstPass::Galois { plain: Some(_), .. } => {
                 return Err(Error::invalid(format!(
@@ -795,7 +895,7 @@ impl FusedPasses {
                 permuted,
             } => {
                 crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
-                buffers.push(("src", src, res(2 * k)?, false));
+                buffers.extend(src.checked(res(2 * k)?));
                 buffers.push(("permuted", permuted, res(2 * k)?, true));
                 if acc_polys != 1 || !acc.same_start(permuted) {
                     return Err(Error::invalid(format!(
@@ -828,40 +928,40 @@ impl FusedPasses {
             WHAT,
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
-        let args: Vec<(&str, KernelArg)> = [
-            ("src", Buf(src)),
-            ("galois_elt", U32(galois_elt)),
-            ("permuted", Buf(permuted)),
-            ("target", Buf(target)),
-            ("target_first", U32(to_u32(target_first)?)),
-            ("ks_outs", U32(ks_outs)),
-            ("ks_chunks", U32(ks_chunks)),
-            ("key", Buf(s.key)),
-            ("key_stride_primes", U32(to_u32(s.key_stride_primes)?)),
-            ("key_special_index", U32(to_u32(s.key_special_index)?)),
-            ("reduce_every", U32(s.reduce_every)),
-            ("prod", Buf(s.prod)),
-            ("last", Buf(s.last)),
-            ("dst", Buf(s.dst)),
-            ("inv", Buf(s.inv)),
-            ("acc", Buf(acc)),
-            ("acc_polys", U32(to_u32(acc_polys)?)),
-        ]
-        .into_iter()
-        .chain(s.correction.args(WHAT)?)
-        .chain([
-            ("counters", Buf(s.counters)),
-            ("end1", U32(end1)),
-            ("end2", U32(end2)),
-            ("end3", U32(end3)),
-            ("tickets", U32(tickets)),
-            ("per_group", U32(per_group)),
-        ])
-        .collect();
+        let args: Vec<(&str, KernelArg)> = src
+            .args()
+            .chain([
+                ("galois_elt", U32(galois_elt)),
+                ("permuted", Buf(permuted)),
+                ("target", Buf(target)),
+                ("target_first", U32(to_u32(target_first)?)),
+                ("ks_outs", U32(ks_outs)),
+                ("ks_chunks", U32(ks_chunks)),
+                ("key", Buf(s.key)),
+                ("key_stride_primes", U32(to_u32(s.key_stride_primes)?)),
+                ("key_special_index", U32(to_u32(s.key_special_index)?)),
+                ("reduce_every", U32(s.reduce_every)),
+                ("prod", Buf(s.prod)),
+                ("last", Buf(s.last)),
+                ("dst", Buf(s.dst)),
+                ("inv", Buf(s.inv)),
+                ("acc", Buf(acc)),
+                ("acc_polys", U32(to_u32(acc_polys)?)),
+            ])
+            .chain(s.correction.args(WHAT)?)
+            .chain([
+                ("counters", Buf(s.counters)),
+                ("end1", U32(end1)),
+                ("end2", U32(end2)),
+                ("end3", U32(end3)),
+                ("tickets", U32(tickets)),
+                ("per_group", U32(per_group)),
+            ])
+            .collect();
         let mut out = Vec::new();
         // SAFETY: every group index of each pass is below that pass's groups (its ticket
-        // range, from the counts above); pass 1 reads 2 K residues of src and writes as
-        // many of permuted (a rotation's only), passes 2 and 3 touch what the NTT-form
+        // range, from the counts above); pass 1 reads 2 K residues of each source and
+        // writes as many of permuted (a rotation's only), passes 2 and 3 touch what the NTT-form
         // chain's passes 2 and 3 touch (the target's K residues, values' K (K + 1), prod's
         // 2 K, last's 2, the key), pass 4 reads prod and last, acc's first acc_polys K
         // residues and writes dst's 2 K, all checked to lie in their buffers above.
@@ -907,16 +1007,18 @@ impl FusedPasses {
         plan.check_queue(queue)?;
         let ct_residues = residues(WHAT, m.polys, k)?;
         let res = |count: usize| plan.extent(WHAT, count, 1, 0);
-        check_buffers(
-            WHAT,
-            &[
-                ("ct", m.ct, res(ct_residues)?, true),
-                ("plain", m.plain, m.plain_count, false),
-                ("values", m.values, res(ct_residues + k)?, true),
-                ("counters", m.counters, CHAIN_COUNTER_WORDS, true),
-            ],
-            &[],
-        )?;
+        let buffers: Vec<_> = [
+            ("ct", m.ct, res(ct_residues)?, true),
+            ("plain", m.plain, m.plain_count, false),
+            ("values", m.values, res(ct_residues + k)?, true),
+            ("counters", m.counters, CHAIN_COUNTER_WORDS, true),
+        ]
+        .into_iter()
+        .chain(m.src.checked(res(ct_residues)?))
+        .collect();
+        // Pass 1 reads the sources, pass 3 writes ct.
+        let may_alias = SOURCE_NAMES.map(|name| ("ct", name));
+        check_buffers(WHAT, &buffers, &may_alias)?;
         let [end1, end2, tickets] = chain_ends(
             [
                 (ct_residues + k) * chained.strided_groups,
@@ -926,23 +1028,26 @@ impl FusedPasses {
             WHAT,
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
-        let args = [
-            ("ct", Buf(m.ct)),
-            ("polys", U32(to_u32(m.polys)?)),
-            ("plain", Buf(m.plain)),
-            ("plain_count", U32(to_u32(m.plain_count)?)),
-            ("t", U64(m.t.value())),
-            ("t_r1", U64(m.t.const_ratio()[1])),
-            ("threshold", U64(m.threshold)),
-            ("counters", Buf(m.counters)),
-            ("end1", U32(end1)),
-            ("end2", U32(end2)),
-            ("tickets", U32(tickets)),
-            ("per_group", U32(per_group)),
-        ];
+        let args: Vec<(&str, KernelArg)> = [("ct", Buf(m.ct))]
+            .into_iter()
+            .chain(m.src.args())
+            .chain([
+                ("polys", U32(to_u32(m.polys)?)),
+                ("plain", Buf(m.plain)),
+                ("plain_count", U32(to_u32(m.plain_count)?)),
+                ("t", U64(m.t.value())),
+                ("t_r1", U64(m.t.const_ratio()[1])),
+                ("threshold", U64(m.threshold)),
+                ("counters", Buf(m.counters)),
+                ("end1", U32(end1)),
+                ("end2", U32(end2)),
+                ("tickets", U32(tickets)),
+                ("per_group", U32(per_group)),
+            ])
+            .collect();
         let mut out = Vec::new();
         // SAFETY: every group index of each pass is below that pass's groups (its ticket
-        // range); pass 1 reads ct's polys K residues, the plaintext below plain_count and
+        // range); pass 1 reads each source's polys K residues, the plaintext below plain_count and
         // writes values' (polys + 1) K residues, pass 2 touches those, pass 3 reads values'
         // first polys K residues and writes ct's, all checked above; primes below K.
         unsafe { pass.launch(queue, m.values, k, &args, groups, events, &mut out) }?;

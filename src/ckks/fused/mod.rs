@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 pub use chain::{
     ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
-    FirstPass,
+    FirstPass, Sources, SOURCE_TERMS_MAX,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};

@@ -5,7 +5,7 @@
 
 use super::LevelOps;
 use crate::arith::Modulus;
-use crate::ckks::fused::{ChainedMultiplyPlain, FusedPasses};
+use crate::ckks::fused::{ChainedMultiplyPlain, FusedPasses, Sources};
 use crate::ckks::kernels::IntegerPlain;
 use crate::ckks::SumTerm;
 use crate::cl::{self, Region};
@@ -110,13 +110,15 @@ impl LevelOps<'_> {
     }
 
     /// SEAL's multiply_plain_normal in one chained launch
-    /// ([`FusedPasses::chained_multiply_plain`]): ct (`polys` polynomials in coefficient
-    /// form, in place) times the plaintext lifted to Z_q, upper-half coefficients standing
-    /// for themselves minus t with `upper_half`. Errors: the level does not chain
-    /// it ([`LevelOps::chains_multiply_plain`]); as the launcher's.
+    /// ([`FusedPasses::chained_multiply_plain`]): src (`polys` polynomials in coefficient
+    /// form; a sum read on load) times the plaintext lifted to Z_q, upper-half coefficients
+    /// standing for themselves minus t with `upper_half`, into ct (which may be a source).
+    /// Errors: the level does not chain it ([`LevelOps::chains_multiply_plain`]); as the
+    /// launcher's.
     pub(crate) fn multiply_plain_coeff_chained(
         &self,
         ct: &Region,
+        src: Sources,
         polys: usize,
         plain: IntegerPlain,
         upper_half: bool,
@@ -132,6 +134,7 @@ impl LevelOps<'_> {
         let events = fused.chained_multiply_plain(
             self.graph.queue(),
             &ChainedMultiplyPlain {
+                src,
                 ct,
                 polys,
                 plain: plain.words,

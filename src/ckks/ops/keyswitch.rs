@@ -11,7 +11,7 @@ use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::{
     ChainedCoeffSwitch, ChainedSwitch, DivideRound, DropCorrection, FirstPass, FusedPasses,
-    KeySwitch,
+    KeySwitch, Sources,
 };
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
@@ -521,7 +521,7 @@ impl LevelOps<'_> {
         };
         if fused.chains() {
             let first = FirstPass::Galois {
-                src: ct,
+                src: Sources::one(ct),
                 plain,
                 galois_elt,
                 permuted: permuted.buffer(),
