@@ -272,6 +272,33 @@ namespace seal_opencl_testkit
                             e.mod_switch_to_next_inplace(o.b);
                             e.add(next, o.b, o.a);
                         } });
+        // SealPIR's query expansion: each round rotates every entry out of place, adds the
+        // rotation to it and multiplies their difference by a monomial, both out of place;
+        // then every entry is added into one (sums of sums, some longer than a chained pass
+        // reads on its loads).
+        ops.push_back({ "SealPIR's query expansion, 4 rounds, the entries summed",
+                        [gk, n](Evaluator &e, Operands &o) {
+                            const uint32_t elts[] = { 3, uint32_t(2 * n - 1), 27, 3 };
+                            vector<Ciphertext> expanded{ o.a };
+                            for (uint32_t elt : elts)
+                            {
+                                vector<Ciphertext> next(2 * expanded.size());
+                                for (size_t a = 0; a < expanded.size(); a++)
+                                {
+                                    Ciphertext rotated, difference;
+                                    e.apply_galois(expanded[a], elt, *gk, rotated);
+                                    e.add(expanded[a], rotated, next[a]);
+                                    e.sub(rotated, expanded[a], difference);
+                                    e.multiply_plain(difference, o.p_mono, next[a + expanded.size()]);
+                                }
+                                expanded = move(next);
+                            }
+                            o.a = expanded[0];
+                            for (size_t a = 1; a < expanded.size(); a++)
+                            {
+                                e.add_inplace(o.a, expanded[a]);
+                            }
+                        } });
         // BFV's add_plain and sub_plain scale the plaintext by q / t; BGV's multiply it by the
         // correction factor mod t.
         ops.push_back({ "add_plain", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p); } });
