@@ -33,10 +33,14 @@
 // each request must upload exactly its inputs and download exactly its results:
 // seal_opencl::transfer_counts); and whether the result decrypts to what the application
 // computes (the polynomials at the query's items, the database's element), a check that the
-// parameters leave noise budget, reported but not part of the exit status.
+// parameters leave noise budget, reported but not part of the exit status. And, from a second
+// run of this program under the profiler (whose events make every launch dearer, so the wall
+// time comes from the first run), the device's kernel time and launches per request: the wall
+// time over the kernel time says how far the host keeps the device waiting.
 //
 //   integer_apps [--app psi|pir|all] [--log-n 13] [--degree 63] [--bundles 4] [--db 4096]
 //                [--reps 10] [--cpu-reps 1] [--json PATH]
+// (the profiles go beside the JSON, PATH without .json, then -psi-profile.json, ...)
 //
 // Exit status 0 when every result matched, 1 on a mismatch, 2 on an error.
 
@@ -64,6 +68,9 @@ namespace
         int bundles = 4;
         int db = 4096;
         int cpu_reps = 1;
+        // Set in the profiled run of this program (`profiled_run`): time the GPU requests
+        // of this application only and print their kernel time.
+        string kernel_run;
     };
 
     constexpr int warmups = 2;
@@ -537,8 +544,31 @@ namespace
         return results;
     }
 
+    // The profiled run's half: the GPU requests under the profiler, their kernel time
+    // printed for the parent.
+    void print_app_kernel_time(App &app, int reps)
+    {
+        Evaluator ev(app.fixture->context);
+        app.mark();
+        seal_opencl::profile_operation("setup", 0, 1);
+        for (int r = 0; r < warmups; r++)
+        {
+            gpu_request(app, ev);
+        }
+        seal_opencl::profile_operation("warm-up", 0, warmups);
+        vector<double> us;
+        for (int r = 0; r < reps; r++)
+        {
+            auto t0 = Clock::now();
+            gpu_request(app, ev);
+            us.push_back(us_since(t0, Clock::now()));
+        }
+        print_kernel_time(app.name, median(us), reps);
+    }
+
     struct Measured
     {
+        KernelTime kernel; // per request, from the profiled run
         string name, what;
         double cpu_us = 0, wall_us = 0;
         double uploads = 0, downloads = 0; // per GPU request
@@ -603,9 +633,27 @@ namespace
         return m;
     }
 
+    App app_named(const string &name, const AppParams &ap)
+    {
+        return name == "psi" ? psi_app(ap.log_n, ap.degree, ap.bundles) : pir_app(ap.log_n, ap.db);
+    }
+
+    // The arguments of this program's profiled run for `app`.
+    string kernel_run_args(const string &app, const Params &p, const AppParams &ap)
+    {
+        return "--kernel-run " + app + " --log-n " + to_string(ap.log_n) + " --degree " + to_string(ap.degree) +
+               " --bundles " + to_string(ap.bundles) + " --db " + to_string(ap.db) + " --reps " + to_string(p.reps);
+    }
+
     int run(const Params &p, const AppParams &ap)
     {
         seal_opencl::install_backend();
+        if (!ap.kernel_run.empty())
+        {
+            App app = app_named(ap.kernel_run, ap);
+            print_app_kernel_time(app, p.reps);
+            return 0;
+        }
         const string device = device_name();
         const string path = p.json.empty() ? "benches/results/integer_apps-" + file_safe(device) + "-2^" +
                                                  to_string(ap.log_n) + "-" + today() + ".json"
@@ -626,20 +674,23 @@ namespace
                  << m.downloads << " downloads (" << m.results << " results): "
                  << (m.routed ? "every Evaluator call routed" : "NOT ROUTED: some call ran on the CPU")
                  << "\n  the result decrypts to the application's answer: " << (m.decrypts ? "yes" : "no")
-                 << " (noise budget left: " << m.noise_budget << " bits)" << setprecision(1) << "\n"
+                 << " (noise budget left: " << m.noise_budget << " bits)" << setprecision(1)
+                 << "\n  profiled run: " << m.kernel.kernel_us << " us of kernels, " << m.kernel.launches
+                 << " launches per request; wall / kernel " << m.wall_us / m.kernel.kernel_us << "\n"
                  << flush;
             results.push_back(m);
         };
-        const bool all = ap.app == "all";
-        if (all || ap.app == "psi")
+        const bool json_suffix = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+        const string stem = path.substr(0, path.size() - (json_suffix ? 5 : 0));
+        for (const string name : { "psi", "pir" })
         {
-            App app = psi_app(ap.log_n, ap.degree, ap.bundles);
-            report(measure(app, p.reps, ap.cpu_reps));
-        }
-        if (all || ap.app == "pir")
-        {
-            App app = pir_app(ap.log_n, ap.db);
-            report(measure(app, p.reps, ap.cpu_reps));
+            if (ap.app == "all" || ap.app == name)
+            {
+                App app = app_named(name, ap);
+                Measured m = measure(app, p.reps, ap.cpu_reps);
+                m.kernel = profiled_run(kernel_run_args(name, p, ap), stem + "-" + name + "-profile.json");
+                report(m);
+            }
         }
 
         ostringstream out;
@@ -657,7 +708,9 @@ namespace
                 << ", \"inputs\": " << m.inputs << ", \"results\": " << m.results
                 << ", \"routed\": " << (m.routed ? "true" : "false")
                 << ", \"decrypts\": " << (m.decrypts ? "true" : "false")
-                << ", \"noise_budget_bits\": " << m.noise_budget
+                << ", \"noise_budget_bits\": " << m.noise_budget << ", \"kernel_us\": " << m.kernel.kernel_us
+                << ", \"launches_per_request\": " << m.kernel.launches
+                << ", \"wall_over_kernel\": " << m.wall_us / m.kernel.kernel_us
                 << ", \"identical\": " << (m.identical ? "true" : "false") << "}"
                 << (i + 1 < results.size() ? ",\n" : "\n");
         }
@@ -697,6 +750,14 @@ int main(int argc, char **argv)
               }
           } },
         { "--cpu-reps", true, [&](const string &v) { ap.cpu_reps = max(1, stoi(v)); } },
+        { "--kernel-run", true,
+          [&](const string &v) {
+              if (v != "psi" && v != "pir")
+              {
+                  throw invalid_argument(v);
+              }
+              ap.kernel_run = v;
+          } },
     };
     return bench_main(
         argc, argv, 10,

@@ -37,8 +37,8 @@ pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
 };
 pub use sync::{
-    complete_user_event, enqueue_barrier, enqueue_on, event_times, finish_yielding, is_complete,
-    kernel_name, order_after, read_yielding, same_queue, wait, EventTimes,
+    complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
+    order_after, read_yielding, same_queue, wait, EventTimes,
 };
 
 use crate::error::{Error, Result};

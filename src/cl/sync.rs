@@ -65,19 +65,6 @@ pub fn read_yielding(region: &Region, queue: &Queue, offset: usize, out: &mut [u
     Ok(flushed?)
 }
 
-/// Waits until every command enqueued on the in-order `queue` so far has finished, without
-/// clFinish: a marker is enqueued after them, the queue flushed, and the marker's event
-/// polled, the CPU yielded between polls (as [`read_yielding`] waits).
-pub fn finish_yielding(queue: &Queue) -> Result<()> {
-    let marker = queue.enqueue_marker::<&EventList>(None)?;
-    let flushed = queue.flush();
-    while !marker.is_complete().unwrap_or(true) {
-        std::thread::yield_now();
-    }
-    wait(&marker)?;
-    Ok(flushed?)
-}
-
 /// Whether `a` and `b` are the same OpenCL command queue.
 pub fn same_queue(a: &Queue, b: &Queue) -> bool {
     a.as_core().as_ptr() == b.as_core().as_ptr()

@@ -452,13 +452,9 @@ impl Tile {
     pub fn finish_issued(&self) -> Result<()> {
         for (queue, issued) in self.queues.iter().zip(&self.issued) {
             if issued.swap(false, Ordering::AcqRel) {
-                let poll = std::env::var("SEAL_OPENCL_EXP_FINISH").is_ok_and(|v| v == "poll");
-                if poll {
-                    cl::finish_yielding(queue)
-                } else {
-                    queue.finish().map_err(Into::into)
-                }
-                .inspect_err(|_| issued.store(true, Ordering::Release))?;
+                queue
+                    .finish()
+                    .inspect_err(|_| issued.store(true, Ordering::Release))?;
             }
         }
         Ok(())
