@@ -990,7 +990,35 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
 // its _lazy, [0, 2q); input in [0, 2q)): 1. the block passes (inv_block_group), 2. the
 // strided passes, reduced with `reduce` (inv_strided_group). `tables` are root_powers, or
 // inv_root_powers with `inverse`; `counters` are the queue's.
-ALWAYS_INLINE void ntt_chained_body(const bool inverse, __global u64 *values,
+// The forward strided pass of residue r of src (a sum, read on load) into residue r of
+// values: fwd_strided_group with its loads from src. Work group `group` over lmem (S * C
+// words); `lid` and `active` as in fwd_block_steps.
+ALWAYS_INLINE void fwd_strided_sum_group(__global u64 *values, sum_src src,
+                                         __global const u64 *root_powers,
+                                         __global const u64 *params, uint coeff_modulus_size,
+                                         __local u64 *lmem, uint group, uint lid, bool active)
+{
+    const uint residue = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
+    const u64 q = params[prime * PARAMS_STRIDE];
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = (size_t)residue * N + (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
+    u64 v[R];
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++)
+            v[i] = load_sum(src, column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G,
+                            q);
+    }
+    fwd_strided_steps(v, values + column, lmem + c,
+                      (__global const ulong2 *)root_powers + prime * N, q, u, active);
+}
+
+// The plain transform's two passes in one launch, in place in values; the forward's first
+// pass reads src (a sum: values itself, or ciphertexts whose sum it transforms), the
+// inverse's reads values.
+ALWAYS_INLINE void ntt_chained_body(const bool inverse, __global u64 *values, sum_src src,
                                     __global const u64 *tables, __global const u64 *params,
                                     uint coeff_modulus_size, uint reduce,
                                     volatile __global uint *counters, uint end1, uint tickets,
@@ -1005,7 +1033,7 @@ ALWAYS_INLINE void ntt_chained_body(const bool inverse, __global u64 *values,
         if (inverse) {
             RUN(1, inv_block_group(values, tables, params, K, reduce, lmem, OWN(1)))
         } else {
-            RUN(1, fwd_strided_group(values, tables, params, K, lmem, OWN(1)))
+            RUN(1, fwd_strided_sum_group(values, src, tables, params, K, lmem, OWN(1)))
         }
         chain_hand_over(counters, 1, end1, pass);
         if (inverse) {
@@ -1018,11 +1046,14 @@ ALWAYS_INLINE void ntt_chained_body(const bool inverse, __global u64 *values,
 }
 
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_chained(__global u64 *restrict values, ulong values_at,
+void ntt_fwd_chained(__global u64 *values, ulong values_at,
                      __global const u64 *restrict root_powers, ulong root_powers_at,
                      __global const u64 *restrict params, ulong params_at,
-                     uint coeff_modulus_size, uint reduce, __global u64 *counters,
-                     ulong counters_at, uint end1, uint tickets, uint per_group)
+                     uint coeff_modulus_size, __global const u64 *src0, ulong src0_at,
+                     __global const u64 *src1, ulong src1_at, __global const u64 *src2,
+                     ulong src2_at, __global const u64 *src3, ulong src3_at, uint src_terms,
+                     uint src_negate, uint reduce, __global u64 *counters, ulong counters_at,
+                     uint end1, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
     __local uint slot;
@@ -1030,7 +1061,9 @@ void ntt_fwd_chained(__global u64 *restrict values, ulong values_at,
     root_powers += root_powers_at;
     params += params_at;
     counters += counters_at;
-    ntt_chained_body(false, values, root_powers, params, coeff_modulus_size, reduce,
+    const sum_src src = sum_src_of(src0 + src0_at, src1 + src1_at, src2 + src2_at,
+                                   src3 + src3_at, src_terms, src_negate);
+    ntt_chained_body(false, values, src, root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }
 
@@ -1047,7 +1080,9 @@ void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
     inv_root_powers += inv_root_powers_at;
     params += params_at;
     counters += counters_at;
-    ntt_chained_body(true, values, inv_root_powers, params, coeff_modulus_size, reduce,
+    // The inverse reads values itself.
+    const sum_src src = sum_src_of(values, values, values, values, 1, 0);
+    ntt_chained_body(true, values, src, inv_root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }
 

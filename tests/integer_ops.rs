@@ -689,10 +689,10 @@ fn multiply_plain_coeff_equals_host() {
 
 /// A sum of ciphertexts read on a chained pass's loads (`Sources`: the words SEAL's adds
 /// and subs of the terms in turn leave) gives the words of the same pass on the sum:
-/// multiply_plain in coefficient form against its host reference of the host's sum, and
-/// BFV's apply_galois against the device's own on the sum uploaded (that one is checked
-/// against SEAL's elsewhere), with 2 to 4 terms, some subtracted, one term also dst, at
-/// 2^13 (where both chain), on poisoned pooled buffers.
+/// multiply_plain in coefficient form and transform_to_ntt against their host references
+/// of the host's sum, and BFV's apply_galois against the device's own on the sum uploaded
+/// (that one is checked against SEAL's elsewhere), with 2 to 4 terms, some subtracted, one
+/// term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
 #[test]
 fn chained_passes_read_sums_on_load() {
     let mut rng = rng();
@@ -727,6 +727,7 @@ fn chained_passes_read_sums_on_load() {
             .collect()
     };
     let key = KswitchKey::upload(&context, graph.queue(), k, &random(&key_moduli, 2 * k)).unwrap();
+    let tables = create_ntt_tables(log_n, moduli).unwrap();
     let plain: Vec<u64> = (0..n).map(|w| (w as u64 * 7919) % t).collect();
     let plain_buf = graph.alloc(n).unwrap();
     cl::write(graph.queue(), plain_buf.buffer(), 0, &plain).unwrap();
@@ -770,6 +771,19 @@ fn chained_passes_read_sums_on_load() {
             &download(&graph, dst.buffer(), sum.len()),
             &want,
             &format!("multiply_plain of {what}"),
+        );
+
+        let dst = graph.alloc(sum.len()).unwrap();
+        assert!(ops.chains_transform());
+        ops.transform_sum(dst.buffer(), src, 2).unwrap();
+        let mut want = sum.clone();
+        for (r, residue) in want.chunks_exact_mut(n).enumerate() {
+            ntt_host::ntt_negacyclic_harvey(residue, &tables[r % k]);
+        }
+        assert_same(
+            &download(&graph, dst.buffer(), sum.len()),
+            &want,
+            &format!("transform_to_ntt of {what}"),
         );
 
         let summed = upload(&sum);

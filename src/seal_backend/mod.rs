@@ -992,6 +992,20 @@ impl Backend {
     pub fn transform_to_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_to_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
+            // A sum from zero deferred in ct (BFV's out-of-place add, say) is transformed
+            // from its terms, read on the transform's loads, where the level chains it.
+            let zeros = ct.zeros(ops.poly_words());
+            let tile = ops.graph().tile().index();
+            if ops.chains_transform()
+                && ct.consume_deferred(
+                    ops.graph(),
+                    |d| d.reads_as_sources(tile),
+                    |d, dst| ops.transform_sum(dst, Sources::sum(&d.sources(ops.graph())?)?, size),
+                )?
+            {
+                ct.set_zeros(zeros, ops.poly_words());
+                return Ok(());
+            }
             transform(ops, ct, size, NttDirection::Forward)
         })
     }

@@ -272,12 +272,12 @@ namespace seal_opencl_testkit
                             e.mod_switch_to_next_inplace(o.b);
                             e.add(next, o.b, o.a);
                         } });
-        // SealPIR's query expansion: each round rotates every entry out of place, adds the
-        // rotation to it and multiplies their difference by a monomial, both out of place;
-        // then every entry is added into one (sums of sums, some longer than a chained pass
-        // reads on its loads).
-        ops.push_back({ "SealPIR's query expansion, 4 rounds, the entries summed",
-                        [gk, n](Evaluator &e, Operands &o) {
+        // SealPIR's server: its query expansion, each round rotating every entry out of place,
+        // adding the rotation to it and multiplying their difference by a monomial, both out of
+        // place (sums of sums, some longer than a chained pass reads on its loads); then every
+        // entry in NTT form times a plaintext, summed, and the sum back in coefficient form.
+        ops.push_back({ "SealPIR's query expansion, 4 rounds, then its database product",
+                        [gk, n, ntt](Evaluator &e, Operands &o) {
                             const uint32_t elts[] = { 3, uint32_t(2 * n - 1), 27, 3 };
                             vector<Ciphertext> expanded{ o.a };
                             for (uint32_t elt : elts)
@@ -293,10 +293,23 @@ namespace seal_opencl_testkit
                                 }
                                 expanded = move(next);
                             }
-                            o.a = expanded[0];
+                            for (auto &x : expanded)
+                            {
+                                if (!ntt)
+                                {
+                                    e.transform_to_ntt_inplace(x);
+                                }
+                            }
+                            e.multiply_plain(expanded[0], o.p_ntt, o.a);
+                            Ciphertext product;
                             for (size_t a = 1; a < expanded.size(); a++)
                             {
-                                e.add_inplace(o.a, expanded[a]);
+                                e.multiply_plain(expanded[a], o.p_ntt, product);
+                                e.add_inplace(o.a, product);
+                            }
+                            if (!ntt)
+                            {
+                                e.transform_from_ntt_inplace(o.a);
                             }
                         } });
         // BFV's add_plain and sub_plain scale the plaintext by q / t; BGV's multiply it by the

@@ -82,7 +82,8 @@ kernel_sigs! {
         per_group: U32,
     );
     NTT_FWD_CHAINED = ntt_fwd_chained(
-        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, src0: Buf,
+        src1: Buf, src2: Buf, src3: Buf, src_terms: U32, src_negate: U32, reduce: U32,
         counters: Buf, end1: U32, tickets: U32, per_group: U32,
     );
     NTT_INV_CHAINED = ntt_inv_chained(
@@ -1057,9 +1058,11 @@ impl FusedPasses {
 
 /// A plain transform in one launch: `count` polynomials of `primes` residues (residue j under
 /// the plan's prime j) in `values`, in place, the same words as [`NttPlan::transform`]
-/// with `direction` and `reduce`.
+/// with `direction` and `reduce`; a forward one of `sum` where given (the values then
+/// written only).
 pub struct ChainedTransform<'a> {
     pub values: &'a Region,
+    pub sum: Option<Sources<'a>>,
     pub count: usize,
     pub primes: usize,
     pub direction: NttDirection,
@@ -1086,14 +1089,27 @@ impl FusedPasses {
             .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
         let plan = self.plan();
         let residues = plan.validate(queue, t.values, t.count, t.primes)?;
-        check_buffers(
-            WHAT,
-            &[
-                ("values", t.values, plan.extent(WHAT, residues, 1, 0)?, true),
-                ("counters", t.counters, CHAIN_COUNTER_WORDS, true),
-            ],
-            &[],
-        )?;
+        let extent = plan.extent(WHAT, residues, 1, 0)?;
+        let sum = match (t.sum, t.direction) {
+            (None, _) => Sources::one(t.values),
+            (Some(sum), NttDirection::Forward) => sum,
+            (Some(_), NttDirection::Inverse) => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: an inverse transform of a sum"
+                )))
+            }
+        };
+        let buffers: Vec<_> = [
+            ("values", t.values, extent, true),
+            ("counters", t.counters, CHAIN_COUNTER_WORDS, true),
+        ]
+        .into_iter()
+        .chain(sum.checked(extent))
+        .collect();
+        // The forward's first pass reads the sum's words where it writes values' (each word
+        // by one work item).
+        let may_alias = SOURCE_NAMES.map(|name| ("values", name));
+        check_buffers(WHAT, &buffers, &may_alias)?;
         let strided = residues * chained.strided_groups;
         let block = residues * chained.block_groups;
         let (pass, [end1, tickets]) = match t.direction {
@@ -1101,18 +1117,26 @@ impl FusedPasses {
             NttDirection::Inverse => (&chained.inverse, chain_ends([block, strided], WHAT)?),
         };
         let (groups, per_group) = chained.launch_shape(tickets);
-        let args = [
-            ("reduce", U32(t.reduce.into())),
-            ("counters", Buf(t.counters)),
-            ("end1", U32(end1)),
-            ("tickets", U32(tickets)),
-            ("per_group", U32(per_group)),
-        ];
+        let sources: Vec<_> = match t.direction {
+            NttDirection::Forward => sum.args().collect(),
+            NttDirection::Inverse => Vec::new(),
+        };
+        let args: Vec<(&str, KernelArg)> = sources
+            .into_iter()
+            .chain([
+                ("reduce", U32(t.reduce.into())),
+                ("counters", Buf(t.counters)),
+                ("end1", U32(end1)),
+                ("tickets", U32(tickets)),
+                ("per_group", U32(per_group)),
+            ])
+            .collect();
         let mut out = Vec::new();
-        // SAFETY: validate() checked values.len() >= residues * N and primes <= L; each
-        // pass's group index is below its ticket range, residues times its groups per
-        // residue, so every group serves a residue below `residues`, words below N of it,
-        // under prime residue % primes < L; the counters hold their words (checked).
+        // SAFETY: validate() checked values.len() >= residues * N and primes <= L, and the
+        // sum's terms hold as many words; each pass's group index is below its ticket range,
+        // residues times its groups per residue, so every group serves a residue below
+        // `residues`, words below N of it, under prime residue % primes < L; the counters
+        // hold their words (checked).
         unsafe { pass.launch(queue, t.values, t.primes, &args, groups, events, &mut out) }?;
         Ok(out)
     }

@@ -32,10 +32,10 @@ pub(crate) use keyswitch::Switch;
 pub(crate) use moddown::{LastResidue, ModDownSpec};
 
 use super::context::{CkksContext, LevelData};
-use super::fused::ChainedTransform;
+use super::fused::{ChainedTransform, Sources};
 use crate::cl::Region;
 use crate::device::Graph;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::{NttDirection, NttPlan};
 
@@ -107,27 +107,64 @@ impl<'a> LevelOps<'a> {
         to: NttDirection,
         reduce: bool,
     ) -> Result<()> {
-        if let Some(fused) = self.level.fused().filter(|f| f.chains()) {
-            let events = fused.chained_transform(
-                self.graph.queue(),
-                &ChainedTransform {
-                    values: buf,
-                    count: polys,
-                    primes,
-                    direction: to,
-                    reduce,
-                    counters: self.graph.chain_counters(),
-                },
-                self.graph.is_profiling(),
-            )?;
-            let name = match to {
-                NttDirection::Forward => "ntt_forward_chained",
-                NttDirection::Inverse => "ntt_inverse_chained",
-            };
-            return self.graph.note_launches(name, events);
+        if self.chains_transform() {
+            return self.ntt_chained(buf, None, [polys, primes], to, reduce);
         }
         let plan = self.level.plan();
         self.ntt_with(ntt_name(to), plan, buf, polys, primes, to, reduce)
+    }
+
+    /// Whether this level's transforms run as one chained launch each
+    /// ([`super::fused::FusedPasses::chained_transform`]), which may read a sum of
+    /// ciphertexts ([`LevelOps::transform_sum`]).
+    pub fn chains_transform(&self) -> bool {
+        self.level.fused().is_some_and(|f| f.chains())
+    }
+
+    /// SEAL's transform_to_ntt of `src` (`polys` polynomials of the level's primes; a sum
+    /// read on the transform's loads) into `dst` (which may be a source), fully reduced, in
+    /// one launch. Errors: the level does not chain its transforms
+    /// ([`LevelOps::chains_transform`]); as the launcher's.
+    pub fn transform_sum(&self, dst: &Region, src: Sources, polys: usize) -> Result<()> {
+        self.ntt_chained(
+            dst,
+            Some(src),
+            [polys, self.primes()],
+            NttDirection::Forward,
+            true,
+        )
+    }
+
+    /// [`LevelOps::ntt`] in one chained launch, a forward one of `sum` where given.
+    fn ntt_chained(
+        &self,
+        buf: &Region,
+        sum: Option<Sources>,
+        [polys, primes]: [usize; 2],
+        to: NttDirection,
+        reduce: bool,
+    ) -> Result<()> {
+        let fused = self.level.fused().filter(|f| f.chains()).ok_or_else(|| {
+            Error::Logic("a chained transform at a level that does not chain".into())
+        })?;
+        let events = fused.chained_transform(
+            self.graph.queue(),
+            &ChainedTransform {
+                values: buf,
+                sum,
+                count: polys,
+                primes,
+                direction: to,
+                reduce,
+                counters: self.graph.chain_counters(),
+            },
+            self.graph.is_profiling(),
+        )?;
+        let name = match to {
+            NttDirection::Forward => "ntt_forward_chained",
+            NttDirection::Inverse => "ntt_inverse_chained",
+        };
+        self.graph.note_launches(name, events)
     }
 
     /// `plan`'s transform on this graph, profiled as `name`; its kernels' events are
