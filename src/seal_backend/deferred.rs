@@ -26,16 +26,24 @@
 //! in place), else from zero with its first term what the accumulator held (words it
 //! shares with a copy, or its own deferred plaintext product) into a buffer of its own.
 //!
-//! Anything else that reaches the words (a host read, another operation, a copy, a term of
-//! another sum) runs the product or the sum on its own first (`GpuImage::words`). Either way
-//! the words are SEAL's. A deferred item runs on the queue it was deferred on; a sum takes
+//! A sum from zero (into a buffer of its own) of up to `SOURCE_TERMS_MAX` ciphertexts' words
+//! is read rather than run by the chained passes in coefficient form that take it
+//! ([`Deferred::sources`]: BFV's apply_galois and multiply_plain, transform_to_ntt), goes
+//! along with a copy of its image, and joins, terms and all, a sum it is a term of
+//! ([`Deferred::flattened`]): SealPIR's expansion adds and subtracts out of place, and
+//! rotates, multiplies and transforms what it added.
+//!
+//! Anything else that reaches the words (a host read, another operation, a copy of a sum
+//! into its accumulator's words, a term of another sum) runs the product or the sum on its
+//! own first (`GpuImage::words`). Either way the words are SEAL's. A deferred item runs on the queue it was deferred on; a sum takes
 //! terms from that queue only (an add issued on another runs it first and starts anew),
 //! and only words on its tile.
 //!
 //! The operands' and terms' words stay as they were until it runs: the deferred item holds
 //! them, and an image writes words it shares only after copying them (copy on write,
-//! `image.rs`). An accumulator holds its words alone while a sum is pending (a copy of it
-//! runs the sum first), so nothing else reads or writes them meanwhile.
+//! `image.rs`). An accumulator that adds into its own words holds them alone while its sum
+//! is pending (a copy of it runs the sum first), so nothing else reads or writes them
+//! meanwhile.
 
 use std::sync::Arc;
 
