@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
-use seal_opencl::ckks::fused::{ChainedTransform, DivideRound, FusedPasses, KeySwitch, ModDown};
+use seal_opencl::ckks::fused::{
+    ChainedTransform, DivideRound, FusedPasses, KeySwitch, ModDown, Sources,
+};
 use seal_opencl::cl::{self, Context, Queue};
 use seal_opencl::config::Config;
 use seal_opencl::device::CHAIN_COUNTER_WORDS;
@@ -271,6 +273,7 @@ fn chained_transforms_match_host_reference() {
                 let chained = |values: &cl::Region| {
                     let t = ChainedTransform {
                         values,
+                        sum: None,
                         count,
                         primes,
                         direction,
@@ -319,6 +322,7 @@ fn chained_transform_rejects_bad_arguments(
     let values = ctx.buffer(queue, 4 * n).unwrap();
     let t = |values, count, primes, counters| ChainedTransform {
         values,
+        sum: None,
         count,
         primes,
         direction: NttDirection::Forward,
@@ -327,6 +331,12 @@ fn chained_transform_rejects_bad_arguments(
     };
     let run = |t: ChainedTransform| fused.chained_transform(queue, &t, false);
     assert!(run(t(&values, 1, 4, counters)).is_ok());
+    let inverse_of_sum = ChainedTransform {
+        sum: Some(Sources::one(&values)),
+        direction: NttDirection::Inverse,
+        ..t(&values, 1, 4, counters)
+    };
+    assert_invalid(run(inverse_of_sum), "an inverse transform of a sum");
     assert_invalid(run(t(&values, 0, 4, counters)), "count 0");
     assert_invalid(
         run(t(&values, 1, 5, counters)),
