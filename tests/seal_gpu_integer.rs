@@ -5,8 +5,12 @@
 //! transparent result) throws the same exception routed. tests/seal_fuzz_integer.rs mixes them
 //! at random.
 
+use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::install;
-use seal_opencl_testkit::integer::{integer_operations, IntegerCase, PARAMETER_SETS};
+use seal_opencl_testkit::harness::launches;
+use seal_opencl_testkit::integer::{
+    integer_operations, sealpir_expansion, IntegerCase, PARAMETER_SETS,
+};
 
 fn check_scheme(bgv: bool) {
     install();
@@ -46,4 +50,29 @@ fn bfv_operations_match_seal() {
 #[test]
 fn bgv_operations_match_seal() {
     check_scheme(true);
+}
+
+child_test! {
+    /// Sums read on a chained pass's loads (`Sources`): at N = 2^13, where BFV's rotation and
+    /// multiply_plain in coefficient form chain, a round of SealPIR's query expansion over
+    /// four entries (each an apply_galois, an add, a sub and a multiply_plain, out of place;
+    /// the entries' sums 2 to 4 terms long) launches twice per entry: the rotation, reading
+    /// its entry's pending sum, and the multiply_plain, reading the sub's; the adds and subs
+    /// launch nothing (before: five per entry, the two sums, a copy and the two passes). In
+    /// a child process, since it installs the backend with the global profiler on.
+    fn sealpir_expansion_launches_twice_per_entry() [] {
+        let profiler = seal_opencl::profiler::enable_global();
+        install();
+        let case = IntegerCase {
+            bgv: false,
+            log_n: 13,
+            coeff_bits: PARAMETER_SETS[1].1.to_vec(),
+            plain_bits: 20,
+            seed: rand::random(),
+        };
+        assert_eq!(PARAMETER_SETS[1].0, 13);
+        let rounds = |r| launches(&profiler, None, || sealpir_expansion(&case, r).unwrap());
+        let (two, three) = (rounds(2), rounds(3));
+        assert_eq!(three - two, 2 * 4, "round 3: {three} - {two} launches");
+    }
 }

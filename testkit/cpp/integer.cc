@@ -358,6 +358,35 @@ namespace seal_opencl_testkit
         return outcomes;
     }
 
+    void sealpir_expansion(const IntegerCase &c, uint32_t rounds)
+    {
+        Setup setup(c);
+        const size_t n = setup.n;
+        Encryptor encryptor(setup.context, setup.public_key);
+        Evaluator e(setup.context);
+        mt19937_64 rng(c.seed);
+        Ciphertext query;
+        encryptor.encrypt(random_plain(n, setup.t, rng), query);
+        query.gpu();
+        Plaintext monomial(n);
+        monomial[n / 3] = 1;
+        const uint32_t elts[] = { 3, uint32_t(2 * n - 1), 27 };
+        vector<Ciphertext> expanded{ query };
+        for (uint32_t i = 0; i < rounds; i++)
+        {
+            vector<Ciphertext> next(2 * expanded.size());
+            for (size_t a = 0; a < expanded.size(); a++)
+            {
+                Ciphertext rotated, difference;
+                e.apply_galois(expanded[a], elts[i % 3], setup.galois_keys, rotated);
+                e.add(expanded[a], rotated, next[a]);
+                e.sub(rotated, expanded[a], difference);
+                e.multiply_plain(difference, monomial, next[a + expanded.size()]);
+            }
+            expanded = move(next);
+        }
+    }
+
     IntegerFuzz integer_fuzz(const IntegerCase &c, uint64_t calls)
     {
         Setup setup(c);

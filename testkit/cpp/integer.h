@@ -16,4 +16,5 @@ namespace seal_opencl_testkit
     // Throws SEAL's exception for parameters SEAL rejects; cxx turns it into a Rust Err.
     rust::Vec<IntegerOutcome> integer_operations(const IntegerCase &c);
     IntegerFuzz integer_fuzz(const IntegerCase &c, std::uint64_t calls);
+    void sealpir_expansion(const IntegerCase &c, std::uint32_t rounds);
 } // namespace seal_opencl_testkit

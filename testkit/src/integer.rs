@@ -96,5 +96,10 @@ mod bridge {
         /// with a fresh encryption one draw in 16); after a mismatch the run goes on from
         /// SEAL's words.
         fn integer_fuzz(c: &IntegerCase, calls: u64) -> Result<IntegerFuzz>;
+        /// SealPIR's query expansion, `rounds` rounds (apply_galois, add, sub and
+        /// multiply_plain by a monomial per entry, out of place) on an encryption marked for
+        /// the device; the entries are dropped unread (what they defer never runs). For
+        /// counting its launches.
+        fn sealpir_expansion(c: &IntegerCase, rounds: u32) -> Result<()>;
     }
 }
