@@ -797,21 +797,8 @@ namespace
     // The profiled run's half: the GPU requests under the profiler, their kernel time printed.
     void print_app_kernel_time(const App &app, int reps)
     {
-        seal_opencl::profile_operation("setup", 0, 1);
         Evaluator ev(app.fixture->context);
-        for (int r = 0; r < warmups; r++)
-        {
-            gpu_request(app, ev);
-        }
-        seal_opencl::profile_operation("warm-up", 0, warmups);
-        vector<double> us;
-        for (int r = 0; r < reps; r++)
-        {
-            auto t0 = Clock::now();
-            gpu_request(app, ev);
-            us.push_back(us_since(t0, Clock::now()));
-        }
-        print_kernel_time(app.name, median(us), reps);
+        print_requests_kernel_time(app.name, warmups, reps, [&] { gpu_request(app, ev); });
     }
 
     // The arguments of this program's profiled run for `app`.

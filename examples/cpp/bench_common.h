@@ -335,6 +335,28 @@ namespace bench
         cout << kernel_time_tag << w.kernel_us << " " << w.host_us << " " << w.launches << " " << w.idle_us << endl;
     }
 
+    // The profiled run's half of an application benchmark: `request()` `warmups` times, then
+    // `reps` times timed, under the profiler, their kernel time printed for the parent
+    // (`profiled_run`).
+    template <class Request>
+    void print_requests_kernel_time(const string &name, int warmups, int reps, Request request)
+    {
+        seal_opencl::profile_operation("setup", 0, 1);
+        for (int r = 0; r < warmups; r++)
+        {
+            request();
+        }
+        seal_opencl::profile_operation("warm-up", 0, warmups);
+        vector<double> us;
+        for (int r = 0; r < reps; r++)
+        {
+            auto t0 = Clock::now();
+            request();
+            us.push_back(us_since(t0, Clock::now()));
+        }
+        print_kernel_time(name, median(us), reps);
+    }
+
     inline string shell_quoted(const string &s)
     {
         string q = "'";

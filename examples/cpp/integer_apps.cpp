@@ -550,20 +550,7 @@ namespace
     {
         Evaluator ev(app.fixture->context);
         app.mark();
-        seal_opencl::profile_operation("setup", 0, 1);
-        for (int r = 0; r < warmups; r++)
-        {
-            gpu_request(app, ev);
-        }
-        seal_opencl::profile_operation("warm-up", 0, warmups);
-        vector<double> us;
-        for (int r = 0; r < reps; r++)
-        {
-            auto t0 = Clock::now();
-            gpu_request(app, ev);
-            us.push_back(us_since(t0, Clock::now()));
-        }
-        print_kernel_time(app.name, median(us), reps);
+        print_requests_kernel_time(app.name, warmups, reps, [&] { gpu_request(app, ev); });
     }
 
     struct Measured

@@ -132,7 +132,7 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
         zeros: fn(Zeros, Zeros) -> Zeros,
-        consume: Option<&dyn Fn(&LevelOps, &mut GpuImage, IntegerPlain) -> Result<bool>>,
+        consume: Option<&ConsumePlain<'_>>,
         step: impl FnOnce(&LevelOps, &Rewrite, IntegerPlain) -> Result<()>,
     ) -> Result<()> {
         self.with_ops(name, level, |ops| {
@@ -155,6 +155,10 @@ impl Backend {
         })
     }
 }
+
+/// An operation on a ciphertext and a plaintext that may run with the ciphertext's deferred
+/// work (see `Backend::with_integer_plain`): whether it did.
+type ConsumePlain<'a> = dyn Fn(&LevelOps, &mut GpuImage, IntegerPlain) -> Result<bool> + 'a;
 
 /// The plaintext's coefficients and plain modulus: errors unless the level has a plain
 /// modulus and the image holds 1 to N coefficients.

@@ -377,6 +377,48 @@ pub struct ChainedSwitch<'a> {
     pub k: usize,
 }
 
+/// A chained key switch's inner product with the key: the key (SEAL's key vector,
+/// `key_stride_primes` primes apart, the special prime at `key_special_index`), how often
+/// its 128-bit sums reduce, and where its products go (`prod`, and `last` for the special
+/// prime's).
+struct InnerProduct<'a> {
+    key: &'a Region,
+    key_stride_primes: usize,
+    key_special_index: usize,
+    reduce_every: u32,
+    prod: &'a Region,
+    last: &'a Region,
+}
+
+/// The [`InnerProduct`] of a [`ChainedSwitch`] or a [`ChainedCoeffSwitch`] (their fields of
+/// the same names).
+macro_rules! inner_product_of {
+    ($s:expr) => {
+        InnerProduct {
+            key: $s.key,
+            key_stride_primes: $s.key_stride_primes,
+            key_special_index: $s.key_special_index,
+            reduce_every: $s.reduce_every,
+            prod: $s.prod,
+            last: $s.last,
+        }
+    };
+}
+
+impl<'a> InnerProduct<'a> {
+    /// The kernels' `key` .. `last`, in their declaration order.
+    fn args(&self) -> Result<[(&'static str, KernelArg<'a>); 6]> {
+        Ok([
+            ("key", Buf(self.key)),
+            ("key_stride_primes", U32(to_u32(self.key_stride_primes)?)),
+            ("key_special_index", U32(to_u32(self.key_special_index)?)),
+            ("reduce_every", U32(self.reduce_every)),
+            ("prod", Buf(self.prod)),
+            ("last", Buf(self.last)),
+        ])
+    }
+}
+
 /// One chained key switch in coefficient form (BFV's) at level K: `first` (coefficient
 /// form), then SEAL's switch_key_inplace into the first two polynomials of `dst`, plus
 /// `acc`'s first `acc.1` polynomials (relinearize: dst itself, 2; rotate: the permuted
@@ -703,17 +745,15 @@ impl FusedPasses {
             ("ks_outs", U32(ks_outs)),
             ("ks_chunks", U32(ks_chunks)),
         ];
-        let shared: [(&str, KernelArg); 9] = [
-            ("key", Buf(s.key)),
-            ("key_stride_primes", U32(to_u32(s.key_stride_primes)?)),
-            ("key_special_index", U32(to_u32(s.key_special_index)?)),
-            ("reduce_every", U32(s.reduce_every)),
-            ("prod", Buf(s.prod)),
-            ("last", Buf(s.last)),
-            ("md_between", Buf(s.md_between)),
-            ("md_outs", U32(md_outs)),
-            ("md_chunks", U32(md_chunks)),
-        ];
+        let shared: Vec<(&str, KernelArg)> = inner_product_of!(s)
+            .args()?
+            .into_iter()
+            .chain([
+                ("md_between", Buf(s.md_between)),
+                ("md_outs", U32(md_outs)),
+                ("md_chunks", U32(md_chunks)),
+            ])
+            .collect();
         let md = s.correction.args(WHAT)?;
         let counters = ("counters", Buf(s.counters));
         let tail = [
@@ -938,12 +978,9 @@ impl FusedPasses {
                 ("target_first", U32(to_u32(target_first)?)),
                 ("ks_outs", U32(ks_outs)),
                 ("ks_chunks", U32(ks_chunks)),
-                ("key", Buf(s.key)),
-                ("key_stride_primes", U32(to_u32(s.key_stride_primes)?)),
-                ("key_special_index", U32(to_u32(s.key_special_index)?)),
-                ("reduce_every", U32(s.reduce_every)),
-                ("prod", Buf(s.prod)),
-                ("last", Buf(s.last)),
+            ])
+            .chain(inner_product_of!(s).args()?)
+            .chain([
                 ("dst", Buf(s.dst)),
                 ("inv", Buf(s.inv)),
                 ("acc", Buf(acc)),
