@@ -728,8 +728,11 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     root_powers += root_powers_at;
     params += params_at;
     inv_root_powers += inv_root_powers_at;
-    const sum_src src = sum_src_of(src0 + src0_at, src1 + src1_at, src2 + src2_at,
-                                   src3 + src3_at, src_terms, src_negate);
+    src0 += src0_at;
+    src1 += src1_at;
+    src2 += src2_at;
+    src3 += src3_at;
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
     permuted += permuted_at;
     target += target_at;
     key += key_at;
@@ -892,8 +895,11 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     params += params_at;
     inv_root_powers += inv_root_powers_at;
     ct += ct_at;
-    const sum_src src = sum_src_of(src0 + src0_at, src1 + src1_at, src2 + src2_at,
-                                   src3 + src3_at, src_terms, src_negate);
+    src0 += src0_at;
+    src1 += src1_at;
+    src2 += src2_at;
+    src3 += src3_at;
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
     plain += plain_at;
     counters += counters_at;
     volatile __global uint *count = (volatile __global uint *)counters;
@@ -1061,8 +1067,11 @@ void ntt_fwd_chained(__global u64 *values, ulong values_at,
     root_powers += root_powers_at;
     params += params_at;
     counters += counters_at;
-    const sum_src src = sum_src_of(src0 + src0_at, src1 + src1_at, src2 + src2_at,
-                                   src3 + src3_at, src_terms, src_negate);
+    src0 += src0_at;
+    src1 += src1_at;
+    src2 += src2_at;
+    src3 += src3_at;
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
     ntt_chained_body(false, values, src, root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }

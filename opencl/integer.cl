@@ -83,3 +83,42 @@ __kernel void integer_mod_t_prep(__global u64 *dst, ulong dst_at,
     dst[gid] = bgv_delta(c, bgv_kt(c, t, t_r0, t_r1, inv_t), barrett_reduce_64(q_last, q, r1), q,
                          r0, r1);
 }
+
+// SEAL's modulus switch of a ciphertext in coefficient form in one launch: BFV's
+// divide_and_round_q_last_inplace (bgv 0) and SEAL 4.0 BGV's mod_t_and_divide_q_last_inplace
+// (bgv 1, t < 2^61 with its (t_r0, t_r1), inv_t = q_last^-1 mod t). With q_last =
+// moduli[K_out] and c the dropped residue of polynomial p (src's residue p (K_out + 1) +
+// K_out, canonical),
+//   dst[p K_out + i][k] = (src[p (K_out + 1) + i][k] - sub_i) * q_last^-1 mod q_i,
+// sub_i BFV's rounded c under q_i (moddown_round: (c + q_last / 2) mod q_last, reduced
+// under q_i, plus the fix for the half, in [0, 2 q_i)) or BGV's delta_i (integer_mod_t_prep's);
+// inv holds K_out Shoup pairs of q_last^-1 mod q_i. The words of ckks_gather_residue,
+// ckks_moddown_prep (or integer_mod_t_prep) and ckks_divide_round_finish in turn, each step
+// exact mod q_i and the result canonical. dst is not src. Range (K_out * N, polys).
+__kernel void integer_divide_round_coeff(__global u64 *dst, ulong dst_at,
+                                         __global const u64 *src, ulong src_at,
+                                         __global const u64 *inv, ulong inv_at,
+                                         __global const u64 *moduli, ulong moduli_at,
+                                         uint K_out, uint bgv, ulong t, ulong t_r0, ulong t_r1,
+                                         ulong inv_t)
+{
+    dst += dst_at;
+    src += src_at;
+    inv += inv_at;
+    moduli += moduli_at;
+    size_t k = get_global_id(0) & INT_MASK;
+    size_t p = get_global_id(1);
+    size_t i = get_global_id(0) >> LOG_N;
+    u64 q_last = moduli[(size_t)K_out * INT_MODULI_STRIDE];
+    u64 r1_last = moduli[(size_t)K_out * INT_MODULI_STRIDE + 2];
+    u64 q = moduli[i * INT_MODULI_STRIDE];
+    u64 r0 = moduli[i * INT_MODULI_STRIDE + 1];
+    u64 r1 = moduli[i * INT_MODULI_STRIDE + 2];
+    size_t first = p * (K_out + 1);
+    u64 c = src[((first + K_out) << LOG_N) + k];
+    u64 sub = bgv ? bgv_delta(c, bgv_kt(c, t, t_r0, t_r1, inv_t), barrett_reduce_64(q_last, q, r1),
+                              q, r0, r1)
+                  : moddown_round(c, q_last, r1_last, q, r1, moddown_fix(q_last, q, r1));
+    dst[((p * K_out + i) << LOG_N) + k] =
+        moddown_finish(src[((first + i) << LOG_N) + k], sub, inv[2 * i], inv[2 * i + 1], q);
+}

@@ -11,7 +11,7 @@
 use std::sync::OnceLock;
 
 use rand::Rng;
-use seal_opencl::arith::{invert_uint_mod, Modulus};
+use seal_opencl::arith::{invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host as ckks_host;
 use seal_opencl::ckks::kernels::{CkksKernels, IntegerPlain, Lift, ModuliTable};
 use seal_opencl::cl::{self, Region};
@@ -194,6 +194,71 @@ fn integer_apply_galois_is_the_ntt_permutation() {
         ckks_host::ckks_galois_ntt(&mut want, &x_ntt, galois_elt, LOG_N);
         assert_words(&permuted, &want, &format!("element {galois_elt}"));
     }
+}
+
+/// SEAL's modulus switch in coefficient form in one launch (`integer_divide_round_coeff`)
+/// equals its host composition (the dropped residue gathered, rounded or BGV's delta, the
+/// division), BFV and BGV with every plain modulus, at every K_out the prime sets allow, on
+/// fresh canonical ciphertexts and a poisoned dst with guards; src unchanged.
+#[test]
+fn integer_divide_round_coeff_equals_host() {
+    let (e, mut rng) = (env(), rng());
+    for moduli in prime_sets() {
+        let mt = table(&moduli);
+        for k_out in 1..moduli.len() {
+            let q_last = moduli[k_out];
+            let inv: Vec<ShoupOperand> = moduli[..k_out]
+                .iter()
+                .map(|q| {
+                    ShoupOperand::new(invert_uint_mod(q_last.value() % q.value(), q).unwrap(), q)
+                })
+                .collect();
+            let inv_words: Vec<u64> = inv.iter().flat_map(|s| [s.operand, s.quotient]).collect();
+            let dinv = upload(&inv_words);
+            let src: Vec<u64> = (0..POLYS * (k_out + 1) * N)
+                .map(|w| word(&mut rng, moduli[(w / N) % (k_out + 1)].value()))
+                .collect();
+            let dsrc = upload(&src);
+            let bgv: Vec<Option<(Modulus, u64)>> = std::iter::once(None)
+                .chain(plain_moduli().into_iter().map(|t| {
+                    let inv_t = invert_uint_mod(q_last.value() % t.value(), &t).unwrap();
+                    Some((t, inv_t))
+                }))
+                .collect();
+            for scheme in &bgv {
+                let scheme = scheme.as_ref().map(|(t, inv_t)| (t, *inv_t));
+                let mut want = vec![0; POLYS * k_out * N];
+                host::integer_divide_round_coeff(
+                    &mut want, &src, &inv, &moduli, k_out, scheme, POLYS, N,
+                );
+                let dst = poisoned(want.len());
+                e.kernels
+                    .integer_divide_round_coeff(
+                        &e.graph, &dst, &dsrc, &dinv, &mt, k_out, scheme, POLYS,
+                    )
+                    .unwrap();
+                let what = format!(
+                    "K_out = {k_out}, BGV t {:?}",
+                    scheme.map(|(t, _)| t.value())
+                );
+                assert_words(&down(&dst), &want, &what);
+                assert_words(&down(&dsrc), &src, &format!("{what}: its input"));
+            }
+        }
+    }
+    // Its checks: dst over src, a K_out past the table, an unreduced inv_t.
+    let moduli = &prime_sets()[0];
+    let mt = table(moduli);
+    let (src, inv) = (poisoned(POLYS * 3 * N), poisoned(8));
+    let t = plain_moduli()[0];
+    let call = |dst: &Region, k_out, bgv| {
+        e.kernels
+            .integer_divide_round_coeff(&e.graph, dst, &src, &inv, &mt, k_out, bgv, POLYS)
+    };
+    assert!(call(&src, 2, None).is_err());
+    assert!(call(&poisoned(POLYS * 3 * N), 3, None).is_err());
+    assert!(call(&poisoned(POLYS * 2 * N), 2, Some((&t, t.value()))).is_err());
+    assert!(call(&poisoned(POLYS * 2 * N), 2, None).is_ok());
 }
 
 #[test]

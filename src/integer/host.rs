@@ -7,8 +7,9 @@
 
 use crate::arith::{
     add_uint_mod, barrett_reduce_64, mad_uint_mod, multiply_uint_mod, negate_uint_mod,
-    sub_uint_mod, Modulus,
+    sub_uint_mod, Modulus, ShoupOperand,
 };
+use crate::ckks::host as ckks_host;
 
 /// SEAL's `GaloisTool::apply_galois` (coefficient form) on every residue: for each residue
 /// of `src` (K = `moduli.len()` residues per polynomial, residue j mod `moduli[j]`),
@@ -78,6 +79,46 @@ pub fn integer_mod_t_prep(
             }
         }
     }
+}
+
+/// SEAL's modulus switch in coefficient form (`IntegerKernels::integer_divide_round_coeff`):
+/// `polys` polynomials of k_out + 1 residues in src, k_out in dst, q_last = moduli[k_out];
+/// the dropped residue gathered, rounded under each q_i (BFV, `bgv` None) or BGV's delta
+/// (`integer_mod_t_prep` with (t, inv_t)), and the division (`ckks_divide_round_finish`).
+/// # Panics: mismatched lengths.
+#[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+pub fn integer_divide_round_coeff(
+    dst: &mut [u64],
+    src: &[u64],
+    inv: &[ShoupOperand],
+    moduli: &[Modulus],
+    k_out: usize,
+    bgv: Option<(&Modulus, u64)>,
+    polys: usize,
+    n: usize,
+) {
+    let mut last = vec![0; polys * n];
+    ckks_host::ckks_gather_residue(&mut last, src, k_out + 1, k_out, polys, n);
+    let mut sub = vec![0; polys * k_out * n];
+    match bgv {
+        None => ckks_host::ckks_moddown_prep(&mut sub, &last, k_out, moduli, k_out, n),
+        Some((plain, inv_t)) => {
+            integer_mod_t_prep(&mut sub, &last, k_out, moduli, k_out, plain, inv_t, n)
+        }
+    }
+    ckks_host::ckks_divide_round_finish(
+        dst,
+        k_out,
+        src,
+        k_out + 1,
+        &sub,
+        inv,
+        moduli,
+        k_out,
+        polys,
+        false,
+        n,
+    );
 }
 
 /// The plaintext's coefficient k, zero past its last.

@@ -17,10 +17,15 @@ use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
 kernel_sigs! {
     INTEGER_APPLY_GALOIS = integer_apply_galois(dst: Buf, src: Buf, moduli: Buf, galois_elt: U32, K: U32);
     INTEGER_MOD_T_PREP = integer_mod_t_prep(dst: Buf, last: Buf, moduli: Buf, last_q_index: U32, K_out: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64);
+    INTEGER_DIVIDE_ROUND_COEFF = integer_divide_round_coeff(dst: Buf, src: Buf, inv: Buf, moduli: Buf, K_out: U32, bgv: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64);
 }
 
 /// The kernels of `opencl/integer.cl`, in the order [`IntegerKernels`] holds them.
-const INTEGER_SIGS: [&KernelSig; 2] = [&INTEGER_APPLY_GALOIS, &INTEGER_MOD_T_PREP];
+const INTEGER_SIGS: [&KernelSig; 3] = [
+    &INTEGER_APPLY_GALOIS,
+    &INTEGER_MOD_T_PREP,
+    &INTEGER_DIVIDE_ROUND_COEFF,
+];
 
 /// Every kernel of `opencl/integer.cl` for one N, shared by threads (`&self` methods); each
 /// method enqueues one kernel on the graph's queue through [`Graph::launch`] and returns.
@@ -185,6 +190,71 @@ impl IntegerKernels {
         // reads last[p * N + k] < polys N, and primes i < K_out and last_q_index of the
         // table (all checked).
         unsafe { self.launch(graph, &INTEGER_MOD_T_PREP, &args, c.words(&[k_out])?, polys) }
+    }
+}
+
+impl IntegerKernels {
+    /// SEAL's modulus switch of `polys` ciphertext polynomials in coefficient form (K_out + 1
+    /// residues each in src, K_out in dst) by their last prime q_last = moduli[k_out], in
+    /// one launch: with c the dropped residue, dst[p][i] = (src[p][i] - sub_i) q_last^-1 mod
+    /// q_i, sub_i the rounded c (BFV's divide_and_round_q_last_inplace, `bgv` None) or BGV's
+    /// delta with (t, inv_t = q_last^-1 mod t) (SEAL 4.0's mod_t_and_divide_q_last_inplace).
+    /// `inv` holds k_out Shoup pairs of q_last^-1 mod q_i (`LevelData::inv_last`). On entry
+    /// src canonical; on exit dst canonical. dst must not overlap src.
+    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
+    pub fn integer_divide_round_coeff(
+        &self,
+        graph: &Graph,
+        dst: &Region,
+        src: &Region,
+        inv: &Region,
+        moduli: &ModuliTable,
+        k_out: usize,
+        bgv: Option<(&Modulus, u64)>,
+        polys: usize,
+    ) -> Result<()> {
+        let c = self.checks(&INTEGER_DIVIDE_ROUND_COEFF);
+        c.nonzero(&[("K_out", k_out), ("polys", polys)])?;
+        c.covers(moduli, k_out + 1)?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
+        let (t, t_r0, t_r1, inv_t) = match bgv {
+            Some((plain, inv_t)) if inv_t >= plain.value() => {
+                return Err(c.error(format!(
+                    "inv_t = {inv_t} is not reduced mod t = {}",
+                    plain.value()
+                )))
+            }
+            Some((plain, inv_t)) => {
+                let [r0, r1, _] = plain.const_ratio();
+                (plain.value(), r0, r1, inv_t)
+            }
+            None => (0, 0, 0, 0),
+        };
+        let args = [
+            c.buf("dst", dst, c.words(&[polys, k_out])?)?,
+            c.buf("src", src, c.words(&[polys, k_out + 1])?)?,
+            c.buf("inv", inv, 2 * k_out)?,
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K_out", k_out)?,
+            ("bgv", U32(bgv.is_some().into())),
+            ("t", U64(t)),
+            ("t_r0", U64(t_r0)),
+            ("t_r1", U64(t_r1)),
+            ("inv_t", U64(inv_t)),
+        ];
+        // SAFETY: item (i N + k, p), i < K_out, p < polys, writes dst[(p K_out + i) N + k] <
+        // polys K_out N, reads src[(p (K_out + 1) + i) N + k] and src[(p (K_out + 1) + K_out)
+        // N + k] < polys (K_out + 1) N, inv[2 i + 1] < 2 K_out, and primes i and K_out of the
+        // table (all checked).
+        unsafe {
+            self.launch(
+                graph,
+                &INTEGER_DIVIDE_ROUND_COEFF,
+                &args,
+                c.words(&[k_out])?,
+                polys,
+            )
+        }
     }
 }
 

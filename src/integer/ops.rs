@@ -382,8 +382,8 @@ impl<'a> IntegerOps<'a> {
     /// divided by the level's last prime q_{K-1}, dropping it: BFV rounds
     /// (`RNSTool::divide_and_round_q_last_inplace`), BGV corrects mod t
     /// (`mod_t_and_divide_q_last_ntt_inplace`, or 4.0's `mod_t_and_divide_q_last_inplace`).
-    /// In coefficient form 3 launches (gather, prep, `ckks_divide_round_finish`); in NTT
-    /// form the transforms of the dropped residue and of the prep's output join them, or,
+    /// In coefficient form one launch (`integer_divide_round_coeff`); in NTT form the
+    /// transforms of the dropped residue and of the prep's output join them, or,
     /// where the level chains, one launch (a rescale's chained mod-down with BGV's
     /// correction on its loads, [`LevelOps::mod_down_chained`]).
     /// dst must not overlap src. SEAL multiplies BGV's correction factor by
@@ -393,7 +393,6 @@ impl<'a> IntegerOps<'a> {
         if k < 2 {
             return Err(Error::invalid("end of modulus switching chain reached"));
         }
-        let n = self.ops.n();
         let level = self.ops.level();
         let inv = level.inv_last()?;
         let q_last = &level.moduli().moduli()[k - 1];
@@ -433,45 +432,22 @@ impl<'a> IntegerOps<'a> {
             return self.mod_down_bgv(&md, &plain, inv_q);
         }
         // Coefficient form: no transform; what the division subtracts is computed from the
-        // dropped residue as it lies.
-        let kernels = self.ops.context().kernels();
-        let last = self.ops.scratch(polys * n)?;
-        kernels.ckks_gather_residue(self.graph(), last.buffer(), src, k, k - 1, polys)?;
-        let t = self.ops.scratch(polys * (k - 1) * n)?;
-        match self.scheme {
-            IntegerScheme::Bfv => kernels.ckks_moddown_prep(
-                self.graph(),
-                t.buffer(),
-                last.buffer(),
-                k - 1,
-                level.moduli(),
-                k - 1,
-                polys,
-            )?,
-            IntegerScheme::Bgv { plain_modulus, .. } => self.kernels.integer_mod_t_prep(
-                self.graph(),
-                t.buffer(),
-                last.buffer(),
-                k - 1,
-                level.moduli(),
-                k - 1,
-                &plain_modulus,
-                inverse_mod_t(q_last, &plain_modulus)?,
-                polys,
-            )?,
-        }
-        kernels.ckks_divide_round_finish(
+        // dropped residue as it lies, all in one launch.
+        let bgv = match self.scheme {
+            IntegerScheme::Bfv => None,
+            IntegerScheme::Bgv { plain_modulus, .. } => {
+                Some((plain_modulus, inverse_mod_t(q_last, &plain_modulus)?))
+            }
+        };
+        self.kernels.integer_divide_round_coeff(
             self.graph(),
             dst,
-            k - 1,
             src,
-            k,
-            t.buffer(),
             inv,
             level.moduli(),
             k - 1,
+            bgv.as_ref().map(|(t, inv_t)| (t, *inv_t)),
             polys,
-            false,
         )
     }
 }
