@@ -35,9 +35,9 @@
 //!
 //! Anything else that reaches the words (a host read, another operation, a copy of a sum
 //! into its accumulator's words, a term of another sum) runs the product or the sum on its
-//! own first (`GpuImage::words`). Either way the words are SEAL's. A deferred item runs on the queue it was deferred on; a sum takes
-//! terms from that queue only (an add issued on another runs it first and starts anew),
-//! and only words on its tile.
+//! own first (`GpuImage::words`). Either way the words are SEAL's. A deferred item runs on
+//! the queue it was deferred on; a sum takes terms from that queue only (an add issued on
+//! another runs it first and starts anew), and only words on its tile.
 //!
 //! The operands' and terms' words stay as they were until it runs: the deferred item holds
 //! them, and an image writes words it shares only after copying them (copy on write,
@@ -203,8 +203,8 @@ impl Deferred {
     }
 
     /// The terms of this sum, where a chained pass in coefficient form may read it on its
-    /// loads instead of its words ([`crate::ckks::fused::Sources`]): a sum from zero on `tile` of 1 to
-    /// [`SOURCE_TERMS_MAX`] ciphertexts' words (no plaintext product).
+    /// loads instead of its words ([`crate::ckks::fused::Sources`]): a sum from zero on
+    /// `tile` of 1 to [`SOURCE_TERMS_MAX`] ciphertexts' words (no plaintext product).
     fn source_terms(&self, tile: usize) -> Option<&[Term]> {
         match &self.work {
             Work::Sum(sum)
