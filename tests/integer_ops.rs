@@ -502,12 +502,12 @@ fn launch_counts_where_the_level_chains() {
             )
             .unwrap()
         };
+        let p = IntegerPlain {
+            words: plain.buffer(),
+            count: plain_words.len(),
+            t: case.plain_modulus,
+        };
         let multiply_plain = || {
-            let p = IntegerPlain {
-                words: plain.buffer(),
-                count: plain_words.len(),
-                t: case.plain_modulus,
-            };
             multiply_plain_coeff(
                 &level_ops,
                 ct.buffer(),
@@ -535,11 +535,6 @@ fn launch_counts_where_the_level_chains() {
         };
         // BGV's add_plain in NTT form: the plaintext lifted, transformed and added.
         let add_plain = || {
-            let p = IntegerPlain {
-                words: plain.buffer(),
-                count: plain_words.len(),
-                t: case.plain_modulus,
-            };
             add_plain_corrected(&level_ops, ct.buffer(), ct.buffer(), p, 1, true, false).unwrap()
         };
         // Build every program and one-prime plan outside the counted launches.

@@ -396,17 +396,6 @@ impl<'a> IntegerOps<'a> {
         let level = self.ops.level();
         let inv = level.inv_last()?;
         let q_last = &level.moduli().moduli()[k - 1];
-        let divide = DivideRound {
-            dst,
-            dst_stride: k - 1,
-            src,
-            src_stride: k,
-            last_prime: k - 1,
-            inv,
-            acc: None,
-            polys,
-            primes: k - 1,
-        };
         if let (
             true,
             IntegerScheme::Bgv {
@@ -415,6 +404,7 @@ impl<'a> IntegerOps<'a> {
             },
         ) = (self.ntt_form(), self.scheme)
         {
+            let divide = DivideRound::dropping_last(dst, src, k, inv, polys);
             let inv_q = inverse_mod_t(q_last, &plain)?;
             if self.ops.chains() {
                 let correction = DropCorrection::PlainModulus { t: plain, inv_q };

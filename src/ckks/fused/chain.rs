@@ -508,10 +508,7 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_moddown";
-        let chained = self
-            .chained
-            .as_ref()
-            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let chained = self.chained_passes(WHAT)?;
         let plan = self.plan();
         let d = &m.divide;
         let (acc, acc_polys) = d.acc.unwrap_or((d.dst, 0));
@@ -623,10 +620,7 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_key_switch";
-        let chained = self
-            .chained
-            .as_ref()
-            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let chained = self.chained_passes(WHAT)?;
         let plan = self.plan();
         let k = s.k;
         check_key_switch_shape(
@@ -866,11 +860,11 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_key_switch_coeff";
-        let (chained, pass) = self
-            .chained
+        let chained = self.chained_passes(WHAT)?;
+        let pass = chained
+            .coeff
             .as_ref()
-            .and_then(|c| Some((c, c.coeff.as_ref()?)))
-            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained pass at this level")))?;
+            .ok_or_else(|| no_chained_passes(WHAT))?;
         let plan = self.plan();
         let k = s.k;
         check_key_switch_shape(
@@ -1021,11 +1015,11 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_multiply_plain";
-        let (chained, pass) = self
-            .chained
+        let chained = self.chained_passes(WHAT)?;
+        let pass = chained
+            .multiply_plain
             .as_ref()
-            .and_then(|c| Some((c, c.multiply_plain.as_ref()?)))
-            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained pass at this level")))?;
+            .ok_or_else(|| no_chained_passes(WHAT))?;
         let plan = self.plan();
         let k = m.k;
         if k == 0 || k > plan.coeff_modulus_size() || m.polys == 0 {
@@ -1120,10 +1114,7 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_transform";
-        let chained = self
-            .chained
-            .as_ref()
-            .ok_or_else(|| Error::Logic(format!("{WHAT}: no chained passes at this level")))?;
+        let chained = self.chained_passes(WHAT)?;
         let plan = self.plan();
         let residues = plan.validate(queue, t.values, t.count, t.primes)?;
         let extent = plan.extent(WHAT, residues, 1, 0)?;
@@ -1177,6 +1168,19 @@ impl FusedPasses {
         unsafe { pass.launch(queue, t.values, t.primes, &args, groups, events, &mut out) }?;
         Ok(out)
     }
+}
+
+impl FusedPasses {
+    /// This level's chained passes. Errors: the level does not chain (`what` names the
+    /// launcher asked for them).
+    fn chained_passes(&self, what: &str) -> Result<&ChainedPasses> {
+        self.chained.as_ref().ok_or_else(|| no_chained_passes(what))
+    }
+}
+
+/// `what`'s error at a level without the chained pass it launches.
+fn no_chained_passes(what: &str) -> Error {
+    Error::Logic(format!("{what}: no chained passes at this level"))
 }
 
 /// The cumulative ends of the passes' tickets (the last: the launch's groups); an error

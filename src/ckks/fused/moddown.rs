@@ -42,6 +42,31 @@ pub struct DivideRound<'a> {
     pub primes: usize,
 }
 
+impl<'a> DivideRound<'a> {
+    /// A modulus switch's division: `polys` polynomials of `k` residues in src (k >= 2)
+    /// into dst's k - 1, dropping the last prime (index k - 1), with nothing added; `inv`
+    /// the level's k - 1 pairs of q_{k-1}^-1 mod q_i (SEAL's rescale and mod switch).
+    pub fn dropping_last(
+        dst: &'a Region,
+        src: &'a Region,
+        k: usize,
+        inv: &'a Region,
+        polys: usize,
+    ) -> DivideRound<'a> {
+        DivideRound {
+            dst,
+            dst_stride: k - 1,
+            src,
+            src_stride: k,
+            last_prime: k - 1,
+            inv,
+            acc: None,
+            polys,
+            primes: k - 1,
+        }
+    }
+}
+
 /// A [`DivideRound`] after the first pass of the dropped residues' inverse NTT, as
 /// [`FusedPasses::forward_moddown`] runs it over the plan's first `primes` primes.
 pub struct ModDown<'a> {

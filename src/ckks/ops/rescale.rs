@@ -35,17 +35,7 @@ impl LevelOps<'_> {
                 index: k - 1,
             },
             last_key_prime: k - 1,
-            divide: DivideRound {
-                dst,
-                dst_stride: k - 1,
-                src,
-                src_stride: k,
-                last_prime: k - 1,
-                inv,
-                acc: None,
-                polys,
-                primes: k - 1,
-            },
+            divide: DivideRound::dropping_last(dst, src, k, inv, polys),
         })
     }
 }
