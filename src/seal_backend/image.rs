@@ -227,6 +227,14 @@ impl GpuImage {
         self.known.zeros(poly_words)
     }
 
+    /// (at, word) where the image's words are word x^at alone (an uploaded monomial).
+    pub(crate) fn monomial(&self) -> Option<(usize, u64)> {
+        match self.known {
+            Known::Monomial { at, word } => Some((at, word)),
+            _ => None,
+        }
+    }
+
     /// Records what the operation that just wrote the image knows of its polynomials (of
     /// `poly_words` words).
     pub(crate) fn set_zeros(&mut self, zeros: Zeros, poly_words: usize) {
@@ -471,6 +479,17 @@ impl GpuImage {
                 dst: words.buffer.buffer(),
                 source: None,
             });
+        }
+        self.renew_on(graph)
+    }
+
+    /// Where an operation that cannot write in place writes the image's new contents on
+    /// `graph`'s queue: a new buffer of `graph`'s tile, which becomes the image's, reading
+    /// the words it held (ordered behind their last writer). Words on another tile move to
+    /// `graph`'s first.
+    pub(crate) fn renew_on(&mut self, graph: &Graph) -> Result<Rewrite<'_>> {
+        if self.tile() != graph.tile().index() {
+            self.copy_to(graph)?;
         }
         let fresh = graph.alloc(self.len)?;
         self.ordered_read(graph)?;
