@@ -37,6 +37,17 @@ namespace seal_opencl::detail
                 return ckks;
             }
         }
+
+        // SEAL's `plain.nonzero_coeff_count() == 1`, reading up to the second nonzero
+        // coefficient.
+        bool is_monomial(const Plaintext &plain)
+        {
+            const auto *begin = plain.data();
+            const auto *end = begin + plain.coeff_count();
+            const auto nonzero = [](std::uint64_t c) { return c != 0; };
+            const auto *first = std::find_if(begin, end, nonzero);
+            return first != end && std::find_if(first + 1, end, nonzero) == end;
+        }
     } // namespace
 
     // Runs one routed operation: `device` runs it on the device; `reference(cpu, result)`
@@ -294,13 +305,14 @@ namespace seal_opencl::detail
         // In NTT form: the dyadic product of every scheme; in coefficient form (BFV): with the
         // plaintext lifted to Z_q and both transformed. SEAL's multiply_plain_normal multiplies
         // by a monomial's coefficient unlifted where every prime exceeds t (fast plain lift);
-        // counting the plaintext's nonzero coefficients reads its host words, as SEAL does.
+        // whether the plaintext is one reads its host words, as SEAL does, up to its second
+        // nonzero coefficient (SEAL counts them all: a dense plaintext's scan costs the call
+        // microseconds).
         PlainOp op = PlainOp::MultiplyPlain;
         if (!encrypted.is_ntt_form())
         {
-            op = context_data.qualifiers().using_fast_plain_lift && plain.nonzero_coeff_count() == 1
-                     ? PlainOp::MultiplyPlainUnlifted
-                     : PlainOp::MultiplyPlainCoeff;
+            op = context_data.qualifiers().using_fast_plain_lift && is_monomial(plain) ? PlainOp::MultiplyPlainUnlifted
+                                                                                       : PlainOp::MultiplyPlainCoeff;
         }
         with_plain(
             "multiply_plain", context, context_data, encrypted, plain, op,

@@ -12,13 +12,13 @@ use std::sync::OnceLock;
 
 use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, Modulus, ShoupOperand};
+use seal_opencl::ckks::fused::Sources;
 use seal_opencl::ckks::host as ckks_host;
 use seal_opencl::ckks::kernels::{CkksKernels, IntegerPlain, Lift, ModuliTable};
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::integer::host;
-use seal_opencl::ckks::fused::Sources;
 use seal_opencl::integer::kernels::{IntegerKernels, Monomial};
 use seal_opencl::integer::PlainScaling;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
@@ -294,11 +294,7 @@ fn integer_multiply_monomial_equals_host() {
                             .map(|&sub| (canonical(&mut rng, &moduli, POLYS), sub))
                             .collect();
                         let sum = signed_sum(&terms, &moduli);
-                        let mono = Monomial {
-                            at,
-                            word,
-                            lifted_t,
-                        };
+                        let mono = Monomial { at, word, lifted_t };
                         let mut want = vec![0; sum.len()];
                         host::integer_multiply_monomial(&mut want, &sum, mono, &moduli, N);
                         let regions: Vec<Region> = terms.iter().map(|(w, _)| upload(w)).collect();

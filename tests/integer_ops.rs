@@ -711,7 +711,12 @@ fn multiply_monomial_equals_multiply_plain() {
     let integer = IntegerOps::new(&context, &kernels, &graph, k, IntegerScheme::Bfv).unwrap();
     let random_word = rng.gen_range(1..t);
     let random_at = rng.gen_range(0..n);
-    for (at, word) in [(0, 1), (n - 1, t - 1), (n / 2, t / 2 + 1), (random_at, random_word)] {
+    for (at, word) in [
+        (0, 1),
+        (n - 1, t - 1),
+        (n / 2, t / 2 + 1),
+        (random_at, random_word),
+    ] {
         for upper_half in [true, false] {
             let ct: Vec<u64> = (0..2 * k * n)
                 .map(|w| rng.gen_range(0..moduli[(w / n) % k].value()))

@@ -5,11 +5,11 @@
 //! `(p * K + j) * n + k`. These are test oracles: a size that does not match the documented
 //! shapes is a bug in the caller and panics; the device launchers return errors instead.
 
+use super::kernels::Monomial;
 use crate::arith::{
     add_uint_mod, barrett_reduce_64, mad_uint_mod, multiply_uint_mod, negate_uint_mod,
     sub_uint_mod, Modulus, ShoupOperand,
 };
-use super::kernels::Monomial;
 use crate::ckks::host as ckks_host;
 
 /// SEAL's `GaloisTool::apply_galois` (coefficient form) on every residue: for each residue

@@ -293,6 +293,42 @@ impl<'a> IntegerOps<'a> {
         Ok(())
     }
 
+    /// [`IntegerOps::relinearize`] of `src`'s three polynomials with `key`, out of place:
+    /// dst's first two polynomials = src's plus the key-switched third. The key switch adds
+    /// src's pair itself where it can (in NTT form, or chained in coefficient form); else
+    /// src is copied into dst first. dst must not overlap src.
+    pub fn relinearize_into(&self, dst: &Region, src: &Region, key: &KswitchKey) -> Result<()> {
+        if dst.overlaps(src) {
+            return Err(Error::invalid("relinearize_into: dst overlaps src"));
+        }
+        let words = self.poly_words();
+        self.ops.check_key_switch(key, 2 * words)?;
+        if self.ntt_form() {
+            return self.switch_key_ntt(&Switch {
+                ct: dst,
+                acc: (src, 2),
+                target: src,
+                target_offset: 2 * words,
+                key,
+            });
+        }
+        if self.chains_coeff() {
+            let first = FirstPass::Target {
+                src,
+                first: 2 * words / self.ops.n(),
+            };
+            return self.ops.switch_key_coeff_chained(
+                first,
+                dst,
+                (src, 2),
+                key,
+                self.correction()?,
+            );
+        }
+        self.ops.copy_tail(dst, src, 0, 3)?;
+        self.relinearize(dst, 3, &[key])
+    }
+
     /// SEAL's apply_galois_inplace for BFV and BGV on `src` (2 polynomials in the scheme's
     /// form; a sum of several only where [`IntegerOps::rotates_sums`]), into `dst` (which
     /// may be a source: they are read only by the permutation, before anything writes

@@ -516,7 +516,7 @@ impl GpuImage {
     }
 
     /// Whether no copy shares the image's words. Errors: the image holds none.
-    fn holds_alone(&self) -> Result<bool> {
+    pub(crate) fn holds_alone(&self) -> Result<bool> {
         Ok(Arc::strong_count(self.words()?) == 1)
     }
 

@@ -308,6 +308,24 @@ impl Backend {
         )
     }
 
+    /// dst's first two polynomials = `src`'s three relinearized with `key`, in `level`'s
+    /// scheme (dst does not overlap src).
+    pub(super) fn relinearize_into(
+        &self,
+        ops: &LevelOps,
+        level: &Level,
+        dst: &Region,
+        src: &Region,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        self.by_scheme(
+            ops,
+            level,
+            || ops.relinearize_into(dst, src, key),
+            |integer| integer.relinearize_into(dst, src, key),
+        )
+    }
+
     /// dst = `src` permuted by `galois_elt` and key-switched with `key`, in `level`'s scheme
     /// (a sum of ciphertexts only where [`Backend::rotates_sums`]).
     #[allow(clippy::too_many_arguments)]

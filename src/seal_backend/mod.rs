@@ -717,8 +717,16 @@ impl Backend {
                 )?,
                 _ => false,
             };
-            if !consumed {
-                self.relinearize_in(ops, level, ct.write_on(ops.graph())?, size, &keys)?;
+            match keys[..] {
+                _ if consumed => {}
+                // Words a copy shares (SEAL's out-of-place relinearize copies, then
+                // relinearizes the copy) are read, not copied first: the result goes to a
+                // new buffer.
+                [key] if size == 3 && !ct.holds_alone()? => {
+                    let target = ct.renew_on(ops.graph())?;
+                    self.relinearize_into(ops, level, target.dst, target.src(), key)?;
+                }
+                _ => self.relinearize_in(ops, level, ct.write_on(ops.graph())?, size, &keys)?,
             }
             ct.truncate(destination_size * ops.poly_words());
             ct.set_zeros(zeros, ops.poly_words());

@@ -257,6 +257,16 @@ namespace seal_opencl_testkit
                             e.multiply_inplace(o.a, o.b);
                             e.relinearize_inplace(o.a, *rk);
                         } });
+        // SEAL's out-of-place relinearize copies the product, then relinearizes the copy, whose
+        // words the product still shares; the product relinearized again after must be intact.
+        ops.push_back({ "multiply, then relinearize into another ciphertext, twice",
+                        [rk](Evaluator &e, Operands &o) {
+                            Ciphertext product;
+                            e.multiply(o.a, o.b, product);
+                            e.relinearize(product, *rk, o.a);
+                            e.relinearize_inplace(product, *rk);
+                            e.add_inplace(o.a, product);
+                        } });
         ops.push_back({ "rotate_rows by 1, -1 and 3", [gk](Evaluator &e, Operands &o) {
                            e.rotate_rows_inplace(o.a, 1, *gk);
                            e.rotate_rows_inplace(o.a, -1, *gk);

@@ -196,7 +196,11 @@ impl ChainedPasses {
             u32::from(local_roots),
             fence.build_option()
         );
-        let program = plan.build_program(layout, &[sources::FUSED, sources::SUMS, sources::CHAIN], &options)?;
+        let program = plan.build_program(
+            layout,
+            &[sources::FUSED, sources::SUMS, sources::CHAIN],
+            &options,
+        )?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
@@ -670,9 +674,13 @@ impl FusedPasses {
                         "{WHAT}: the target overlaps dst's first two polynomials"
                     )));
                 }
-                if acc_polys > 2 || (acc_polys > 0 && !acc.same_start(s.dst)) {
+                // acc is dst itself, or another ciphertext laid out as dst (SEAL's
+                // out-of-place relinearize reads its operand's pair there).
+                if acc_polys > 2 || (acc_polys > 0 && acc.overlaps(s.dst) && !acc.same_start(s.dst))
+                {
                     return Err(Error::invalid(format!(
-                        "{WHAT}: a relinearization adds dst's own first polynomials"
+                        "{WHAT}: a relinearization adds dst's own first polynomials or \
+                         another ciphertext's"
                     )));
                 }
             }
@@ -916,9 +924,13 @@ impl FusedPasses {
                         "{WHAT}: the target overlaps dst's first two polynomials"
                     )));
                 }
-                if acc_polys > 2 || (acc_polys > 0 && !acc.same_start(s.dst)) {
+                // acc is dst itself, or another ciphertext laid out as dst (SEAL's
+                // out-of-place relinearize reads its operand's pair there).
+                if acc_polys > 2 || (acc_polys > 0 && acc.overlaps(s.dst) && !acc.same_start(s.dst))
+                {
                     return Err(Error::invalid(format!(
-                        "{WHAT}: a relinearization adds dst's own first polynomials"
+                        "{WHAT}: a relinearization adds dst's own first polynomials or \
+                         another ciphertext's"
                     )));
                 }
                 // Pass 1 has no groups: its buffers are never read or written.

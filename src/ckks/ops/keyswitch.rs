@@ -412,6 +412,22 @@ impl LevelOps<'_> {
         }
         Ok(())
     }
+
+    /// [`LevelOps::relinearize`] of `src`'s three polynomials with `key`, out of place: dst's
+    /// first two polynomials = src's plus the key-switched third, the same words without
+    /// copying src first. dst must not overlap src.
+    pub fn relinearize_into(&self, dst: &Region, src: &Region, key: &KswitchKey) -> Result<()> {
+        if dst.overlaps(src) {
+            return Err(Error::invalid("relinearize_into: dst overlaps src"));
+        }
+        self.switch_key_into(&Switch {
+            ct: dst,
+            acc: (src, 2),
+            target: src,
+            target_offset: 2 * self.poly_words(),
+            key,
+        })
+    }
 }
 
 impl LevelOps<'_> {
