@@ -344,7 +344,7 @@ ALWAYS_INLINE void ks_chained_body(
         }
         chain_hand_over(counters, o + 1, PASS_GROUPS(ends, o), pass);
         RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
-                                         LOAD_DECOMPOSE, 0, no_plain(), ks_outs, ks_chunks,
+                                         LOAD_DECOMPOSE, 0, no_plain(), false, ks_outs, ks_chunks,
                                          inv_root_powers, lmem, OWN(o + 2)))
         chain_hand_over_also(counters, o + 2, PASS_GROUPS(ends, o + 1), 1,
                              tensor ? PASS_GROUPS(ends, 0) : 0, pass);
@@ -354,7 +354,7 @@ ALWAYS_INLINE void ks_chained_body(
                                   inv_root_powers, lmem, lroots, OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
-                                         md_kind, K, md_plain, md_outs, md_chunks,
+                                         md_kind, K, md_plain, false, md_outs, md_chunks,
                                          inv_root_powers, lmem, OWN(o + 4)))
         chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
@@ -527,56 +527,33 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
                     per_group, lmem, lroots, &slot);
 }
 
-// Coefficient j of residue `at` / N of src (a sum, read on load) as SEAL's
-// GaloisTool::apply_galois in coefficient form leaves it (integer.cl's integer_apply_galois):
-// that moves coefficient i to index (i * galois_elt) mod N, negated where (i * galois_elt)
-// mod 2N >= N (X^N = -1; SEAL negates 0 to 0). Read backwards with elt_inv = galois_elt^-1
-// mod 2N (galois_elt is odd) and u = j * elt_inv mod 2N: u < N is i itself, unnegated
-// (i * galois_elt = j mod 2N); u >= N gives i = u - N, negated (i * galois_elt = j + N mod 2N,
-// since N * galois_elt = N mod 2N). Canonical under q.
-ALWAYS_INLINE u64 load_galois(sum_src src, size_t at, uint j, uint elt_inv, u64 q)
+// SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
+// the same words) on block group `group` of a launch over residues of src (a sum, read on
+// load): coefficient i of residue r (prime r % coeff_modulus_size) goes to index (i *
+// galois_elt) mod N of residue r of dst, negated mod q where (i * galois_elt) mod 2N >= N
+// (X^N = -1; SEAL negates 0 to 0). galois_elt is odd and < 2N, so every word of dst is
+// written once. dst is none of src's terms. No barriers; `lid` and `active` as in
+// fwd_block_steps.
+ALWAYS_INLINE void galois_coeff_group(__global u64 *dst, sum_src src,
+                                      __global const u64 *params, uint coeff_modulus_size,
+                                      uint galois_elt, uint group, uint lid, bool active)
 {
-    // j < 2^17 and elt_inv < 2^18: the product fits 64 bits.
-    const ulong u = ((ulong)j * elt_inv) & (2 * N - 1);
-    const u64 v = load_sum(src, at + (u & (N - 1)), q);
-    return u >= N ? negate_uint_mod(v, q) : v;
-}
-
-// Key switching's decomposition of a target in coefficient form, as SEAL keeps BFV's
-// ciphertexts, with the forward first passes (fwd_strided_outs, kind LOAD_DECOMPOSE, no
-// residue skipped: there is no NTT-form target to take one from): residue r of the target
-// (prime r; coeff_modulus_size - 1 = K data primes) is loaded canonical over the group's
-// column where the inverse's strided steps would leave it (inv_fwd_strided_group's layout),
-// from residue target_first + r of target, or, with elt_inv != 0 (a rotation), as SEAL's
-// apply_galois leaves residue r of src's second polynomial (load_galois: the permutation
-// needs no pass of its own). Work group `group` of the launch, over lmem (S * C words);
-// without `active` its work items only pass the barriers.
-ALWAYS_INLINE void decompose_coeff_group(__global u64 *values, __global const u64 *root_powers,
-                                         __global const u64 *params, uint coeff_modulus_size,
-                                         __global const u64 *target, uint target_first,
-                                         sum_src src, uint elt_inv, uint outs_per_group,
-                                         uint chunks, __local u64 *lmem, uint group, uint lid,
-                                         bool active)
-{
-    const uint K = coeff_modulus_size - 1;
-    const uint rc = group / GROUPS_PER_STRIDED_RESIDUE;
-    const uint r = rc / chunks;
-    const uint c = lid & (C - 1);
-    const uint u = lid >> LOG_C;
-    const size_t column = (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
-    const u64 q = params[r * PARAMS_STRIDE];
-    u64 x[R];
-    if (active) {
+    if (!active)
+        return;
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint first = (group % GROUPS_PER_BLOCK_RESIDUE) * (B * G);
+    const u64 q = params[(residue % coeff_modulus_size) * PARAMS_STRIDE];
+    __global u64 *out = dst + (size_t)residue * N;
 #pragma unroll
-        for (uint i = 0; i < R; i++) {
-            const uint j = column + step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G;
-            x[i] = elt_inv ? load_galois(src, (size_t)(K + r) * N, j, elt_inv, q)
-                           : reduce_once(target[(size_t)(target_first + r) * N + j], q);
-        }
+    for (uint i = 0; i < R; i++) {
+        const uint k = first + lid + i * BLOCK_WG;
+        // k < 2^17 and galois_elt < 2^18: the product fits 64 bits.
+        const ulong raw = (ulong)k * galois_elt;
+        u64 v = load_sum(src, (size_t)residue * N + k, q);
+        if ((raw >> LOG_N) & 1)
+            v = negate_uint_mod(v, q);
+        out[raw & (N - 1)] = v;
     }
-    fwd_strided_outs(values, root_powers, params, coeff_modulus_size, x, r, rc % chunks,
-                     LOAD_DECOMPOSE, r, no_plain(), false, outs_per_group, column, lmem + c, u,
-                     active);
 }
 
 // The inverse's strided pass of residue r (prime r % coeff_modulus_size) of `in`, after
@@ -615,12 +592,10 @@ ALWAYS_INLINE void inv_strided_into_group(__global u64 *dst, __global const u64 
 // x prod's coefficient, s the special one and sub md_kind's subtrahend under q_i
 // (apply_load: the rounded special coefficient, or BGV's delta with md_plain), plus acc
 // for the first acc_polys polynomials: SEAL's switch_key_inplace from its "modulus
-// switching with scaling" on, in coefficient form. With elt_inv != 0 (a rotation, acc_polys
-// 1) the addend is src's first polynomial as SEAL's apply_galois leaves it (load_galois)
-// instead of acc. Every special column is transformed by the coeff_modulus_size groups that
-// need it. dst may be acc (each word is read, then written, by one work item), not a term
-// of src (read elsewhere than written); neither is prod or last. Work group `group` over
-// lmem (S * C words); `lid` and `active` as in fwd_block_steps.
+// switching with scaling" on, in coefficient form. Every special column is transformed
+// by the coeff_modulus_size groups that need it. dst may be acc (each word is read, then
+// written, by one work item); neither is prod or last. Work group `group` over lmem (S * C
+// words); `lid` and `active` as in fwd_block_steps.
 ALWAYS_INLINE void inv_strided_moddown_group(__global u64 *dst, __global const u64 *prod,
                                              __global const u64 *last,
                                              __global const u64 *params,
@@ -628,9 +603,8 @@ ALWAYS_INLINE void inv_strided_moddown_group(__global u64 *dst, __global const u
                                              __global const u64 *inv_root_powers,
                                              __global const u64 *inv, uint md_kind,
                                              bgv_plain md_plain, __global const u64 *acc,
-                                             uint acc_polys, sum_src src, uint elt_inv,
-                                             __local u64 *lmem, uint group, uint lid,
-                                             bool active)
+                                             uint acc_polys, __local u64 *lmem, uint group,
+                                             uint lid, bool active)
 {
     const uint K = coeff_modulus_size;
     const uint r = group / GROUPS_PER_STRIDED_RESIDUE;
@@ -659,37 +633,30 @@ ALWAYS_INLINE void inv_strided_moddown_group(__global u64 *dst, __global const u
         const size_t word =
             (size_t)r * N + column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G;
         const u64 y = moddown_finish(reduce_once(x[i], q), apply_load(ld, s[i]), inv_i, inv_i_q, q);
-        if (add) {
-            const u64 a = elt_inv ? load_galois(src, (size_t)r * N, (uint)(word - (size_t)r * N),
-                                                elt_inv, q)
-                                  : acc[word];
-            dst[word] = add_uint_mod(a, y, q);
-        } else {
-            dst[word] = y;
-        }
+        dst[word] = add ? add_uint_mod(acc[word], y, q) : y;
     }
 }
 
 // SEAL's switch_key_inplace of a target in coefficient form, as SEAL keeps BFV's
-// ciphertexts, in one launch of three passes (tickets below end1 run pass 1, below end2
-// pass 2, below `tickets` pass 3):
-//   1. the decomposition and the forward first passes (decompose_coeff_group): values, from
-//      the target's coefficients (residues target_first .. target_first + K - 1 of target),
-//      or for a rotation (galois_elt_inv = galois_elt^-1 mod 2N, else 0) from src's second
-//      polynomial (K residues; the sum of src0 .. src3 as sum_src reads it) as SEAL's
-//      apply_galois leaves it;
-//   2. the forward block passes with the inner product with the key, and the inverse's
+// ciphertexts, in one launch of four passes (tickets below end1 run pass 1, below end2
+// pass 2, below end3 pass 3, below `tickets` pass 4):
+//   1. a rotation's permutation (galois_coeff_group) of both polynomials of src (K residues
+//      each; the sum of src0 .. src3 as sum_src reads it) into permuted, whose second
+//      polynomial is then the target and whose first the addend; a relinearization has none
+//      (end1 = 0, and the sources, galois_elt and permuted are not read);
+//   2. the decomposition and the forward first passes, from the target's coefficients
+//      (residues target_first .. target_first + K - 1 of target; inv_fwd_strided_group with
+//      coeff_in): values;
+//   3. the forward block passes with the inner product with the key, and the inverse's
 //      first pass of every row (ks_block_group with coeff_target and inverse_rows): prod
 //      (the K data primes' rows), last (the special prime's);
-//   3. the inverse's second passes and the division in coefficient form, plus acc's first
-//      acc_polys polynomials (a rotation: src's first polynomial as apply_galois leaves it),
-//      into dst (inv_strided_moddown_group).
+//   4. the inverse's second passes and the division in coefficient form, plus acc's first
+//      acc_polys polynomials, into dst (inv_strided_moddown_group).
 // These are SEAL's steps: it too divides in coefficient form, (INTT(prod) - r) q_special^-1
 // + acc mod q_i, r the rounded special residue (BGV's delta with md_kind LOAD_MODDOWN_BGV:
-// SEAL 4.0's BGV in coefficient form), after permuting both polynomials for a rotation.
-// Every buffer a pass writes is read only by later passes; dst, written by pass 3 alone,
-// may hold the target (a relinearization's, after dst's two polynomials) or be acc, and is
-// none of src's terms (pass 3 reads them where it does not write).
+// SEAL 4.0's BGV in coefficient form). Every buffer a pass writes is read only by later
+// passes; dst, written by pass 4 alone, may hold the target (a relinearization's, after
+// dst's two polynomials), be acc or a source.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -700,7 +667,8 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *src1, ulong src1_at,
                       __global const u64 *src2, ulong src2_at,
                       __global const u64 *src3, ulong src3_at, uint src_terms,
-                      uint src_negate, uint galois_elt_inv,
+                      uint src_negate, uint galois_elt,
+                      __global u64 *permuted, ulong permuted_at,
                       __global const u64 *target, ulong target_at, uint target_first,
                       uint ks_outs, uint ks_chunks,
                       __global const u64 *restrict key, ulong key_at, uint key_stride_primes,
@@ -711,7 +679,7 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *acc, ulong acc_at, uint acc_polys,
                       uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
                       __global u64 *counters, ulong counters_at, uint end1, uint end2,
-                      uint tickets, uint per_group)
+                      uint end3, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
 #if KS_LOCAL_ROOTS
@@ -729,6 +697,7 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     src2 += src2_at;
     src3 += src3_at;
     const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
+    permuted += permuted_at;
     target += target_at;
     key += key_at;
     prod += prod_at;
@@ -740,21 +709,25 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     volatile __global uint *count = (volatile __global uint *)counters;
     const uint K = coeff_modulus_size;
     const uint lid = get_local_id(0);
-    const uint ends[3] = {end1, end2, tickets};
+    const uint ends[4] = {end1, end2, end3, tickets};
     EACH_TURN(per_group) {
         uint g;
-        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
-        RUN(1, decompose_coeff_group(values, root_powers, params, K + 1, target, target_first,
-                                     src, galois_elt_inv, ks_outs, ks_chunks, lmem, OWN(1)))
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 4, &g);
+        RUN(1, galois_coeff_group(permuted, src, params, K, galois_elt, OWN(1)))
         chain_hand_over(count, 1, end1, pass);
-        // t_target is read only by one-pass layouts (LOG_S = 0), which do not chain.
-        RUN(2, ks_block_group(values, root_powers, params, K + 1, values, target, target_first,
-                              true, key, key_stride_primes, key_special_index, reduce_every,
-                              prod, last, true, inv_root_powers, lmem, lroots, OWN(2)))
+        RUN(2, inv_fwd_strided_group(values, root_powers, params, K + 1,
+                                     target + (size_t)target_first * N, LOAD_DECOMPOSE, 0,
+                                     no_plain(), true, ks_outs, ks_chunks, inv_root_powers, lmem,
+                                     OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
-        RUN(3, inv_strided_moddown_group(dst, prod, last, params, K, inv_root_powers, inv,
+        // t_target is read only by one-pass layouts (LOG_S = 0), which do not chain.
+        RUN(3, ks_block_group(values, root_powers, params, K + 1, values, target, target_first,
+                              true, key, key_stride_primes, key_special_index, reduce_every,
+                              prod, last, true, inv_root_powers, lmem, lroots, OWN(3)))
+        chain_hand_over(count, 3, end3 - end2, pass);
+        RUN(4, inv_strided_moddown_group(dst, prod, last, params, K, inv_root_powers, inv,
                                          md_kind, bgv_plain_of(t, t_r0, t_r1, inv_t), acc,
-                                         acc_polys, src, galois_elt_inv, lmem, OWN(3)))
+                                         acc_polys, lmem, OWN(4)))
     }
     chain_finish(count, (uint)get_num_groups(0));
 }
@@ -963,7 +936,7 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
         chain_hand_over(count, 1, end1, pass);
         RUN(2, inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size,
                                      values, md_kind, last_prime,
-                                     bgv_plain_of(t, t_r0, t_r1, inv_t), md_outs,
+                                     bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs,
                                      md_chunks, inv_root_powers, lmem, OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
         RUN(3, moddown_block_group(md_between, root_powers, params, coeff_modulus_size, values,

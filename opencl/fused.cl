@@ -181,29 +181,64 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
 
 // ---------------------------------------------------------------------------------------
 #if LOG_S != 0
-// Forward strided passes of one residue's words under other primes, the first passes of the
-// forward transforms that a block pass finishes: x (R words of residue r over the group's
-// column, in the order the inverse's strided steps leave them, canonical under prime p_in)
-// gets ld(p_in -> o) for each output prime o of the group's chunk, and the forward's strided
-// pass writes residue r * coeff_modulus_size + o of values. With skip_own the output prime o
-// = r is skipped (key switching's decomposition of a target in NTT form: SEAL takes that
-// residue from the target). The output primes are split into `chunks` chunks of
-// outs_per_group, each chunk its own work groups, so that a small batch (the mod-down's two
-// residues) still spreads over the device. Every barrier's place depends on nothing but the
-// kernel's arguments (the loop runs outs_per_group times in every group), so that a chained
-// launch (chain.cl), whose groups learn their pass from a ticket, may call it: PoCL 3.1
-// miscompiles barriers under a condition it cannot prove uniform. Without `active` the work
-// items only pass the barriers.
-ALWAYS_INLINE void fwd_strided_outs(__global u64 *values, __global const u64 *root_powers,
-                                    __global const u64 *params, uint coeff_modulus_size,
-                                    const u64 *x, uint r, uint chunk, uint kind, uint p_in,
-                                    bgv_plain plain, bool skip_own, uint outs_per_group,
-                                    size_t column, __local u64 *lcol, uint u, bool active)
+// The inverse's strided pass of one residue followed, in the same work group, by forward
+// strided passes of it under other primes: key switching's decomposition (kind
+// LOAD_DECOMPOSE) and the mod-down's rounding (LOAD_MODDOWN; BGV's share, LOAD_MODDOWN_BGV
+// with `plain`), each the first pass of the forward transforms that ntt_fwd_block_ks /
+// ntt_fwd_block_moddown (or a chained launch's block passes) finish. Residue r of
+// `in` (after the inverse's block pass; under prime r for the decomposition, in_prime for
+// the mod-down) finishes its inverse, reduced to [0, q_in), in registers; then for each
+// output prime o of the group's chunk, ld(in -> o) on those words and the forward's
+// strided pass write residue r * coeff_modulus_size + o of values. The decomposition
+// skips o = r (SEAL takes that residue from the target in NTT form). The output primes
+// are split into `chunks` chunks of outs_per_group, each chunk its own work groups that
+// repeat the inverse, so that a small batch (the mod-down's two residues) still spreads
+// over the device. With `coeff_in` (a chained key switch of a target in coefficient form,
+// BFV's: chain.cl's ks_chained_coeff) residue r of `in` is already in coefficient form,
+// canonical: it is loaded as the inverse would leave it (the inverse's steps only pass
+// their barriers), and the decomposition does not skip o = r (there is no NTT-form
+// target to take that residue from). Work group `group` of the launch, over lmem (S * C
+// words); without `active` its work items only pass the barriers. Every barrier's place
+// depends on nothing but the kernel's arguments (the loop runs outs_per_group times in
+// every group), so that a chained launch (chain.cl), whose groups learn their pass from a
+// ticket, may call it: PoCL 3.1 miscompiles barriers under a condition it cannot prove
+// uniform.
+ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u64 *root_powers,
+                                         __global const u64 *params, uint coeff_modulus_size,
+                                         __global const u64 *in, uint kind, uint in_prime,
+                                         bgv_plain plain, bool coeff_in, uint outs_per_group,
+                                         uint chunks,
+                                         __global const u64 *inv_root_powers,
+                                         __local u64 *lmem, uint group, uint lid, bool active)
 {
+    const uint rc = group / GROUPS_PER_STRIDED_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_STRIDED_RESIDUE;
+    const uint r = rc / chunks;
+    const uint chunk = rc % chunks;
+    const uint p_in = kind == LOAD_DECOMPOSE ? r : in_prime;
+    __global const u64 *pr = params + p_in * PARAMS_STRIDE;
+    const uint c = lid & (C - 1);
+    const uint u = lid >> LOG_C;
+    const size_t column = group_in_residue * C + c;
+    __local u64 *lcol = lmem + c;
+    u64 x[R];
+    __global const u64 *gcol = in + (size_t)r * N + column;
+    inv_strided_steps(x, gcol, lcol, (__global const ulong2 *)inv_root_powers + p_in * N, pr,
+                      u, active && !coeff_in);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            // Where the inverse's steps leave word t: t = step_pos(LOG_R, LOG_S - LOG_R, ..).
+            if (coeff_in)
+                x[i] = gcol[(size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G];
+            x[i] = reduce_once(x[i], pr[0]);
+        }
+    }
     const uint o_end = min((chunk + 1) * outs_per_group, coeff_modulus_size);
     for (uint j = 0; j < outs_per_group; j++) {
         const uint o = chunk * outs_per_group + j;
-        const bool out = active && o < o_end && !(skip_own && o == r);
+        const bool out =
+            active && o < o_end && !(kind == LOAD_DECOMPOSE && o == r && !coeff_in);
         // An idle transform reads the input prime's tables, in range.
         const uint p_out = out ? o : p_in;
         // The last reads of lmem (the inverse's, the previous transform's) are done.
@@ -221,45 +256,6 @@ ALWAYS_INLINE void fwd_strided_outs(__global u64 *values, __global const u64 *ro
     }
 }
 
-// The inverse's strided pass of one residue followed, in the same work group, by forward
-// strided passes of it under other primes (fwd_strided_outs): key switching's decomposition
-// (kind LOAD_DECOMPOSE) and the mod-down's rounding (LOAD_MODDOWN; BGV's share,
-// LOAD_MODDOWN_BGV with `plain`), each the first pass of the forward transforms that
-// ntt_fwd_block_ks / ntt_fwd_block_moddown (or a chained launch's block passes) finish.
-// Residue r of `in` (after the inverse's block pass; under prime r for the decomposition,
-// in_prime for the mod-down) finishes its inverse, reduced to [0, q_in), in registers; the
-// decomposition skips o = r (SEAL takes that residue from the target in NTT form). Work
-// group `group` of the launch, over lmem (S * C words); without `active` its work items
-// only pass the barriers.
-ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u64 *root_powers,
-                                         __global const u64 *params, uint coeff_modulus_size,
-                                         __global const u64 *in, uint kind, uint in_prime,
-                                         bgv_plain plain, uint outs_per_group, uint chunks,
-                                         __global const u64 *inv_root_powers,
-                                         __local u64 *lmem, uint group, uint lid, bool active)
-{
-    const uint rc = group / GROUPS_PER_STRIDED_RESIDUE;
-    const uint group_in_residue = group % GROUPS_PER_STRIDED_RESIDUE;
-    const uint r = rc / chunks;
-    const uint chunk = rc % chunks;
-    const uint p_in = kind == LOAD_DECOMPOSE ? r : in_prime;
-    __global const u64 *pr = params + p_in * PARAMS_STRIDE;
-    const uint c = lid & (C - 1);
-    const uint u = lid >> LOG_C;
-    const size_t column = group_in_residue * C + c;
-    __local u64 *lcol = lmem + c;
-    u64 x[R];
-    inv_strided_steps(x, in + (size_t)r * N + column, lcol,
-                      (__global const ulong2 *)inv_root_powers + p_in * N, pr, u, active);
-    if (active) {
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            x[i] = reduce_once(x[i], pr[0]);
-    }
-    fwd_strided_outs(values, root_powers, params, coeff_modulus_size, x, r, chunk, kind, p_in,
-                     plain, kind == LOAD_DECOMPOSE, outs_per_group, column, lcol, u, active);
-}
-
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
 void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
                          __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -275,7 +271,7 @@ void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
     in += in_at;
     inv_root_powers += inv_root_powers_at;
     inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
-                          no_plain(), outs_per_group, chunks, inv_root_powers, lmem,
+                          no_plain(), false, outs_per_group, chunks, inv_root_powers, lmem,
                           (uint)get_group_id(0), get_local_id(0), true);
 }
 

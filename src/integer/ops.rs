@@ -31,7 +31,7 @@
 use super::kernels::{IntegerKernels, Monomial};
 use crate::arith::{invert_uint_mod, Modulus};
 use crate::ckks::context::{CkksContext, KswitchKey};
-use crate::ckks::fused::{CoeffFirstPass, DivideRound, DropCorrection, FirstPass, Sources};
+use crate::ckks::fused::{DivideRound, DropCorrection, FirstPass, Sources};
 use crate::ckks::ops::{LastResidue, LevelOps, ModDownSpec, Switch};
 use crate::cl::{self, Region};
 use crate::device::Graph;
@@ -154,14 +154,13 @@ impl<'a> IntegerOps<'a> {
             });
         }
         if self.chains_coeff() {
-            let first = CoeffFirstPass::Target {
+            let first = FirstPass::Target {
                 src: target,
                 first: target_offset / self.ops.n(),
-                acc: (ct, 2),
             };
             return self
                 .ops
-                .switch_key_coeff_chained(first, ct, key, self.correction()?);
+                .switch_key_coeff_chained(first, ct, (ct, 2), key, self.correction()?);
         }
         // Coefficient form: the target's NTT in a scratch buffer, then the key switch.
         let words = self.poly_words();
@@ -314,14 +313,17 @@ impl<'a> IntegerOps<'a> {
             });
         }
         if self.chains_coeff() {
-            let first = CoeffFirstPass::Target {
+            let first = FirstPass::Target {
                 src,
                 first: 2 * words / self.ops.n(),
-                acc: (src, 2),
             };
-            return self
-                .ops
-                .switch_key_coeff_chained(first, dst, key, self.correction()?);
+            return self.ops.switch_key_coeff_chained(
+                first,
+                dst,
+                (src, 2),
+                key,
+                self.correction()?,
+            );
         }
         self.ops.copy_tail(dst, src, 0, 3)?;
         self.relinearize(dst, 3, &[key])
@@ -344,21 +346,6 @@ impl<'a> IntegerOps<'a> {
         let words = self.poly_words();
         self.ops.check_key_switch(key, words)?;
         let moduli = self.ops.level().moduli();
-        if self.chains_coeff() {
-            // dst = (permuted[0], 0) + the key-switched permuted[1], one launch reading src
-            // permuted while it writes dst: a dst among src's terms gets the result copied.
-            let first = CoeffFirstPass::Galois { src, galois_elt };
-            let correction = self.correction()?;
-            if src.named().any(|(_, term)| term.overlaps(dst)) {
-                let out = self.ops.scratch(2 * words)?;
-                self.ops
-                    .switch_key_coeff_chained(first, out.buffer(), key, correction)?;
-                return self.ops.copy_tail(dst, out.buffer(), 0, 2);
-            }
-            return self
-                .ops
-                .switch_key_coeff_chained(first, dst, key, correction);
-        }
         let permuted = self.ops.scratch(2 * words)?;
         let first = FirstPass::Galois {
             src,
@@ -366,6 +353,16 @@ impl<'a> IntegerOps<'a> {
             galois_elt,
             permuted: permuted.buffer(),
         };
+        if self.chains_coeff() {
+            // dst = (permuted[0], 0) + the key-switched permuted[1], one launch.
+            return self.ops.switch_key_coeff_chained(
+                first,
+                dst,
+                (permuted.buffer(), 1),
+                key,
+                self.correction()?,
+            );
+        }
         let ct = src.single("apply_galois")?;
         if self.ntt_form() {
             let switch = Switch::rotation(dst, permuted.buffer(), words, key);

@@ -991,23 +991,9 @@ impl Backend {
                 ct.set_zeros(zeros, ops.poly_words());
                 return Ok(());
             }
-            // Where the rotation chains in coefficient form it reads its source permuted while
-            // it writes: its result goes to a new buffer, never in place.
-            let target = if level.scheme != Scheme::Ckks && self.rotates_sums(ops, level)? {
-                ct.renew_on(ops.graph())?
-            } else {
-                ct.rewrite_on(ops.graph())?
-            };
-            self.apply_galois_into(
-                ops,
-                level,
-                target.dst,
-                Sources::one(target.src()),
-                galois_elt,
-                &key,
-            )?;
-            ct.set_zeros(zeros, ops.poly_words());
-            Ok(())
+            rewrite(ops, ct, zeros, |t| {
+                self.apply_galois_into(ops, level, t.dst, Sources::one(t.src()), galois_elt, &key)
+            })
         })
     }
 

@@ -51,11 +51,11 @@ kernel_sigs! {
     KS_CHAINED_COEFF = ks_chained_coeff(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src_terms: U32,
-        src_negate: U32, galois_elt_inv: U32, target: Buf,
+        src_negate: U32, galois_elt: U32, permuted: Buf, target: Buf,
         target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, dst: Buf, inv: Buf,
         acc: Buf, acc_polys: U32, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
-        counters: Buf, end1: U32, end2: U32, tickets: U32, per_group: U32,
+        counters: Buf, end1: U32, end2: U32, end3: U32, tickets: U32, per_group: U32,
     );
     MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -429,44 +429,19 @@ impl<'a> InnerProduct<'a> {
     }
 }
 
-/// What a chained key switch in coefficient form switches, and what it adds.
-#[derive(Clone, Copy)]
-pub enum CoeffFirstPass<'a> {
-    /// Relinearize: the target, K residues from residue `first` of `src`; the result adds
-    /// `acc`'s first `acc.1` polynomials (dst itself, or another ciphertext laid out as dst:
-    /// SEAL's out-of-place relinearize reads its operand's pair there).
-    Target {
-        src: &'a Region,
-        first: usize,
-        acc: (&'a Region, usize),
-    },
-    /// Rotate: SEAL's apply_galois with `galois_elt` on both polynomials of `src` (2 K
-    /// residues; a sum read on load), read permuted where the chain loads them: the second
-    /// polynomial is the target, the first is added. dst is none of src's terms.
-    Galois { src: Sources<'a>, galois_elt: u32 },
-}
-
-/// galois_elt^-1 mod 2N (galois_elt odd): Newton's iteration x <- x (2 - g x), each step
-/// doubling the low bits that are right (g x = 1 mod 8 from x = g), mod 2^32 then 2N.
-pub fn galois_elt_inverse(galois_elt: u32, n: usize) -> u32 {
-    let mut x = galois_elt;
-    for _ in 0..4 {
-        x = x.wrapping_mul(2u32.wrapping_sub(galois_elt.wrapping_mul(x)));
-    }
-    x & (2 * n as u32 - 1)
-}
-
 /// One chained key switch in coefficient form (BFV's) at level K: `first` (coefficient
-/// form), then SEAL's switch_key_inplace into the first two polynomials of `dst`, plus the
-/// first pass's addend, all in coefficient form. The scratch regions hold values (K (K + 1)
-/// residues), prod (2 K) and last (2); they alias nothing.
+/// form), then SEAL's switch_key_inplace into the first two polynomials of `dst`, plus
+/// `acc`'s first `acc.1` polynomials (relinearize: dst itself, 2; rotate: the permuted
+/// first polynomial, 1), all in coefficient form. The scratch regions hold values
+/// (K (K + 1) residues), prod (2 K) and last (2); they alias nothing.
 pub struct ChainedCoeffSwitch<'a> {
-    pub first: CoeffFirstPass<'a>,
+    pub first: FirstPass<'a>,
     pub key: &'a Region,
     pub key_stride_primes: usize,
     pub key_special_index: usize,
     pub reduce_every: u32,
     pub dst: &'a Region,
+    pub acc: (&'a Region, usize),
     /// q_special^-1 mod q_i, K Shoup pairs.
     pub inv: &'a Region,
     /// What the mod-down subtracts before it divides (BGV's correction, or rounding).
@@ -916,55 +891,76 @@ impl FusedPasses {
         )?;
         plan.check_queue(queue)?;
         let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        let (acc, acc_polys) = s.acc;
         let mut buffers = vec![
             ("key", s.key, res(2 * k * s.key_stride_primes)?, false),
             ("dst", s.dst, res(2 * k)?, true),
+            ("acc", acc, res(acc_polys * k)?, false),
             ("inv", s.inv, 2 * k, false),
             ("values", s.values, res(k * (k + 1))?, true),
             ("prod", s.prod, res(2 * k)?, true),
             ("last", s.last, res(2)?, true),
             ("counters", s.counters, CHAIN_COUNTER_WORDS, true),
         ];
-        // dst is read (acc) and written word by word by one work item (pass 3), and a
-        // relinearization's target may lie in dst after its first two polynomials (pass 1
-        // reads it, before pass 3 writes).
-        let may_alias = [("dst", "acc"), ("dst", "target")];
-        // (the sum read permuted, galois_elt^-1 mod 2N or 0, the target, its first residue,
-        // the addend and its polynomials); a rotation's target and addend are src's, read
-        // permuted, and the kernel's `target` and `acc` are then unread.
-        let (src, elt_inv, target, target_first, (acc, acc_polys)) = match s.first {
-            CoeffFirstPass::Target { src, first, acc } => {
-                buffers.push(("target", src, res(first + k)?, false));
+        // As in chained_key_switch: dst is read (acc) and written word by word by one work
+        // item (pass 4); a relinearization's target lies in dst after its first two
+        // polynomials, a rotation's sources may be dst (pass 1 reads them, before pass 4
+        // writes); a rotation's addend is the permuted first polynomial (pass 1 writes it,
+        // pass 4 reads it).
+        let may_alias = [
+            ("dst", "acc"),
+            ("dst", "src"),
+            ("permuted", "acc"),
+            ("dst", SOURCE_NAMES[0]),
+            ("dst", SOURCE_NAMES[1]),
+            ("dst", SOURCE_NAMES[2]),
+            ("dst", SOURCE_NAMES[3]),
+        ];
+        let (src, galois_elt, permuted, target, target_first, galois_residues) = match s.first {
+            FirstPass::Target { src, first } => {
+                buffers.push(("src", src, res(first + k)?, false));
                 if src.overlaps(s.dst) && (!src.same_start(s.dst) || first < 2 * k) {
                     return Err(Error::invalid(format!(
                         "{WHAT}: the target overlaps dst's first two polynomials"
                     )));
                 }
-                let (acc_words, acc_polys) = acc;
-                if acc_polys > 2
-                    || (acc_polys > 0 && acc_words.overlaps(s.dst) && !acc_words.same_start(s.dst))
+                // acc is dst itself, or another ciphertext laid out as dst (SEAL's
+                // out-of-place relinearize reads its operand's pair there).
+                if acc_polys > 2 || (acc_polys > 0 && acc.overlaps(s.dst) && !acc.same_start(s.dst))
                 {
                     return Err(Error::invalid(format!(
                         "{WHAT}: a relinearization adds dst's own first polynomials or \
                          another ciphertext's"
                     )));
                 }
-                buffers.push(("acc", acc_words, res(acc_polys * k)?, false));
-                (Sources::one(src), 0, src, first, acc)
+                // Pass 1 has no groups: its buffers are never read or written.
+                (Sources::one(src), 0, s.prod, src, first, 0)
             }
-            CoeffFirstPass::Galois { src, galois_elt } => {
+            FirstPass::Galois { plain: Some(_), .. } => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: a plaintext product is rotated in NTT form, not in coefficient form"
+                )))
+            }
+            FirstPass::Galois {
+                src,
+                plain: None,
+                galois_elt,
+                permuted,
+            } => {
                 crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
                 buffers.extend(src.checked(res(2 * k)?));
-                if src.named().any(|(_, term)| term.overlaps(s.dst)) {
+                buffers.push(("permuted", permuted, res(2 * k)?, true));
+                if acc_polys != 1 || !acc.same_start(permuted) {
                     return Err(Error::invalid(format!(
-                        "{WHAT}: dst overlaps a term of the rotated sum (it is read \
-                         permuted while dst is written)"
+                        "{WHAT}: a rotation adds the permuted first polynomial"
                     )));
                 }
-                let elt_inv = galois_elt_inverse(galois_elt, plan.coeff_count());
-                let first_term = src.named().next().map(|(_, term)| term);
-                let first_term = first_term.ok_or_else(|| Error::invalid("a sum of no terms"))?;
-                (src, elt_inv, first_term, 0, (s.dst, 1))
+                (src, galois_elt, permuted, permuted, k, 2 * k)
+            }
+            FirstPass::Tensor { .. } => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: a CKKS product is in NTT form, not in coefficient form"
+                )))
             }
         };
         check_buffers(WHAT, &buffers, &may_alias)?;
@@ -975,8 +971,9 @@ impl FusedPasses {
             k + 1,
         );
         let pair = residues(WHAT, 2, k)?;
-        let [end1, end2, tickets] = chain_ends(
+        let [end1, end2, end3, tickets] = chain_ends(
             [
+                galois_residues * chained.block_groups,
                 k * ks_chunks as usize * chained.strided_groups,
                 (k + 1) * chained.block_groups,
                 pair * chained.strided_groups,
@@ -987,7 +984,8 @@ impl FusedPasses {
         let args: Vec<(&str, KernelArg)> = src
             .args()
             .chain([
-                ("galois_elt_inv", U32(elt_inv)),
+                ("galois_elt", U32(galois_elt)),
+                ("permuted", Buf(permuted)),
                 ("target", Buf(target)),
                 ("target_first", U32(to_u32(target_first)?)),
                 ("ks_outs", U32(ks_outs)),
@@ -1005,17 +1003,18 @@ impl FusedPasses {
                 ("counters", Buf(s.counters)),
                 ("end1", U32(end1)),
                 ("end2", U32(end2)),
+                ("end3", U32(end3)),
                 ("tickets", U32(tickets)),
                 ("per_group", U32(per_group)),
             ])
             .collect();
         let mut out = Vec::new();
         // SAFETY: every group index of each pass is below that pass's groups (its ticket
-        // range, from the counts above); pass 1 reads the target's K residues, or a
-        // rotation's sources' second K (indices permuted within a residue), and writes
-        // values' K (K + 1); pass 2 reads those and the key, writes prod's 2 K and last's
-        // 2; pass 3 reads prod and last, acc's first acc_polys K residues or a rotation's
-        // sources' first K, and writes dst's 2 K: all checked to lie in their buffers above.
+        // range, from the counts above); pass 1 reads 2 K residues of each source and
+        // writes as many of permuted (a rotation's only), passes 2 and 3 touch what the NTT-form
+        // chain's passes 2 and 3 touch (the target's K residues, values' K (K + 1), prod's
+        // 2 K, last's 2, the key), pass 4 reads prod and last, acc's first acc_polys K
+        // residues and writes dst's 2 K, all checked to lie in their buffers above.
         unsafe { pass.launch(queue, s.values, k, &args, groups, events, &mut out) }?;
         Ok(out)
     }
@@ -1235,29 +1234,6 @@ mod tests {
             ],
         )
         .unwrap();
-    }
-
-    #[test]
-    fn galois_elt_inverse_inverts_mod_2n() {
-        for log_n in [12, 13, 17] {
-            let n = 1usize << log_n;
-            for elt in [
-                1,
-                3,
-                5,
-                2 * n as u32 - 1,
-                n as u32 + 1,
-                12345 & (2 * n as u32 - 1) | 1,
-            ] {
-                let inv = galois_elt_inverse(elt, n);
-                assert!((inv as usize) < 2 * n);
-                assert_eq!(
-                    (elt as u64 * inv as u64) % (2 * n as u64),
-                    1,
-                    "{elt} mod 2^{log_n}+1"
-                );
-            }
-        }
     }
 
     #[test]

@@ -30,8 +30,8 @@ mod moddown;
 use std::sync::Arc;
 
 pub use chain::{
-    galois_elt_inverse, ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch,
-    ChainedTransform, CoeffFirstPass, FirstPass, Sources, SOURCE_TERMS_MAX,
+    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
+    FirstPass, Sources, SOURCE_TERMS_MAX,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};

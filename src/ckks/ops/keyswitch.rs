@@ -10,8 +10,8 @@ use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::{
-    ChainedCoeffSwitch, ChainedSwitch, CoeffFirstPass, DivideRound, DropCorrection, FirstPass,
-    FusedPasses, KeySwitch, Sources,
+    ChainedCoeffSwitch, ChainedSwitch, DivideRound, DropCorrection, FirstPass, FusedPasses,
+    KeySwitch, Sources,
 };
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
@@ -258,8 +258,9 @@ impl LevelOps<'_> {
     /// [`LevelOps::check_key_switch`]'s and the launcher's.
     pub(crate) fn switch_key_coeff_chained(
         &self,
-        first: CoeffFirstPass,
+        first: FirstPass,
         dst: &Region,
+        acc: (&Region, usize),
         key: &KswitchKey,
         correction: DropCorrection,
     ) -> Result<()> {
@@ -272,8 +273,13 @@ impl LevelOps<'_> {
         let k = self.primes();
         let n = self.n();
         let target_offset = match first {
-            CoeffFirstPass::Target { first, .. } => first * n,
-            CoeffFirstPass::Galois { .. } => k * n,
+            FirstPass::Target { first, .. } => first * n,
+            FirstPass::Galois { .. } => k * n,
+            FirstPass::Tensor { .. } => {
+                return Err(Error::Logic(
+                    "a CKKS product is in NTT form, not in coefficient form".into(),
+                ))
+            }
         };
         self.check_key_switch(key, target_offset)?;
         let scratch = |residues: usize| self.scratch(residues * n);
@@ -287,6 +293,7 @@ impl LevelOps<'_> {
                 key_special_index: self.context.special_index()?,
                 reduce_every: reduce_every(&self.level.moduli().moduli()[..k + 1]),
                 dst,
+                acc,
                 inv: self.level.inv_special()?,
                 correction,
                 values: values.buffer(),
