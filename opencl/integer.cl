@@ -1,8 +1,7 @@
-// Uses: arith.cl, sums.cl
+// Uses: arith.cl
 // Element-wise kernels of SEAL's integer schemes (BFV, BGV) that CKKS has no counterpart
-// for: the galois permutation in coefficient form, the plain modulus' correction of BGV's
-// divisions by a dropped prime, the modulus switch in coefficient form and the product by a
-// monomial. Built after arith.cl and sums.cl with -D LOG_N=<log2 N>. Each
+// for: the galois permutation in coefficient form and the plain modulus' correction of
+// BGV's divisions by a dropped prime. Built after arith.cl with -D LOG_N=<log2 N>. Each
 // kernel mirrors the host reference of the same name in src/integer/host.rs word for
 // word; tests/integer_kernels.rs checks that.
 //
@@ -122,46 +121,4 @@ __kernel void integer_divide_round_coeff(__global u64 *dst, ulong dst_at,
                   : moddown_round(c, q_last, r1_last, q, r1, moddown_fix(q_last, q, r1));
     dst[((p * K_out + i) << LOG_N) + k] =
         moddown_finish(src[((first + i) << LOG_N) + k], sub, inv[2 * i], inv[2 * i + 1], q);
-}
-
-// SEAL's multiply_plain_normal by a monomial plaintext, word * x^at (one nonzero
-// coefficient, at < N): negacyclic_multiply_poly_mono_coeffmod on every residue of src (a
-// sum, read on load). The factor under q_i is word mod q_i, or with `upper` (an upper-half
-// coefficient lifted to Z_q, SEAL's plain_upper_half_increment added) (word - t) mod q_i.
-// Coefficient c of a residue goes to c + at, negated mod q_i where c + at >= N (x^N = -1;
-// SEAL negates 0 to 0):
-//   dst[p K + i][k] = m_i src[p K + i][k - at] (k >= at), -(m_i src[p K + i][k - at + N]) (k < at),
-// the exact product mod q_i, canonical: SEAL's words, as the transform's product would be.
-// dst is none of src's terms (the reads shift). Range (K * N, polys).
-__kernel void integer_multiply_monomial(__global u64 *dst, ulong dst_at,
-                                        __global const u64 *src0, ulong src0_at,
-                                        __global const u64 *src1, ulong src1_at,
-                                        __global const u64 *src2, ulong src2_at,
-                                        __global const u64 *src3, ulong src3_at,
-                                        uint src_terms, uint src_negate,
-                                        __global const u64 *moduli, ulong moduli_at, uint K,
-                                        uint at, ulong word, ulong t, uint upper)
-{
-    dst += dst_at;
-    src0 += src0_at;
-    src1 += src1_at;
-    src2 += src2_at;
-    src3 += src3_at;
-    moduli += moduli_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
-    size_t w = get_global_id(0);
-    size_t row = get_global_id(1) * ((size_t)K << LOG_N);
-    size_t i = w >> LOG_N;
-    size_t k = w & INT_MASK;
-    u64 q = moduli[i * INT_MODULI_STRIDE];
-    u64 r0 = moduli[i * INT_MODULI_STRIDE + 1];
-    u64 r1 = moduli[i * INT_MODULI_STRIDE + 2];
-    u64 m = barrett_reduce_64(word, q, r1);
-    if (upper)
-    {
-        m = sub_uint_mod(m, barrett_reduce_64(t, q, r1), q);
-    }
-    size_t from = (k - at) & INT_MASK;
-    u64 v = multiply_uint_mod(load_sum(src, row + (i << LOG_N) + from, q), m, q, r0, r1);
-    dst[row + w] = k < at ? negate_uint_mod(v, q) : v;
 }

@@ -12,14 +12,13 @@ use std::sync::OnceLock;
 
 use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, Modulus, ShoupOperand};
-use seal_opencl::ckks::fused::Sources;
 use seal_opencl::ckks::host as ckks_host;
 use seal_opencl::ckks::kernels::{CkksKernels, IntegerPlain, Lift, ModuliTable};
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::integer::host;
-use seal_opencl::integer::kernels::{IntegerKernels, Monomial};
+use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::PlainScaling;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 use seal_opencl::ErrorKind;
@@ -260,100 +259,6 @@ fn integer_divide_round_coeff_equals_host() {
     assert!(call(&poisoned(POLYS * 3 * N), 3, None).is_err());
     assert!(call(&poisoned(POLYS * 2 * N), 2, Some((&t, t.value()))).is_err());
     assert!(call(&poisoned(POLYS * 2 * N), 2, None).is_ok());
-}
-
-/// `terms` added in turn from the first, each subtracted where its flag says (SEAL's
-/// add_inplace and sub_inplace), every residue canonical.
-fn signed_sum(terms: &[(Vec<u64>, bool)], moduli: &[Modulus]) -> Vec<u64> {
-    let k = moduli.len();
-    let mut sum = vec![0; terms[0].0.len()];
-    for (term, sub) in terms {
-        for (w, (s, &x)) in sum.iter_mut().zip(term).enumerate() {
-            let q = moduli[(w / N) % k].value();
-            *s = if *sub { (*s + q - x) % q } else { (*s + x) % q };
-        }
-    }
-    sum
-}
-
-#[test]
-fn integer_multiply_monomial_equals_host() {
-    let (e, mut rng) = (env(), rng());
-    for moduli in prime_sets() {
-        let (mt, k) = (table(&moduli), moduli.len());
-        for t in plain_moduli() {
-            let t = t.value();
-            let mut monomials = vec![(0, 1), (1, t - 1), (N / 2 + 3, t / 2 + 1), (N - 1, t / 2)];
-            monomials.push((rng.gen_range(0..N), rng.gen_range(1..t)));
-            for (at, word) in monomials {
-                for lifted_t in [None, Some(t)] {
-                    // One term, and three with the middle one subtracted.
-                    for negate in [&[false][..], &[false, true, false]] {
-                        let terms: Vec<(Vec<u64>, bool)> = negate
-                            .iter()
-                            .map(|&sub| (canonical(&mut rng, &moduli, POLYS), sub))
-                            .collect();
-                        let sum = signed_sum(&terms, &moduli);
-                        let mono = Monomial { at, word, lifted_t };
-                        let mut want = vec![0; sum.len()];
-                        host::integer_multiply_monomial(&mut want, &sum, mono, &moduli, N);
-                        let regions: Vec<Region> = terms.iter().map(|(w, _)| upload(w)).collect();
-                        let named: Vec<(&Region, bool)> = regions
-                            .iter()
-                            .zip(negate.iter())
-                            .map(|(r, &sub)| (r, sub))
-                            .collect();
-                        let dst = poisoned(sum.len());
-                        e.kernels
-                            .integer_multiply_monomial(
-                                &e.graph,
-                                &dst,
-                                Sources::sum(&named).unwrap(),
-                                mono,
-                                &mt,
-                                k,
-                                POLYS,
-                            )
-                            .unwrap();
-                        let what = format!(
-                            "K = {k}, t = {t}, {word} x^{at}, lifted {}, {} term(s)",
-                            lifted_t.is_some(),
-                            negate.len()
-                        );
-                        assert_words(&down(&dst), &want, &what);
-                        for (region, (words, _)) in regions.iter().zip(&terms) {
-                            assert_words(&down(region), words, &format!("{what}: a term"));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // Its checks: dst over a term, an exponent of N, a short term.
-    let moduli = &prime_sets()[0];
-    let (mt, k) = (table(moduli), moduli.len());
-    let src = poisoned(POLYS * k * N);
-    let mono = |at| Monomial {
-        at,
-        word: 1,
-        lifted_t: None,
-    };
-    let call = |dst: &Region, src: &Region, at| {
-        e.kernels.integer_multiply_monomial(
-            &e.graph,
-            dst,
-            Sources::one(src),
-            mono(at),
-            &mt,
-            k,
-            POLYS,
-        )
-    };
-    let invalid = |r: seal_opencl::Result<()>| r.unwrap_err().kind() == ErrorKind::InvalidArgument;
-    assert!(invalid(call(&src, &src, 1)));
-    assert!(invalid(call(&poisoned(POLYS * k * N), &src, N)));
-    assert!(invalid(call(&poisoned(POLYS * k * N), &poisoned(k * N), 1)));
-    assert!(call(&poisoned(POLYS * k * N), &src, N - 1).is_ok());
 }
 
 #[test]

@@ -27,7 +27,7 @@ use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::integer::host::plain_lift;
-use seal_opencl::integer::kernels::{IntegerKernels, Monomial};
+use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::ops::{key_switch_correction, IntegerOps, IntegerScheme};
 use seal_opencl::integer::plain::{add_plain_corrected, multiply_plain_coeff};
 use seal_opencl::memcache::MemcacheConfig;
@@ -676,71 +676,6 @@ fn multiply_plain_coeff_equals_host() {
                     ),
                 );
             }
-        }
-    }
-}
-
-/// A monomial plaintext times a ciphertext by the shift (`IntegerOps::multiply_monomial`,
-/// SEAL's shortcut for one nonzero coefficient) gives the words of the product through the
-/// transform (`multiply_plain_host`, SEAL's general path): lower- and upper-half
-/// coefficients, lifted (upper_half) or not, at the ends and inside, on 2 polynomials.
-#[test]
-fn multiply_monomial_equals_multiply_plain() {
-    let mut rng = rng();
-    let devices = devices();
-    let graph = devices.graph();
-    let log_n = 12;
-    let n = 1usize << log_n;
-    let key_values = coeff_modulus_create(n as u64, &[40, 40, 40]).unwrap();
-    let k = key_values.len() - 1;
-    let moduli: Vec<Modulus> = key_values[..k]
-        .iter()
-        .map(|&q| Modulus::new(q).unwrap())
-        .collect();
-    let t = coeff_modulus_create(n as u64, &[20]).unwrap()[0];
-    let context = CkksContext::new(
-        graph.context(),
-        log_n,
-        &key_values,
-        true,
-        NttStrategy::STAGED,
-        CHOICES[0],
-    )
-    .unwrap();
-    let kernels = IntegerKernels::new(graph.context(), log_n).unwrap();
-    let integer = IntegerOps::new(&context, &kernels, &graph, k, IntegerScheme::Bfv).unwrap();
-    let random_word = rng.gen_range(1..t);
-    let random_at = rng.gen_range(0..n);
-    for (at, word) in [
-        (0, 1),
-        (n - 1, t - 1),
-        (n / 2, t / 2 + 1),
-        (random_at, random_word),
-    ] {
-        for upper_half in [true, false] {
-            let ct: Vec<u64> = (0..2 * k * n)
-                .map(|w| rng.gen_range(0..moduli[(w / n) % k].value()))
-                .collect();
-            let mut plain = vec![0; at + 1];
-            plain[at] = word;
-            let want = multiply_plain_host(&ct, &plain, t, upper_half, &moduli, log_n);
-            let src = graph.alloc(ct.len()).unwrap();
-            cl::write(graph.queue(), src.buffer(), 0, &ct).unwrap();
-            let dst = graph.alloc(ct.len()).unwrap();
-            cl::poison(graph.queue(), dst.buffer(), 0xBAD0_BAD0_BAD0_BAD0).unwrap();
-            let mono = Monomial {
-                at,
-                word,
-                lifted_t: (upper_half && word >= t.div_ceil(2)).then_some(t),
-            };
-            integer
-                .multiply_monomial(dst.buffer(), Sources::one(src.buffer()), 2, mono)
-                .unwrap();
-            assert_same(
-                &download(&graph, dst.buffer(), ct.len()),
-                &want,
-                &format!("{word} x^{at}, upper half {upper_half}"),
-            );
         }
     }
 }

@@ -28,17 +28,13 @@ pub const PLAIN: &str = include_str!("../../opencl/plain.cl");
 /// forward block pass with its inner product.
 pub const FUSED: &str = include_str!("../../opencl/fused.cl");
 
-/// A ciphertext read as a deferred sum of up to four others (`sum_src`, `load_sum`), built
-/// after `ARITH`, before `CHAIN` and `INTEGER`, whose kernels read such sums on load.
-pub const SUMS: &str = include_str!("../../opencl/sums.cl");
-
-/// A key switch's five fused launches chained into one, built after `NTT`, `FUSED` and `SUMS`
+/// A key switch's five fused launches chained into one, built after `NTT` and `FUSED`
 /// (with `-D KS_ROWS=1`), and `-D DEVICE_FENCE_PTX` on NVIDIA.
 pub const CHAIN: &str = include_str!("../../opencl/chain.cl");
 
 /// The element-wise kernels of BFV and BGV that CKKS has none of (the galois permutation in
-/// coefficient form, BGV's plain modulus correction, the product by a monomial), built
-/// after `ARITH` and `SUMS` with `-D LOG_N=..`.
+/// coefficient form, BGV's plain modulus correction), built after `ARITH` with
+/// `-D LOG_N=..`.
 pub const INTEGER: &str = include_str!("../../opencl/integer.cl");
 
 /// The per-coefficient steps of BFV's multiplication by BEHZ base extensions (the

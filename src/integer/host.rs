@@ -5,7 +5,6 @@
 //! `(p * K + j) * n + k`. These are test oracles: a size that does not match the documented
 //! shapes is a bug in the caller and panics; the device launchers return errors instead.
 
-use super::kernels::Monomial;
 use crate::arith::{
     add_uint_mod, barrett_reduce_64, mad_uint_mod, multiply_uint_mod, negate_uint_mod,
     sub_uint_mod, Modulus, ShoupOperand,
@@ -120,38 +119,6 @@ pub fn integer_divide_round_coeff(
         false,
         n,
     );
-}
-
-/// SEAL's `negacyclic_multiply_poly_mono_coeffmod` of every residue of `src` (K =
-/// `moduli.len()` residues per polynomial) by `mono`: coefficient c, times the factor
-/// under q_j (word mod q_j, or (word - t) mod q_j with `lifted_t`), goes to c + at, negated
-/// past N (x^N = -1). # Panics: mismatched lengths, or at >= n.
-pub fn integer_multiply_monomial(
-    dst: &mut [u64],
-    src: &[u64],
-    mono: Monomial,
-    moduli: &[Modulus],
-    n: usize,
-) {
-    let k = moduli.len();
-    assert!(dst.len() == src.len() && src.len().is_multiple_of(k * n) && mono.at < n);
-    for (r, (out, input)) in dst.chunks_exact_mut(n).zip(src.chunks_exact(n)).enumerate() {
-        let q = &moduli[r % k];
-        let word = barrett_reduce_64(mono.word, q);
-        let factor = match mono.lifted_t {
-            Some(t) => sub_uint_mod(word, barrett_reduce_64(t, q), q),
-            None => word,
-        };
-        for (c, &v) in input.iter().enumerate() {
-            let product = multiply_uint_mod(v, factor, q);
-            let to = c + mono.at;
-            if to < n {
-                out[to] = product;
-            } else {
-                out[to - n] = negate_uint_mod(product, q);
-            }
-        }
-    }
 }
 
 /// The plaintext's coefficient k, zero past its last.

@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use crate::arith::Modulus;
-use crate::ckks::fused::Sources;
 use crate::ckks::kernels::{Checks, ModuliTable, Slot, WORK_GROUP_SIZE};
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, Context, KernelArg, KernelSig, Region};
@@ -19,15 +18,13 @@ kernel_sigs! {
     INTEGER_APPLY_GALOIS = integer_apply_galois(dst: Buf, src: Buf, moduli: Buf, galois_elt: U32, K: U32);
     INTEGER_MOD_T_PREP = integer_mod_t_prep(dst: Buf, last: Buf, moduli: Buf, last_q_index: U32, K_out: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64);
     INTEGER_DIVIDE_ROUND_COEFF = integer_divide_round_coeff(dst: Buf, src: Buf, inv: Buf, moduli: Buf, K_out: U32, bgv: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64);
-    INTEGER_MULTIPLY_MONOMIAL = integer_multiply_monomial(dst: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src_terms: U32, src_negate: U32, moduli: Buf, K: U32, at: U32, word: U64, t: U64, upper: U32);
 }
 
 /// The kernels of `opencl/integer.cl`, in the order [`IntegerKernels`] holds them.
-const INTEGER_SIGS: [&KernelSig; 4] = [
+const INTEGER_SIGS: [&KernelSig; 3] = [
     &INTEGER_APPLY_GALOIS,
     &INTEGER_MOD_T_PREP,
     &INTEGER_DIVIDE_ROUND_COEFF,
-    &INTEGER_MULTIPLY_MONOMIAL,
 ];
 
 /// Every kernel of `opencl/integer.cl` for one N, shared by threads (`&self` methods); each
@@ -54,7 +51,7 @@ impl IntegerKernels {
             )));
         }
         let program = ctx.program(
-            &[sources::ARITH, sources::SUMS, sources::INTEGER],
+            &[sources::ARITH, sources::INTEGER],
             &format!("-D LOG_N={log_n}"),
         )?;
         Ok(IntegerKernels {
@@ -255,75 +252,6 @@ impl IntegerKernels {
                 &INTEGER_DIVIDE_ROUND_COEFF,
                 &args,
                 c.words(&[k_out])?,
-                polys,
-            )
-        }
-    }
-}
-
-/// A monomial plaintext, `word` x^`at` (one nonzero coefficient), as SEAL's
-/// multiply_plain_normal multiplies by it: under q_i by word mod q_i, or with `lifted_t`
-/// = Some(t) (an upper-half coefficient lifted to Z_q) by (word - t) mod q_i.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Monomial {
-    pub at: usize,
-    pub word: u64,
-    pub lifted_t: Option<u64>,
-}
-
-impl IntegerKernels {
-    /// SEAL's multiply_plain_normal of `polys` polynomials of `k` residues (coefficient
-    /// form, canonical; a sum of ciphertexts read on load) by `mono`
-    /// (`negacyclic_multiply_poly_mono_coeffmod`): coefficient c of each residue times the
-    /// factor moves to c + at, negated mod q_i past N. On exit dst canonical: the exact
-    /// product, SEAL's words. dst must overlap none of src's terms (the reads shift).
-    #[allow(clippy::too_many_arguments)] // mirrors the kernel's arguments one to one
-    pub fn integer_multiply_monomial(
-        &self,
-        graph: &Graph,
-        dst: &Region,
-        src: Sources,
-        mono: Monomial,
-        moduli: &ModuliTable,
-        k: usize,
-        polys: usize,
-    ) -> Result<()> {
-        let c = self.checks(&INTEGER_MULTIPLY_MONOMIAL);
-        c.nonzero(&[("K", k), ("polys", polys)])?;
-        c.covers(moduli, k)?;
-        if mono.at >= 1 << self.log_n {
-            return Err(c.error(format!(
-                "the monomial's exponent {} is not below N = {}",
-                mono.at,
-                1usize << self.log_n
-            )));
-        }
-        let words = c.words(&[polys, k])?;
-        for (name, term) in src.named() {
-            c.distinct(&[(("dst", dst), (name, term))])?;
-            c.buf(name, term, words)?;
-        }
-        let args: Vec<(&str, KernelArg)> = [c.buf("dst", dst, words)?]
-            .into_iter()
-            .chain(src.args())
-            .chain([
-                ("moduli", Buf(moduli.buffer())),
-                c.u32("K", k)?,
-                c.u32("at", mono.at)?,
-                ("word", U64(mono.word)),
-                ("t", U64(mono.lifted_t.unwrap_or(0))),
-                ("upper", U32(mono.lifted_t.is_some().into())),
-            ])
-            .collect();
-        // SAFETY: item (i N + k', p), i < K, p < polys, writes dst[p K N + i N + k'] and reads
-        // word p K N + i N + ((k' - at) mod N) of each term: all below polys K N (checked for
-        // dst and every term); prime i < K of the table (checked).
-        unsafe {
-            self.launch(
-                graph,
-                &INTEGER_MULTIPLY_MONOMIAL,
-                &args,
-                c.words(&[k])?,
                 polys,
             )
         }

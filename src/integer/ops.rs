@@ -28,7 +28,7 @@
 //!   unfused inner product, then CKKS's unfused mod-down with `integer_mod_t_prep`
 //!   (opencl/integer.cl) as its prep.
 
-use super::kernels::{IntegerKernels, Monomial};
+use super::kernels::IntegerKernels;
 use crate::arith::{invert_uint_mod, Modulus};
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::fused::{DivideRound, DropCorrection, FirstPass, Sources};
@@ -473,28 +473,6 @@ impl<'a> IntegerOps<'a> {
             level.moduli(),
             k - 1,
             bgv.as_ref().map(|(t, inv_t)| (t, *inv_t)),
-            polys,
-        )
-    }
-
-    /// SEAL's multiply_plain_normal by a monomial plaintext in coefficient form
-    /// (`negacyclic_multiply_poly_mono_coeffmod`): dst = src's `polys` polynomials (a sum
-    /// read on load) times `mono`, one launch ([`IntegerKernels::integer_multiply_monomial`]).
-    /// dst must overlap none of src's terms.
-    pub fn multiply_monomial(
-        &self,
-        dst: &Region,
-        src: Sources,
-        polys: usize,
-        mono: Monomial,
-    ) -> Result<()> {
-        self.kernels.integer_multiply_monomial(
-            self.graph(),
-            dst,
-            src,
-            mono,
-            self.ops.level().moduli(),
-            self.primes(),
             polys,
         )
     }

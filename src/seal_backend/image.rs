@@ -227,14 +227,6 @@ impl GpuImage {
         self.known.zeros(poly_words)
     }
 
-    /// (at, word) where the image's words are word x^at alone (an uploaded monomial).
-    pub(crate) fn monomial(&self) -> Option<(usize, u64)> {
-        match self.known {
-            Known::Monomial { at, word } => Some((at, word)),
-            _ => None,
-        }
-    }
-
     /// Records what the operation that just wrote the image knows of its polynomials (of
     /// `poly_words` words).
     pub(crate) fn set_zeros(&mut self, zeros: Zeros, poly_words: usize) {

@@ -17,7 +17,7 @@ use crate::ckks::kernels::IntegerPlain;
 use crate::ckks::ops::LevelOps;
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
-use crate::integer::kernels::{IntegerKernels, Monomial};
+use crate::integer::kernels::IntegerKernels;
 use crate::integer::multiply::BehzLevels;
 use crate::integer::ops::{IntegerOps, IntegerScheme};
 use crate::integer::plain::{add_plain_corrected, multiply_plain_coeff, scale_add_plain};
@@ -39,9 +39,7 @@ pub enum Scheme {
 impl Backend {
     /// ct *= plain with both in coefficient form (SEAL's `multiply_plain_normal`); upper-half
     /// coefficients stand for themselves minus t with `upper_half` (see
-    /// `integer::plain::multiply_plain_coeff`). A plaintext uploaded as a monomial multiplies
-    /// as SEAL's shortcut for one does, by a shift in one launch
-    /// (`IntegerOps::multiply_monomial`): the same exact product.
+    /// `integer::plain::multiply_plain_coeff`).
     pub fn multiply_plain_coeff(
         &self,
         level: &Level,
@@ -55,48 +53,15 @@ impl Backend {
             multiply_plain_coeff(ops, target.dst, src, size, p, upper_half)
         };
         // A sum from zero deferred in ct (SEAL's out-of-place sub, say, copied into the
-        // product) is read on the chained launch's loads, or the monomial's: it never runs.
+        // product) is read on the chained launch's loads: it never runs.
         let from_sum = |ops: &LevelOps, ct: &mut GpuImage, p: IntegerPlain| {
             let tile = ops.graph().tile().index();
-            let graph = ops.graph();
-            if let Some((at, word)) = plain.monomial() {
-                let mono = Monomial {
-                    at,
-                    word,
-                    lifted_t: (upper_half && word >= p.threshold()).then_some(p.t),
-                };
-                return self.by_scheme(
-                    ops,
-                    level,
-                    || Err(Error::Logic("a monomial plaintext of CKKS".into())),
-                    |integer| {
-                        let summed = ct.consume_deferred(
-                            graph,
-                            |d| d.reads_as_sources(tile),
-                            |d, dst| {
-                                let src = Sources::sum(&d.sources(graph)?)?;
-                                integer.multiply_monomial(dst, src, size, mono)
-                            },
-                        )?;
-                        if !summed {
-                            let target = ct.renew_on(graph)?;
-                            integer.multiply_monomial(
-                                target.dst,
-                                Sources::one(target.src()),
-                                size,
-                                mono,
-                            )?;
-                        }
-                        Ok(true)
-                    },
-                );
-            }
             Ok(ops.chains_multiply_plain()
                 && ct.consume_deferred(
-                    graph,
+                    ops.graph(),
                     |d| d.reads_as_sources(tile),
                     |d, dst| {
-                        let src = Sources::sum(&d.sources(graph)?)?;
+                        let src = Sources::sum(&d.sources(ops.graph())?)?;
                         multiply_plain_coeff(ops, dst, src, size, p, upper_half)
                     },
                 )?)

@@ -24,43 +24,24 @@ pub(crate) enum Known {
     Nothing,
     /// Words `from ..` are zero.
     ZeroFrom(usize),
-    /// Word `at` is `word`, nonzero, and every other is zero: a monomial plaintext, which
-    /// multiply_plain in coefficient form multiplies by as SEAL does, by a shift.
-    Monomial { at: usize, word: u64 },
 }
 
 impl Known {
-    /// What uploading `data` tells: its tail of zeros, and whether it is a monomial (its
-    /// last nonzero word found from the end and its first from the start, so words with a
-    /// nonzero first or last word cost a comparison or two).
+    /// What uploading `data` tells: its tail of zeros (found from the end, so a ciphertext
+    /// or plaintext with a nonzero last word costs one comparison).
     pub(crate) fn of_words(data: &[u64]) -> Known {
-        let Some(last) = data.iter().rposition(|&w| w != 0) else {
-            return Known::ZeroFrom(0);
-        };
-        if data[..last].iter().all(|&w| w == 0) {
-            Known::Monomial {
-                at: last,
-                word: data[last],
-            }
-        } else {
-            Known::ZeroFrom(last + 1)
-        }
-    }
-
-    /// The words from which on every one is zero, if known.
-    fn zero_from(self) -> Option<usize> {
-        match self {
-            Known::Nothing => None,
-            Known::ZeroFrom(from) => Some(from),
-            Known::Monomial { at, .. } => Some(at + 1),
-        }
+        Known::ZeroFrom(
+            data.iter()
+                .rposition(|&w| w != 0)
+                .map_or(0, |last| last + 1),
+        )
     }
 
     /// The zeros this means for an image of polynomials of `poly_words` words.
     pub(crate) fn zeros(self, poly_words: usize) -> Zeros {
-        match self.zero_from() {
-            Some(0) => Zeros::All,
-            Some(from) if from <= poly_words => Zeros::Tail,
+        match self {
+            Known::ZeroFrom(0) => Zeros::All,
+            Known::ZeroFrom(from) if from <= poly_words => Zeros::Tail,
             _ => Zeros::Unknown,
         }
     }

@@ -196,11 +196,7 @@ impl ChainedPasses {
             u32::from(local_roots),
             fence.build_option()
         );
-        let program = plan.build_program(
-            layout,
-            &[sources::FUSED, sources::SUMS, sources::CHAIN],
-            &options,
-        )?;
+        let program = plan.build_program(layout, &[sources::FUSED, sources::CHAIN], &options)?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
@@ -296,27 +292,21 @@ impl<'a> Sources<'a> {
         }
     }
 
-    /// The terms' regions under the kernels' names `src0` .. `src3`.
-    pub(crate) fn named(&self) -> impl Iterator<Item = (&'static str, &'a Region)> + '_ {
-        SOURCE_NAMES
-            .iter()
-            .zip(&self.terms[..self.count])
-            .map(|(&name, &(region, _))| (name, region))
-    }
-
     /// The terms' regions, each checked as `words` long, read-only, under `src0` ..
     /// `src3`.
     fn checked(
         &self,
         words: usize,
     ) -> impl Iterator<Item = (&'static str, &'a Region, usize, bool)> + '_ {
-        self.named()
-            .map(move |(name, region)| (name, region, words, false))
+        SOURCE_NAMES
+            .iter()
+            .zip(&self.terms[..self.count])
+            .map(move |(&name, &(region, _))| (name, region, words, false))
     }
 
     /// The kernel's `src0` .. `src3`, `src_terms` and `src_negate` (the terms past `count`
     /// repeat the first, unread).
-    pub(crate) fn args(&self) -> impl Iterator<Item = (&'static str, KernelArg<'a>)> + '_ {
+    fn args(&self) -> impl Iterator<Item = (&'static str, KernelArg<'a>)> + '_ {
         let negate = self.terms[..self.count]
             .iter()
             .enumerate()
