@@ -133,7 +133,8 @@ fn chaining_fixture() -> (Fixture, rand::rngs::StdRng) {
 
 /// A multiply's product waits for its relinearization (`src/seal_backend/deferred.rs`):
 /// every way to reach it gives SEAL's words. Relinearized in place, out of place (a copy of
-/// the product, then both read), read before relinearizing, added to another, squared
+/// the product, then both read; also after a read, the copy sharing the product's words),
+/// read before relinearizing, added to another, squared
 /// (`x * x`),
 /// with an operand written after the multiply and before the product is used, and
 /// overwritten by a new product unread; plaintext products added and subtracted, read and
@@ -173,6 +174,24 @@ fn deferred_products_reach_every_use() {
     assert_same(&product, &p, "read before relinearizing");
     ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
     assert_same(&relin(&product), &p, "relinearized after a read");
+
+    // Read, so that its words are the product's own; then SEAL's out-of-place relinearize,
+    // whose copy shares them: read by the key switch, not copied first.
+    let mut p = xg.clone();
+    ev.multiply_inplace(&mut p, &yg).unwrap();
+    assert_same(&product, &p, "read before relinearizing into another");
+    let mut r = Ciphertext::new().unwrap();
+    ev.relinearize(&p, &fx.relin, &mut r).unwrap();
+    assert_same(
+        &relin(&product),
+        &r,
+        "relinearized out of place after a read",
+    );
+    assert_same(
+        &product,
+        &p,
+        "the read product a copy was relinearized from",
+    );
 
     // Two products, both deferred, added.
     let (mut p, mut q) = (xg.clone(), xg.clone());
