@@ -472,17 +472,6 @@ impl GpuImage {
                 source: None,
             });
         }
-        self.renew_on(graph)
-    }
-
-    /// Where an operation that cannot write in place writes the image's new contents on
-    /// `graph`'s queue: a new buffer of `graph`'s tile, which becomes the image's, reading
-    /// the words it held (ordered behind their last writer). Words on another tile move to
-    /// `graph`'s first.
-    pub(crate) fn renew_on(&mut self, graph: &Graph) -> Result<Rewrite<'_>> {
-        if self.tile() != graph.tile().index() {
-            self.copy_to(graph)?;
-        }
         let fresh = graph.alloc(self.len)?;
         self.ordered_read(graph)?;
         self.new_contents();
@@ -508,7 +497,7 @@ impl GpuImage {
     }
 
     /// Whether no copy shares the image's words. Errors: the image holds none.
-    pub(crate) fn holds_alone(&self) -> Result<bool> {
+    fn holds_alone(&self) -> Result<bool> {
         Ok(Arc::strong_count(self.words()?) == 1)
     }
 

@@ -721,10 +721,14 @@ impl Backend {
                 _ if consumed => {}
                 // Words a copy shares (SEAL's out-of-place relinearize copies, then
                 // relinearizes the copy) are read, not copied first: the result goes to a
-                // new buffer.
-                [key] if size == 3 && !ct.holds_alone()? => {
-                    let target = ct.renew_on(ops.graph())?;
-                    self.relinearize_into(ops, level, target.dst, target.src(), key)?;
+                // new buffer (`rewrite_on`).
+                [key] if size == 3 => {
+                    let target = ct.rewrite_on(ops.graph())?;
+                    if target.out_of_place() {
+                        self.relinearize_into(ops, level, target.dst, target.src(), key)?;
+                    } else {
+                        self.relinearize_in(ops, level, target.dst, size, &keys)?;
+                    }
                 }
                 _ => self.relinearize_in(ops, level, ct.write_on(ops.graph())?, size, &keys)?,
             }
