@@ -259,6 +259,29 @@ fn main() -> std::io::Result<()> {
                     ]
                 }),
             ),
+            "launch" => {
+                let _ = writeln!(
+                    out,
+                    "The host's time per kernel launch by the state of the queue ({} launches of {} items a row, medians of {}; empty kernel {:.1} us of device time): `issue` is the host's time inside the enqueue calls, `wall` the first enqueue to the queue finished, per launch.\n",
+                    s(&j["launches"]),
+                    s(&j["items"]),
+                    s(&j["reps"]),
+                    f(&j["empty_kernel_us"])
+                );
+                table(
+                    &mut out,
+                    &["mode", "device us", "regions", "issue us", "wall us"],
+                    rows(j).iter().map(|r| {
+                        vec![
+                            s(&r["mode"]),
+                            format!("{:.1}", f(&r["device_us"])),
+                            s(&r["regions"]),
+                            format!("{:.2}", f(&r["issue_us"])),
+                            format!("{:.2}", f(&r["wall_us"])),
+                        ]
+                    }),
+                )
+            }
             "sealbench" => {
                 let _ = writeln!(
                     out,

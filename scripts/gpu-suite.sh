@@ -157,7 +157,7 @@ benches)
   # The benches write benches/results/<bench>-<device>-<date>.json below the working folder.
   quick=()
   [ "${QUICK:-0}" = 1 ] && quick=(--quick)
-  for b in ntt runtime routines ops matmul multiqueue butterflies; do
+  for b in ntt runtime routines ops matmul multiqueue butterflies launch; do
     run "bench-$b" "$bin/bench-$b" "${quick[@]}"
   done
   # The server runs (below); SERVER=0 leaves them to a call of their own (`server`), so that
