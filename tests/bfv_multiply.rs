@@ -6,9 +6,11 @@
 //! - the device sequence `BehzLevel::bfv_multiply` equals the host reference word for word on
 //!   the same ciphertexts and on fresh random inputs (canonical residues with 0 and q - 1
 //!   mixed in), outputs poisoned first, for products and squares of sizes 2 x 2, 3 x 2, 1 x 3;
-//! - the naive NTT plan and a second run give the same words;
-//! - a product or a square takes one extension, the forward transform, the tensor fused with
-//!   the inverse transform (apart with the naive plan) and one scaling;
+//! - the naive NTT plan, the forward transform in separate launches instead of one chained
+//!   launch, and a second run give the same words;
+//! - a product or a square takes one extension, the forward transform (one launch where the
+//!   level chains), the tensor fused with the inverse transform (apart with the naive plan)
+//!   and one scaling;
 //! - bad arguments are `InvalidArgument` errors.
 //!
 //! Parameters: N = 2^12 and 2^13, one to four primes of 40 to 60 bits, plain moduli of 17, 20
@@ -18,6 +20,7 @@ use std::sync::{Arc, OnceLock};
 
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, get_primes};
+use seal_opencl::ckks::context::DEFAULT_CHAIN_GROUPS_PER_UNIT;
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
@@ -31,6 +34,9 @@ use seal_opencl_testkit::harness::rng;
 use seal_opencl_testkit::oracle_bfv::{seal_bfv_products, SealBfvProducts};
 
 const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
+
+/// Chained launches as the backend's default at N <= 2^14.
+const CHAIN: Option<u32> = Some(DEFAULT_CHAIN_GROUPS_PER_UNIT);
 
 /// One parameter set: N = 2^log_n, the key level's prime sizes, t, and how many levels the
 /// ciphertexts are switched down before multiplying.
@@ -156,12 +162,19 @@ fn env() -> &'static Env {
 }
 
 fn level(tables: &BehzTables) -> BehzLevel {
-    level_with(tables, NttStrategy::STAGED)
+    level_with(tables, NttStrategy::STAGED, CHAIN)
 }
 
-fn level_with(tables: &BehzTables, strategy: NttStrategy) -> BehzLevel {
+fn level_with(tables: &BehzTables, strategy: NttStrategy, chain: Option<u32>) -> BehzLevel {
     let graph = &env().graph;
-    BehzLevel::new(graph.context(), graph.queue(), tables.clone(), strategy).expect("BEHZ level")
+    BehzLevel::new(
+        graph.context(),
+        graph.queue(),
+        tables.clone(),
+        strategy,
+        chain,
+    )
+    .expect("BEHZ level")
 }
 
 fn upload(words: &[u64]) -> Region {
@@ -259,6 +272,32 @@ fn device_equals_host_on_random_inputs() {
     }
 }
 
+/// The forward transform in separate launches gives the chained launch's words at 2^13,
+/// where the layout takes two passes, both the host reference's.
+#[test]
+fn chained_and_separate_forward_transforms_give_the_same_words() {
+    let mut rng = rng();
+    let key_moduli = coeff_modulus_create(1 << 13, &[50, 50, 50, 50, 50]).unwrap();
+    let tables = BehzTables::new(13, &key_moduli[..4], 65537).unwrap();
+    let (chained, separate) = (
+        level(&tables),
+        level_with(&tables, NttStrategy::STAGED, None),
+    );
+    assert!(
+        chained.launches() < separate.launches(),
+        "no chained launch at 2^13"
+    );
+    for (s1, s2) in [(2, 2), (3, 2)] {
+        let a = random_ct(&tables, s1, &mut rng);
+        let b = random_ct(&tables, s2, &mut rng);
+        let host = tables.bfv_multiply_host(&a, s1, &b, s2).unwrap();
+        for (what, level) in [("chained", &chained), ("separate", &separate)] {
+            let device = device_multiply(level, &a, s1, Some((&b, s2)));
+            assert!(host == device, "{what}, {s1} x {s2}");
+        }
+    }
+}
+
 /// The naive NTT plan gives the staged plan's words, and a second run on the same inputs
 /// (fresh scratch and result buffers) the first run's.
 #[test]
@@ -266,7 +305,10 @@ fn naive_plan_and_second_runs_give_the_same_words() {
     let mut rng = rng();
     let key_moduli = coeff_modulus_create(1 << 12, &[60, 60, 60]).unwrap();
     let tables = BehzTables::new(12, &key_moduli[..2], 65537).unwrap();
-    let (staged, naive) = (level(&tables), level_with(&tables, NttStrategy::Naive));
+    let (staged, naive) = (
+        level(&tables),
+        level_with(&tables, NttStrategy::Naive, CHAIN),
+    );
     let a = random_ct(&tables, 2, &mut rng);
     let b = random_ct(&tables, 2, &mut rng);
     let first = device_multiply(&staged, &a, 2, Some((&b, 2)));
@@ -286,7 +328,9 @@ fn naive_plan_and_second_runs_give_the_same_words() {
 
 /// A product takes one extension, the forward transform's passes, the inverse's (the
 /// first with the tensor product) and one scaling, a square too: 4 launches with one-pass
-/// transforms, 6 with two-pass ones; with a naive plan log N each way and the tensor apart.
+/// transforms, 6 with two-pass ones, 5 where the forward's two passes chain (2^13 on the
+/// test devices, which have the chain's fence); with a naive plan log N each way and the
+/// tensor apart.
 /// On devices of its own, so that no other test's launches are counted.
 #[test]
 fn launch_counts() {
@@ -304,20 +348,31 @@ fn launch_counts() {
             .context()
             .buffer(graph.queue(), (3 * 2) << log_n)
             .unwrap();
-        for strategy in [NttStrategy::STAGED, NttStrategy::Naive] {
-            let level =
-                BehzLevel::new(graph.context(), graph.queue(), tables.clone(), strategy).unwrap();
-            let expected = match strategy {
-                NttStrategy::Naive => 3 + 2 * log_n as usize,
-                _ => level.launches(),
+        let setups = [
+            (NttStrategy::STAGED, CHAIN),
+            (NttStrategy::STAGED, None),
+            (NttStrategy::Naive, CHAIN),
+        ];
+        for (strategy, chain) in setups {
+            let level = BehzLevel::new(
+                graph.context(),
+                graph.queue(),
+                tables.clone(),
+                strategy,
+                chain,
+            )
+            .unwrap();
+            let expected = match (strategy, chain, log_n) {
+                (NttStrategy::Naive, _, _) => 3 + 2 * log_n as usize,
+                (_, _, 12) => 4,
+                (_, Some(_), _) => 5,
+                (_, None, _) => 6,
             };
-            assert_eq!(level.launches(), expected, "{strategy} at 2^{log_n}");
-            if strategy == NttStrategy::STAGED {
-                assert!(
-                    [4, 6].contains(&expected),
-                    "{expected} launches at 2^{log_n}"
-                );
-            }
+            assert_eq!(
+                level.launches(),
+                expected,
+                "{strategy} {chain:?} at 2^{log_n}"
+            );
             for (what, b) in [("multiply", &b), ("square", &a)] {
                 graph.finish().unwrap();
                 profiler.clear_events();
@@ -328,7 +383,10 @@ fn launch_counts() {
                     .iter()
                     .map(|s| s.count)
                     .sum();
-                assert_eq!(launches, expected as u64, "{what}, {strategy} at 2^{log_n}");
+                assert_eq!(
+                    launches, expected as u64,
+                    "{what}, {strategy} {chain:?} at 2^{log_n}"
+                );
             }
         }
     }
@@ -339,7 +397,8 @@ fn launch_counts() {
 fn levels_are_built_once_over_the_first_primes() {
     let graph = &env().graph;
     let data = &coeff_modulus_create(1 << 12, &[40, 40, 40, 40]).unwrap()[..3];
-    let levels = BehzLevels::new(graph.context(), 12, data, 65537, NttStrategy::STAGED).unwrap();
+    let levels =
+        BehzLevels::new(graph.context(), 12, data, 65537, NttStrategy::STAGED, CHAIN).unwrap();
     for k in 1..=3 {
         let level = levels.level(graph.queue(), k).unwrap();
         assert!(Arc::ptr_eq(

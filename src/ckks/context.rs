@@ -206,6 +206,12 @@ impl CkksContext {
         self.fused
     }
 
+    /// Chained launches at this N, with their work groups per compute unit, where the
+    /// passes are fused ([`KernelChoices::chain_log_n`]); None: separate launches.
+    pub fn chain(&self) -> Option<u32> {
+        self.chain.filter(|_| self.fused)
+    }
+
     pub fn log_n(&self) -> u32 {
         self.log_n
     }

@@ -7,7 +7,9 @@
 //!    base q U Bsk (W = K + NB + 1 residues: its copy in q, its extension to Bsk), into one
 //!    scratch buffer;
 //! 2. the plan's forward NTT of all of them, fully reduced (SEAL transforms lazily; the
-//!    dyadic products reduce fully, so the products' words are the same);
+//!    dyadic products reduce fully, so the products' words are the same): one chained
+//!    launch of its two passes where the level chains (`ntt_fwd_chained`,
+//!    `FusedPasses::chained_transform` on the plan over q U Bsk), else the plan's passes;
 //! 3. the tensor product over the W primes of q U Bsk (the s1 + s2 - 1 polynomials of
 //!    SEAL's step (4), canonical) and the lazy inverse NTT of them (step (5)): with a staged
 //!    plan, the products loaded into the inverse's block pass (`ntt_inv_block_tensor`,
@@ -18,8 +20,9 @@
 //! [`BehzLevels`] holds the levels of one parameter set, built on first use.
 //!
 //! With a staged plan, four launches (N <= 2^12 with 48 KiB of local memory: one-pass
-//! transforms) or six: one extension, the forward transform's passes, the tensor with the
-//! inverse's passes, one scaling ([`BehzLevel::launches`]).
+//! transforms), five where the level chains (N = 2^13, 2^14 by default), or six: one
+//! extension, the forward transform, the tensor with the inverse's passes, one scaling
+//! ([`BehzLevel::launches`]).
 
 use std::sync::Arc;
 
@@ -27,6 +30,7 @@ use parking_lot::Mutex;
 
 use super::behz::{BehzTables, M_TILDE};
 use crate::arith::{barrett_reduce_64, Modulus, ShoupOperand};
+use crate::ckks::fused::{ChainedTransform, FusedPasses};
 use crate::ckks::kernels::{CkksKernels, ModuliTable, TENSOR_SIZE_MAX};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Queue, Region};
@@ -156,7 +160,10 @@ pub struct BehzLevel {
     ctx: Arc<Context>,
     tables: BehzTables,
     /// Over q's primes, then Bsk's.
-    plan: NttPlan,
+    plan: Arc<NttPlan>,
+    /// The fused passes on `plan` where they chain a transform into one launch (the
+    /// forward transform of step 2); None: the plan's passes.
+    chained: Option<FusedPasses>,
     /// The same primes, for the tensor kernel and behz.cl.
     moduli: ModuliTable,
     /// [`Constants`]' words.
@@ -170,7 +177,9 @@ pub struct BehzLevel {
 
 impl BehzLevel {
     /// Uploads `tables` (SEAL's RNSTool of the level) on `queue` (blocking), builds the
-    /// plan over q U Bsk with `strategy` and the programs.
+    /// plan over q U Bsk with `strategy` and the programs; with `chain` (the CKKS context's
+    /// chained launches at this N: work groups per compute unit), the plan's chained
+    /// transform where the device and the plan's layout allow one.
     ///
     /// Errors: the uploads or builds fail.
     pub fn new(
@@ -178,12 +187,19 @@ impl BehzLevel {
         queue: &Queue,
         tables: BehzTables,
         strategy: NttStrategy,
+        chain: Option<u32>,
     ) -> Result<BehzLevel> {
         // BehzTables::new holds K < BEHZ_BASE_MAX, so NB <= K + 1 <= 16 too: behz.cl's dot
         // products of K or NB terms sum at most 16 products in 128 bits, as SEAL's do.
         let (k, nb) = (tables.base_q().len(), tables.base_b_size());
         let ntt: Vec<NttTables> = tables.ntt_tables().cloned().collect();
-        let plan = NttPlan::from_tables(ctx, queue, &ntt, strategy)?;
+        let plan = Arc::new(NttPlan::from_tables(ctx, queue, &ntt, strategy)?);
+        let chained = match (chain, plan.staged_layout()) {
+            (Some(_), Some(_)) => {
+                Some(FusedPasses::new(Arc::clone(&plan), chain)?).filter(FusedPasses::chains)
+            }
+            _ => None,
+        };
         let primes: Vec<Modulus> = tables
             .base_q()
             .iter()
@@ -219,6 +235,7 @@ impl BehzLevel {
         Ok(BehzLevel {
             ctx: Arc::clone(ctx),
             plan,
+            chained,
             moduli,
             consts,
             tensor,
@@ -238,12 +255,17 @@ impl BehzLevel {
     }
 
     /// Kernel launches of one [`BehzLevel::bfv_multiply`]: `behz_extend`, the forward
-    /// transform's passes, the inverse's (the first with the tensor product; a naive plan
-    /// launches `ckks_tensor` apart) and `behz_floor_sk`.
+    /// transform's passes (one launch where they chain), the inverse's (the first with the
+    /// tensor product; a naive plan launches `ckks_tensor` apart) and `behz_floor_sk`.
     pub fn launches(&self) -> usize {
         let per_transform = self.plan.launches_per_transform();
+        let forward = if self.chained.is_some() {
+            1
+        } else {
+            per_transform
+        };
         let separate_tensor = matches!(self.tensor, TensorInverse::Separate(_)) as usize;
-        2 + 2 * per_transform + separate_tensor
+        2 + forward + per_transform + separate_tensor
     }
 
     /// W = K + NB + 1, the residues of a polynomial in base q U Bsk.
@@ -324,7 +346,7 @@ impl BehzLevel {
         // a (p' = p < s1) or b (p' = p - s1 < s2), writes words (p W + i) N + c, i < W, of
         // x: all inside a, b (checked above) and x (allocated for `extended` polynomials).
         unsafe { self.launch(graph, &self.extend, &BEHZ_EXTEND, &extend_args, extended) }?;
-        self.ntt(graph, x, extended, NttDirection::Forward, true)?;
+        self.forward(graph, x, extended)?;
         self.tensor_inverse(graph, y, (&x_a, s1), (&x_b, s2))?;
         let floor_args = [("dst", Buf(dst)), ("y", Buf(y))];
         // SAFETY: item (c, p), c < N, p < dest_size, reads words (p W + i) N + c, i < W, of
@@ -397,6 +419,28 @@ impl BehzLevel {
         }
     }
 
+    /// The forward transform of `polys` polynomials of W residues in `buf` on `graph`,
+    /// fully reduced: one chained launch where the level chains, else the plan's passes.
+    fn forward(&self, graph: &Graph, buf: &Region, polys: usize) -> Result<()> {
+        let Some(chained) = &self.chained else {
+            return self.ntt(graph, buf, polys, NttDirection::Forward, true);
+        };
+        let events = chained.chained_transform(
+            graph.queue(),
+            &ChainedTransform {
+                values: buf,
+                sum: None,
+                count: polys,
+                primes: self.width(),
+                direction: NttDirection::Forward,
+                reduce: true,
+                counters: graph.chain_counters(),
+            },
+            graph.is_profiling(),
+        )?;
+        graph.note_launches("behz_ntt_forward_chained", events)
+    }
+
     /// The plan's transform of `polys` polynomials of W residues in `buf` on `graph`.
     fn ntt(
         &self,
@@ -465,13 +509,16 @@ pub struct BehzLevels {
     data_moduli: Vec<u64>,
     plain_modulus: u64,
     strategy: NttStrategy,
+    /// Chained launches ([`BehzLevel::new`]'s `chain`).
+    chain: Option<u32>,
     /// Index K - 1 holds level K, once built.
     levels: Mutex<Vec<Option<Arc<BehzLevel>>>>,
 }
 
 impl BehzLevels {
     /// The levels for N = 2^`log_n`, the data primes `data_moduli` (SEAL's order) and the
-    /// plain modulus t, with NTT plans of `strategy`. Builds nothing yet.
+    /// plain modulus t, with NTT plans of `strategy` and `chain` ([`BehzLevel::new`]).
+    /// Builds nothing yet.
     ///
     /// Errors: no data primes.
     pub fn new(
@@ -480,6 +527,7 @@ impl BehzLevels {
         data_moduli: &[u64],
         plain_modulus: u64,
         strategy: NttStrategy,
+        chain: Option<u32>,
     ) -> Result<BehzLevels> {
         if data_moduli.is_empty() {
             return Err(Error::invalid("a BFV parameter set needs a data prime"));
@@ -490,6 +538,7 @@ impl BehzLevels {
             data_moduli: data_moduli.to_vec(),
             plain_modulus,
             strategy,
+            chain,
             levels: Mutex::new(vec![None; data_moduli.len()]),
         })
     }
@@ -510,7 +559,13 @@ impl BehzLevels {
             return Ok(Arc::clone(level));
         }
         let tables = BehzTables::new(self.log_n, &self.data_moduli[..primes], self.plain_modulus)?;
-        let level = Arc::new(BehzLevel::new(&self.ctx, queue, tables, self.strategy)?);
+        let level = Arc::new(BehzLevel::new(
+            &self.ctx,
+            queue,
+            tables,
+            self.strategy,
+            self.chain,
+        )?);
         levels[primes - 1] = Some(Arc::clone(&level));
         Ok(level)
     }

@@ -244,6 +244,7 @@ impl Backend {
                             data,
                             level.plain_modulus,
                             self.strategy,
+                            ops.context().chain(),
                         )?);
                         all.insert(key, levels.clone());
                         levels
