@@ -1,4 +1,4 @@
-// Uses: arith.cl, ntt.cl, fused.cl
+// Uses: arith.cl, ntt.cl, fused.cl, behz_tensor.cl
 // A key switch in one launch: the five launches of a fused key switch with a two-pass
 // layout (relinearize, or a rotation after its galois permutation) chained, and a
 // rescale's three (moddown_chained, at the end), built after ntt.cl and fused.cl (whose
@@ -1093,6 +1093,44 @@ void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
     const sum_src src = sum_src_of(values, values, values, values, 1, 0);
     ntt_chained_body(true, values, src, inv_root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
+}
+
+// BFV multiplication's tensor product with the lazy inverse transform after it (SEAL's
+// bfv_multiply, steps (4)-(5); src/integer/multiply.rs) in one launch: behz_tensor.cl's
+// tensor-loading inverse block pass (the s1 + s2 - 1 polynomials' sums of products of a
+// and b, canonical, transformed in place into values), then the plan's inverse strided
+// pass of values. values is neither a nor b (a and b may be one buffer: squaring).
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void behz_tensor_inv_chained(__global u64 *restrict values, ulong values_at,
+                             __global const u64 *restrict inv_root_powers,
+                             ulong inv_root_powers_at, __global const u64 *restrict params,
+                             ulong params_at, uint coeff_modulus_size,
+                             __global const u64 *a, ulong a_at, uint s1,
+                             __global const u64 *b, ulong b_at, uint s2,
+                             __global u64 *counters, ulong counters_at, uint end1,
+                             uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    a += a_at;
+    b += b_at;
+    counters += counters_at;
+    volatile __global uint *c = (volatile __global uint *)counters;
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[2] = {end1, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(c, &slot), ends, 2, &g);
+        RUN(1, inv_block_tensor_group(values, inv_root_powers, params, K, 0, lmem, a, s1, b,
+                                      s2, OWN(1)))
+        chain_hand_over(c, 1, end1, pass);
+        RUN(2, inv_strided_group(values, inv_root_powers, params, K, 0, lmem, OWN(2)))
+    }
+    chain_finish(c, (uint)get_num_groups(0));
 }
 
 #endif // LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG

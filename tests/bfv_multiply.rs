@@ -6,11 +6,11 @@
 //! - the device sequence `BehzLevel::bfv_multiply` equals the host reference word for word on
 //!   the same ciphertexts and on fresh random inputs (canonical residues with 0 and q - 1
 //!   mixed in), outputs poisoned first, for products and squares of sizes 2 x 2, 3 x 2, 1 x 3;
-//! - the naive NTT plan, the forward transform in separate launches instead of one chained
-//!   launch, and a second run give the same words;
-//! - a product or a square takes one extension, the forward transform (one launch where the
-//!   level chains), the tensor fused with the inverse transform (apart with the naive plan)
-//!   and one scaling;
+//! - the naive NTT plan, the transforms in separate launches instead of one chained launch
+//!   each, and a second run give the same words;
+//! - a product or a square takes one extension, the forward transform, the tensor fused with
+//!   the inverse transform (apart with the naive plan; each transform one launch where the
+//!   level chains) and one scaling;
 //! - bad arguments are `InvalidArgument` errors.
 //!
 //! Parameters: N = 2^12 and 2^13, one to four primes of 40 to 60 bits, plain moduli of 17, 20
@@ -272,10 +272,10 @@ fn device_equals_host_on_random_inputs() {
     }
 }
 
-/// The forward transform in separate launches gives the chained launch's words at 2^13,
-/// where the layout takes two passes, both the host reference's.
+/// The transforms in separate launches give the chained launches' words at 2^13, where the
+/// layout takes two passes, both the host reference's, for products and a square.
 #[test]
-fn chained_and_separate_forward_transforms_give_the_same_words() {
+fn chained_and_separate_transforms_give_the_same_words() {
     let mut rng = rng();
     let key_moduli = coeff_modulus_create(1 << 13, &[50, 50, 50, 50, 50]).unwrap();
     let tables = BehzTables::new(13, &key_moduli[..4], 65537).unwrap();
@@ -287,7 +287,7 @@ fn chained_and_separate_forward_transforms_give_the_same_words() {
         chained.launches() < separate.launches(),
         "no chained launch at 2^13"
     );
-    for (s1, s2) in [(2, 2), (3, 2)] {
+    for (s1, s2) in [(2, 2), (3, 2), (1, 3)] {
         let a = random_ct(&tables, s1, &mut rng);
         let b = random_ct(&tables, s2, &mut rng);
         let host = tables.bfv_multiply_host(&a, s1, &b, s2).unwrap();
@@ -295,6 +295,14 @@ fn chained_and_separate_forward_transforms_give_the_same_words() {
             let device = device_multiply(level, &a, s1, Some((&b, s2)));
             assert!(host == device, "{what}, {s1} x {s2}");
         }
+    }
+    let a = random_ct(&tables, 2, &mut rng);
+    let host = tables.bfv_multiply_host(&a, 2, &a, 2).unwrap();
+    for (what, level) in [("chained", &chained), ("separate", &separate)] {
+        assert!(
+            host == device_multiply(level, &a, 2, None),
+            "{what}, square"
+        );
     }
 }
 
@@ -328,9 +336,9 @@ fn naive_plan_and_second_runs_give_the_same_words() {
 
 /// A product takes one extension, the forward transform's passes, the inverse's (the
 /// first with the tensor product) and one scaling, a square too: 4 launches with one-pass
-/// transforms, 6 with two-pass ones, 5 where the forward's two passes chain (2^13 on the
-/// test devices, which have the chain's fence); with a naive plan log N each way and the
-/// tensor apart.
+/// transforms or where two-pass ones chain (2^13 on the test devices, which have the
+/// chain's fence), 6 with two-pass ones in separate launches; with a naive plan log N each
+/// way and the tensor apart.
 /// On devices of its own, so that no other test's launches are counted.
 #[test]
 fn launch_counts() {
@@ -364,8 +372,7 @@ fn launch_counts() {
             .unwrap();
             let expected = match (strategy, chain, log_n) {
                 (NttStrategy::Naive, _, _) => 3 + 2 * log_n as usize,
-                (_, _, 12) => 4,
-                (_, Some(_), _) => 5,
+                (_, Some(_), _) | (_, _, 12) => 4,
                 (_, None, _) => 6,
             };
             assert_eq!(

@@ -14,15 +14,17 @@
 //!    SEAL's step (4), canonical) and the lazy inverse NTT of them (step (5)): with a staged
 //!    plan, the products loaded into the inverse's block pass (`ntt_inv_block_tensor`,
 //!    `opencl/behz_tensor.cl`), then the plan's strided inverse pass where the layout has
-//!    two; with a naive plan, CKKS's tensor kernel (`ckks_tensor`) and the plan's inverse;
+//!    two, both in one chained launch where the level chains (`behz_tensor_inv_chained`,
+//!    `FusedPasses::chained_tensor_inverse`); with a naive plan, CKKS's tensor kernel
+//!    (`ckks_tensor`) and the plan's inverse;
 //! 4. `behz_floor_sk`: times t, divided by q into Bsk, back to q (steps (6)-(8)).
 //!
 //! [`BehzLevels`] holds the levels of one parameter set, built on first use.
 //!
-//! With a staged plan, four launches (N <= 2^12 with 48 KiB of local memory: one-pass
-//! transforms), five where the level chains (N = 2^13, 2^14 by default), or six: one
-//! extension, the forward transform, the tensor with the inverse's passes, one scaling
-//! ([`BehzLevel::launches`]).
+//! With a staged plan, four launches: one extension, the forward transform, the tensor
+//! with the inverse transform, one scaling, each transform one pass (N <= 2^12 with 48 KiB
+//! of local memory) or two passes chained (N = 2^13, 2^14 by default); six where the
+//! transforms take two launches ([`BehzLevel::launches`]).
 
 use std::sync::Arc;
 
@@ -30,7 +32,7 @@ use parking_lot::Mutex;
 
 use super::behz::{BehzTables, M_TILDE};
 use crate::arith::{barrett_reduce_64, Modulus, ShoupOperand};
-use crate::ckks::fused::{ChainedTransform, FusedPasses};
+use crate::ckks::fused::{ChainedTensorInverse, ChainedTransform, FusedPasses};
 use crate::ckks::kernels::{CkksKernels, ModuliTable, TENSOR_SIZE_MAX};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Queue, Region};
@@ -161,8 +163,9 @@ pub struct BehzLevel {
     tables: BehzTables,
     /// Over q's primes, then Bsk's.
     plan: Arc<NttPlan>,
-    /// The fused passes on `plan` where they chain a transform into one launch (the
-    /// forward transform of step 2); None: the plan's passes.
+    /// The fused passes on `plan` where they chain a transform, and the tensor product
+    /// with the inverse transform, into one launch each (steps 2 and 3); None: separate
+    /// launches.
     chained: Option<FusedPasses>,
     /// The same primes, for the tensor kernel and behz.cl.
     moduli: ModuliTable,
@@ -195,9 +198,8 @@ impl BehzLevel {
         let ntt: Vec<NttTables> = tables.ntt_tables().cloned().collect();
         let plan = Arc::new(NttPlan::from_tables(ctx, queue, &ntt, strategy)?);
         let chained = match (chain, plan.staged_layout()) {
-            (Some(_), Some(_)) => {
-                Some(FusedPasses::new(Arc::clone(&plan), chain)?).filter(FusedPasses::chains)
-            }
+            (Some(_), Some(_)) => Some(FusedPasses::new(Arc::clone(&plan), chain)?)
+                .filter(|f| f.chains() && f.chains_tensor_inverse()),
             _ => None,
         };
         let primes: Vec<Modulus> = tables
@@ -255,17 +257,16 @@ impl BehzLevel {
     }
 
     /// Kernel launches of one [`BehzLevel::bfv_multiply`]: `behz_extend`, the forward
-    /// transform's passes (one launch where they chain), the inverse's (the first with the
-    /// tensor product; a naive plan launches `ckks_tensor` apart) and `behz_floor_sk`.
+    /// transform's passes, the inverse's (the first with the tensor product; a naive plan
+    /// launches `ckks_tensor` apart), each transform one launch where they chain, and
+    /// `behz_floor_sk`.
     pub fn launches(&self) -> usize {
+        if self.chained.is_some() {
+            return 4;
+        }
         let per_transform = self.plan.launches_per_transform();
-        let forward = if self.chained.is_some() {
-            1
-        } else {
-            per_transform
-        };
         let separate_tensor = matches!(self.tensor, TensorInverse::Separate(_)) as usize;
-        2 + forward + per_transform + separate_tensor
+        2 + 2 * per_transform + separate_tensor
     }
 
     /// W = K + NB + 1, the residues of a polynomial in base q U Bsk.
@@ -374,6 +375,22 @@ impl BehzLevel {
         (x_b, s2): (&Region, usize),
     ) -> Result<()> {
         let (w, dest_size) = (self.width(), s1 + s2 - 1);
+        if let Some(chained) = &self.chained {
+            let events = chained.chained_tensor_inverse(
+                graph.queue(),
+                &ChainedTensorInverse {
+                    values: y,
+                    a: x_a,
+                    s1,
+                    b: x_b,
+                    s2,
+                    primes: w,
+                    counters: graph.chain_counters(),
+                },
+                graph.is_profiling(),
+            )?;
+            return graph.note_launches("behz_tensor_inverse_chained", events);
+        }
         match &self.tensor {
             TensorInverse::Separate(ckks) => {
                 ckks.ckks_tensor(graph, y, x_a, s1, x_b, s2, &self.moduli, w)?;

@@ -90,6 +90,10 @@ kernel_sigs! {
         values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
         counters: Buf, end1: U32, tickets: U32, per_group: U32,
     );
+    BEHZ_TENSOR_INV_CHAINED = behz_tensor_inv_chained(
+        values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, a: Buf,
+        s1: U32, b: Buf, s2: U32, counters: Buf, end1: U32, tickets: U32, per_group: U32,
+    );
 }
 
 /// How a chained kernel orders one work group's stores before another's loads.
@@ -142,6 +146,8 @@ pub(super) struct ChainedPasses {
     /// A plain transform, forward and inverse.
     forward: Pass,
     inverse: Pass,
+    /// BFV's tensor product with the inverse transform after it (None likewise).
+    tensor_inverse: Option<Pass>,
     /// Work groups per residue of the block passes and of the strided passes.
     block_groups: usize,
     strided_groups: usize,
@@ -196,7 +202,11 @@ impl ChainedPasses {
             u32::from(local_roots),
             fence.build_option()
         );
-        let program = plan.build_program(layout, &[sources::FUSED, sources::CHAIN], &options)?;
+        let program = plan.build_program(
+            layout,
+            &[sources::FUSED, sources::BEHZ_TENSOR, sources::CHAIN],
+            &options,
+        )?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
@@ -205,6 +215,7 @@ impl ChainedPasses {
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         let forward = plan.pass(&program, &NTT_FWD_CHAINED, &[], wg, Some(wg))?;
         let inverse = plan.pass(&program, &NTT_INV_CHAINED, &[], wg, Some(wg))?;
+        let tensor_inverse = plan.pass(&program, &BEHZ_TENSOR_INV_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
         let fits = |pass: &Pass| -> Result<bool> {
             Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= wg)
@@ -220,6 +231,11 @@ impl ChainedPasses {
         } else {
             None
         };
+        let tensor_inverse = if fits(&tensor_inverse)? {
+            Some(tensor_inverse)
+        } else {
+            None
+        };
         let words = plan.coeff_count();
         Ok(Some(ChainedPasses {
             plain,
@@ -230,6 +246,7 @@ impl ChainedPasses {
             moddown,
             forward,
             inverse,
+            tensor_inverse,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
             // PoCL's build runs one ticket per work group (chain.cl's EACH_TURN).
@@ -495,6 +512,14 @@ impl FusedPasses {
         self.chained
             .as_ref()
             .is_some_and(|c| c.multiply_plain.is_some())
+    }
+
+    /// Whether BFV's tensor product with its inverse transform runs as one chained launch
+    /// here ([`FusedPasses::chained_tensor_inverse`]).
+    pub fn chains_tensor_inverse(&self) -> bool {
+        self.chained
+            .as_ref()
+            .is_some_and(|c| c.tensor_inverse.is_some())
     }
 
     /// `m` in one launch (see [`ChainedModDown`]).
@@ -1178,6 +1203,90 @@ impl FusedPasses {
     }
 }
 
+/// BFV's tensor product with the lazy inverse transform after it, in one launch (SEAL's
+/// bfv_multiply, steps (4)-(5)): `values` gets `s1 + s2 - 1` polynomials of `primes`
+/// residues, polynomial t the inverse transform of sum_{i + l = t} a_i b_l (each residue
+/// under the plan's prime of its index, canonical sums), the words of `ntt_inv_block_tensor`
+/// and the plan's strided inverse pass. `a` (`s1` polynomials) and `b` (`s2`) are in NTT
+/// form, canonical; they may be one region (a square) but neither may overlap `values`.
+pub struct ChainedTensorInverse<'a> {
+    pub values: &'a Region,
+    pub a: &'a Region,
+    pub s1: usize,
+    pub b: &'a Region,
+    pub s2: usize,
+    pub primes: usize,
+    pub counters: &'a Region,
+}
+
+impl FusedPasses {
+    /// `t` in one launch of two passes (`behz_tensor_inv_chained`, `opencl/chain.cl`): the
+    /// tensor-loading inverse block pass, then the plan's strided inverse pass.
+    ///
+    /// Errors: no chained passes at this level, or none of this kernel
+    /// ([`FusedPasses::chains_tensor_inverse`]); a size of 0 or above 64 (the 128-bit sums'
+    /// bound); as [`NttPlan::validate`]'s for values; a region too short, or values
+    /// overlapping a, b or the counters.
+    pub fn chained_tensor_inverse(
+        &self,
+        queue: &Queue,
+        t: &ChainedTensorInverse,
+        events: bool,
+    ) -> Result<Vec<Event>> {
+        const WHAT: &str = "chained_tensor_inverse";
+        let chained = self.chained_passes(WHAT)?;
+        let pass = chained
+            .tensor_inverse
+            .as_ref()
+            .ok_or_else(|| no_chained_passes(WHAT))?;
+        for (name, size) in [("s1", t.s1), ("s2", t.s2)] {
+            if !(1..=64).contains(&size) {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: {name} = {size} is not in 1..=64"
+                )));
+            }
+        }
+        let plan = self.plan();
+        let polys = t.s1 + t.s2 - 1;
+        let residues = plan.validate(queue, t.values, polys, t.primes)?;
+        let extent = plan.extent(WHAT, residues, 1, 0)?;
+        let poly = t.primes * plan.coeff_count();
+        let buffers = [
+            ("values", t.values, extent, true),
+            ("a", t.a, t.s1 * poly, false),
+            ("b", t.b, t.s2 * poly, false),
+            ("counters", t.counters, CHAIN_COUNTER_WORDS, true),
+        ];
+        check_buffers(WHAT, &buffers, &[])?;
+        let [end1, tickets] = chain_ends(
+            [
+                residues * chained.block_groups,
+                residues * chained.strided_groups,
+            ],
+            WHAT,
+        )?;
+        let (groups, per_group) = chained.launch_shape(tickets);
+        let args = [
+            ("a", Buf(t.a)),
+            ("s1", U32(t.s1 as u32)),
+            ("b", Buf(t.b)),
+            ("s2", U32(t.s2 as u32)),
+            ("counters", Buf(t.counters)),
+            ("end1", U32(end1)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
+        ];
+        let mut out = Vec::new();
+        // SAFETY: validate() checked values.len() >= residues * N and primes <= L; residue
+        // r = p * primes + j < residues of values is written, words below N of it, under
+        // prime j; its loads read residue i * primes + j of a (i < s1) and of b (< s2),
+        // inside the regions checked above; each pass's group index is below its ticket
+        // range; the counters hold their words (checked).
+        unsafe { pass.launch(queue, t.values, t.primes, &args, groups, events, &mut out) }?;
+        Ok(out)
+    }
+}
+
 impl FusedPasses {
     /// This level's chained passes. Errors: the level does not chain (`what` names the
     /// launcher asked for them).
@@ -1221,6 +1330,7 @@ mod tests {
                 &MODDOWN_CHAINED,
                 &NTT_FWD_CHAINED,
                 &NTT_INV_CHAINED,
+                &BEHZ_TENSOR_INV_CHAINED,
             ],
         )
         .unwrap();

@@ -30,8 +30,8 @@ mod moddown;
 use std::sync::Arc;
 
 pub use chain::{
-    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
-    FirstPass, Sources, SOURCE_TERMS_MAX,
+    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTensorInverse,
+    ChainedTransform, FirstPass, Sources, SOURCE_TERMS_MAX,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
