@@ -7,7 +7,8 @@
 // than the device needs for the pass, so one launch in place of five is what a key
 // switch's host time is made of. A key switch in coefficient form (BFV's) chains four
 // passes (ks_chained_coeff), and BFV's and BGV's multiply_plain in coefficient form three
-// (multiply_plain_chained), below the others.
+// (multiply_plain_chained), below the others; BFV multiplication's tensor product with
+// the inverse transform after it two (behz_tensor_inv_chained, at the end).
 //
 // The passes, each over its own work groups:
 //   0. (ks_chained_tensor only) SEAL's ckks_multiply of two ciphertexts of two polynomials

@@ -23,8 +23,8 @@
 //!
 //! With a staged plan, four launches: one extension, the forward transform, the tensor
 //! with the inverse transform, one scaling, each transform one pass (N <= 2^12 with 48 KiB
-//! of local memory) or two passes chained (N = 2^13, 2^14 by default); six where the
-//! transforms take two launches ([`BehzLevel::launches`]).
+//! of local memory) or two passes chained (N = 2^13, where the CKKS context chains); six
+//! where the transforms take two launches ([`BehzLevel::launches`], [`BEHZ_CHAIN_LOG_N`]).
 
 use std::sync::Arc;
 
@@ -48,6 +48,14 @@ kernel_sigs! {
     BEHZ_EXTEND = behz_extend(x: Buf, a: Buf, b: Buf, s1: U32, moduli: Buf, consts: Buf);
     BEHZ_FLOOR_SK = behz_floor_sk(dst: Buf, y: Buf, moduli: Buf, consts: Buf);
 }
+
+/// The largest log2 N at which a level chains its transforms (where the CKKS context
+/// chains too). On the H200 (2026-11-29, BFVDefault primes, 4 polynomials of W residues)
+/// the chained forward transform and tensor inverse took 17.2 and 16.4 us at 2^13 against
+/// 17.6 and 19.3 in two launches each, but 54.4 and 50.6 us at 2^14 (W = 18) against 25.9
+/// and 28.4: the chain's ticketed work groups, as many as the device holds at once, run
+/// that many residues' passes slower than the separate launches' groups.
+pub const BEHZ_CHAIN_LOG_N: u32 = 13;
 
 /// Work items per work group along a polynomial's coefficients (fewer where N is smaller).
 const WORK_GROUP_SIZE: usize = 128;
@@ -181,8 +189,9 @@ pub struct BehzLevel {
 impl BehzLevel {
     /// Uploads `tables` (SEAL's RNSTool of the level) on `queue` (blocking), builds the
     /// plan over q U Bsk with `strategy` and the programs; with `chain` (the CKKS context's
-    /// chained launches at this N: work groups per compute unit), the plan's chained
-    /// transform where the device and the plan's layout allow one.
+    /// chained launches at this N: work groups per compute unit) and N <= 2^
+    /// [`BEHZ_CHAIN_LOG_N`], the plan's chained transforms where the device and the
+    /// plan's layout allow them.
     ///
     /// Errors: the uploads or builds fail.
     pub fn new(
@@ -197,6 +206,7 @@ impl BehzLevel {
         let (k, nb) = (tables.base_q().len(), tables.base_b_size());
         let ntt: Vec<NttTables> = tables.ntt_tables().cloned().collect();
         let plan = Arc::new(NttPlan::from_tables(ctx, queue, &ntt, strategy)?);
+        let chain = chain.filter(|_| tables.log_n() <= BEHZ_CHAIN_LOG_N);
         let chained = match (chain, plan.staged_layout()) {
             (Some(_), Some(_)) => Some(FusedPasses::new(Arc::clone(&plan), chain)?)
                 .filter(|f| f.chains() && f.chains_tensor_inverse()),
