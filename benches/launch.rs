@@ -290,15 +290,8 @@ fn main() -> Result<()> {
             for mode in ["synchronized", "stream", "busy", "gated", "gated by 32"] {
                 let mut issue = Vec::new();
                 let mut wall = Vec::new();
-                one_rep(
-                    &spin,
-                    queue,
-                    context,
-                    mode,
-                    (iters, regions, launches),
-                    busy_iters,
-                )?;
-                for _ in 0..reps {
+                // Rep 0 warms up (the kernel's first launch in this mode) and is dropped.
+                for rep in 0..=reps {
                     let (i, w) = one_rep(
                         &spin,
                         queue,
@@ -307,8 +300,10 @@ fn main() -> Result<()> {
                         (iters, regions, launches),
                         busy_iters,
                     )?;
-                    issue.push(i);
-                    wall.push(w);
+                    if rep > 0 {
+                        issue.push(i);
+                        wall.push(w);
+                    }
                 }
                 let row = Row {
                     mode,
