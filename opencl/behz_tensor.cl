@@ -13,6 +13,7 @@
 // (ckks.cl) and SEAL's dyadic products and sums are. With a one-pass layout the output is
 // the whole inverse (lazy: [0, 2q) unless `reduce`); with two, ntt_inv_strided finishes
 // it. a and b may be one buffer (squaring); values is neither.
+
 // The tensor-loading inverse block pass of work group `group` (`lid` and `active` as in
 // ntt.cl's fwd_block_steps: an inactive group loads nothing and passes the barriers): the
 // pass of ntt_inv_block_tensor below, and chain.cl's behz_tensor_inv_chained's first pass.

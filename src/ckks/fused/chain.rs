@@ -22,6 +22,7 @@ use super::keyswitch::check_key_switch_shape;
 use super::moddown::check_moddown;
 use super::{fan_out, residues, DivideRound, DropCorrection, FusedPasses};
 use crate::arith::Modulus;
+use crate::ckks::kernels::TENSOR_SIZE_MAX;
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
@@ -1224,8 +1225,8 @@ impl FusedPasses {
     /// tensor-loading inverse block pass, then the plan's strided inverse pass.
     ///
     /// Errors: no chained passes at this level, or none of this kernel
-    /// ([`FusedPasses::chains_tensor_inverse`]); a size of 0 or above 64 (the 128-bit sums'
-    /// bound); as [`NttPlan::validate`]'s for values; a region too short, or values
+    /// ([`FusedPasses::chains_tensor_inverse`]); a size of 0 or above [`TENSOR_SIZE_MAX`]
+    /// (the 128-bit sums' bound); as [`NttPlan::validate`]'s for values; a region too short, or values
     /// overlapping a, b or the counters.
     pub fn chained_tensor_inverse(
         &self,
@@ -1240,9 +1241,9 @@ impl FusedPasses {
             .as_ref()
             .ok_or_else(|| no_chained_passes(WHAT))?;
         for (name, size) in [("s1", t.s1), ("s2", t.s2)] {
-            if !(1..=64).contains(&size) {
+            if !(1..=TENSOR_SIZE_MAX).contains(&size) {
                 return Err(Error::invalid(format!(
-                    "{WHAT}: {name} = {size} is not in 1..=64"
+                    "{WHAT}: {name} = {size} is not in 1..={TENSOR_SIZE_MAX}"
                 )));
             }
         }
