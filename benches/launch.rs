@@ -128,8 +128,9 @@ impl Spin {
         );
         let preset: Vec<&str> = REGION_NAMES[regions..].to_vec();
         // SAFETY: every region holds ITEMS words and the kernel writes words 0..ITEMS of
-        // the first `regions` of them; the slots not set here were set by `new` to regions
-        // of the same size, and `self` keeps them alive. The kernel is used by one thread.
+        // the first `regions` of them; the slots not set here were set when the kernel was
+        // built (main's `fixed`) to regions of the same size, which `self` keeps alive. The
+        // kernel is used by one thread.
         unsafe {
             SPIN.set(&self.kernel, &args, &preset)?;
             cl::enqueue_on(queue, &self.kernel, ITEMS, Some(GROUP.into()), event)
