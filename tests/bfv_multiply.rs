@@ -13,8 +13,9 @@
 //!   level chains) and one scaling;
 //! - bad arguments are `InvalidArgument` errors.
 //!
-//! Parameters: N = 2^12 and 2^13, one to four primes of 40 to 60 bits, plain moduli of 17, 20
-//! and 60 bits (the last with 60-bit primes, where SEAL's B takes one prime more than q).
+//! Parameters: N = 2^12 and 2^13 (launch counts also at 2^14), one to four primes of 40 to
+//! 60 bits, plain moduli of 17, 20 and 60 bits (the last with 60-bit primes, where SEAL's B
+//! takes one prime more than q).
 
 use std::sync::{Arc, OnceLock};
 
@@ -251,25 +252,32 @@ fn device_equals_host_on_random_inputs() {
         let key_moduli = coeff_modulus_create(1 << p.log_n, p.bits).unwrap();
         let level_moduli = &key_moduli[..key_moduli.len() - 1 - p.levels_down];
         let tables = BehzTables::new(p.log_n, level_moduli, p.plain_modulus).unwrap();
-        let level = level(&tables);
-        for (s1, s2) in [(2, 2), (3, 2), (1, 3)] {
-            let a = random_ct(&tables, s1, &mut rng);
-            let b = random_ct(&tables, s2, &mut rng);
-            let host = tables.bfv_multiply_host(&a, s1, &b, s2).unwrap();
-            let device = device_multiply(&level, &a, s1, Some((&b, s2)));
-            assert!(
-                host == device,
-                "{s1} x {s2}, N = 2^{}, q = {level_moduli:?}",
-                p.log_n
-            );
-        }
-        let a = random_ct(&tables, 2, &mut rng);
-        let host = tables.bfv_multiply_host(&a, 2, &a, 2).unwrap();
-        assert!(
-            host == device_multiply(&level, &a, 2, None),
-            "square, q = {level_moduli:?}"
-        );
+        let what = format!("N = 2^{}, q = {level_moduli:?}", p.log_n);
+        assert_random_products_match_host(&level(&tables), &tables, &mut rng, &what);
     }
+}
+
+/// `level`'s products of fresh random operands of sizes 2 x 2, 3 x 2 and 1 x 3, and a
+/// square, equal the host reference's words (`what` names the case in a failure).
+fn assert_random_products_match_host(
+    level: &BehzLevel,
+    tables: &BehzTables,
+    rng: &mut impl Rng,
+    what: &str,
+) {
+    for (s1, s2) in [(2, 2), (3, 2), (1, 3)] {
+        let a = random_ct(tables, s1, rng);
+        let b = random_ct(tables, s2, rng);
+        let host = tables.bfv_multiply_host(&a, s1, &b, s2).unwrap();
+        let device = device_multiply(level, &a, s1, Some((&b, s2)));
+        assert!(host == device, "{s1} x {s2}, {what}");
+    }
+    let a = random_ct(tables, 2, rng);
+    let host = tables.bfv_multiply_host(&a, 2, &a, 2).unwrap();
+    assert!(
+        host == device_multiply(level, &a, 2, None),
+        "square, {what}"
+    );
 }
 
 /// The transforms in separate launches give the chained launches' words at 2^13, where the
@@ -287,22 +295,8 @@ fn chained_and_separate_transforms_give_the_same_words() {
         chained.launches() < separate.launches(),
         "no chained launch at 2^13"
     );
-    for (s1, s2) in [(2, 2), (3, 2), (1, 3)] {
-        let a = random_ct(&tables, s1, &mut rng);
-        let b = random_ct(&tables, s2, &mut rng);
-        let host = tables.bfv_multiply_host(&a, s1, &b, s2).unwrap();
-        for (what, level) in [("chained", &chained), ("separate", &separate)] {
-            let device = device_multiply(level, &a, s1, Some((&b, s2)));
-            assert!(host == device, "{what}, {s1} x {s2}");
-        }
-    }
-    let a = random_ct(&tables, 2, &mut rng);
-    let host = tables.bfv_multiply_host(&a, 2, &a, 2).unwrap();
     for (what, level) in [("chained", &chained), ("separate", &separate)] {
-        assert!(
-            host == device_multiply(level, &a, 2, None),
-            "{what}, square"
-        );
+        assert_random_products_match_host(level, &tables, &mut rng, what);
     }
 }
 

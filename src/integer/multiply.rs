@@ -209,7 +209,7 @@ impl BehzLevel {
         let chain = chain.filter(|_| tables.log_n() <= BEHZ_CHAIN_LOG_N);
         let chained = match (chain, plan.staged_layout()) {
             (Some(_), Some(_)) => Some(FusedPasses::new(Arc::clone(&plan), chain)?)
-                .filter(|f| f.chains() && f.chains_tensor_inverse()),
+                .filter(FusedPasses::chains_tensor_inverse),
             _ => None,
         };
         let primes: Vec<Modulus> = tables
