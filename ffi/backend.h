@@ -213,8 +213,9 @@ namespace seal_opencl::detail
 
         // The shapes of the routed operations (routing.cc), each with its bridge call
         // (GpuBackend::unary, binary, with_plain, next_level): `op` (and `self_op`) name the
-        // operation of that shape; `cpu_op(evaluator, result, ...)` is SEAL's Evaluator call on
-        // the host copies. All take their arguments by reference and inline into the override:
+        // operation of that shape (with_plain's `factor`: BGV's correction factor, or the
+        // exponent of MultiplyPowerOfX's monomial); `cpu_op(evaluator, result, ...)` is SEAL's
+        // Evaluator call on the host copies. All take their arguments by reference and inline into the override:
         // a routed call costs what the written-out body did.
         template <class CpuOp>
         void unary(
@@ -227,7 +228,7 @@ namespace seal_opencl::detail
         template <class CpuOp>
         void with_plain(
             const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
-            Ciphertext &encrypted, const Plaintext &plain, PlainOp op, CpuOp cpu_op);
+            Ciphertext &encrypted, const Plaintext &plain, PlainOp op, std::uint64_t factor, CpuOp cpu_op);
         template <class Ref>
         void next_level(
             const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,

@@ -5,6 +5,8 @@
 #include "seal-opencl/ffi/backend.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace seal_opencl::detail
@@ -38,15 +40,19 @@ namespace seal_opencl::detail
             }
         }
 
-        // SEAL's `plain.nonzero_coeff_count() == 1`, reading up to the second nonzero
-        // coefficient.
-        bool is_monomial(const Plaintext &plain)
+        // The index of the one nonzero coefficient where SEAL's `plain.nonzero_coeff_count()
+        // == 1` (reading up to the second nonzero coefficient), else none.
+        std::optional<std::size_t> monomial_exponent(const Plaintext &plain)
         {
             const auto *begin = plain.data();
             const auto *end = begin + plain.coeff_count();
             const auto nonzero = [](std::uint64_t c) { return c != 0; };
             const auto *first = std::find_if(begin, end, nonzero);
-            return first != end && std::find_if(first + 1, end, nonzero) == end;
+            if (first == end || std::find_if(first + 1, end, nonzero) != end)
+            {
+                return std::nullopt;
+            }
+            return static_cast<std::size_t>(first - begin);
         }
     } // namespace
 
@@ -143,7 +149,7 @@ namespace seal_opencl::detail
     template <class CpuOp>
     void OpenClBackend::with_plain(
         const char *operation, const SEALContext &context, const SEALContext::ContextData &context_data,
-        Ciphertext &encrypted, const Plaintext &plain, PlainOp op, CpuOp cpu_op)
+        Ciphertext &encrypted, const Plaintext &plain, PlainOp op, std::uint64_t factor, CpuOp cpu_op)
     {
         const auto params = level_params(context, context_data);
         routed(
@@ -151,8 +157,7 @@ namespace seal_opencl::detail
             [&] {
                 translated([&] {
                     backend_->with_plain(
-                        params, op, result_image(encrypted), encrypted.size(), image_of(plain),
-                        encrypted.correction_factor());
+                        params, op, result_image(encrypted), encrypted.size(), image_of(plain), factor);
                 });
             },
             [&](Reference &cpu, Ciphertext &result) {
@@ -307,15 +312,22 @@ namespace seal_opencl::detail
         // by a monomial's coefficient unlifted where every prime exceeds t (fast plain lift);
         // whether the plaintext is one reads its host words, as SEAL does, up to its second
         // nonzero coefficient (SEAL counts them all: a dense plaintext's scan costs the call
-        // microseconds).
+        // microseconds). A monomial of coefficient 1 multiplies as a shift by its exponent.
         PlainOp op = PlainOp::MultiplyPlain;
+        std::uint64_t factor = 0;
         if (!encrypted.is_ntt_form())
         {
-            op = context_data.qualifiers().using_fast_plain_lift && is_monomial(plain) ? PlainOp::MultiplyPlainUnlifted
-                                                                                       : PlainOp::MultiplyPlainCoeff;
+            const auto exponent =
+                context_data.qualifiers().using_fast_plain_lift ? monomial_exponent(plain) : std::nullopt;
+            op = exponent ? PlainOp::MultiplyPlainUnlifted : PlainOp::MultiplyPlainCoeff;
+            if (exponent && plain[*exponent] == 1)
+            {
+                op = PlainOp::MultiplyPowerOfX;
+                factor = *exponent;
+            }
         }
         with_plain(
-            "multiply_plain", context, context_data, encrypted, plain, op,
+            "multiply_plain", context, context_data, encrypted, plain, op, factor,
             [](auto &cpu, auto &result, const auto &operand) { cpu.multiply_plain_inplace(result, operand); });
     }
 
@@ -326,7 +338,7 @@ namespace seal_opencl::detail
         const PlainOp op =
             by_scheme(context_data, PlainOp::AddPlain, PlainOp::AddPlainScaled, PlainOp::AddPlainCorrected);
         with_plain(
-            "add_plain", context, context_data, encrypted, plain, op,
+            "add_plain", context, context_data, encrypted, plain, op, encrypted.correction_factor(),
             [](auto &cpu, auto &result, const auto &operand) { cpu.add_plain_inplace(result, operand); });
     }
 
@@ -337,7 +349,7 @@ namespace seal_opencl::detail
         const PlainOp op =
             by_scheme(context_data, PlainOp::SubPlain, PlainOp::SubPlainScaled, PlainOp::SubPlainCorrected);
         with_plain(
-            "sub_plain", context, context_data, encrypted, plain, op,
+            "sub_plain", context, context_data, encrypted, plain, op, encrypted.correction_factor(),
             [](auto &cpu, auto &result, const auto &operand) { cpu.sub_plain_inplace(result, operand); });
     }
 

@@ -529,22 +529,32 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
 }
 
 // A ciphertext's words read as the sum of up to four ciphertexts' (src0 .. src3, the
-// first `terms` of them; bit j of `negate` subtracts term j): what SEAL's add_inplace and
-// sub_inplace of the terms in turn leave, computed on a chained pass's loads where the
-// backend deferred those adds (src/seal_backend/deferred.rs). Every step of SEAL's is
-// canonical mod q, so its word is the canonical signed sum, in any order. One term,
-// unnegated, is the ciphertext itself.
+// first `terms` of them; bit j of `negate` subtracts term j; bits 16 j .. 16 j + 15 of
+// `shifts` multiply term j by X^shift first, negacyclic: SEAL's multiply_plain by the
+// monomial X^shift): what SEAL's add_inplace, sub_inplace and multiply_plain by such
+// monomials of the terms in turn leave, computed on a chained pass's loads where the backend
+// deferred those calls (src/seal_backend/deferred.rs). Every step of SEAL's is canonical mod
+// q and linear, so its word is the canonical signed sum of the shifted terms, in any order.
+// One term, unnegated and unshifted, is the ciphertext itself.
 typedef struct {
     __global const u64 *t0, *t1, *t2, *t3;
     uint terms, negate;
+    ulong shifts;
 } sum_src;
 
 ALWAYS_INLINE sum_src sum_src_of(__global const u64 *t0, __global const u64 *t1,
                                  __global const u64 *t2, __global const u64 *t3, uint terms,
-                                 uint negate)
+                                 uint negate, ulong shifts)
 {
-    sum_src s = {t0, t1, t2, t3, terms, negate};
+    sum_src s = {t0, t1, t2, t3, terms, negate, shifts};
     return s;
+}
+
+// Word w of term j of the sum, shifted, canonical under q.
+ALWAYS_INLINE u64 sum_term_word(__global const u64 *t, uint j, sum_src s, size_t w, u64 q)
+{
+    const uint shift = (uint)(s.shifts >> (16 * j)) & 0xffff;
+    return shift == 0 ? t[w] : negacyclic_shifted_word(t, w, shift, LOG_N, q);
 }
 
 ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s, size_t w,
@@ -552,13 +562,15 @@ ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s,
 {
     if (j >= s.terms)
         return v;
-    return (s.negate >> j) & 1 ? sub_uint_mod(v, t[w], q) : add_uint_mod(v, t[w], q);
+    const u64 x = sum_term_word(t, j, s, w, q);
+    return (s.negate >> j) & 1 ? sub_uint_mod(v, x, q) : add_uint_mod(v, x, q);
 }
 
 // Word w of the sum, canonical under q.
 ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q)
 {
-    u64 v = s.negate & 1 ? negate_uint_mod(s.t0[w], q) : s.t0[w];
+    const u64 x = sum_term_word(s.t0, 0, s, w, q);
+    u64 v = s.negate & 1 ? negate_uint_mod(x, q) : x;
     v = sum_term_into(v, s.t1, 1, s, w, q);
     v = sum_term_into(v, s.t2, 2, s, w, q);
     return sum_term_into(v, s.t3, 3, s, w, q);
@@ -704,7 +716,7 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *src1, ulong src1_at,
                       __global const u64 *src2, ulong src2_at,
                       __global const u64 *src3, ulong src3_at, uint src_terms,
-                      uint src_negate, uint galois_elt,
+                      uint src_negate, ulong src_shifts, uint galois_elt,
                       __global u64 *permuted, ulong permuted_at,
                       __global const u64 *target, ulong target_at, uint target_first,
                       uint ks_outs, uint ks_chunks,
@@ -733,7 +745,7 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     src1 += src1_at;
     src2 += src2_at;
     src3 += src3_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate, src_shifts);
     permuted += permuted_at;
     target += target_at;
     key += key_at;
@@ -883,7 +895,7 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
                             __global const u64 *src1, ulong src1_at,
                             __global const u64 *src2, ulong src2_at,
                             __global const u64 *src3, ulong src3_at, uint src_terms,
-                            uint src_negate,
+                            uint src_negate, ulong src_shifts,
                             uint polys, __global const u64 *restrict plain, ulong plain_at,
                             uint plain_count, ulong t, ulong t_r1, ulong threshold,
                             __global u64 *counters, ulong counters_at, uint end1, uint end2,
@@ -900,7 +912,7 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     src1 += src1_at;
     src2 += src2_at;
     src3 += src3_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate, src_shifts);
     plain += plain_at;
     counters += counters_at;
     volatile __global uint *count = (volatile __global uint *)counters;
@@ -1059,8 +1071,8 @@ void ntt_fwd_chained(__global u64 *values, ulong values_at,
                      uint coeff_modulus_size, __global const u64 *src0, ulong src0_at,
                      __global const u64 *src1, ulong src1_at, __global const u64 *src2,
                      ulong src2_at, __global const u64 *src3, ulong src3_at, uint src_terms,
-                     uint src_negate, uint reduce, __global u64 *counters, ulong counters_at,
-                     uint end1, uint tickets, uint per_group)
+                     uint src_negate, ulong src_shifts, uint reduce, __global u64 *counters,
+                     ulong counters_at, uint end1, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
     __local uint slot;
@@ -1072,7 +1084,7 @@ void ntt_fwd_chained(__global u64 *values, ulong values_at,
     src1 += src1_at;
     src2 += src2_at;
     src3 += src3_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate);
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate, src_shifts);
     ntt_chained_body(false, values, src, root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }
@@ -1091,7 +1103,7 @@ void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
     params += params_at;
     counters += counters_at;
     // The inverse reads values itself.
-    const sum_src src = sum_src_of(values, values, values, values, 1, 0);
+    const sum_src src = sum_src_of(values, values, values, values, 1, 0, 0);
     ntt_chained_body(true, values, src, inv_root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }

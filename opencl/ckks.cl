@@ -113,12 +113,16 @@ __kernel void ckks_multiply_plain(__global u64 *dst, ulong dst_at,
     dst[gid] = MULTIPLY_MOD(ct[gid], plain[pk], moduli, j, q, r0, r1);
 }
 
-// One term of ckks_sum: term i's word, times plaintext i's (broadcast) where bit i of
-// `products` is set (SEAL's multiply_plain_ntt: the product reduced first), added to `sum`
-// or, where bit i of `subtract` is set, subtracted.
+// One term of ckks_sum: term i's word, times X^shift_i first (negacyclic) where its 16 bits
+// of `shifts` (bits 16 (i mod 4) .. of shifts_lo for i < 4, else of shifts_hi) are not 0,
+// times plaintext i's (broadcast) where bit i of `products` is set (SEAL's
+// multiply_plain_ntt: the product reduced first), added to `sum` or, where bit i of
+// `subtract` is set, subtracted.
 #define SUM_TERM(i, t, p)                                                                  \
     if ((i) < terms) {                                                                     \
-        u64 x = (t)[gid];                                                                  \
+        const uint shift = (uint)(((i) < 4 ? shifts_lo : shifts_hi) >> (16 * ((i) % 4))) \
+                           & 0xffff;                                                       \
+        u64 x = shift ? negacyclic_shifted_word(t, gid, shift, LOG_N, q) : (t)[gid];       \
         if ((products >> (i)) & 1)                                                         \
             x = MULTIPLY_MOD(x, (p)[pk], moduli, j, q, r0, r1);                            \
         sum = ((subtract >> (i)) & 1) ? sub_uint_mod(sum, x, q) : add_uint_mod(sum, x, q); \
@@ -126,15 +130,17 @@ __kernel void ckks_multiply_plain(__global u64 *dst, ulong dst_at,
 
 // dst = dst (0 without `accumulate`) +- t_0 +- ... +- t_{terms-1} mod q_j over polys
 // polynomials (range (K N, polys)), 1 <= terms <= 8, term i the words of t_i or, with bit i
-// of `products`, t_i[p][j][k] * p_i[j][k] mod q_j (p_i a plaintext of K N words); minus
-// with bit i of `subtract`. A program's add_inplace and sub_inplace of m terms into an
-// accumulator, one after the other, in one launch: SEAL reduces each step to the
-// canonical residue in [0, q) (add_poly_coeffmod, sub_poly_coeffmod; its products by
-// dyadic_product_coeffmod), and a canonical residue is unique, so the words after the m
-// steps are acc +- t_1 +- ... +- t_m mod q, whatever the grouping; this kernel takes the
-// steps in the program's order, each reduced as SEAL's. Every input is canonical. A term
-// may be dst itself (each item reads its word before writing it); no plaintext may.
-// Slots from `terms` on are not read.
+// of `products`, t_i[p][j][k] * p_i[j][k] mod q_j (p_i a plaintext of K N words), or, with
+// a shift (coefficient form, no product), X^shift_i times t_i (SEAL's multiply_plain by that
+// monomial, coefficient 1); minus with bit i of `subtract`. A program's add_inplace and
+// sub_inplace of m terms into an accumulator, one after the other, in one launch: SEAL
+// reduces each step to the canonical residue in [0, q) (add_poly_coeffmod,
+// sub_poly_coeffmod; its products by dyadic_product_coeffmod, its shifts by
+// negacyclic_shift_poly_coeffmod), and a canonical residue is unique, so the words after the
+// m steps are acc +- t_1 +- ... +- t_m mod q, whatever the grouping; this kernel takes the
+// steps in the program's order, each reduced as SEAL's. Every input is canonical. An
+// unshifted term may be dst itself (each item reads its word before writing it); no
+// plaintext and no shifted term may. Slots from `terms` on are not read.
 __kernel void ckks_sum(__global u64 *dst, ulong dst_at,
                        __global const u64 *t0, ulong t0_at, __global const u64 *t1, ulong t1_at,
                        __global const u64 *t2, ulong t2_at, __global const u64 *t3, ulong t3_at,
@@ -145,7 +151,8 @@ __kernel void ckks_sum(__global u64 *dst, ulong dst_at,
                        __global const u64 *p4, ulong p4_at, __global const u64 *p5, ulong p5_at,
                        __global const u64 *p6, ulong p6_at, __global const u64 *p7, ulong p7_at,
                        __global const u64 *moduli, ulong moduli_at, uint K, uint terms,
-                       uint products, uint subtract, uint accumulate)
+                       uint products, uint subtract, ulong shifts_lo, ulong shifts_hi,
+                       uint accumulate)
 {
     dst += dst_at;
     t0 += t0_at;

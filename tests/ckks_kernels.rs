@@ -303,10 +303,12 @@ fn ckks_multiply_plain_equals_host() {
 }
 
 /// ckks_sum of 1, 3 and `SUM_TERMS_MAX` terms (the first a plaintext product, the second a
-/// ciphertext subtracted, the others drawn: a product or not, added or subtracted), from
-/// zero into a poisoned buffer and onto an accumulator in place, under both reductions,
-/// equals the host's one add_inplace (sub_inplace) per term; the terms are left as they were.
-/// Then a term that is dst itself (acc + acc - t).
+/// ciphertext subtracted, the third and the last of more than three shifted by a drawn
+/// X^s, 0 < s < N, the others drawn: a product, shifted or neither, added or subtracted),
+/// from zero into a poisoned buffer and onto an accumulator in place, under both
+/// reductions, equals the host's one add_inplace (sub_inplace) per term (SEAL's
+/// negacyclic shift of a shifted one first); the terms are left as they were. Then a term
+/// that is dst itself (acc + acc - t).
 #[test]
 fn ckks_sum_equals_host() {
     each_prime_set(|e, rng, moduli| {
@@ -318,36 +320,45 @@ fn ckks_sum_equals_host() {
             .flat_map(|b| [(b, 1), (b, 3), (b, SUM_TERMS_MAX)])
         {
             let acc = canonical(rng, moduli, POLYS);
-            let host_terms: Vec<(Vec<u64>, Option<Vec<u64>>, bool)> = (0..count)
+            let host_terms: Vec<SumTerm<Vec<u64>>> = (0..count)
                 .map(|i| {
-                    let product = i == 0 || (i > 1 && rng.gen());
+                    let shifted = i == 2 || (i > 2 && i == count - 1);
+                    let product = i == 0 || (i > 2 && !shifted && rng.gen());
                     let plain = product.then(|| canonical(rng, moduli, 1));
-                    (
-                        canonical(rng, moduli, POLYS),
+                    let shift = if shifted || (i > 2 && !product && rng.gen()) {
+                        rng.gen_range(1..N as u32)
+                    } else {
+                        0
+                    };
+                    SumTerm {
+                        words: canonical(rng, moduli, POLYS),
                         plain,
-                        i == 1 || (i > 1 && rng.gen()),
-                    )
+                        subtract: i == 1 || (i > 1 && rng.gen()),
+                        shift,
+                    }
                 })
                 .collect();
             let device: Vec<(Region, Option<Region>)> = host_terms
                 .iter()
-                .map(|(w, p, _)| (upload(w), p.as_deref().map(upload)))
+                .map(|t| (upload(&t.words), t.plain.as_deref().map(upload)))
                 .collect();
             let as_host: Vec<SumTerm<&[u64]>> = host_terms
                 .iter()
-                .map(|(w, p, subtract)| SumTerm {
-                    words: &w[..],
-                    plain: p.as_deref(),
-                    subtract: *subtract,
+                .map(|t| SumTerm {
+                    words: &t.words[..],
+                    plain: t.plain.as_deref(),
+                    subtract: t.subtract,
+                    shift: t.shift,
                 })
                 .collect();
             let as_device: Vec<SumTerm<&Region>> = device
                 .iter()
                 .zip(&host_terms)
-                .map(|((w, p), (_, _, subtract))| SumTerm {
+                .map(|((w, p), t)| SumTerm {
                     words: w,
                     plain: p.as_ref(),
-                    subtract: *subtract,
+                    subtract: t.subtract,
+                    shift: t.shift,
                 })
                 .collect();
             for accumulate in [false, true] {
@@ -370,9 +381,13 @@ fn ckks_sum_equals_host() {
                     .unwrap();
                 assert_words(&down(&dst), &want, &what("into dst"));
             }
-            for ((w, p), (hw, hp, _)) in device.iter().zip(&host_terms) {
-                assert_words(&down(w), hw, &format!("ckks_sum ({build}): a term's words"));
-                if let (Some(p), Some(hp)) = (p, hp) {
+            for ((w, p), t) in device.iter().zip(&host_terms) {
+                assert_words(
+                    &down(w),
+                    &t.words,
+                    &format!("ckks_sum ({build}): a term's words"),
+                );
+                if let (Some(p), Some(hp)) = (p, &t.plain) {
                     assert_words(&down(p), hp, &format!("ckks_sum ({build}): a plaintext"));
                 }
             }
@@ -380,15 +395,10 @@ fn ckks_sum_equals_host() {
             let dacc = upload(&acc);
             let (t0, p0) = &device[0];
             let terms = [
+                SumTerm::words(&dacc, false),
                 SumTerm {
-                    words: &dacc,
-                    plain: None,
-                    subtract: false,
-                },
-                SumTerm {
-                    words: t0,
                     plain: p0.as_ref(),
-                    subtract: true,
+                    ..SumTerm::words(t0, true)
                 },
             ];
             kernels
@@ -396,15 +406,10 @@ fn ckks_sum_equals_host() {
                 .unwrap();
             let mut want = acc.clone();
             let host_terms = [
+                SumTerm::words(&acc[..], false),
                 SumTerm {
-                    words: &acc[..],
-                    plain: None,
-                    subtract: false,
-                },
-                SumTerm {
-                    words: &host_terms[0].0[..],
-                    plain: host_terms[0].1.as_deref(),
-                    subtract: true,
+                    plain: host_terms[0].plain.as_deref(),
+                    ..SumTerm::words(&host_terms[0].words[..], true)
                 },
             ];
             host::ckks_sum(&mut want, true, &host_terms, moduli, N);
@@ -822,13 +827,16 @@ fn ckks_bad_arguments_are_rejected() {
     );
 
     // Sums: no term, more than SUM_TERMS_MAX, a term too short, a plaintext too short or
-    // overlapping dst, dst too short.
+    // overlapping dst, dst too short; a shift of N, a shifted product, a shifted term that
+    // is dst.
     fn term<'a>(words: &'a Region, plain: Option<&'a Region>) -> SumTerm<&'a Region> {
         SumTerm {
-            words,
             plain,
-            subtract: false,
+            ..SumTerm::words(words, false)
         }
+    }
+    fn shifted(term: SumTerm<&Region>, shift: u32) -> SumTerm<&Region> {
+        SumTerm { shift, ..term }
     }
     let dst = poisoned(words);
     let short_dst = poisoned(words - 1);
@@ -843,6 +851,9 @@ fn ckks_bad_arguments_are_rejected() {
         (&[term(&a, Some(&short_plain))][..], &dst),
         (&[term(&a, Some(&plain_in_dst))][..], &dst),
         (&[term(&a, Some(&plain))][..], &short_dst),
+        (&[shifted(term(&a, None), N as u32)][..], &dst),
+        (&[shifted(term(&a, Some(&plain)), 1)][..], &dst),
+        (&[shifted(term(&dst, None), 1)][..], &dst),
     ] {
         assert_rejected(kx.ckks_sum(g, out, true, terms, &mt, 3, 2), out);
     }

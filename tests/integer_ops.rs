@@ -22,8 +22,10 @@ use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
 use seal_opencl::ckks::fused::{DropCorrection, Sources};
+use seal_opencl::ckks::host::negacyclic_shift;
 use seal_opencl::ckks::kernels::IntegerPlain;
 use seal_opencl::ckks::ops::LevelOps;
+use seal_opencl::ckks::SumTerm;
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::integer::host::plain_lift;
@@ -680,12 +682,15 @@ fn multiply_plain_coeff_equals_host() {
     }
 }
 
-/// A sum of ciphertexts read on a chained pass's loads (`Sources`: the words SEAL's adds
-/// and subs of the terms in turn leave) gives the words of the same pass on the sum:
-/// multiply_plain in coefficient form and transform_to_ntt against their host references
-/// of the host's sum, and BFV's apply_galois against the device's own on the sum uploaded
-/// (that one is checked against SEAL's elsewhere), with 2 to 4 terms, some subtracted, one
-/// term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
+/// A sum of ciphertexts read on a chained pass's loads (`Sources`: the words SEAL's adds,
+/// subs and multiply_plains by X^s of the terms in turn leave) gives the words of the same
+/// pass on the sum: multiply_plain in coefficient form and transform_to_ntt against their
+/// host references of the host's sum, and BFV's apply_galois against the device's own on
+/// the sum uploaded (that one is checked against SEAL's elsewhere), with 2 to 4 terms, some
+/// subtracted, some shifted by a drawn X^s (0 < s < N, SEAL's negacyclic shift on the
+/// host), one term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
+/// A transform into a shifted term's own buffer is refused (its words are read elsewhere
+/// than written).
 #[test]
 fn chained_passes_read_sums_on_load() {
     let mut rng = rng();
@@ -693,6 +698,9 @@ fn chained_passes_read_sums_on_load() {
     let graph = devices.graph();
     let log_n = 13;
     let n = 1usize << log_n;
+    // X^s of the shifted terms, one per term of the cases below.
+    let draws: Vec<u32> = (0..9).map(|_| rng.gen_range(1..n as u32)).collect();
+    let mut draws = draws.into_iter();
     let key_values = coeff_modulus_create(n as u64, &[50, 40, 60, 60]).unwrap();
     let l = key_values.len();
     let k = l - 1;
@@ -734,15 +742,28 @@ fn chained_passes_read_sums_on_load() {
         cl::write(graph.queue(), buf.buffer(), 0, words).unwrap();
         buf
     };
-    for negate in [
-        &[false, true][..],
-        &[false, true, true],
-        &[false, false, true, false],
+    for (negate, shifted) in [
+        (&[false, true][..], &[false, true][..]),
+        (&[false, true, true], &[true, false, true]),
+        (&[false, false, true, false], &[false, true, false, true]),
     ] {
+        let shifts: Vec<u32> = shifted
+            .iter()
+            .map(|&s| if s { draws.next().unwrap() } else { 0 })
+            .collect();
+        // SEAL's multiply_plain of a shifted term by its X^s, then add_inplace and
+        // sub_inplace of each term in turn, from the first.
         let terms: Vec<Vec<u64>> = negate.iter().map(|_| random(moduli, 2)).collect();
-        // SEAL's add_inplace and sub_inplace of each term in turn, from the first.
-        let mut sum = terms[0].clone();
-        for (term, &sub) in terms.iter().zip(negate.iter()).skip(1) {
+        let shifted_terms: Vec<Vec<u64>> = terms
+            .iter()
+            .zip(&shifts)
+            .map(|(t, &s)| match s {
+                0 => t.clone(),
+                s => negacyclic_shift(t, s as usize, moduli, n),
+            })
+            .collect();
+        let mut sum = shifted_terms[0].clone();
+        for (term, &sub) in shifted_terms.iter().zip(negate.iter()).skip(1) {
             for (w, (s, x)) in sum.iter_mut().zip(term).enumerate() {
                 let q = moduli[(w / n) % k].value();
                 *s = if sub { (*s + q - x) % q } else { (*s + x) % q };
@@ -751,11 +772,17 @@ fn chained_passes_read_sums_on_load() {
         let bufs: Vec<_> = terms.iter().map(|t| upload(t)).collect();
         let sources: Vec<_> = bufs
             .iter()
-            .zip(negate.iter())
-            .map(|(b, &sub)| (b.buffer(), sub))
+            .zip(negate.iter().zip(&shifts))
+            .map(|(b, (&sub, &shift))| SumTerm {
+                shift,
+                ..SumTerm::words(b.buffer(), sub)
+            })
             .collect();
         let src = Sources::sum(&sources).unwrap();
-        let what = format!("{} terms, subtracted {negate:?}", negate.len());
+        let what = format!(
+            "{} terms, subtracted {negate:?}, shifted {shifts:?}",
+            negate.len()
+        );
 
         let dst = graph.alloc(sum.len()).unwrap();
         multiply_plain_coeff(&ops, dst.buffer(), src, 2, p, true).unwrap();
@@ -778,6 +805,12 @@ fn chained_passes_read_sums_on_load() {
             &want,
             &format!("transform_to_ntt of {what}"),
         );
+        if let Some(at) = shifts.iter().position(|&s| s != 0) {
+            assert!(
+                ops.transform_sum(bufs[at].buffer(), src, 2).is_err(),
+                "transform_to_ntt of {what} into shifted term {at}'s buffer"
+            );
+        }
 
         let summed = upload(&sum);
         let want_dst = graph.alloc(sum.len()).unwrap();
@@ -803,6 +836,11 @@ fn chained_passes_read_sums_on_load() {
         );
     }
     assert!(Sources::sum(&[]).is_err());
-    let five = [(plain_buf.buffer(), false); 5];
+    let five = [SumTerm::words(plain_buf.buffer(), false); 5];
     assert!(Sources::sum(&five).is_err());
+    let product = SumTerm {
+        plain: Some(plain_buf.buffer()),
+        ..SumTerm::words(plain_buf.buffer(), false)
+    };
+    assert!(Sources::sum(&[product]).is_err());
 }

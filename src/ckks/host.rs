@@ -70,10 +70,33 @@ pub fn ckks_multiply_plain(ct: &mut [u64], plain: &[u64], moduli: &[Modulus], n:
     }
 }
 
+/// X^shift times every polynomial of `a` in Z_q[X]/(X^N + 1), as SEAL's
+/// `negacyclic_shift_poly_coeffmod` computes it: coefficient i of a residue goes to index
+/// i + shift, or to i + shift - N negated (0 stays 0) where that reaches N. On entry a is
+/// canonical and shift < N. # Panics: as [`ckks_add`], or a shift of N or more.
+pub fn negacyclic_shift(a: &[u64], shift: usize, moduli: &[Modulus], n: usize) -> Vec<u64> {
+    check_shape(a.len(), moduli.len(), n);
+    assert!(shift < n, "a shift of {shift} at N = {n}");
+    let mut out = vec![0; a.len()];
+    for (r, (residue, dst)) in a.chunks_exact(n).zip(out.chunks_exact_mut(n)).enumerate() {
+        let q = &moduli[r % moduli.len()];
+        for (i, &x) in residue.iter().enumerate() {
+            let to = i + shift;
+            if to < n {
+                dst[to] = x;
+            } else {
+                dst[to - n] = negate_uint_mod(x, q);
+            }
+        }
+    }
+    out
+}
+
 /// dst = dst (zero without `accumulate`) +- each term mod q_j, in order: SEAL's
-/// multiply_plain_ntt of each product term into a temporary, then one `add_inplace`
-/// (`sub_inplace`) per term into the accumulator. On entry every input holds canonical
-/// words; each term the words of dst, its plaintext K * N.
+/// multiply_plain_ntt of each product term (or multiply_plain by X^shift of each shifted
+/// one) into a temporary, then one `add_inplace` (`sub_inplace`) per term into the
+/// accumulator. On entry every input holds canonical words; each term the words of dst, its
+/// plaintext K * N.
 pub fn ckks_sum(
     dst: &mut [u64],
     accumulate: bool,
@@ -86,6 +109,9 @@ pub fn ckks_sum(
     }
     for term in terms {
         let mut value = term.words.to_vec();
+        if term.shift != 0 {
+            value = negacyclic_shift(&value, term.shift as usize, moduli, n);
+        }
         if let Some(plain) = term.plain {
             ckks_multiply_plain(&mut value, plain, moduli, n);
         }

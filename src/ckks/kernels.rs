@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::SumTerm;
+use super::{packed_shifts, SumTerm};
 use crate::arith::Modulus;
-use crate::cl::KernelArg::{Buf, U32};
+use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{
     kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Program, Queue, Region,
 };
@@ -112,7 +112,8 @@ kernel_sigs! {
         dst: Buf,
         t0: Buf, t1: Buf, t2: Buf, t3: Buf, t4: Buf, t5: Buf, t6: Buf, t7: Buf,
         p0: Buf, p1: Buf, p2: Buf, p3: Buf, p4: Buf, p5: Buf, p6: Buf, p7: Buf,
-        moduli: Buf, K: U32, terms: U32, products: U32, subtract: U32, accumulate: U32,
+        moduli: Buf, K: U32, terms: U32, products: U32, subtract: U32, shifts_lo: U64,
+        shifts_hi: U64, accumulate: U32,
     );
     CKKS_TENSOR = ckks_tensor(dst: Buf, a: Buf, s1: U32, b: Buf, s2: U32, moduli: Buf, K: U32);
     CKKS_COPY_RESIDUES = ckks_copy_residues(dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, residues_per_poly: U32);
@@ -548,7 +549,14 @@ impl CkksKernels {
                 continue;
             };
             args.push(c.buf(name, term.words, words)?);
-            c.same_or_distinct(&[(("dst", dst), (name, term.words))])?;
+            if term.shift == 0 {
+                c.same_or_distinct(&[(("dst", dst), (name, term.words))])?;
+            } else if term.plain.is_some() {
+                return Err(c.error(format!("term {i}: a plaintext product shifted")));
+            } else {
+                // Item w reads another item's word of a shifted term.
+                c.distinct(&[(("dst", dst), (name, term.words))])?;
+            }
             subtract |= u32::from(term.subtract) << i;
             match term.plain {
                 Some(plain) => {
@@ -561,16 +569,27 @@ impl CkksKernels {
             }
         }
         args.extend(plains);
+        let n = 1usize << self.log_n;
+        let (low, high) = terms.split_at(terms.len().min(4));
         args.extend([
             ("moduli", Buf(moduli.buffer())),
             c.u32("K", k)?,
             c.u32("terms", terms.len())?,
             ("products", U32(products)),
             ("subtract", U32(subtract)),
+            (
+                "shifts_lo",
+                U64(packed_shifts(low.iter().map(|t| t.shift), n)?),
+            ),
+            (
+                "shifts_hi",
+                U64(packed_shifts(high.iter().map(|t| t.shift), n)?),
+            ),
             ("accumulate", U32(u32::from(accumulate))),
         ]);
         // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w of dst and of the
-        // first `terms` term slots (each checked to hold polys K N words), word w of the
+        // first `terms` term slots (each checked to hold polys K N words; a shifted term's
+        // word lies in the same row of N, its shift checked below N), word w of the
         // plaintexts of product terms (each checked to hold K N), and prime w / N < K of
         // the table (checked to hold K primes); the other slots are not read.
         unsafe { self.launch(graph, &CKKS_SUM, &args, c.words(&[k])?, polys) }

@@ -16,13 +16,49 @@ pub mod ops;
 
 /// One term of a sum into an accumulator (kernel `ckks_sum`, host reference
 /// [`host::ckks_sum`]): a ciphertext's words, or their product with a plaintext's (K N
-/// words broadcast to every polynomial: SEAL's multiply_plain_ntt), added or, with
-/// `subtract`, subtracted. `T` is the words: a device region or a host slice.
+/// words broadcast to every polynomial: SEAL's multiply_plain_ntt), or, in coefficient
+/// form, X^`shift` times its words in Z_q[X]/(X^N + 1) (SEAL's multiply_plain by that
+/// monomial of coefficient 1; 0 < shift < N), added or, with `subtract`, subtracted. `T` is
+/// the words: a device region or a host slice.
 #[derive(Clone, Copy, Debug)]
 pub struct SumTerm<T> {
     pub words: T,
     pub plain: Option<T>,
     pub subtract: bool,
+    /// 0: unshifted; else no `plain`.
+    pub shift: u32,
+}
+
+impl<T> SumTerm<T> {
+    /// `words`, added or subtracted, unshifted.
+    pub fn words(words: T, subtract: bool) -> SumTerm<T> {
+        SumTerm {
+            words,
+            plain: None,
+            subtract,
+            shift: 0,
+        }
+    }
+}
+
+/// The bits of one term's shift in the kernels' `shifts` words (four terms to a word).
+const SHIFT_BITS: usize = 16;
+
+/// Up to four terms' shifts as the kernels take them: term i's in bits 16 i .. 16 i + 15.
+/// Errors: a shift of N (`n`) or more, or of more than 16 bits (N above 2^16).
+pub(crate) fn packed_shifts(shifts: impl IntoIterator<Item = u32>, n: usize) -> Result<u64> {
+    shifts
+        .into_iter()
+        .enumerate()
+        .try_fold(0u64, |packed, (i, shift)| {
+            if i >= 64 / SHIFT_BITS || shift as usize >= n.min(1 << SHIFT_BITS) {
+                return Err(Error::invalid(format!(
+                    "a term shifted by X^{shift} (term {i}) at N = {n}: shifts are below N and \
+                 2^{SHIFT_BITS}, four to a word"
+                )));
+            }
+            Ok(packed | (u64::from(shift) << (i * SHIFT_BITS)))
+        })
 }
 
 /// A galois element SEAL's `apply_galois_inplace` takes at degree `n`: odd and below 2N;

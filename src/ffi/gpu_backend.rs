@@ -301,6 +301,9 @@ impl GpuBackend {
             PlainOp::MultiplyPlainUnlifted => {
                 backend.multiply_plain_coeff(level, ct, size, plain, false)
             }
+            PlainOp::MultiplyPowerOfX => {
+                backend.multiply_power_of_x(level, ct, size, plain, factor)
+            }
             PlainOp::AddPlainScaled => backend.add_plain_scaled(level, ct, size, plain, false),
             PlainOp::SubPlainScaled => backend.add_plain_scaled(level, ct, size, plain, true),
             PlainOp::AddPlainCorrected => {

@@ -191,6 +191,9 @@ mod bridge {
         /// The same by a monomial where every prime exceeds t: SEAL multiplies by its
         /// coefficient as it is, an upper-half one too.
         MultiplyPlainUnlifted,
+        /// The same by the monomial X^factor (coefficient 1) where every prime exceeds t:
+        /// a negacyclic shift.
+        MultiplyPowerOfX,
         /// BFV's add_plain: the plaintext scaled by q / t.
         AddPlainScaled,
         /// BFV's sub_plain, likewise.

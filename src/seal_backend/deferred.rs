@@ -227,13 +227,18 @@ impl Deferred {
     /// This sum's terms as `Sources`, their words ordered on `graph`'s queue behind their
     /// last writers: what a consumer reads in place of running the sum. Errors: not such a
     /// sum ([`Deferred::reads_as_sources`]).
-    pub(super) fn sources<'a>(&'a self, graph: &Graph) -> Result<Vec<(&'a Region, bool)>> {
+    pub(super) fn sources<'a>(&'a self, graph: &Graph) -> Result<Vec<SumTerm<&'a Region>>> {
         let terms = self
             .source_terms(graph.tile().index())
             .ok_or_else(|| Error::Logic("deferred work read as a sum of ciphertexts".into()))?;
         terms
             .iter()
-            .map(|t| Ok((t.words.ordered_read(graph)?, t.subtract)))
+            .map(|t| {
+                Ok(SumTerm {
+                    shift: t.shift,
+                    ..SumTerm::words(t.words.ordered_read(graph)?, t.subtract)
+                })
+            })
             .collect()
     }
 
@@ -246,12 +251,41 @@ impl Deferred {
             terms
                 .iter()
                 .map(|t| SumTerm {
-                    words: t.words.clone(),
-                    plain: None,
-                    subtract: t.subtract != subtract,
+                    shift: t.shift,
+                    ..SumTerm::words(t.words.clone(), t.subtract != subtract)
                 })
                 .collect(),
         )
+    }
+
+    /// This sum, where consumers read it on load ([`Deferred::reads_as_sources`]), times
+    /// X^`shift` (0 < shift < N, coefficient form): each term shifted further. X^a X^b =
+    /// X^(a + b), and X^(a + b) = -X^(a + b - N) where a + b reaches N (X^N = -1): the
+    /// term is then subtracted where it was added and the other way round.
+    pub(super) fn shifted(&self, tile: usize, shift: u32) -> Option<Deferred> {
+        let Work::Sum(sum) = &self.work else {
+            return None;
+        };
+        let n = self.context.coeff_count() as u32;
+        let terms = self
+            .source_terms(tile)?
+            .iter()
+            .map(|t| {
+                let total = t.shift + shift;
+                let wraps = total >= n;
+                SumTerm {
+                    shift: if wraps { total - n } else { total },
+                    ..SumTerm::words(t.words.clone(), t.subtract != wraps)
+                }
+            })
+            .collect();
+        Some(Deferred {
+            work: Work::Sum(Sum {
+                terms,
+                ..sum.clone()
+            }),
+            ..self.clone()
+        })
     }
 
     /// This plaintext product of `polys` polynomials on `tile` as a term of a sum (added,
@@ -262,9 +296,8 @@ impl Deferred {
                 a,
                 product: Product::Plain { plain, polys: p },
             } if *p == polys && self.tile() == tile => Some(SumTerm {
-                words: a.clone(),
                 plain: Some(plain.clone()),
-                subtract,
+                ..SumTerm::words(a.clone(), subtract)
             }),
             _ => None,
         }
@@ -322,6 +355,7 @@ impl Deferred {
                                 .map(|p| p.ordered_read(graph))
                                 .transpose()?,
                             subtract: t.subtract,
+                            shift: t.shift,
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;

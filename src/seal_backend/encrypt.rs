@@ -176,9 +176,8 @@ impl Backend {
             };
             // e_j += u * pk_j: c_j at L'.
             let term = SumTerm {
-                words: pk,
                 plain: Some(&u),
-                subtract: false,
+                ..SumTerm::words(pk, false)
             };
             ops.sum(&noise, true, &[term], 2)?;
             // Divided and rounded by L''s last prime into L: the result.

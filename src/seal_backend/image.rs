@@ -323,13 +323,7 @@ impl GpuImage {
             return Ok(deferred);
         }
         let words = self.shared_words()?;
-        Ok((words.tile() == tile).then(|| {
-            vec![SumTerm {
-                words,
-                plain: None,
-                subtract,
-            }]
-        }))
+        Ok((words.tile() == tile).then(|| vec![SumTerm::words(words, subtract)]))
     }
 
     /// How many terms [`GpuImage::add_to_sum`] takes into the image on `graph`'s queue in
@@ -395,12 +389,7 @@ impl GpuImage {
                 let fresh = graph.alloc(self.len)?;
                 let shared = self.words.replace(Words::written_on(fresh, graph));
                 let words = shared.ok_or_else(|| Error::Logic("a sum into no words".into()))?;
-                let start = SumTerm {
-                    words,
-                    plain: None,
-                    subtract: false,
-                };
-                (false, Some(start))
+                (false, Some(SumTerm::words(words, false)))
             }
         };
         let terms = start.into_iter().chain(terms).collect();
@@ -411,6 +400,49 @@ impl GpuImage {
             polys,
             accumulate,
             terms,
+        ));
+        self.new_contents();
+        Ok(true)
+    }
+
+    /// Makes the image X^`shift` times its `polys` polynomials in coefficient form (0 < shift
+    /// < N: SEAL's multiply_plain by that monomial of coefficient 1), deferred as a sum from
+    /// zero that chained passes read on load (see `deferred.rs`): a pending such sum, its
+    /// terms shifted further; else the image's words (any other deferred work run first) as
+    /// the one term of a sum into a new buffer of its own. Returns false, changing nothing,
+    /// where its words lie on another tile than `ops`'. On an error the image is as it was.
+    pub(super) fn defer_shifted(
+        &mut self,
+        ops: &LevelOps,
+        context: &Arc<CkksContext>,
+        polys: usize,
+        shift: u32,
+    ) -> Result<bool> {
+        let graph = ops.graph();
+        let tile = graph.tile().index();
+        let deferred = self.deferred.get_mut();
+        if let Some(shifted) = deferred.as_ref().and_then(|d| d.shifted(tile, shift)) {
+            *deferred = Some(shifted);
+            self.new_contents();
+            return Ok(true);
+        }
+        if self.tile() != tile {
+            return Ok(false);
+        }
+        let words = self.shared_words()?;
+        let fresh = graph.alloc(self.len)?;
+        self.words = Some(Words::written_on(fresh, graph));
+        let term = SumTerm {
+            shift,
+            ..SumTerm::words(words, false)
+        };
+        *self.deferred.get_mut() = Some(Deferred::sum(
+            context.clone(),
+            graph,
+            ops.primes(),
+            polys,
+            false,
+            vec![term],
         ));
         self.new_contents();
         Ok(true)

@@ -78,6 +78,44 @@ impl Backend {
         )
     }
 
+    /// ct *= X^`exponent` with ct in coefficient form (SEAL's multiply_plain_normal by the
+    /// monomial `plain` of coefficient 1: a negacyclic shift, whatever t). Where the level
+    /// chains and 0 < exponent < N, deferred as a sum that the chained passes read on load
+    /// (`GpuImage::defer_shifted`): SealPIR's query expansion multiplies every difference by
+    /// such a monomial and rotates, adds or transforms the product. Else as
+    /// [`Backend::multiply_plain_coeff`] (which computes the same words).
+    pub fn multiply_power_of_x(
+        &self,
+        level: &Level,
+        ct: &mut GpuImage,
+        size: usize,
+        plain: &GpuImage,
+        exponent: u64,
+    ) -> Result<()> {
+        let step = |ops: &LevelOps, target: &Rewrite, p: IntegerPlain| {
+            let src = Sources::one(target.src());
+            multiply_plain_coeff(ops, target.dst, src, size, p, false)
+        };
+        let shift = |ops: &LevelOps, ct: &mut GpuImage, _: IntegerPlain| {
+            let shifts = ops.chains_multiply_plain() && (1..ops.n() as u64).contains(&exponent);
+            if !shifts {
+                return Ok(false);
+            }
+            let context = self.context(ops.graph(), level)?;
+            ct.defer_shifted(ops, &context, size, exponent as u32)
+        };
+        self.with_integer_plain(
+            "multiply_plain",
+            level,
+            ct,
+            size,
+            plain,
+            Zeros::times_plain,
+            Some(&shift),
+            step,
+        )
+    }
+
     /// ct.data(0) += round(q plain / t), or -= with `subtract` (BFV's add_plain, sub_plain).
     pub fn add_plain_scaled(
         &self,

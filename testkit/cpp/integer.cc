@@ -23,8 +23,9 @@ namespace seal_opencl_testkit
     {
         // What one operation reads and writes: a and b two fresh ciphertexts, p a plaintext in
         // coefficient form, p_ntt the same in NTT form at a's level, p_mono a monomial with an
-        // upper-half coefficient (SEAL's monomial shortcut), p_short three coefficients, p_zero
-        // all zero; the result is a.
+        // upper-half coefficient (SEAL's monomial shortcut), p_pow X^s (coefficient 1, s = N -
+        // N / 3: twice it passes X^N = -1), p_short three coefficients, p_zero all zero; the
+        // result is a.
         struct Operands
         {
             Ciphertext a;
@@ -32,6 +33,7 @@ namespace seal_opencl_testkit
             Plaintext p;
             Plaintext p_ntt;
             Plaintext p_mono;
+            Plaintext p_pow;
             Plaintext p_short;
             Plaintext p_zero;
         };
@@ -156,6 +158,8 @@ namespace seal_opencl_testkit
         evaluator.transform_to_ntt(base.p, base.a.parms_id(), base.p_ntt);
         base.p_mono = Plaintext(n);
         base.p_mono[n / 3] = t - 1;
+        base.p_pow = Plaintext(n);
+        base.p_pow[n - n / 3] = 1;
         base.p_short = random_plain(3, t, rng);
         base.p_zero = Plaintext(n);
 
@@ -245,6 +249,22 @@ namespace seal_opencl_testkit
         ops.push_back({ "multiply_plain", [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p); } });
         ops.push_back({ "multiply_plain by a monomial",
                         [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_mono); } });
+        // X^s (coefficient 1): a shift, deferred where the level chains and read on the loads
+        // of what takes it, shifted further by another, run on its own where read otherwise.
+        ops.push_back({ "multiply_plain by X^s",
+                        [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_pow); } });
+        ops.push_back({ "multiply_plain by X^s twice, then by a plaintext",
+                        [](Evaluator &e, Operands &o) {
+                            e.multiply_plain_inplace(o.a, o.p_pow);
+                            e.multiply_plain_inplace(o.a, o.p_pow);
+                            e.multiply_plain_inplace(o.a, o.p);
+                        } });
+        ops.push_back({ "b times X^s into a temporary, added into a",
+                        [](Evaluator &e, Operands &o) {
+                            Ciphertext shifted;
+                            e.multiply_plain(o.b, o.p_pow, shifted);
+                            e.add_inplace(o.a, shifted);
+                        } });
         ops.push_back({ "multiply_plain by three coefficients",
                         [](Evaluator &e, Operands &o) { e.multiply_plain_inplace(o.a, o.p_short); } });
         ops.push_back({ "multiply_plain by zero (transparent)",
@@ -283,45 +303,51 @@ namespace seal_opencl_testkit
                             e.add(next, o.b, o.a);
                         } });
         // SealPIR's server: its query expansion, each round rotating every entry out of place,
-        // adding the rotation to it and multiplying their difference by a monomial, both out of
-        // place (sums of sums, some longer than a chained pass reads on its loads); then every
-        // entry in NTT form times a plaintext, summed, and the sum back in coefficient form.
-        ops.push_back({ "SealPIR's query expansion, 4 rounds, then its database product",
-                        [gk, n, ntt](Evaluator &e, Operands &o) {
-                            const uint32_t elts[] = { 3, uint32_t(2 * n - 1), 27, 3 };
-                            vector<Ciphertext> expanded{ o.a };
-                            for (uint32_t elt : elts)
-                            {
-                                vector<Ciphertext> next(2 * expanded.size());
-                                for (size_t a = 0; a < expanded.size(); a++)
-                                {
-                                    Ciphertext rotated, difference;
-                                    e.apply_galois(expanded[a], elt, *gk, rotated);
-                                    e.add(expanded[a], rotated, next[a]);
-                                    e.sub(rotated, expanded[a], difference);
-                                    e.multiply_plain(difference, o.p_mono, next[a + expanded.size()]);
-                                }
-                                expanded = move(next);
-                            }
-                            for (auto &x : expanded)
-                            {
-                                if (!ntt)
-                                {
-                                    e.transform_to_ntt_inplace(x);
-                                }
-                            }
-                            e.multiply_plain(expanded[0], o.p_ntt, o.a);
-                            Ciphertext product;
-                            for (size_t a = 1; a < expanded.size(); a++)
-                            {
-                                e.multiply_plain(expanded[a], o.p_ntt, product);
-                                e.add_inplace(o.a, product);
-                            }
-                            if (!ntt)
-                            {
-                                e.transform_from_ntt_inplace(o.a);
-                            }
-                        } });
+        // adding the rotation to it and multiplying their difference by a monomial (an
+        // upper-half coefficient's, or X^s as SealPIR's X^-2^i), both out of place (sums of
+        // sums, some longer than a chained pass reads on its loads); then every entry in NTT
+        // form times a plaintext, summed, and the sum back in coefficient form.
+        for (const bool power : { false, true })
+        {
+            const char *name = power ? "SealPIR's query expansion by X^s, 4 rounds, then its database product"
+                                     : "SealPIR's query expansion, 4 rounds, then its database product";
+            ops.push_back({ name, [gk, n, ntt, power](Evaluator &e, Operands &o) {
+                const uint32_t elts[] = { 3, uint32_t(2 * n - 1), 27, 3 };
+                vector<Ciphertext> expanded{ o.a };
+                for (uint32_t elt : elts)
+                {
+                    vector<Ciphertext> next(2 * expanded.size());
+                    for (size_t a = 0; a < expanded.size(); a++)
+                    {
+                        Ciphertext rotated, difference;
+                        e.apply_galois(expanded[a], elt, *gk, rotated);
+                        e.add(expanded[a], rotated, next[a]);
+                        e.sub(rotated, expanded[a], difference);
+                        e.multiply_plain(
+                            difference, power ? o.p_pow : o.p_mono, next[a + expanded.size()]);
+                    }
+                    expanded = move(next);
+                }
+                for (auto &x : expanded)
+                {
+                    if (!ntt)
+                    {
+                        e.transform_to_ntt_inplace(x);
+                    }
+                }
+                e.multiply_plain(expanded[0], o.p_ntt, o.a);
+                Ciphertext product;
+                for (size_t a = 1; a < expanded.size(); a++)
+                {
+                    e.multiply_plain(expanded[a], o.p_ntt, product);
+                    e.add_inplace(o.a, product);
+                }
+                if (!ntt)
+                {
+                    e.transform_from_ntt_inplace(o.a);
+                }
+            } });
+        }
         // BFV's add_plain and sub_plain scale the plaintext by q / t; BGV's multiply it by the
         // correction factor mod t.
         ops.push_back({ "add_plain", [](Evaluator &e, Operands &o) { e.add_plain_inplace(o.a, o.p); } });
@@ -424,12 +450,14 @@ namespace seal_opencl_testkit
         // marked operand routes SEAL's call.
         struct Plains
         {
-            Plaintext plain, monomial, plain_ntt;
+            Plaintext plain, monomial, power, plain_ntt;
         };
         Plains cpu_plains;
         cpu_plains.plain = random_plain(n, t, rng);
         cpu_plains.monomial = Plaintext(n);
         cpu_plains.monomial[rng() % n] = t - 1;
+        cpu_plains.power = Plaintext(n);
+        cpu_plains.power[rng() % n] = 1;
         evaluator.transform_to_ntt(cpu_plains.plain, setup.context.first_parms_id(), cpu_plains.plain_ntt);
         Plains dev_plains = cpu_plains;
 
@@ -451,6 +479,10 @@ namespace seal_opencl_testkit
             { "multiply_plain (monomial)",
               [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) {
                   e.multiply_plain_inplace(x, p.monomial);
+              } },
+            { "multiply_plain (X^s)",
+              [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) {
+                  e.multiply_plain_inplace(x, p.power);
               } },
             { "multiply_plain (NTT form)",
               [](Evaluator &e, Ciphertext &x, const Ciphertext &, const Plains &p) {

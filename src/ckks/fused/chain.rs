@@ -23,6 +23,7 @@ use super::moddown::check_moddown;
 use super::{fan_out, residues, DivideRound, DropCorrection, FusedPasses};
 use crate::arith::Modulus;
 use crate::ckks::kernels::TENSOR_SIZE_MAX;
+use crate::ckks::{packed_shifts, SumTerm};
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
@@ -52,7 +53,7 @@ kernel_sigs! {
     KS_CHAINED_COEFF = ks_chained_coeff(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src_terms: U32,
-        src_negate: U32, galois_elt: U32, permuted: Buf, target: Buf,
+        src_negate: U32, src_shifts: U64, galois_elt: U32, permuted: Buf, target: Buf,
         target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, dst: Buf, inv: Buf,
         acc: Buf, acc_polys: U32, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
@@ -61,7 +62,8 @@ kernel_sigs! {
     MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
         inv_root_powers: Buf, ct: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf,
-        src_terms: U32, src_negate: U32, polys: U32, plain: Buf, plain_count: U32, t: U64,
+        src_terms: U32, src_negate: U32, src_shifts: U64, polys: U32, plain: Buf,
+        plain_count: U32, t: U64,
         t_r1: U64, threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32,
         per_group: U32,
     );
@@ -84,7 +86,8 @@ kernel_sigs! {
     );
     NTT_FWD_CHAINED = ntt_fwd_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, src0: Buf,
-        src1: Buf, src2: Buf, src3: Buf, src_terms: U32, src_negate: U32, reduce: U32,
+        src1: Buf, src2: Buf, src3: Buf, src_terms: U32, src_negate: U32, src_shifts: U64,
+        reduce: U32,
         counters: Buf, end1: U32, tickets: U32, per_group: U32,
     );
     NTT_INV_CHAINED = ntt_inv_chained(
@@ -262,12 +265,13 @@ pub const SOURCE_TERMS_MAX: usize = 4;
 
 /// A ciphertext as a chained pass in coefficient form reads it (`sum_src` in
 /// `opencl/chain.cl`): the sum of 1 to [`SOURCE_TERMS_MAX`] ciphertexts' words of one
-/// size, each added, or subtracted where its flag is set: the words SEAL's add_inplace
-/// and sub_inplace of the terms in turn leave (each step canonical mod q). One added term
-/// is that ciphertext.
+/// size, each multiplied by X^shift where it has one, added, or subtracted where its flag
+/// is set: the words SEAL's add_inplace, sub_inplace and multiply_plain by such monomials
+/// of the terms leave (each step canonical mod q and linear). One added, unshifted term is
+/// that ciphertext.
 #[derive(Clone, Copy)]
 pub struct Sources<'a> {
-    terms: [(&'a Region, bool); SOURCE_TERMS_MAX],
+    terms: [SumTerm<&'a Region>; SOURCE_TERMS_MAX],
     count: usize,
 }
 
@@ -275,14 +279,14 @@ impl<'a> Sources<'a> {
     /// The ciphertext `words` itself.
     pub fn one(words: &'a Region) -> Sources<'a> {
         Sources {
-            terms: [(words, false); SOURCE_TERMS_MAX],
+            terms: [SumTerm::words(words, false); SOURCE_TERMS_MAX],
             count: 1,
         }
     }
 
-    /// The sum of `terms` (added, or subtracted where `true`). Errors: none, or more than
-    /// [`SOURCE_TERMS_MAX`].
-    pub fn sum(terms: &[(&'a Region, bool)]) -> Result<Sources<'a>> {
+    /// The sum of `terms` (added or subtracted, each shifted by its `shift`). Errors: none,
+    /// more than [`SOURCE_TERMS_MAX`], or a plaintext product among them.
+    pub fn sum(terms: &[SumTerm<&'a Region>]) -> Result<Sources<'a>> {
         let Some(&first) = terms.first() else {
             return Err(Error::invalid("a sum of no terms"));
         };
@@ -291,6 +295,11 @@ impl<'a> Sources<'a> {
                 "a sum of {} terms read on load, more than {SOURCE_TERMS_MAX}",
                 terms.len()
             )));
+        }
+        if terms.iter().any(|t| t.plain.is_some()) {
+            return Err(Error::invalid(
+                "a plaintext product read on load as a term of a sum",
+            ));
         }
         let mut all = [first; SOURCE_TERMS_MAX];
         all[..terms.len()].copy_from_slice(terms);
@@ -303,7 +312,7 @@ impl<'a> Sources<'a> {
     /// The one ciphertext, for a pass that reads no sum. Errors: a sum.
     pub fn single(&self, what: &str) -> Result<&'a Region> {
         match self.count {
-            1 if !self.terms[0].1 => Ok(self.terms[0].0),
+            1 if !self.terms[0].subtract && self.terms[0].shift == 0 => Ok(self.terms[0].words),
             _ => Err(Error::invalid(format!(
                 "{what}: a sum is read on load in coefficient form only"
             ))),
@@ -319,24 +328,40 @@ impl<'a> Sources<'a> {
         SOURCE_NAMES
             .iter()
             .zip(&self.terms[..self.count])
-            .map(move |(&name, &(region, _))| (name, region, words, false))
+            .map(move |(&name, t)| (name, t.words, words, false))
     }
 
-    /// The kernel's `src0` .. `src3`, `src_terms` and `src_negate` (the terms past `count`
-    /// repeat the first, unread).
-    fn args(&self) -> impl Iterator<Item = (&'static str, KernelArg<'a>)> + '_ {
-        let negate = self.terms[..self.count]
-            .iter()
-            .enumerate()
-            .fold(0u32, |m, (j, &(_, sub))| m | (u32::from(sub) << j));
+    /// The pairs of `output` and the names of the unshifted terms: a pass that reads each
+    /// word of the sum where it writes `output`'s may take those as `output` itself, not a
+    /// shifted term, whose word lies elsewhere.
+    fn unshifted_alias(&self, output: &'static str) -> Vec<(&'static str, &'static str)> {
         SOURCE_NAMES
             .iter()
+            .zip(&self.terms[..self.count])
+            .filter(|(_, t)| t.shift == 0)
+            .map(|(&name, _)| (output, name))
+            .collect()
+    }
+
+    /// The kernel's `src0` .. `src3`, `src_terms`, `src_negate` and `src_shifts` (the
+    /// terms past `count` repeat the first, unread). Errors: a shift of N (`n`) or more.
+    fn args(&self, n: usize) -> Result<Vec<(&'static str, KernelArg<'a>)>> {
+        let terms = &self.terms[..self.count];
+        let negate = terms
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (j, t)| m | (u32::from(t.subtract) << j));
+        let shifts = packed_shifts(terms.iter().map(|t| t.shift), n)?;
+        Ok(SOURCE_NAMES
+            .iter()
             .zip(&self.terms)
-            .map(|(&name, &(region, _))| (name, Buf(region)))
+            .map(|(&name, t)| (name, Buf(t.words)))
             .chain([
                 ("src_terms", U32(self.count as u32)),
                 ("src_negate", U32(negate)),
+                ("src_shifts", U64(shifts)),
             ])
+            .collect())
     }
 }
 
@@ -998,7 +1023,8 @@ impl FusedPasses {
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = src
-            .args()
+            .args(plan.coeff_count())?
+            .into_iter()
             .chain([
                 ("galois_elt", U32(galois_elt)),
                 ("permuted", Buf(permuted)),
@@ -1096,7 +1122,7 @@ impl FusedPasses {
         let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = [("ct", Buf(m.ct))]
             .into_iter()
-            .chain(m.src.args())
+            .chain(m.src.args(plan.coeff_count())?)
             .chain([
                 ("polys", U32(to_u32(m.polys)?)),
                 ("plain", Buf(m.plain)),
@@ -1169,8 +1195,8 @@ impl FusedPasses {
         .chain(sum.checked(extent))
         .collect();
         // The forward's first pass reads the sum's words where it writes values' (each word
-        // by one work item).
-        let may_alias = SOURCE_NAMES.map(|name| ("values", name));
+        // by one work item); a shifted term's lie elsewhere.
+        let may_alias = sum.unshifted_alias("values");
         check_buffers(WHAT, &buffers, &may_alias)?;
         let strided = residues * chained.strided_groups;
         let block = residues * chained.block_groups;
@@ -1180,7 +1206,7 @@ impl FusedPasses {
         };
         let (groups, per_group) = chained.launch_shape(tickets);
         let sources: Vec<_> = match t.direction {
-            NttDirection::Forward => sum.args().collect(),
+            NttDirection::Forward => sum.args(plan.coeff_count())?,
             NttDirection::Inverse => Vec::new(),
         };
         let args: Vec<(&str, KernelArg)> = sources
