@@ -528,52 +528,55 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
                     per_group, lmem, lroots, &slot);
 }
 
-// A ciphertext's words read as the sum of up to four ciphertexts' (src0 .. src3, the
-// first `terms` of them; bit j of `negate` subtracts term j; bits 16 j .. 16 j + 15 of
-// `shifts` multiply term j by X^shift first, negacyclic: SEAL's multiply_plain by the
-// monomial X^shift): what SEAL's add_inplace, sub_inplace and multiply_plain by such
-// monomials of the terms in turn leave, computed on a chained pass's loads where the backend
-// deferred those calls (src/seal_backend/deferred.rs). Every step of SEAL's is canonical mod
-// q and linear, so its word is the canonical signed sum of the shifted terms, in any order.
-// One term, unnegated and unshifted, is the ciphertext itself.
+// A ciphertext's words read as the sum of up to eight ciphertexts' (src0 .. src7, the
+// first `terms` of them; bit j of `negate` subtracts term j; bits 16 (j mod 4) .. + 15 of
+// `shifts_lo` (j < 4) or `shifts_hi` multiply term j by X^shift first, negacyclic: SEAL's
+// multiply_plain by the monomial X^shift): what SEAL's add_inplace, sub_inplace and
+// multiply_plain by such monomials of the terms in turn leave, computed on a chained pass's
+// loads where the backend deferred those calls (src/seal_backend/deferred.rs). Every step
+// of SEAL's is canonical mod q and linear, so its word is the canonical signed sum of the
+// shifted terms, in any order. One term, unnegated and unshifted, is the ciphertext itself.
 typedef struct {
-    __global const u64 *t0, *t1, *t2, *t3;
+    __global const u64 *t[8];
     uint terms, negate;
-    ulong shifts;
+    ulong shifts_lo, shifts_hi;
 } sum_src;
 
 ALWAYS_INLINE sum_src sum_src_of(__global const u64 *t0, __global const u64 *t1,
-                                 __global const u64 *t2, __global const u64 *t3, uint terms,
-                                 uint negate, ulong shifts)
+                                 __global const u64 *t2, __global const u64 *t3,
+                                 __global const u64 *t4, __global const u64 *t5,
+                                 __global const u64 *t6, __global const u64 *t7, uint terms,
+                                 uint negate, ulong shifts_lo, ulong shifts_hi)
 {
-    sum_src s = {t0, t1, t2, t3, terms, negate, shifts};
+    sum_src s = {{t0, t1, t2, t3, t4, t5, t6, t7}, terms, negate, shifts_lo, shifts_hi};
     return s;
 }
 
-// Word w of term j of the sum, shifted, canonical under q.
-ALWAYS_INLINE u64 sum_term_word(__global const u64 *t, uint j, sum_src s, size_t w, u64 q)
+// The sum of one ciphertext, `values` itself.
+ALWAYS_INLINE sum_src sum_src_one(__global const u64 *values)
 {
-    const uint shift = (uint)(s.shifts >> (16 * j)) & 0xffff;
-    return shift == 0 ? t[w] : negacyclic_shifted_word(t, w, shift, LOG_N, q);
+    return sum_src_of(values, values, values, values, values, values, values, values, 1, 0, 0,
+                      0);
 }
 
-ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s, size_t w,
-                                u64 q)
+// Word w of term j of the sum, shifted and signed, canonical under q.
+ALWAYS_INLINE u64 sum_term_word(sum_src s, uint j, size_t w, u64 q)
 {
-    if (j >= s.terms)
-        return v;
-    const u64 x = sum_term_word(t, j, s, w, q);
-    return (s.negate >> j) & 1 ? sub_uint_mod(v, x, q) : add_uint_mod(v, x, q);
+    const uint shift = (uint)((j < 4 ? s.shifts_lo : s.shifts_hi) >> (16 * (j % 4))) & 0xffff;
+    const u64 x = shift == 0 ? s.t[j][w] : negacyclic_shifted_word(s.t[j], w, shift, LOG_N, q);
+    return (s.negate >> j) & 1 ? negate_uint_mod(x, q) : x;
 }
 
-// Word w of the sum, canonical under q.
+// Word w of the sum, canonical under q: the terms added in order (a subtracted one added
+// negated: the same canonical residue).
 ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q)
 {
-    const u64 x = sum_term_word(s.t0, 0, s, w, q);
-    u64 v = s.negate & 1 ? negate_uint_mod(x, q) : x;
-    v = sum_term_into(v, s.t1, 1, s, w, q);
-    v = sum_term_into(v, s.t2, 2, s, w, q);
-    return sum_term_into(v, s.t3, 3, s, w, q);
+    u64 v = sum_term_word(s, 0, w, q);
+#pragma unroll
+    for (uint j = 1; j < 8; j++)
+        if (j < s.terms)
+            v = add_uint_mod(v, sum_term_word(s, j, w, q), q);
+    return v;
 }
 
 // SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
@@ -690,7 +693,7 @@ ALWAYS_INLINE void inv_strided_moddown_group(__global u64 *dst, __global const u
 // ciphertexts, in one launch of four passes (tickets below end1 run pass 1, below end2
 // pass 2, below end3 pass 3, below `tickets` pass 4):
 //   1. a rotation's permutation (galois_coeff_group) of both polynomials of src (K residues
-//      each; the sum of src0 .. src3 as sum_src reads it) into permuted, whose second
+//      each; the sum of src0 .. src7 as sum_src reads it) into permuted, whose second
 //      polynomial is then the target and whose first the addend; a relinearization has none
 //      (end1 = 0, and the sources, galois_elt and permuted are not read);
 //   2. the decomposition and the forward first passes, from the target's coefficients
@@ -715,8 +718,13 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
                       __global const u64 *src0, ulong src0_at,
                       __global const u64 *src1, ulong src1_at,
                       __global const u64 *src2, ulong src2_at,
-                      __global const u64 *src3, ulong src3_at, uint src_terms,
-                      uint src_negate, ulong src_shifts, uint galois_elt,
+                      __global const u64 *src3, ulong src3_at,
+                      __global const u64 *src4, ulong src4_at,
+                      __global const u64 *src5, ulong src5_at,
+                      __global const u64 *src6, ulong src6_at,
+                      __global const u64 *src7, ulong src7_at,
+                      uint src_terms, uint src_negate, ulong src_shifts_lo,
+                      ulong src_shifts_hi, uint galois_elt,
                       __global u64 *permuted, ulong permuted_at,
                       __global const u64 *target, ulong target_at, uint target_first,
                       uint ks_outs, uint ks_chunks,
@@ -745,7 +753,12 @@ void ks_chained_coeff(__global u64 *restrict values, ulong values_at,
     src1 += src1_at;
     src2 += src2_at;
     src3 += src3_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate, src_shifts);
+    src4 += src4_at;
+    src5 += src5_at;
+    src6 += src6_at;
+    src7 += src7_at;
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
+                                   src_negate, src_shifts_lo, src_shifts_hi);
     permuted += permuted_at;
     target += target_at;
     key += key_at;
@@ -872,7 +885,7 @@ ALWAYS_INLINE void block_multiply_group(__global u64 *values, __global const u64
 }
 
 // SEAL's multiply_plain_normal in one launch: src (polys polynomials of K =
-// coeff_modulus_size residues, coefficient form, canonical; the sum of src0 .. src3 as
+// coeff_modulus_size residues, coefficient form, canonical; the sum of src0 .. src7 as
 // sum_src reads it) times a plaintext of plain_count coefficients mod t (t_r1 its Barrett
 // ratio's high word), lifted to Z_q with upper-half coefficients (from `threshold`)
 // standing for themselves minus t, into ct (which may be a source).
@@ -894,8 +907,13 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
                             __global const u64 *src0, ulong src0_at,
                             __global const u64 *src1, ulong src1_at,
                             __global const u64 *src2, ulong src2_at,
-                            __global const u64 *src3, ulong src3_at, uint src_terms,
-                            uint src_negate, ulong src_shifts,
+                            __global const u64 *src3, ulong src3_at,
+                            __global const u64 *src4, ulong src4_at,
+                            __global const u64 *src5, ulong src5_at,
+                            __global const u64 *src6, ulong src6_at,
+                            __global const u64 *src7, ulong src7_at,
+                            uint src_terms, uint src_negate, ulong src_shifts_lo,
+                            ulong src_shifts_hi,
                             uint polys, __global const u64 *restrict plain, ulong plain_at,
                             uint plain_count, ulong t, ulong t_r1, ulong threshold,
                             __global u64 *counters, ulong counters_at, uint end1, uint end2,
@@ -912,7 +930,12 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     src1 += src1_at;
     src2 += src2_at;
     src3 += src3_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate, src_shifts);
+    src4 += src4_at;
+    src5 += src5_at;
+    src6 += src6_at;
+    src7 += src7_at;
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
+                                   src_negate, src_shifts_lo, src_shifts_hi);
     plain += plain_at;
     counters += counters_at;
     volatile __global uint *count = (volatile __global uint *)counters;
@@ -1068,10 +1091,17 @@ __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_fwd_chained(__global u64 *values, ulong values_at,
                      __global const u64 *restrict root_powers, ulong root_powers_at,
                      __global const u64 *restrict params, ulong params_at,
-                     uint coeff_modulus_size, __global const u64 *src0, ulong src0_at,
-                     __global const u64 *src1, ulong src1_at, __global const u64 *src2,
-                     ulong src2_at, __global const u64 *src3, ulong src3_at, uint src_terms,
-                     uint src_negate, ulong src_shifts, uint reduce, __global u64 *counters,
+                     uint coeff_modulus_size,
+                     __global const u64 *src0, ulong src0_at,
+                     __global const u64 *src1, ulong src1_at,
+                     __global const u64 *src2, ulong src2_at,
+                     __global const u64 *src3, ulong src3_at,
+                     __global const u64 *src4, ulong src4_at,
+                     __global const u64 *src5, ulong src5_at,
+                     __global const u64 *src6, ulong src6_at,
+                     __global const u64 *src7, ulong src7_at,
+                     uint src_terms, uint src_negate, ulong src_shifts_lo,
+                     ulong src_shifts_hi, uint reduce, __global u64 *counters,
                      ulong counters_at, uint end1, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
@@ -1084,7 +1114,12 @@ void ntt_fwd_chained(__global u64 *values, ulong values_at,
     src1 += src1_at;
     src2 += src2_at;
     src3 += src3_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src_terms, src_negate, src_shifts);
+    src4 += src4_at;
+    src5 += src5_at;
+    src6 += src6_at;
+    src7 += src7_at;
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
+                                   src_negate, src_shifts_lo, src_shifts_hi);
     ntt_chained_body(false, values, src, root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }
@@ -1103,7 +1138,7 @@ void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
     params += params_at;
     counters += counters_at;
     // The inverse reads values itself.
-    const sum_src src = sum_src_of(values, values, values, values, 1, 0, 0);
+    const sum_src src = sum_src_one(values);
     ntt_chained_body(true, values, src, inv_root_powers, params, coeff_modulus_size, reduce,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }

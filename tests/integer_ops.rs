@@ -21,7 +21,7 @@ use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, multiply_uint_mo
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
-use seal_opencl::ckks::fused::{DropCorrection, Sources};
+use seal_opencl::ckks::fused::{DropCorrection, Sources, SOURCE_TERMS_MAX};
 use seal_opencl::ckks::host::negacyclic_shift;
 use seal_opencl::ckks::kernels::IntegerPlain;
 use seal_opencl::ckks::ops::LevelOps;
@@ -686,7 +686,7 @@ fn multiply_plain_coeff_equals_host() {
 /// subs and multiply_plains by X^s of the terms in turn leave) gives the words of the same
 /// pass on the sum: multiply_plain in coefficient form and transform_to_ntt against their
 /// host references of the host's sum, and BFV's apply_galois against the device's own on
-/// the sum uploaded (that one is checked against SEAL's elsewhere), with 2 to 4 terms, some
+/// the sum uploaded (that one is checked against SEAL's elsewhere), with 2 to 8 terms, some
 /// subtracted, some shifted by a drawn X^s (0 < s < N, SEAL's negacyclic shift on the
 /// host), one term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
 /// A transform into a shifted term's own buffer is refused (its words are read elsewhere
@@ -699,7 +699,7 @@ fn chained_passes_read_sums_on_load() {
     let log_n = 13;
     let n = 1usize << log_n;
     // X^s of the shifted terms, one per term of the cases below.
-    let draws: Vec<u32> = (0..9).map(|_| rng.gen_range(1..n as u32)).collect();
+    let draws: Vec<u32> = (0..16).map(|_| rng.gen_range(1..n as u32)).collect();
     let mut draws = draws.into_iter();
     let key_values = coeff_modulus_create(n as u64, &[50, 40, 60, 60]).unwrap();
     let l = key_values.len();
@@ -746,6 +746,10 @@ fn chained_passes_read_sums_on_load() {
         (&[false, true][..], &[false, true][..]),
         (&[false, true, true], &[true, false, true]),
         (&[false, false, true, false], &[false, true, false, true]),
+        (
+            &[false, true, false, false, true, false, true, true],
+            &[false, true, false, true, true, false, false, true],
+        ),
     ] {
         let shifts: Vec<u32> = shifted
             .iter()
@@ -836,8 +840,8 @@ fn chained_passes_read_sums_on_load() {
         );
     }
     assert!(Sources::sum(&[]).is_err());
-    let five = [SumTerm::words(plain_buf.buffer(), false); 5];
-    assert!(Sources::sum(&five).is_err());
+    let nine = [SumTerm::words(plain_buf.buffer(), false); SOURCE_TERMS_MAX + 1];
+    assert!(Sources::sum(&nine).is_err());
     let product = SumTerm {
         plain: Some(plain_buf.buffer()),
         ..SumTerm::words(plain_buf.buffer(), false)

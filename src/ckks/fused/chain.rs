@@ -52,8 +52,9 @@ kernel_sigs! {
     );
     KS_CHAINED_COEFF = ks_chained_coeff(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
-        inv_root_powers: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src_terms: U32,
-        src_negate: U32, src_shifts: U64, galois_elt: U32, permuted: Buf, target: Buf,
+        inv_root_powers: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf,
+        src6: Buf, src7: Buf, src_terms: U32, src_negate: U32, src_shifts_lo: U64,
+        src_shifts_hi: U64, galois_elt: U32, permuted: Buf, target: Buf,
         target_first: U32, ks_outs: U32, ks_chunks: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf, dst: Buf, inv: Buf,
         acc: Buf, acc_polys: U32, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
@@ -61,11 +62,10 @@ kernel_sigs! {
     );
     MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
-        inv_root_powers: Buf, ct: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf,
-        src_terms: U32, src_negate: U32, src_shifts: U64, polys: U32, plain: Buf,
-        plain_count: U32, t: U64,
-        t_r1: U64, threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32,
-        per_group: U32,
+        inv_root_powers: Buf, ct: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src4: Buf,
+        src5: Buf, src6: Buf, src7: Buf, src_terms: U32, src_negate: U32, src_shifts_lo: U64,
+        src_shifts_hi: U64, polys: U32, plain: Buf, plain_count: U32, t: U64, t_r1: U64,
+        threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32, per_group: U32,
     );
     KS_CHAINED_TENSOR = ks_chained_tensor(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -86,8 +86,8 @@ kernel_sigs! {
     );
     NTT_FWD_CHAINED = ntt_fwd_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, src0: Buf,
-        src1: Buf, src2: Buf, src3: Buf, src_terms: U32, src_negate: U32, src_shifts: U64,
-        reduce: U32,
+        src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf, src6: Buf, src7: Buf,
+        src_terms: U32, src_negate: U32, src_shifts_lo: U64, src_shifts_hi: U64, reduce: U32,
         counters: Buf, end1: U32, tickets: U32, per_group: U32,
     );
     NTT_INV_CHAINED = ntt_inv_chained(
@@ -261,7 +261,7 @@ impl ChainedPasses {
 }
 
 /// The most terms a chained pass reads as one ciphertext ([`Sources`]).
-pub const SOURCE_TERMS_MAX: usize = 4;
+pub const SOURCE_TERMS_MAX: usize = 8;
 
 /// A ciphertext as a chained pass in coefficient form reads it (`sum_src` in
 /// `opencl/chain.cl`): the sum of 1 to [`SOURCE_TERMS_MAX`] ciphertexts' words of one
@@ -320,7 +320,7 @@ impl<'a> Sources<'a> {
     }
 
     /// The terms' regions, each checked as `words` long, read-only, under `src0` ..
-    /// `src3`.
+    /// `src7`.
     fn checked(
         &self,
         words: usize,
@@ -343,15 +343,18 @@ impl<'a> Sources<'a> {
             .collect()
     }
 
-    /// The kernel's `src0` .. `src3`, `src_terms`, `src_negate` and `src_shifts` (the
-    /// terms past `count` repeat the first, unread). Errors: a shift of N (`n`) or more.
+    /// The kernel's `src0` .. `src7`, `src_terms`, `src_negate`, `src_shifts_lo` and
+    /// `src_shifts_hi` (the terms past `count` repeat the first, unread). Errors: a shift of
+    /// N (`n`) or more.
     fn args(&self, n: usize) -> Result<Vec<(&'static str, KernelArg<'a>)>> {
         let terms = &self.terms[..self.count];
         let negate = terms
             .iter()
             .enumerate()
             .fold(0u32, |m, (j, t)| m | (u32::from(t.subtract) << j));
-        let shifts = packed_shifts(terms.iter().map(|t| t.shift), n)?;
+        let (low, high) = terms.split_at(terms.len().min(4));
+        let shifts_lo = packed_shifts(low.iter().map(|t| t.shift), n)?;
+        let shifts_hi = packed_shifts(high.iter().map(|t| t.shift), n)?;
         Ok(SOURCE_NAMES
             .iter()
             .zip(&self.terms)
@@ -359,19 +362,23 @@ impl<'a> Sources<'a> {
             .chain([
                 ("src_terms", U32(self.count as u32)),
                 ("src_negate", U32(negate)),
-                ("src_shifts", U64(shifts)),
+                ("src_shifts_lo", U64(shifts_lo)),
+                ("src_shifts_hi", U64(shifts_hi)),
             ])
             .collect())
     }
 }
 
 /// The kernels' names of a [`Sources`]' terms.
-const SOURCE_NAMES: [&str; SOURCE_TERMS_MAX] = ["src0", "src1", "src2", "src3"];
+const SOURCE_NAMES: [&str; SOURCE_TERMS_MAX] = [
+    "src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7",
+];
 
 /// What comes before the chained key switch's decomposition, in the key switch's form (NTT
 /// form for [`FusedPasses::chained_key_switch`], coefficient form for
 /// [`FusedPasses::chained_key_switch_coeff`]).
 #[derive(Clone, Copy)]
+#[allow(clippy::large_enum_variant)] // one per launch, on the stack: boxing would cost more
 pub enum FirstPass<'a> {
     /// Relinearize: the target, K residues from residue `first` of `src`.
     Target { src: &'a Region, first: usize },
@@ -948,15 +955,10 @@ impl FusedPasses {
         // polynomials, a rotation's sources may be dst (pass 1 reads them, before pass 4
         // writes); a rotation's addend is the permuted first polynomial (pass 1 writes it,
         // pass 4 reads it).
-        let may_alias = [
-            ("dst", "acc"),
-            ("dst", "src"),
-            ("permuted", "acc"),
-            ("dst", SOURCE_NAMES[0]),
-            ("dst", SOURCE_NAMES[1]),
-            ("dst", SOURCE_NAMES[2]),
-            ("dst", SOURCE_NAMES[3]),
-        ];
+        let may_alias: Vec<_> = [("dst", "acc"), ("dst", "src"), ("permuted", "acc")]
+            .into_iter()
+            .chain(SOURCE_NAMES.map(|name| ("dst", name)))
+            .collect();
         let (src, galois_elt, permuted, target, target_first, galois_residues) = match s.first {
             FirstPass::Target { src, first } => {
                 buffers.push(("src", src, res(first + k)?, false));
