@@ -537,7 +537,7 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
 // of SEAL's is canonical mod q and linear, so its word is the canonical signed sum of the
 // shifted terms, in any order. One term, unnegated and unshifted, is the ciphertext itself.
 typedef struct {
-    __global const u64 *t[8];
+    __global const u64 *t0, *t1, *t2, *t3, *t4, *t5, *t6, *t7;
     uint terms, negate;
     ulong shifts_lo, shifts_hi;
 } sum_src;
@@ -548,7 +548,7 @@ ALWAYS_INLINE sum_src sum_src_of(__global const u64 *t0, __global const u64 *t1,
                                  __global const u64 *t6, __global const u64 *t7, uint terms,
                                  uint negate, ulong shifts_lo, ulong shifts_hi)
 {
-    sum_src s = {{t0, t1, t2, t3, t4, t5, t6, t7}, terms, negate, shifts_lo, shifts_hi};
+    sum_src s = {t0, t1, t2, t3, t4, t5, t6, t7, terms, negate, shifts_lo, shifts_hi};
     return s;
 }
 
@@ -559,24 +559,34 @@ ALWAYS_INLINE sum_src sum_src_one(__global const u64 *values)
                       0);
 }
 
-// Word w of term j of the sum, shifted and signed, canonical under q.
-ALWAYS_INLINE u64 sum_term_word(sum_src s, uint j, size_t w, u64 q)
+// Word w of term j (its words t) of the sum, shifted and signed, canonical under q. Each
+// term's pointer is named, never indexed, so that it stays in the kernel's parameters.
+ALWAYS_INLINE u64 sum_term_word(__global const u64 *t, uint j, sum_src s, size_t w, u64 q)
 {
     const uint shift = (uint)((j < 4 ? s.shifts_lo : s.shifts_hi) >> (16 * (j % 4))) & 0xffff;
-    const u64 x = shift == 0 ? s.t[j][w] : negacyclic_shifted_word(s.t[j], w, shift, LOG_N, q);
+    const u64 x = shift == 0 ? t[w] : negacyclic_shifted_word(t, w, shift, LOG_N, q);
     return (s.negate >> j) & 1 ? negate_uint_mod(x, q) : x;
+}
+
+// v plus word w of term j (its words t), where the sum has term j.
+ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s, size_t w,
+                                u64 q)
+{
+    return j < s.terms ? add_uint_mod(v, sum_term_word(t, j, s, w, q), q) : v;
 }
 
 // Word w of the sum, canonical under q: the terms added in order (a subtracted one added
 // negated: the same canonical residue).
 ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q)
 {
-    u64 v = sum_term_word(s, 0, w, q);
-#pragma unroll
-    for (uint j = 1; j < 8; j++)
-        if (j < s.terms)
-            v = add_uint_mod(v, sum_term_word(s, j, w, q), q);
-    return v;
+    u64 v = sum_term_word(s.t0, 0, s, w, q);
+    v = sum_term_into(v, s.t1, 1, s, w, q);
+    v = sum_term_into(v, s.t2, 2, s, w, q);
+    v = sum_term_into(v, s.t3, 3, s, w, q);
+    v = sum_term_into(v, s.t4, 4, s, w, q);
+    v = sum_term_into(v, s.t5, 5, s, w, q);
+    v = sum_term_into(v, s.t6, 6, s, w, q);
+    return sum_term_into(v, s.t7, 7, s, w, q);
 }
 
 // SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
