@@ -25,16 +25,16 @@ inline u64 negate_uint_mod(u64 a, u64 q)
     return a == 0 ? 0 : q - a;
 }
 
-// Word w of X^shift times the polynomials of t (rows of N = 2^log_n words from word 0, each
-// a residue mod q; shift < N), in Z_q[X]/(X^N + 1): coefficient k = w mod N comes from
-// coefficient k - shift of its row, negated (0 to 0) where k < shift, the coefficients that
-// wrapped past X^N = -1. SEAL's negacyclic_shift_poly_coeffmod, read at its destination.
-inline u64 negacyclic_shifted_word(__global const u64 *t, size_t w, uint shift, uint log_n,
-                                   u64 q)
+// Where word w of X^shift times the polynomials of a ciphertext comes from (rows of N =
+// 2^log_n words from word 0, each a residue mod q; shift < N), in Z_q[X]/(X^N + 1):
+// coefficient k = w mod N comes from coefficient k - shift of its row, negated (0 to 0)
+// where k < shift (*wraps: it wrapped past X^N = -1). SEAL's negacyclic_shift_poly_coeffmod,
+// read at its destination; shift 0 is word w itself.
+inline size_t negacyclic_source(size_t w, uint shift, uint log_n, bool *wraps)
 {
     const size_t n = (size_t)1 << log_n;
-    const uint k = (uint)(w & (n - 1));
-    return k >= shift ? t[w - shift] : negate_uint_mod(t[w - shift + n], q);
+    *wraps = (uint)(w & (n - 1)) < shift;
+    return *wraps ? w + n - shift : w - shift;
 }
 
 inline u64 reduce_once(u64 x, u64 bound)

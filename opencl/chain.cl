@@ -564,8 +564,9 @@ ALWAYS_INLINE sum_src sum_src_one(__global const u64 *values)
 ALWAYS_INLINE u64 sum_term_word(__global const u64 *t, uint j, sum_src s, size_t w, u64 q)
 {
     const uint shift = (uint)((j < 4 ? s.shifts_lo : s.shifts_hi) >> (16 * (j % 4))) & 0xffff;
-    const u64 x = shift == 0 ? t[w] : negacyclic_shifted_word(t, w, shift, LOG_N, q);
-    return (s.negate >> j) & 1 ? negate_uint_mod(x, q) : x;
+    bool wraps;
+    const u64 x = t[negacyclic_source(w, shift, LOG_N, &wraps)];
+    return (((s.negate >> j) & 1) != wraps) ? negate_uint_mod(x, q) : x;
 }
 
 // v plus word w of term j (its words t), where the sum has term j.

@@ -122,7 +122,10 @@ __kernel void ckks_multiply_plain(__global u64 *dst, ulong dst_at,
     if ((i) < terms) {                                                                     \
         const uint shift = (uint)(((i) < 4 ? shifts_lo : shifts_hi) >> (16 * ((i) % 4))) \
                            & 0xffff;                                                       \
-        u64 x = shift ? negacyclic_shifted_word(t, gid, shift, LOG_N, q) : (t)[gid];       \
+        bool wraps;                                                                        \
+        u64 x = (t)[negacyclic_source(gid, shift, LOG_N, &wraps)];                         \
+        if (wraps)                                                                         \
+            x = negate_uint_mod(x, q);                                                     \
         if ((products >> (i)) & 1)                                                         \
             x = MULTIPLY_MOD(x, (p)[pk], moduli, j, q, r0, r1);                            \
         sum = ((subtract >> (i)) & 1) ? sub_uint_mod(sum, x, q) : add_uint_mod(sum, x, q); \
