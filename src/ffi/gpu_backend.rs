@@ -296,13 +296,13 @@ impl GpuBackend {
             PlainOp::AddPlain => backend.add_plain(level, ct, size, plain),
             PlainOp::SubPlain => backend.sub_plain(level, ct, size, plain),
             PlainOp::MultiplyPlainCoeff => {
-                backend.multiply_plain_coeff(level, ct, size, plain, true)
+                backend.multiply_plain_coeff(level, ct, size, plain, true, None)
             }
             PlainOp::MultiplyPlainUnlifted => {
-                backend.multiply_plain_coeff(level, ct, size, plain, false)
+                backend.multiply_plain_coeff(level, ct, size, plain, false, None)
             }
             PlainOp::MultiplyPowerOfX => {
-                backend.multiply_power_of_x(level, ct, size, plain, factor)
+                backend.multiply_plain_coeff(level, ct, size, plain, false, Some(factor))
             }
             PlainOp::AddPlainScaled => backend.add_plain_scaled(level, ct, size, plain, false),
             PlainOp::SubPlainScaled => backend.add_plain_scaled(level, ct, size, plain, true),

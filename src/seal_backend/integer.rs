@@ -39,7 +39,11 @@ pub enum Scheme {
 impl Backend {
     /// ct *= plain with both in coefficient form (SEAL's `multiply_plain_normal`); upper-half
     /// coefficients stand for themselves minus t with `upper_half` (see
-    /// `integer::plain::multiply_plain_coeff`).
+    /// `integer::plain::multiply_plain_coeff`). With `power_of_x` = Some(s), plain is the
+    /// monomial X^s (coefficient 1: SEAL shifts, whatever t), which, where the level chains
+    /// and 0 < s < N, is deferred as a sum that the chained passes read on load
+    /// (`GpuImage::defer_shifted`): SealPIR's query expansion multiplies every difference by
+    /// such a monomial and rotates, adds or transforms the product.
     pub fn multiply_plain_coeff(
         &self,
         level: &Level,
@@ -47,62 +51,33 @@ impl Backend {
         size: usize,
         plain: &GpuImage,
         upper_half: bool,
+        power_of_x: Option<u64>,
     ) -> Result<()> {
         let step = |ops: &LevelOps, target: &Rewrite, p: IntegerPlain| {
             let src = Sources::one(target.src());
             multiply_plain_coeff(ops, target.dst, src, size, p, upper_half)
         };
-        // A sum from zero deferred in ct (SEAL's out-of-place sub, say, copied into the
+        // Else a sum from zero deferred in ct (SEAL's out-of-place sub, say, copied into the
         // product) is read on the chained launch's loads: it never runs.
-        let from_sum = |ops: &LevelOps, ct: &mut GpuImage, p: IntegerPlain| {
-            let tile = ops.graph().tile().index();
-            Ok(ops.chains_multiply_plain()
-                && ct.consume_deferred(
-                    ops.graph(),
-                    |d| d.reads_as_sources(tile),
-                    |d, dst| {
-                        let src = Sources::sum(&d.sources(ops.graph())?)?;
-                        multiply_plain_coeff(ops, dst, src, size, p, upper_half)
-                    },
-                )?)
-        };
-        self.with_integer_plain(
-            "multiply_plain",
-            level,
-            ct,
-            size,
-            plain,
-            Zeros::times_plain,
-            Some(&from_sum),
-            step,
-        )
-    }
-
-    /// ct *= X^`exponent` with ct in coefficient form (SEAL's multiply_plain_normal by the
-    /// monomial `plain` of coefficient 1: a negacyclic shift, whatever t). Where the level
-    /// chains and 0 < exponent < N, deferred as a sum that the chained passes read on load
-    /// (`GpuImage::defer_shifted`): SealPIR's query expansion multiplies every difference by
-    /// such a monomial and rotates, adds or transforms the product. Else as
-    /// [`Backend::multiply_plain_coeff`] (which computes the same words).
-    pub fn multiply_power_of_x(
-        &self,
-        level: &Level,
-        ct: &mut GpuImage,
-        size: usize,
-        plain: &GpuImage,
-        exponent: u64,
-    ) -> Result<()> {
-        let step = |ops: &LevelOps, target: &Rewrite, p: IntegerPlain| {
-            let src = Sources::one(target.src());
-            multiply_plain_coeff(ops, target.dst, src, size, p, false)
-        };
-        let shift = |ops: &LevelOps, ct: &mut GpuImage, _: IntegerPlain| {
-            let shifts = ops.chains_multiply_plain() && (1..ops.n() as u64).contains(&exponent);
-            if !shifts {
+        let deferred = |ops: &LevelOps, ct: &mut GpuImage, p: IntegerPlain| {
+            if !ops.chains_multiply_plain() {
                 return Ok(false);
             }
-            let context = self.context(ops.graph(), level)?;
-            ct.defer_shifted(ops, &context, size, exponent as u32)
+            if let Some(shift) = power_of_x.filter(|&s| (1..ops.n() as u64).contains(&s)) {
+                let context = self.context(ops.graph(), level)?;
+                if ct.defer_shifted(ops, &context, size, shift as u32)? {
+                    return Ok(true);
+                }
+            }
+            let tile = ops.graph().tile().index();
+            ct.consume_deferred(
+                ops.graph(),
+                |d| d.reads_as_sources(tile),
+                |d, dst| {
+                    let src = Sources::sum(&d.sources(ops.graph())?)?;
+                    multiply_plain_coeff(ops, dst, src, size, p, upper_half)
+                },
+            )
         };
         self.with_integer_plain(
             "multiply_plain",
@@ -111,7 +86,7 @@ impl Backend {
             size,
             plain,
             Zeros::times_plain,
-            Some(&shift),
+            Some(&deferred),
             step,
         )
     }
