@@ -577,17 +577,21 @@ ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s,
 }
 
 // Word w of the sum, canonical under q: the terms added in order (a subtracted one added
-// negated: the same canonical residue).
-ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q)
+// negated: the same canonical residue). `slots` (4 or 8, a constant at every call) is how
+// many terms the kernel takes: with 4 the code for the others folds away.
+ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q, const uint slots)
 {
     u64 v = sum_term_word(s.t0, 0, s, w, q);
     v = sum_term_into(v, s.t1, 1, s, w, q);
     v = sum_term_into(v, s.t2, 2, s, w, q);
     v = sum_term_into(v, s.t3, 3, s, w, q);
-    v = sum_term_into(v, s.t4, 4, s, w, q);
-    v = sum_term_into(v, s.t5, 5, s, w, q);
-    v = sum_term_into(v, s.t6, 6, s, w, q);
-    return sum_term_into(v, s.t7, 7, s, w, q);
+    if (slots > 4) {
+        v = sum_term_into(v, s.t4, 4, s, w, q);
+        v = sum_term_into(v, s.t5, 5, s, w, q);
+        v = sum_term_into(v, s.t6, 6, s, w, q);
+        v = sum_term_into(v, s.t7, 7, s, w, q);
+    }
+    return v;
 }
 
 // SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
@@ -612,7 +616,7 @@ ALWAYS_INLINE void galois_coeff_group(__global u64 *dst, sum_src src,
         const uint k = first + lid + i * BLOCK_WG;
         // k < 2^17 and galois_elt < 2^18: the product fits 64 bits.
         const ulong raw = (ulong)k * galois_elt;
-        u64 v = load_sum(src, (size_t)residue * N + k, q);
+        u64 v = load_sum(src, (size_t)residue * N + k, q, 8);
         if ((raw >> LOG_N) & 1)
             v = negate_uint_mod(v, q);
         out[raw & (N - 1)] = v;
@@ -845,7 +849,7 @@ ALWAYS_INLINE void fwd_strided_lift_group(__global u64 *values, __global const u
                     x = sub_uint_mod(x, barrett_reduce_64(t, q, r1), q);
                 v[i] = x;
             } else {
-                v[i] = load_sum(src, (size_t)r * N + k, q);
+                v[i] = load_sum(src, (size_t)r * N + k, q, 4);
             }
         }
     }
@@ -896,7 +900,7 @@ ALWAYS_INLINE void block_multiply_group(__global u64 *values, __global const u64
 }
 
 // SEAL's multiply_plain_normal in one launch: src (polys polynomials of K =
-// coeff_modulus_size residues, coefficient form, canonical; the sum of src0 .. src7 as
+// coeff_modulus_size residues, coefficient form, canonical; the sum of src0 .. src3 as
 // sum_src reads it) times a plaintext of plain_count coefficients mod t (t_r1 its Barrett
 // ratio's high word), lifted to Z_q with upper-half coefficients (from `threshold`)
 // standing for themselves minus t, into ct (which may be a source).
@@ -919,12 +923,7 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
                             __global const u64 *src1, ulong src1_at,
                             __global const u64 *src2, ulong src2_at,
                             __global const u64 *src3, ulong src3_at,
-                            __global const u64 *src4, ulong src4_at,
-                            __global const u64 *src5, ulong src5_at,
-                            __global const u64 *src6, ulong src6_at,
-                            __global const u64 *src7, ulong src7_at,
                             uint src_terms, uint src_negate, ulong src_shifts_lo,
-                            ulong src_shifts_hi,
                             uint polys, __global const u64 *restrict plain, ulong plain_at,
                             uint plain_count, ulong t, ulong t_r1, ulong threshold,
                             __global u64 *counters, ulong counters_at, uint end1, uint end2,
@@ -941,12 +940,9 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     src1 += src1_at;
     src2 += src2_at;
     src3 += src3_at;
-    src4 += src4_at;
-    src5 += src5_at;
-    src6 += src6_at;
-    src7 += src7_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
-                                   src_negate, src_shifts_lo, src_shifts_hi);
+    // Four slots (load_sum's `slots`): the others are never read.
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src0, src0, src0, src0, src_terms,
+                                   src_negate, src_shifts_lo, 0);
     plain += plain_at;
     counters += counters_at;
     volatile __global uint *count = (volatile __global uint *)counters;
@@ -1062,7 +1058,7 @@ ALWAYS_INLINE void fwd_strided_sum_group(__global u64 *values, sum_src src,
 #pragma unroll
         for (uint i = 0; i < R; i++)
             v[i] = load_sum(src, column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G,
-                            q);
+                            q, 8);
     }
     fwd_strided_steps(v, values + column, lmem + c,
                       (__global const ulong2 *)root_powers + prime * N, q, u, active);

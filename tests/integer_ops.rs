@@ -21,7 +21,9 @@ use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, multiply_uint_mo
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
-use seal_opencl::ckks::fused::{DropCorrection, Sources, SOURCE_TERMS_MAX};
+use seal_opencl::ckks::fused::{
+    DropCorrection, Sources, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
+};
 use seal_opencl::ckks::host::negacyclic_shift;
 use seal_opencl::ckks::kernels::IntegerPlain;
 use seal_opencl::ckks::ops::LevelOps;
@@ -686,7 +688,8 @@ fn multiply_plain_coeff_equals_host() {
 /// subs and multiply_plains by X^s of the terms in turn leave) gives the words of the same
 /// pass on the sum: multiply_plain in coefficient form and transform_to_ntt against their
 /// host references of the host's sum, and BFV's apply_galois against the device's own on
-/// the sum uploaded (that one is checked against SEAL's elsewhere), with 2 to 8 terms, some
+/// the sum uploaded (that one is checked against SEAL's elsewhere), with 2 to 8 terms (the
+/// multiply_plain up to its 4 slots, refused past them), some
 /// subtracted, some shifted by a drawn X^s (0 < s < N, SEAL's negacyclic shift on the
 /// host), one term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
 /// A transform into a shifted term's own buffer is refused (its words are read elsewhere
@@ -789,13 +792,21 @@ fn chained_passes_read_sums_on_load() {
         );
 
         let dst = graph.alloc(sum.len()).unwrap();
-        multiply_plain_coeff(&ops, dst.buffer(), src, 2, p, true).unwrap();
-        let want = multiply_plain_host(&sum, &plain, t, true, moduli, log_n);
-        assert_same(
-            &download(&graph, dst.buffer(), sum.len()),
-            &want,
-            &format!("multiply_plain of {what}"),
-        );
+        let multiplied = multiply_plain_coeff(&ops, dst.buffer(), src, 2, p, true);
+        if src.len() > MULTIPLY_PLAIN_SOURCE_TERMS {
+            assert!(
+                multiplied.is_err(),
+                "multiply_plain of {what}: more terms than slots"
+            );
+        } else {
+            multiplied.unwrap();
+            let want = multiply_plain_host(&sum, &plain, t, true, moduli, log_n);
+            assert_same(
+                &download(&graph, dst.buffer(), sum.len()),
+                &want,
+                &format!("multiply_plain of {what}"),
+            );
+        }
 
         let dst = graph.alloc(sum.len()).unwrap();
         assert!(ops.chains_transform());

@@ -223,9 +223,10 @@ impl Deferred {
         }
     }
 
-    /// Whether a chained pass on `tile` may read this on its loads ([`Deferred::sources`]).
-    pub(super) fn reads_as_sources(&self, tile: usize) -> bool {
-        self.source_terms(tile).is_some()
+    /// Whether a chained pass on `tile` that reads up to `slots` terms may read this on its
+    /// loads ([`Deferred::sources`]).
+    pub(super) fn reads_as_sources(&self, tile: usize, slots: usize) -> bool {
+        self.source_terms(tile).is_some_and(|t| t.len() <= slots)
     }
 
     /// This sum's terms as `Sources`, their words ordered on `graph`'s queue behind their

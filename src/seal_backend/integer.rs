@@ -12,7 +12,7 @@ use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level};
 use crate::arith::Modulus;
 use crate::ckks::context::KswitchKey;
-use crate::ckks::fused::Sources;
+use crate::ckks::fused::{Sources, MULTIPLY_PLAIN_SOURCE_TERMS};
 use crate::ckks::kernels::IntegerPlain;
 use crate::ckks::ops::LevelOps;
 use crate::cl::{self, Region};
@@ -72,7 +72,7 @@ impl Backend {
             let tile = ops.graph().tile().index();
             ct.consume_deferred(
                 ops.graph(),
-                |d| d.reads_as_sources(tile),
+                |d| d.reads_as_sources(tile, MULTIPLY_PLAIN_SOURCE_TERMS),
                 |d, dst| {
                     let src = Sources::sum(&d.sources(ops.graph())?)?;
                     multiply_plain_coeff(ops, dst, src, size, p, upper_half)

@@ -55,7 +55,7 @@ use transparency::Zeros;
 use crate::arith::Modulus;
 use crate::ckks::check_galois_elt;
 use crate::ckks::context::{CkksContext, KernelChoices, KswitchKey};
-use crate::ckks::fused::{DropCorrection, Sources};
+use crate::ckks::fused::{DropCorrection, Sources, SOURCE_TERMS_MAX};
 use crate::ckks::ops::LevelOps;
 use crate::cl::{PinnedHost, Region};
 use crate::device::{Devices, Graph};
@@ -984,7 +984,7 @@ impl Backend {
                 self.rotates_sums(ops, level)?
                     && ct.consume_deferred(
                         ops.graph(),
-                        |d| d.reads_as_sources(tile),
+                        |d| d.reads_as_sources(tile, SOURCE_TERMS_MAX),
                         |d, dst| {
                             let src = Sources::sum(&d.sources(ops.graph())?)?;
                             self.apply_galois_into(ops, level, dst, src, galois_elt, &key)
@@ -1011,7 +1011,7 @@ impl Backend {
             if ops.chains_transform()
                 && ct.consume_deferred(
                     ops.graph(),
-                    |d| d.reads_as_sources(tile),
+                    |d| d.reads_as_sources(tile, SOURCE_TERMS_MAX),
                     |d, dst| ops.transform_sum(dst, Sources::sum(&d.sources(ops.graph())?)?, size),
                 )?
             {

@@ -62,10 +62,10 @@ kernel_sigs! {
     );
     MULTIPLY_PLAIN_CHAINED = multiply_plain_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
-        inv_root_powers: Buf, ct: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src4: Buf,
-        src5: Buf, src6: Buf, src7: Buf, src_terms: U32, src_negate: U32, src_shifts_lo: U64,
-        src_shifts_hi: U64, polys: U32, plain: Buf, plain_count: U32, t: U64, t_r1: U64,
-        threshold: U64, counters: Buf, end1: U32, end2: U32, tickets: U32, per_group: U32,
+        inv_root_powers: Buf, ct: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf,
+        src_terms: U32, src_negate: U32, src_shifts_lo: U64, polys: U32, plain: Buf,
+        plain_count: U32, t: U64, t_r1: U64, threshold: U64, counters: Buf, end1: U32,
+        end2: U32, tickets: U32, per_group: U32,
     );
     KS_CHAINED_TENSOR = ks_chained_tensor(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -263,6 +263,11 @@ impl ChainedPasses {
 /// The most terms a chained pass reads as one ciphertext ([`Sources`]).
 pub const SOURCE_TERMS_MAX: usize = 8;
 
+/// The most terms `multiply_plain_chained` reads as one ciphertext: four slots, so that its
+/// launch sets fewer arguments and its loads fold the other four away (a synchronized
+/// multiply_plain of one term is what it serves most).
+pub const MULTIPLY_PLAIN_SOURCE_TERMS: usize = 4;
+
 /// A ciphertext as a chained pass in coefficient form reads it (`sum_src` in
 /// `opencl/chain.cl`): the sum of 1 to [`SOURCE_TERMS_MAX`] ciphertexts' words of one
 /// size, each multiplied by X^shift where it has one, added, or subtracted where its flag
@@ -343,10 +348,22 @@ impl<'a> Sources<'a> {
             .collect()
     }
 
-    /// The kernel's `src0` .. `src7`, `src_terms`, `src_negate`, `src_shifts_lo` and
-    /// `src_shifts_hi` (the terms past `count` repeat the first, unread). Errors: a shift of
-    /// N (`n`) or more.
-    fn args(&self, n: usize) -> Result<Vec<(&'static str, KernelArg<'a>)>> {
+    /// How many terms the sum has (at least one).
+    #[allow(clippy::len_without_is_empty)] // never empty
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// The kernel's first `slots` of `src0` .. `src7` (4 or 8), `src_terms`, `src_negate`,
+    /// `src_shifts_lo` and, with 8 slots, `src_shifts_hi` (the slots past `count` repeat the
+    /// first term, unread). Errors: more terms than slots, a shift of N (`n`) or more.
+    fn args(&self, n: usize, slots: usize) -> Result<Vec<(&'static str, KernelArg<'a>)>> {
+        if self.count > slots {
+            return Err(Error::invalid(format!(
+                "a sum of {} terms read on load by a pass of {slots} slots",
+                self.count
+            )));
+        }
         let terms = &self.terms[..self.count];
         let negate = terms
             .iter()
@@ -355,7 +372,8 @@ impl<'a> Sources<'a> {
         let (low, high) = terms.split_at(terms.len().min(4));
         let shifts_lo = packed_shifts(low.iter().map(|t| t.shift), n)?;
         let shifts_hi = packed_shifts(high.iter().map(|t| t.shift), n)?;
-        Ok(SOURCE_NAMES
+        let hi = (slots > 4).then_some(("src_shifts_hi", U64(shifts_hi)));
+        Ok(SOURCE_NAMES[..slots]
             .iter()
             .zip(&self.terms)
             .map(|(&name, t)| (name, Buf(t.words)))
@@ -363,8 +381,8 @@ impl<'a> Sources<'a> {
                 ("src_terms", U32(self.count as u32)),
                 ("src_negate", U32(negate)),
                 ("src_shifts_lo", U64(shifts_lo)),
-                ("src_shifts_hi", U64(shifts_hi)),
             ])
+            .chain(hi)
             .collect())
     }
 }
@@ -1025,7 +1043,7 @@ impl FusedPasses {
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = src
-            .args(plan.coeff_count())?
+            .args(plan.coeff_count(), SOURCE_TERMS_MAX)?
             .into_iter()
             .chain([
                 ("galois_elt", U32(galois_elt)),
@@ -1124,7 +1142,10 @@ impl FusedPasses {
         let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = [("ct", Buf(m.ct))]
             .into_iter()
-            .chain(m.src.args(plan.coeff_count())?)
+            .chain(
+                m.src
+                    .args(plan.coeff_count(), MULTIPLY_PLAIN_SOURCE_TERMS)?,
+            )
             .chain([
                 ("polys", U32(to_u32(m.polys)?)),
                 ("plain", Buf(m.plain)),
@@ -1208,7 +1229,7 @@ impl FusedPasses {
         };
         let (groups, per_group) = chained.launch_shape(tickets);
         let sources: Vec<_> = match t.direction {
-            NttDirection::Forward => sum.args(plan.coeff_count())?,
+            NttDirection::Forward => sum.args(plan.coeff_count(), SOURCE_TERMS_MAX)?,
             NttDirection::Inverse => Vec::new(),
         };
         let args: Vec<(&str, KernelArg)> = sources

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 pub use chain::{
     ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTensorInverse,
-    ChainedTransform, FirstPass, Sources, SOURCE_TERMS_MAX,
+    ChainedTransform, FirstPass, Sources, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
