@@ -569,22 +569,15 @@ impl CkksKernels {
             }
         }
         args.extend(plains);
-        let n = 1usize << self.log_n;
-        let (low, high) = terms.split_at(terms.len().min(4));
+        let [shifts_lo, shifts_hi] = packed_shifts(terms.iter().map(|t| t.shift), 1 << self.log_n)?;
         args.extend([
             ("moduli", Buf(moduli.buffer())),
             c.u32("K", k)?,
             c.u32("terms", terms.len())?,
             ("products", U32(products)),
             ("subtract", U32(subtract)),
-            (
-                "shifts_lo",
-                U64(packed_shifts(low.iter().map(|t| t.shift), n)?),
-            ),
-            (
-                "shifts_hi",
-                U64(packed_shifts(high.iter().map(|t| t.shift), n)?),
-            ),
+            ("shifts_lo", U64(shifts_lo)),
+            ("shifts_hi", U64(shifts_hi)),
             ("accumulate", U32(u32::from(accumulate))),
         ]);
         // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w of dst and of the

@@ -41,23 +41,27 @@ impl<T> SumTerm<T> {
     }
 }
 
-/// The bits of one term's shift in the kernels' `shifts` words (four terms to a word).
+/// The bits of one term's shift in the kernels' shift words (four terms to a word).
 const SHIFT_BITS: usize = 16;
 
-/// Up to four terms' shifts as the kernels take them: term i's in bits 16 i .. 16 i + 15.
-/// Errors: a shift of N (`n`) or more, or of more than 16 bits (N above 2^16).
-pub(crate) fn packed_shifts(shifts: impl IntoIterator<Item = u32>, n: usize) -> Result<u64> {
+/// Up to eight terms' shifts as the kernels take them, in two words (`shifts_lo`, terms 0-3,
+/// and `shifts_hi`, terms 4-7): term i's in bits 16 (i mod 4) .. + 15 of its word.
+/// Errors: more than eight, a shift of N (`n`) or more, or of more than 16 bits (N above
+/// 2^16).
+pub(crate) fn packed_shifts(shifts: impl IntoIterator<Item = u32>, n: usize) -> Result<[u64; 2]> {
+    let per_word = 64 / SHIFT_BITS;
     shifts
         .into_iter()
         .enumerate()
-        .try_fold(0u64, |packed, (i, shift)| {
-            if i >= 64 / SHIFT_BITS || shift as usize >= n.min(1 << SHIFT_BITS) {
+        .try_fold([0u64; 2], |mut words, (i, shift)| {
+            if i >= 2 * per_word || shift as usize >= n.min(1 << SHIFT_BITS) {
                 return Err(Error::invalid(format!(
                     "a term shifted by X^{shift} (term {i}) at N = {n}: shifts are below N and \
-                 2^{SHIFT_BITS}, four to a word"
+                     2^{SHIFT_BITS}, at most eight"
                 )));
             }
-            Ok(packed | (u64::from(shift) << (i * SHIFT_BITS)))
+            words[i / per_word] |= u64::from(shift) << ((i % per_word) * SHIFT_BITS);
+            Ok(words)
         })
 }
 

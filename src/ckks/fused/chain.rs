@@ -369,9 +369,7 @@ impl<'a> Sources<'a> {
             .iter()
             .enumerate()
             .fold(0u32, |m, (j, t)| m | (u32::from(t.subtract) << j));
-        let (low, high) = terms.split_at(terms.len().min(4));
-        let shifts_lo = packed_shifts(low.iter().map(|t| t.shift), n)?;
-        let shifts_hi = packed_shifts(high.iter().map(|t| t.shift), n)?;
+        let [shifts_lo, shifts_hi] = packed_shifts(terms.iter().map(|t| t.shift), n)?;
         let hi = (slots > 4).then_some(("src_shifts_hi", U64(shifts_hi)));
         Ok(SOURCE_NAMES[..slots]
             .iter()
