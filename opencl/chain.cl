@@ -1150,6 +1150,143 @@ void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
                      (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
 }
 
+// A ciphertext's words in NTT form read as a sum of up to eight terms, term j (src.t_j)
+// times plaintext j (its K residues, one for all polynomials) where bit j of `products` is
+// set: SEAL's multiply_plain_ntt of each term into a temporary (dyadic_product_coeffmod,
+// canonical), then add_inplace and sub_inplace of the temporaries (src.negate) in turn.
+// Each step is canonical mod q, so the word is the canonical signed sum of the products in
+// any order. No term is shifted (src's shifts are 0: coefficient form only).
+typedef struct {
+    sum_src src;
+    __global const u64 *p0, *p1, *p2, *p3, *p4, *p5, *p6, *p7;
+    uint products;
+} product_sum_src;
+
+// v plus word w of term j (its words t, its plaintext p: word pw of it), where the sum has
+// term j.
+ALWAYS_INLINE u64 product_term_into(u64 v, __global const u64 *t, __global const u64 *p,
+                                    uint j, product_sum_src s, size_t w, size_t pw,
+                                    __global const u64 *pr)
+{
+    if (j >= s.src.terms)
+        return v;
+    const u64 q = pr[0];
+    u64 x = t[w];
+    if ((s.products >> j) & 1)
+        x = multiply_uint_mod(x, p[pw], q, pr[6], pr[5]);
+    return ((s.src.negate >> j) & 1) ? sub_uint_mod(v, x, q) : add_uint_mod(v, x, q);
+}
+
+// Word w of the sum (word pw of each plaintext), canonical under the prime of params `pr`.
+ALWAYS_INLINE u64 load_product_sum(product_sum_src s, size_t w, size_t pw,
+                                   __global const u64 *pr)
+{
+    u64 v = product_term_into(0, s.src.t0, s.p0, 0, s, w, pw, pr);
+    v = product_term_into(v, s.src.t1, s.p1, 1, s, w, pw, pr);
+    v = product_term_into(v, s.src.t2, s.p2, 2, s, w, pw, pr);
+    v = product_term_into(v, s.src.t3, s.p3, 3, s, w, pw, pr);
+    v = product_term_into(v, s.src.t4, s.p4, 4, s, w, pw, pr);
+    v = product_term_into(v, s.src.t5, s.p5, 5, s, w, pw, pr);
+    v = product_term_into(v, s.src.t6, s.p6, 6, s, w, pw, pr);
+    return product_term_into(v, s.src.t7, s.p7, 7, s, w, pw, pr);
+}
+
+// The inverse block pass of residue r of the sum (read on load, through local memory as
+// inv_block_pass's) into residue r of values. Work group `group`; `lid` and `active` as in
+// fwd_block_steps. Each group writes only the words it read: a term may be values itself.
+ALWAYS_INLINE void inv_block_sum_group(__global u64 *values, product_sum_src src,
+                                       __global const u64 *inv_root_powers,
+                                       __global const u64 *params, uint coeff_modulus_size,
+                                       uint reduce, __local u64 *lmem, uint group, uint lid,
+                                       bool active)
+{
+    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    const uint prime = residue % coeff_modulus_size;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    const size_t first = (size_t)group_in_residue * (B * G);
+    if (active) {
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            const uint e = lid + i * BLOCK_WG;
+            lmem[block_slot(e)] = load_product_sum(src, (size_t)residue * N + first + e,
+                                                   (size_t)prime * N + first + e, pr);
+        }
+    }
+    inv_block_transform(lmem, values + (size_t)residue * N,
+                        (__global const ulong2 *)inv_root_powers + prime * N, pr,
+                        group_in_residue, reduce, lid, active);
+}
+
+// SEAL's transform_from_ntt of a sum of plaintext products (product_sum_src: src0 .. src7,
+// plain0 .. plain7) into values, in one launch: the inverse block pass reading the sum on
+// its loads (inv_block_sum_group), then the strided pass, reduced with `reduce`: the words
+// of the sum's own launch followed by ntt_inv_chained. values is no plaintext.
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_sum_chained(__global u64 *values, ulong values_at,
+                         __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                         __global const u64 *restrict params, ulong params_at,
+                         uint coeff_modulus_size,
+                         __global const u64 *src0, ulong src0_at,
+                         __global const u64 *src1, ulong src1_at,
+                         __global const u64 *src2, ulong src2_at,
+                         __global const u64 *src3, ulong src3_at,
+                         __global const u64 *src4, ulong src4_at,
+                         __global const u64 *src5, ulong src5_at,
+                         __global const u64 *src6, ulong src6_at,
+                         __global const u64 *src7, ulong src7_at,
+                         __global const u64 *plain0, ulong plain0_at,
+                         __global const u64 *plain1, ulong plain1_at,
+                         __global const u64 *plain2, ulong plain2_at,
+                         __global const u64 *plain3, ulong plain3_at,
+                         __global const u64 *plain4, ulong plain4_at,
+                         __global const u64 *plain5, ulong plain5_at,
+                         __global const u64 *plain6, ulong plain6_at,
+                         __global const u64 *plain7, ulong plain7_at,
+                         uint src_terms, uint src_negate, uint src_products, uint reduce,
+                         __global u64 *counters, ulong counters_at, uint end1, uint tickets,
+                         uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    counters += counters_at;
+    src0 += src0_at;
+    src1 += src1_at;
+    src2 += src2_at;
+    src3 += src3_at;
+    src4 += src4_at;
+    src5 += src5_at;
+    src6 += src6_at;
+    src7 += src7_at;
+    plain0 += plain0_at;
+    plain1 += plain1_at;
+    plain2 += plain2_at;
+    plain3 += plain3_at;
+    plain4 += plain4_at;
+    plain5 += plain5_at;
+    plain6 += plain6_at;
+    plain7 += plain7_at;
+    const product_sum_src src = {
+        sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms, src_negate, 0, 0),
+        plain0, plain1, plain2, plain3, plain4, plain5, plain6, plain7, src_products};
+    volatile __global uint *count = (volatile __global uint *)counters;
+    const uint K = coeff_modulus_size;
+    const uint lid = get_local_id(0);
+    const uint ends[2] = {end1, tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 2, &g);
+        RUN(1, inv_block_sum_group(values, src, inv_root_powers, params, K, reduce, lmem,
+                                   OWN(1)))
+        chain_hand_over(count, 1, end1, pass);
+        RUN(2, inv_strided_group(values, inv_root_powers, params, K, reduce, lmem, OWN(2)))
+    }
+    chain_finish(count, (uint)get_num_groups(0));
+}
+
 // BFV multiplication's tensor product with the lazy inverse transform after it (SEAL's
 // bfv_multiply, steps (4)-(5); src/integer/multiply.rs) in one launch: behz_tensor.cl's
 // tensor-loading inverse block pass (the s1 + s2 - 1 polynomials' sums of products of a

@@ -859,3 +859,136 @@ fn chained_passes_read_sums_on_load() {
     };
     assert!(Sources::sum(&[product]).is_err());
 }
+
+/// SEAL's multiply_plain in NTT form of terms into temporaries, then add_inplace and
+/// sub_inplace of them in turn and transform_from_ntt: the chained inverse transform reads
+/// the sum on its loads (`ntt_inv_sum_chained`), the same words as the host's steps, for
+/// 1 to 8 terms with and without plaintexts, into a fresh (poisoned) buffer and into the
+/// first term's own.
+#[test]
+fn inverse_transform_reads_sums_of_products_on_load() {
+    let mut rng = rng();
+    let devices = devices();
+    let graph = devices.graph();
+    let log_n = 13;
+    let n = 1usize << log_n;
+    let key_values = coeff_modulus_create(n as u64, &[50, 40, 60, 60]).unwrap();
+    let k = key_values.len() - 1;
+    let moduli: Vec<Modulus> = key_values[..k]
+        .iter()
+        .map(|&q| Modulus::new(q).unwrap())
+        .collect();
+    let context = CkksContext::new(
+        graph.context(),
+        log_n,
+        &key_values,
+        true,
+        NttStrategy::STAGED,
+        CHOICES[0],
+    )
+    .unwrap();
+    let ops = LevelOps::new(&context, &graph, k).unwrap();
+    assert!(ops.chains_inverse_sum());
+    let tables = create_ntt_tables(log_n, &moduli).unwrap();
+    let mut random = |polys: usize| -> Vec<u64> {
+        (0..polys * k * n)
+            .map(|w| rng.gen_range(0..moduli[(w / n) % k].value()))
+            .collect()
+    };
+    let upload = |words: &[u64]| {
+        let buf = graph.alloc(words.len()).unwrap();
+        cl::write(graph.queue(), buf.buffer(), 0, words).unwrap();
+        buf
+    };
+    // (subtracted, times a plaintext) of each term.
+    for (negate, products) in [
+        (&[false][..], &[true][..]),
+        (&[false, true], &[true, false]),
+        (&[true, false, true], &[true, true, true]),
+        (
+            &[false, true, false, false, true, false, true, true],
+            &[true, true, false, true, true, true, false, true],
+        ),
+    ] {
+        let terms: Vec<Vec<u64>> = negate.iter().map(|_| random(2)).collect();
+        let plains: Vec<Vec<u64>> = negate.iter().map(|_| random(1)).collect();
+        let mut want = vec![0u64; 2 * k * n];
+        for ((term, plain), (&sub, &times)) in
+            terms.iter().zip(&plains).zip(negate.iter().zip(products))
+        {
+            for (w, (s, &x)) in want.iter_mut().zip(term).enumerate() {
+                let q = &moduli[(w / n) % k];
+                let x = if times {
+                    multiply_uint_mod(x, plain[w % (k * n)], q)
+                } else {
+                    x
+                };
+                let q = q.value();
+                *s = if sub { (*s + q - x) % q } else { (*s + x) % q };
+            }
+        }
+        for (r, residue) in want.chunks_exact_mut(n).enumerate() {
+            ntt_host::inverse_ntt_negacyclic_harvey(residue, &tables[r % k]);
+        }
+        let term_bufs: Vec<_> = terms.iter().map(|t| upload(t)).collect();
+        let plain_bufs: Vec<_> = plains.iter().map(|p| upload(p)).collect();
+        let sources: Vec<_> = term_bufs
+            .iter()
+            .zip(&plain_bufs)
+            .zip(negate.iter().zip(products))
+            .map(|((t, p), (&sub, &times))| SumTerm {
+                plain: times.then(|| p.buffer()),
+                ..SumTerm::words(t.buffer(), sub)
+            })
+            .collect();
+        let src = Sources::products(&sources).unwrap();
+        let what = format!(
+            "{} terms, subtracted {negate:?}, products {products:?}",
+            negate.len()
+        );
+        let dst = graph.alloc(want.len()).unwrap();
+        ops.transform_products(dst.buffer(), src, 2).unwrap();
+        assert_same(
+            &download(&graph, dst.buffer(), want.len()),
+            &want,
+            &format!("transform_from_ntt of {what}"),
+        );
+        ops.transform_products(term_bufs[0].buffer(), src, 2)
+            .unwrap();
+        assert_same(
+            &download(&graph, term_bufs[0].buffer(), want.len()),
+            &want,
+            &format!("transform_from_ntt of {what} into its first term"),
+        );
+        // Products are read by the inverse transform only.
+        let dst = graph.alloc(want.len()).unwrap();
+        assert!(ops.transform_sum(dst.buffer(), src, 2).is_err());
+        if let Some(at) = products.iter().position(|&p| p) {
+            assert!(
+                ops.transform_products(plain_bufs[at].buffer(), src, 2)
+                    .is_err(),
+                "transform_from_ntt of {what} into plaintext {at}'s buffer"
+            );
+        }
+    }
+    let words = graph.alloc(2 * k * n).unwrap();
+    let plain = graph.alloc(k * n).unwrap();
+    let short = plain.buffer().part(0, (k - 1) * n).unwrap();
+    let term = SumTerm {
+        plain: Some(&short),
+        ..SumTerm::words(words.buffer(), false)
+    };
+    let dst = graph.alloc(2 * k * n).unwrap();
+    assert!(
+        ops.transform_products(dst.buffer(), Sources::products(&[term]).unwrap(), 2)
+            .is_err(),
+        "a plaintext of fewer than K residues"
+    );
+    let shifted = SumTerm {
+        shift: 1,
+        ..SumTerm::words(words.buffer(), false)
+    };
+    assert!(Sources::products(&[shifted]).is_err());
+    assert!(Sources::products(&[]).is_err());
+    assert!(Sources::products(&[term; SOURCE_TERMS_MAX + 1]).is_err());
+}

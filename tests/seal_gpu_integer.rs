@@ -9,7 +9,7 @@ use seal_opencl_testkit::child_test;
 use seal_opencl_testkit::fixture::install;
 use seal_opencl_testkit::harness::launches;
 use seal_opencl_testkit::integer::{
-    integer_operations, sealpir_expansion, IntegerCase, PARAMETER_SETS,
+    apsi_inner_polynomial, integer_operations, sealpir_expansion, IntegerCase, PARAMETER_SETS,
 };
 
 fn check_scheme(bgv: bool) {
@@ -75,5 +75,31 @@ child_test! {
         let rounds = |r| launches(&profiler, None, || sealpir_expansion(&case, r).unwrap());
         let (two, three) = (rounds(2), rounds(3));
         assert_eq!(three - two, 4, "round 3: {three} - {two} launches");
+    }
+}
+
+child_test! {
+    /// A sum of plaintext products read on the inverse transform's loads (`Sources::products`):
+    /// at N = 2^13, where the level chains it, APSI's inner polynomial of 1 to 7 terms
+    /// (multiply_plain in NTT form into a temporary, add_inplace into an accumulator,
+    /// transform_from_ntt) launches twice: the ciphertext's transform to NTT form and the
+    /// inverse transform of the sum. The products and adds launch nothing (before: three, with
+    /// the sum's own launch; a sum of eight terms runs as it fills, so eight launch three).
+    /// In a child process, since it installs the backend with the global profiler on.
+    fn apsi_inner_polynomial_launches_twice() [] {
+        let profiler = seal_opencl::profiler::enable_global();
+        install();
+        assert_eq!(PARAMETER_SETS[1].0, 13);
+        for terms in [1, 4, 7] {
+            let case = IntegerCase {
+                bgv: false,
+                log_n: 13,
+                coeff_bits: PARAMETER_SETS[1].1.to_vec(),
+                plain_bits: 20,
+                seed: rand::random(),
+            };
+            let n = launches(&profiler, None, || apsi_inner_polynomial(&case, terms).unwrap());
+            assert_eq!(n, 2, "{terms} terms: {n} launches");
+        }
     }
 }

@@ -236,15 +236,47 @@ impl Deferred {
         let terms = self
             .source_terms(graph.tile().index())
             .ok_or_else(|| Error::Logic("deferred work read as a sum of ciphertexts".into()))?;
-        terms
-            .iter()
-            .map(|t| {
-                Ok(SumTerm {
-                    shift: t.shift,
-                    ..SumTerm::words(t.words.ordered_read(graph)?, t.subtract)
-                })
-            })
-            .collect()
+        terms.iter().map(|t| ordered_term(t, graph)).collect()
+    }
+
+    /// Whether the chained inverse transform on `tile` of `polys` polynomials may read this
+    /// on its loads ([`Deferred::product_sources`]): a sum from zero of 1 to
+    /// [`SOURCE_TERMS_MAX`] unshifted terms (ciphertexts' words or plaintext products), or a
+    /// plaintext product of `polys` polynomials.
+    pub(super) fn reads_as_products(&self, tile: usize, polys: usize) -> bool {
+        self.tile() == tile
+            && match &self.work {
+                Work::Sum(sum) => {
+                    !sum.accumulate
+                        && sum.terms.len() <= SOURCE_TERMS_MAX
+                        && sum.terms.iter().all(|t| t.shift == 0)
+                }
+                Work::Product { .. } => self.plain_polys() == Some(polys),
+            }
+    }
+
+    /// This sum's terms, or this plaintext product as one term, their words ordered on
+    /// `graph`'s queue behind their last writers: what the inverse transform reads in place
+    /// of running it (`crate::ckks::fused::Sources::products`). Errors: not such work
+    /// ([`Deferred::reads_as_products`]).
+    pub(super) fn product_sources<'a>(&'a self, graph: &Graph) -> Result<Vec<SumTerm<&'a Region>>> {
+        let not = || Error::Logic("deferred work read as a sum of products".into());
+        match &self.work {
+            Work::Sum(sum) => {
+                if !self.reads_as_products(graph.tile().index(), sum.polys) {
+                    return Err(not());
+                }
+                sum.terms.iter().map(|t| ordered_term(t, graph)).collect()
+            }
+            Work::Product {
+                a,
+                product: Product::Plain { plain, .. },
+            } => Ok(vec![SumTerm {
+                plain: Some(plain.ordered_read(graph)?),
+                ..SumTerm::words(a.ordered_read(graph)?, false)
+            }]),
+            Work::Product { .. } => Err(not()),
+        }
     }
 
     /// The terms of this sum with `subtract` applied to each (a sum taken as a term of
@@ -347,22 +379,10 @@ impl Deferred {
                 }
             }
             Work::Sum(sum) => {
-                let graph = &self.graph;
                 let terms = sum
                     .terms
                     .iter()
-                    .map(|t| {
-                        Ok(SumTerm {
-                            words: t.words.ordered_read(graph)?,
-                            plain: t
-                                .plain
-                                .as_ref()
-                                .map(|p| p.ordered_read(graph))
-                                .transpose()?,
-                            subtract: t.subtract,
-                            shift: t.shift,
-                        })
-                    })
+                    .map(|t| ordered_term(t, &self.graph))
                     .collect::<Result<Vec<_>>>()?;
                 let dst = dst.written_next_on(&self.graph)?;
                 ops.sum(dst, sum.accumulate, &terms, sum.polys)?;
@@ -409,4 +429,19 @@ impl Deferred {
         let (ct, plain) = self.operands(ops.graph())?;
         ops.apply_galois_times_plain(dst, ct, plain, galois_elt, key)
     }
+}
+
+/// Term `t` with its words and plaintext ordered on `graph`'s queue behind their last
+/// writers.
+fn ordered_term<'a>(t: &'a Term, graph: &Graph) -> Result<SumTerm<&'a Region>> {
+    Ok(SumTerm {
+        words: t.words.ordered_read(graph)?,
+        plain: t
+            .plain
+            .as_ref()
+            .map(|p| p.ordered_read(graph))
+            .transpose()?,
+        subtract: t.subtract,
+        shift: t.shift,
+    })
 }

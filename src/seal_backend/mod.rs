@@ -1025,6 +1025,25 @@ impl Backend {
     pub fn transform_from_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_from_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted_ntt")?;
+            // A sum of plaintext products deferred in ct (a polynomial's terms or a dot
+            // product's, multiplied and added in NTT form), or one such product, is
+            // transformed from its factors, read on the inverse transform's loads, where the
+            // level chains it.
+            let zeros = ct.zeros(ops.poly_words());
+            let tile = ops.graph().tile().index();
+            if ops.chains_inverse_sum()
+                && ct.consume_deferred(
+                    ops.graph(),
+                    |d| d.reads_as_products(tile, size),
+                    |d, dst| {
+                        let src = Sources::products(&d.product_sources(ops.graph())?)?;
+                        ops.transform_products(dst, src, size)
+                    },
+                )?
+            {
+                ct.set_zeros(zeros, ops.poly_words());
+                return Ok(());
+            }
             transform(ops, ct, size, NttDirection::Inverse)
         })
     }

@@ -228,6 +228,40 @@ namespace seal_opencl_testkit
                       }
                   }
               } },
+            // APSI's inner polynomial: NTT-form products into a temporary, added and
+            // subtracted, then back to coefficient form (the inverse transform reads the sum
+            // on its loads); a product alone likewise. BGV from SEAL 4.1 on goes back to NTT
+            // form after.
+            { "multiply_plain (NTT form) of four terms, added and subtracted, then transform_from_ntt",
+              [to_ntt, ntt](Evaluator &e, Operands &o) {
+                  to_ntt(e, o.a);
+                  to_ntt(e, o.b);
+                  const Ciphertext a = o.a;
+                  Plaintext short_ntt;
+                  e.transform_to_ntt(o.p_short, o.a.parms_id(), short_ntt);
+                  Ciphertext product;
+                  e.multiply_plain(a, o.p_ntt, o.a);
+                  e.multiply_plain(o.b, short_ntt, product);
+                  e.add_inplace(o.a, product);
+                  e.multiply_plain(a, short_ntt, product);
+                  e.sub_inplace(o.a, product);
+                  e.add_inplace(o.a, o.b);
+                  e.transform_from_ntt_inplace(o.a);
+                  if (ntt)
+                  {
+                      e.transform_to_ntt_inplace(o.a);
+                  }
+              } },
+            { "multiply_plain (NTT form), then transform_from_ntt",
+              [to_ntt, ntt](Evaluator &e, Operands &o) {
+                  to_ntt(e, o.a);
+                  e.multiply_plain_inplace(o.a, o.p_ntt);
+                  e.transform_from_ntt_inplace(o.a);
+                  if (ntt)
+                  {
+                      e.transform_to_ntt_inplace(o.a);
+                  }
+              } },
             { "add and sub into an accumulator, 19 terms",
               [](Evaluator &e, Operands &o) {
                   const Ciphertext a = o.a;
@@ -421,6 +455,31 @@ namespace seal_opencl_testkit
             }
             expanded = move(next);
         }
+    }
+
+    void apsi_inner_polynomial(const IntegerCase &c, uint32_t terms)
+    {
+        Setup setup(c);
+        const size_t n = setup.n;
+        Encryptor encryptor(setup.context, setup.public_key);
+        Evaluator e(setup.context);
+        mt19937_64 rng(c.seed);
+        Ciphertext x;
+        encryptor.encrypt(random_plain(n, setup.t, rng), x);
+        x.gpu();
+        e.transform_to_ntt_inplace(x);
+        Ciphertext inner, term;
+        for (uint32_t j = 0; j < terms; j++)
+        {
+            Plaintext plain = random_plain(n, setup.t, rng);
+            e.transform_to_ntt_inplace(plain, x.parms_id());
+            e.multiply_plain(x, plain, j == 0 ? inner : term);
+            if (j > 0)
+            {
+                e.add_inplace(inner, term);
+            }
+        }
+        e.transform_from_ntt_inplace(inner);
     }
 
     IntegerFuzz integer_fuzz(const IntegerCase &c, uint64_t calls)

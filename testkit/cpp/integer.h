@@ -17,4 +17,5 @@ namespace seal_opencl_testkit
     rust::Vec<IntegerOutcome> integer_operations(const IntegerCase &c);
     IntegerFuzz integer_fuzz(const IntegerCase &c, std::uint64_t calls);
     void sealpir_expansion(const IntegerCase &c, std::uint32_t rounds);
+    void apsi_inner_polynomial(const IntegerCase &c, std::uint32_t terms);
 } // namespace seal_opencl_testkit

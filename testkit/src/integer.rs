@@ -101,5 +101,10 @@ mod bridge {
         /// the device; the entries are dropped unread (what they defer never runs). For
         /// counting its launches.
         fn sealpir_expansion(c: &IntegerCase, rounds: u32) -> Result<()>;
+        /// APSI's inner polynomial in NTT form: an encryption marked for the device and
+        /// transformed to NTT form, `terms` multiply_plains of it by NTT-form plaintexts
+        /// added into one accumulator, which is then transformed back (and dropped). For
+        /// counting its launches.
+        fn apsi_inner_polynomial(c: &IntegerCase, terms: u32) -> Result<()>;
     }
 }

@@ -94,6 +94,13 @@ kernel_sigs! {
         values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
         counters: Buf, end1: U32, tickets: U32, per_group: U32,
     );
+    NTT_INV_SUM_CHAINED = ntt_inv_sum_chained(
+        values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, src0: Buf,
+        src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf, src6: Buf, src7: Buf,
+        plain0: Buf, plain1: Buf, plain2: Buf, plain3: Buf, plain4: Buf, plain5: Buf,
+        plain6: Buf, plain7: Buf, src_terms: U32, src_negate: U32, src_products: U32,
+        reduce: U32, counters: Buf, end1: U32, tickets: U32, per_group: U32,
+    );
     BEHZ_TENSOR_INV_CHAINED = behz_tensor_inv_chained(
         values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, a: Buf,
         s1: U32, b: Buf, s2: U32, counters: Buf, end1: U32, tickets: U32, per_group: U32,
@@ -150,6 +157,9 @@ pub(super) struct ChainedPasses {
     /// A plain transform, forward and inverse.
     forward: Pass,
     inverse: Pass,
+    /// The inverse of a sum of plaintext products in NTT form, read on its loads (None
+    /// likewise: the sum runs on its own first).
+    inverse_sum: Option<Pass>,
     /// BFV's tensor product with the inverse transform after it (None likewise).
     tensor_inverse: Option<Pass>,
     /// Work groups per residue of the block passes and of the strided passes.
@@ -219,6 +229,7 @@ impl ChainedPasses {
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         let forward = plan.pass(&program, &NTT_FWD_CHAINED, &[], wg, Some(wg))?;
         let inverse = plan.pass(&program, &NTT_INV_CHAINED, &[], wg, Some(wg))?;
+        let inverse_sum = plan.pass(&program, &NTT_INV_SUM_CHAINED, &[], wg, Some(wg))?;
         let tensor_inverse = plan.pass(&program, &BEHZ_TENSOR_INV_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
         let fits = |pass: &Pass| -> Result<bool> {
@@ -240,6 +251,7 @@ impl ChainedPasses {
         } else {
             None
         };
+        let inverse_sum = fits(&inverse_sum)?.then_some(inverse_sum);
         let words = plan.coeff_count();
         Ok(Some(ChainedPasses {
             plain,
@@ -250,6 +262,7 @@ impl ChainedPasses {
             moddown,
             forward,
             inverse,
+            inverse_sum,
             tensor_inverse,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
@@ -273,7 +286,9 @@ pub const MULTIPLY_PLAIN_SOURCE_TERMS: usize = 4;
 /// size, each multiplied by X^shift where it has one, added, or subtracted where its flag
 /// is set: the words SEAL's add_inplace, sub_inplace and multiply_plain by such monomials
 /// of the terms leave (each step canonical mod q and linear). One added, unshifted term is
-/// that ciphertext.
+/// that ciphertext. Or, for the inverse transform ([`Sources::products`],
+/// `product_sum_src`), a sum in NTT form of unshifted terms, each times a plaintext where
+/// it has one: SEAL's multiply_plain_ntt into temporaries, then their adds and subs.
 #[derive(Clone, Copy)]
 pub struct Sources<'a> {
     terms: [SumTerm<&'a Region>; SOURCE_TERMS_MAX],
@@ -292,6 +307,28 @@ impl<'a> Sources<'a> {
     /// The sum of `terms` (added or subtracted, each shifted by its `shift`). Errors: none,
     /// more than [`SOURCE_TERMS_MAX`], or a plaintext product among them.
     pub fn sum(terms: &[SumTerm<&'a Region>]) -> Result<Sources<'a>> {
+        if terms.iter().any(|t| t.plain.is_some()) {
+            return Err(Error::invalid(
+                "a plaintext product read on load as a term of a sum",
+            ));
+        }
+        Sources::of(terms)
+    }
+
+    /// The sum of `terms` in NTT form (added or subtracted, each times its `plain` where it
+    /// has one: K residues for every polynomial), which only the chained inverse transform
+    /// reads. Errors: none, more than [`SOURCE_TERMS_MAX`], or a shifted term.
+    pub fn products(terms: &[SumTerm<&'a Region>]) -> Result<Sources<'a>> {
+        if terms.iter().any(|t| t.shift != 0) {
+            return Err(Error::invalid(
+                "a shifted term in a sum of products in NTT form",
+            ));
+        }
+        Sources::of(terms)
+    }
+
+    /// `terms` as they are. Errors: none, or more than [`SOURCE_TERMS_MAX`].
+    fn of(terms: &[SumTerm<&'a Region>]) -> Result<Sources<'a>> {
         let Some(&first) = terms.first() else {
             return Err(Error::invalid("a sum of no terms"));
         };
@@ -301,11 +338,6 @@ impl<'a> Sources<'a> {
                 terms.len()
             )));
         }
-        if terms.iter().any(|t| t.plain.is_some()) {
-            return Err(Error::invalid(
-                "a plaintext product read on load as a term of a sum",
-            ));
-        }
         let mut all = [first; SOURCE_TERMS_MAX];
         all[..terms.len()].copy_from_slice(terms);
         Ok(Sources {
@@ -314,10 +346,17 @@ impl<'a> Sources<'a> {
         })
     }
 
+    /// Whether a term is times a plaintext ([`Sources::products`]).
+    fn has_products(&self) -> bool {
+        self.terms[..self.count].iter().any(|t| t.plain.is_some())
+    }
+
     /// The one ciphertext, for a pass that reads no sum. Errors: a sum.
     pub fn single(&self, what: &str) -> Result<&'a Region> {
         match self.count {
-            1 if !self.terms[0].subtract && self.terms[0].shift == 0 => Ok(self.terms[0].words),
+            1 if !self.terms[0].subtract && self.terms[0].shift == 0 && !self.has_products() => {
+                Ok(self.terms[0].words)
+            }
             _ => Err(Error::invalid(format!(
                 "{what}: a sum is read on load in coefficient form only"
             ))),
@@ -334,6 +373,18 @@ impl<'a> Sources<'a> {
             .iter()
             .zip(&self.terms[..self.count])
             .map(move |(&name, t)| (name, t.words, words, false))
+    }
+
+    /// The terms' plaintexts ([`Sources::products`]), each checked as `words` long,
+    /// read-only, under `plain0` .. `plain7`.
+    fn plains_checked(
+        &self,
+        words: usize,
+    ) -> impl Iterator<Item = (&'static str, &'a Region, usize, bool)> + '_ {
+        PLAIN_NAMES
+            .iter()
+            .zip(&self.terms[..self.count])
+            .filter_map(move |(&name, t)| t.plain.map(|p| (name, p, words, false)))
     }
 
     /// The pairs of `output` and the names of the unshifted terms: a pass that reads each
@@ -358,6 +409,11 @@ impl<'a> Sources<'a> {
     /// `src_shifts_lo` and, with 8 slots, `src_shifts_hi` (the slots past `count` repeat the
     /// first term, unread). Errors: more terms than slots, a shift of N (`n`) or more.
     fn args(&self, n: usize, slots: usize) -> Result<Vec<(&'static str, KernelArg<'a>)>> {
+        if self.has_products() {
+            return Err(Error::invalid(
+                "a sum of plaintext products read on load in coefficient form",
+            ));
+        }
         if self.count > slots {
             return Err(Error::invalid(format!(
                 "a sum of {} terms read on load by a pass of {slots} slots",
@@ -365,10 +421,6 @@ impl<'a> Sources<'a> {
             )));
         }
         let terms = &self.terms[..self.count];
-        let negate = terms
-            .iter()
-            .enumerate()
-            .fold(0u32, |m, (j, t)| m | (u32::from(t.subtract) << j));
         let [shifts_lo, shifts_hi] = packed_shifts(terms.iter().map(|t| t.shift), n)?;
         let hi = (slots > 4).then_some(("src_shifts_hi", U64(shifts_hi)));
         Ok(SOURCE_NAMES[..slots]
@@ -377,17 +429,53 @@ impl<'a> Sources<'a> {
             .map(|(&name, t)| (name, Buf(t.words)))
             .chain([
                 ("src_terms", U32(self.count as u32)),
-                ("src_negate", U32(negate)),
+                ("src_negate", U32(self.mask(|t| t.subtract))),
                 ("src_shifts_lo", U64(shifts_lo)),
             ])
             .chain(hi)
             .collect())
+    }
+
+    /// The terms' flags as the kernels take them: bit j for term j where `bit` holds.
+    fn mask(&self, bit: impl Fn(&SumTerm<&Region>) -> bool) -> u32 {
+        self.terms[..self.count]
+            .iter()
+            .enumerate()
+            .fold(0, |m, (j, t)| m | (u32::from(bit(t)) << j))
+    }
+
+    /// `ntt_inv_sum_chained`'s `src0` .. `src7`, `plain0` .. `plain7`, `src_terms`,
+    /// `src_negate` and `src_products` (the slots past `count`, and the plaintexts of terms
+    /// without one, name the first term's words, unread).
+    fn product_args(&self) -> Vec<(&'static str, KernelArg<'a>)> {
+        let unread = self.terms[0].words;
+        SOURCE_NAMES
+            .iter()
+            .zip(&self.terms)
+            .map(|(&name, t)| (name, Buf(t.words)))
+            .chain(
+                PLAIN_NAMES
+                    .iter()
+                    .zip(&self.terms)
+                    .map(move |(&name, t)| (name, Buf(t.plain.unwrap_or(unread)))),
+            )
+            .chain([
+                ("src_terms", U32(self.count as u32)),
+                ("src_negate", U32(self.mask(|t| t.subtract))),
+                ("src_products", U32(self.mask(|t| t.plain.is_some()))),
+            ])
+            .collect()
     }
 }
 
 /// The kernels' names of a [`Sources`]' terms.
 const SOURCE_NAMES: [&str; SOURCE_TERMS_MAX] = [
     "src0", "src1", "src2", "src3", "src4", "src5", "src6", "src7",
+];
+
+/// The kernels' names of a [`Sources`]' plaintexts ([`Sources::products`]).
+const PLAIN_NAMES: [&str; SOURCE_TERMS_MAX] = [
+    "plain0", "plain1", "plain2", "plain3", "plain4", "plain5", "plain6", "plain7",
 ];
 
 /// What comes before the chained key switch's decomposition, in the key switch's form (NTT
@@ -561,6 +649,14 @@ impl FusedPasses {
         self.chained
             .as_ref()
             .is_some_and(|c| c.multiply_plain.is_some())
+    }
+
+    /// Whether the inverse transform of a sum of plaintext products runs as one chained
+    /// launch here ([`FusedPasses::chained_transform`] with [`Sources::products`]).
+    pub fn chains_inverse_sum(&self) -> bool {
+        self.chained
+            .as_ref()
+            .is_some_and(|c| c.inverse_sum.is_some())
     }
 
     /// Whether BFV's tensor product with its inverse transform runs as one chained launch
@@ -1170,8 +1266,9 @@ impl FusedPasses {
 
 /// A plain transform in one launch: `count` polynomials of `primes` residues (residue j under
 /// the plan's prime j) in `values`, in place, the same words as [`NttPlan::transform`]
-/// with `direction` and `reduce`; a forward one of `sum` where given (the values then
-/// written only).
+/// with `direction` and `reduce`; of `sum` where given (the values then written only): a
+/// forward one of a sum in coefficient form ([`Sources::sum`]), an inverse one of a sum of
+/// products in NTT form ([`Sources::products`]).
 pub struct ChainedTransform<'a> {
     pub values: &'a Region,
     pub sum: Option<Sources<'a>>,
@@ -1183,11 +1280,14 @@ pub struct ChainedTransform<'a> {
 }
 
 impl FusedPasses {
-    /// `t` in one launch of two passes (`ntt_fwd_chained` or `ntt_inv_chained`,
-    /// `opencl/chain.cl`): the plan's strided and block passes, in the direction's order.
+    /// `t` in one launch of two passes (`ntt_fwd_chained`, or `ntt_inv_chained` and, of a
+    /// sum, `ntt_inv_sum_chained`; `opencl/chain.cl`): the plan's strided and block passes,
+    /// in the direction's order.
     ///
-    /// Errors: no chained passes at this level; as [`NttPlan::transform`]'s; the counters
-    /// overlapping the values.
+    /// Errors: no chained passes at this level (or none of the inverse of a sum,
+    /// [`FusedPasses::chains_inverse_sum`]); as [`NttPlan::transform`]'s; the counters
+    /// overlapping the values, a plaintext overlapping them, a region too short; a forward
+    /// transform of products, an inverse one of shifted terms.
     pub fn chained_transform(
         &self,
         queue: &Queue,
@@ -1199,37 +1299,43 @@ impl FusedPasses {
         let plan = self.plan();
         let residues = plan.validate(queue, t.values, t.count, t.primes)?;
         let extent = plan.extent(WHAT, residues, 1, 0)?;
-        let sum = match (t.sum, t.direction) {
-            (None, _) => Sources::one(t.values),
-            (Some(sum), NttDirection::Forward) => sum,
-            (Some(_), NttDirection::Inverse) => {
-                return Err(Error::invalid(format!(
-                    "{WHAT}: an inverse transform of a sum"
-                )))
-            }
-        };
+        let sum = t.sum.unwrap_or(Sources::one(t.values));
         let buffers: Vec<_> = [
             ("values", t.values, extent, true),
             ("counters", t.counters, CHAIN_COUNTER_WORDS, true),
         ]
         .into_iter()
         .chain(sum.checked(extent))
+        .chain(sum.plains_checked(t.primes * plan.coeff_count()))
         .collect();
-        // The forward's first pass reads the sum's words where it writes values' (each word
-        // by one work item); a shifted term's lie elsewhere.
+        // The first pass reads the sum's words where it writes values' (each word by one
+        // work item); a shifted term's lie elsewhere, and a plaintext's serve every
+        // polynomial.
         let may_alias = sum.unshifted_alias("values");
         check_buffers(WHAT, &buffers, &may_alias)?;
         let strided = residues * chained.strided_groups;
         let block = residues * chained.block_groups;
-        let (pass, [end1, tickets]) = match t.direction {
-            NttDirection::Forward => (&chained.forward, chain_ends([strided, block], WHAT)?),
-            NttDirection::Inverse => (&chained.inverse, chain_ends([block, strided], WHAT)?),
+        let (pass, [end1, tickets], sources) = match (t.direction, t.sum) {
+            (NttDirection::Forward, _) => (
+                &chained.forward,
+                chain_ends([strided, block], WHAT)?,
+                sum.args(plan.coeff_count(), SOURCE_TERMS_MAX)?,
+            ),
+            (NttDirection::Inverse, None) => (
+                &chained.inverse,
+                chain_ends([block, strided], WHAT)?,
+                Vec::new(),
+            ),
+            (NttDirection::Inverse, Some(_)) => (
+                chained
+                    .inverse_sum
+                    .as_ref()
+                    .ok_or_else(|| no_chained_passes("chained_transform of a sum"))?,
+                chain_ends([block, strided], WHAT)?,
+                sum.product_args(),
+            ),
         };
         let (groups, per_group) = chained.launch_shape(tickets);
-        let sources: Vec<_> = match t.direction {
-            NttDirection::Forward => sum.args(plan.coeff_count(), SOURCE_TERMS_MAX)?,
-            NttDirection::Inverse => Vec::new(),
-        };
         let args: Vec<(&str, KernelArg)> = sources
             .into_iter()
             .chain([
@@ -1242,7 +1348,8 @@ impl FusedPasses {
             .collect();
         let mut out = Vec::new();
         // SAFETY: validate() checked values.len() >= residues * N and primes <= L, and the
-        // sum's terms hold as many words; each pass's group index is below its ticket range,
+        // sum's terms hold as many words, its plaintexts primes * N (the inverse reads word
+        // k of residue r % primes of them); each pass's group index is below its ticket range,
         // residues times its groups per residue, so every group serves a residue below
         // `residues`, words below N of it, under prime residue % primes < L; the counters
         // hold their words (checked).
@@ -1378,6 +1485,7 @@ mod tests {
                 &MODDOWN_CHAINED,
                 &NTT_FWD_CHAINED,
                 &NTT_INV_CHAINED,
+                &NTT_INV_SUM_CHAINED,
                 &BEHZ_TENSOR_INV_CHAINED,
             ],
         )

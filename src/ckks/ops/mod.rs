@@ -135,7 +135,28 @@ impl<'a> LevelOps<'a> {
         )
     }
 
-    /// [`LevelOps::ntt`] in one chained launch, a forward one of `sum` where given.
+    /// Whether this level's inverse transform reads a sum of plaintext products on its
+    /// loads ([`LevelOps::transform_products`]).
+    pub fn chains_inverse_sum(&self) -> bool {
+        self.level.fused().is_some_and(|f| f.chains_inverse_sum())
+    }
+
+    /// SEAL's transform_from_ntt of `src` (a sum of plaintext products in NTT form,
+    /// [`Sources::products`], of `polys` polynomials of the level's primes, read on the
+    /// transform's loads) into `dst` (which may be a term), fully reduced, in one launch.
+    /// Errors: the level does not chain it ([`LevelOps::chains_inverse_sum`]); as the
+    /// launcher's.
+    pub fn transform_products(&self, dst: &Region, src: Sources, polys: usize) -> Result<()> {
+        self.ntt_chained(
+            dst,
+            Some(src),
+            [polys, self.primes()],
+            NttDirection::Inverse,
+            true,
+        )
+    }
+
+    /// [`LevelOps::ntt`] in one chained launch, of `sum` where given.
     fn ntt_chained(
         &self,
         buf: &Region,
@@ -160,9 +181,10 @@ impl<'a> LevelOps<'a> {
             },
             self.graph.is_profiling(),
         )?;
-        let name = match to {
-            NttDirection::Forward => "ntt_forward_chained",
-            NttDirection::Inverse => "ntt_inverse_chained",
+        let name = match (to, sum) {
+            (NttDirection::Forward, _) => "ntt_forward_chained",
+            (NttDirection::Inverse, None) => "ntt_inverse_chained",
+            (NttDirection::Inverse, Some(_)) => "ntt_inverse_sum_chained",
         };
         self.graph.note_launches(name, events)
     }
