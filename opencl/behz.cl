@@ -57,19 +57,12 @@ inline u64 behz_dot(const u64 *a, __global const u64 *row, uint count, u64 p, u6
 //   r     = -e_mt Q^-1 mod m_tilde, centred: r - m_tilde where r >= m_tilde / 2
 //   x_K+j = (e_j + Q r) m_tilde^-1 mod b_j                    (sm_mrq)
 // (fast_convert_array multiplies by (Q / q_i)^-1 = 1 by Barrett where SEAL does; Shoup by
-// 1 of a canonical residue is the same word.) x must overlap neither a nor b.
-__kernel void behz_extend(__global u64 *x, ulong x_at, __global const u64 *a, ulong a_at,
-                          __global const u64 *b, ulong b_at, uint s1,
-                          __global const u64 *moduli, ulong moduli_at,
-                          __global const u64 *consts, ulong consts_at)
+// 1 of a canonical residue is the same word.) x must overlap neither a nor b. The kernel
+// below runs it per work item, behz_chain.cl's chained forward transform as its first pass.
+inline void behz_extend_coeff(__global u64 *x, __global const u64 *a, __global const u64 *b,
+                              uint s1, __global const u64 *moduli,
+                              __global const u64 *consts, size_t c, size_t p)
 {
-    x += x_at;
-    a += a_at;
-    b += b_at;
-    moduli += moduli_at;
-    consts += consts_at;
-    size_t c = get_global_id(0);
-    size_t p = get_global_id(1);
     __global const u64 *in = p < s1 ? a + p * BEHZ_K * BEHZ_N + c
                                     : b + (p - s1) * BEHZ_K * BEHZ_N + c;
     __global u64 *out = x + p * BEHZ_W * BEHZ_N + c;
@@ -98,6 +91,19 @@ __kernel void behz_extend(__global u64 *x, ulong x_at, __global const u64 *a, ul
     }
 }
 
+__kernel void behz_extend(__global u64 *x, ulong x_at, __global const u64 *a, ulong a_at,
+                          __global const u64 *b, ulong b_at, uint s1,
+                          __global const u64 *moduli, ulong moduli_at,
+                          __global const u64 *consts, ulong consts_at)
+{
+    x += x_at;
+    a += a_at;
+    b += b_at;
+    moduli += moduli_at;
+    consts += consts_at;
+    behz_extend_coeff(x, a, b, s1, moduli, consts, get_global_id(0), get_global_id(1));
+}
+
 // Steps (6)-(8) of bfv_multiply for coefficient c of polynomial p of y (BEHZ_W residues
 // per polynomial in coefficient form, each below 2^64: the lazy inverse transform's
 // output, < 2p): dst[p] gets BEHZ_K residues, canonical:
@@ -106,17 +112,12 @@ __kernel void behz_extend(__global u64 *x, ulong x_at, __global const u64 *a, ul
 //   u_l   = f_l (B / b_l)^-1 mod b_l for l < NB
 //   alpha = (sum_l u_l (B / b_l) - f_sk) B^-1 mod m_sk, centred   (fastbconv_sk)
 //   dst_i = sum_l u_l (B / b_l) - alpha B mod q_i
-// dst must not overlap y.
-__kernel void behz_floor_sk(__global u64 *dst, ulong dst_at, __global const u64 *y, ulong y_at,
-                            __global const u64 *moduli, ulong moduli_at,
-                            __global const u64 *consts, ulong consts_at)
+// dst must not overlap y. The kernel below runs it per work item, behz_chain.cl's chained
+// tensor product and inverse transform as its last pass.
+inline void behz_floor_sk_coeff(__global u64 *dst, __global const u64 *y,
+                                __global const u64 *moduli, __global const u64 *consts,
+                                size_t c, size_t p)
 {
-    dst += dst_at;
-    y += y_at;
-    moduli += moduli_at;
-    consts += consts_at;
-    size_t c = get_global_id(0);
-    size_t p = get_global_id(1);
     __global const u64 *in = y + p * BEHZ_W * BEHZ_N + c;
     __global u64 *out = dst + p * BEHZ_K * BEHZ_N + c;
 
@@ -160,4 +161,15 @@ __kernel void behz_floor_sk(__global u64 *dst, ulong dst_at, __global const u64 
                          : BEHZ_SHOUP(consts, BEHZ_OFF_NEG_PROD_B_Q, i, alpha, q);
         out[i * BEHZ_N] = add_uint_mod(t, o, q);
     }
+}
+
+__kernel void behz_floor_sk(__global u64 *dst, ulong dst_at, __global const u64 *y, ulong y_at,
+                            __global const u64 *moduli, ulong moduli_at,
+                            __global const u64 *consts, ulong consts_at)
+{
+    dst += dst_at;
+    y += y_at;
+    moduli += moduli_at;
+    consts += consts_at;
+    behz_floor_sk_coeff(dst, y, moduli, consts, get_global_id(0), get_global_id(1));
 }

@@ -1,4 +1,4 @@
-// Uses: arith.cl, ntt.cl, fused.cl, behz_tensor.cl
+// Uses: arith.cl, ntt.cl, fused.cl
 // A key switch in one launch: the five launches of a fused key switch with a two-pass
 // layout (relinearize, or a rotation after its galois permutation) chained, and a
 // rescale's three (moddown_chained, at the end), built after ntt.cl and fused.cl (whose
@@ -7,8 +7,10 @@
 // than the device needs for the pass, so one launch in place of five is what a key
 // switch's host time is made of. A key switch in coefficient form (BFV's) chains four
 // passes (ks_chained_coeff), and BFV's and BGV's multiply_plain in coefficient form three
-// (multiply_plain_chained), below the others; BFV multiplication's tensor product with
-// the inverse transform after it two (behz_tensor_inv_chained, at the end).
+// (multiply_plain_chained), below the others; a plain transform two (ntt_fwd_chained,
+// ntt_inv_chained) and the inverse of a sum of plaintext products three
+// (ntt_inv_sum_chained), at the end.
+// BFV multiplication's chained launches are behz_chain.cl's, built after this file.
 //
 // The passes, each over its own work groups:
 //   0. (ks_chained_tensor only) SEAL's ckks_multiply of two ciphertexts of two polynomials
@@ -1191,37 +1193,29 @@ ALWAYS_INLINE u64 load_product_sum(product_sum_src s, size_t w, size_t pw,
     return product_term_into(v, s.src.t7, s.p7, 7, s, w, pw, pr);
 }
 
-// The inverse block pass of residue r of the sum (read on load, through local memory as
-// inv_block_pass's) into residue r of values. Work group `group`; `lid` and `active` as in
-// fwd_block_steps. Each group writes only the words it read: a term may be values itself.
-ALWAYS_INLINE void inv_block_sum_group(__global u64 *values, product_sum_src src,
-                                       __global const u64 *inv_root_powers,
-                                       __global const u64 *params, uint coeff_modulus_size,
-                                       uint reduce, __local u64 *lmem, uint group, uint lid,
-                                       bool active)
+// Work group `group`'s words of the sum, one an item: word w = group BLOCK_WG + lid (of
+// residue w / N, prime (w / N) mod coeff_modulus_size) into values. A term may be values
+// itself (each item reads its word before writing it). No barrier: an inactive group
+// only returns.
+ALWAYS_INLINE void product_sum_group(__global u64 *values, product_sum_src src,
+                                     __global const u64 *params, uint coeff_modulus_size,
+                                     uint group, uint lid, bool active)
 {
-    const uint residue = group / GROUPS_PER_BLOCK_RESIDUE;
-    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
-    const uint prime = residue % coeff_modulus_size;
-    __global const u64 *pr = params + prime * PARAMS_STRIDE;
-    const size_t first = (size_t)group_in_residue * (B * G);
-    if (active) {
-#pragma unroll
-        for (uint i = 0; i < R; i++) {
-            const uint e = lid + i * BLOCK_WG;
-            lmem[block_slot(e)] = load_product_sum(src, (size_t)residue * N + first + e,
-                                                   (size_t)prime * N + first + e, pr);
-        }
-    }
-    inv_block_transform(lmem, values + (size_t)residue * N,
-                        (__global const ulong2 *)inv_root_powers + prime * N, pr,
-                        group_in_residue, reduce, lid, active);
+    if (!active)
+        return;
+    const size_t w = (size_t)group * BLOCK_WG + lid;
+    const uint prime = (uint)(w >> LOG_N) % coeff_modulus_size;
+    values[w] = load_product_sum(src, w, (size_t)prime * N + (w & (N - 1)),
+                                 params + prime * PARAMS_STRIDE);
 }
 
 // SEAL's transform_from_ntt of a sum of plaintext products (product_sum_src: src0 .. src7,
-// plain0 .. plain7) into values, in one launch: the inverse block pass reading the sum on
-// its loads (inv_block_sum_group), then the strided pass, reduced with `reduce`: the words
-// of the sum's own launch followed by ntt_inv_chained. values is no plaintext.
+// plain0 .. plain7) into values, in one launch of three passes: the sum into values over
+// every word (product_sum_group: as wide as the launch, where the inverse's block pass
+// has a few groups a residue), then the inverse's block and strided passes in place,
+// reduced with `reduce`: the words of the sum's own launch followed by ntt_inv_chained.
+// Tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3. values is no
+// plaintext.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_inv_sum_chained(__global u64 *values, ulong values_at,
                          __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
@@ -1244,8 +1238,8 @@ void ntt_inv_sum_chained(__global u64 *values, ulong values_at,
                          __global const u64 *plain6, ulong plain6_at,
                          __global const u64 *plain7, ulong plain7_at,
                          uint src_terms, uint src_negate, uint src_products, uint reduce,
-                         __global u64 *counters, ulong counters_at, uint end1, uint tickets,
-                         uint per_group)
+                         __global u64 *counters, ulong counters_at, uint end1, uint end2,
+                         uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
     __local uint slot;
@@ -1275,54 +1269,17 @@ void ntt_inv_sum_chained(__global u64 *values, ulong values_at,
     volatile __global uint *count = (volatile __global uint *)counters;
     const uint K = coeff_modulus_size;
     const uint lid = get_local_id(0);
-    const uint ends[2] = {end1, tickets};
+    const uint ends[3] = {end1, end2, tickets};
     EACH_TURN(per_group) {
         uint g;
-        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 2, &g);
-        RUN(1, inv_block_sum_group(values, src, inv_root_powers, params, K, reduce, lmem,
-                                   OWN(1)))
+        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
+        RUN(1, product_sum_group(values, src, params, K, OWN(1)))
         chain_hand_over(count, 1, end1, pass);
-        RUN(2, inv_strided_group(values, inv_root_powers, params, K, reduce, lmem, OWN(2)))
+        RUN(2, inv_block_group(values, inv_root_powers, params, K, reduce, lmem, OWN(2)))
+        chain_hand_over(count, 2, end2 - end1, pass);
+        RUN(3, inv_strided_group(values, inv_root_powers, params, K, reduce, lmem, OWN(3)))
     }
     chain_finish(count, (uint)get_num_groups(0));
-}
-
-// BFV multiplication's tensor product with the lazy inverse transform after it (SEAL's
-// bfv_multiply, steps (4)-(5); src/integer/multiply.rs) in one launch: behz_tensor.cl's
-// tensor-loading inverse block pass (the s1 + s2 - 1 polynomials' sums of products of a
-// and b, canonical, transformed in place into values), then the plan's inverse strided
-// pass of values. values is neither a nor b (a and b may be one buffer: squaring).
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void behz_tensor_inv_chained(__global u64 *restrict values, ulong values_at,
-                             __global const u64 *restrict inv_root_powers,
-                             ulong inv_root_powers_at, __global const u64 *restrict params,
-                             ulong params_at, uint coeff_modulus_size,
-                             __global const u64 *a, ulong a_at, uint s1,
-                             __global const u64 *b, ulong b_at, uint s2,
-                             __global u64 *counters, ulong counters_at, uint end1,
-                             uint tickets, uint per_group)
-{
-    __local u64 lmem[CHAIN_WORDS];
-    __local uint slot;
-    values += values_at;
-    inv_root_powers += inv_root_powers_at;
-    params += params_at;
-    a += a_at;
-    b += b_at;
-    counters += counters_at;
-    volatile __global uint *c = (volatile __global uint *)counters;
-    const uint K = coeff_modulus_size;
-    const uint lid = get_local_id(0);
-    const uint ends[2] = {end1, tickets};
-    EACH_TURN(per_group) {
-        uint g;
-        const uint pass = chain_pass(chain_ticket(c, &slot), ends, 2, &g);
-        RUN(1, inv_block_tensor_group(values, inv_root_powers, params, K, 0, lmem, a, s1, b,
-                                      s2, OWN(1)))
-        chain_hand_over(c, 1, end1, pass);
-        RUN(2, inv_strided_group(values, inv_root_powers, params, K, 0, lmem, OWN(2)))
-    }
-    chain_finish(c, (uint)get_num_groups(0));
 }
 
 #endif // LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG

@@ -6,12 +6,12 @@
 //! - the device sequence `BehzLevel::bfv_multiply` equals the host reference word for word on
 //!   the same ciphertexts and on fresh random inputs (canonical residues with 0 and q - 1
 //!   mixed in), outputs poisoned first, for products and squares of sizes 2 x 2, 3 x 2, 1 x 3;
-//! - the naive NTT plan, the transforms in separate launches instead of one chained launch
-//!   each, and a second run give the same words;
-//! - a product or a square takes one extension, the forward transform, the tensor fused with
-//!   the inverse transform (apart with the naive plan; each transform one launch where the
-//!   level chains) and one scaling;
-//! - bad arguments are `InvalidArgument` errors.
+//! - the naive NTT plan, separate launches instead of the two chained ones, and a second run
+//!   give the same words;
+//! - a product or a square takes two chained launches where the level chains, else one
+//!   extension, the forward transform, the tensor fused with the inverse transform (apart
+//!   with the naive plan) and one scaling;
+//! - bad arguments are `InvalidArgument` errors, at the level and at the chained launchers.
 //!
 //! Parameters: N = 2^12 and 2^13 (launch counts also at 2^14), one to four primes of 40 to
 //! 60 bits, plain moduli of 17, 20 and 60 bits (the last with 60-bit primes, where SEAL's B
@@ -22,9 +22,10 @@ use std::sync::{Arc, OnceLock};
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, get_primes};
 use seal_opencl::ckks::context::DEFAULT_CHAIN_GROUPS_PER_UNIT;
+use seal_opencl::ckks::fused::{ChainedBehzForward, ChainedBehzTensorFloor};
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
-use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
+use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition, CHAIN_COUNTER_WORDS};
 use seal_opencl::integer::behz::BehzTables;
 use seal_opencl::integer::multiply::{BehzLevel, BehzLevels};
 use seal_opencl::memcache::MemcacheConfig;
@@ -280,8 +281,8 @@ fn assert_random_products_match_host(
     );
 }
 
-/// The transforms in separate launches give the chained launches' words at 2^13, where the
-/// layout takes two passes, both the host reference's, for products and a square.
+/// Separate launches give the two chained launches' words at 2^13, where the layout takes
+/// two passes, both the host reference's, for products and a square.
 #[test]
 fn chained_and_separate_transforms_give_the_same_words() {
     let mut rng = rng();
@@ -328,10 +329,11 @@ fn naive_plan_and_second_runs_give_the_same_words() {
     );
 }
 
-/// A product takes one extension, the forward transform's passes, the inverse's (the
-/// first with the tensor product) and one scaling, a square too: 4 launches with one-pass
-/// transforms or where two-pass ones chain (2^13 on the test devices, which have the
-/// chain's fence), 6 with two-pass ones in separate launches (and at 2^14, above
+/// A product, or a square, takes two launches where two-pass transforms chain (2^13 on the
+/// test devices, which have the chain's fence): the extension with the forward transform,
+/// the tensor product with the inverse and the scaling. Else one extension, the forward
+/// transform's passes, the inverse's (the first with the tensor product) and one scaling: 4
+/// launches with one-pass transforms, 6 with two-pass ones (and at 2^14, above
 /// `BEHZ_CHAIN_LOG_N`, whatever the chain setting); with a naive plan log N each way and the
 /// tensor apart.
 /// On devices of its own, so that no other test's launches are counted.
@@ -367,7 +369,8 @@ fn launch_counts() {
             .unwrap();
             let expected = match (strategy, chain, log_n) {
                 (NttStrategy::Naive, _, _) => 3 + 2 * log_n as usize,
-                (_, _, 12) | (_, Some(_), 13) => 4,
+                (_, Some(_), 13) => 2,
+                (_, _, 12) => 4,
                 _ => 6,
             };
             assert_eq!(
@@ -440,4 +443,86 @@ fn bad_arguments_are_invalid() {
         BehzTables::new(12, &[], 65537).unwrap_err().kind(),
         ErrorKind::InvalidArgument
     );
+}
+
+/// The chained launchers (`FusedPasses::chained_behz_extend_forward` and
+/// `chained_behz_tensor_floor`; their words are the tests above) refuse sizes of 0 or above
+/// 64 and s1 above the polynomials, regions shorter than their polynomials, values
+/// overlapping an operand or dst, and counters inside the values.
+#[test]
+fn chained_launchers_reject_bad_arguments() {
+    let key_moduli = coeff_modulus_create(1 << 13, &[50, 50, 50]).unwrap();
+    let tables = BehzTables::new(13, &key_moduli[..2], 65537).unwrap();
+    let level = level(&tables);
+    let fused = level.chained().expect("a chaining level at 2^13");
+    let graph = &env().graph;
+    let (queue, ctx) = (graph.queue(), graph.context());
+    let counters = graph.chain_counters();
+    let n = tables.coeff_count();
+    let (k, w) = (2, 2 + tables.base_bsk().len());
+    let buffer = |words: usize| ctx.buffer(queue, words).unwrap();
+    let invalid = |r: seal_opencl::Result<Vec<cl::Event>>, what: &str| {
+        assert_eq!(
+            r.err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument),
+            "{what}"
+        )
+    };
+
+    let (x, a, b) = (buffer(4 * w * n), buffer(2 * k * n), buffer(2 * k * n));
+    let f = |values, a, s1, b, polys| ChainedBehzForward {
+        values,
+        a,
+        s1,
+        b,
+        polys,
+        counters,
+    };
+    let run = |f: ChainedBehzForward| fused.chained_behz_extend_forward(queue, &f, false);
+    assert!(run(f(&x, &a, 2, &b, 4)).is_ok());
+    assert!(run(f(&x, &a, 2, &a, 2)).is_ok(), "a square");
+    invalid(run(f(&x, &a, 0, &b, 4)), "s1 = 0");
+    invalid(run(f(&x, &a, 3, &b, 2)), "s1 above the polynomials");
+    invalid(run(f(&x, &a, 2, &b, 5)), "values too short");
+    invalid(run(f(&x, &a, 3, &b, 4)), "a too short");
+    invalid(run(f(&x, &a, 1, &b, 4)), "b too short");
+    let inside = x.part(w * n, 2 * k * n).unwrap();
+    invalid(run(f(&x, &inside, 2, &b, 4)), "values overlapping a");
+    let counters_inside = x.part(w * n, CHAIN_COUNTER_WORDS).unwrap();
+    invalid(
+        run(ChainedBehzForward {
+            counters: &counters_inside,
+            ..f(&x, &a, 2, &b, 4)
+        }),
+        "counters inside the values",
+    );
+
+    let (xa, xb) = (
+        x.part(0, 2 * w * n).unwrap(),
+        x.part(2 * w * n, 2 * w * n).unwrap(),
+    );
+    let (y, dst) = (buffer(3 * w * n), buffer(3 * k * n));
+    let t = |values, a, s1, b, s2, dst| ChainedBehzTensorFloor {
+        values,
+        a,
+        s1,
+        b,
+        s2,
+        dst,
+        counters,
+    };
+    let run = |t: ChainedBehzTensorFloor| fused.chained_behz_tensor_floor(queue, &t, false);
+    assert!(run(t(&y, &xa, 2, &xb, 2, &dst)).is_ok());
+    assert!(run(t(&y, &xa, 2, &xa, 2, &dst)).is_ok(), "a square");
+    invalid(run(t(&y, &xa, 0, &xb, 2, &dst)), "s1 = 0");
+    invalid(run(t(&y, &xa, 2, &xb, 65, &dst)), "s2 = 65");
+    invalid(run(t(&y, &xa, 3, &xb, 2, &dst)), "values too short");
+    let (y4, dst4, dst_short) = (buffer(4 * w * n), buffer(4 * k * n), buffer(3 * k * n - 1));
+    invalid(run(t(&y4, &xa, 2, &xb, 3, &dst4)), "b too short");
+    invalid(run(t(&y, &xa, 2, &xb, 2, &dst_short)), "dst too short");
+    let y_dst = y.part(0, 3 * k * n).unwrap();
+    invalid(run(t(&y, &xa, 2, &xb, 2, &y_dst)), "dst inside the values");
+    invalid(run(t(&x, &xa, 2, &xb, 2, &dst)), "values overlapping a");
+    let dst_a = xa.part(0, 3 * k * n).unwrap();
+    invalid(run(t(&y, &xa, 2, &xb, 2, &dst_a)), "dst overlapping a");
 }

@@ -46,3 +46,9 @@ pub const BEHZ: &str = include_str!("../../opencl/behz.cl");
 /// BFV multiplication's tensor product fused with the inverse transform's block pass, built
 /// after `NTT` on the plan over q U Bsk (`crate::integer::multiply`).
 pub const BEHZ_TENSOR: &str = include_str!("../../opencl/behz_tensor.cl");
+
+/// BFV multiplication in two chained launches (the extension with the forward transform,
+/// the tensor product with the inverse transform and the scaling), built after `CHAIN`,
+/// `BEHZ_TENSOR` and `BEHZ` on a BFV level's plan over q U Bsk with `BEHZ`'s options
+/// (`crate::ckks::fused::FusedPasses::for_behz`).
+pub const BEHZ_CHAIN: &str = include_str!("../../opencl/behz_chain.cl");

@@ -7,24 +7,23 @@
 //!    base q U Bsk (W = K + NB + 1 residues: its copy in q, its extension to Bsk), into one
 //!    scratch buffer;
 //! 2. the plan's forward NTT of all of them, fully reduced (SEAL transforms lazily; the
-//!    dyadic products reduce fully, so the products' words are the same): one chained
-//!    launch of its two passes where the level chains (`ntt_fwd_chained`,
-//!    `FusedPasses::chained_transform` on the plan over q U Bsk), else the plan's passes;
+//!    dyadic products reduce fully, so the products' words are the same);
 //! 3. the tensor product over the W primes of q U Bsk (the s1 + s2 - 1 polynomials of
 //!    SEAL's step (4), canonical) and the lazy inverse NTT of them (step (5)): with a staged
 //!    plan, the products loaded into the inverse's block pass (`ntt_inv_block_tensor`,
 //!    `opencl/behz_tensor.cl`), then the plan's strided inverse pass where the layout has
-//!    two, both in one chained launch where the level chains (`behz_tensor_inv_chained`,
-//!    `FusedPasses::chained_tensor_inverse`); with a naive plan, CKKS's tensor kernel
-//!    (`ckks_tensor`) and the plan's inverse;
+//!    two; with a naive plan, CKKS's tensor kernel (`ckks_tensor`) and the plan's inverse;
 //! 4. `behz_floor_sk`: times t, divided by q into Bsk, back to q (steps (6)-(8)).
 //!
-//! [`BehzLevels`] holds the levels of one parameter set, built on first use.
+//! Where the level chains (N <= 2^[`BEHZ_CHAIN_LOG_N`], where the CKKS context chains, and
+//! the layout takes two passes), steps 1-2 and steps 3-4 run as one launch each, three
+//! passes handing over (`behz_extend_fwd_chained`, `behz_tensor_floor_chained` of
+//! `opencl/behz_chain.cl`, `FusedPasses::chained_behz_extend_forward` and
+//! `chained_behz_tensor_floor` on the plan over q U Bsk): two launches. Else four with a
+//! staged plan whose transforms take one pass each (N <= 2^12 with 48 KiB of local memory),
+//! six where they take two ([`BehzLevel::launches`]).
 //!
-//! With a staged plan, four launches: one extension, the forward transform, the tensor
-//! with the inverse transform, one scaling, each transform one pass (N <= 2^12 with 48 KiB
-//! of local memory) or two passes chained (N = 2^13, where the CKKS context chains); six
-//! where the transforms take two launches ([`BehzLevel::launches`], [`BEHZ_CHAIN_LOG_N`]).
+//! [`BehzLevels`] holds the levels of one parameter set, built on first use.
 
 use std::sync::Arc;
 
@@ -32,7 +31,7 @@ use parking_lot::Mutex;
 
 use super::behz::{BehzTables, M_TILDE};
 use crate::arith::{barrett_reduce_64, Modulus, ShoupOperand};
-use crate::ckks::fused::{ChainedTensorInverse, ChainedTransform, FusedPasses};
+use crate::ckks::fused::{BehzBuild, ChainedBehzForward, ChainedBehzTensorFloor, FusedPasses};
 use crate::ckks::kernels::{CkksKernels, ModuliTable, TENSOR_SIZE_MAX};
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Queue, Region};
@@ -171,9 +170,8 @@ pub struct BehzLevel {
     tables: BehzTables,
     /// Over q's primes, then Bsk's.
     plan: Arc<NttPlan>,
-    /// The fused passes on `plan` where they chain a transform, and the tensor product
-    /// with the inverse transform, into one launch each (steps 2 and 3); None: separate
-    /// launches.
+    /// The fused passes on `plan` where they chain steps 1-2 and 3-4 into one launch each
+    /// ([`FusedPasses::chains_behz`]); None: separate launches.
     chained: Option<FusedPasses>,
     /// The same primes, for the tensor kernel and behz.cl.
     moduli: ModuliTable,
@@ -206,12 +204,6 @@ impl BehzLevel {
         let (k, nb) = (tables.base_q().len(), tables.base_b_size());
         let ntt: Vec<NttTables> = tables.ntt_tables().cloned().collect();
         let plan = Arc::new(NttPlan::from_tables(ctx, queue, &ntt, strategy)?);
-        let chain = chain.filter(|_| tables.log_n() <= BEHZ_CHAIN_LOG_N);
-        let chained = match (chain, plan.staged_layout()) {
-            (Some(_), Some(_)) => Some(FusedPasses::new(Arc::clone(&plan), chain)?)
-                .filter(FusedPasses::chains_tensor_inverse),
-            _ => None,
-        };
         let primes: Vec<Modulus> = tables
             .base_q()
             .iter()
@@ -222,13 +214,28 @@ impl BehzLevel {
         let constants = Constants::new(&tables);
         let consts = ctx.upload(queue, &constants.words())?;
         let log_n = tables.log_n();
+        let options = format!("-D BEHZ_K={k} -D BEHZ_NB={nb}{}", constants.defines());
         let program = ctx.program(
             &[sources::ARITH, sources::BEHZ],
-            &format!(
-                "-D LOG_N={log_n} -D BEHZ_K={k} -D BEHZ_NB={nb}{}",
-                constants.defines()
-            ),
+            &format!("-D LOG_N={log_n} {options}"),
         )?;
+        let chain = chain.filter(|_| log_n <= BEHZ_CHAIN_LOG_N);
+        let chained = match (chain, plan.staged_layout()) {
+            (Some(_), Some(_)) => {
+                let build = BehzBuild {
+                    options,
+                    q_primes: k,
+                    moduli: moduli.buffer().clone(),
+                    consts: consts.clone(),
+                };
+                // SAFETY: the options are behz.cl's defines of these tables: K = k, NB = nb
+                // (the plan's K + NB + 1 primes are the moduli table's rows), and
+                // `Constants::defines`' offsets of the sections whose words `consts` holds.
+                Some(unsafe { FusedPasses::for_behz(Arc::clone(&plan), chain, &build) }?)
+                    .filter(FusedPasses::chains_behz)
+            }
+            _ => None,
+        };
         let tensor = match plan.staged_layout() {
             Some(layout) => {
                 let program = plan.build_program(layout, &[sources::BEHZ_TENSOR], "")?;
@@ -261,18 +268,23 @@ impl BehzLevel {
         &self.tables
     }
 
+    /// The fused passes on the plan over q U Bsk where the level chains its product (two
+    /// launches); None where it launches separately.
+    pub fn chained(&self) -> Option<&FusedPasses> {
+        self.chained.as_ref()
+    }
+
     /// K, the level's primes.
     pub fn primes(&self) -> usize {
         self.tables.base_q().len()
     }
 
-    /// Kernel launches of one [`BehzLevel::bfv_multiply`]: `behz_extend`, the forward
-    /// transform's passes, the inverse's (the first with the tensor product; a naive plan
-    /// launches `ckks_tensor` apart), each transform one launch where they chain, and
-    /// `behz_floor_sk`.
+    /// Kernel launches of one [`BehzLevel::bfv_multiply`]: two where the level chains;
+    /// else `behz_extend`, the forward transform's passes, the inverse's (the first with the
+    /// tensor product; a naive plan launches `ckks_tensor` apart) and `behz_floor_sk`.
     pub fn launches(&self) -> usize {
         if self.chained.is_some() {
-            return 4;
+            return 2;
         }
         let per_transform = self.plan.launches_per_transform();
         let separate_tensor = matches!(self.tensor, TensorInverse::Separate(_)) as usize;
@@ -346,6 +358,30 @@ impl BehzLevel {
             x.part(s1 * poly, s2 * poly)?
         };
 
+        if let Some(chained) = &self.chained {
+            let (queue, profiling) = (graph.queue(), graph.is_profiling());
+            let forward = ChainedBehzForward {
+                values: x,
+                a,
+                s1,
+                b,
+                polys: extended,
+                counters: graph.chain_counters(),
+            };
+            let events = chained.chained_behz_extend_forward(queue, &forward, profiling)?;
+            graph.note_launches("behz_extend_fwd_chained", events)?;
+            let floor = ChainedBehzTensorFloor {
+                values: y,
+                a: &x_a,
+                s1,
+                b: &x_b,
+                s2,
+                dst,
+                counters: graph.chain_counters(),
+            };
+            let events = chained.chained_behz_tensor_floor(queue, &floor, profiling)?;
+            return graph.note_launches("behz_tensor_floor_chained", events);
+        }
         // Polynomials [0, s1) of x from a, [s1, extended) from b (none when squaring).
         let extend_args = [
             ("x", Buf(x)),
@@ -385,22 +421,6 @@ impl BehzLevel {
         (x_b, s2): (&Region, usize),
     ) -> Result<()> {
         let (w, dest_size) = (self.width(), s1 + s2 - 1);
-        if let Some(chained) = &self.chained {
-            let events = chained.chained_tensor_inverse(
-                graph.queue(),
-                &ChainedTensorInverse {
-                    values: y,
-                    a: x_a,
-                    s1,
-                    b: x_b,
-                    s2,
-                    primes: w,
-                    counters: graph.chain_counters(),
-                },
-                graph.is_profiling(),
-            )?;
-            return graph.note_launches("behz_tensor_inverse_chained", events);
-        }
         match &self.tensor {
             TensorInverse::Separate(ckks) => {
                 ckks.ckks_tensor(graph, y, x_a, s1, x_b, s2, &self.moduli, w)?;
@@ -446,26 +466,10 @@ impl BehzLevel {
         }
     }
 
-    /// The forward transform of `polys` polynomials of W residues in `buf` on `graph`,
-    /// fully reduced: one chained launch where the level chains, else the plan's passes.
+    /// The plan's forward transform of `polys` polynomials of W residues in `buf` on
+    /// `graph`, fully reduced.
     fn forward(&self, graph: &Graph, buf: &Region, polys: usize) -> Result<()> {
-        let Some(chained) = &self.chained else {
-            return self.ntt(graph, buf, polys, NttDirection::Forward, true);
-        };
-        let events = chained.chained_transform(
-            graph.queue(),
-            &ChainedTransform {
-                values: buf,
-                sum: None,
-                count: polys,
-                primes: self.width(),
-                direction: NttDirection::Forward,
-                reduce: true,
-                counters: graph.chain_counters(),
-            },
-            graph.is_profiling(),
-        )?;
-        graph.note_launches("behz_ntt_forward_chained", events)
+        self.ntt(graph, buf, polys, NttDirection::Forward, true)
     }
 
     /// The plan's transform of `polys` polynomials of W residues in `buf` on `graph`.

@@ -18,11 +18,11 @@
 //! leaves them zero, so chained launches must never overlap on one set of counters; each
 //! in-order queue has its own ([`crate::device::Graph::chain_counters`]).
 
+use super::behz_chain::{BehzBuild, BehzPasses};
 use super::keyswitch::check_key_switch_shape;
 use super::moddown::check_moddown;
 use super::{fan_out, residues, DivideRound, DropCorrection, FusedPasses};
 use crate::arith::Modulus;
-use crate::ckks::kernels::TENSOR_SIZE_MAX;
 use crate::ckks::{packed_shifts, SumTerm};
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
@@ -99,11 +99,7 @@ kernel_sigs! {
         src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf, src6: Buf, src7: Buf,
         plain0: Buf, plain1: Buf, plain2: Buf, plain3: Buf, plain4: Buf, plain5: Buf,
         plain6: Buf, plain7: Buf, src_terms: U32, src_negate: U32, src_products: U32,
-        reduce: U32, counters: Buf, end1: U32, tickets: U32, per_group: U32,
-    );
-    BEHZ_TENSOR_INV_CHAINED = behz_tensor_inv_chained(
-        values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, a: Buf,
-        s1: U32, b: Buf, s2: U32, counters: Buf, end1: U32, tickets: U32, per_group: U32,
+        reduce: U32, counters: Buf, end1: U32, end2: U32, tickets: U32, per_group: U32,
     );
 }
 
@@ -160,11 +156,14 @@ pub(super) struct ChainedPasses {
     /// The inverse of a sum of plaintext products in NTT form, read on its loads (None
     /// likewise: the sum runs on its own first).
     inverse_sum: Option<Pass>,
-    /// BFV's tensor product with the inverse transform after it (None likewise).
-    tensor_inverse: Option<Pass>,
-    /// Work groups per residue of the block passes and of the strided passes.
-    block_groups: usize,
-    strided_groups: usize,
+    /// BFV multiplication's two launches, on a BFV level's plan over q U Bsk (None
+    /// elsewhere, or likewise).
+    behz: Option<BehzPasses>,
+    /// Work groups per residue of the block passes and of the strided passes, and work
+    /// items per group.
+    pub(super) block_groups: usize,
+    pub(super) strided_groups: usize,
+    pub(super) work_group: usize,
     /// Work groups launched, at most: each takes its share of the passes' groups in turn
     /// (None: one work group per pass group).
     launched: Option<usize>,
@@ -173,7 +172,7 @@ pub(super) struct ChainedPasses {
 impl ChainedPasses {
     /// The work groups to launch for `tickets` pass groups, and how many tickets each
     /// takes.
-    fn launch_shape(&self, tickets: u32) -> (usize, u32) {
+    pub(super) fn launch_shape(&self, tickets: u32) -> (usize, u32) {
         let tickets = tickets as usize;
         let launched = self
             .launched
@@ -187,11 +186,14 @@ impl ChainedPasses {
     /// make its work groups the block ones' size
     /// ([`StagedLayout::with_equal_work_groups`]; every layout gives the same words),
     /// launching at most `groups_per_unit` work groups per compute unit (0: one per pass
-    /// group). None elsewhere: the key switch keeps its five launches.
+    /// group); with `behz` (a BFV level whose plan this is, over q U Bsk), BFV
+    /// multiplication's chained launches too. None elsewhere: the key switch
+    /// keeps its five launches.
     pub(super) fn new(
         plan: &NttPlan,
         layout: StagedLayout,
         groups_per_unit: u32,
+        behz: Option<&BehzBuild>,
     ) -> Result<Option<ChainedPasses>> {
         let info = plan.context().info();
         let (Some(fence), Some(layout)) = (ChainFence::of(info), layout.with_equal_work_groups())
@@ -212,15 +214,16 @@ impl ChainedPasses {
         }
         let local_roots = words_bytes + roots <= info.local_mem_bytes as usize;
         let options = format!(
-            "-D KS_ROWS=1 -D KS_LOCAL_ROOTS={}{}",
+            "-D KS_ROWS=1 -D KS_LOCAL_ROOTS={}{} {}",
             u32::from(local_roots),
-            fence.build_option()
+            fence.build_option(),
+            behz.map_or("", |b| &b.options)
         );
-        let program = plan.build_program(
-            layout,
-            &[sources::FUSED, sources::BEHZ_TENSOR, sources::CHAIN],
-            &options,
-        )?;
+        let mut extra = vec![sources::FUSED, sources::CHAIN];
+        if behz.is_some() {
+            extra.extend([sources::BEHZ_TENSOR, sources::BEHZ, sources::BEHZ_CHAIN]);
+        }
+        let program = plan.build_program(layout, &extra, options.trim_end())?;
         let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
         let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
@@ -230,7 +233,6 @@ impl ChainedPasses {
         let forward = plan.pass(&program, &NTT_FWD_CHAINED, &[], wg, Some(wg))?;
         let inverse = plan.pass(&program, &NTT_INV_CHAINED, &[], wg, Some(wg))?;
         let inverse_sum = plan.pass(&program, &NTT_INV_SUM_CHAINED, &[], wg, Some(wg))?;
-        let tensor_inverse = plan.pass(&program, &BEHZ_TENSOR_INV_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
         let fits = |pass: &Pass| -> Result<bool> {
             Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= wg)
@@ -246,10 +248,15 @@ impl ChainedPasses {
         } else {
             None
         };
-        let tensor_inverse = if fits(&tensor_inverse)? {
-            Some(tensor_inverse)
-        } else {
-            None
+        let behz = match behz
+            .map(|b| BehzPasses::new(plan, &program, wg, b))
+            .transpose()?
+        {
+            Some(b) => {
+                let [extend_forward, tensor_floor] = b.passes();
+                (fits(extend_forward)? && fits(tensor_floor)?).then_some(b)
+            }
+            None => None,
         };
         let inverse_sum = fits(&inverse_sum)?.then_some(inverse_sum);
         let words = plan.coeff_count();
@@ -263,9 +270,10 @@ impl ChainedPasses {
             forward,
             inverse,
             inverse_sum,
-            tensor_inverse,
+            behz,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
+            work_group: wg,
             // PoCL's build runs one ticket per work group (chain.cl's EACH_TURN).
             launched: (groups_per_unit > 0 && fence == ChainFence::Ptx)
                 .then(|| groups_per_unit as usize * info.compute_units as usize),
@@ -319,12 +327,13 @@ impl<'a> Sources<'a> {
     /// has one: K residues for every polynomial), which only the chained inverse transform
     /// reads. Errors: none, more than [`SOURCE_TERMS_MAX`], or a shifted term.
     pub fn products(terms: &[SumTerm<&'a Region>]) -> Result<Sources<'a>> {
-        if terms.iter().any(|t| t.shift != 0) {
+        let sources = Sources::of(terms)?;
+        if sources.has_shifts() {
             return Err(Error::invalid(
                 "a shifted term in a sum of products in NTT form",
             ));
         }
-        Sources::of(terms)
+        Ok(sources)
     }
 
     /// `terms` as they are. Errors: none, or more than [`SOURCE_TERMS_MAX`].
@@ -344,6 +353,11 @@ impl<'a> Sources<'a> {
             terms: all,
             count: terms.len(),
         })
+    }
+
+    /// Whether a term is shifted ([`Sources::sum`]).
+    fn has_shifts(&self) -> bool {
+        self.terms[..self.count].iter().any(|t| t.shift != 0)
     }
 
     /// Whether a term is times a plaintext ([`Sources::products`]).
@@ -659,12 +673,16 @@ impl FusedPasses {
             .is_some_and(|c| c.inverse_sum.is_some())
     }
 
-    /// Whether BFV's tensor product with its inverse transform runs as one chained launch
-    /// here ([`FusedPasses::chained_tensor_inverse`]).
-    pub fn chains_tensor_inverse(&self) -> bool {
-        self.chained
-            .as_ref()
-            .is_some_and(|c| c.tensor_inverse.is_some())
+    /// Whether BFV's multiplication runs as two chained launches here
+    /// ([`FusedPasses::chained_behz_extend_forward`],
+    /// [`FusedPasses::chained_behz_tensor_floor`]).
+    pub fn chains_behz(&self) -> bool {
+        self.behz_passes().is_some()
+    }
+
+    /// BFV multiplication's chained passes, where this level has them.
+    pub(super) fn behz_passes(&self) -> Option<&BehzPasses> {
+        self.chained.as_ref().and_then(|c| c.behz.as_ref())
     }
 
     /// `m` in one launch (see [`ChainedModDown`]).
@@ -1315,128 +1333,56 @@ impl FusedPasses {
         check_buffers(WHAT, &buffers, &may_alias)?;
         let strided = residues * chained.strided_groups;
         let block = residues * chained.block_groups;
-        let (pass, [end1, tickets], sources) = match (t.direction, t.sum) {
+        let (pass, ends, sources) = match (t.direction, t.sum) {
             (NttDirection::Forward, _) => (
                 &chained.forward,
-                chain_ends([strided, block], WHAT)?,
+                chain_ends([strided, block], WHAT)?.to_vec(),
                 sum.args(plan.coeff_count(), SOURCE_TERMS_MAX)?,
             ),
             (NttDirection::Inverse, None) => (
                 &chained.inverse,
-                chain_ends([block, strided], WHAT)?,
+                chain_ends([block, strided], WHAT)?.to_vec(),
                 Vec::new(),
             ),
+            (NttDirection::Inverse, Some(_)) if sum.has_shifts() => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: an inverse transform of shifted terms"
+                )))
+            }
             (NttDirection::Inverse, Some(_)) => (
                 chained
                     .inverse_sum
                     .as_ref()
                     .ok_or_else(|| no_chained_passes("chained_transform of a sum"))?,
-                chain_ends([block, strided], WHAT)?,
+                // The sum's pass: a word a work item.
+                chain_ends([extent / chained.work_group, block, strided], WHAT)?.to_vec(),
                 sum.product_args(),
             ),
         };
+        let (&tickets, pass_ends) = ends.split_last().expect("two or three passes");
         let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = sources
             .into_iter()
             .chain([
                 ("reduce", U32(t.reduce.into())),
                 ("counters", Buf(t.counters)),
-                ("end1", U32(end1)),
-                ("tickets", U32(tickets)),
-                ("per_group", U32(per_group)),
             ])
+            .chain(
+                ["end1", "end2"]
+                    .into_iter()
+                    .zip(pass_ends.iter().map(|&e| U32(e))),
+            )
+            .chain([("tickets", U32(tickets)), ("per_group", U32(per_group))])
             .collect();
         let mut out = Vec::new();
         // SAFETY: validate() checked values.len() >= residues * N and primes <= L, and the
-        // sum's terms hold as many words, its plaintexts primes * N (the inverse reads word
-        // k of residue r % primes of them); each pass's group index is below its ticket range,
-        // residues times its groups per residue, so every group serves a residue below
-        // `residues`, words below N of it, under prime residue % primes < L; the counters
-        // hold their words (checked).
-        unsafe { pass.launch(queue, t.values, t.primes, &args, groups, events, &mut out) }?;
-        Ok(out)
-    }
-}
-
-/// BFV's tensor product with the lazy inverse transform after it, in one launch (SEAL's
-/// bfv_multiply, steps (4)-(5)): `values` gets `s1 + s2 - 1` polynomials of `primes`
-/// residues, polynomial t the inverse transform of sum_{i + l = t} a_i b_l (each residue
-/// under the plan's prime of its index, canonical sums), the words of `ntt_inv_block_tensor`
-/// and the plan's strided inverse pass. `a` (`s1` polynomials) and `b` (`s2`) are in NTT
-/// form, canonical; they may be one region (a square) but neither may overlap `values`.
-pub struct ChainedTensorInverse<'a> {
-    pub values: &'a Region,
-    pub a: &'a Region,
-    pub s1: usize,
-    pub b: &'a Region,
-    pub s2: usize,
-    pub primes: usize,
-    pub counters: &'a Region,
-}
-
-impl FusedPasses {
-    /// `t` in one launch of two passes (`behz_tensor_inv_chained`, `opencl/chain.cl`): the
-    /// tensor-loading inverse block pass, then the plan's strided inverse pass.
-    ///
-    /// Errors: no chained passes at this level, or none of this kernel
-    /// ([`FusedPasses::chains_tensor_inverse`]); a size of 0 or above [`TENSOR_SIZE_MAX`]
-    /// (the 128-bit sums' bound); as [`NttPlan::validate`]'s for values; a region too short, or values
-    /// overlapping a, b or the counters.
-    pub fn chained_tensor_inverse(
-        &self,
-        queue: &Queue,
-        t: &ChainedTensorInverse,
-        events: bool,
-    ) -> Result<Vec<Event>> {
-        const WHAT: &str = "chained_tensor_inverse";
-        let chained = self.chained_passes(WHAT)?;
-        let pass = chained
-            .tensor_inverse
-            .as_ref()
-            .ok_or_else(|| no_chained_passes(WHAT))?;
-        for (name, size) in [("s1", t.s1), ("s2", t.s2)] {
-            if !(1..=TENSOR_SIZE_MAX).contains(&size) {
-                return Err(Error::invalid(format!(
-                    "{WHAT}: {name} = {size} is not in 1..={TENSOR_SIZE_MAX}"
-                )));
-            }
-        }
-        let plan = self.plan();
-        let polys = t.s1 + t.s2 - 1;
-        let residues = plan.validate(queue, t.values, polys, t.primes)?;
-        let extent = plan.extent(WHAT, residues, 1, 0)?;
-        let poly = t.primes * plan.coeff_count();
-        let buffers = [
-            ("values", t.values, extent, true),
-            ("a", t.a, t.s1 * poly, false),
-            ("b", t.b, t.s2 * poly, false),
-            ("counters", t.counters, CHAIN_COUNTER_WORDS, true),
-        ];
-        check_buffers(WHAT, &buffers, &[])?;
-        let [end1, tickets] = chain_ends(
-            [
-                residues * chained.block_groups,
-                residues * chained.strided_groups,
-            ],
-            WHAT,
-        )?;
-        let (groups, per_group) = chained.launch_shape(tickets);
-        let args = [
-            ("a", Buf(t.a)),
-            ("s1", U32(t.s1 as u32)),
-            ("b", Buf(t.b)),
-            ("s2", U32(t.s2 as u32)),
-            ("counters", Buf(t.counters)),
-            ("end1", U32(end1)),
-            ("tickets", U32(tickets)),
-            ("per_group", U32(per_group)),
-        ];
-        let mut out = Vec::new();
-        // SAFETY: validate() checked values.len() >= residues * N and primes <= L; residue
-        // r = p * primes + j < residues of values is written, words below N of it, under
-        // prime j; its loads read residue i * primes + j of a (i < s1) and of b (< s2),
-        // inside the regions checked above; each pass's group index is below its ticket
-        // range; the counters hold their words (checked).
+        // sum's terms hold as many words, its plaintexts primes * N; each pass's group index
+        // is below its ticket range: the transforms' passes' residues times their groups per
+        // residue, so every group serves a residue below `residues`, words below N of it,
+        // under prime residue % primes < L; the inverse's sum pass residues * N / wg groups
+        // of wg items, item w reading word w of the terms and word k of residue
+        // (w / N) % primes of the plaintexts and writing word w of values; the counters hold
+        // their words (checked).
         unsafe { pass.launch(queue, t.values, t.primes, &args, groups, events, &mut out) }?;
         Ok(out)
     }
@@ -1445,19 +1391,19 @@ impl FusedPasses {
 impl FusedPasses {
     /// This level's chained passes. Errors: the level does not chain (`what` names the
     /// launcher asked for them).
-    fn chained_passes(&self, what: &str) -> Result<&ChainedPasses> {
+    pub(super) fn chained_passes(&self, what: &str) -> Result<&ChainedPasses> {
         self.chained.as_ref().ok_or_else(|| no_chained_passes(what))
     }
 }
 
 /// `what`'s error at a level without the chained pass it launches.
-fn no_chained_passes(what: &str) -> Error {
+pub(super) fn no_chained_passes(what: &str) -> Error {
     Error::Logic(format!("{what}: no chained passes at this level"))
 }
 
 /// The cumulative ends of the passes' tickets (the last: the launch's groups); an error
 /// naming `what` where they overflow 32 bits.
-fn chain_ends<const P: usize>(groups: [usize; P], what: &str) -> Result<[u32; P]> {
+pub(super) fn chain_ends<const P: usize>(groups: [usize; P], what: &str) -> Result<[u32; P]> {
     let mut ends = [0u32; P];
     let mut total = 0usize;
     for (end, g) in ends.iter_mut().zip(groups) {
@@ -1486,7 +1432,6 @@ mod tests {
                 &NTT_FWD_CHAINED,
                 &NTT_INV_CHAINED,
                 &NTT_INV_SUM_CHAINED,
-                &BEHZ_TENSOR_INV_CHAINED,
             ],
         )
         .unwrap();

@@ -22,6 +22,7 @@
 //! ([`FusedPasses::chained_key_switch`]), and so do a plain transform's two
 //! ([`FusedPasses::chained_transform`]).
 
+mod behz_chain;
 mod chain;
 mod galois;
 mod keyswitch;
@@ -29,9 +30,10 @@ mod moddown;
 
 use std::sync::Arc;
 
+pub use behz_chain::{BehzBuild, ChainedBehzForward, ChainedBehzTensorFloor};
 pub use chain::{
-    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTensorInverse,
-    ChainedTransform, FirstPass, Sources, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
+    ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
+    FirstPass, Sources, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};
@@ -130,6 +132,30 @@ impl FusedPasses {
     ///
     /// Errors: a naive plan; a build fails.
     pub fn new(plan: Arc<NttPlan>, chain: Option<u32>) -> Result<FusedPasses> {
+        FusedPasses::build(plan, chain, None)
+    }
+
+    /// [`FusedPasses::new`] on a BFV level's plan over q U Bsk, with BFV multiplication's
+    /// chained launches where the level chains ([`FusedPasses::chains_behz`]).
+    ///
+    /// # Safety
+    /// `behz.options` are `opencl/behz.cl`'s defines for exactly `behz`'s tables: K =
+    /// `q_primes`, NB = the plan's primes less K + 1, every constants section's offset and
+    /// length inside `consts`, and `moduli` holding the plan's primes' rows. The chained
+    /// kernels index the tables by them.
+    pub unsafe fn for_behz(
+        plan: Arc<NttPlan>,
+        chain: Option<u32>,
+        behz: &BehzBuild,
+    ) -> Result<FusedPasses> {
+        FusedPasses::build(plan, chain, Some(behz))
+    }
+
+    fn build(
+        plan: Arc<NttPlan>,
+        chain: Option<u32>,
+        behz: Option<&BehzBuild>,
+    ) -> Result<FusedPasses> {
         let (layout, variant) = match (plan.staged_layout(), plan.strategy()) {
             (Some(layout), NttStrategy::Staged(variant)) => (layout, variant),
             _ => return Err(staged_only("the fused passes")),
@@ -153,7 +179,9 @@ impl FusedPasses {
             )?,
             key_switch: keyswitch::KeySwitchPasses::new(&plan, layout, variant)?,
             chained: match chain {
-                Some(groups_per_unit) => chain::ChainedPasses::new(&plan, layout, groups_per_unit)?,
+                Some(groups_per_unit) => {
+                    chain::ChainedPasses::new(&plan, layout, groups_per_unit, behz)?
+                }
                 None => None,
             },
             fan_out: variant.fan_out() as usize,
