@@ -694,6 +694,27 @@ fn multiply_plain_coeff_equals_host() {
 /// host), one term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
 /// A transform into a shifted term's own buffer is refused (its words are read elsewhere
 /// than written).
+/// A CKKS context at N = 2^`log_n` over primes of 50, 40, 60 and 60 bits (the last the
+/// special prime), whose level of the three data primes chains at 2^13; the key level's
+/// primes.
+fn chaining_context(graph: &Graph, log_n: u32) -> (CkksContext, Vec<Modulus>) {
+    let key_values = coeff_modulus_create(1 << log_n, &[50, 40, 60, 60]).unwrap();
+    let context = CkksContext::new(
+        graph.context(),
+        log_n,
+        &key_values,
+        true,
+        NttStrategy::STAGED,
+        CHOICES[0],
+    )
+    .unwrap();
+    let key_moduli = key_values
+        .iter()
+        .map(|&q| Modulus::new(q).unwrap())
+        .collect();
+    (context, key_moduli)
+}
+
 #[test]
 fn chained_passes_read_sums_on_load() {
     let mut rng = rng();
@@ -704,24 +725,10 @@ fn chained_passes_read_sums_on_load() {
     // X^s of the shifted terms, one per term of the cases below.
     let draws: Vec<u32> = (0..16).map(|_| rng.gen_range(1..n as u32)).collect();
     let mut draws = draws.into_iter();
-    let key_values = coeff_modulus_create(n as u64, &[50, 40, 60, 60]).unwrap();
-    let l = key_values.len();
-    let k = l - 1;
-    let key_moduli: Vec<Modulus> = key_values
-        .iter()
-        .map(|&q| Modulus::new(q).unwrap())
-        .collect();
+    let (context, key_moduli) = chaining_context(&graph, log_n);
+    let k = key_moduli.len() - 1;
     let moduli = &key_moduli[..k];
     let t = coeff_modulus_create(n as u64, &[20]).unwrap()[0];
-    let context = CkksContext::new(
-        graph.context(),
-        log_n,
-        &key_values,
-        true,
-        NttStrategy::STAGED,
-        CHOICES[0],
-    )
-    .unwrap();
     let kernels = IntegerKernels::new(graph.context(), log_n).unwrap();
     let ops = LevelOps::new(&context, &graph, k).unwrap();
     let integer = IntegerOps::new(&context, &kernels, &graph, k, IntegerScheme::Bfv).unwrap();
@@ -872,24 +879,12 @@ fn inverse_transform_reads_sums_of_products_on_load() {
     let graph = devices.graph();
     let log_n = 13;
     let n = 1usize << log_n;
-    let key_values = coeff_modulus_create(n as u64, &[50, 40, 60, 60]).unwrap();
-    let k = key_values.len() - 1;
-    let moduli: Vec<Modulus> = key_values[..k]
-        .iter()
-        .map(|&q| Modulus::new(q).unwrap())
-        .collect();
-    let context = CkksContext::new(
-        graph.context(),
-        log_n,
-        &key_values,
-        true,
-        NttStrategy::STAGED,
-        CHOICES[0],
-    )
-    .unwrap();
+    let (context, key_moduli) = chaining_context(&graph, log_n);
+    let k = key_moduli.len() - 1;
+    let moduli = &key_moduli[..k];
     let ops = LevelOps::new(&context, &graph, k).unwrap();
     assert!(ops.chains_inverse_sum());
-    let tables = create_ntt_tables(log_n, &moduli).unwrap();
+    let tables = create_ntt_tables(log_n, moduli).unwrap();
     let mut random = |polys: usize| -> Vec<u64> {
         (0..polys * k * n)
             .map(|w| rng.gen_range(0..moduli[(w / n) % k].value()))
