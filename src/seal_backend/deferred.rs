@@ -239,15 +239,16 @@ impl Deferred {
         terms.iter().map(|t| ordered_term(t, graph)).collect()
     }
 
-    /// Whether the chained inverse transform on `tile` of `polys` polynomials may read this
-    /// on its loads ([`Deferred::product_sources`]): a sum from zero of 1 to
-    /// [`SOURCE_TERMS_MAX`] unshifted terms (ciphertexts' words or plaintext products), or a
-    /// plaintext product of `polys` polynomials.
+    /// Whether the chained inverse transform on `tile` of `polys` polynomials may take this
+    /// in place of its words ([`Deferred::product_sources`]): a sum from zero over `polys`
+    /// polynomials of 1 to [`SOURCE_TERMS_MAX`] unshifted terms (ciphertexts' words or
+    /// plaintext products), or a plaintext product of `polys` polynomials.
     pub(super) fn reads_as_products(&self, tile: usize, polys: usize) -> bool {
         self.tile() == tile
             && match &self.work {
                 Work::Sum(sum) => {
                     !sum.accumulate
+                        && sum.polys == polys
                         && sum.terms.len() <= SOURCE_TERMS_MAX
                         && sum.terms.iter().all(|t| t.shift == 0)
                 }

@@ -1027,8 +1027,8 @@ impl Backend {
             ct.expect(size, ops, "encrypted_ntt")?;
             // A sum of plaintext products deferred in ct (a polynomial's terms or a dot
             // product's, multiplied and added in NTT form), or one such product, is
-            // transformed from its factors, read on the inverse transform's loads, where the
-            // level chains it.
+            // transformed from its factors, summed in the inverse transform's first pass,
+            // where the level chains it.
             let zeros = ct.zeros(ops.poly_words());
             let tile = ops.graph().tile().index();
             if ops.chains_inverse_sum()

@@ -153,7 +153,7 @@ pub(super) struct ChainedPasses {
     /// A plain transform, forward and inverse.
     forward: Pass,
     inverse: Pass,
-    /// The inverse of a sum of plaintext products in NTT form, read on its loads (None
+    /// The inverse of a sum of plaintext products in NTT form, summed in its first pass (None
     /// likewise: the sum runs on its own first).
     inverse_sum: Option<Pass>,
     /// BFV multiplication's two launches, on a BFV level's plan over q U Bsk (None

@@ -135,15 +135,16 @@ impl<'a> LevelOps<'a> {
         )
     }
 
-    /// Whether this level's inverse transform reads a sum of plaintext products on its
-    /// loads ([`LevelOps::transform_products`]).
+    /// Whether this level's inverse transform takes a sum of plaintext products
+    /// ([`LevelOps::transform_products`]).
     pub fn chains_inverse_sum(&self) -> bool {
         self.level.fused().is_some_and(|f| f.chains_inverse_sum())
     }
 
     /// SEAL's transform_from_ntt of `src` (a sum of plaintext products in NTT form,
-    /// [`Sources::products`], of `polys` polynomials of the level's primes, read on the
-    /// transform's loads) into `dst` (which may be a term), fully reduced, in one launch.
+    /// [`Sources::products`], of `polys` polynomials of the level's primes, summed in the
+    /// transform's first pass) into `dst` (which may be a term), fully reduced, in one
+    /// launch.
     /// Errors: the level does not chain it ([`LevelOps::chains_inverse_sum`]); as the
     /// launcher's.
     pub fn transform_products(&self, dst: &Region, src: Sources, polys: usize) -> Result<()> {
