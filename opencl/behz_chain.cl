@@ -67,13 +67,12 @@ void behz_extend_fwd_chained(__global u64 *values, ulong values_at,
     const uint W = coeff_modulus_size;
     const uint lid = get_local_id(0);
     const uint ends[3] = {end1, end2, tickets};
-    const sum_src extended = sum_src_one(values);
     EACH_TURN(per_group) {
         uint g;
         const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
         RUN(1, behz_extend_group(values, a, b, s1, moduli, consts, OWN(1)))
         chain_hand_over(count, 1, end1, pass);
-        RUN(2, fwd_strided_sum_group(values, extended, root_powers, params, W, lmem, OWN(2)))
+        RUN(2, fwd_strided_group(values, root_powers, params, W, lmem, OWN(2)))
         chain_hand_over(count, 2, end2 - end1, pass);
         RUN(3, fwd_block_group(values, root_powers, params, W, 1, lmem, OWN(3)))
     }

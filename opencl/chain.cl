@@ -8,8 +8,8 @@
 // switch's host time is made of. A key switch in coefficient form (BFV's) chains four
 // passes (ks_chained_coeff), and BFV's and BGV's multiply_plain in coefficient form three
 // (multiply_plain_chained), below the others; a plain transform two (ntt_fwd_chained,
-// ntt_inv_chained) and the inverse of a sum of plaintext products three
-// (ntt_inv_sum_chained), at the end.
+// ntt_inv_chained) and the transform of a sum three (ntt_fwd_sum_chained,
+// ntt_inv_sum_chained), at the end.
 // BFV multiplication's chained launches are behz_chain.cl's, built after this file.
 //
 // The passes, each over its own work groups:
@@ -1031,86 +1031,129 @@ void moddown_chained(__global u64 *restrict values, ulong values_at,
 // A plain transform in one launch: ntt.cl's two passes of a two-pass layout chained, in
 // place over the launch's residues of `values` (coeff_modulus_size per polynomial), the
 // same words as NttPlan::transform's two launches (every butterfly is SEAL's, whichever
-// columns a strided work group takes). Tickets below end1 run pass 1 over every residue,
-// those below `tickets` pass 2; each group writes only the words it read (its columns or
-// its blocks), and pass 2 reads what pass 1 wrote after the hand-over.
+// columns a strided work group takes). Each group writes only the words it read (its
+// columns or its blocks), and the second pass reads what the first wrote after the
+// hand-over.
 //
 // The forward transform (SEAL's ntt_negacyclic_harvey with `reduce`, else its _lazy,
-// [0, 4q)): 1. the strided passes (fwd_strided_group), 2. the block passes, reduced with
-// `reduce` (fwd_block_group). With `inverse` (SEAL's inverse_ntt_negacyclic_harvey, else
-// its _lazy, [0, 2q); input in [0, 2q)): 1. the block passes (inv_block_group), 2. the
-// strided passes, reduced with `reduce` (inv_strided_group). `tables` are root_powers, or
-// inv_root_powers with `inverse`; `counters` are the queue's.
-// The forward strided pass of residue r of src (a sum, read on load) into residue r of
-// values: fwd_strided_group with its loads from src. Work group `group` over lmem (S * C
-// words); `lid` and `active` as in fwd_block_steps.
-ALWAYS_INLINE void fwd_strided_sum_group(__global u64 *values, sum_src src,
-                                         __global const u64 *root_powers,
-                                         __global const u64 *params, uint coeff_modulus_size,
-                                         __local u64 *lmem, uint group, uint lid, bool active)
+// [0, 4q)): the strided passes (fwd_strided_group), then the block passes, reduced with
+// `reduce` (fwd_block_group). The inverse (SEAL's inverse_ntt_negacyclic_harvey, else its
+// _lazy, [0, 2q); input in [0, 2q)): the block passes (inv_block_group), then the strided
+// passes, reduced with `reduce` (inv_strided_group). `tables` are root_powers, or
+// inv_root_powers for the inverse; `counters` are the queue's.
+//
+// ntt_fwd_chained and ntt_inv_chained transform values (tickets below end1 run the first
+// pass, below `tickets` the second). ntt_fwd_sum_chained and ntt_inv_sum_chained
+// transform a sum (sum_pass_src) into values: a pass before the two writes the sum's words
+// into values, one a work item over every word (sum_pass_group; tickets below end1 run it,
+// below end2 the first transform pass, below `tickets` the second). Read on the first
+// transform pass's loads instead, a word's terms ran on that pass's few work groups a
+// residue: on the H200 an inverse of seven plaintext products took 26-27 us against 23 for
+// the sum's own launch and the plain inverse together, where the pass of its own takes 21.
+
+// A ciphertext's words as a sum of up to eight terms (sum: sum_src, with its shifts and
+// signs), term j times plaintext j (pj: K residues, one for all polynomials; word k of
+// residue prime) where bit j of `products` is set: what SEAL's add_inplace, sub_inplace and
+// multiply_plain by X^shift (coefficient form) of the terms, or multiply_plain_ntt of them
+// into temporaries added or subtracted (NTT form: dyadic_product_coeffmod), leave. Every
+// step is canonical mod q and linear, so the word is the canonical signed sum of the shifted
+// or multiplied terms in any order (a term's sign may come before its product: -x p = -(x p)
+// mod q). A term is shifted or multiplied, never both (the host's Sources).
+typedef struct {
+    sum_src sum;
+    __global const u64 *p0, *p1, *p2, *p3, *p4, *p5, *p6, *p7;
+    uint products;
+} sum_pass_src;
+
+// v plus word w of term j (its words t, its plaintext p: word pw of it), where the sum has
+// term j; `pr` the prime's params.
+ALWAYS_INLINE u64 sum_pass_term_into(u64 v, __global const u64 *t, __global const u64 *p,
+                                     uint j, sum_pass_src s, size_t w, size_t pw,
+                                     __global const u64 *pr)
 {
-    const uint residue = group / GROUPS_PER_STRIDED_RESIDUE;
-    const uint prime = residue % coeff_modulus_size;
-    const u64 q = params[prime * PARAMS_STRIDE];
-    const uint c = lid & (C - 1);
-    const uint u = lid >> LOG_C;
-    const size_t column = (size_t)residue * N + (group % GROUPS_PER_STRIDED_RESIDUE) * C + c;
-    u64 v[R];
-    if (active) {
-#pragma unroll
-        for (uint i = 0; i < R; i++)
-            v[i] = load_sum(src, column + (size_t)step_pos(LOG_R, LOG_S - LOG_R, u, S / R, i) * G,
-                            q, 8);
-    }
-    fwd_strided_steps(v, values + column, lmem + c,
-                      (__global const ulong2 *)root_powers + prime * N, q, u, active);
+    if (j >= s.sum.terms)
+        return v;
+    const u64 q = pr[0];
+    u64 x = sum_term_word(t, j, s.sum, w, q);
+    if ((s.products >> j) & 1)
+        x = multiply_uint_mod(x, p[pw], q, pr[6], pr[5]);
+    return add_uint_mod(v, x, q);
 }
 
-// The plain transform's two passes in one launch, in place in values; the forward's first
-// pass reads src (a sum: values itself, or ciphertexts whose sum it transforms), the
-// inverse's reads values.
-ALWAYS_INLINE void ntt_chained_body(const bool inverse, __global u64 *values, sum_src src,
+// Work group `group`'s words of the sum, one an item: word w = group BLOCK_WG + lid (of
+// residue w / N, prime (w / N) mod coeff_modulus_size) into values. An unshifted term may be
+// values itself (each item reads its word before writing it); no shifted term and no
+// plaintext may. No barrier: an inactive group only returns.
+ALWAYS_INLINE void sum_pass_group(__global u64 *values, sum_pass_src src,
+                                  __global const u64 *params, uint coeff_modulus_size,
+                                  uint group, uint lid, bool active)
+{
+    if (!active)
+        return;
+    const size_t w = (size_t)group * BLOCK_WG + lid;
+    const uint prime = (uint)(w >> LOG_N) % coeff_modulus_size;
+    const size_t pw = (size_t)prime * N + (w & (N - 1));
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    u64 v = sum_pass_term_into(0, src.sum.t0, src.p0, 0, src, w, pw, pr);
+    v = sum_pass_term_into(v, src.sum.t1, src.p1, 1, src, w, pw, pr);
+    v = sum_pass_term_into(v, src.sum.t2, src.p2, 2, src, w, pw, pr);
+    v = sum_pass_term_into(v, src.sum.t3, src.p3, 3, src, w, pw, pr);
+    v = sum_pass_term_into(v, src.sum.t4, src.p4, 4, src, w, pw, pr);
+    v = sum_pass_term_into(v, src.sum.t5, src.p5, 5, src, w, pw, pr);
+    v = sum_pass_term_into(v, src.sum.t6, src.p6, 6, src, w, pw, pr);
+    values[w] = sum_pass_term_into(v, src.sum.t7, src.p7, 7, src, w, pw, pr);
+}
+
+// The transform's passes in one launch, in place in values, after the sum's pass where
+// `summed` (both flags constants at every call): ends {end1, end2, tickets} of the passes
+// (without the sum: {end1, tickets}, end2 unread).
+ALWAYS_INLINE void ntt_chained_body(const bool inverse, const bool summed,
+                                    __global u64 *values, sum_pass_src src,
                                     __global const u64 *tables, __global const u64 *params,
                                     uint coeff_modulus_size, uint reduce,
-                                    volatile __global uint *counters, uint end1, uint tickets,
-                                    uint per_group, __local u64 *lmem, __local uint *slot)
+                                    volatile __global uint *counters, uint end1, uint end2,
+                                    uint tickets, uint per_group, __local u64 *lmem,
+                                    __local uint *slot)
 {
     const uint K = coeff_modulus_size;
     const uint lid = get_local_id(0);
-    const uint ends[2] = {end1, tickets};
+    const uint o = summed ? 1 : 0;
+    const uint ends[3] = {end1, summed ? end2 : tickets, tickets};
     EACH_TURN(per_group) {
         uint g;
-        const uint pass = chain_pass(chain_ticket(counters, slot), ends, 2, &g);
-        if (inverse) {
-            RUN(1, inv_block_group(values, tables, params, K, reduce, lmem, OWN(1)))
-        } else {
-            RUN(1, fwd_strided_sum_group(values, src, tables, params, K, lmem, OWN(1)))
+        const uint pass = chain_pass(chain_ticket(counters, slot), ends, 2 + o, &g);
+        if (summed) {
+            RUN(1, sum_pass_group(values, src, params, K, OWN(1)))
+            chain_hand_over(counters, 1, end1, pass);
         }
-        chain_hand_over(counters, 1, end1, pass);
         if (inverse) {
-            RUN(2, inv_strided_group(values, tables, params, K, reduce, lmem, OWN(2)))
+            RUN(o + 1, inv_block_group(values, tables, params, K, reduce, lmem, OWN(o + 1)))
         } else {
-            RUN(2, fwd_block_group(values, tables, params, K, reduce, lmem, OWN(2)))
+            RUN(o + 1, fwd_strided_group(values, tables, params, K, lmem, OWN(o + 1)))
+        }
+        chain_hand_over(counters, o + 1, summed ? end2 - end1 : end1, pass);
+        if (inverse) {
+            RUN(o + 2, inv_strided_group(values, tables, params, K, reduce, lmem, OWN(o + 2)))
+        } else {
+            RUN(o + 2, fwd_block_group(values, tables, params, K, reduce, lmem, OWN(o + 2)))
         }
     }
     chain_finish(counters, (uint)get_num_groups(0));
 }
 
+// The sum of no terms, for the plain transforms (never read).
+ALWAYS_INLINE sum_pass_src sum_pass_none(__global const u64 *values)
+{
+    const sum_pass_src s = {sum_src_one(values), values, values, values, values,
+                            values, values, values, values, 0};
+    return s;
+}
+
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void ntt_fwd_chained(__global u64 *values, ulong values_at,
+void ntt_fwd_chained(__global u64 *restrict values, ulong values_at,
                      __global const u64 *restrict root_powers, ulong root_powers_at,
                      __global const u64 *restrict params, ulong params_at,
-                     uint coeff_modulus_size,
-                     __global const u64 *src0, ulong src0_at,
-                     __global const u64 *src1, ulong src1_at,
-                     __global const u64 *src2, ulong src2_at,
-                     __global const u64 *src3, ulong src3_at,
-                     __global const u64 *src4, ulong src4_at,
-                     __global const u64 *src5, ulong src5_at,
-                     __global const u64 *src6, ulong src6_at,
-                     __global const u64 *src7, ulong src7_at,
-                     uint src_terms, uint src_negate, ulong src_shifts_lo,
-                     ulong src_shifts_hi, uint reduce, __global u64 *counters,
+                     uint coeff_modulus_size, uint reduce, __global u64 *counters,
                      ulong counters_at, uint end1, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
@@ -1119,18 +1162,9 @@ void ntt_fwd_chained(__global u64 *values, ulong values_at,
     root_powers += root_powers_at;
     params += params_at;
     counters += counters_at;
-    src0 += src0_at;
-    src1 += src1_at;
-    src2 += src2_at;
-    src3 += src3_at;
-    src4 += src4_at;
-    src5 += src5_at;
-    src6 += src6_at;
-    src7 += src7_at;
-    const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
-                                   src_negate, src_shifts_lo, src_shifts_hi);
-    ntt_chained_body(false, values, src, root_powers, params, coeff_modulus_size, reduce,
-                     (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
+    ntt_chained_body(false, false, values, sum_pass_none(values), root_powers, params,
+                     coeff_modulus_size, reduce, (volatile __global uint *)counters, end1,
+                     tickets, tickets, per_group, lmem, &slot);
 }
 
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
@@ -1146,100 +1180,91 @@ void ntt_inv_chained(__global u64 *restrict values, ulong values_at,
     inv_root_powers += inv_root_powers_at;
     params += params_at;
     counters += counters_at;
-    // The inverse reads values itself.
-    const sum_src src = sum_src_one(values);
-    ntt_chained_body(true, values, src, inv_root_powers, params, coeff_modulus_size, reduce,
-                     (volatile __global uint *)counters, end1, tickets, per_group, lmem, &slot);
+    ntt_chained_body(true, false, values, sum_pass_none(values), inv_root_powers, params,
+                     coeff_modulus_size, reduce, (volatile __global uint *)counters, end1,
+                     tickets, tickets, per_group, lmem, &slot);
 }
 
-// A ciphertext's words in NTT form read as a sum of up to eight terms, term j (src.t_j)
-// times plaintext j (its K residues, one for all polynomials) where bit j of `products` is
-// set: SEAL's multiply_plain_ntt of each term into a temporary (dyadic_product_coeffmod,
-// canonical), then add_inplace and sub_inplace of the temporaries (src.negate) in turn.
-// Each step is canonical mod q, so the word is the canonical signed sum of the products in
-// any order. No term is shifted (src's shifts are 0: coefficient form only).
-typedef struct {
-    sum_src src;
-    __global const u64 *p0, *p1, *p2, *p3, *p4, *p5, *p6, *p7;
-    uint products;
-} product_sum_src;
-
-// v plus word w of term j (its words t, its plaintext p: word pw of it), where the sum has
-// term j.
-ALWAYS_INLINE u64 product_term_into(u64 v, __global const u64 *t, __global const u64 *p,
-                                    uint j, product_sum_src s, size_t w, size_t pw,
-                                    __global const u64 *pr)
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_fwd_sum_chained(__global u64 *values, ulong values_at,
+                        __global const u64 *restrict root_powers, ulong root_powers_at,
+                        __global const u64 *restrict params, ulong params_at,
+                        uint coeff_modulus_size,
+                        __global const u64 *src0, ulong src0_at,
+                        __global const u64 *src1, ulong src1_at,
+                        __global const u64 *src2, ulong src2_at,
+                        __global const u64 *src3, ulong src3_at,
+                        __global const u64 *src4, ulong src4_at,
+                        __global const u64 *src5, ulong src5_at,
+                        __global const u64 *src6, ulong src6_at,
+                        __global const u64 *src7, ulong src7_at,
+                        __global const u64 *plain0, ulong plain0_at,
+                        __global const u64 *plain1, ulong plain1_at,
+                        __global const u64 *plain2, ulong plain2_at,
+                        __global const u64 *plain3, ulong plain3_at,
+                        __global const u64 *plain4, ulong plain4_at,
+                        __global const u64 *plain5, ulong plain5_at,
+                        __global const u64 *plain6, ulong plain6_at,
+                        __global const u64 *plain7, ulong plain7_at,
+                        uint src_terms, uint src_negate, uint src_products, ulong src_shifts_lo,
+                        ulong src_shifts_hi, uint reduce, __global u64 *counters,
+                        ulong counters_at, uint end1, uint end2, uint tickets, uint per_group)
 {
-    if (j >= s.src.terms)
-        return v;
-    const u64 q = pr[0];
-    u64 x = t[w];
-    if ((s.products >> j) & 1)
-        x = multiply_uint_mod(x, p[pw], q, pr[6], pr[5]);
-    return ((s.src.negate >> j) & 1) ? sub_uint_mod(v, x, q) : add_uint_mod(v, x, q);
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    counters += counters_at;
+    src0 += src0_at;
+    src1 += src1_at;
+    src2 += src2_at;
+    src3 += src3_at;
+    src4 += src4_at;
+    src5 += src5_at;
+    src6 += src6_at;
+    src7 += src7_at;
+    plain0 += plain0_at;
+    plain1 += plain1_at;
+    plain2 += plain2_at;
+    plain3 += plain3_at;
+    plain4 += plain4_at;
+    plain5 += plain5_at;
+    plain6 += plain6_at;
+    plain7 += plain7_at;
+    const sum_pass_src src = {
+        sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms, src_negate,
+                   src_shifts_lo, src_shifts_hi),
+        plain0, plain1, plain2, plain3, plain4, plain5, plain6, plain7, src_products};
+    ntt_chained_body(false, true, values, src, root_powers, params, coeff_modulus_size, reduce,
+                     (volatile __global uint *)counters, end1, end2, tickets, per_group, lmem,
+                     &slot);
 }
 
-// Word w of the sum (word pw of each plaintext), canonical under the prime of params `pr`.
-ALWAYS_INLINE u64 load_product_sum(product_sum_src s, size_t w, size_t pw,
-                                   __global const u64 *pr)
-{
-    u64 v = product_term_into(0, s.src.t0, s.p0, 0, s, w, pw, pr);
-    v = product_term_into(v, s.src.t1, s.p1, 1, s, w, pw, pr);
-    v = product_term_into(v, s.src.t2, s.p2, 2, s, w, pw, pr);
-    v = product_term_into(v, s.src.t3, s.p3, 3, s, w, pw, pr);
-    v = product_term_into(v, s.src.t4, s.p4, 4, s, w, pw, pr);
-    v = product_term_into(v, s.src.t5, s.p5, 5, s, w, pw, pr);
-    v = product_term_into(v, s.src.t6, s.p6, 6, s, w, pw, pr);
-    return product_term_into(v, s.src.t7, s.p7, 7, s, w, pw, pr);
-}
-
-// Work group `group`'s words of the sum, one an item: word w = group BLOCK_WG + lid (of
-// residue w / N, prime (w / N) mod coeff_modulus_size) into values. A term may be values
-// itself (each item reads its word before writing it). No barrier: an inactive group
-// only returns.
-ALWAYS_INLINE void product_sum_group(__global u64 *values, product_sum_src src,
-                                     __global const u64 *params, uint coeff_modulus_size,
-                                     uint group, uint lid, bool active)
-{
-    if (!active)
-        return;
-    const size_t w = (size_t)group * BLOCK_WG + lid;
-    const uint prime = (uint)(w >> LOG_N) % coeff_modulus_size;
-    values[w] = load_product_sum(src, w, (size_t)prime * N + (w & (N - 1)),
-                                 params + prime * PARAMS_STRIDE);
-}
-
-// SEAL's transform_from_ntt of a sum of plaintext products (product_sum_src: src0 .. src7,
-// plain0 .. plain7) into values, in one launch of three passes: the sum into values over
-// every word (product_sum_group: as wide as the launch, where the inverse's block pass
-// has a few groups a residue), then the inverse's block and strided passes in place,
-// reduced with `reduce`: the words of the sum's own launch followed by ntt_inv_chained.
-// Tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3. values is no
-// plaintext.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_inv_sum_chained(__global u64 *values, ulong values_at,
-                         __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
-                         __global const u64 *restrict params, ulong params_at,
-                         uint coeff_modulus_size,
-                         __global const u64 *src0, ulong src0_at,
-                         __global const u64 *src1, ulong src1_at,
-                         __global const u64 *src2, ulong src2_at,
-                         __global const u64 *src3, ulong src3_at,
-                         __global const u64 *src4, ulong src4_at,
-                         __global const u64 *src5, ulong src5_at,
-                         __global const u64 *src6, ulong src6_at,
-                         __global const u64 *src7, ulong src7_at,
-                         __global const u64 *plain0, ulong plain0_at,
-                         __global const u64 *plain1, ulong plain1_at,
-                         __global const u64 *plain2, ulong plain2_at,
-                         __global const u64 *plain3, ulong plain3_at,
-                         __global const u64 *plain4, ulong plain4_at,
-                         __global const u64 *plain5, ulong plain5_at,
-                         __global const u64 *plain6, ulong plain6_at,
-                         __global const u64 *plain7, ulong plain7_at,
-                         uint src_terms, uint src_negate, uint src_products, uint reduce,
-                         __global u64 *counters, ulong counters_at, uint end1, uint end2,
-                         uint tickets, uint per_group)
+                        __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                        __global const u64 *restrict params, ulong params_at,
+                        uint coeff_modulus_size,
+                        __global const u64 *src0, ulong src0_at,
+                        __global const u64 *src1, ulong src1_at,
+                        __global const u64 *src2, ulong src2_at,
+                        __global const u64 *src3, ulong src3_at,
+                        __global const u64 *src4, ulong src4_at,
+                        __global const u64 *src5, ulong src5_at,
+                        __global const u64 *src6, ulong src6_at,
+                        __global const u64 *src7, ulong src7_at,
+                        __global const u64 *plain0, ulong plain0_at,
+                        __global const u64 *plain1, ulong plain1_at,
+                        __global const u64 *plain2, ulong plain2_at,
+                        __global const u64 *plain3, ulong plain3_at,
+                        __global const u64 *plain4, ulong plain4_at,
+                        __global const u64 *plain5, ulong plain5_at,
+                        __global const u64 *plain6, ulong plain6_at,
+                        __global const u64 *plain7, ulong plain7_at,
+                        uint src_terms, uint src_negate, uint src_products, ulong src_shifts_lo,
+                        ulong src_shifts_hi, uint reduce, __global u64 *counters,
+                        ulong counters_at, uint end1, uint end2, uint tickets, uint per_group)
 {
     __local u64 lmem[CHAIN_WORDS];
     __local uint slot;
@@ -1263,23 +1288,13 @@ void ntt_inv_sum_chained(__global u64 *values, ulong values_at,
     plain5 += plain5_at;
     plain6 += plain6_at;
     plain7 += plain7_at;
-    const product_sum_src src = {
-        sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms, src_negate, 0, 0),
+    const sum_pass_src src = {
+        sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms, src_negate,
+                   src_shifts_lo, src_shifts_hi),
         plain0, plain1, plain2, plain3, plain4, plain5, plain6, plain7, src_products};
-    volatile __global uint *count = (volatile __global uint *)counters;
-    const uint K = coeff_modulus_size;
-    const uint lid = get_local_id(0);
-    const uint ends[3] = {end1, end2, tickets};
-    EACH_TURN(per_group) {
-        uint g;
-        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
-        RUN(1, product_sum_group(values, src, params, K, OWN(1)))
-        chain_hand_over(count, 1, end1, pass);
-        RUN(2, inv_block_group(values, inv_root_powers, params, K, reduce, lmem, OWN(2)))
-        chain_hand_over(count, 2, end2 - end1, pass);
-        RUN(3, inv_strided_group(values, inv_root_powers, params, K, reduce, lmem, OWN(3)))
-    }
-    chain_finish(count, (uint)get_num_groups(0));
+    ntt_chained_body(true, true, values, src, inv_root_powers, params, coeff_modulus_size, reduce,
+                     (volatile __global uint *)counters, end1, end2, tickets, per_group, lmem,
+                     &slot);
 }
 
 #endif // LOG_S != 0 && KS_ROWS == 1 && STRIDED_WG == BLOCK_WG

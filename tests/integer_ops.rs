@@ -883,7 +883,7 @@ fn inverse_transform_reads_sums_of_products_on_load() {
     let k = key_moduli.len() - 1;
     let moduli = &key_moduli[..k];
     let ops = LevelOps::new(&context, &graph, k).unwrap();
-    assert!(ops.chains_inverse_sum());
+    assert!(ops.chains_transform_sum());
     let tables = create_ntt_tables(log_n, moduli).unwrap();
     let mut random = |polys: usize| -> Vec<u64> {
         (0..polys * k * n)

@@ -1005,10 +1005,11 @@ impl Backend {
         self.with_ops("transform_to_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
             // A sum from zero deferred in ct (BFV's out-of-place add, say) is transformed
-            // from its terms, read on the transform's loads, where the level chains it.
+            // from its terms, summed in the transform's first pass, where the level chains
+            // it.
             let zeros = ct.zeros(ops.poly_words());
             let tile = ops.graph().tile().index();
-            if ops.chains_transform()
+            if ops.chains_transform_sum()
                 && ct.consume_deferred(
                     ops.graph(),
                     |d| d.reads_as_sources(tile, SOURCE_TERMS_MAX),
@@ -1031,7 +1032,7 @@ impl Backend {
             // where the level chains it.
             let zeros = ct.zeros(ops.poly_words());
             let tile = ops.graph().tile().index();
-            if ops.chains_inverse_sum()
+            if ops.chains_transform_sum()
                 && ct.consume_deferred(
                     ops.graph(),
                     |d| d.reads_as_products(tile, size),

@@ -85,10 +85,16 @@ kernel_sigs! {
         per_group: U32,
     );
     NTT_FWD_CHAINED = ntt_fwd_chained(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
+        counters: Buf, end1: U32, tickets: U32, per_group: U32,
+    );
+    NTT_FWD_SUM_CHAINED = ntt_fwd_sum_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, src0: Buf,
         src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf, src6: Buf, src7: Buf,
-        src_terms: U32, src_negate: U32, src_shifts_lo: U64, src_shifts_hi: U64, reduce: U32,
-        counters: Buf, end1: U32, tickets: U32, per_group: U32,
+        plain0: Buf, plain1: Buf, plain2: Buf, plain3: Buf, plain4: Buf, plain5: Buf,
+        plain6: Buf, plain7: Buf, src_terms: U32, src_negate: U32, src_products: U32,
+        src_shifts_lo: U64, src_shifts_hi: U64, reduce: U32, counters: Buf, end1: U32,
+        end2: U32, tickets: U32, per_group: U32,
     );
     NTT_INV_CHAINED = ntt_inv_chained(
         values: Buf, inv_root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
@@ -99,7 +105,8 @@ kernel_sigs! {
         src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf, src6: Buf, src7: Buf,
         plain0: Buf, plain1: Buf, plain2: Buf, plain3: Buf, plain4: Buf, plain5: Buf,
         plain6: Buf, plain7: Buf, src_terms: U32, src_negate: U32, src_products: U32,
-        reduce: U32, counters: Buf, end1: U32, end2: U32, tickets: U32, per_group: U32,
+        src_shifts_lo: U64, src_shifts_hi: U64, reduce: U32, counters: Buf, end1: U32,
+        end2: U32, tickets: U32, per_group: U32,
     );
 }
 
@@ -153,9 +160,9 @@ pub(super) struct ChainedPasses {
     /// A plain transform, forward and inverse.
     forward: Pass,
     inverse: Pass,
-    /// The inverse of a sum of plaintext products in NTT form, summed in its first pass (None
-    /// likewise: the sum runs on its own first).
-    inverse_sum: Option<Pass>,
+    /// A transform of a sum, forward and inverse, the sum its first pass (None likewise,
+    /// both: the sum runs on its own first, or is read by no chained transform).
+    sums: Option<[Pass; 2]>,
     /// BFV multiplication's two launches, on a BFV level's plan over q U Bsk (None
     /// elsewhere, or likewise).
     behz: Option<BehzPasses>,
@@ -232,6 +239,7 @@ impl ChainedPasses {
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         let forward = plan.pass(&program, &NTT_FWD_CHAINED, &[], wg, Some(wg))?;
         let inverse = plan.pass(&program, &NTT_INV_CHAINED, &[], wg, Some(wg))?;
+        let forward_sum = plan.pass(&program, &NTT_FWD_SUM_CHAINED, &[], wg, Some(wg))?;
         let inverse_sum = plan.pass(&program, &NTT_INV_SUM_CHAINED, &[], wg, Some(wg))?;
         // The driver may hold fewer items of a kernel this large than the layout asks.
         let fits = |pass: &Pass| -> Result<bool> {
@@ -258,7 +266,8 @@ impl ChainedPasses {
             }
             None => None,
         };
-        let inverse_sum = fits(&inverse_sum)?.then_some(inverse_sum);
+        let sums =
+            (fits(&forward_sum)? && fits(&inverse_sum)?).then_some([forward_sum, inverse_sum]);
         let words = plan.coeff_count();
         Ok(Some(ChainedPasses {
             plain,
@@ -269,7 +278,7 @@ impl ChainedPasses {
             moddown,
             forward,
             inverse,
-            inverse_sum,
+            sums,
             behz,
             block_groups: words / (wg << layout.log_r()),
             strided_groups: words / (strided_wg << layout.log_r()),
@@ -458,12 +467,15 @@ impl<'a> Sources<'a> {
             .fold(0, |m, (j, t)| m | (u32::from(bit(t)) << j))
     }
 
-    /// `ntt_inv_sum_chained`'s `src0` .. `src7`, `plain0` .. `plain7`, `src_terms`,
-    /// `src_negate` and `src_products` (the slots past `count`, and the plaintexts of terms
-    /// without one, name the first term's words, unread).
-    fn product_args(&self) -> Vec<(&'static str, KernelArg<'a>)> {
+    /// The sum kernels' (`ntt_fwd_sum_chained`, `ntt_inv_sum_chained`) `src0` .. `src7`,
+    /// `plain0` .. `plain7`, `src_terms`, `src_negate`, `src_products`, `src_shifts_lo` and
+    /// `src_shifts_hi` (the slots past `count`, and the plaintexts of terms without one, name
+    /// the first term's words, unread). Errors: a shift of N (`n`) or more.
+    fn sum_pass_args(&self, n: usize) -> Result<Vec<(&'static str, KernelArg<'a>)>> {
+        let [shifts_lo, shifts_hi] =
+            packed_shifts(self.terms[..self.count].iter().map(|t| t.shift), n)?;
         let unread = self.terms[0].words;
-        SOURCE_NAMES
+        Ok(SOURCE_NAMES
             .iter()
             .zip(&self.terms)
             .map(|(&name, t)| (name, Buf(t.words)))
@@ -477,8 +489,10 @@ impl<'a> Sources<'a> {
                 ("src_terms", U32(self.count as u32)),
                 ("src_negate", U32(self.mask(|t| t.subtract))),
                 ("src_products", U32(self.mask(|t| t.plain.is_some()))),
+                ("src_shifts_lo", U64(shifts_lo)),
+                ("src_shifts_hi", U64(shifts_hi)),
             ])
-            .collect()
+            .collect())
     }
 }
 
@@ -665,12 +679,11 @@ impl FusedPasses {
             .is_some_and(|c| c.multiply_plain.is_some())
     }
 
-    /// Whether the inverse transform of a sum of plaintext products runs as one chained
-    /// launch here ([`FusedPasses::chained_transform`] with [`Sources::products`]).
-    pub fn chains_inverse_sum(&self) -> bool {
-        self.chained
-            .as_ref()
-            .is_some_and(|c| c.inverse_sum.is_some())
+    /// Whether a transform of a sum runs as one chained launch here
+    /// ([`FusedPasses::chained_transform`] of [`Sources::sum`] forward, of
+    /// [`Sources::products`] inverse).
+    pub fn chains_transform_sum(&self) -> bool {
+        self.chained.as_ref().is_some_and(|c| c.sums.is_some())
     }
 
     /// Whether BFV's multiplication runs as two chained launches here
@@ -1298,12 +1311,12 @@ pub struct ChainedTransform<'a> {
 }
 
 impl FusedPasses {
-    /// `t` in one launch of two passes (`ntt_fwd_chained`, or `ntt_inv_chained` and, of a
-    /// sum, `ntt_inv_sum_chained`; `opencl/chain.cl`): the plan's strided and block passes,
-    /// in the direction's order.
+    /// `t` in one launch (`opencl/chain.cl`): the plan's strided and block passes in the
+    /// direction's order (`ntt_fwd_chained`, `ntt_inv_chained`), after a pass that writes the
+    /// sum into values where `t` has one (`ntt_fwd_sum_chained`, `ntt_inv_sum_chained`).
     ///
-    /// Errors: no chained passes at this level (or none of the inverse of a sum,
-    /// [`FusedPasses::chains_inverse_sum`]); as [`NttPlan::transform`]'s; the counters
+    /// Errors: no chained passes at this level (or none of a sum,
+    /// [`FusedPasses::chains_transform_sum`]); as [`NttPlan::transform`]'s; the counters
     /// overlapping the values, a plaintext overlapping them, a region too short; a forward
     /// transform of products, an inverse one of shifted terms.
     pub fn chained_transform(
@@ -1333,31 +1346,44 @@ impl FusedPasses {
         check_buffers(WHAT, &buffers, &may_alias)?;
         let strided = residues * chained.strided_groups;
         let block = residues * chained.block_groups;
-        let (pass, ends, sources) = match (t.direction, t.sum) {
-            (NttDirection::Forward, _) => (
+        let (pass, ends, sources) = match (t.sum, t.direction) {
+            (None, NttDirection::Forward) => (
                 &chained.forward,
                 chain_ends([strided, block], WHAT)?.to_vec(),
-                sum.args(plan.coeff_count(), SOURCE_TERMS_MAX)?,
+                Vec::new(),
             ),
-            (NttDirection::Inverse, None) => (
+            (None, NttDirection::Inverse) => (
                 &chained.inverse,
                 chain_ends([block, strided], WHAT)?.to_vec(),
                 Vec::new(),
             ),
-            (NttDirection::Inverse, Some(_)) if sum.has_shifts() => {
+            (Some(sum), NttDirection::Forward) if sum.has_products() => {
                 return Err(Error::invalid(format!(
-                    "{WHAT}: an inverse transform of shifted terms"
+                    "{WHAT}: a forward transform of plaintext products (NTT form)"
                 )))
             }
-            (NttDirection::Inverse, Some(_)) => (
-                chained
-                    .inverse_sum
+            (Some(sum), NttDirection::Inverse) if sum.has_shifts() => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: an inverse transform of shifted terms (coefficient form)"
+                )))
+            }
+            (Some(sum), direction) => {
+                let [forward, inverse] = chained
+                    .sums
                     .as_ref()
-                    .ok_or_else(|| no_chained_passes("chained_transform of a sum"))?,
+                    .ok_or_else(|| no_chained_passes("chained_transform of a sum"))?;
                 // The sum's pass: a word a work item.
-                chain_ends([extent / chained.work_group, block, strided], WHAT)?.to_vec(),
-                sum.product_args(),
-            ),
+                let words = extent / chained.work_group;
+                let (pass, ends) = match direction {
+                    NttDirection::Forward => (forward, [words, strided, block]),
+                    NttDirection::Inverse => (inverse, [words, block, strided]),
+                };
+                (
+                    pass,
+                    chain_ends(ends, WHAT)?.to_vec(),
+                    sum.sum_pass_args(plan.coeff_count())?,
+                )
+            }
         };
         let (&tickets, pass_ends) = ends.split_last().expect("two or three passes");
         let (groups, per_group) = chained.launch_shape(tickets);
@@ -1379,10 +1405,11 @@ impl FusedPasses {
         // sum's terms hold as many words, its plaintexts primes * N; each pass's group index
         // is below its ticket range: the transforms' passes' residues times their groups per
         // residue, so every group serves a residue below `residues`, words below N of it,
-        // under prime residue % primes < L; the inverse's sum pass residues * N / wg groups
-        // of wg items, item w reading word w of the terms and word k of residue
-        // (w / N) % primes of the plaintexts and writing word w of values; the counters hold
-        // their words (checked).
+        // under prime residue % primes < L; a sum's pass residues * N / wg groups of wg
+        // items, item w reading word w of the unshifted terms, a word of residue w / N of the
+        // shifted ones (the shift below N, checked), word k of residue (w / N) % primes of
+        // the plaintexts, and writing word w of values; the counters hold their words
+        // (checked).
         unsafe { pass.launch(queue, t.values, t.primes, &args, groups, events, &mut out) }?;
         Ok(out)
     }
@@ -1431,6 +1458,7 @@ mod tests {
                 &MODDOWN_CHAINED,
                 &NTT_FWD_CHAINED,
                 &NTT_INV_CHAINED,
+                &NTT_FWD_SUM_CHAINED,
                 &NTT_INV_SUM_CHAINED,
             ],
         )

@@ -121,10 +121,10 @@ impl<'a> LevelOps<'a> {
         self.level.fused().is_some_and(|f| f.chains())
     }
 
-    /// SEAL's transform_to_ntt of `src` (`polys` polynomials of the level's primes; a sum
-    /// read on the transform's loads) into `dst` (which may be a source), fully reduced, in
-    /// one launch. Errors: the level does not chain its transforms
-    /// ([`LevelOps::chains_transform`]); as the launcher's.
+    /// SEAL's transform_to_ntt of `src` (`polys` polynomials of the level's primes; a sum,
+    /// [`Sources::sum`], summed in the transform's first pass) into `dst` (which may be an
+    /// unshifted term), fully reduced, in one launch. Errors: the level does not chain it
+    /// ([`LevelOps::chains_transform_sum`]); as the launcher's.
     pub fn transform_sum(&self, dst: &Region, src: Sources, polys: usize) -> Result<()> {
         self.ntt_chained(
             dst,
@@ -135,17 +135,18 @@ impl<'a> LevelOps<'a> {
         )
     }
 
-    /// Whether this level's inverse transform takes a sum of plaintext products
+    /// Whether this level's chained transforms take a sum: of ciphertexts forward
+    /// ([`LevelOps::transform_sum`]), of plaintext products inverse
     /// ([`LevelOps::transform_products`]).
-    pub fn chains_inverse_sum(&self) -> bool {
-        self.level.fused().is_some_and(|f| f.chains_inverse_sum())
+    pub fn chains_transform_sum(&self) -> bool {
+        self.level.fused().is_some_and(|f| f.chains_transform_sum())
     }
 
     /// SEAL's transform_from_ntt of `src` (a sum of plaintext products in NTT form,
     /// [`Sources::products`], of `polys` polynomials of the level's primes, summed in the
     /// transform's first pass) into `dst` (which may be a term), fully reduced, in one
     /// launch.
-    /// Errors: the level does not chain it ([`LevelOps::chains_inverse_sum`]); as the
+    /// Errors: the level does not chain it ([`LevelOps::chains_transform_sum`]); as the
     /// launcher's.
     pub fn transform_products(&self, dst: &Region, src: Sources, polys: usize) -> Result<()> {
         self.ntt_chained(
@@ -183,8 +184,9 @@ impl<'a> LevelOps<'a> {
             self.graph.is_profiling(),
         )?;
         let name = match (to, sum) {
-            (NttDirection::Forward, _) => "ntt_forward_chained",
+            (NttDirection::Forward, None) => "ntt_forward_chained",
             (NttDirection::Inverse, None) => "ntt_inverse_chained",
+            (NttDirection::Forward, Some(_)) => "ntt_forward_sum_chained",
             (NttDirection::Inverse, Some(_)) => "ntt_inverse_sum_chained",
         };
         self.graph.note_launches(name, events)
