@@ -817,7 +817,8 @@ fn chained_passes_read_sums_on_load() {
 
         let dst = graph.alloc(sum.len()).unwrap();
         assert!(ops.chains_transform());
-        ops.transform_sum(dst.buffer(), src, 2).unwrap();
+        ops.transform_sum(dst.buffer(), src, 2, NttDirection::Forward)
+            .unwrap();
         let mut want = sum.clone();
         for (r, residue) in want.chunks_exact_mut(n).enumerate() {
             ntt_host::ntt_negacyclic_harvey(residue, &tables[r % k]);
@@ -829,7 +830,8 @@ fn chained_passes_read_sums_on_load() {
         );
         if let Some(at) = shifts.iter().position(|&s| s != 0) {
             assert!(
-                ops.transform_sum(bufs[at].buffer(), src, 2).is_err(),
+                ops.transform_sum(bufs[at].buffer(), src, 2, NttDirection::Forward)
+                    .is_err(),
                 "transform_to_ntt of {what} into shifted term {at}'s buffer"
             );
         }
@@ -942,13 +944,14 @@ fn inverse_transform_reads_sums_of_products_on_load() {
             negate.len()
         );
         let dst = graph.alloc(want.len()).unwrap();
-        ops.transform_products(dst.buffer(), src, 2).unwrap();
+        ops.transform_sum(dst.buffer(), src, 2, NttDirection::Inverse)
+            .unwrap();
         assert_same(
             &download(&graph, dst.buffer(), want.len()),
             &want,
             &format!("transform_from_ntt of {what}"),
         );
-        ops.transform_products(term_bufs[0].buffer(), src, 2)
+        ops.transform_sum(term_bufs[0].buffer(), src, 2, NttDirection::Inverse)
             .unwrap();
         assert_same(
             &download(&graph, term_bufs[0].buffer(), want.len()),
@@ -957,10 +960,12 @@ fn inverse_transform_reads_sums_of_products_on_load() {
         );
         // Products are read by the inverse transform only.
         let dst = graph.alloc(want.len()).unwrap();
-        assert!(ops.transform_sum(dst.buffer(), src, 2).is_err());
+        assert!(ops
+            .transform_sum(dst.buffer(), src, 2, NttDirection::Forward)
+            .is_err());
         if let Some(at) = products.iter().position(|&p| p) {
             assert!(
-                ops.transform_products(plain_bufs[at].buffer(), src, 2)
+                ops.transform_sum(plain_bufs[at].buffer(), src, 2, NttDirection::Inverse)
                     .is_err(),
                 "transform_from_ntt of {what} into plaintext {at}'s buffer"
             );
@@ -975,8 +980,13 @@ fn inverse_transform_reads_sums_of_products_on_load() {
     };
     let dst = graph.alloc(2 * k * n).unwrap();
     assert!(
-        ops.transform_products(dst.buffer(), Sources::products(&[term]).unwrap(), 2)
-            .is_err(),
+        ops.transform_sum(
+            dst.buffer(),
+            Sources::products(&[term]).unwrap(),
+            2,
+            NttDirection::Inverse
+        )
+        .is_err(),
         "a plaintext of fewer than K residues"
     );
     let shifted = SumTerm {

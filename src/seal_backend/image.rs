@@ -53,6 +53,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::ckks::context::CkksContext;
+use crate::ckks::fused::{Sources, SOURCE_TERMS_MAX};
 use crate::ckks::kernels::SUM_TERMS_MAX;
 use crate::ckks::ops::LevelOps;
 use crate::ckks::SumTerm;
@@ -806,6 +807,10 @@ pub(super) fn rewrite(
 }
 
 /// The NTT of `ct`'s `size` polynomials in place: a zero polynomial's transform is zero.
+/// Where the level's chained transform takes a sum, a sum deferred in ct is transformed
+/// from its terms, summed in the transform's first pass, so it takes no launch of its own:
+/// forward, a sum from zero of ciphertexts (BFV's out-of-place add, say); inverse, plaintext
+/// products added in NTT form, or one such product (a polynomial's terms, a dot product).
 pub(super) fn transform(
     ops: &LevelOps,
     ct: &mut GpuImage,
@@ -813,7 +818,26 @@ pub(super) fn transform(
     direction: NttDirection,
 ) -> Result<()> {
     let zeros = ct.zeros(ops.poly_words());
-    ops.transform(ct.write_on(ops.graph())?, size, direction)?;
+    let graph = ops.graph();
+    let tile = graph.tile().index();
+    let consumed = ops.chains_transform_sum()
+        && ct.consume_deferred(
+            graph,
+            |d| match direction {
+                NttDirection::Forward => d.reads_as_sources(tile, SOURCE_TERMS_MAX),
+                NttDirection::Inverse => d.reads_as_products(tile, size),
+            },
+            |d, dst| {
+                let src = match direction {
+                    NttDirection::Forward => Sources::sum(&d.sources(graph)?)?,
+                    NttDirection::Inverse => Sources::products(&d.product_sources(graph)?)?,
+                };
+                ops.transform_sum(dst, src, size, direction)
+            },
+        )?;
+    if !consumed {
+        ops.transform(ct.write_on(graph)?, size, direction)?;
+    }
     ct.set_zeros(zeros, ops.poly_words());
     Ok(())
 }

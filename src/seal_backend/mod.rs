@@ -1004,21 +1004,6 @@ impl Backend {
     pub fn transform_to_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_to_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted")?;
-            // A sum from zero deferred in ct (BFV's out-of-place add, say) is transformed
-            // from its terms, summed in the transform's first pass, where the level chains
-            // it.
-            let zeros = ct.zeros(ops.poly_words());
-            let tile = ops.graph().tile().index();
-            if ops.chains_transform_sum()
-                && ct.consume_deferred(
-                    ops.graph(),
-                    |d| d.reads_as_sources(tile, SOURCE_TERMS_MAX),
-                    |d, dst| ops.transform_sum(dst, Sources::sum(&d.sources(ops.graph())?)?, size),
-                )?
-            {
-                ct.set_zeros(zeros, ops.poly_words());
-                return Ok(());
-            }
             transform(ops, ct, size, NttDirection::Forward)
         })
     }
@@ -1026,25 +1011,6 @@ impl Backend {
     pub fn transform_from_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
         self.with_ops("transform_from_ntt", level, |ops| {
             ct.expect(size, ops, "encrypted_ntt")?;
-            // A sum of plaintext products deferred in ct (a polynomial's terms or a dot
-            // product's, multiplied and added in NTT form), or one such product, is
-            // transformed from its factors, summed in the inverse transform's first pass,
-            // where the level chains it.
-            let zeros = ct.zeros(ops.poly_words());
-            let tile = ops.graph().tile().index();
-            if ops.chains_transform_sum()
-                && ct.consume_deferred(
-                    ops.graph(),
-                    |d| d.reads_as_products(tile, size),
-                    |d, dst| {
-                        let src = Sources::products(&d.product_sources(ops.graph())?)?;
-                        ops.transform_products(dst, src, size)
-                    },
-                )?
-            {
-                ct.set_zeros(zeros, ops.poly_words());
-                return Ok(());
-            }
             transform(ops, ct, size, NttDirection::Inverse)
         })
     }

@@ -8,11 +8,11 @@
 //! `crate::integer::multiply` holds the level's tables, and the separate launches where the
 //! level does not chain.
 
-use super::chain::{chain_ends, no_chained_passes};
+use super::chain::{chain_ends, no_chained_passes, ChainedPasses};
 use super::FusedPasses;
 use crate::ckks::kernels::TENSOR_SIZE_MAX;
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, Event, Program, Queue, Region};
+use crate::cl::{kernel_sigs, Event, KernelArg, Program, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, NttPlan, Pass};
@@ -101,10 +101,56 @@ pub struct ChainedBehzTensorFloor<'a> {
 
 impl FusedPasses {
     /// This BFV level's chained passes. Errors: it has none (`what` names the launcher).
-    fn behz_chain(&self, what: &str) -> Result<(&super::chain::ChainedPasses, &BehzPasses)> {
+    fn behz_chain(&self, what: &str) -> Result<(&ChainedPasses, &BehzPasses)> {
         let chained = self.chained_passes(what)?;
         let behz = self.behz_passes().ok_or_else(|| no_chained_passes(what))?;
         Ok((chained, behz))
+    }
+
+    /// Enqueues `pass` (one of `behz`'s kernels) over `values` (W residues a polynomial)
+    /// with `args` (its own), then the level's tables and the chain's arguments for three
+    /// passes of `groups` work groups each: the counters, the passes' ends, the groups'
+    /// turns.
+    ///
+    /// # Safety
+    /// Every word the kernel indexes from its passes' groups and `args` lies inside its
+    /// region (the caller proves it for `args` and `values`; the tables are the ones the
+    /// program's options describe, `for_behz`'s contract); the counters hold
+    /// `CHAIN_COUNTER_WORDS`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_behz(
+        &self,
+        (chained, behz): (&ChainedPasses, &BehzPasses),
+        pass: &Pass,
+        queue: &Queue,
+        values: &Region,
+        args: &[(&'static str, KernelArg)],
+        groups: [usize; 3],
+        counters: &Region,
+        events: bool,
+        what: &str,
+    ) -> Result<Vec<Event>> {
+        let [end1, end2, tickets] = chain_ends(groups, what)?;
+        let (launched, per_group) = chained.launch_shape(tickets);
+        let args: Vec<_> = args
+            .iter()
+            .copied()
+            .chain([
+                ("moduli", Buf(&behz.build.moduli)),
+                ("consts", Buf(&behz.build.consts)),
+                ("counters", Buf(counters)),
+                ("end1", U32(end1)),
+                ("end2", U32(end2)),
+                ("tickets", U32(tickets)),
+                ("per_group", U32(per_group)),
+            ])
+            .collect();
+        let w = self.plan().coeff_modulus_size();
+        let mut out = Vec::new();
+        // SAFETY: this function's contract is the one `Pass::launch` asks for; each pass's
+        // group index is below its ticket range (`chain_ends` of `groups`).
+        unsafe { pass.launch(queue, values, w, &args, launched, events, &mut out) }?;
+        Ok(out)
     }
 
     /// `f` in one launch of three passes (`behz_extend_fwd_chained`): the extension over
@@ -120,7 +166,7 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_behz_extend_forward";
-        let (chained, behz) = self.behz_chain(WHAT)?;
+        let chain @ (chained, behz) = self.behz_chain(WHAT)?;
         if f.s1 == 0 || f.s1 > f.polys {
             return Err(Error::invalid(format!(
                 "{WHAT}: s1 = {} of {} polynomials",
@@ -142,28 +188,12 @@ impl FusedPasses {
             ("counters", f.counters, CHAIN_COUNTER_WORDS, true),
         ];
         check_buffers(WHAT, &buffers, &[])?;
-        let [end1, end2, tickets] = chain_ends(
-            [
-                f.polys * n / chained.work_group,
-                residues * chained.strided_groups,
-                residues * chained.block_groups,
-            ],
-            WHAT,
-        )?;
-        let (groups, per_group) = chained.launch_shape(tickets);
-        let args = [
-            ("a", Buf(f.a)),
-            ("b", Buf(f.b)),
-            ("s1", U32(f.s1 as u32)),
-            ("moduli", Buf(&behz.build.moduli)),
-            ("consts", Buf(&behz.build.consts)),
-            ("counters", Buf(f.counters)),
-            ("end1", U32(end1)),
-            ("end2", U32(end2)),
-            ("tickets", U32(tickets)),
-            ("per_group", U32(per_group)),
+        let groups = [
+            f.polys * n / chained.work_group,
+            residues * chained.strided_groups,
+            residues * chained.block_groups,
         ];
-        let mut out = Vec::new();
+        let args = [("a", Buf(f.a)), ("b", Buf(f.b)), ("s1", U32(f.s1 as u32))];
         // SAFETY: pass 1's item i of its polys N / wg groups extends coefficient i mod N of
         // polynomial i / N < polys: it reads residues below K of polynomial p of a (p < s1)
         // or p - s1 of b, and writes residues below W of polynomial p of values, all checked
@@ -172,10 +202,18 @@ impl FusedPasses {
         // residues below polys W of values (validate), under primes below W; the counters hold
         // their words.
         unsafe {
-            behz.extend_forward
-                .launch(queue, f.values, w, &args, groups, events, &mut out)
-        }?;
-        Ok(out)
+            self.launch_behz(
+                chain,
+                &behz.extend_forward,
+                queue,
+                f.values,
+                &args,
+                groups,
+                f.counters,
+                events,
+                WHAT,
+            )
+        }
     }
 
     /// `f` in one launch of three passes (`behz_tensor_floor_chained`): the tensor-loading
@@ -193,7 +231,7 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_behz_tensor_floor";
-        let (chained, behz) = self.behz_chain(WHAT)?;
+        let chain @ (chained, behz) = self.behz_chain(WHAT)?;
         for (name, size) in [("s1", f.s1), ("s2", f.s2)] {
             if !(1..=TENSOR_SIZE_MAX).contains(&size) {
                 return Err(Error::invalid(format!(
@@ -218,30 +256,18 @@ impl FusedPasses {
             ("counters", f.counters, CHAIN_COUNTER_WORDS, true),
         ];
         check_buffers(WHAT, &buffers, &[])?;
-        let [end1, end2, tickets] = chain_ends(
-            [
-                residues * chained.block_groups,
-                residues * chained.strided_groups,
-                polys * n / chained.work_group,
-            ],
-            WHAT,
-        )?;
-        let (groups, per_group) = chained.launch_shape(tickets);
+        let groups = [
+            residues * chained.block_groups,
+            residues * chained.strided_groups,
+            polys * n / chained.work_group,
+        ];
         let args = [
             ("a", Buf(f.a)),
             ("s1", U32(f.s1 as u32)),
             ("b", Buf(f.b)),
             ("s2", U32(f.s2 as u32)),
             ("dst", Buf(f.dst)),
-            ("moduli", Buf(&behz.build.moduli)),
-            ("consts", Buf(&behz.build.consts)),
-            ("counters", Buf(f.counters)),
-            ("end1", U32(end1)),
-            ("end2", U32(end2)),
-            ("tickets", U32(tickets)),
-            ("per_group", U32(per_group)),
         ];
-        let mut out = Vec::new();
         // SAFETY: pass 1 writes residue r = t W + j < polys W of values (validate) from
         // residue i W + j of a (i < s1) and of b (< s2), pass 2 rewrites those residues;
         // pass 3's item i of its polys N / wg groups reads residues below W of polynomial
@@ -249,10 +275,18 @@ impl FusedPasses {
         // above, with the level's moduli and constants, which the program's options
         // describe (`for_behz`'s contract); primes below W; the counters hold their words.
         unsafe {
-            behz.tensor_floor
-                .launch(queue, f.values, w, &args, groups, events, &mut out)
-        }?;
-        Ok(out)
+            self.launch_behz(
+                chain,
+                &behz.tensor_floor,
+                queue,
+                f.values,
+                &args,
+                groups,
+                f.counters,
+                events,
+                WHAT,
+            )
+        }
     }
 }
 

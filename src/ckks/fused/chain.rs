@@ -1330,19 +1330,20 @@ impl FusedPasses {
         let plan = self.plan();
         let residues = plan.validate(queue, t.values, t.count, t.primes)?;
         let extent = plan.extent(WHAT, residues, 1, 0)?;
-        let sum = t.sum.unwrap_or(Sources::one(t.values));
+        let sum = t.sum.as_ref();
         let buffers: Vec<_> = [
             ("values", t.values, extent, true),
             ("counters", t.counters, CHAIN_COUNTER_WORDS, true),
         ]
         .into_iter()
-        .chain(sum.checked(extent))
-        .chain(sum.plains_checked(t.primes * plan.coeff_count()))
+        .chain(sum.into_iter().flat_map(|s| {
+            s.checked(extent)
+                .chain(s.plains_checked(t.primes * plan.coeff_count()))
+        }))
         .collect();
-        // The first pass reads the sum's words where it writes values' (each word by one
-        // work item); a shifted term's lie elsewhere, and a plaintext's serve every
-        // polynomial.
-        let may_alias = sum.unshifted_alias("values");
+        // A sum's pass reads its words where it writes values' (each word by one work
+        // item); a shifted term's lie elsewhere, and a plaintext's serve every polynomial.
+        let may_alias = sum.map_or_else(Vec::new, |s| s.unshifted_alias("values"));
         check_buffers(WHAT, &buffers, &may_alias)?;
         let strided = residues * chained.strided_groups;
         let block = residues * chained.block_groups;

@@ -115,47 +115,30 @@ impl<'a> LevelOps<'a> {
     }
 
     /// Whether this level's transforms run as one chained launch each
-    /// ([`super::fused::FusedPasses::chained_transform`]), which may read a sum of
-    /// ciphertexts ([`LevelOps::transform_sum`]).
+    /// ([`super::fused::FusedPasses::chained_transform`]).
     pub fn chains_transform(&self) -> bool {
         self.level.fused().is_some_and(|f| f.chains())
     }
 
-    /// SEAL's transform_to_ntt of `src` (`polys` polynomials of the level's primes; a sum,
-    /// [`Sources::sum`], summed in the transform's first pass) into `dst` (which may be an
-    /// unshifted term), fully reduced, in one launch. Errors: the level does not chain it
-    /// ([`LevelOps::chains_transform_sum`]); as the launcher's.
-    pub fn transform_sum(&self, dst: &Region, src: Sources, polys: usize) -> Result<()> {
-        self.ntt_chained(
-            dst,
-            Some(src),
-            [polys, self.primes()],
-            NttDirection::Forward,
-            true,
-        )
-    }
-
-    /// Whether this level's chained transforms take a sum: of ciphertexts forward
-    /// ([`LevelOps::transform_sum`]), of plaintext products inverse
-    /// ([`LevelOps::transform_products`]).
+    /// Whether this level's chained transforms take a sum ([`LevelOps::transform_sum`]).
     pub fn chains_transform_sum(&self) -> bool {
         self.level.fused().is_some_and(|f| f.chains_transform_sum())
     }
 
-    /// SEAL's transform_from_ntt of `src` (a sum of plaintext products in NTT form,
-    /// [`Sources::products`], of `polys` polynomials of the level's primes, summed in the
-    /// transform's first pass) into `dst` (which may be a term), fully reduced, in one
-    /// launch.
-    /// Errors: the level does not chain it ([`LevelOps::chains_transform_sum`]); as the
-    /// launcher's.
-    pub fn transform_products(&self, dst: &Region, src: Sources, polys: usize) -> Result<()> {
-        self.ntt_chained(
-            dst,
-            Some(src),
-            [polys, self.primes()],
-            NttDirection::Inverse,
-            true,
-        )
+    /// SEAL's transform_to_ntt (`to` forward) or transform_from_ntt of `src` (`polys`
+    /// polynomials of the level's primes, summed in the transform's first pass: forward a
+    /// sum of ciphertexts, [`Sources::sum`]; inverse a sum of plaintext products in NTT
+    /// form, [`Sources::products`]) into `dst` (which may be an unshifted term), fully
+    /// reduced, in one launch. Errors: the level does not chain it
+    /// ([`LevelOps::chains_transform_sum`]); as the launcher's.
+    pub fn transform_sum(
+        &self,
+        dst: &Region,
+        src: Sources,
+        polys: usize,
+        to: NttDirection,
+    ) -> Result<()> {
+        self.ntt_chained(dst, Some(src), [polys, self.primes()], to, true)
     }
 
     /// [`LevelOps::ntt`] in one chained launch, of `sum` where given.
