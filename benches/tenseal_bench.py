@@ -168,6 +168,7 @@ def main():
         "tenseal": ts.__file__,
         "tenseal_version": ts.__version__,
         "route_all": os.environ.get("SEAL_GPU_ROUTE_ALL", ""),
+        "shared_rotations": os.environ.get("TENSEAL_SHARED_ROTATIONS", ""),
         "opencl_device": os.environ.get("SEAL_OPENCL_DEVICE", ""),
         "host": platform.node(),
         "cpus": os.cpu_count(),

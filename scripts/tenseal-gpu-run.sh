@@ -5,7 +5,9 @@
 #   run.sh bench    runs benches/tenseal_bench.py three ways: stock TenSEAL (SEAL on the CPU),
 #                   the seal-opencl wheel without and with SEAL_GPU_ROUTE_ALL=1; with
 #                   UNCHAINED=1 a fourth, routed with SEAL_OPENCL_CHAIN=0 (key switches and
-#                   rescales in their separate launches), for a before and after in one run
+#                   rescales in their separate launches), for a before and after in one run;
+#                   with SHARED=1 two more with TENSEAL_SHARED_ROTATIONS=1 (tenseal-patch 0005),
+#                   the seal-opencl wheel on the CPU and routed
 #   run.sh decompose
 #                   benches/tenseal_decompose.py: where TenSEAL's evaluation time goes on the
 #                   device path (WORKLOADS, default lr,mnist-8192,dot; REPS, default 3)
@@ -58,6 +60,12 @@ case "$part" in
       2>&1 | tee "$out/tenseal-opencl-cpu.log"
     SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
+    if [ "${SHARED:-0}" = 1 ]; then
+      TENSEAL_SHARED_ROTATIONS=1 env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" \
+        --out "$out/tenseal-opencl-cpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-cpu-shared.log"
+      TENSEAL_SHARED_ROTATIONS=1 SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" \
+        --out "$out/tenseal-opencl-gpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-gpu-shared.log"
+    fi
     if [ "${UNCHAINED:-0}" = 1 ]; then
       SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_CHAIN=0 "$envs/gpu/bin/python" "$bench" \
         --out "$out/tenseal-opencl-gpu-unchained.json" "$@" 2>&1 | tee "$out/tenseal-opencl-gpu-unchained.log"

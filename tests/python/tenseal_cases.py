@@ -137,13 +137,22 @@ class Case:
     """One workload: `prepare` (test process) encrypts and serializes its inputs with the
     private context; `evaluate` (worker) returns its results; `expect`, where given, the plain
     value of each result (None: an error, nothing to decrypt) for a decryption check; `fresh_encryption`:
-    TenSEAL encrypts during `evaluate`, so its results differ from run to run."""
+    TenSEAL encrypts during `evaluate`, so its results differ from run to run; `env`: more
+    environment for both paths' workers; `galois_calls`: how many apply_galois the GPU path
+    routes, where the case pins it."""
 
     context: str
     prepare: Callable[[ts.Context], dict]
     evaluate: Callable[[ts.Context, dict], list]
     expect: Optional[Callable[[], list]] = None
     fresh_encryption: bool = False
+    env: tuple = ()
+    galois_calls: Optional[int] = None
+
+
+# tenseal-patch 0005: vector-matrix products rotate the vector first, the rotations of one
+# vector shared (Evaluator::rotate_vector_many).
+SHARED_ROTATIONS = (("TENSEAL_SHARED_ROTATIONS", "1"),)
 
 
 def _vectors(ctx: ts.Context) -> dict:
@@ -367,9 +376,15 @@ CASES = {
         "ckks", _vectors, _vector_rotations,
         lambda: [[X_ @ Y_], [X_ @ P_], [X_.sum()], np.concatenate([X_, Y_])],
     ),
+    # Rows 1..15 rotate by their steps' non-adjacent forms, 28 rotations a product; shared, the
+    # 20 distinct first parts of those forms.
     "vector_matmul": Case(
         "ckks", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
-        fresh_encryption=True,
+        fresh_encryption=True, galois_calls=56,
+    ),
+    "vector_matmul_shared_rotations": Case(
+        "ckks", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
+        fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=40,
     ),
     "vector_polyval": Case(
         "ckks", _vectors, _vector_polyval,
@@ -406,6 +421,10 @@ CASES = {
     "n_threads_4_matmul": Case(
         "ckks_threads", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
         fresh_encryption=True,
+    ),
+    "n_threads_4_matmul_shared_rotations": Case(
+        "ckks_threads", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
+        fresh_encryption=True, env=SHARED_ROTATIONS,
     ),
     # At the tutorials' 21 bits of scale, TenSEAL's results (stock TenSEAL's too) are off by
     # up to about 1 here, so these two are not compared with the plain computation.

@@ -55,6 +55,7 @@ def prepare(name: str, folder: Path) -> None:
 def worker(case: str, folder: Path, out: Path, gpu: bool, *flags: str):
     """One path's run of `case` (tenseal_cases.py) on the inputs in `folder`."""
     env = {k: v for k, v in os.environ.items() if k != "SEAL_GPU_ROUTE_ALL"}
+    env.update(CASES[case].env)
     if gpu:
         env["SEAL_GPU_ROUTE_ALL"] = "1"
         env["SEAL_OPENCL_PROFILE"] = str(folder / "profile.json")
@@ -132,6 +133,8 @@ def test_gpu_path_equals_cpu_path(name, tmp_path):
     # CKKS and BFV alike run on the backend (BFV's multiply by SEAL's BEHZ base extensions).
     routed = routed_calls(tmp_path)
     assert routed, f"{name} routed nothing to the backend:\n{gpu_stderr}"
+    if case.galois_calls is not None:
+        assert routed.get("apply_galois") == case.galois_calls, routed
 
     if case.expect is None:
         return
