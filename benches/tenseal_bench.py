@@ -39,8 +39,12 @@ import tenseal as ts
 SIGMOID = [0.5, 0.197, 0, -0.004]
 
 
+# TenSEAL's threads (--threads); None: TenSEAL's default, one per hardware thread.
+N_THREADS = None
+
+
 def ckks_context(n, bits, scale_bits):
-    ctx = ts.context(ts.SCHEME_TYPE.CKKS, n, coeff_mod_bit_sizes=bits)
+    ctx = ts.context(ts.SCHEME_TYPE.CKKS, n, coeff_mod_bit_sizes=bits, n_threads=N_THREADS)
     ctx.global_scale = 2**scale_bits
     ctx.generate_galois_keys()
     return ctx
@@ -160,8 +164,11 @@ def main():
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--vecmat-rows", type=int, default=4096)
+    parser.add_argument("--threads", type=int, help="TenSEAL's n_threads (default: TenSEAL's)")
     parser.add_argument("--out")
     args = parser.parse_args()
+    global N_THREADS
+    N_THREADS = args.threads
 
     rng = np.random.default_rng(27)
     report = {
@@ -169,6 +176,7 @@ def main():
         "tenseal_version": ts.__version__,
         "route_all": os.environ.get("SEAL_GPU_ROUTE_ALL", ""),
         "shared_rotations": os.environ.get("TENSEAL_SHARED_ROTATIONS", ""),
+        "n_threads": args.threads,
         "opencl_device": os.environ.get("SEAL_OPENCL_DEVICE", ""),
         "host": platform.node(),
         "cpus": os.cpu_count(),

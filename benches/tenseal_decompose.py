@@ -133,6 +133,7 @@ def main() -> int:
     bench = [args.python, str(args.bench), "--reps", str(args.reps)]
     result = {"bench": "tenseal_decompose", "device": args.device,
               "date": time.strftime("%Y-%m-%d", time.gmtime()), "reps": args.reps,
+              "shared_rotations": os.environ.get("TENSEAL_SHARED_ROTATIONS", ""),
               "workloads": []}
     for w in args.workloads.split(","):
         base = args.out / w

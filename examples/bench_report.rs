@@ -507,9 +507,14 @@ fn main() -> std::io::Result<()> {
                     "Where a TenSEAL evaluation's time goes on the device path ({}, medians of {} runs, per \
                      inference, ms): the `evaluate` calls split by py-spy's samples of the calling thread, then \
                      the first decrypt draining the device; kernels, launches, routed calls and the backend's \
-                     host time in them from the profiler.\n",
+                     host time in them from the profiler.{}\n",
                     s(&j["date"]),
                     s(&j["reps"]),
+                    if s(&j["shared_rotations"]) == "1" {
+                        " TenSEAL's vector-matrix products share rotations (`TENSEAL_SHARED_ROTATIONS=1`)."
+                    } else {
+                        ""
+                    },
                 );
                 let workloads = workloads_of(j);
                 let mut categories: Vec<String> = Vec::new();

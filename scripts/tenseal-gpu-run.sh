@@ -7,7 +7,8 @@
 #                   UNCHAINED=1 a fourth, routed with SEAL_OPENCL_CHAIN=0 (key switches and
 #                   rescales in their separate launches), for a before and after in one run;
 #                   with SHARED=1 two more with TENSEAL_SHARED_ROTATIONS=1 (tenseal-patch 0005),
-#                   the seal-opencl wheel on the CPU and routed
+#                   the seal-opencl wheel on the CPU and routed; ROUTED_ONLY=1 leaves out the runs on
+#                   the CPU
 #   run.sh decompose
 #                   benches/tenseal_decompose.py: where TenSEAL's evaluation time goes on the
 #                   device path (WORKLOADS, default lr,mnist-8192,dot; REPS, default 3)
@@ -54,14 +55,16 @@ case "$part" in
     env_with "$envs/stock" "$here/stock"
     env_with "$envs/gpu" "$here/gpu"
     bench="$here/benches/tenseal_bench.py"
-    env -u SEAL_GPU_ROUTE_ALL "$envs/stock/bin/python" "$bench" --out "$out/tenseal-stock-cpu.json" "$@" \
-      2>&1 | tee "$out/tenseal-stock-cpu.log"
-    env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-cpu.json" "$@" \
-      2>&1 | tee "$out/tenseal-opencl-cpu.log"
+    if [ "${ROUTED_ONLY:-0}" != 1 ]; then
+      env -u SEAL_GPU_ROUTE_ALL "$envs/stock/bin/python" "$bench" --out "$out/tenseal-stock-cpu.json" "$@" \
+        2>&1 | tee "$out/tenseal-stock-cpu.log"
+      env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-cpu.json" "$@" \
+        2>&1 | tee "$out/tenseal-opencl-cpu.log"
+    fi
     SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
     if [ "${SHARED:-0}" = 1 ]; then
-      TENSEAL_SHARED_ROTATIONS=1 env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" \
+      [ "${ROUTED_ONLY:-0}" = 1 ] || TENSEAL_SHARED_ROTATIONS=1 env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" \
         --out "$out/tenseal-opencl-cpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-cpu-shared.log"
       TENSEAL_SHARED_ROTATIONS=1 SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" \
         --out "$out/tenseal-opencl-gpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-gpu-shared.log"
