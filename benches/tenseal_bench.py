@@ -2,7 +2,7 @@
 
 Runs with whichever TenSEAL the interpreter imports: stock TenSEAL from PyPI (SEAL on the
 CPU), or the wheel of scripts/tenseal-wheel.sh with or without SEAL_GPU_ROUTE_ALL=1 (the
-backend on the device that SEAL_OPENCL_DEVICE picks). One process, TenSEAL's default threads.
+backend on the device that SEAL_OPENCL_DEVICE picks). One process, TenSEAL's default threads (or --threads).
 
     python3 benches/tenseal_bench.py [--workloads lr,mnist-8192,...] [--reps 5] [--out FILE]
 
@@ -39,23 +39,20 @@ import tenseal as ts
 SIGMOID = [0.5, 0.197, 0, -0.004]
 
 
-# TenSEAL's threads (--threads); None: TenSEAL's default, one per hardware thread.
-N_THREADS = None
-
-
-def ckks_context(n, bits, scale_bits):
-    ctx = ts.context(ts.SCHEME_TYPE.CKKS, n, coeff_mod_bit_sizes=bits, n_threads=N_THREADS)
+def ckks_context(args, n, bits, scale_bits):
+    """A context with Galois keys and TenSEAL's `--threads` (None: one per hardware thread)."""
+    ctx = ts.context(ts.SCHEME_TYPE.CKKS, n, coeff_mod_bit_sizes=bits, n_threads=args.threads)
     ctx.global_scale = 2**scale_bits
     ctx.generate_galois_keys()
     return ctx
 
 
-def tutorial_context():
-    return ckks_context(8192, [40, 21, 21, 21, 21, 21, 21, 40], 21)
+def tutorial_context(args):
+    return ckks_context(args, 8192, [40, 21, 21, 21, 21, 21, 21, 40], 21)
 
 
 def lr(args, rng):
-    ctx = tutorial_context()
+    ctx = tutorial_context(args)
     weight, bias = rng.uniform(-1, 1, 9).tolist(), float(rng.uniform(-1, 1))
     samples = rng.uniform(-1, 1, (args.batch, 9)).tolist()
 
@@ -68,9 +65,9 @@ def lr(args, rng):
 def mnist(n):
     def make(args, rng):
         if n == 8192:
-            ctx = tutorial_context()
+            ctx = tutorial_context(args)
         else:
-            ctx = ckks_context(n, [60, 40, 40, 40, 40, 40, 40, 60], 40)
+            ctx = ckks_context(args, n, [60, 40, 40, 40, 40, 40, 40, 60], 40)
         conv_w = rng.uniform(-0.3, 0.3, (4, 7, 7)).tolist()
         conv_b = rng.uniform(-0.3, 0.3, 4).tolist()
         fc1_w, fc1_b = rng.uniform(-0.1, 0.1, (256, 64)).tolist(), rng.uniform(-0.1, 0.1, 64).tolist()
@@ -97,7 +94,7 @@ def mnist(n):
 
 
 def dot(args, rng):
-    ctx = ckks_context(8192, [60, 40, 40, 60], 40)
+    ctx = ckks_context(args, 8192, [60, 40, 40, 60], 40)
     pair = rng.uniform(-1, 1, (2, 4096)).tolist()
 
     def evaluate(encrypted):
@@ -108,7 +105,7 @@ def dot(args, rng):
 
 
 def vecmat(args, rng):
-    ctx = ckks_context(8192, [60, 40, 40, 60], 40)
+    ctx = ckks_context(args, 8192, [60, 40, 40, 60], 40)
     matrix = rng.uniform(-1, 1, (args.vecmat_rows, 64)).tolist()
 
     def evaluate(encrypted):
@@ -167,8 +164,6 @@ def main():
     parser.add_argument("--threads", type=int, help="TenSEAL's n_threads (default: TenSEAL's)")
     parser.add_argument("--out")
     args = parser.parse_args()
-    global N_THREADS
-    N_THREADS = args.threads
 
     rng = np.random.default_rng(27)
     report = {

@@ -684,16 +684,6 @@ fn multiply_plain_coeff_equals_host() {
     }
 }
 
-/// A sum of ciphertexts read on a chained pass's loads (`Sources`: the words SEAL's adds,
-/// subs and multiply_plains by X^s of the terms in turn leave) gives the words of the same
-/// pass on the sum: multiply_plain in coefficient form and transform_to_ntt against their
-/// host references of the host's sum, and BFV's apply_galois against the device's own on
-/// the sum uploaded (that one is checked against SEAL's elsewhere), with 2 to 8 terms (the
-/// multiply_plain up to its 4 slots, refused past them), some
-/// subtracted, some shifted by a drawn X^s (0 < s < N, SEAL's negacyclic shift on the
-/// host), one term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
-/// A transform into a shifted term's own buffer is refused (its words are read elsewhere
-/// than written).
 /// A CKKS context at N = 2^`log_n` over primes of 50, 40, 60 and 60 bits (the last the
 /// special prime), whose level of the three data primes chains at 2^13; the key level's
 /// primes.
@@ -715,6 +705,16 @@ fn chaining_context(graph: &Graph, log_n: u32) -> (CkksContext, Vec<Modulus>) {
     (context, key_moduli)
 }
 
+/// A sum of ciphertexts read on a chained pass's loads (`Sources`: the words SEAL's adds,
+/// subs and multiply_plains by X^s of the terms in turn leave) gives the words of the same
+/// pass on the sum: multiply_plain in coefficient form and transform_to_ntt against their
+/// host references of the host's sum, and BFV's apply_galois against the device's own on
+/// the sum uploaded (that one is checked against SEAL's elsewhere), with 2 to 8 terms (the
+/// multiply_plain up to its 4 slots, refused past them), some
+/// subtracted, some shifted by a drawn X^s (0 < s < N, SEAL's negacyclic shift on the
+/// host), one term also dst, at 2^13 (where all three chain), on poisoned pooled buffers.
+/// A transform into a shifted term's own buffer is refused (its words are read elsewhere
+/// than written).
 #[test]
 fn chained_passes_read_sums_on_load() {
     let mut rng = rng();
