@@ -185,6 +185,11 @@ namespace seal_opencl::detail
         void transform_from_ntt_inplace(
             const SEALContext &context, const SEALContext::ContextData &context_data,
             Ciphertext &encrypted_ntt) override;
+        // Encoding (routing.cc): CKKSEncoder::encode's NTT at a level ciphertexts live at.
+        bool transforms_encoding(
+            const SEALContext &context, const SEALContext::ContextData &context_data) const override;
+        void transform_encoding_to_ntt(
+            const SEALContext &context, const SEALContext::ContextData &context_data, Plaintext &plain) override;
         // Encryption (routing.cc): CKKS public-key encryption of zero, one level up and rescaled.
         bool encrypts_zero(const SEALContext &context, const SEALContext::ContextData &context_data) const override;
         void encrypt_zero(

@@ -4,6 +4,8 @@
 
 #include "seal-opencl/ffi/backend.h"
 
+#include "seal/util/ntt.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -387,6 +389,36 @@ namespace seal_opencl::detail
         unary(
             "transform_from_ntt", context, context_data, encrypted_ntt, UnaryOp::TransformFromNtt,
             [](auto &cpu, auto &result) { cpu.transform_from_ntt_inplace(result); });
+    }
+
+    // CKKS at the levels ciphertexts live at (the key level only where it is the first: no
+    // key switching); the transform of a ciphertext's polynomials, one polynomial of K residues.
+    bool OpenClBackend::transforms_encoding(
+        const SEALContext &context, const SEALContext::ContextData &context_data) const
+    {
+        return context_data.parms().scheme() == seal::scheme_type::ckks &&
+               context_data.chain_index() <= context.first_context_data()->chain_index();
+    }
+
+    void OpenClBackend::transform_encoding_to_ntt(
+        const SEALContext &context, const SEALContext::ContextData &context_data, Plaintext &plain)
+    {
+        const auto params = level_params(context, context_data);
+        routed(
+            "encode (its NTT)", context, context_data, plain,
+            [&] {
+                translated([&] { backend_->unary(params, UnaryOp::TransformEncoding, result_image(plain), 1); });
+            },
+            [&](Reference &cpu, Plaintext &result) {
+                result = cpu.copy(plain);
+                const auto &parms = context_data.parms();
+                const std::size_t n = parms.poly_modulus_degree();
+                for (std::size_t i = 0; i < parms.coeff_modulus().size(); i++)
+                {
+                    seal::util::ntt_negacyclic_harvey(result.data(i * n), context_data.small_ntt_tables()[i]);
+                }
+                result.parms_id() = context_data.parms_id();
+            });
     }
 
     // CKKS only, and only where SEAL encrypts one level up (the level has a previous one): at

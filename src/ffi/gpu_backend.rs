@@ -260,6 +260,7 @@ impl GpuBackend {
             UnaryOp::ModSwitchToNextInplace => backend.mod_switch_to_next_inplace(level, ct, size),
             UnaryOp::TransformToNtt => backend.transform_to_ntt(level, ct, size),
             UnaryOp::TransformFromNtt => backend.transform_from_ntt(level, ct, size),
+            UnaryOp::TransformEncoding => backend.transform_encoding(level, ct, size),
             _ => Err(unknown_operation("unary", op.repr)),
         })
     }

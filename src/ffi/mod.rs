@@ -160,7 +160,8 @@ mod bridge {
     }
 
     /// The routed operations on one ciphertext in place (`GpuBackend::unary`), each the
-    /// `seal_backend::Backend` method of its name.
+    /// `seal_backend::Backend` method of its name; `TransformEncoding` takes a CKKS
+    /// encoding's plaintext (one polynomial).
     enum UnaryOp {
         Negate,
         DoubleInplace,
@@ -170,6 +171,7 @@ mod bridge {
         ModSwitchToNextInplace,
         TransformToNtt,
         TransformFromNtt,
+        TransformEncoding,
     }
 
     /// The routed operations of two ciphertexts, the result in the first

@@ -1002,9 +1002,34 @@ impl Backend {
     }
 
     pub fn transform_to_ntt(&self, level: &Level, ct: &mut GpuImage, size: usize) -> Result<()> {
-        self.with_ops("transform_to_ntt", level, |ops| {
-            ct.expect(size, ops, "encrypted")?;
-            transform(ops, ct, size, NttDirection::Forward)
+        self.forward_transform("transform_to_ntt", "encrypted", level, ct, size)
+    }
+
+    /// CKKSEncoder::encode's last step (seal-patch 0011): the forward transform of an
+    /// encoding's `size` (one) polynomials of the level's residues, profiled under the
+    /// encoder's name.
+    pub fn transform_encoding(
+        &self,
+        level: &Level,
+        plain: &mut GpuImage,
+        size: usize,
+    ) -> Result<()> {
+        self.forward_transform("encode_ntt", "plain", level, plain, size)
+    }
+
+    /// The forward negacyclic NTT of `size` polynomials of `image` (the operand `what` of
+    /// the operation `name`).
+    fn forward_transform(
+        &self,
+        name: &'static str,
+        what: &str,
+        level: &Level,
+        image: &mut GpuImage,
+        size: usize,
+    ) -> Result<()> {
+        self.with_ops(name, level, |ops| {
+            image.expect(size, ops, what)?;
+            transform(ops, image, size, NttDirection::Forward)
         })
     }
 

@@ -114,6 +114,19 @@ impl CkksEncoder {
         parms_id: &ParmsId,
         scale: f64,
     ) -> Result<Plaintext> {
+        filled(Plaintext::new, |plain| {
+            self.encode_complex_into(values, parms_id, scale, plain)
+        })
+    }
+
+    /// `encode_complex` into an existing plaintext (overwritten whole).
+    pub fn encode_complex_into(
+        &self,
+        values: &[(f64, f64)],
+        parms_id: &ParmsId,
+        scale: f64,
+        destination: &mut Plaintext,
+    ) -> Result<()> {
         let finite = values
             .iter()
             .all(|(re, im)| re.is_finite() && im.is_finite());
@@ -121,18 +134,18 @@ impl CkksEncoder {
         let mut flat: Vec<f64> = values.iter().flat_map(|&(re, im)| [re, im]).collect();
         let mut id = *parms_id;
         // SAFETY: `flat` holds 2 doubles per value, as Encode2 reads `value_count` pairs;
-        // `id` has 4 words; the encoder and `plain` are live.
-        filled(Plaintext::new, |plain| unsafe {
+        // `id` has 4 words; the encoder and `destination` are live.
+        unsafe {
             seal_call!(CKKSEncoder_Encode2(
                 self.ptr(),
                 values.len() as u64,
                 flat.as_mut_ptr(),
                 id.as_mut_ptr(),
                 scale,
-                plain.ptr(),
+                destination.ptr(),
                 ptr::null_mut()
             ))
-        })
+        }
     }
 
     /// Encodes `value` into every slot.

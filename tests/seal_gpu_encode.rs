@@ -1,0 +1,190 @@
+//! CKKSEncoder::encode into a plaintext bound for the device (seal-patch 0011): SEAL computes
+//! the encoding's residues on the host, the backend transforms them to NTT form
+//! (`transform_encoding_to_ntt`). The plaintext must hold the words and metadata SEAL's CPU
+//! encoding writes, at every level of several parameter sets, for real and complex values;
+//! an unmarked plaintext stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on.
+
+use rand::Rng;
+use seal_opencl::ErrorKind;
+use seal_opencl_testkit::child_test;
+use seal_opencl_testkit::fixture::*;
+use seal_opencl_testkit::harness::{launches, rng};
+use seal_opencl_testkit::seal_c::{CkksContext, CkksEncoder, ParmsId, Plaintext};
+
+/// The plaintexts' metadata and words agree (a host read of `gpu`: downloads it).
+fn assert_same_plain(cpu: &Plaintext, gpu: &Plaintext, what: &str) {
+    assert_eq!(gpu.parms_id(), cpu.parms_id(), "{what}: parms_id");
+    assert_eq!(
+        gpu.scale().to_bits(),
+        cpu.scale().to_bits(),
+        "{what}: scale"
+    );
+    assert!(gpu.is_ntt_form() && cpu.is_ntt_form(), "{what}: NTT form");
+    assert_words(&cpu.data().unwrap(), &gpu.data().unwrap(), what);
+}
+
+/// A marked plaintext the device encodes into.
+fn marked() -> Plaintext {
+    let mut p = Plaintext::new().unwrap();
+    p.gpu().unwrap();
+    p
+}
+
+/// `values` encoded at `parms_id` on the CPU (an unmarked plaintext) and on the device (a
+/// marked one, and `reused`, marked and holding an earlier encoding): the same words.
+fn check_encoding(
+    encoder: &CkksEncoder,
+    values: &[f64],
+    parms_id: &ParmsId,
+    scale: f64,
+    reused: &mut Plaintext,
+    what: &str,
+) {
+    let cpu = encoder.encode(values, parms_id, scale).unwrap();
+    assert!(
+        !cpu.on_gpu(),
+        "{what}: an unmarked plaintext stays on the host"
+    );
+    let mut gpu = marked();
+    encoder
+        .encode_into(values, parms_id, scale, &mut gpu)
+        .unwrap();
+    assert!(gpu.on_gpu(), "{what}");
+    assert_same_plain(&cpu, &gpu, what);
+    encoder
+        .encode_into(values, parms_id, scale, reused)
+        .unwrap();
+    assert_same_plain(&cpu, reused, &format!("{what}, into a reused plaintext"));
+}
+
+/// Every level of N = 2^12 {35,30,35}, 2^13 {50,40x4} and {60,30,45,30,50}: full and partial
+/// slot vectors of real values, values large enough for SEAL's 128-bit decomposition path, and
+/// complex values.
+#[test]
+fn encodings_match_seal_cpu_at_every_level() {
+    install();
+    let mut rng = rng();
+    for (n, bits, scale_bits) in [
+        (4096u64, &[35, 30, 35][..], 30),
+        (8192, &[50, 40, 40, 40, 40], 40),
+        (8192, &[60, 30, 45, 30, 50], 30),
+    ] {
+        let ctx = CkksContext::new(n, bits).unwrap();
+        let encoder = CkksEncoder::new(&ctx).unwrap();
+        let scale = 2f64.powi(scale_bits);
+        let mut reused = marked();
+        for (level, parms_id) in ctx.parms_id_chain().unwrap().iter().enumerate() {
+            let what = format!("N=2^{} {bits:?} level {level}", n.trailing_zeros());
+            let slots = encoder.slot_count();
+            let full: Vec<f64> = (0..slots).map(|_| rng.gen_range(-1.0..1.0)).collect();
+            check_encoding(&encoder, &full, parms_id, scale, &mut reused, &what);
+            let partial = &full[..slots / 3];
+            check_encoding(&encoder, partial, parms_id, scale, &mut reused, &what);
+            // |coefficient| ~ 2^70: SEAL's decomposition into two words.
+            let large: Vec<f64> = full
+                .iter()
+                .map(|v| v * 2f64.powi(70 - scale_bits))
+                .collect();
+            if 80 < bits.iter().take(bits.len() - level - 1).sum::<i32>() {
+                check_encoding(&encoder, &large, parms_id, scale, &mut reused, &what);
+            }
+            let complex: Vec<(f64, f64)> = (0..slots)
+                .map(|_| (rng.gen_range(-1.0..1.0), rng.gen_range(-1.0..1.0)))
+                .collect();
+            let cpu = encoder.encode_complex(&complex, parms_id, scale).unwrap();
+            let mut gpu = marked();
+            encoder
+                .encode_complex_into(&complex, parms_id, scale, &mut gpu)
+                .unwrap();
+            assert_same_plain(&cpu, &gpu, &format!("{what}, complex"));
+        }
+    }
+    assert_no_cpu_fallback();
+}
+
+/// A device encoding decodes to the values and multiplies a device ciphertext as SEAL's CPU
+/// encoding does (the same words, so the same product).
+#[test]
+fn device_encodings_multiply_as_seal_cpu_encodings() {
+    let (fx, mut rng) = Fixture::with_rng();
+    let values = fx.values(&mut rng);
+    let parms_id = fx.ctx.first_parms_id();
+    let cpu = fx.encoder.encode(&values, &parms_id, fx.scale).unwrap();
+    let mut gpu = marked();
+    fx.encoder
+        .encode_into(&values, &parms_id, fx.scale, &mut gpu)
+        .unwrap();
+    let decoded = fx.encoder.decode(&gpu).unwrap();
+    assert_eq!(decoded, fx.encoder.decode(&cpu).unwrap());
+    let a = fx.encrypt(&mut rng);
+    let (mut on_cpu, mut on_device) = (a.clone(), on_gpu(&a));
+    fx.evaluator
+        .multiply_plain_inplace(&mut on_cpu, &cpu)
+        .unwrap();
+    fx.evaluator
+        .multiply_plain_inplace(&mut on_device, &gpu)
+        .unwrap();
+    assert_same(&on_cpu, &on_device, "multiply_plain by a device encoding");
+    assert_no_cpu_fallback();
+}
+
+/// Values too large for the level's modulus: SEAL throws `invalid_argument` at the call (its
+/// check comes before any word is written), and the marked destination keeps its encoding.
+#[test]
+fn refused_encodings_keep_the_destination() {
+    let (fx, mut rng) = Fixture::with_rng();
+    let values = fx.values(&mut rng);
+    let parms_id = fx.ctx.first_parms_id();
+    let mut gpu = marked();
+    fx.encoder
+        .encode_into(&values, &parms_id, fx.scale, &mut gpu)
+        .unwrap();
+    let before = gpu.data().unwrap();
+    let huge = vec![2f64.powi(60); fx.encoder.slot_count()];
+    let err = fx
+        .encoder
+        .encode_into(&huge, &parms_id, fx.scale, &mut gpu)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument, "{err}");
+    assert_eq!(gpu.data().unwrap(), before);
+    assert_eq!(gpu.parms_id(), parms_id);
+}
+
+child_test! {
+    /// A marked destination's encoding launches the forward transform (one launch); an
+    /// unmarked one launches nothing without SEAL_GPU_ROUTE_ALL. In a child process, since it
+    /// installs the backend with the global profiler on.
+    fn marked_encodings_launch_one_transform() [] {
+        let profiler = seal_opencl::profiler::enable_global();
+        let (fx, mut rng) = Fixture::with_rng();
+        let values = fx.values(&mut rng);
+        let parms_id = fx.ctx.first_parms_id();
+        let mut gpu = marked();
+        // Warm up (tables, programs), then count.
+        fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
+        let launched = launches(&profiler, None, || {
+            fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
+        });
+        assert_eq!(launched, 1);
+        let launched = launches(&profiler, None, || {
+            fx.encoder.encode(&values, &parms_id, fx.scale).unwrap();
+        });
+        assert_eq!(launched, 0);
+    }
+}
+
+child_test! {
+    /// Under SEAL_GPU_ROUTE_ALL an unmarked destination is encoded on the device once a
+    /// backend is installed (the encoder installs none), and is marked by it.
+    fn route_all_encodes_on_the_device() [("SEAL_GPU_ROUTE_ALL", "1")] {
+        let ctx = CkksContext::new(4096, &[35, 30, 35]).unwrap();
+        let encoder = CkksEncoder::new(&ctx).unwrap();
+        let values = vec![0.25; encoder.slot_count()];
+        let before = encoder.encode(&values, &ctx.first_parms_id(), 2f64.powi(30)).unwrap();
+        assert!(!before.on_gpu(), "no backend installed yet");
+        install();
+        let after = encoder.encode(&values, &ctx.first_parms_id(), 2f64.powi(30)).unwrap();
+        assert!(after.on_gpu());
+        assert_same_plain(&before, &after, "route-all");
+    }
+}
