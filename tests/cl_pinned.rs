@@ -1,6 +1,7 @@
 //! Page-locked host memory (`cl::PinnedHost`): blocks reused for requests within twice their
-//! size, the byte cap (free blocks give way first, then the request gets none), and uploads
-//! from memory outside the blocks left to the caller's blocking write.
+//! size, the byte cap (free blocks give way first, then the request gets none), freed blocks
+//! that drain while uploads read them, and uploads from memory outside the blocks left to the
+//! caller's blocking write.
 
 use seal_opencl::cl::{Context, DeviceSelector, PinnedHost};
 
@@ -71,4 +72,59 @@ fn words_outside_the_blocks_are_not_written_here() {
         pinned.write(&queue, &buffer, &words).unwrap().is_none(),
         "pageable words: the caller writes them, blocking"
     );
+}
+
+/// A block freed while an upload still reads it is taken back at once, without waiting for
+/// the device; it drains: a request meanwhile gets another block, and once the upload
+/// finished it serves requests again.
+#[test]
+fn freed_blocks_drain_until_their_uploads_finished() {
+    use seal_opencl::cl::{complete_user_event, enqueue_barrier, is_complete};
+    let (ctx, pinned) = pool(1 << 20);
+    let queue = ctx.queue(false).unwrap();
+    let target = ctx.buffer(&queue, 512).unwrap();
+    // The queue waits for `gate`, so the upload below stays pending until it completes.
+    let gate = ctx.user_event().unwrap();
+    enqueue_barrier(&queue, std::slice::from_ref(&gate)).unwrap();
+    let a = pinned.allocate(4096).expect("room for a block");
+    // SAFETY: `a` is the start of a mapped block of 4096 bytes that this test holds (in use),
+    // aligned for u64; nothing else reads or writes it while the slice lives.
+    let words = unsafe { std::slice::from_raw_parts_mut(a as *mut u64, 512) };
+    words
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, w)| *w = i as u64);
+    let upload = pinned
+        .write(&queue, &target, words)
+        .unwrap()
+        .expect("words in a block: a non-blocking write");
+    assert!(!is_complete(&upload).unwrap(), "the gate holds the upload");
+    let (freed, returned) = std::sync::mpsc::channel();
+    let b = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            pinned.deallocate(a);
+            freed.send(()).unwrap();
+        });
+        let returned = returned
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .is_ok();
+        // Still gated: the freed block is draining.
+        let b = returned.then(|| pinned.allocate(4096).expect("room for a block"));
+        complete_user_event(&gate).unwrap();
+        assert!(returned, "deallocate waited for the upload");
+        b.unwrap()
+    });
+    assert_ne!(b, a, "a draining block is not handed out");
+    queue.finish().unwrap();
+    assert_eq!(
+        seal_opencl::cl::download(&queue, &target).unwrap(),
+        (0..512).collect::<Vec<u64>>(),
+        "the upload read the words of the freed block"
+    );
+    assert_eq!(
+        pinned.allocate(4096),
+        Some(a),
+        "once the upload finished, the block serves requests again"
+    );
+    assert_eq!(pinned.total_bytes(), 8 << 10);
 }

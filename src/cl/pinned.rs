@@ -14,9 +14,10 @@
 //! falls back to pageable memory (one warning per process).
 //!
 //! Asynchronous uploads keep their host words: each block remembers the events of the
-//! uploads still reading it, and freeing a block waits for them, so an object may be
-//! destroyed (or reallocated) while its upload runs. Host writes wait through the image
-//! (`DeviceImage::wait_upload`).
+//! uploads still reading it. A block freed while some still run drains: it goes back to the
+//! free blocks once they finished (looked at by later requests), so an object may be
+//! destroyed (or reallocated) while its upload runs, and destroying it does not wait for the
+//! device. Host writes wait through the image (`DeviceImage::wait_upload`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,6 +54,8 @@ struct State {
     blocks: BTreeMap<usize, Block>,
     /// Free blocks by (bytes, address).
     free: BTreeMap<(usize, usize), ()>,
+    /// Blocks SEAL freed while uploads still read them, by address: free once those finished.
+    draining: Vec<usize>,
     /// Bytes of all blocks, in use or free.
     total: u64,
     /// Blocks allocated from the driver so far.
@@ -114,6 +117,7 @@ impl PinnedHost {
     pub fn allocate(&self, bytes: usize) -> Option<usize> {
         let bytes = bytes.max(1).div_ceil(BLOCK_ALIGN) * BLOCK_ALIGN;
         let mut state = self.state.lock();
+        state.reclaim();
         let reuse = state
             .free
             .range((bytes, 0)..(bytes.saturating_mul(2).saturating_add(1), 0))
@@ -168,28 +172,24 @@ impl PinnedHost {
         }
     }
 
-    /// Takes back the block at `address` (from [`PinnedHost::allocate`]) once no upload
-    /// reads it any more: waits for those still running. An unknown address is ignored.
+    /// Takes back the block at `address` (from [`PinnedHost::allocate`]) without waiting: it
+    /// is free at once where no upload reads it any more, else it drains until those
+    /// finished. An unknown address is ignored.
     pub fn deallocate(&self, address: usize) {
-        let reading = {
-            let mut state = self.state.lock();
-            match state.blocks.get_mut(&address) {
-                Some(block) if block.in_use => std::mem::take(&mut block.reading),
-                _ => return,
-            }
-        };
-        for event in &reading {
-            // A failed upload does not read the words any more either.
-            if let Err(e) = event.wait_for() {
-                tracing::debug!("upload from page-locked memory failed: {e}");
-            }
-        }
         let mut state = self.state.lock();
-        if let Some(block) = state.blocks.get_mut(&address) {
-            block.in_use = false;
-            IN_USE_BYTES.fetch_sub(block.bytes as u64, Ordering::Relaxed);
+        let Some(block) = state.blocks.get_mut(&address) else {
+            return;
+        };
+        if !block.in_use {
+            return;
+        }
+        block.in_use = false;
+        IN_USE_BYTES.fetch_sub(block.bytes as u64, Ordering::Relaxed);
+        if block.drop_finished_uploads() {
             let key = (block.bytes, address);
             state.free.insert(key, ());
+        } else {
+            state.draining.push(address);
         }
     }
 
@@ -211,14 +211,13 @@ impl PinnedHost {
         if !block.in_use || end > block_start + block.bytes {
             return Ok(None);
         }
-        block
-            .reading
-            .retain(|event| !is_complete(event).unwrap_or(true));
+        block.drop_finished_uploads();
         let mut event = Event::empty();
         // SAFETY: the write reads `data` after this call returns. `data` lies in a mapped block
-        // in use, which stays mapped and is not reused until the write finished: `deallocate`
-        // waits for the event recorded below before it frees the block, and the block's owner
-        // (a SEAL object) waits for it (`GpuImage::wait_upload`) before writing the words.
+        // in use, which stays mapped and is not reused until the write finished: a freed block
+        // drains until the event recorded below completed (`State::reclaim`), the pool waits for
+        // it before it unmaps the block (`Drop for PinnedHost`), and the block's owner (a SEAL
+        // object) waits for it (`GpuImage::wait_upload`) before writing the words.
         // The length was checked against the region above.
         unsafe {
             region
@@ -256,6 +255,49 @@ impl PinnedHost {
             mapping: Mapping(map),
             _buffer: buffer,
         })
+    }
+}
+
+impl State {
+    /// Frees the draining blocks whose uploads finished.
+    fn reclaim(&mut self) {
+        let State {
+            blocks,
+            free,
+            draining,
+            ..
+        } = self;
+        draining.retain(|address| {
+            let block = blocks.get_mut(address).expect("draining blocks exist");
+            if !block.drop_finished_uploads() {
+                return true;
+            }
+            free.insert((block.bytes, *address), ());
+            false
+        });
+    }
+}
+
+impl Block {
+    /// Forgets the uploads that finished (a failed one does not read the words any more
+    /// either); whether none is left.
+    fn drop_finished_uploads(&mut self) -> bool {
+        self.reading
+            .retain(|event| !is_complete(event).unwrap_or(true));
+        self.reading.is_empty()
+    }
+}
+
+impl Drop for PinnedHost {
+    /// Uploads from freed blocks may still run: their words stay mapped until they finished.
+    fn drop(&mut self) {
+        for block in self.state.get_mut().blocks.values() {
+            for event in &block.reading {
+                if let Err(e) = event.wait_for() {
+                    tracing::debug!("upload from page-locked memory failed: {e}");
+                }
+            }
+        }
     }
 }
 
