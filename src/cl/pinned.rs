@@ -19,7 +19,7 @@
 //! destroyed (or reallocated) while its upload runs, and destroying it does not wait for the
 //! device. Host writes wait through the image (`DeviceImage::wait_upload`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ocl::flags::{MapFlags, MemFlags};
@@ -54,8 +54,9 @@ struct State {
     blocks: BTreeMap<usize, Block>,
     /// Free blocks by (bytes, address).
     free: BTreeMap<(usize, usize), ()>,
-    /// Blocks SEAL freed while uploads still read them, by address: free once those finished.
-    draining: Vec<usize>,
+    /// Blocks SEAL freed while uploads still read them, by address, oldest first: free once
+    /// those finished.
+    draining: VecDeque<usize>,
     /// Bytes of all blocks, in use or free.
     total: u64,
     /// Blocks allocated from the driver so far.
@@ -189,7 +190,7 @@ impl PinnedHost {
             let key = (block.bytes, address);
             state.free.insert(key, ());
         } else {
-            state.draining.push(address);
+            state.draining.push_back(address);
         }
     }
 
@@ -259,22 +260,21 @@ impl PinnedHost {
 }
 
 impl State {
-    /// Frees the draining blocks whose uploads finished.
+    /// Frees the draining blocks whose uploads finished, oldest first, up to the first one
+    /// still read: a request asks about one running upload at most. Uploads finish about in
+    /// the order their blocks were freed; one that finished behind a running one waits for it.
     fn reclaim(&mut self) {
-        let State {
-            blocks,
-            free,
-            draining,
-            ..
-        } = self;
-        draining.retain(|address| {
-            let block = blocks.get_mut(address).expect("draining blocks exist");
+        while let Some(&address) = self.draining.front() {
+            let block = self
+                .blocks
+                .get_mut(&address)
+                .expect("draining blocks exist");
             if !block.drop_finished_uploads() {
-                return true;
+                return;
             }
-            free.insert((block.bytes, *address), ());
-            false
-        });
+            self.free.insert((block.bytes, address), ());
+            self.draining.pop_front();
+        }
     }
 }
 
