@@ -30,6 +30,20 @@ fn marked() -> Plaintext {
     p
 }
 
+/// `values` encoded at `parms_id` into a fresh marked plaintext: on the device.
+fn encoded_on_device(
+    encoder: &CkksEncoder,
+    values: &[f64],
+    parms_id: &ParmsId,
+    scale: f64,
+) -> Plaintext {
+    let mut p = marked();
+    encoder
+        .encode_into(values, parms_id, scale, &mut p)
+        .unwrap();
+    p
+}
+
 /// `values` encoded at `parms_id` on the CPU (an unmarked plaintext) and on the device (a
 /// marked one, and `reused`, marked and holding an earlier encoding): the same words.
 fn check_encoding(
@@ -45,10 +59,7 @@ fn check_encoding(
         !cpu.on_gpu(),
         "{what}: an unmarked plaintext stays on the host"
     );
-    let mut gpu = marked();
-    encoder
-        .encode_into(values, parms_id, scale, &mut gpu)
-        .unwrap();
+    let gpu = encoded_on_device(encoder, values, parms_id, scale);
     assert!(gpu.on_gpu(), "{what}");
     assert_same_plain(&cpu, &gpu, what);
     encoder
@@ -110,10 +121,7 @@ fn device_encodings_multiply_as_seal_cpu_encodings() {
     let values = fx.values(&mut rng);
     let parms_id = fx.ctx.first_parms_id();
     let cpu = fx.encoder.encode(&values, &parms_id, fx.scale).unwrap();
-    let mut gpu = marked();
-    fx.encoder
-        .encode_into(&values, &parms_id, fx.scale, &mut gpu)
-        .unwrap();
+    let gpu = encoded_on_device(&fx.encoder, &values, &parms_id, fx.scale);
     let decoded = fx.encoder.decode(&gpu).unwrap();
     assert_eq!(decoded, fx.encoder.decode(&cpu).unwrap());
     let a = fx.encrypt(&mut rng);
@@ -135,10 +143,7 @@ fn refused_encodings_keep_the_destination() {
     let (fx, mut rng) = Fixture::with_rng();
     let values = fx.values(&mut rng);
     let parms_id = fx.ctx.first_parms_id();
-    let mut gpu = marked();
-    fx.encoder
-        .encode_into(&values, &parms_id, fx.scale, &mut gpu)
-        .unwrap();
+    let mut gpu = encoded_on_device(&fx.encoder, &values, &parms_id, fx.scale);
     let before = gpu.data().unwrap();
     let huge = vec![2f64.powi(60); fx.encoder.slot_count()];
     let err = fx

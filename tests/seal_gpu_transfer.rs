@@ -99,8 +99,8 @@ fn host_read_after_operations_returns_their_result() {
 }
 
 /// Marked inputs destroyed right after the operation that uploads them, while the copy may
-/// still read their words; their page-locked blocks are reused at once by new marked
-/// objects with other words. Every result stays SEAL's.
+/// still read their words; their page-locked blocks drain and serve new marked objects with
+/// other words as soon as the copy finished. Every result stays SEAL's.
 #[test]
 fn destroying_a_marked_object_with_an_upload_in_flight_is_safe() {
     let (fx, mut rng) = Fixture::with_rng();
@@ -112,7 +112,8 @@ fn destroying_a_marked_object_with_an_upload_in_flight_is_safe() {
         let g = on_gpu(x);
         fx.evaluator.add_inplace(&mut gpu, &g).unwrap();
         drop(g);
-        // Likely the block g just gave back, overwritten by a new object's words.
+        // Likely the block g just gave back (once its upload finished), overwritten by a new
+        // object's words.
         let mut other = on_gpu(&fx.encrypt(&mut rng));
         fx.evaluator.negate_inplace(&mut other).unwrap();
         fx.evaluator.add_inplace(&mut cpu, x).unwrap();
