@@ -300,7 +300,8 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
-// not (pass 1; with times_plain the galois of src times factor), after the tensor product
+// not (pass 1: the galois of galois_src, a sum, or with times_plain of its one term times
+// factor; else the target, src from src_first), after the tensor product
 // of ta and tb into dst (pass 0, with `tensor`: dst then holds the product, whose third
 // polynomial is src's target and whose first two are acc), and the passes' ends (ends[0] <
 // ends[1] < ... < ends[passes - 1] = tickets, passes = 5, 6 with the tensor); each work
@@ -310,7 +311,8 @@ ALWAYS_INLINE void ks_chained_body(
     const bool galois, const bool tensor, __global u64 *values,
     __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
     __global const u64 *inv_root_powers, __global const u64 *ta, __global const u64 *tb,
-    __global const u64 *src, uint src_first, __global const u64 *factor, const bool times_plain,
+    __global const u64 *src, uint src_first, sum_src galois_src, __global const u64 *factor,
+    const bool times_plain,
     uint galois_elt, __global u64 *permuted,
     __global u64 *between, uint ks_outs, uint ks_chunks, __global const u64 *target,
     uint target_first, __global const u64 *key, uint key_stride_primes,
@@ -338,9 +340,9 @@ ALWAYS_INLINE void ks_chained_body(
             RUN(2, inv_block_tensor_target_group(values, inv_root_powers, params, K, ta, tb,
                                                  lmem, OWN(2)))
         } else if (galois) {
-            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, src, factor,
-                                              times_plain, galois_elt, permuted, K, lmem,
-                                              OWN(o + 1)))
+            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, galois_src,
+                                              factor, times_plain, galois_elt, permuted, K,
+                                              lmem, OWN(o + 1)))
         } else {
             RUN(o + 1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
                                               src_first, lmem, OWN(o + 1)))
@@ -412,7 +414,8 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
     counters += counters_at;
     const uint ends[5] = {end1, end2, end3, end4, tickets};
     ks_chained_body(false, false, values, root_powers, params, coeff_modulus_size,
-                    inv_root_powers, 0, 0, src, src_first, 0, false, 0, 0, between, ks_outs,
+                    inv_root_powers, 0, 0, src, src_first, sum_src_one(src), 0, false, 0, 0,
+                    between, ks_outs,
                     ks_chunks, target, target_first, key, key_stride_primes, key_special_index,
                     reduce_every, prod, last, md_between, md_outs, md_chunks, dst, dst_stride,
                     inv, acc, acc_polys, md_kind, bgv_plain_of(t, t_r0, t_r1, inv_t),
@@ -421,7 +424,8 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
 }
 
 // SEAL's apply_galois_ntt with galois_elt on both polynomials of src (K residues each, in
-// NTT form) into `permuted`, then the key switch of permuted's second polynomial into dst,
+// NTT form; the sum of src0 .. src7 as sum_src reads it, unshifted: SEAL's adds and subs
+// of them, then the rotation of the sum) into `permuted`, then the key switch of permuted's second polynomial into dst,
 // plus permuted's first: a rotation. With times_plain (1; else 0, and plain is not read)
 // src times the plaintext `plain` (K residues in NTT form) is rotated: SEAL's
 // multiply_plain_ntt and the rotation of its product (inv_block_galois_group).
@@ -431,7 +435,16 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        __global const u64 *restrict params, ulong params_at,
                        uint coeff_modulus_size,
                        __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
-                       __global const u64 *src, ulong src_at,
+                       __global const u64 *src0, ulong src0_at,
+                       __global const u64 *src1, ulong src1_at,
+                       __global const u64 *src2, ulong src2_at,
+                       __global const u64 *src3, ulong src3_at,
+                       __global const u64 *src4, ulong src4_at,
+                       __global const u64 *src5, ulong src5_at,
+                       __global const u64 *src6, ulong src6_at,
+                       __global const u64 *src7, ulong src7_at,
+                       uint src_terms, uint src_negate, ulong src_shifts_lo,
+                       ulong src_shifts_hi,
                        __global const u64 *plain, ulong plain_at, uint times_plain,
                        uint galois_elt, __global u64 *permuted, ulong permuted_at,
                        __global u64 *between, ulong between_at, uint ks_outs, uint ks_chunks,
@@ -457,7 +470,14 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     root_powers += root_powers_at;
     params += params_at;
     inv_root_powers += inv_root_powers_at;
-    src += src_at;
+    src0 += src0_at;
+    src1 += src1_at;
+    src2 += src2_at;
+    src3 += src3_at;
+    src4 += src4_at;
+    src5 += src5_at;
+    src6 += src6_at;
+    src7 += src7_at;
     plain += plain_at;
     permuted += permuted_at;
     between += between_at;
@@ -470,8 +490,10 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     counters += counters_at;
     const uint K = coeff_modulus_size;
     const uint ends[5] = {end1, end2, end3, end4, tickets};
-    ks_chained_body(true, false, values, root_powers, params, K, inv_root_powers, 0, 0, src, 0,
-                    plain, times_plain != 0, galois_elt, permuted, between, ks_outs, ks_chunks,
+    const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
+                                   src_negate, src_shifts_lo, src_shifts_hi);
+    ks_chained_body(true, false, values, root_powers, params, K, inv_root_powers, 0, 0, src0, 0,
+                    src, plain, times_plain != 0, galois_elt, permuted, between, ks_outs, ks_chunks,
                     permuted, K, key, key_stride_primes, key_special_index, reduce_every, prod,
                     last, md_between, md_outs, md_chunks, dst, K, inv, permuted, 1, md_kind,
                     bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
@@ -523,78 +545,13 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     const uint K = coeff_modulus_size;
     const uint ends[6] = {end0, end1, end2, end3, end4, tickets};
     ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst,
-                    2 * K, 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
+                    2 * K, sum_src_one(dst), 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
                     key_stride_primes, key_special_index, reduce_every, prod, last,
                     md_between, md_outs, md_chunks, dst, K, inv, dst, 2, md_kind,
                     bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
                     per_group, lmem, lroots, &slot);
 }
 
-// A ciphertext's words read as the sum of up to eight ciphertexts' (src0 .. src7, the
-// first `terms` of them; bit j of `negate` subtracts term j; bits 16 (j mod 4) .. + 15 of
-// `shifts_lo` (j < 4) or `shifts_hi` multiply term j by X^shift first, negacyclic: SEAL's
-// multiply_plain by the monomial X^shift): what SEAL's add_inplace, sub_inplace and
-// multiply_plain by such monomials of the terms in turn leave, computed on a chained pass's
-// loads where the backend deferred those calls (src/seal_backend/deferred.rs). Every step
-// of SEAL's is canonical mod q and linear, so its word is the canonical signed sum of the
-// shifted terms, in any order. One term, unnegated and unshifted, is the ciphertext itself.
-typedef struct {
-    __global const u64 *t0, *t1, *t2, *t3, *t4, *t5, *t6, *t7;
-    uint terms, negate;
-    ulong shifts_lo, shifts_hi;
-} sum_src;
-
-ALWAYS_INLINE sum_src sum_src_of(__global const u64 *t0, __global const u64 *t1,
-                                 __global const u64 *t2, __global const u64 *t3,
-                                 __global const u64 *t4, __global const u64 *t5,
-                                 __global const u64 *t6, __global const u64 *t7, uint terms,
-                                 uint negate, ulong shifts_lo, ulong shifts_hi)
-{
-    sum_src s = {t0, t1, t2, t3, t4, t5, t6, t7, terms, negate, shifts_lo, shifts_hi};
-    return s;
-}
-
-// The sum of one ciphertext, `values` itself.
-ALWAYS_INLINE sum_src sum_src_one(__global const u64 *values)
-{
-    return sum_src_of(values, values, values, values, values, values, values, values, 1, 0, 0,
-                      0);
-}
-
-// Word w of term j (its words t) of the sum, shifted and signed, canonical under q. Each
-// term's pointer is named, never indexed, so that it stays in the kernel's parameters.
-ALWAYS_INLINE u64 sum_term_word(__global const u64 *t, uint j, sum_src s, size_t w, u64 q)
-{
-    const uint shift = (uint)((j < 4 ? s.shifts_lo : s.shifts_hi) >> (16 * (j % 4))) & 0xffff;
-    bool wraps;
-    const u64 x = t[negacyclic_source(w, shift, LOG_N, &wraps)];
-    return (((s.negate >> j) & 1) != wraps) ? negate_uint_mod(x, q) : x;
-}
-
-// v plus word w of term j (its words t), where the sum has term j.
-ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s, size_t w,
-                                u64 q)
-{
-    return j < s.terms ? add_uint_mod(v, sum_term_word(t, j, s, w, q), q) : v;
-}
-
-// Word w of the sum, canonical under q: the terms added in order (a subtracted one added
-// negated: the same canonical residue). `slots` (4 or 8, a constant at every call) is how
-// many terms the kernel takes: with 4 the code for the others folds away.
-ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q, const uint slots)
-{
-    u64 v = sum_term_word(s.t0, 0, s, w, q);
-    v = sum_term_into(v, s.t1, 1, s, w, q);
-    v = sum_term_into(v, s.t2, 2, s, w, q);
-    v = sum_term_into(v, s.t3, 3, s, w, q);
-    if (slots > 4) {
-        v = sum_term_into(v, s.t4, 4, s, w, q);
-        v = sum_term_into(v, s.t5, 5, s, w, q);
-        v = sum_term_into(v, s.t6, 6, s, w, q);
-        v = sum_term_into(v, s.t7, 7, s, w, q);
-    }
-    return v;
-}
 
 // SEAL's GaloisTool::apply_galois in coefficient form (integer.cl's integer_apply_galois,
 // the same words) on block group `group` of a launch over residues of src (a sum, read on

@@ -107,6 +107,73 @@ ALWAYS_INLINE void fwd_block_transform_load(__global const u64 *in, load_op ld,
 }
 
 // ---------------------------------------------------------------------------------------
+// A ciphertext's words read as the sum of up to eight ciphertexts' (src0 .. src7, the
+// first `terms` of them; bit j of `negate` subtracts term j; bits 16 (j mod 4) .. + 15 of
+// `shifts_lo` (j < 4) or `shifts_hi` multiply term j by X^shift first, negacyclic: SEAL's
+// multiply_plain by the monomial X^shift): what SEAL's add_inplace, sub_inplace and
+// multiply_plain by such monomials of the terms in turn leave, computed on a chained pass's
+// loads where the backend deferred those calls (src/seal_backend/deferred.rs). Every step
+// of SEAL's is canonical mod q and linear, so its word is the canonical signed sum of the
+// shifted terms, in any order. One term, unnegated and unshifted, is the ciphertext itself.
+typedef struct {
+    __global const u64 *t0, *t1, *t2, *t3, *t4, *t5, *t6, *t7;
+    uint terms, negate;
+    ulong shifts_lo, shifts_hi;
+} sum_src;
+
+ALWAYS_INLINE sum_src sum_src_of(__global const u64 *t0, __global const u64 *t1,
+                                 __global const u64 *t2, __global const u64 *t3,
+                                 __global const u64 *t4, __global const u64 *t5,
+                                 __global const u64 *t6, __global const u64 *t7, uint terms,
+                                 uint negate, ulong shifts_lo, ulong shifts_hi)
+{
+    sum_src s = {t0, t1, t2, t3, t4, t5, t6, t7, terms, negate, shifts_lo, shifts_hi};
+    return s;
+}
+
+// The sum of one ciphertext, `values` itself.
+ALWAYS_INLINE sum_src sum_src_one(__global const u64 *values)
+{
+    return sum_src_of(values, values, values, values, values, values, values, values, 1, 0, 0,
+                      0);
+}
+
+// Word w of term j (its words t) of the sum, shifted and signed, canonical under q. Each
+// term's pointer is named, never indexed, so that it stays in the kernel's parameters.
+ALWAYS_INLINE u64 sum_term_word(__global const u64 *t, uint j, sum_src s, size_t w, u64 q)
+{
+    const uint shift = (uint)((j < 4 ? s.shifts_lo : s.shifts_hi) >> (16 * (j % 4))) & 0xffff;
+    bool wraps;
+    const u64 x = t[negacyclic_source(w, shift, LOG_N, &wraps)];
+    return (((s.negate >> j) & 1) != wraps) ? negate_uint_mod(x, q) : x;
+}
+
+// v plus word w of term j (its words t), where the sum has term j.
+ALWAYS_INLINE u64 sum_term_into(u64 v, __global const u64 *t, uint j, sum_src s, size_t w,
+                                u64 q)
+{
+    return j < s.terms ? add_uint_mod(v, sum_term_word(t, j, s, w, q), q) : v;
+}
+
+// Word w of the sum, canonical under q: the terms added in order (a subtracted one added
+// negated: the same canonical residue). `slots` (4 or 8, a constant at every call) is how
+// many terms the kernel takes: with 4 the code for the others folds away.
+ALWAYS_INLINE u64 load_sum(sum_src s, size_t w, u64 q, const uint slots)
+{
+    u64 v = sum_term_word(s.t0, 0, s, w, q);
+    v = sum_term_into(v, s.t1, 1, s, w, q);
+    v = sum_term_into(v, s.t2, 2, s, w, q);
+    v = sum_term_into(v, s.t3, 3, s, w, q);
+    if (slots > 4) {
+        v = sum_term_into(v, s.t4, 4, s, w, q);
+        v = sum_term_into(v, s.t5, 5, s, w, q);
+        v = sum_term_into(v, s.t6, 6, s, w, q);
+        v = sum_term_into(v, s.t7, 7, s, w, q);
+    }
+    return v;
+}
+
+// ---------------------------------------------------------------------------------------
 // SEAL's apply_galois_ntt fused with the first pass of key switching's inverse transform:
 // a rotation's first launch, in place of ckks_galois_ntt and ntt_inv_block_gather. Every
 // residue r of src (count polynomials of coeff_modulus_size residues; launched over all
@@ -114,17 +181,20 @@ ALWAYS_INLINE void fwd_block_transform_load(__global const u64 *in, load_op ld,
 // (arith.cl; galois_elt odd, < 2N); residues from transformed_first on (the last
 // polynomial) also go through the inverse's first pass into values, residue
 // r - transformed_first, as ntt_inv_block_gather leaves them. The others only pass the
-// transform's barriers. With `times_plain` src is first multiplied by a plaintext in NTT
+// transform's barriers. src is a sum of ciphertexts in NTT form (sum_src, unshifted: the
+// host checks), read word by word: SEAL's adds and subs of them, then the rotation of
+// their sum (a chained rotation reads a deferred sum so; one term is the ciphertext
+// itself). With `times_plain` src (one term) is first multiplied by a plaintext in NTT
 // form (coeff_modulus_size residues; SEAL's multiply_plain_ntt, whose product is the
 // rotation's input): the permutation moves the product's words, so
 // permuted[r][i] = src[r][j] * plain[r mod coeff_modulus_size][j] mod q, j =
-// galois_ntt_index(i), reduced as SEAL reduces it (canonical). src is neither values nor
+// galois_ntt_index(i), reduced as SEAL reduces it (canonical). No term is values or
 // permuted. Work group `group` of the launch over lmem (B * PADDED_G words); `lid` and
 // `active` as in fwd_block_steps.
 ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
                                           __global const u64 *inv_root_powers,
                                           __global const u64 *params, uint coeff_modulus_size,
-                                          uint reduce, __global const u64 *src,
+                                          uint reduce, sum_src src,
                                           __global const u64 *plain, bool times_plain,
                                           uint galois_elt, __global u64 *permuted,
                                           uint transformed_first, __local u64 *lmem,
@@ -134,7 +204,6 @@ ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
     const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
     const uint prime = residue % coeff_modulus_size;
     const uint first = group_in_residue * (B * G);
-    __global const u64 *in = src + (size_t)residue * N;
     __global const u64 *factor = plain + (size_t)prime * N;
     __global const u64 *pr = params + prime * PARAMS_STRIDE;
     __global u64 *out = permuted + (size_t)residue * N + first;
@@ -143,7 +212,7 @@ ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
         for (uint i = 0; i < R; i++) {
             uint e = lid + i * BLOCK_WG;
             const uint j = galois_ntt_index(first + e, galois_elt, LOG_N);
-            u64 x = in[j];
+            u64 x = load_sum(src, (size_t)residue * N + j, pr[0], 8);
             if (times_plain)
                 x = multiply_uint_mod(x, factor[j], pr[0], pr[6], pr[5]);
             out[e] = x;
@@ -174,8 +243,9 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
     src += src_at;
     plain += plain_at;
     permuted += permuted_at;
-    inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce, src,
-                           plain, times_plain != 0, galois_elt, permuted, transformed_first,
+    inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce,
+                           sum_src_one(src), plain, times_plain != 0, galois_elt, permuted,
+                           transformed_first,
                            lmem, (uint)get_group_id(0), get_local_id(0), true);
 }
 

@@ -307,6 +307,10 @@ struct Inputs {
 /// The terms of the sums' loops: more than two launches' worth (`SUM_TERMS_MAX` = 8).
 const TERMS: usize = 2 * SUM_TERMS_MAX + 3;
 
+/// Rotation steps with a Galois key of their own in the fixture (`STEPS`): one
+/// apply_galois each.
+const KEYED_STEPS: [i32; 6] = [1, 4, 16, 5, -1, -7];
+
 /// Adds into accumulators as programs write them (`deferred.rs`'s sums), every result named:
 /// a network layer's or SealPIR's loop (multiply_plain into a temporary, add or sub into an
 /// accumulator that starts as the first product), TenSEAL's (ciphertexts added in turn),
@@ -429,6 +433,29 @@ fn sums_program(fx: &Fixture, inputs: &Inputs) -> Vec<(String, Ciphertext)> {
     ));
     out.push(("product terms written after: a term".to_string(), u));
 
+    // Rotate-and-sum (TenSEAL's sum and dot product, an inner product): SEAL's out-of-place
+    // rotate_vector copies the accumulator, which then adds or subtracts the rotation; a
+    // copied accumulator's sums start from zero, so that the copy takes the pending sum
+    // along and a chained rotation reads it on its loads. A copy kept midway, unread while
+    // the accumulator's sum grows, keeps the sum it was made of.
+    let mut acc = ran(1, 2);
+    let mut midway = new();
+    for i in 0..11 {
+        let mut rotated = new();
+        ev.rotate_vector(&acc, KEYED_STEPS[i % 6], &fx.galois, &mut rotated)
+            .unwrap();
+        if i % 4 == 3 {
+            ev.sub_inplace(&mut acc, &rotated).unwrap();
+        } else {
+            ev.add_inplace(&mut acc, &rotated).unwrap();
+        }
+        if i == 4 {
+            midway = acc.clone();
+        }
+    }
+    out.push(("rotate and sum".to_string(), acc));
+    out.push(("rotate and sum: a copy midway".to_string(), midway));
+
     // Products of two ciphertexts summed, then relinearized and rescaled.
     let mul = |i: usize, j: usize| {
         let mut t = new();
@@ -520,6 +547,33 @@ child_test! {
             acc.data().unwrap();
         });
         assert_eq!(launched, if deferred { 2 } else { 3 });
+        // Rotate-and-sum: each step an out-of-place rotation of the accumulator (which
+        // reads its pending sum) and an add into it; a sum runs when it reaches M terms (the
+        // accumulator's words and M - 1 rotations), and at the read. Without deferral a
+        // launch per rotation and per add.
+        let steps: usize = 12;
+        let (mut acc, mut want) = (resident(&fx, &x), x.clone());
+        let launched = launches(&profiler, None, || {
+            for i in 0..steps {
+                let mut rotated = Ciphertext::new().unwrap();
+                fx.evaluator
+                    .rotate_vector(&acc, KEYED_STEPS[i % 6], &fx.galois, &mut rotated)
+                    .unwrap();
+                fx.evaluator.add_inplace(&mut acc, &rotated).unwrap();
+            }
+            acc.data().unwrap();
+        });
+        let sums = steps.div_ceil(SUM_TERMS_MAX - 1);
+        let (steps, sums) = (steps as u64, sums as u64);
+        assert_eq!(launched, if deferred { steps + sums } else { 2 * steps });
+        for i in 0..steps as usize {
+            let mut rotated = Ciphertext::new().unwrap();
+            fx.evaluator
+                .rotate_vector(&want, KEYED_STEPS[i % 6], &fx.galois, &mut rotated)
+                .unwrap();
+            fx.evaluator.add_inplace(&mut want, &rotated).unwrap();
+        }
+        assert_same(&want, &acc, "rotate and sum");
         // m terms into an accumulator cost ceil(m / M) launches, floor(m / M) of them at the
         // adds (a sum of M terms runs at once) and one at the read for the rest: products
         // added into an accumulator that holds its words, into one that starts as the first

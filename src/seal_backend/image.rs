@@ -47,7 +47,7 @@
 //! term a ciphertext's words or a plaintext product's factors ([`GpuImage::sum_term`]).
 
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -96,6 +96,11 @@ pub struct GpuImage {
     /// The product or sum `words` are to hold, not enqueued yet (see the module's
     /// documentation).
     deferred: Mutex<Option<Deferred>>,
+    /// Whether the image was ever copied ([`GpuImage::duplicate`]): its sums then start
+    /// from zero where rotations read them on load, so that a copy takes the pending sum
+    /// along instead of running it (SEAL's out-of-place rotate_vector copies an
+    /// accumulator that a rotate-and-sum then adds the rotation into).
+    copied: AtomicBool,
 }
 
 /// A pooled buffer holding the words of one or more images (an image and its copies), and
@@ -382,10 +387,11 @@ impl GpuImage {
             .get_mut()
             .as_ref()
             .and_then(|d| d.as_term(polys, tile, false));
+        let from_zero = *self.copied.get_mut() && ops.chains();
         let (accumulate, start) = match product {
             Some(product) => (false, Some(product)),
             None if self.tile() != tile => return Ok(false),
-            None if self.holds_alone()? => (true, None),
+            None if self.holds_alone()? && !from_zero => (true, None),
             None => {
                 let fresh = graph.alloc(self.len)?;
                 let shared = self.words.replace(Words::written_on(fresh, graph));
@@ -726,6 +732,7 @@ impl GpuImage {
         if self.len == 0 {
             return Ok(GpuImage::empty());
         }
+        self.copied.store(true, Ordering::Relaxed);
         {
             let deferred = self.deferred.lock();
             if let Some(product) = deferred
@@ -739,6 +746,7 @@ impl GpuImage {
                     transparency: self.transparency.clone(),
                     upload: Mutex::new(None),
                     deferred: Mutex::new(Some(product.clone())),
+                    copied: AtomicBool::new(false),
                 });
             }
         }
@@ -750,6 +758,7 @@ impl GpuImage {
             transparency: self.transparency.clone(),
             upload: Mutex::new(None),
             deferred: Mutex::new(None),
+            copied: AtomicBool::new(false),
         };
         if self.tile() != graph.tile().index() {
             copy.copy_to(graph)?;

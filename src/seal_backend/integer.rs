@@ -320,18 +320,19 @@ impl Backend {
         self.by_scheme(
             ops,
             level,
-            || ops.apply_galois(dst, src.single("apply_galois")?, galois_elt, key),
+            || ops.apply_galois_sum(dst, src, galois_elt, key),
             |integer| integer.apply_galois(dst, src, galois_elt, key),
         )
     }
 
     /// Whether [`Backend::apply_galois_into`] reads a sum of ciphertexts on its loads at
-    /// this level (BFV's and SEAL 4.0's BGV's chained rotation).
+    /// this level (a chained rotation: CKKS's in NTT form, BFV's and SEAL 4.0's BGV's in
+    /// coefficient form).
     pub(super) fn rotates_sums(&self, ops: &LevelOps, level: &Level) -> Result<bool> {
         self.by_scheme(
             ops,
             level,
-            || Ok(false),
+            || Ok(ops.chains()),
             |integer| Ok(integer.rotates_sums()),
         )
     }

@@ -971,17 +971,17 @@ impl Backend {
             // A permuted zero polynomial is zero, and switching it adds zero.
             let zeros = ct.zeros(ops.poly_words());
             // A CKKS plaintext product (on this tile) is rotated in the permutation's pass;
-            // a sum from zero (BFV's out-of-place add, say, copied into the rotation) read on
-            // its loads, where the rotation chains in coefficient form.
+            // a sum from zero (an out-of-place add, or the copy of an accumulator that
+            // SEAL's out-of-place rotate_vector makes) read on its loads, where the rotation
+            // chains.
             let tile = ops.graph().tile().index();
-            let consumed = if level.scheme == Scheme::Ckks {
-                ct.consume_deferred(
+            let consumed = (level.scheme == Scheme::Ckks
+                && ct.consume_deferred(
                     ops.graph(),
                     |d| d.plain_polys() == Some(2) && d.tile() == tile,
                     |d, dst| d.run_rotated(ops, dst, galois_elt, &key),
-                )?
-            } else {
-                self.rotates_sums(ops, level)?
+                )?)
+                || (self.rotates_sums(ops, level)?
                     && ct.consume_deferred(
                         ops.graph(),
                         |d| d.reads_as_sources(tile, SOURCE_TERMS_MAX),
@@ -989,8 +989,7 @@ impl Backend {
                             let src = Sources::sum(&d.sources(ops.graph())?)?;
                             self.apply_galois_into(ops, level, dst, src, galois_elt, &key)
                         },
-                    )?
-            };
+                    )?);
             if consumed {
                 ct.set_zeros(zeros, ops.poly_words());
                 return Ok(());

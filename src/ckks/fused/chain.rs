@@ -43,7 +43,9 @@ kernel_sigs! {
     );
     KS_CHAINED_GALOIS = ks_chained_galois(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
-        inv_root_powers: Buf, src: Buf, plain: Buf, times_plain: U32, galois_elt: U32,
+        inv_root_powers: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf,
+        src6: Buf, src7: Buf, src_terms: U32, src_negate: U32, src_shifts_lo: U64,
+        src_shifts_hi: U64, plain: Buf, times_plain: U32, galois_elt: U32,
         permuted: Buf, between: Buf, ks_outs: U32, ks_chunks: U32, key: Buf,
         key_stride_primes: U32, key_special_index: U32, reduce_every: U32, prod: Buf,
         last: Buf, md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf,
@@ -381,9 +383,14 @@ impl<'a> Sources<'a> {
                 Ok(self.terms[0].words)
             }
             _ => Err(Error::invalid(format!(
-                "{what}: a sum is read on load in coefficient form only"
+                "{what}: a sum is read on load by chained passes only"
             ))),
         }
+    }
+
+    /// The first term's words.
+    pub fn first(&self) -> &'a Region {
+        self.terms[0].words
     }
 
     /// The terms' regions, each checked as `words` long, read-only, under `src0` ..
@@ -515,8 +522,8 @@ pub enum FirstPass<'a> {
     /// Relinearize: the target, K residues from residue `first` of `src`.
     Target { src: &'a Region, first: usize },
     /// Rotate: SEAL's apply_galois_ntt (NTT form) or apply_galois (coefficient form) with
-    /// `galois_elt` on both polynomials of `src` (2 K residues; a sum of several in
-    /// coefficient form only) into `permuted`, whose second polynomial is then the target
+    /// `galois_elt` on both polynomials of `src` (2 K residues; a sum of several, in NTT form
+    /// unshifted) into `permuted`, whose second polynomial is then the target
     /// and whose first is added to the result. With `plain` (K residues, NTT form only)
     /// the rotated ciphertext is `src` times `plain`: SEAL's multiply_plain_ntt, whose
     /// product the permutation reads.
@@ -854,9 +861,9 @@ impl FusedPasses {
         ];
         // dst is read (acc) and written word by word by the same work item; a relinearize's
         // target lies in dst's buffer after its first two polynomials, a rotation's source
-        // may be dst (pass 1 reads it, before pass 5 writes); a rotation's addend is the
-        // permuted first polynomial (pass 1 writes it, before pass 5 reads).
-        let may_alias = [("dst", "acc"), ("dst", "src"), ("permuted", "acc")];
+        // (or a term of it) may be dst (pass 1 reads it, before pass 5 writes); a rotation's
+        // addend is the permuted first polynomial (pass 1 writes it, before pass 5 reads).
+        let mut may_alias = vec![("dst", "acc"), ("dst", "src"), ("permuted", "acc")];
         match s.first {
             FirstPass::Target { src, first } => {
                 buffers.push(("src", src, res(first + k)?, false));
@@ -882,8 +889,9 @@ impl FusedPasses {
                 permuted,
             } => {
                 crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
-                let src = src.single(WHAT)?;
-                buffers.push(("src", src, res(2 * k)?, false));
+                check_galois_source(WHAT, &src, plain.is_some())?;
+                buffers.extend(src.checked(res(2 * k)?));
+                may_alias.extend(src.unshifted_alias("dst"));
                 if let Some(plain) = plain {
                     buffers.push(("plain", plain, res(k)?, false));
                 }
@@ -999,25 +1007,25 @@ impl FusedPasses {
                 galois_elt,
                 permuted,
             } => {
-                let src = src.single(WHAT)?;
-                let args: Vec<(&str, KernelArg)> = [
-                    ("src", Buf(src)),
-                    // Not read without the plaintext.
-                    ("plain", Buf(plain.unwrap_or(src))),
-                    ("times_plain", U32(plain.is_some().into())),
-                    ("galois_elt", U32(galois_elt)),
-                    ("permuted", Buf(permuted)),
-                ]
-                .into_iter()
-                .chain(decomposition)
-                .chain(shared)
-                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
-                .chain(md)
-                .chain([counters])
-                .chain(tail)
-                .collect();
-                // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of src (and
-                // K of plain, with it) and writes 2 K of permuted (checked).
+                let args: Vec<(&str, KernelArg)> = src
+                    .args(plan.coeff_count(), SOURCE_TERMS_MAX)?
+                    .into_iter()
+                    .chain([
+                        // Not read without the plaintext.
+                        ("plain", Buf(plain.unwrap_or(src.first()))),
+                        ("times_plain", U32(plain.is_some().into())),
+                        ("galois_elt", U32(galois_elt)),
+                        ("permuted", Buf(permuted)),
+                    ])
+                    .chain(decomposition)
+                    .chain(shared)
+                    .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
+                    .chain(md)
+                    .chain([counters])
+                    .chain(tail)
+                    .collect();
+                // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of each
+                // term of src (and K of plain, with it) and writes 2 K of permuted (checked).
                 unsafe {
                     chained
                         .galois
@@ -1427,6 +1435,23 @@ impl FusedPasses {
 /// `what`'s error at a level without the chained pass it launches.
 pub(super) fn no_chained_passes(what: &str) -> Error {
     Error::Logic(format!("{what}: no chained passes at this level"))
+}
+
+/// Errors unless `src` is what a chained rotation's permutation reads in NTT form: unshifted
+/// ciphertexts' words (a shift is a coefficient-form product), and, where the permutation
+/// multiplies by a plaintext (`times_plain`), one added term.
+fn check_galois_source(what: &str, src: &Sources, times_plain: bool) -> Result<()> {
+    if src.has_shifts() || src.has_products() {
+        return Err(Error::invalid(format!(
+            "{what}: a rotation in NTT form reads a sum of unshifted ciphertexts"
+        )));
+    }
+    if times_plain && src.single(what).is_err() {
+        return Err(Error::invalid(format!(
+            "{what}: a rotation of a plaintext product reads one ciphertext"
+        )));
+    }
+    Ok(())
 }
 
 /// The cumulative ends of the passes' tickets (the last: the launch's groups); an error

@@ -484,7 +484,22 @@ impl LevelOps<'_> {
         galois_elt: u32,
         key: &KswitchKey,
     ) -> Result<()> {
-        self.apply_galois_of(dst, ct, None, galois_elt, key)
+        self.apply_galois_of(dst, Sources::one(ct), None, galois_elt, key)
+    }
+
+    /// [`LevelOps::apply_galois`] of the sum `src` of ciphertexts of 2 polynomials in NTT
+    /// form (unshifted terms, added or subtracted: SEAL's adds and subs of them, then the
+    /// rotation of their sum), read on the permutation's loads without a launch of its own.
+    /// Errors: a sum of more than one term where the level does not chain
+    /// ([`LevelOps::chains`]).
+    pub fn apply_galois_sum(
+        &self,
+        dst: &Region,
+        src: Sources,
+        galois_elt: u32,
+        key: &KswitchKey,
+    ) -> Result<()> {
+        self.apply_galois_of(dst, src, None, galois_elt, key)
     }
 
     /// SEAL's multiply_plain_ntt of `ct` (2 polynomials in NTT form) by `plain` (one
@@ -500,14 +515,15 @@ impl LevelOps<'_> {
         galois_elt: u32,
         key: &KswitchKey,
     ) -> Result<()> {
-        self.apply_galois_of(dst, ct, Some(plain), galois_elt, key)
+        self.apply_galois_of(dst, Sources::one(ct), Some(plain), galois_elt, key)
     }
 
-    /// [`LevelOps::apply_galois`] of `ct`, or of `ct` times `plain`.
+    /// [`LevelOps::apply_galois`] of `src` (one ciphertext, or a sum where the level
+    /// chains), or of its one ciphertext times `plain`.
     fn apply_galois_of(
         &self,
         dst: &Region,
-        ct: &Region,
+        src: Sources,
         plain: Option<&Region>,
         galois_elt: u32,
         key: &KswitchKey,
@@ -518,6 +534,7 @@ impl LevelOps<'_> {
         let switch = Switch::rotation(dst, permuted.buffer(), words, key);
         let Some(fused) = self.fused_key_switch() else {
             // Unfused: the product in a buffer of its own, then the permutation.
+            let ct = src.single("apply_galois")?;
             let product = match plain {
                 Some(plain) => {
                     let product = self.scratch(2 * words)?;
@@ -537,7 +554,7 @@ impl LevelOps<'_> {
         };
         if fused.chains() {
             let first = FirstPass::Galois {
-                src: Sources::one(ct),
+                src,
                 plain,
                 galois_elt,
                 permuted: permuted.buffer(),
@@ -548,7 +565,7 @@ impl LevelOps<'_> {
         let events = fused.inverse_first_pass_galois(
             self.graph.queue(),
             t_target.buffer(),
-            ct,
+            src.single("apply_galois")?,
             plain,
             permuted.buffer(),
             galois_elt,
