@@ -347,9 +347,11 @@ impl GpuImage {
     /// Adds `terms` (1 to [`GpuImage::sum_room`] of them, of `polys` polynomials, the
     /// image's size, on `ops`' tile) to the sum deferred in the image (see `deferred.rs`):
     /// more terms of the sum pending on `ops`' queue, run at once when it has
-    /// [`SUM_TERMS_MAX`]; else a new sum, from the image's words where it holds them alone,
-    /// or from its deferred plaintext product (into the product's buffer), or from the words
-    /// it shares (into a new buffer of its own); any other deferred work runs first. Returns
+    /// [`SUM_TERMS_MAX`]; else a new sum, from the image's words where it holds them alone
+    /// and was never copied or the level does not chain, or from its deferred plaintext
+    /// product (into the product's buffer), or from its words as the first term (into a new
+    /// buffer of its own: words it shares, or a copied image's, whose copies then take the
+    /// sum along); any other deferred work runs first. Returns
     /// false, changing nothing, where the image's words lie on another tile. On an error the
     /// image is as it was.
     pub(super) fn add_to_sum(
