@@ -97,9 +97,10 @@ pub struct GpuImage {
     /// documentation).
     deferred: Mutex<Option<Deferred>>,
     /// Whether the image was ever copied ([`GpuImage::duplicate`]): its sums then start
-    /// from zero where rotations read them on load, so that a copy takes the pending sum
-    /// along instead of running it (SEAL's out-of-place rotate_vector copies an
-    /// accumulator that a rotate-and-sum then adds the rotation into).
+    /// from zero where rotations read them on load ([`GpuImage::add_to_sum`]), so that a
+    /// copy takes the pending sum along instead of running it (SEAL's out-of-place
+    /// rotate_vector copies an accumulator that a rotate-and-sum then adds the rotation
+    /// into).
     copied: AtomicBool,
 }
 
@@ -347,19 +348,20 @@ impl GpuImage {
     /// Adds `terms` (1 to [`GpuImage::sum_room`] of them, of `polys` polynomials, the
     /// image's size, on `ops`' tile) to the sum deferred in the image (see `deferred.rs`):
     /// more terms of the sum pending on `ops`' queue, run at once when it has
-    /// [`SUM_TERMS_MAX`]; else a new sum, from the image's words where it holds them alone
-    /// and was never copied or the level does not chain, or from its deferred plaintext
-    /// product (into the product's buffer), or from its words as the first term (into a new
-    /// buffer of its own: words it shares, or a copied image's, whose copies then take the
-    /// sum along); any other deferred work runs first. Returns
-    /// false, changing nothing, where the image's words lie on another tile. On an error the
-    /// image is as it was.
+    /// [`SUM_TERMS_MAX`]; else a new sum: from the image's words where it holds them alone
+    /// (unless it was ever copied and `rotations_read_sums`: a rotation at this level reads
+    /// a sum from zero on its loads), or from its deferred plaintext product (into the
+    /// product's buffer), or from its words as the first term (into a new buffer of its own:
+    /// words it shares, or a copied image's, whose copies then take the sum along); any
+    /// other deferred work runs first. Returns false, changing nothing, where the image's
+    /// words lie on another tile. On an error the image is as it was.
     pub(super) fn add_to_sum(
         &mut self,
         ops: &LevelOps,
         context: &Arc<CkksContext>,
         polys: usize,
         terms: Vec<Term>,
+        rotations_read_sums: bool,
     ) -> Result<bool> {
         let graph = ops.graph();
         let tile = graph.tile().index();
@@ -389,7 +391,7 @@ impl GpuImage {
             .get_mut()
             .as_ref()
             .and_then(|d| d.as_term(polys, tile, false));
-        let from_zero = *self.copied.get_mut() && ops.chains();
+        let from_zero = *self.copied.get_mut() && rotations_read_sums;
         let (accumulate, start) = match product {
             Some(product) => (false, Some(product)),
             None if self.tile() != tile => return Ok(false),
