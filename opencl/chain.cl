@@ -413,22 +413,21 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
     acc += acc_at;
     counters += counters_at;
     const uint ends[5] = {end1, end2, end3, end4, tickets};
-    ks_chained_body(false, false, values, root_powers, params, coeff_modulus_size,
-                    inv_root_powers, 0, 0, src, src_first, sum_src_one(src), 0, false, 0, 0,
-                    between, ks_outs,
+    ks_chained_body(false, false, values, root_powers, params, coeff_modulus_size, inv_root_powers,
+                    0, 0, src, src_first, sum_src_one(src), 0, false, 0, 0, between, ks_outs,
                     ks_chunks, target, target_first, key, key_stride_primes, key_special_index,
-                    reduce_every, prod, last, md_between, md_outs, md_chunks, dst, dst_stride,
-                    inv, acc, acc_polys, md_kind, bgv_plain_of(t, t_r0, t_r1, inv_t),
-                    (volatile __global uint *)counters, ends, per_group,
-                    lmem, lroots, &slot);
+                    reduce_every, prod, last, md_between, md_outs, md_chunks, dst, dst_stride, inv,
+                    acc, acc_polys, md_kind, bgv_plain_of(t, t_r0, t_r1, inv_t),
+                    (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
 }
 
 // SEAL's apply_galois_ntt with galois_elt on both polynomials of src (K residues each, in
 // NTT form; the sum of src0 .. src7 as sum_src reads it, unshifted: SEAL's adds and subs
-// of them, then the rotation of the sum) into `permuted`, then the key switch of permuted's second polynomial into dst,
-// plus permuted's first: a rotation. With times_plain (1; else 0, and plain is not read)
-// src times the plaintext `plain` (K residues in NTT form) is rotated: SEAL's
-// multiply_plain_ntt and the rotation of its product (inv_block_galois_group).
+// of them, then the rotation of the sum) into `permuted`, then the key switch of
+// permuted's second polynomial into dst, plus permuted's first: a rotation. With
+// times_plain (1; else 0, and plain is not read) src (one term) times the plaintext `plain`
+// (K residues in NTT form) is rotated: SEAL's multiply_plain_ntt and the rotation of its
+// product (inv_block_galois_group).
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -544,10 +543,10 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     counters += counters_at;
     const uint K = coeff_modulus_size;
     const uint ends[6] = {end0, end1, end2, end3, end4, tickets};
-    ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst,
-                    2 * K, sum_src_one(dst), 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
-                    key_stride_primes, key_special_index, reduce_every, prod, last,
-                    md_between, md_outs, md_chunks, dst, K, inv, dst, 2, md_kind,
+    ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst, 2 * K,
+                    sum_src_one(dst), 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
+                    key_stride_primes, key_special_index, reduce_every, prod, last, md_between,
+                    md_outs, md_chunks, dst, K, inv, dst, 2, md_kind,
                     bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
                     per_group, lmem, lroots, &slot);
 }

@@ -245,8 +245,8 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
     permuted += permuted_at;
     inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce,
                            sum_src_one(src), plain, times_plain != 0, galois_elt, permuted,
-                           transformed_first,
-                           lmem, (uint)get_group_id(0), get_local_id(0), true);
+                           transformed_first, lmem, (uint)get_group_id(0), get_local_id(0),
+                           true);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -349,8 +349,9 @@ impl GpuImage {
     /// image's size, on `ops`' tile) to the sum deferred in the image (see `deferred.rs`):
     /// more terms of the sum pending on `ops`' queue, run at once when it has
     /// [`SUM_TERMS_MAX`]; else a new sum: from the image's words where it holds them alone
-    /// (unless it was ever copied and `rotations_read_sums`: a rotation at this level reads
-    /// a sum from zero on its loads), or from its deferred plaintext product (into the
+    /// (unless it was ever copied and `rotations_read_sums` says that a rotation at this
+    /// level reads a sum from zero on its loads: asked only then, since it looks up the
+    /// scheme's kernels), or from its deferred plaintext product (into the
     /// product's buffer), or from its words as the first term (into a new buffer of its own:
     /// words it shares, or a copied image's, whose copies then take the sum along); any
     /// other deferred work runs first. Returns false, changing nothing, where the image's
@@ -361,7 +362,7 @@ impl GpuImage {
         context: &Arc<CkksContext>,
         polys: usize,
         terms: Vec<Term>,
-        rotations_read_sums: bool,
+        rotations_read_sums: impl FnOnce() -> Result<bool>,
     ) -> Result<bool> {
         let graph = ops.graph();
         let tile = graph.tile().index();
@@ -391,11 +392,12 @@ impl GpuImage {
             .get_mut()
             .as_ref()
             .and_then(|d| d.as_term(polys, tile, false));
-        let from_zero = *self.copied.get_mut() && rotations_read_sums;
         let (accumulate, start) = match product {
             Some(product) => (false, Some(product)),
             None if self.tile() != tile => return Ok(false),
-            None if self.holds_alone()? && !from_zero => (true, None),
+            None if self.holds_alone()? && !(*self.copied.get_mut() && rotations_read_sums()?) => {
+                (true, None)
+            }
             None => {
                 let fresh = graph.alloc(self.len)?;
                 let shared = self.words.replace(Words::written_on(fresh, graph));

@@ -494,7 +494,7 @@ impl Backend {
                 let room = a.sum_room(ops.graph());
                 if let Some(terms) = b.sum_terms(a_size, tile, subtract, room)? {
                     let context = self.context(ops.graph(), level)?;
-                    let rotations_read_sums = a_size == 2 && self.rotates_sums(ops, level)?;
+                    let rotations_read_sums = || Ok(a_size == 2 && self.rotates_sums(ops, level)?);
                     if a.add_to_sum(ops, &context, a_size, terms, rotations_read_sums)? {
                         a.set_zeros(zeros, ops.poly_words());
                         return Ok(());
