@@ -544,7 +544,7 @@ fn bench_key_switch(
     let one = |variant: StagedVariant| -> Result<KsRow> {
         let strategy = NttStrategy::Staged(variant);
         let plan = Arc::new(NttPlan::from_tables(ctx, queue, &tables, strategy)?);
-        let fused = FusedPasses::new(Arc::clone(&plan), None, None)?;
+        let fused = FusedPasses::new(Arc::clone(&plan), None)?;
         for (t, target) in t_bufs.iter().zip(&target_bufs) {
             plan.inverse_first_pass_from(queue, t, target, k, 0, 1, k, false)?;
         }

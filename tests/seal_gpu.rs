@@ -637,55 +637,6 @@ child_test! {
     }
 }
 
-child_test! {
-    /// Key switches in three chained launches (`SEAL_OPENCL_CHAIN_WINDOWS`; set here to run
-    /// at 2^13, where the one-launch chain is turned off): every routed operation at the
-    /// 2^13 parameter sets and every result of [`sums_program`] give SEAL's words; a
-    /// relinearization of a deferred product, a rotation, and a rotation of a pending sum
-    /// (rotate-and-sum) are three launches each.
-    fn key_switches_in_three_windows() [
-        (seal_opencl::config::CHAIN.name, "12"),
-        (seal_opencl::config::CHAIN_WINDOWS.name, "13"),
-    ] {
-        let profiler = seal_opencl::profiler::enable_global();
-        for (n, bits, scale_bits) in &PARAMETER_SETS[1..] {
-            check_all(*n, bits, *scale_bits);
-        }
-        let (fx, mut rng) = chaining_fixture();
-        let cpu = Inputs {
-            cts: (0..4).map(|_| fx.encrypt(&mut rng)).collect(),
-            plains: (0..3).map(|_| fx.plain(&mut rng)).collect(),
-        };
-        let gpu = Inputs {
-            cts: cpu.cts.iter().map(|c| resident(&fx, c)).collect(),
-            plains: cpu.plains.iter().map(plain_on_gpu).collect(),
-        };
-        let want = sums_program(&fx, &cpu);
-        let got = sums_program(&fx, &gpu);
-        for ((name, want), (_, got)) in want.iter().zip(&got) {
-            assert_same(want, got, &format!("windows: {name}"));
-        }
-        let (x, y, _) = fx.operands(&mut rng);
-        let (mut p, yg) = (resident(&fx, &x), resident(&fx, &y));
-        let mul_lin = launches(&profiler, None, || {
-            fx.evaluator.multiply_inplace(&mut p, &yg).unwrap();
-            fx.evaluator.relinearize_inplace(&mut p, &fx.relin).unwrap();
-        });
-        assert_eq!(mul_lin, 3, "multiply and relinearize");
-        assert_same(&fx.mul_lin(&x, &y), &p, "MulLin");
-        let mut acc = resident(&fx, &x);
-        let step = launches(&profiler, None, || {
-            let mut rotated = Ciphertext::new().unwrap();
-            fx.evaluator.rotate_vector(&acc, 1, &fx.galois, &mut rotated).unwrap();
-            fx.evaluator.add_inplace(&mut acc, &rotated).unwrap();
-            let mut again = Ciphertext::new().unwrap();
-            fx.evaluator.rotate_vector(&acc, 4, &fx.galois, &mut again).unwrap();
-        });
-        assert_eq!(step, 6, "two rotations, the second of a pending sum");
-        assert_no_cpu_fallback();
-    }
-}
-
 /* ---- encryption (seal-patch 0010) ---------------------------------------------------- */
 
 use seal_opencl_testkit::encrypt::{seeded_encrypt, EncryptCase, Encrypted};
