@@ -298,20 +298,6 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 // The groups of pass i + 1 of a launch whose passes end at ends[0], ends[1], ...
 #define PASS_GROUPS(ends, i) ((ends)[i] - ((i) ? (ends)[(i) - 1] : 0u))
 
-// The key switch's stages this build's ks_chained kernels run (bit s: stage s, the pass
-// numbered s below ks_chained_body, 0 the tensor product): all six by default, one key
-// switch in one launch. A key switch in three windows (FusedPasses' KeySwitchWindows, at
-// rings where the passes are bound by throughput) builds this file three times, with
-// stages 0-2, 3 and 4-5: the host launches each window's kernel with the same arguments,
-// the other stages' groups none, and the queue's order stands for the hand-overs between
-// windows. NVIDIA's compiler gives a kernel the registers of its heaviest code, so the
-// inner product's stage (110 a work item) costs the strided stages (42-64) their
-// occupancy only where they share a build.
-#ifndef KS_STAGES
-#define KS_STAGES 0x3fu
-#endif
-#define KS_HAS(s) ((KS_STAGES >> (s)) & 1u)
-
 // The chained key switch at level K = coeff_modulus_size: the arguments of the five
 // launches it replaces (FusedPasses::forward_key_switch and forward_moddown), galois or
 // not (pass 1: the galois of galois_src, a sum, or with times_plain of its one term times
@@ -349,54 +335,36 @@ ALWAYS_INLINE void ks_chained_body(
             // The target's inverse computes the third polynomial itself, so pass 2 runs
             // beside the tensor product; the key-switching pass, which reads the target in
             // NTT form from dst, waits for both (below), and every later pass after it.
-            if (KS_HAS(0)) {
-                RUN(1, tensor_group(dst, ta, tb, params, K, OWN(1)))
-                chain_done(counters, 1, pass);
-            }
-            if (KS_HAS(1)) {
-                RUN(2, inv_block_tensor_target_group(values, inv_root_powers, params, K, ta,
-                                                     tb, lmem, OWN(2)))
-            }
-        } else if (KS_HAS(1)) {
-            if (galois) {
-                RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1,
-                                                  galois_src, factor, times_plain, galois_elt,
-                                                  permuted, K, lmem, OWN(o + 1)))
-            } else {
-                RUN(o + 1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src,
-                                                  K, src_first, lmem, OWN(o + 1)))
-            }
+            RUN(1, tensor_group(dst, ta, tb, params, K, OWN(1)))
+            chain_done(counters, 1, pass);
+            RUN(2, inv_block_tensor_target_group(values, inv_root_powers, params, K, ta, tb,
+                                                 lmem, OWN(2)))
+        } else if (galois) {
+            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, galois_src,
+                                              factor, times_plain, galois_elt, permuted, K,
+                                              lmem, OWN(o + 1)))
+        } else {
+            RUN(o + 1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
+                                              src_first, lmem, OWN(o + 1)))
         }
-        if (KS_HAS(1) && KS_HAS(2))
-            chain_hand_over(counters, o + 1, PASS_GROUPS(ends, o), pass);
-        if (KS_HAS(2)) {
-            RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
-                                             LOAD_DECOMPOSE, 0, no_plain(), false, ks_outs,
-                                             ks_chunks, inv_root_powers, lmem, OWN(o + 2)))
-        }
-        if (KS_HAS(2) && KS_HAS(3))
-            chain_hand_over_also(counters, o + 2, PASS_GROUPS(ends, o + 1), 1,
-                                 tensor ? PASS_GROUPS(ends, 0) : 0, pass);
-        if (KS_HAS(3)) {
-            RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
-                                      target_first, false, key, key_stride_primes,
-                                      key_special_index, reduce_every, prod, last, false,
-                                      inv_root_powers, lmem, lroots, OWN(o + 3)))
-        }
-        if (KS_HAS(3) && KS_HAS(4))
-            chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
-        if (KS_HAS(4)) {
-            RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last, md_kind,
-                                             K, md_plain, false, md_outs, md_chunks,
-                                             inv_root_powers, lmem, OWN(o + 4)))
-        }
-        if (KS_HAS(4) && KS_HAS(5))
-            chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
-        if (KS_HAS(5)) {
-            RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
-                                           dst_stride, prod, K, inv, acc, acc_polys, lmem,
-                                           OWN(o + 5)))
-        }
+        chain_hand_over(counters, o + 1, PASS_GROUPS(ends, o), pass);
+        RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
+                                         LOAD_DECOMPOSE, 0, no_plain(), false, ks_outs, ks_chunks,
+                                         inv_root_powers, lmem, OWN(o + 2)))
+        chain_hand_over_also(counters, o + 2, PASS_GROUPS(ends, o + 1), 1,
+                             tensor ? PASS_GROUPS(ends, 0) : 0, pass);
+        RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
+                                  target_first, false, key, key_stride_primes,
+                                  key_special_index, reduce_every, prod, last, false,
+                                  inv_root_powers, lmem, lroots, OWN(o + 3)))
+        chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
+        RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
+                                         md_kind, K, md_plain, false, md_outs, md_chunks,
+                                         inv_root_powers, lmem, OWN(o + 4)))
+        chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
+        RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
+                                       dst_stride, prod, K, inv, acc, acc_polys, lmem,
+                                       OWN(o + 5)))
     }
     chain_finish(counters, (uint)get_num_groups(0));
 }

@@ -21,10 +21,8 @@
 #                         N = 2^13, 2^14, 2^15 side by side; and tests/cpp-route-all's program
 #   gpu-suite.sh chain    chained key switches and rescales against their separate launches,
 #                         alternating in one run: host_path at N = 2^13, 2^14 and 2^15 with
-#                         SEAL_OPENCL_CHAIN=0 and SEAL_OPENCL_CHAIN_WINDOWS=0 (never), with
-#                         SEAL_OPENCL_CHAIN=0 (key switches in three windows up to 2^15), and
-#                         with 15 (one launch up to 2^15) with SEAL_OPENCL_CHAIN_GROUPS 0, 4,
-#                         8 and 16
+#                         SEAL_OPENCL_CHAIN=0 (never) and 15 (up to 2^15) with
+#                         SEAL_OPENCL_CHAIN_GROUPS 0, 4, 8 and 16
 #   gpu-suite.sh chain-apps  the same for the application benchmarks at 2^13 and 2^14
 #   gpu-suite.sh defer    a multiply deferred to its relinearization (one launch for both)
 #                         against the two launches, alternating in one run, two rounds:
@@ -228,12 +226,9 @@ integer)
   ;;
 chain)
   for log_n in 13 14 15; do
-    # CHAIN-GROUPS-WINDOWS
-    for chain in 0-4-0 0-4-15 15-0-15 15-4-15 15-8-15 15-16-15; do
-      IFS=- read -r c groups windows <<<"$chain"
-      run "cpp-host_path-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN="$c" \
-        SEAL_OPENCL_CHAIN_GROUPS="$groups" SEAL_OPENCL_CHAIN_WINDOWS="$windows" \
-        "$bin/cpp-host_path" --log-n "$log_n" --reps 200 \
+    for chain in 0 15-0 15-4 15-8 15-16; do
+      run "cpp-host_path-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN="${chain%-*}" \
+        SEAL_OPENCL_CHAIN_GROUPS="${chain#*-}" "$bin/cpp-host_path" --log-n "$log_n" --reps 200 \
         --json "benches/results/host_path-chain-$chain-2^$log_n.json"
     done
   done
@@ -241,7 +236,7 @@ chain)
 chain-apps)
   for log_n in 13 14; do
     for chain in 0 15; do
-      run "cpp-apps-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN=$chain SEAL_OPENCL_CHAIN_WINDOWS=0 "$bin/cpp-apps" \
+      run "cpp-apps-2^$log_n-chain-$chain" env SEAL_OPENCL_CHAIN=$chain "$bin/cpp-apps" \
         --log-n "$log_n" --reps 10 --cpu-reps 1 \
         --json "benches/results/apps-chain-$chain-2^$log_n.json"
     done

@@ -4,9 +4,8 @@
 #   run.sh suite    runs the TenSEAL suite (tests/python) with the seal-opencl wheel
 #   run.sh bench    runs benches/tenseal_bench.py three ways: stock TenSEAL (SEAL on the CPU),
 #                   the seal-opencl wheel without and with SEAL_GPU_ROUTE_ALL=1; with
-#                   UNCHAINED=1 a fourth, routed with SEAL_OPENCL_CHAIN=0 and
-#                   SEAL_OPENCL_CHAIN_WINDOWS=0 (key switches and rescales in their separate
-#                   launches), for a before and after in one run;
+#                   UNCHAINED=1 a fourth, routed with SEAL_OPENCL_CHAIN=0 (key switches and
+#                   rescales in their separate launches), for a before and after in one run;
 #                   with SHARED=1 two more with TENSEAL_SHARED_ROTATIONS=1 (tenseal-patch 0005),
 #                   the seal-opencl wheel on the CPU and routed; ROUTED_ONLY=1 leaves out the runs on
 #                   the CPU
@@ -71,7 +70,7 @@ case "$part" in
         --out "$out/tenseal-opencl-gpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-gpu-shared.log"
     fi
     if [ "${UNCHAINED:-0}" = 1 ]; then
-      SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_CHAIN=0 SEAL_OPENCL_CHAIN_WINDOWS=0 "$envs/gpu/bin/python" "$bench" \
+      SEAL_GPU_ROUTE_ALL=1 SEAL_OPENCL_CHAIN=0 "$envs/gpu/bin/python" "$bench" \
         --out "$out/tenseal-opencl-gpu-unchained.json" "$@" 2>&1 | tee "$out/tenseal-opencl-gpu-unchained.log"
     fi
     ;;

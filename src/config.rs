@@ -74,7 +74,6 @@ settings! {
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
     CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
-    CHAIN_WINDOWS: experiment "SEAL_OPENCL_CHAIN_WINDOWS" = "15";
     CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "4";
     DEFER_MULTIPLY: experiment "SEAL_OPENCL_DEFER_MULTIPLY" = "1";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
@@ -128,9 +127,6 @@ pub struct Experiment {
     pub fused: bool,
     /// Key switches run as one chained launch at N <= 2^`chain_log_n` (0: never).
     pub chain_log_n: u32,
-    /// Key switches run as three chained launches at 2^`chain_log_n` < N <=
-    /// 2^`windows_log_n` (0: never).
-    pub windows_log_n: u32,
     /// Work groups per compute unit of a chained launch (0: one per pass group).
     pub chain_groups_per_unit: u32,
     /// A CKKS product waits for what consumes it: a multiply for its relinearization, a
@@ -172,7 +168,6 @@ impl Default for Config {
                 variant: StagedVariant::DEFAULT,
                 fused: kernels.fused,
                 chain_log_n: kernels.chain_log_n,
-                windows_log_n: kernels.windows_log_n,
                 chain_groups_per_unit: kernels.chain_groups_per_unit,
                 defer_multiply: kernels.defer_multiply,
                 barrett_dq: kernels.barrett_dq,
@@ -206,7 +201,6 @@ impl Experiment {
             fused: self.fused,
             barrett_dq: self.barrett_dq,
             chain_log_n: self.chain_log_n,
-            windows_log_n: self.windows_log_n,
             chain_groups_per_unit: self.chain_groups_per_unit,
             defer_multiply: self.defer_multiply,
         }
@@ -326,12 +320,13 @@ impl Config {
                 variant: parse(NTT_VARIANT)
                     .map_or(Ok(defaults.experiment.variant), |v| parsed(NTT_VARIANT, &v))?,
                 fused: switch(FUSED, parse(FUSED), defaults.experiment.fused)?,
-                chain_log_n: log_n(CHAIN, parse(CHAIN), defaults.experiment.chain_log_n)?,
-                windows_log_n: log_n(
-                    CHAIN_WINDOWS,
-                    parse(CHAIN_WINDOWS),
-                    defaults.experiment.windows_log_n,
-                )?,
+                chain_log_n: match parse(CHAIN) {
+                    None => defaults.experiment.chain_log_n,
+                    Some(v) => match v.parse::<u32>() {
+                        Ok(log_n) if log_n <= 32 => log_n,
+                        _ => return Err(bad(CHAIN, &v, "a log2 N from 0 (never) to 32")),
+                    },
+                },
                 chain_groups_per_unit: match parse(CHAIN_GROUPS) {
                     None => defaults.experiment.chain_groups_per_unit,
                     Some(v) => match v.parse::<u32>() {
@@ -386,17 +381,6 @@ fn bytes(setting: Setting, value: &str) -> Result<u64> {
         .map_err(|_| bad(setting, value, "a number of bytes"))
 }
 
-/// A log2 N from 0 (never) to 32; unset is `default`.
-fn log_n(setting: Setting, value: Option<String>, default: u32) -> Result<u32> {
-    match value {
-        None => Ok(default),
-        Some(v) => match v.parse::<u32>() {
-            Ok(log_n) if log_n <= 32 => Ok(log_n),
-            _ => Err(bad(setting, &v, "a log2 N from 0 (never) to 32")),
-        },
-    }
-}
-
 /// `on` / `1` / `true` or `off` / `0` / `false` (any case); unset is `default`.
 fn switch(setting: Setting, value: Option<String>, default: bool) -> Result<bool> {
     match value.map(|v| v.to_ascii_lowercase()).as_deref() {
@@ -445,7 +429,6 @@ mod tests {
             (NTT, "naive"),
             (FUSED, "0"),
             (CHAIN, "13"),
-            (CHAIN_WINDOWS, "16"),
             (CHAIN_GROUPS, "0"),
             (DEFER_MULTIPLY, "0"),
             (MEMCACHE, "off"),
@@ -468,7 +451,6 @@ mod tests {
         assert_eq!(config.experiment.ntt(), NttStrategy::Naive);
         assert!(!config.experiment.fused);
         assert_eq!(config.experiment.chain_log_n, 13);
-        assert_eq!(config.experiment.windows_log_n, 16);
         assert_eq!(config.experiment.chain_groups_per_unit, 0);
         assert!(!config.experiment.defer_multiply);
         assert!(!config.experiment.memcache);
@@ -498,7 +480,6 @@ mod tests {
             (NTT_VARIANT, "r3"),
             (FUSED, "2"),
             (CHAIN, "yes"),
-            (CHAIN_WINDOWS, "33"),
             (CHAIN_GROUPS, "many"),
             (DEFER_MULTIPLY, "later"),
             (MEMCACHE, "perhaps"),

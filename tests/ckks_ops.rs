@@ -7,7 +7,6 @@ use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
-    DEFAULT_WINDOWS_LOG_N,
 };
 use seal_opencl::ckks::fused::DropCorrection;
 use seal_opencl::ckks::host;
@@ -113,10 +112,8 @@ fn key_moduli(log_n: u32) -> Vec<Modulus> {
 /// in the last (`p3` at K = 3, 1), and in one pass (two rows by default at 2^12 and 2^10,
 /// `p1` and `p16` besides). Fan-outs of the fused inverse-forward pass: by default 2
 /// output primes per work group (the last chunk short at K = 3); one (`o1`), three with
-/// one chunk short (`o3`), all in one chunk (`r8o9`). Key switches chained in one launch
-/// (by default at 2^13 and 2^14), in five, and in three windows (2^13). And contexts whose
-/// ckks.cl reduces products by SEAL's Barrett instead of Dhem-Quisquater's, fused and
-/// unfused.
+/// one chunk short (`o3`), all in one chunk (`r8o9`). And contexts whose ckks.cl reduces
+/// products by SEAL's Barrett instead of Dhem-Quisquater's, fused and unfused.
 fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
     let variant = |v: &str| NttStrategy::Staged(v.parse().unwrap());
     vec![
@@ -130,7 +127,6 @@ fn configs() -> Vec<(u32, NttStrategy, KernelChoices)> {
         (10, NttStrategy::Naive, UNFUSED),
         (13, NttStrategy::STAGED, choices(true, false)),
         (13, NttStrategy::STAGED, UNCHAINED),
-        (13, NttStrategy::STAGED, WINDOWS),
         (13, NttStrategy::STAGED, CHAIN_EACH),
         (14, NttStrategy::STAGED, CHAIN_FEW),
         (14, NttStrategy::STAGED, UNCHAINED),
@@ -163,7 +159,6 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         fused,
         barrett_dq,
         chain_log_n: DEFAULT_CHAIN_LOG_N,
-        windows_log_n: DEFAULT_WINDOWS_LOG_N,
         chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
         defer_multiply: true,
     }
@@ -173,14 +168,6 @@ const UNFUSED: KernelChoices = choices(false, true);
 /// Fused, key switches in their five launches at every N.
 const UNCHAINED: KernelChoices = KernelChoices {
     chain_log_n: 0,
-    windows_log_n: 0,
-    ..FUSED
-};
-/// Fused, key switches in three chained launches at every N (`KeySwitchWindows`), nothing
-/// else chained.
-const WINDOWS: KernelChoices = KernelChoices {
-    chain_log_n: 0,
-    windows_log_n: 32,
     ..FUSED
 };
 /// Chained launches of one work group per pass group, and of one per compute unit (each

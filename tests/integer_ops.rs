@@ -20,7 +20,6 @@ use seal_opencl::arith::Modulus;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, multiply_uint_mod};
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
-    DEFAULT_WINDOWS_LOG_N,
 };
 use seal_opencl::ckks::fused::{
     DropCorrection, Sources, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
@@ -61,25 +60,22 @@ fn profiled_devices(profiler: Option<Arc<Profiler>>) -> Devices {
     .unwrap()
 }
 
-const fn choices(fused: bool, chain_log_n: u32, windows_log_n: u32) -> KernelChoices {
+const fn choices(fused: bool, chain_log_n: u32) -> KernelChoices {
     KernelChoices {
         fused,
         barrett_dq: true,
         chain_log_n,
-        windows_log_n,
         chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
         defer_multiply: true,
     }
 }
 
 /// The kernel choices each case runs under: the default (fused, chained at these N), fused
-/// in separate launches, one kernel per step, and key switches in NTT form in three
-/// chained launches (BGV's, where the plan has two passes), nothing else chained.
-const CHOICES: [KernelChoices; 4] = [
-    choices(true, DEFAULT_CHAIN_LOG_N, DEFAULT_WINDOWS_LOG_N),
-    choices(true, 0, 0),
-    choices(false, DEFAULT_CHAIN_LOG_N, DEFAULT_WINDOWS_LOG_N),
-    choices(true, 0, 32),
+/// in separate launches, and one kernel per step.
+const CHOICES: [KernelChoices; 3] = [
+    choices(true, DEFAULT_CHAIN_LOG_N),
+    choices(true, 0),
+    choices(false, DEFAULT_CHAIN_LOG_N),
 ];
 
 /// One parameter set: scheme, log2 N, coefficient modulus bit sizes (the last special),

@@ -261,7 +261,7 @@ fn chained_transforms_match_host_reference() {
         let plan = Arc::new(NttPlan::new(&ctx, &queue, log_n, &moduli, strategy).unwrap());
         let two_pass = plan.launches_per_transform() == 2;
         assert_eq!(two_pass, log_n > 12, "2^{log_n} {strategy}");
-        let fused = FusedPasses::new(plan.clone(), Some(1), None).unwrap();
+        let fused = FusedPasses::new(plan.clone(), Some(1)).unwrap();
         assert_eq!(fused.chains(), two_pass, "2^{log_n} {strategy} chains");
         if two_pass && strategy == NttStrategy::STAGED {
             chained_transform_rejects_bad_arguments(&ctx, &queue, &fused, &counters);
@@ -694,7 +694,7 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
         let src_buf = ctx.upload(&queue, &src_words).unwrap();
         let plain_words = fp.random(&mut rng, primes, |r| r);
         let plain_buf = ctx.upload(&queue, &plain_words).unwrap();
-        let fused = FusedPasses::new(fp.plan.clone(), None, None).unwrap();
+        let fused = FusedPasses::new(fp.plan.clone(), None).unwrap();
         for galois_elt in [3, 2 * n as u32 - 1, rng.gen_range(0..n as u32) * 2 + 1] {
             for times_plain in [false, true] {
                 let mut rotated = src_words.clone();
@@ -787,10 +787,10 @@ fn fused_passes_reject_bad_arguments() {
     );
     let permuted = buf(4 * n);
     assert_invalid(
-        FusedPasses::new(Arc::new(naive), None, None),
+        FusedPasses::new(Arc::new(naive), None),
         "fused passes of a naive plan",
     );
-    let plan = FusedPasses::new(Arc::new(plan), None, None).unwrap();
+    let plan = FusedPasses::new(Arc::new(plan), None).unwrap();
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(
             plan.inverse_first_pass_galois(

@@ -34,11 +34,6 @@ pub struct KernelChoices {
     /// 2^`chain_log_n`, where the passes are fused and the device allows it; 0: never
     /// (`SEAL_OPENCL_CHAIN`).
     pub chain_log_n: u32,
-    /// Key switches in NTT form run as three chained launches (`KeySwitchWindows`: the
-    /// target's inverse and the decomposition, the inner product, the mod-down) at 2^
-    /// `chain_log_n` < N <= 2^`windows_log_n`, where the passes are fused and the device
-    /// allows it; nothing else chains there (`SEAL_OPENCL_CHAIN_WINDOWS`).
-    pub windows_log_n: u32,
     /// Work groups per compute unit a chained launch runs, each taking its share of the
     /// passes' groups in turn; 0: one work group per pass group (`SEAL_OPENCL_CHAIN_GROUPS`).
     pub chain_groups_per_unit: u32,
@@ -61,7 +56,6 @@ impl Default for KernelChoices {
             fused: true,
             barrett_dq: true,
             chain_log_n: DEFAULT_CHAIN_LOG_N,
-            windows_log_n: DEFAULT_WINDOWS_LOG_N,
             chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
             defer_multiply: true,
         }
@@ -71,11 +65,6 @@ impl Default for KernelChoices {
 /// The largest log2 N at which key switches run chained by default: where a key switch's
 /// five launches cost the host more than its passes take on the device.
 pub const DEFAULT_CHAIN_LOG_N: u32 = 14;
-
-/// The largest log2 N at which key switches run as three chained launches by default,
-/// above [`DEFAULT_CHAIN_LOG_N`]: where one chained launch costs the device more than its
-/// five launches, and the five cost the host more than three.
-pub const DEFAULT_WINDOWS_LOG_N: u32 = 15;
 
 /// Work groups per compute unit of a chained launch by default (H200, 2026-11-28: 4 gave
 /// the most MulLin/s and Rotate/s from 2 to 8 threads at 2^13 and 2^14 of 0, 4, 8 and 16).
@@ -95,9 +84,6 @@ pub struct CkksContext {
     /// Key switches chained at this N ([`KernelChoices::chain_log_n`]), with
     /// [`KernelChoices::chain_groups_per_unit`].
     chain: Option<u32>,
-    /// Key switches in three chained launches at this N ([`KernelChoices::windows_log_n`]),
-    /// with [`KernelChoices::chain_groups_per_unit`].
-    windows: Option<u32>,
     /// ckks.cl built with the reduction [`KernelChoices::barrett_dq`] picks.
     kernels: CkksKernels,
     /// Index K - 1 holds level K, once built.
@@ -204,8 +190,6 @@ impl CkksContext {
             strategy,
             fused: choices.fused,
             chain: (log_n <= choices.chain_log_n).then_some(choices.chain_groups_per_unit),
-            windows: (log_n > choices.chain_log_n && log_n <= choices.windows_log_n)
-                .then_some(choices.chain_groups_per_unit),
             kernels: if choices.barrett_dq {
                 CkksKernels::new(ctx, log_n)?
             } else {
@@ -226,13 +210,6 @@ impl CkksContext {
     /// passes are fused ([`KernelChoices::chain_log_n`]); None: separate launches.
     pub fn chain(&self) -> Option<u32> {
         self.chain.filter(|_| self.fused)
-    }
-
-    /// Key switches in three chained launches at this N, with their work groups per
-    /// compute unit, where the passes are fused ([`KernelChoices::windows_log_n`]); None:
-    /// one chained launch ([`CkksContext::chain`]) or five.
-    pub fn key_switch_windows(&self) -> Option<u32> {
-        self.windows.filter(|_| self.fused)
     }
 
     pub fn log_n(&self) -> u32 {
@@ -320,7 +297,7 @@ impl CkksContext {
             self.strategy,
         )?);
         let fused = (self.fused && plan.staged_layout().is_some())
-            .then(|| FusedPasses::new(Arc::clone(&plan), self.chain(), self.key_switch_windows()))
+            .then(|| FusedPasses::new(Arc::clone(&plan), self.chain))
             .transpose()?;
         let table = ModuliTable::new(&self.ctx, queue, &moduli)?;
         let inverses = |of: Modulus, count: usize| -> Result<Region> {

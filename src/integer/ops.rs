@@ -214,23 +214,21 @@ impl<'a> IntegerOps<'a> {
     }
 
     /// Key switch `s` with its target, ct and addend in NTT form: CKKS's key switch where
-    /// the division rounds (fused or chained where the context allows); BGV's in
-    /// chained launches, CKKS's chain with BGV's correction on the mod-down's loads
-    /// ([`LevelOps::switch_key_in_chained_launches`]), where the level chains key switches
-    /// ([`LevelOps::chains_key_switch`]); else CKKS's unfused inner product and BGV's mod-down.
+    /// the division rounds (fused or chained where the context allows); BGV's in one
+    /// chained launch, CKKS's chain with BGV's correction on the mod-down's loads
+    /// ([`LevelOps::switch_key_in_one_launch`]), where the level chains
+    /// ([`LevelOps::chains`]); else CKKS's unfused inner product and BGV's mod-down.
     fn switch_key_ntt(&self, s: &Switch) -> Result<()> {
         let correction = self.correction()?;
         let DropCorrection::PlainModulus { t, inv_q } = correction else {
             return self.ops.switch_key_into(s);
         };
-        if self.ops.chains_key_switch() {
+        if self.ops.chains() {
             let first = FirstPass::Target {
                 src: s.target,
                 first: s.target_offset / self.ops.n(),
             };
-            return self
-                .ops
-                .switch_key_in_chained_launches(s, first, correction);
+            return self.ops.switch_key_in_one_launch(s, first, correction);
         }
         let (prod, last) = self.ops.key_switch_inner_product(s)?;
         let md = self.ops.key_switch_mod_down_spec(
@@ -368,10 +366,10 @@ impl<'a> IntegerOps<'a> {
         let ct = src.single("apply_galois")?;
         if self.ntt_form() {
             let switch = Switch::rotation(dst, permuted.buffer(), words, key);
-            if self.ops.chains_key_switch() {
+            if self.ops.chains() {
                 return self
                     .ops
-                    .switch_key_in_chained_launches(&switch, first, self.correction()?);
+                    .switch_key_in_one_launch(&switch, first, self.correction()?);
             }
             self.ops.context().kernels().ckks_galois_ntt(
                 self.graph(),

@@ -332,7 +332,7 @@ impl Backend {
         self.by_scheme(
             ops,
             level,
-            || Ok(ops.chains_key_switch()),
+            || Ok(ops.chains()),
             |integer| Ok(integer.rotates_sums()),
         )
     }

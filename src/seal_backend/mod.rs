@@ -631,7 +631,7 @@ impl Backend {
         a_size: usize,
         b: Option<(&GpuImage, usize)>,
     ) -> Result<Option<Deferred>> {
-        if a_size != 2 || b.is_some_and(|(_, b_size)| b_size != 2) || !ops.chains_key_switch() {
+        if a_size != 2 || b.is_some_and(|(_, b_size)| b_size != 2) || !ops.chains() {
             return Ok(None);
         }
         // What the relinearization's mod-down subtracts (BGV's correction factor is

@@ -131,7 +131,7 @@ impl FusedPasses {
         what: &str,
     ) -> Result<Vec<Event>> {
         let [end1, end2, tickets] = chain_ends(groups, what)?;
-        let (launched, per_group) = chained.shape.launch(tickets);
+        let (launched, per_group) = chained.launch_shape(tickets);
         let args: Vec<_> = args
             .iter()
             .copied()
@@ -189,9 +189,9 @@ impl FusedPasses {
         ];
         check_buffers(WHAT, &buffers, &[])?;
         let groups = [
-            f.polys * n / chained.shape.work_group,
-            residues * chained.shape.strided_groups,
-            residues * chained.shape.block_groups,
+            f.polys * n / chained.work_group,
+            residues * chained.strided_groups,
+            residues * chained.block_groups,
         ];
         let args = [("a", Buf(f.a)), ("b", Buf(f.b)), ("s1", U32(f.s1 as u32))];
         // SAFETY: pass 1's item i of its polys N / wg groups extends coefficient i mod N of
@@ -257,9 +257,9 @@ impl FusedPasses {
         ];
         check_buffers(WHAT, &buffers, &[])?;
         let groups = [
-            residues * chained.shape.block_groups,
-            residues * chained.shape.strided_groups,
-            polys * n / chained.shape.work_group,
+            residues * chained.block_groups,
+            residues * chained.strided_groups,
+            polys * n / chained.work_group,
         ];
         let args = [
             ("a", Buf(f.a)),

@@ -25,9 +25,7 @@ use super::{fan_out, residues, DivideRound, DropCorrection, FusedPasses};
 use crate::arith::Modulus;
 use crate::ckks::{packed_shifts, SumTerm};
 use crate::cl::KernelArg::{Buf, U32, U64};
-use crate::cl::{
-    kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Program, Queue, Region,
-};
+use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::device::CHAIN_COUNTER_WORDS;
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32, NttDirection, NttPlan, Pass, StagedLayout};
@@ -149,14 +147,16 @@ impl ChainFence {
 /// galois permutation (rotate), in NTT form and in coefficient form, and a rescale's
 /// mod-down.
 pub(super) struct ChainedPasses {
-    /// The key switches in NTT form, every stage in one launch.
-    key_switch: KeySwitchKernels,
+    plain: Pass,
+    galois: Pass,
     /// A key switch in coefficient form, either first pass (None where the driver holds
     /// fewer of its work items than the layout asks: the integer schemes keep their
     /// separate launches, CKKS its chains).
     coeff: Option<Pass>,
     /// multiply_plain in coefficient form (None likewise).
     multiply_plain: Option<Pass>,
+    /// A multiply's tensor product, then relinearize.
+    tensor: Pass,
     /// A rescale's mod-down.
     moddown: Pass,
     /// A plain transform, forward and inverse.
@@ -168,11 +168,6 @@ pub(super) struct ChainedPasses {
     /// BFV multiplication's two launches, on a BFV level's plan over q U Bsk (None
     /// elsewhere, or likewise).
     behz: Option<BehzPasses>,
-    pub(super) shape: ChainShape,
-}
-
-/// The work groups of a level's chained launches.
-pub(super) struct ChainShape {
     /// Work groups per residue of the block passes and of the strided passes, and work
     /// items per group.
     pub(super) block_groups: usize,
@@ -183,10 +178,10 @@ pub(super) struct ChainShape {
     launched: Option<usize>,
 }
 
-impl ChainShape {
+impl ChainedPasses {
     /// The work groups to launch for `tickets` pass groups, and how many tickets each
     /// takes.
-    pub(super) fn launch(&self, tickets: u32) -> (usize, u32) {
+    pub(super) fn launch_shape(&self, tickets: u32) -> (usize, u32) {
         let tickets = tickets as usize;
         let launched = self
             .launched
@@ -194,211 +189,65 @@ impl ChainShape {
             .max(1);
         (launched, tickets.div_ceil(launched) as u32)
     }
-}
 
-/// The stages of a key switch in NTT form (`opencl/chain.cl`'s `KS_STAGES`, bit s for
-/// stage s): 0 a multiply's tensor product, 1 the target's inverse first pass (or a
-/// rotation's permutation with it), 2 its second pass with the decomposition and the
-/// forward first passes, 3 the forward block passes with the inner product, 4 and 5 the
-/// mod-down's two passes.
-const ALL_STAGES: u32 = 0x3f;
-
-/// The three windows of [`KeySwitchWindows`]: the strided stages and the target's
-/// inverse, the inner product, the mod-down.
-const WINDOW_STAGES: [u32; 3] = [0x07, 0x08, 0x30];
-
-/// A build's key switches in NTT form (`ks_chained`, `ks_chained_galois`,
-/// `ks_chained_tensor`), running the key switch's `stages` (a mask of [`ALL_STAGES`]).
-pub(super) struct KeySwitchKernels {
-    plain: Pass,
-    galois: Pass,
-    tensor: Pass,
-    stages: u32,
-}
-
-impl KeySwitchKernels {
-    /// The three kernels of `program`, built with `stages`; None where the driver holds
-    /// fewer of a kernel's work items than the layout asks.
-    fn new(
-        build: &ChainBuild,
-        plan: &NttPlan,
-        program: &Program,
-        stages: u32,
-    ) -> Result<Option<KeySwitchKernels>> {
-        let wg = build.shape.work_group;
-        let kernels = KeySwitchKernels {
-            plain: plan.pass(program, &KS_CHAINED, &[], wg, Some(wg))?,
-            galois: plan.pass(program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?,
-            tensor: plan.pass(program, &KS_CHAINED_TENSOR, &[], wg, Some(wg))?,
-            stages,
-        };
-        for pass in [&kernels.plain, &kernels.galois, &kernels.tensor] {
-            if !build.fits(plan, pass)? {
-                return Ok(None);
-            }
-        }
-        Ok(Some(kernels))
-    }
-
-    /// The kernel that runs `first`.
-    fn of(&self, first: &FirstPass) -> &Pass {
-        match first {
-            FirstPass::Target { .. } => &self.plain,
-            FirstPass::Galois { .. } => &self.galois,
-            FirstPass::Tensor { .. } => &self.tensor,
-        }
-    }
-}
-
-/// A level's key switches in NTT form as three chained launches, where its passes are
-/// bound by throughput and one launch of all six stages would run each at the occupancy
-/// of the heaviest (the inner product's registers): stages 0-2, 3 and 4-5 of
-/// `opencl/chain.cl`'s `ks_chained_body`, each window its own build. Three launches
-/// instead of five cost the host three issues, and each window's stages their own
-/// registers. Nothing else of the level chains.
-pub(super) struct KeySwitchWindows {
-    windows: [KeySwitchKernels; 3],
-    shape: ChainShape,
-}
-
-impl KeySwitchWindows {
-    /// The windows for `plan`'s `layout` where [`ChainedPasses::new`] would chain it (the
-    /// same layout, fence and launch shape). None elsewhere.
-    pub(super) fn new(
-        plan: &NttPlan,
-        layout: StagedLayout,
-        groups_per_unit: u32,
-    ) -> Result<Option<KeySwitchWindows>> {
-        let Some(build) = ChainBuild::new(plan, layout, groups_per_unit, "") else {
-            return Ok(None);
-        };
-        let mut windows = Vec::with_capacity(WINDOW_STAGES.len());
-        for stages in WINDOW_STAGES {
-            let options = format!("-D KS_STAGES={stages:#x}u");
-            let program = build.program(plan, &[], &options)?;
-            match KeySwitchKernels::new(&build, plan, &program, stages)? {
-                Some(kernels) => windows.push(kernels),
-                None => return Ok(None),
-            }
-        }
-        let windows = windows
-            .try_into()
-            .map_err(|_| Error::Logic("three key-switch windows".into()))?;
-        Ok(Some(KeySwitchWindows {
-            windows,
-            shape: build.shape,
-        }))
-    }
-}
-
-/// What every chained build of a level's plan shares: the layout (its strided and block
-/// work groups one size), the build options, and the launch shape.
-struct ChainBuild {
-    layout: StagedLayout,
-    options: String,
-    shape: ChainShape,
-}
-
-impl ChainBuild {
-    /// The build for `plan`'s `layout`, where the device has a cross-group fence and the
-    /// layout takes two passes, with as many columns per strided work group as make its
-    /// work groups the block ones' size ([`StagedLayout::with_equal_work_groups`]; every
-    /// layout gives the same words), launching at most `groups_per_unit` work groups per
-    /// compute unit (0: one per pass group), `extra_options` added. None elsewhere.
-    fn new(
-        plan: &NttPlan,
-        layout: StagedLayout,
-        groups_per_unit: u32,
-        extra_options: &str,
-    ) -> Option<ChainBuild> {
-        let info = plan.context().info();
-        let (Some(fence), Some(layout)) = (ChainFence::of(info), layout.with_equal_work_groups())
-        else {
-            return None;
-        };
-        let wg = layout.block_work_group_size();
-        let strided_wg = layout.strided_work_group_size()?;
-        let strided_bytes = layout.strided_local_bytes()?;
-        let roots = 16usize << (layout.log_b() + layout.log_g());
-        let words_bytes = strided_bytes.max(layout.block_local_bytes());
-        if strided_wg != wg || words_bytes > info.local_mem_bytes as usize {
-            return None;
-        }
-        let local_roots = words_bytes + roots <= info.local_mem_bytes as usize;
-        let options = format!(
-            "-D KS_ROWS=1 -D KS_LOCAL_ROOTS={}{} {extra_options}",
-            u32::from(local_roots),
-            fence.build_option(),
-        );
-        let words = plan.coeff_count();
-        Some(ChainBuild {
-            layout,
-            options,
-            shape: ChainShape {
-                block_groups: words / (wg << layout.log_r()),
-                strided_groups: words / (strided_wg << layout.log_r()),
-                work_group: wg,
-                // PoCL's build runs one ticket per work group (chain.cl's EACH_TURN).
-                launched: (groups_per_unit > 0 && fence == ChainFence::Ptx)
-                    .then(|| groups_per_unit as usize * info.compute_units as usize),
-            },
-        })
-    }
-
-    /// The chained program: `opencl/fused.cl` and `opencl/chain.cl` after the plan's
-    /// sources, then `extra`, built with `options` besides the build's.
-    fn program(&self, plan: &NttPlan, extra: &[&str], options: &str) -> Result<Program> {
-        let sources = [&[sources::FUSED, sources::CHAIN][..], extra].concat();
-        let options = format!("{} {options}", self.options);
-        plan.build_program(self.layout, &sources, options.trim_end())
-    }
-
-    /// Whether the driver holds as many of `pass`'s work items in a group as the layout
-    /// asks (it may hold fewer of a kernel this large).
-    fn fits(&self, plan: &NttPlan, pass: &Pass) -> Result<bool> {
-        Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= self.shape.work_group)
-    }
-}
-
-impl ChainedPasses {
-    /// The chained passes for `plan`'s `layout` where [`ChainBuild::new`] has a build,
+    /// The chained passes for `plan`'s `layout`, where the device has a cross-group fence
+    /// and the layout takes two passes, with as many columns per strided work group as
+    /// make its work groups the block ones' size
+    /// ([`StagedLayout::with_equal_work_groups`]; every layout gives the same words),
     /// launching at most `groups_per_unit` work groups per compute unit (0: one per pass
     /// group); with `behz` (a BFV level whose plan this is, over q U Bsk), BFV
-    /// multiplication's chained launches too. None elsewhere: the key switch keeps its
-    /// five launches.
+    /// multiplication's chained launches too. None elsewhere: the key switch
+    /// keeps its five launches.
     pub(super) fn new(
         plan: &NttPlan,
         layout: StagedLayout,
         groups_per_unit: u32,
         behz: Option<&BehzBuild>,
     ) -> Result<Option<ChainedPasses>> {
-        let Some(build) = ChainBuild::new(
-            plan,
-            layout,
-            groups_per_unit,
-            behz.map_or("", |b| &b.options),
+        let info = plan.context().info();
+        let (Some(fence), Some(layout)) = (ChainFence::of(info), layout.with_equal_work_groups())
+        else {
+            return Ok(None);
+        };
+        let wg = layout.block_work_group_size();
+        let (Some(strided_wg), Some(strided_bytes)) = (
+            layout.strided_work_group_size(),
+            layout.strided_local_bytes(),
         ) else {
             return Ok(None);
         };
-        let extra: &[&str] = if behz.is_some() {
-            &[sources::BEHZ_TENSOR, sources::BEHZ, sources::BEHZ_CHAIN]
-        } else {
-            &[]
-        };
-        let program = build.program(plan, extra, "")?;
-        let wg = build.shape.work_group;
-        let Some(key_switch) = KeySwitchKernels::new(&build, plan, &program, ALL_STAGES)? else {
+        let roots = 16usize << (layout.log_b() + layout.log_g());
+        let words_bytes = strided_bytes.max(layout.block_local_bytes());
+        if strided_wg != wg || words_bytes > info.local_mem_bytes as usize {
             return Ok(None);
-        };
+        }
+        let local_roots = words_bytes + roots <= info.local_mem_bytes as usize;
+        let options = format!(
+            "-D KS_ROWS=1 -D KS_LOCAL_ROOTS={}{} {}",
+            u32::from(local_roots),
+            fence.build_option(),
+            behz.map_or("", |b| &b.options)
+        );
+        let mut extra = vec![sources::FUSED, sources::CHAIN];
+        if behz.is_some() {
+            extra.extend([sources::BEHZ_TENSOR, sources::BEHZ, sources::BEHZ_CHAIN]);
+        }
+        let program = plan.build_program(layout, &extra, options.trim_end())?;
+        let plain = plan.pass(&program, &KS_CHAINED, &[], wg, Some(wg))?;
+        let galois = plan.pass(&program, &KS_CHAINED_GALOIS, &[], wg, Some(wg))?;
         let coeff = plan.pass(&program, &KS_CHAINED_COEFF, &[], wg, Some(wg))?;
         let multiply_plain = plan.pass(&program, &MULTIPLY_PLAIN_CHAINED, &[], wg, Some(wg))?;
+        let tensor = plan.pass(&program, &KS_CHAINED_TENSOR, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
         let forward = plan.pass(&program, &NTT_FWD_CHAINED, &[], wg, Some(wg))?;
         let inverse = plan.pass(&program, &NTT_INV_CHAINED, &[], wg, Some(wg))?;
         let forward_sum = plan.pass(&program, &NTT_FWD_SUM_CHAINED, &[], wg, Some(wg))?;
         let inverse_sum = plan.pass(&program, &NTT_INV_SUM_CHAINED, &[], wg, Some(wg))?;
-        let fits = |pass: &Pass| build.fits(plan, pass);
-        for pass in [&moddown, &forward, &inverse] {
+        // The driver may hold fewer items of a kernel this large than the layout asks.
+        let fits = |pass: &Pass| -> Result<bool> {
+            Ok(plan.context().kernel_work_group_size(&pass.kernel())? >= wg)
+        };
+        for pass in [&plain, &galois, &tensor, &moddown, &forward, &inverse] {
             if !fits(pass)? {
                 return Ok(None);
             }
@@ -421,16 +270,24 @@ impl ChainedPasses {
         };
         let sums =
             (fits(&forward_sum)? && fits(&inverse_sum)?).then_some([forward_sum, inverse_sum]);
+        let words = plan.coeff_count();
         Ok(Some(ChainedPasses {
-            key_switch,
+            plain,
+            galois,
             coeff,
             multiply_plain,
+            tensor,
             moddown,
             forward,
             inverse,
             sums,
             behz,
-            shape: build.shape,
+            block_groups: words / (wg << layout.log_r()),
+            strided_groups: words / (strided_wg << layout.log_r()),
+            work_group: wg,
+            // PoCL's build runs one ticket per work group (chain.cl's EACH_TURN).
+            launched: (groups_per_unit > 0 && fence == ChainFence::Ptx)
+                .then(|| groups_per_unit as usize * info.compute_units as usize),
         }))
     }
 }
@@ -815,12 +672,6 @@ impl FusedPasses {
         self.chained.is_some()
     }
 
-    /// Whether this level's key switches in NTT form run chained, in one launch or in
-    /// three ([`FusedPasses::chained_key_switch`]).
-    pub fn chains_key_switch(&self) -> bool {
-        self.chained.is_some() || self.windows.is_some()
-    }
-
     /// Whether this level's key switches in coefficient form run as one chained launch
     /// ([`FusedPasses::chained_key_switch_coeff`]).
     pub fn chains_coeff_key_switch(&self) -> bool {
@@ -912,19 +763,19 @@ impl FusedPasses {
         )?;
         let (md_outs, md_chunks) = fan_out(
             self.fan_out,
-            d.polys * chained.shape.strided_groups,
+            d.polys * chained.strided_groups,
             self.compute_units,
             d.primes,
         );
         let [end1, end2, tickets] = chain_ends(
             [
-                d.polys * chained.shape.block_groups,
-                d.polys * md_chunks as usize * chained.shape.strided_groups,
-                residues(WHAT, d.polys, d.primes)? * chained.shape.block_groups,
+                d.polys * chained.block_groups,
+                d.polys * md_chunks as usize * chained.strided_groups,
+                residues(WHAT, d.polys, d.primes)? * chained.block_groups,
             ],
             WHAT,
         )?;
-        let (groups, per_group) = chained.shape.launch(tickets);
+        let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = [
             ("src", Buf(d.src)),
             ("src_stride", U32(to_u32(d.src_stride)?)),
@@ -961,13 +812,11 @@ impl FusedPasses {
         Ok(out)
     }
 
-    /// `s` in one launch (see [`ChainedSwitch`]), or in three where the level runs its key
-    /// switches in windows ([`KeySwitchWindows`]): the same words as the target's inverse
+    /// `s` in one launch (see [`ChainedSwitch`]): the same words as the target's inverse
     /// first pass (or [`FusedPasses::inverse_first_pass_galois`]),
     /// [`FusedPasses::forward_key_switch`] and [`FusedPasses::forward_moddown`] in turn.
     ///
-    /// Errors: no chained key switch at this level
-    /// ([`FusedPasses::chains_key_switch`]); K = 0 or K + 1 above the plan's primes; a
+    /// Errors: no chained passes at this level; K = 0 or K + 1 above the plan's primes; a
     /// key shape that does not fit; a galois element SEAL refuses; a buffer shorter than the
     /// words it is read or written at; a written buffer overlapping another but where the
     /// key switch reads each word before writing it (dst, and the target of a relinearize
@@ -979,7 +828,7 @@ impl FusedPasses {
         events: bool,
     ) -> Result<Vec<Event>> {
         const WHAT: &str = "chained_key_switch";
-        let (launches, shape) = self.key_switch_launches(WHAT)?;
+        let chained = self.chained_passes(WHAT)?;
         let plan = self.plan();
         let k = s.k;
         check_key_switch_shape(
@@ -1066,13 +915,13 @@ impl FusedPasses {
         check_buffers(WHAT, &buffers, &may_alias)?;
         let (ks_outs, ks_chunks) = fan_out(
             self.fan_out,
-            k * shape.strided_groups,
+            k * chained.strided_groups,
             self.compute_units,
             k + 1,
         );
         let (md_outs, md_chunks) = fan_out(
             self.fan_out,
-            2 * shape.strided_groups,
+            2 * chained.strided_groups,
             self.compute_units,
             k,
         );
@@ -1080,21 +929,24 @@ impl FusedPasses {
             FirstPass::Target { .. } | FirstPass::Tensor { .. } => k,
             FirstPass::Galois { .. } => 2 * k,
         };
-        // The groups of each stage (chain.cl's KS_STAGES).
-        let stage_groups = [
-            // The tensor product's groups, K residues of each polynomial (none without).
-            match s.first {
-                FirstPass::Tensor { .. } => k * shape.block_groups,
-                _ => 0,
-            },
-            first_residues * shape.block_groups,
-            k * ks_chunks as usize * shape.strided_groups,
-            (k + 1) * shape.block_groups,
-            2 * md_chunks as usize * shape.strided_groups,
-            residues(WHAT, 2, k)? * shape.block_groups,
-        ];
-        // Every kernel's parameters in declaration order, but the passes' ends: pass 1's,
-        // the decomposition's (then a relinearization's target), the rest.
+        let [end0, end1, end2, end3, end4, tickets] = chain_ends(
+            [
+                // The tensor product's groups, K residues of each polynomial (none without).
+                match s.first {
+                    FirstPass::Tensor { .. } => k * chained.block_groups,
+                    _ => 0,
+                },
+                first_residues * chained.block_groups,
+                k * ks_chunks as usize * chained.strided_groups,
+                (k + 1) * chained.block_groups,
+                2 * md_chunks as usize * chained.strided_groups,
+                residues(WHAT, 2, k)? * chained.block_groups,
+            ],
+            WHAT,
+        )?;
+        let (groups, per_group) = chained.launch_shape(tickets);
+        // Both kernels' parameters in declaration order: pass 1's, the decomposition's
+        // (then a relinearization's target), the rest.
         let decomposition = [
             ("between", Buf(s.between)),
             ("ks_outs", U32(ks_outs)),
@@ -1111,10 +963,19 @@ impl FusedPasses {
             .collect();
         let md = s.correction.args(WHAT)?;
         let counters = ("counters", Buf(s.counters));
-        let head: Vec<(&str, KernelArg)> = match s.first {
+        let tail = [
+            ("end1", U32(end1)),
+            ("end2", U32(end2)),
+            ("end3", U32(end3)),
+            ("end4", U32(end4)),
+            ("tickets", U32(tickets)),
+            ("per_group", U32(per_group)),
+        ];
+        let mut out = Vec::new();
+        match s.first {
             FirstPass::Target { src, first } => {
                 let first = U32(to_u32(first)?);
-                [("src", Buf(src)), ("src_first", first)]
+                let args: Vec<(&str, KernelArg)> = [("src", Buf(src)), ("src_first", first)]
                     .into_iter()
                     .chain(decomposition)
                     .chain([("target", Buf(src)), ("target_first", first)])
@@ -1128,91 +989,70 @@ impl FusedPasses {
                     ])
                     .chain(md)
                     .chain([counters])
-                    .collect()
+                    .chain(tail)
+                    .collect();
+                // SAFETY: every group index of each pass is below that pass's groups (its
+                // ticket range, from the counts above); each pass touches the residues the
+                // five launches it replaces touch (see forward_key_switch and
+                // forward_moddown), all checked to lie in their buffers above.
+                unsafe {
+                    chained
+                        .plain
+                        .launch(queue, s.t_target, k, &args, groups, events, &mut out)
+                }?;
             }
             FirstPass::Galois {
                 src,
                 plain,
                 galois_elt,
                 permuted,
-            } => src
-                .args(plan.coeff_count(), SOURCE_TERMS_MAX)?
-                .into_iter()
-                .chain([
-                    // Not read without the plaintext.
-                    ("plain", Buf(plain.unwrap_or(src.first()))),
-                    ("times_plain", U32(plain.is_some().into())),
-                    ("galois_elt", U32(galois_elt)),
-                    ("permuted", Buf(permuted)),
-                ])
-                .chain(decomposition)
-                .chain(shared)
-                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
-                .chain(md)
-                .chain([counters])
-                .collect(),
-            FirstPass::Tensor { a, b } => [("a", Buf(a)), ("b", Buf(b))]
-                .into_iter()
-                .chain(decomposition)
-                .chain(shared)
-                .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
-                .chain(md)
-                .chain([counters])
-                .collect(),
-        };
-        let mut out = Vec::new();
-        for kernels in launches {
-            // This launch's stages' groups; the others' none, their waits ending at once.
-            let mut groups = stage_groups;
-            for (stage, g) in groups.iter_mut().enumerate() {
-                if kernels.stages >> stage & 1 == 0 {
-                    *g = 0;
-                }
+            } => {
+                let args: Vec<(&str, KernelArg)> = src
+                    .args(plan.coeff_count(), SOURCE_TERMS_MAX)?
+                    .into_iter()
+                    .chain([
+                        // Not read without the plaintext.
+                        ("plain", Buf(plain.unwrap_or(src.first()))),
+                        ("times_plain", U32(plain.is_some().into())),
+                        ("galois_elt", U32(galois_elt)),
+                        ("permuted", Buf(permuted)),
+                    ])
+                    .chain(decomposition)
+                    .chain(shared)
+                    .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
+                    .chain(md)
+                    .chain([counters])
+                    .chain(tail)
+                    .collect();
+                // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of each
+                // term of src (and K of plain, with it) and writes 2 K of permuted (checked).
+                unsafe {
+                    chained
+                        .galois
+                        .launch(queue, s.t_target, k, &args, groups, events, &mut out)
+                }?;
             }
-            let [end0, end1, end2, end3, end4, tickets] = chain_ends(groups, WHAT)?;
-            let (launched, per_group) = shape.launch(tickets);
-            // ks_chained_tensor numbers the tensor product's pass too.
-            let tensor_end =
-                matches!(s.first, FirstPass::Tensor { .. }).then_some(("end0", U32(end0)));
-            let args: Vec<(&str, KernelArg)> = head
-                .iter()
-                .cloned()
-                .chain(tensor_end)
-                .chain([
-                    ("end1", U32(end1)),
-                    ("end2", U32(end2)),
-                    ("end3", U32(end3)),
-                    ("end4", U32(end4)),
-                    ("tickets", U32(tickets)),
-                    ("per_group", U32(per_group)),
-                ])
-                .collect();
-            // SAFETY: every group index of each pass is below that pass's groups (its ticket
-            // range, from the counts above); each pass touches the residues the five launches
-            // it replaces touch (see forward_key_switch and forward_moddown), all checked to
-            // lie in their buffers above: pass 1 of a rotation reads 2 K residues of each
-            // term of src (and K of plain, with it) and writes 2 K of permuted; a multiply's
-            // pass 0 reads 2 K residues of a and of b and writes dst's 3 K, each word by one
-            // work item of one group, its third polynomial the target. A window's stages
-            // read what the windows before it wrote, on the same in-order queue.
-            unsafe {
-                kernels
-                    .of(&s.first)
-                    .launch(queue, s.t_target, k, &args, launched, events, &mut out)
-            }?;
+            FirstPass::Tensor { a, b } => {
+                let args: Vec<(&str, KernelArg)> = [("a", Buf(a)), ("b", Buf(b))]
+                    .into_iter()
+                    .chain(decomposition)
+                    .chain(shared)
+                    .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
+                    .chain(md)
+                    .chain([counters, ("end0", U32(end0))])
+                    .chain(tail)
+                    .collect();
+                // SAFETY: as for the plain key switch, the target being dst's third
+                // polynomial; pass 0 reads 2 K residues of a and of b and writes dst's 3 K
+                // (checked), each word by one work item of one group.
+                unsafe {
+                    chained
+                        .tensor
+                        .launch(queue, s.t_target, k, &args, groups, events, &mut out)
+                }?;
+            }
         }
         Ok(out)
-    }
-
-    /// This level's kernels of a key switch in NTT form, one launch each in order, and
-    /// their launch shape: the whole key switch where the level chains, else its three
-    /// windows ([`KeySwitchWindows`]). Errors: neither (`what` names the launcher).
-    fn key_switch_launches(&self, what: &str) -> Result<(&[KeySwitchKernels], &ChainShape)> {
-        match (&self.chained, &self.windows) {
-            (Some(c), _) => Ok((std::slice::from_ref(&c.key_switch), &c.shape)),
-            (None, Some(w)) => Ok((&w.windows, &w.shape)),
-            (None, None) => Err(no_chained_passes(what)),
-        }
     }
 }
 
@@ -1320,21 +1160,21 @@ impl FusedPasses {
         check_buffers(WHAT, &buffers, &may_alias)?;
         let (ks_outs, ks_chunks) = fan_out(
             self.fan_out,
-            k * chained.shape.strided_groups,
+            k * chained.strided_groups,
             self.compute_units,
             k + 1,
         );
         let pair = residues(WHAT, 2, k)?;
         let [end1, end2, end3, tickets] = chain_ends(
             [
-                galois_residues * chained.shape.block_groups,
-                k * ks_chunks as usize * chained.shape.strided_groups,
-                (k + 1) * chained.shape.block_groups,
-                pair * chained.shape.strided_groups,
+                galois_residues * chained.block_groups,
+                k * ks_chunks as usize * chained.strided_groups,
+                (k + 1) * chained.block_groups,
+                pair * chained.strided_groups,
             ],
             WHAT,
         )?;
-        let (groups, per_group) = chained.shape.launch(tickets);
+        let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = src
             .args(plan.coeff_count(), SOURCE_TERMS_MAX)?
             .into_iter()
@@ -1426,13 +1266,13 @@ impl FusedPasses {
         check_buffers(WHAT, &buffers, &may_alias)?;
         let [end1, end2, tickets] = chain_ends(
             [
-                (ct_residues + k) * chained.shape.strided_groups,
-                ct_residues * chained.shape.block_groups,
-                ct_residues * chained.shape.strided_groups,
+                (ct_residues + k) * chained.strided_groups,
+                ct_residues * chained.block_groups,
+                ct_residues * chained.strided_groups,
             ],
             WHAT,
         )?;
-        let (groups, per_group) = chained.shape.launch(tickets);
+        let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = [("ct", Buf(m.ct))]
             .into_iter()
             .chain(
@@ -1513,8 +1353,8 @@ impl FusedPasses {
         // item); a shifted term's lie elsewhere, and a plaintext's serve every polynomial.
         let may_alias = sum.map_or_else(Vec::new, |s| s.unshifted_alias("values"));
         check_buffers(WHAT, &buffers, &may_alias)?;
-        let strided = residues * chained.shape.strided_groups;
-        let block = residues * chained.shape.block_groups;
+        let strided = residues * chained.strided_groups;
+        let block = residues * chained.block_groups;
         let (pass, ends, sources) = match (t.sum, t.direction) {
             (None, NttDirection::Forward) => (
                 &chained.forward,
@@ -1542,7 +1382,7 @@ impl FusedPasses {
                     .as_ref()
                     .ok_or_else(|| no_chained_passes("chained_transform of a sum"))?;
                 // The sum's pass: a word a work item.
-                let words = extent / chained.shape.work_group;
+                let words = extent / chained.work_group;
                 let (pass, ends) = match direction {
                     NttDirection::Forward => (forward, [words, strided, block]),
                     NttDirection::Inverse => (inverse, [words, block, strided]),
@@ -1555,7 +1395,7 @@ impl FusedPasses {
             }
         };
         let (&tickets, pass_ends) = ends.split_last().expect("two or three passes");
-        let (groups, per_group) = chained.shape.launch(tickets);
+        let (groups, per_group) = chained.launch_shape(tickets);
         let args: Vec<(&str, KernelArg)> = sources
             .into_iter()
             .chain([

@@ -118,9 +118,6 @@ pub struct FusedPasses {
     key_switch: keyswitch::KeySwitchPasses,
     /// A key switch in one launch, where the context chains and the device allows.
     chained: Option<chain::ChainedPasses>,
-    /// A key switch in three launches, where the context asks for them instead
-    /// ([`super::context::CkksContext::key_switch_windows`]) and the device allows.
-    windows: Option<chain::KeySwitchWindows>,
     /// Output primes per work group of the `ntt_inv_fwd_strided` launches (0: chosen per
     /// launch).
     fan_out: usize,
@@ -131,16 +128,11 @@ pub struct FusedPasses {
 impl FusedPasses {
     /// Builds the fused passes on `plan`'s tables and layout, and the chained key switch
     /// where `chain` asks for it (Some: at most that many work groups per compute unit, 0
-    /// for one per pass group) and the device allows it, or else its three windows where
-    /// `windows` asks for them (likewise).
+    /// for one per pass group) and the device allows it.
     ///
     /// Errors: a naive plan; a build fails.
-    pub fn new(
-        plan: Arc<NttPlan>,
-        chain: Option<u32>,
-        windows: Option<u32>,
-    ) -> Result<FusedPasses> {
-        FusedPasses::build(plan, chain, windows, None)
+    pub fn new(plan: Arc<NttPlan>, chain: Option<u32>) -> Result<FusedPasses> {
+        FusedPasses::build(plan, chain, None)
     }
 
     /// [`FusedPasses::new`] on a BFV level's plan over q U Bsk, with BFV multiplication's
@@ -156,13 +148,12 @@ impl FusedPasses {
         chain: Option<u32>,
         behz: &BehzBuild,
     ) -> Result<FusedPasses> {
-        FusedPasses::build(plan, chain, None, Some(behz))
+        FusedPasses::build(plan, chain, Some(behz))
     }
 
     fn build(
         plan: Arc<NttPlan>,
         chain: Option<u32>,
-        windows: Option<u32>,
         behz: Option<&BehzBuild>,
     ) -> Result<FusedPasses> {
         let (layout, variant) = match (plan.staged_layout(), plan.strategy()) {
@@ -192,12 +183,6 @@ impl FusedPasses {
                     chain::ChainedPasses::new(&plan, layout, groups_per_unit, behz)?
                 }
                 None => None,
-            },
-            windows: match (chain, windows) {
-                (None, Some(groups_per_unit)) => {
-                    chain::KeySwitchWindows::new(&plan, layout, groups_per_unit)?
-                }
-                _ => None,
             },
             fan_out: variant.fan_out() as usize,
             compute_units: info.compute_units as usize,

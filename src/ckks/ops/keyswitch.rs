@@ -88,7 +88,7 @@ impl LevelOps<'_> {
         let Some(fused) = self.fused_key_switch() else {
             return self.switch_key_unfused(s);
         };
-        if fused.chains_key_switch() {
+        if fused.chains() {
             let first = FirstPass::Target {
                 src: s.target,
                 first: s.target_offset / self.n(),
@@ -183,12 +183,11 @@ impl LevelOps<'_> {
         self.key_switch_mod_down(s, LastResidue::FirstPassDone(last.buffer()), &prod)
     }
 
-    /// `s` after `first` (in NTT form) in chained launches (one, or the three of a level
-    /// that runs its key switches in windows), its mod-down subtracting `correction`:
-    /// [`LevelOps::switch_key_chained`] for the integer schemes' operations.
-    /// Errors: the level does not chain key switches ([`LevelOps::chains_key_switch`]); as
+    /// `s` after `first` (in NTT form) in one chained launch, its mod-down subtracting
+    /// `correction`: [`LevelOps::switch_key_chained`] for the integer schemes' operations.
+    /// Errors: the level does not chain ([`LevelOps::chains`]); as
     /// [`LevelOps::check_key_switch`]'s and the launcher's.
-    pub(crate) fn switch_key_in_chained_launches(
+    pub(crate) fn switch_key_in_one_launch(
         &self,
         s: &Switch,
         first: FirstPass,
@@ -196,7 +195,7 @@ impl LevelOps<'_> {
     ) -> Result<()> {
         let fused = self
             .fused_key_switch()
-            .filter(|f| f.chains_key_switch())
+            .filter(|f| f.chains())
             .ok_or_else(|| {
                 Error::Logic("a chained key switch at a level that does not chain".into())
             })?;
@@ -204,7 +203,7 @@ impl LevelOps<'_> {
         self.switch_key_chained(fused, s, first, correction)
     }
 
-    /// `s` after `first` in chained launches ([`FusedPasses::chained_key_switch`]), its
+    /// `s` after `first` in one chained launch ([`FusedPasses::chained_key_switch`]), its
     /// mod-down subtracting `correction` (CKKS rounds; BGV corrects mod t), its
     /// intermediates in scratch buffers of their own.
     pub(crate) fn switch_key_chained(
@@ -438,14 +437,6 @@ impl LevelOps<'_> {
         self.fused_key_switch().is_some_and(FusedPasses::chains)
     }
 
-    /// Whether this level runs a key switch in NTT form, and a multiply with its
-    /// relinearization, as chained launches: one each, or three where the level runs its
-    /// key switches in windows ([`FusedPasses::chains_key_switch`]).
-    pub fn chains_key_switch(&self) -> bool {
-        self.fused_key_switch()
-            .is_some_and(FusedPasses::chains_key_switch)
-    }
-
     /// SEAL's ckks_multiply (or bgv_multiply in NTT form: the same tensor product) of `a`
     /// and `b` (two polynomials each in NTT form; they may be one buffer: a square) into
     /// `dst`'s three polynomials, then relinearize_internal with `key` on them, its
@@ -470,11 +461,11 @@ impl LevelOps<'_> {
             target_offset: 2 * self.poly_words(),
             key,
         };
-        if !self.chains_key_switch() && correction == DropCorrection::Round {
+        if !self.chains() && correction == DropCorrection::Round {
             self.tensor(dst, a, 2, b, 2)?;
             return self.relinearize(dst, 3, &[key]);
         }
-        self.switch_key_in_chained_launches(&s, FirstPass::Tensor { a, b }, correction)
+        self.switch_key_in_one_launch(&s, FirstPass::Tensor { a, b }, correction)
     }
 }
 
@@ -561,7 +552,7 @@ impl LevelOps<'_> {
             )?;
             return self.switch_key_into(&switch);
         };
-        if fused.chains_key_switch() {
+        if fused.chains() {
             let first = FirstPass::Galois {
                 src,
                 plain,
