@@ -12,6 +12,7 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
+use seal_opencl::config::SETTINGS;
 use serde_json::Value;
 
 /// 64-bit Shoup modular multiplications per second across the H100, as our OpenCL kernels
@@ -36,6 +37,31 @@ fn device_of(j: &Value) -> String {
     s(j.get("device")
         .or_else(|| j.pointer("/run/device"))
         .unwrap_or(&Value::Null))
+}
+
+/// The settings a C++ bench's run had in its environment (`settings`: every `SEAL_OPENCL_*`
+/// and `SEAL_GPU_*` variable), as `` `NAME=value` `` items; None where the file records none
+/// (older files) or every one was unset.
+fn settings_of(j: &Value) -> Option<String> {
+    let set = j.get("settings")?.as_object()?;
+    (!set.is_empty()).then(|| {
+        set.iter()
+            .map(|(name, value)| format!("`{name}={}`", s(value)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// Whether a file's run set a setting for benchmarks and tests (`seal_opencl::config`'s
+/// experiment settings): its figures are a variant's, not the defaults'.
+fn runs_a_variant(j: &Value) -> bool {
+    j.get("settings")
+        .and_then(Value::as_object)
+        .is_some_and(|set| {
+            SETTINGS
+                .iter()
+                .any(|setting| setting.experiment && set.contains_key(setting.name))
+        })
 }
 
 /// When a file's run started: its `date`, `run.date_utc` or `date_utc` (ISO 8601, so the
@@ -120,6 +146,9 @@ fn main() -> std::io::Result<()> {
     for (name, j) in &files {
         let bench = bench_of(j);
         let _ = writeln!(out, "## {bench}: `{name}`\n\nDevice: {}\n", device_of(j));
+        if let Some(settings) = settings_of(j) {
+            let _ = writeln!(out, "Settings: {settings}\n");
+        }
         match bench.as_str() {
             "ntt" => {
                 table(
@@ -697,6 +726,7 @@ fn main() -> std::io::Result<()> {
             && j["queues"]
                 .as_str()
                 .is_some_and(|q| q.starts_with("default"))
+            && !runs_a_variant(j)
     });
     let synchronized = |name: &str| {
         host_path.and_then(|(_, j)| {
@@ -826,7 +856,7 @@ fn main() -> std::io::Result<()> {
     );
 
     // The transfer targets: a 4 MB ciphertext each way and the request at N = 2^15.
-    let request = newest("request", &|j| j["log_n"] == 15).map(|(_, j)| j);
+    let request = newest("request", &|j| j["log_n"] == 15 && !runs_a_variant(j)).map(|(_, j)| j);
     let bandwidth = |key: &str| {
         request.and_then(|j| {
             j["bandwidth"]

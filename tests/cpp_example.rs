@@ -98,17 +98,18 @@ fn listing1_gpu_ciphertexts_equal_cpu_ones() {
 }
 
 /// Runs the C++ benchmark `name` of `build` briefly with `args` on the default device; it must
-/// report identical results and write its JSON. Returns its output.
+/// report identical results and write its JSON, which names the backend's settings the run's
+/// environment held (`SEAL_OPENCL_LOG`, set here) and no other. Returns its output.
 fn smoke_run(build: &Path, name: &str, args: &[&str]) -> Output {
     let json = build.join(format!("{name}-smoke.json"));
-    let output = cpp_build::run(
-        name,
-        Command::new(build.join(name))
-            .args(args)
-            .arg("--json")
-            .arg(&json)
-            .env_remove("SEAL_OPENCL_DEVICE"),
-    );
+    let mut command = Command::new(build.join(name));
+    command.args(args).arg("--json").arg(&json);
+    for (var, _) in std::env::vars() {
+        if var.starts_with("SEAL_OPENCL_") || var.starts_with("SEAL_GPU_") {
+            command.env_remove(var);
+        }
+    }
+    let output = cpp_build::run(name, command.env("SEAL_OPENCL_LOG", "warn"));
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success()
@@ -117,6 +118,13 @@ fn smoke_run(build: &Path, name: &str, args: &[&str]) -> Output {
         "{name} exited with {}\n{}",
         output.status,
         cpp_build::printed(&output)
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        written["settings"],
+        serde_json::json!({"SEAL_OPENCL_LOG": "warn"}),
+        "{name}'s JSON names the settings of its run"
     );
     output
 }

@@ -1075,7 +1075,7 @@ namespace
 
         ostringstream out;
         out << fixed << setprecision(2) << "{\n  \"bench\": \"apps\",\n  \"device\": \"" << device << "\",\n  \"date\": \""
-            << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"data_primes\": " << primes
+            << today() << "\",\n  " << settings_json() << ",\n  \"log_n\": " << p.log_n << ",\n  \"data_primes\": " << primes
             << ",\n  \"dim\": " << dim << ",\n  \"reps\": " << p.reps << ",\n  \"cpu_reps\": " << ap.cpu_reps
             << ",\n  \"apps\": [\n";
         for (size_t i = 0; i < results.size(); i++)

@@ -28,6 +28,8 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h> // environ
+
 namespace bench
 {
     using Clock = std::chrono::steady_clock;
@@ -237,6 +239,45 @@ namespace bench
             }
         }
         return true;
+    }
+
+    // `"settings": {...}`: every SEAL_OPENCL_* and SEAL_GPU_* variable of the environment and
+    // its value, sorted by name, so that a result says which variant it measured ({}: the
+    // defaults).
+    inline string settings_json()
+    {
+        vector<pair<string, string>> set;
+        for (char **e = environ; e && *e; e++)
+        {
+            const string entry = *e;
+            const size_t eq = entry.find('=');
+            if (eq != string::npos && (entry.rfind("SEAL_OPENCL_", 0) == 0 || entry.rfind("SEAL_GPU_", 0) == 0))
+            {
+                set.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+            }
+        }
+        sort(set.begin(), set.end());
+        const auto quoted = [](const string &v) {
+            string q = "\"";
+            for (char c : v)
+            {
+                if (c == '"' || c == '\\')
+                {
+                    q += '\\';
+                }
+                if (static_cast<unsigned char>(c) >= 0x20)
+                {
+                    q += c;
+                }
+            }
+            return q + "\"";
+        };
+        string json = "\"settings\": {";
+        for (size_t i = 0; i < set.size(); i++)
+        {
+            json += (i ? ", " : "") + quoted(set[i].first) + ": " + quoted(set[i].second);
+        }
+        return json + "}";
     }
 
     // Writes a benchmark's JSON to `path` (saying where, or that it could not) and its verdict;

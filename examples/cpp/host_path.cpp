@@ -677,7 +677,7 @@ namespace
                                      : p.json;
         ostringstream out;
         out << fixed << setprecision(2) << "{\n  \"bench\": \"host_path\",\n  \"device\": \"" << floor.device
-            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"data_primes\": "
+            << "\",\n  \"date\": \"" << today() << "\",\n  " << settings_json() << ",\n  \"log_n\": " << p.log_n << ",\n  \"data_primes\": "
             << f.context.first_context_data()->parms().coeff_modulus().size() << ",\n  \"reps\": " << p.reps
             << ",\n  \"queues\": \"" << queues_setting() << "\""
             << ",\n  \"driver_floor\": {\"launch_us\": " << floor.launch_us

@@ -691,7 +691,7 @@ namespace
 
         ostringstream out;
         out << fixed << setprecision(2) << "{\n  \"bench\": \"integer_apps\",\n  \"device\": \"" << device
-            << "\",\n  \"date\": \"" << today() << "\",\n  \"scheme\": \"BFV\",\n  \"log_n\": " << ap.log_n
+            << "\",\n  \"date\": \"" << today() << "\",\n  " << settings_json() << ",\n  \"scheme\": \"BFV\",\n  \"log_n\": " << ap.log_n
             << ",\n  \"coeff_modulus\": \"BFVDefault\",\n  \"plain_bits\": 20,\n  \"degree\": " << ap.degree
             << ",\n  \"bundles\": " << ap.bundles << ",\n  \"db\": " << ap.db << ",\n  \"reps\": " << p.reps
             << ",\n  \"cpu_reps\": " << ap.cpu_reps << ",\n  \"apps\": [\n";

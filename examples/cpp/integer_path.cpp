@@ -225,7 +225,7 @@ namespace
         }
         ostringstream json;
         json << "{\n  \"bench\": \"integer_path\",\n  \"device\": \"" << device_name() << "\",\n  \"date\": \""
-             << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+             << today() << "\",\n  " << settings_json() << ",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
              << ",\n  \"coeff_modulus\": \"BFVDefault\",\n  \"plain_bits\": 20,\n  \"results\": [\n";
         for (size_t i = 0; i < results.size(); i++)
         {

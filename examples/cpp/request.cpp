@@ -257,7 +257,7 @@ namespace
                                      : p.json;
         ostringstream out;
         out << fixed << setprecision(2) << "{\n  \"bench\": \"request\",\n  \"device\": \"" << device
-            << "\",\n  \"date\": \"" << today() << "\",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
+            << "\",\n  \"date\": \"" << today() << "\",\n  " << settings_json() << ",\n  \"log_n\": " << p.log_n << ",\n  \"reps\": " << p.reps
             << ",\n  \"bandwidth\": [\n";
         for (size_t i = 0; i < bandwidth.size(); i++)
         {
