@@ -242,8 +242,8 @@ namespace bench
     }
 
     // `"settings": {...}`: every SEAL_OPENCL_* and SEAL_GPU_* variable of the environment and
-    // its value, sorted by name, so that a result says which variant it measured ({}: the
-    // defaults).
+    // its value (quotes and backslashes escaped, control characters left out), sorted by name,
+    // so that a result says which variant it measured ({}: the defaults).
     inline string settings_json()
     {
         vector<pair<string, string>> set;
