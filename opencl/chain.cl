@@ -307,6 +307,36 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 // ends[1] < ... < ends[passes - 1] = tickets, passes = 5, 6 with the tensor); each work
 // group takes per_group tickets. `counters` are the queue's (CHAIN_FINISHED + 1 counters,
 // COUNTER_STRIDE apart).
+//
+// With the tensor, the launch may carry up to KS_JOBS_MAX independent products and their
+// relinearizations (`jobs`): job 0's are ta, tb and dst, job j's more.a[j - 1], more.b[j -
+// 1] and more.dst[j - 1], all with the same key; every pass then has `jobs` times one
+// job's groups, job j's the j-th share of them, and job j's intermediates lie j job sizes
+// into values (K residues a job), between (K (K + 1)), prod (2 K), last (2) and
+// md_between (2 K). A pass's groups wait for every job's groups of the pass before: the
+// jobs share the hand-overs, which are half of a key switch's time at N = 2^13. Each job
+// writes only its own words, so its words are those of a launch of its own.
+#define KS_JOBS_MAX 4
+
+// The products of a tensor launch's jobs 1 to KS_JOBS_MAX - 1 (see ks_chained_body).
+typedef struct {
+    __global const u64 *a[KS_JOBS_MAX - 1];
+    __global const u64 *b[KS_JOBS_MAX - 1];
+    __global u64 *dst[KS_JOBS_MAX - 1];
+} ks_more_jobs;
+
+// Job `job`'s pointer: p0 for job 0, else more[job - 1] (a selection, not an indexed
+// load: the array stays in registers).
+#define JOB_PICK(job, p0, more)                                                            \
+    ((job) == 0 ? (p0) : (job) == 1 ? (more)[0] : (job) == 2 ? (more)[1] : (more)[2])
+
+// No jobs past the first (every launch but a tensor launch of several).
+ALWAYS_INLINE ks_more_jobs no_more_jobs(void)
+{
+    const ks_more_jobs none = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    return none;
+}
+
 ALWAYS_INLINE void ks_chained_body(
     const bool galois, const bool tensor, __global u64 *values,
     __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
@@ -320,7 +350,7 @@ ALWAYS_INLINE void ks_chained_body(
     __global u64 *md_between, uint md_outs, uint md_chunks, __global u64 *dst,
     uint dst_stride, __global const u64 *inv, __global const u64 *acc, uint acc_polys,
     uint md_kind, bgv_plain md_plain, volatile __global uint *counters, const uint *ends,
-    uint per_group, __local u64 *lmem,
+    uint per_group, const uint jobs, const ks_more_jobs more, __local u64 *lmem,
     __local ulong2 *lroots, __local uint *slot)
 {
     const uint K = coeff_modulus_size;
@@ -328,9 +358,27 @@ ALWAYS_INLINE void ks_chained_body(
     // The key switch's passes are 1 to 5 after a tensor pass 0, else 0 to 4 (p + 1 is
     // pass p's number as chain_pass gives it).
     const uint o = tensor ? 1 : 0;
+    __global u64 *const values0 = values, *const between0 = between, *const prod0 = prod;
+    __global u64 *const last0 = last, *const md_between0 = md_between, *const dst0 = dst;
+    __global const u64 *const ta0 = ta, *const tb0 = tb;
     EACH_TURN(per_group) {
         uint g;
         const uint pass = chain_pass(chain_ticket(counters, slot), ends, 5 + o, &g);
+        if (tensor && jobs > 1) {
+            // The ticket's job and its group in that job's share of the pass.
+            const uint share = pass == 0 ? 1 : PASS_GROUPS(ends, pass - 1) / jobs;
+            const uint job = g / share;
+            g -= job * share;
+            values = values0 + (size_t)job * K * N;
+            between = between0 + (size_t)job * K * (K + 1) * N;
+            prod = prod0 + (size_t)job * 2 * K * N;
+            last = last0 + (size_t)job * 2 * N;
+            md_between = md_between0 + (size_t)job * 2 * K * N;
+            ta = JOB_PICK(job, ta0, more.a);
+            tb = JOB_PICK(job, tb0, more.b);
+            dst = JOB_PICK(job, dst0, more.dst);
+            src = target = acc = dst;
+        }
         if (tensor) {
             // The target's inverse computes the third polynomial itself, so pass 2 runs
             // beside the tensor product; the key-switching pass, which reads the target in
@@ -418,7 +466,8 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
                     ks_chunks, target, target_first, key, key_stride_primes, key_special_index,
                     reduce_every, prod, last, md_between, md_outs, md_chunks, dst, dst_stride, inv,
                     acc, acc_polys, md_kind, bgv_plain_of(t, t_r0, t_r1, inv_t),
-                    (volatile __global uint *)counters, ends, per_group, lmem, lroots, &slot);
+                    (volatile __global uint *)counters, ends, per_group, 1, no_more_jobs(), lmem,
+                    lroots, &slot);
 }
 
 // SEAL's apply_galois_ntt with galois_elt on both polynomials of src (K residues each, in
@@ -496,12 +545,15 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                     permuted, K, key, key_stride_primes, key_special_index, reduce_every, prod,
                     last, md_between, md_outs, md_chunks, dst, K, inv, permuted, 1, md_kind,
                     bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
-                    per_group, lmem, lroots, &slot);
+                    per_group, 1, no_more_jobs(), lmem, lroots, &slot);
 }
 
 // SEAL's ckks_multiply of a and b (two polynomials of K residues each in NTT form; a may
 // be b) into dst's three polynomials, then relinearize_internal's key switch of the third
-// into the first two: a multiply and its relinearization in one launch.
+// into the first two: a multiply and its relinearization in one launch. With `jobs` > 1
+// (at most KS_JOBS_MAX) the same for (a1, b1, dst1) .. up to job jobs - 1, independent of
+// job 0 and of each other (see ks_chained_body); the intermediates hold `jobs` jobs' and
+// the ends count every job's groups.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
                        __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -517,6 +569,11 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
                        uint md_chunks, __global u64 *dst, ulong dst_at,
                        __global const u64 *restrict inv, ulong inv_at,
                        uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
+                       uint jobs, __global const u64 *a1, ulong a1_at,
+                       __global const u64 *b1, ulong b1_at, __global u64 *dst1, ulong dst1_at,
+                       __global const u64 *a2, ulong a2_at, __global const u64 *b2, ulong b2_at,
+                       __global u64 *dst2, ulong dst2_at, __global const u64 *a3, ulong a3_at,
+                       __global const u64 *b3, ulong b3_at, __global u64 *dst3, ulong dst3_at,
                        __global u64 *counters, ulong counters_at, uint end0, uint end1,
                        uint end2, uint end3, uint end4, uint tickets, uint per_group)
 {
@@ -543,12 +600,15 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     counters += counters_at;
     const uint K = coeff_modulus_size;
     const uint ends[6] = {end0, end1, end2, end3, end4, tickets};
+    const ks_more_jobs more = {{a1 + a1_at, a2 + a2_at, a3 + a3_at},
+                               {b1 + b1_at, b2 + b2_at, b3 + b3_at},
+                               {dst1 + dst1_at, dst2 + dst2_at, dst3 + dst3_at}};
     ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst, 2 * K,
                     sum_src_one(dst), 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
                     key_stride_primes, key_special_index, reduce_every, prod, last, md_between,
                     md_outs, md_chunks, dst, K, inv, dst, 2, md_kind,
                     bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
-                    per_group, lmem, lroots, &slot);
+                    per_group, jobs, more, lmem, lroots, &slot);
 }
 
 

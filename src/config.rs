@@ -21,6 +21,7 @@ use std::path::PathBuf;
 use tracing::Level;
 
 use crate::ckks::context::KernelChoices;
+use crate::ckks::fused::TENSOR_JOBS_MAX;
 use crate::cl::DeviceSelector;
 use crate::device::{DeviceOptions, DeviceSet, Devices, Partition};
 pub use crate::device::{DEFAULT_POISON, DEFAULT_QUEUES};
@@ -76,6 +77,7 @@ settings! {
     CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
     CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "4";
     DEFER_MULTIPLY: experiment "SEAL_OPENCL_DEFER_MULTIPLY" = "1";
+    BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "2";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
@@ -132,6 +134,9 @@ pub struct Experiment {
     /// A CKKS product waits for what consumes it: a multiply for its relinearization, a
     /// multiply_plain for an add of it (one launch each with it).
     pub defer_multiply: bool,
+    /// Relinearizations of deferred multiplies that wait for each other and run in one
+    /// chained launch, at most (1 to `TENSOR_JOBS_MAX`; 1: each at once).
+    pub batch_products: usize,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
@@ -170,6 +175,7 @@ impl Default for Config {
                 chain_log_n: kernels.chain_log_n,
                 chain_groups_per_unit: kernels.chain_groups_per_unit,
                 defer_multiply: kernels.defer_multiply,
+                batch_products: kernels.batch_products,
                 barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
@@ -203,6 +209,7 @@ impl Experiment {
             chain_log_n: self.chain_log_n,
             chain_groups_per_unit: self.chain_groups_per_unit,
             defer_multiply: self.defer_multiply,
+            batch_products: self.batch_products,
         }
     }
 }
@@ -339,6 +346,19 @@ impl Config {
                     parse(DEFER_MULTIPLY),
                     defaults.experiment.defer_multiply,
                 )?,
+                batch_products: match parse(BATCH_PRODUCTS) {
+                    None => defaults.experiment.batch_products,
+                    Some(v) => match v.parse::<usize>() {
+                        Ok(jobs) if (1..=TENSOR_JOBS_MAX).contains(&jobs) => jobs,
+                        _ => {
+                            return Err(bad(
+                                BATCH_PRODUCTS,
+                                &v,
+                                &format!("1 ..= {TENSOR_JOBS_MAX} relinearizations"),
+                            ))
+                        }
+                    },
+                },
                 barrett_dq: switch(
                     BARRETT_DQ,
                     parse(BARRETT_DQ),

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::context::{
-    CkksContext, KernelChoices, KswitchKey, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
+    CkksContext, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS, DEFAULT_CHAIN_GROUPS_PER_UNIT,
+    DEFAULT_CHAIN_LOG_N,
 };
-use seal_opencl::ckks::fused::DropCorrection;
+use seal_opencl::ckks::fused::{DropCorrection, TensorJob};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::ops::LevelOps;
 use seal_opencl::cl;
@@ -161,6 +162,7 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         chain_log_n: DEFAULT_CHAIN_LOG_N,
         chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
         defer_multiply: true,
+        batch_products: DEFAULT_BATCH_PRODUCTS,
     }
 }
 const FUSED: KernelChoices = choices(true, true);
@@ -398,9 +400,37 @@ fn apply_galois_matches_host_composition() {
     });
 }
 
+/// The host's tensor product of `a` and `b` (two polynomials of `k` residues each),
+/// key-switched with `key_words` and rounded: SEAL's multiply, then relinearize, in dst's
+/// first two polynomials.
+fn host_multiply_relinearize(
+    s: &Setup,
+    k: usize,
+    a: &[u64],
+    b: &[u64],
+    key_words: &[u64],
+) -> Vec<u64> {
+    let mut want = vec![0; 3 * k * s.n];
+    host::ckks_tensor(&mut want, a, 2, b, 2, &s.key_moduli[..k], s.n);
+    let target = want[2 * k * s.n..].to_vec();
+    compose::switch_key(
+        &mut want,
+        &target,
+        key_words,
+        &s.key_moduli,
+        k,
+        s.log_n,
+        DropCorrection::Round,
+    );
+    want.truncate(2 * k * s.n);
+    want
+}
+
 /// A multiply and its relinearization (`LevelOps::multiply_relinearize`, one chained launch
 /// where the level chains) give the host tensor product key-switched, for two operands and
-/// for a square, into a poisoned buffer, leaving the operands as they were.
+/// for a square, into a poisoned buffer, leaving the operands as they were; several
+/// independent ones (`multiply_relinearize_jobs`: up to `TENSOR_JOBS_MAX` a launch, five
+/// here, a square among them) give each its own.
 #[test]
 fn multiply_relinearize_matches_host_composition() {
     each_setup(|s, graph, rng| {
@@ -414,23 +444,15 @@ fn multiply_relinearize_matches_host_composition() {
             let ops = LevelOps::new(&s.context, graph, k).unwrap();
             let a_buf = graph.context().upload(graph.queue(), &a).unwrap();
             let b_buf = graph.context().upload(graph.queue(), &b).unwrap();
-            for square in [false, true] {
-                let other = if square { &a } else { &b };
-                let mut want = vec![0; 3 * k * s.n];
-                host::ckks_tensor(&mut want, &a, 2, other, 2, moduli, s.n);
-                let target = want[2 * k * s.n..].to_vec();
-                compose::switch_key(
-                    &mut want,
-                    &target,
-                    &key_words,
-                    &s.key_moduli,
-                    k,
-                    log_n,
-                    DropCorrection::Round,
-                );
-                want.truncate(2 * k * s.n);
+            let poisoned = || {
                 let dst = graph.context().buffer(graph.queue(), 3 * k * s.n).unwrap();
                 cl::poison(graph.queue(), &dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
+                dst
+            };
+            for square in [false, true] {
+                let other = if square { &a } else { &b };
+                let want = host_multiply_relinearize(s, k, &a, other, &key_words);
+                let dst = poisoned();
                 let other_buf = if square { &a_buf } else { &b_buf };
                 ops.multiply_relinearize(&dst, &a_buf, other_buf, &key, DropCorrection::Round)
                     .unwrap();
@@ -446,6 +468,53 @@ fn multiply_relinearize_matches_host_composition() {
                     &cl::download(graph.queue(), &b_buf).unwrap(),
                     &b,
                     &format!("{what}: b"),
+                );
+            }
+            // Five jobs: a launch of TENSOR_JOBS_MAX and one of one where the level chains;
+            // job 2 a square, job 3 reading job 0's first operand (its buffer).
+            let mut operands: Vec<(Vec<u64>, Vec<u64>)> = Vec::new();
+            for j in 0..5 {
+                let x = match j {
+                    3 => operands[0].0.clone(),
+                    _ => random_poly(rng, moduli, 2, s.n),
+                };
+                let y = if j == 2 {
+                    x.clone()
+                } else {
+                    random_poly(rng, moduli, 2, s.n)
+                };
+                operands.push((x, y));
+            }
+            let uploads: Vec<_> = operands
+                .iter()
+                .map(|(x, y)| {
+                    let up = |w: &[u64]| graph.context().upload(graph.queue(), w).unwrap();
+                    (up(x), up(y), poisoned())
+                })
+                .collect();
+            let jobs: Vec<TensorJob> = uploads
+                .iter()
+                .enumerate()
+                .map(|(j, (x, y, dst))| TensorJob {
+                    a: if j == 3 { &uploads[0].0 } else { x },
+                    b: if j == 2 { x } else { y },
+                    dst,
+                })
+                .collect();
+            ops.multiply_relinearize_jobs(&jobs, &key, DropCorrection::Round)
+                .unwrap();
+            for (j, ((x, y), (x_buf, _, dst))) in operands.iter().zip(&uploads).enumerate() {
+                let what = format!("2^{log_n} {strategy} {choices:?} K={k} job {j} of 5");
+                let got = cl::download(graph.queue(), dst).unwrap();
+                assert_same(
+                    &got[..2 * k * s.n],
+                    &host_multiply_relinearize(s, k, x, y, &key_words),
+                    &what,
+                );
+                assert_same(
+                    &cl::download(graph.queue(), x_buf).unwrap(),
+                    x,
+                    &format!("{what}: a"),
                 );
             }
         }

@@ -512,6 +512,7 @@ child_test! {
     fn a_multiply_and_its_relinearization_are_one_launch() {
         let profiler = seal_opencl::profiler::enable_global();
         let deferred = std::env::var("SEAL_OPENCL_DEFER_MULTIPLY").as_deref() != Ok("0");
+        let batched = deferred && batch_products() > 1;
         let (fx, mut rng) = chaining_fixture();
         let (x, y, pt) = fx.operands(&mut rng);
         let (mut p, yg) = (resident(&fx, &x), resident(&fx, &y));
@@ -519,7 +520,16 @@ child_test! {
         let relinearize = launches(&profiler, None, || {
             fx.evaluator.relinearize_inplace(&mut p, &fx.relin).unwrap()
         });
-        assert_eq!((multiply, relinearize), if deferred { (0, 1) } else { (1, 1) });
+        let read = launches(&profiler, None, || {
+            p.data().unwrap();
+        });
+        // A batched relinearization waits for another to share its launch, or for a use.
+        let want = match (deferred, batched) {
+            (true, true) => (0, 0, 1),
+            (true, false) => (0, 1, 0),
+            (false, _) => (1, 1, 0),
+        };
+        assert_eq!((multiply, relinearize, read), want);
         assert_same(&fx.mul_lin(&x, &y), &p, "MulLin");
         // A multiply_plain into a temporary added into an accumulator, then read: one
         // launch (the sum, at the read).
@@ -634,6 +644,132 @@ child_test! {
             child,
             &[(seal_opencl::config::DEFER_MULTIPLY.name, "0")],
         );
+        seal_opencl_testkit::harness::run_child(
+            child,
+            &[(seal_opencl::config::BATCH_PRODUCTS.name, "1")],
+        );
+    }
+}
+
+/// The `SEAL_OPENCL_BATCH_PRODUCTS` setting of this process (its default where unset).
+fn batch_products() -> usize {
+    std::env::var(seal_opencl::config::BATCH_PRODUCTS.name)
+        .map_or(seal_opencl::ckks::context::DEFAULT_BATCH_PRODUCTS, |v| {
+            v.parse().unwrap()
+        })
+}
+
+child_test! {
+    /// Relinearizations of deferred multiplies wait for each other where the level chains
+    /// (`src/seal_backend/batch.rs`), up to `SEAL_OPENCL_BATCH_PRODUCTS` (B) in one launch:
+    /// m independent MulLins from one thread launch floor(m / B) times at their
+    /// relinearizations and once more at the read where B does not divide m; a pending one
+    /// runs at any use of its words (another operation, a read from another thread, a
+    /// copy), at `synchronize`, and still runs (for the others of its launch) when its
+    /// ciphertext was overwritten; one with another key runs the pending ones first. Every
+    /// result is SEAL's. Run with B = 2 (the default), 3 and 4. In a child process, since
+    /// it installs the backend with the global profiler on.
+    fn relinearizations_share_launches() {
+        let profiler = seal_opencl::profiler::enable_global();
+        let most = batch_products() as u64;
+        let (fx, mut rng) = chaining_fixture();
+        let ev = &fx.evaluator;
+        let (x, y, _) = fx.operands(&mut rng);
+        let (xg, yg) = (resident(&fx, &x), resident(&fx, &y));
+        let want = fx.mul_lin(&x, &y);
+        let want_square = fx.mul_lin(&x, &x);
+        let mul_lin = |a: &Ciphertext, b: &Ciphertext| {
+            let mut p = a.clone();
+            ev.multiply_inplace(&mut p, b).unwrap();
+            ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
+            p
+        };
+        for m in [1, most, 2 * most + 1] {
+            let mut results = Vec::new();
+            let at_calls = launches(&profiler, None, || {
+                for i in 0..m {
+                    results.push(if i % 3 == 2 { mul_lin(&xg, &xg) } else { mul_lin(&xg, &yg) });
+                }
+            });
+            let at_reads = launches(&profiler, None, || {
+                for r in &results {
+                    r.data().unwrap();
+                }
+            });
+            assert_eq!(
+                (at_calls, at_reads),
+                (m / most, u64::from(m % most != 0)),
+                "{m} MulLins, {most} a launch"
+            );
+            for (i, r) in results.iter().enumerate() {
+                let want = if i % 3 == 2 { &want_square } else { &want };
+                assert_same(want, r, &format!("MulLin {i} of {m}"));
+            }
+        }
+        // A pending one used by another operation: it runs then, alone.
+        let mut p = mul_lin(&xg, &yg);
+        let used = launches(&profiler, None, || ev.negate_inplace(&mut p).unwrap());
+        assert_eq!(used, 2, "a pending MulLin negated");
+        let mut want_negated = want.clone();
+        ev.negate_inplace(&mut want_negated).unwrap();
+        assert_same(&want_negated, &p, "a pending MulLin negated");
+        // Copied, and read from another thread.
+        let p = mul_lin(&xg, &yg);
+        let copy = p.clone();
+        std::thread::scope(|s| {
+            s.spawn(|| assert_same(&want, &p, "a pending MulLin read by another thread"));
+        });
+        assert_same(&want, &copy, "a copy of a pending MulLin");
+        // synchronize runs it.
+        let p = mul_lin(&xg, &yg);
+        let synchronized = launches(&profiler, None, || {
+            seal_opencl_testkit::seal_c::synchronize().unwrap()
+        });
+        assert_eq!(synchronized, 1, "synchronize");
+        assert_same(&want, &p, "a pending MulLin after synchronize");
+        // Overwritten while pending: it still runs, in the launch of the next.
+        if most > 1 {
+            // A slot a pending MulLin is written into, then overwritten (as a loop
+            // variable is).
+            let mut slot = [mul_lin(&xg, &yg)];
+            slot[0] = xg.clone();
+            let (mut q, mut r) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+            let launched = launches(&profiler, None, || {
+                for _ in 1..most {
+                    q = mul_lin(&xg, &yg);
+                }
+                r = mul_lin(&xg, &xg);
+                r.data().unwrap();
+            });
+            // most - 1 more fill the first launch; the last runs at its read.
+            assert_eq!(launched, 2, "after an overwritten pending MulLin");
+            assert_same(&want, &q, "the MulLin after an overwritten pending one");
+            assert_same(&want_square, &r, "the MulLin after those");
+            assert_same(&x, &slot[0], "the overwritten one");
+        }
+        // A relinearization with another key (a fresh set) runs the pending ones first.
+        let other = fx.keygen.relin_keys().unwrap();
+        let p = mul_lin(&xg, &yg);
+        let mut q = xg.clone();
+        ev.multiply_inplace(&mut q, &yg).unwrap();
+        let launched = launches(&profiler, None, || {
+            ev.relinearize_inplace(&mut q, &other).unwrap()
+        });
+        assert_eq!(launched, u64::from(most > 1), "a MulLin with another key");
+        assert_same(&want, &p, "the MulLin before one with another key");
+        let mut want_other = x.clone();
+        ev.multiply_inplace(&mut want_other, &y).unwrap();
+        ev.relinearize_inplace(&mut want_other, &other).unwrap();
+        assert_same(&want_other, &q, "a MulLin with another key");
+        assert_no_cpu_fallback();
+    }
+    parent(child) {
+        for most in ["2", "3", "4"] {
+            seal_opencl_testkit::harness::run_child(
+                child,
+                &[(seal_opencl::config::BATCH_PRODUCTS.name, most)],
+            );
+        }
     }
 }
 

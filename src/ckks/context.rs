@@ -46,6 +46,11 @@ pub struct KernelChoices {
     /// (`SEAL_OPENCL_DEFER_MULTIPLY`; read by the SEAL backend,
     /// `src/seal_backend/deferred.rs`).
     pub defer_multiply: bool,
+    /// The most relinearizations of deferred multiplies (independent, with one key) that
+    /// wait for each other to run in one chained launch (`LevelOps::multiply_relinearize_jobs`,
+    /// 1 to `TENSOR_JOBS_MAX`; 1: each runs at once, `SEAL_OPENCL_BATCH_PRODUCTS`; read by the
+    /// SEAL backend, `src/seal_backend/batch.rs`).
+    pub batch_products: usize,
 }
 
 impl Default for KernelChoices {
@@ -58,9 +63,14 @@ impl Default for KernelChoices {
             chain_log_n: DEFAULT_CHAIN_LOG_N,
             chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
             defer_multiply: true,
+            batch_products: DEFAULT_BATCH_PRODUCTS,
         }
     }
 }
+
+/// Relinearizations of deferred multiplies that run in one chained launch at most, by
+/// default.
+pub const DEFAULT_BATCH_PRODUCTS: usize = 2;
 
 /// The largest log2 N at which key switches run chained by default: where a key switch's
 /// five launches cost the host more than its passes take on the device.

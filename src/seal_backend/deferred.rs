@@ -54,6 +54,7 @@
 
 use std::sync::Arc;
 
+use super::batch::{Job, ProductBatch, Shared, Ticket};
 use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::fused::{DropCorrection, SOURCE_TERMS_MAX};
@@ -79,6 +80,9 @@ enum Work {
     Product { a: Arc<Words>, product: Product },
     /// Adds and subs into the image's words.
     Sum(Sum),
+    /// A ciphertext product and its relinearization, waiting in its queue's batch
+    /// (`batch.rs`) for others to share its launch.
+    Batched(Ticket),
 }
 
 /// dst = dst (0 without `accumulate`) +- each term, in order, over `polys` polynomials:
@@ -125,6 +129,7 @@ impl std::fmt::Debug for Deferred {
                 ..
             } => "multiply_plain".to_string(),
             Work::Sum(sum) => format!("sum of {} terms", sum.terms.len()),
+            Work::Batched(_) => "multiply and relinearize, batched".to_string(),
         };
         f.debug_struct("Deferred")
             .field("tile", &self.tile())
@@ -148,6 +153,17 @@ impl Deferred {
             graph: graph.clone(),
             primes,
             work: Work::Product { a, product },
+        }
+    }
+
+    /// A product and its relinearization that `ticket`'s batch runs, at a level of
+    /// `primes` primes.
+    pub(super) fn batched(context: Arc<CkksContext>, primes: usize, ticket: Ticket) -> Deferred {
+        Deferred {
+            context,
+            graph: ticket.graph().clone(),
+            primes,
+            work: Work::Batched(ticket),
         }
     }
 
@@ -182,7 +198,7 @@ impl Deferred {
     fn product(&self) -> Option<&Product> {
         match &self.work {
             Work::Product { product, .. } => Some(product),
-            Work::Sum(_) => None,
+            Work::Sum(_) | Work::Batched(_) => None,
         }
     }
 
@@ -206,6 +222,7 @@ impl Deferred {
         match &self.work {
             Work::Product { .. } => true,
             Work::Sum(sum) => !sum.accumulate,
+            Work::Batched(_) => false,
         }
     }
 
@@ -256,6 +273,7 @@ impl Deferred {
                         && sum.terms.iter().all(|t| t.shift == 0)
                 }
                 Work::Product { .. } => self.plain_polys() == Some(polys),
+                Work::Batched(_) => false,
             }
     }
 
@@ -279,7 +297,7 @@ impl Deferred {
                 plain: Some(plain.ordered_read(graph)?),
                 ..SumTerm::words(a.ordered_read(graph)?, false)
             }]),
-            Work::Product { .. } => Err(not()),
+            Work::Product { .. } | Work::Batched(_) => Err(not()),
         }
     }
 
@@ -370,11 +388,13 @@ impl Deferred {
     }
 
     /// Enqueues the product or the sum into `dst`'s words (the image's own) on the queue
-    /// it was deferred on.
+    /// it was deferred on; a batched product, its batch (the batch holds `dst`'s words).
     pub(super) fn run(&self, dst: &Words) -> Result<()> {
-        let ops = LevelOps::new(&self.context, &self.graph, self.primes)?;
+        let ops = || LevelOps::new(&self.context, &self.graph, self.primes);
         match &self.work {
+            Work::Batched(ticket) => return ticket.run(),
             Work::Product { product, .. } => {
+                let ops = ops()?;
                 let (a, b) = self.operands(&self.graph)?;
                 let dst = dst.written_next_on(&self.graph)?;
                 match product {
@@ -389,7 +409,7 @@ impl Deferred {
                     .map(|t| ordered_term(t, &self.graph))
                     .collect::<Result<Vec<_>>>()?;
                 let dst = dst.written_next_on(&self.graph)?;
-                ops.sum(dst, sum.accumulate, &terms, sum.polys)?;
+                ops()?.sum(dst, sum.accumulate, &terms, sum.polys)?;
             }
         }
         // Outside any operation's issue: `synchronize` must wait for this queue too.
@@ -413,6 +433,41 @@ impl Deferred {
         };
         let (a, b) = self.operands(ops.graph())?;
         ops.multiply_relinearize(dst, a, b, key, correction)
+    }
+
+    /// This product of two ciphertexts, into `dst` (the image's words), and its
+    /// relinearization with `key` as a job of `batch`, which runs at `most` jobs and holds
+    /// the words until it runs: the image's deferred work from now on. Errors: not such a product; as
+    /// [`ProductBatch::join`]'s (nothing joined).
+    pub(super) fn join_batch(
+        &self,
+        batch: &Arc<ProductBatch>,
+        most: usize,
+        key: Arc<KswitchKey>,
+        dst: Arc<Words>,
+    ) -> Result<Deferred> {
+        let Work::Product {
+            a,
+            product: Product::Tensor { b, correction },
+        } = &self.work
+        else {
+            return Err(Error::Logic(
+                "a plaintext product relinearized as a ciphertext one".into(),
+            ));
+        };
+        let shared = Shared {
+            context: self.context.clone(),
+            primes: self.primes,
+            key,
+            correction: *correction,
+        };
+        let job = Job {
+            dst,
+            a: a.clone(),
+            b: b.clone(),
+        };
+        let ticket = batch.join(shared, job, most)?;
+        Ok(Deferred::batched(self.context.clone(), self.primes, ticket))
     }
 
     /// Enqueues SEAL's apply_galois of this plaintext product (of two polynomials) with

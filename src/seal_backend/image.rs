@@ -527,6 +527,39 @@ impl GpuImage {
         })
     }
 
+    /// Hands the deferred product, if any and `usable` says so, to `join` with the image's
+    /// words (held alone, on `graph`'s tile; else nothing is handed), which returns the
+    /// work that computes them from now on (the product and its relinearization in a
+    /// batch: `batch.rs`). Returns whether it was handed; on an error the product stays
+    /// deferred.
+    pub(super) fn defer_to_batch(
+        &mut self,
+        graph: &Graph,
+        usable: impl FnOnce(&Deferred) -> bool,
+        join: impl FnOnce(&Deferred, Arc<Words>) -> Result<Deferred>,
+    ) -> Result<bool> {
+        let here = self.tile() == graph.tile().index();
+        let alone = |w: &&Arc<Words>| here && Arc::strong_count(w) == 1;
+        let Some(words) = self.words.as_ref().filter(alone).cloned() else {
+            return Ok(false);
+        };
+        let deferred = self.deferred.get_mut();
+        let Some(product) = deferred.take_if(|d| usable(d)) else {
+            return Ok(false);
+        };
+        match join(&product, words) {
+            Ok(batched) => {
+                self.new_contents();
+                *self.deferred.get_mut() = Some(batched);
+                Ok(true)
+            }
+            Err(e) => {
+                *self.deferred.get_mut() = Some(product);
+                Err(e)
+            }
+        }
+    }
+
     /// Forgets what was known and checked of the words: an operation writes new ones (and
     /// records what it knows of them itself).
     fn new_contents(&mut self) {

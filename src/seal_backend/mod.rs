@@ -28,6 +28,7 @@
 //! Metadata is SEAL's: the backend checks that every image holds exactly the words the
 //! SEAL object's metadata says (size * K * N) and moves words; SEAL sets the metadata.
 
+mod batch;
 mod deferred;
 mod encrypt;
 mod image;
@@ -43,6 +44,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use batch::ProductBatch;
 use deferred::{Deferred, Product};
 pub use image::GpuImage;
 use image::{copy_other_polys, in_place, rewrite, transform, Rewrite};
@@ -98,6 +100,8 @@ pub struct Backend {
     devices: Devices,
     /// Per tile, one graph per queue; each thread issues on one ([`Backend::graph`]).
     graphs: Vec<Vec<Graph>>,
+    /// Per tile, each queue's relinearizations waiting for each other (`batch.rs`).
+    batches: Vec<Vec<Arc<ProductBatch>>>,
     /// Per tile, the queue the next thread bound there explicitly takes.
     next_bound_queue: Vec<AtomicUsize>,
     strategy: NttStrategy,
@@ -150,8 +154,13 @@ impl Backend {
             graphs[0][0].queue().clone(),
             PinnedHost::default_max_bytes(),
         ));
+        let batches = graphs
+            .iter()
+            .map(|queues| queues.iter().cloned().map(ProductBatch::new).collect())
+            .collect();
         Ok(Backend {
             next_bound_queue: graphs.iter().map(|_| AtomicUsize::new(0)).collect(),
+            batches,
             devices,
             graphs,
             strategy,
@@ -310,12 +319,25 @@ impl Backend {
         if !frames.is_open() && self.graph().profiler().is_none() {
             return Ok(());
         }
+        self.flush_batches()?;
         frames.end_compute_frame().map(drop)
     }
 
-    /// Waits for every operation issued so far (on the queues that were issued on).
+    /// Waits for every operation issued so far (on the queues that were issued on), the
+    /// relinearizations waiting in batches enqueued first.
     pub fn synchronize(&self) -> Result<()> {
+        self.flush_batches()?;
         self.devices.finish_issued()
+    }
+
+    /// Enqueues every relinearization waiting in a batch (`batch.rs`).
+    fn flush_batches(&self) -> Result<()> {
+        self.batches.iter().flatten().try_for_each(|b| b.flush())
+    }
+
+    /// The batch of `graph`'s queue.
+    fn batch(&self, graph: &Graph) -> &Arc<ProductBatch> {
+        &self.batches[graph.tile().index()][graph.queue_index()]
     }
 
     /* ---- keys --------------------------------------------------------------------- */
@@ -710,14 +732,23 @@ impl Backend {
             // Switching zero polynomials adds zero: a transparent input stays transparent.
             let zeros = ct.zeros(ops.poly_words());
             let tile = ops.graph().tile().index();
-            let consumed = match keys[..] {
-                [key] if size == 3 => ct.consume_deferred(
-                    ops.graph(),
-                    |d| d.is_tensor() && d.tile() == tile,
-                    |d, dst| d.run_relinearized(ops, dst, key),
-                )?,
+            let usable = |d: &Deferred| d.is_tensor() && d.tile() == tile;
+            let most = self.kernel_choices.batch_products;
+            let consumed = match &device_keys[..] {
+                [key] if size == 3 && most > 1 && ops.chains() => {
+                    ct.defer_to_batch(ops.graph(), usable, |d, dst| {
+                        d.join_batch(self.batch(ops.graph()), most, key.clone(), dst)
+                    })?
+                }
                 _ => false,
             };
+            let consumed = consumed
+                || match keys[..] {
+                    [key] if size == 3 => ct.consume_deferred(ops.graph(), usable, |d, dst| {
+                        d.run_relinearized(ops, dst, key)
+                    })?,
+                    _ => false,
+                };
             match keys[..] {
                 _ if consumed => {}
                 // Words a copy shares (SEAL's out-of-place relinearize copies, then

@@ -74,8 +74,9 @@ kernel_sigs! {
         inv_root_powers: Buf, a: Buf, b: Buf, between: Buf, ks_outs: U32, ks_chunks: U32,
         key: Buf, key_stride_primes: U32, key_special_index: U32, reduce_every: U32,
         prod: Buf, last: Buf, md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf,
-        inv: Buf, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64,
-        counters: Buf, end0: U32, end1: U32, end2: U32, end3: U32, end4: U32,
+        inv: Buf, md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64, jobs: U32,
+        a1: Buf, b1: Buf, dst1: Buf, a2: Buf, b2: Buf, dst2: Buf, a3: Buf, b3: Buf,
+        dst3: Buf, counters: Buf, end0: U32, end1: U32, end2: U32, end3: U32, end4: U32,
         tickets: U32, per_group: U32,
     );
     MODDOWN_CHAINED = moddown_chained(
@@ -535,16 +536,55 @@ pub enum FirstPass<'a> {
     },
     /// Multiply and relinearize: SEAL's ckks_multiply of `a` and `b` (2 K residues each in
     /// NTT form; they may be one buffer) into dst's three polynomials, whose third is then
-    /// the target and whose first two are added to the result (acc is dst, 2).
-    Tensor { a: &'a Region, b: &'a Region },
+    /// the target and whose first two are added to the result (acc is dst, 2). The launch
+    /// does the same for each of `more` (at most [`TENSOR_JOBS_MAX`] - 1, NTT form only),
+    /// with the same key, its intermediates [`FirstPass::jobs`] times one's.
+    Tensor {
+        a: &'a Region,
+        b: &'a Region,
+        more: &'a [TensorJob<'a>],
+    },
 }
+
+impl FirstPass<'_> {
+    /// The key switches the launch carries: 1 + `more`'s with [`FirstPass::Tensor`], else
+    /// 1 (its intermediates hold as many key switches' words).
+    pub fn jobs(&self) -> usize {
+        match self {
+            FirstPass::Tensor { more, .. } => 1 + more.len(),
+            _ => 1,
+        }
+    }
+}
+
+/// A multiply and its relinearization that shares a chained launch with another
+/// ([`FirstPass::Tensor`]'s `more`): the product of `a` and `b` (2 K residues each in NTT
+/// form, either may be the other) into `dst`'s three polynomials, relinearized into its
+/// first two. `dst` overlaps no other buffer of the launch.
+#[derive(Clone, Copy)]
+pub struct TensorJob<'a> {
+    pub a: &'a Region,
+    pub b: &'a Region,
+    pub dst: &'a Region,
+}
+
+/// The most multiplies and relinearizations one chained launch carries (`KS_JOBS_MAX` in
+/// `opencl/chain.cl`: the kernel's parameters hold three more jobs' buffers).
+pub const TENSOR_JOBS_MAX: usize = 4;
+
+/// The kernel's parameter names for jobs 1 to 3 ([`TensorJob`]).
+const MORE_JOB_NAMES: [[&str; 3]; TENSOR_JOBS_MAX - 1] = [
+    ["a1", "b1", "dst1"],
+    ["a2", "b2", "dst2"],
+    ["a3", "b3", "dst3"],
+];
 
 /// One chained key switch at level K: `first`, then SEAL's switch_key_inplace into the
 /// first two polynomials of `dst` (K residues each), plus `acc`'s first `acc.1`
 /// polynomials (relinearize and multiply: dst itself, 2; rotate: the permuted first
 /// polynomial, always).
 /// The scratch regions hold t_target (K residues), between (K (K + 1)), prod (2 K), last
-/// (2) and md_between (2 K); they alias nothing.
+/// (2) and md_between (2 K), times [`FirstPass::jobs`]; they alias nothing.
 pub struct ChainedSwitch<'a> {
     pub first: FirstPass<'a>,
     pub key: &'a Region,
@@ -847,16 +887,22 @@ impl FusedPasses {
             FirstPass::Tensor { .. } => 3,
             _ => 2,
         };
+        let jobs = s.first.jobs();
+        if jobs > TENSOR_JOBS_MAX {
+            return Err(Error::invalid(format!(
+                "{WHAT}: {jobs} multiplies in one launch; at most {TENSOR_JOBS_MAX}"
+            )));
+        }
         let mut buffers = vec![
             ("key", s.key, res(2 * k * s.key_stride_primes)?, false),
             ("dst", s.dst, res(dst_polys * k)?, true),
             ("acc", acc, res(acc_polys * k)?, false),
             ("inv", s.inv, 2 * k, false),
-            ("t_target", s.t_target, res(k)?, true),
-            ("between", s.between, res(k * (k + 1))?, true),
-            ("prod", s.prod, res(2 * k)?, true),
-            ("last", s.last, res(2)?, true),
-            ("md_between", s.md_between, res(2 * k)?, true),
+            ("t_target", s.t_target, res(jobs * k)?, true),
+            ("between", s.between, res(jobs * k * (k + 1))?, true),
+            ("prod", s.prod, res(jobs * 2 * k)?, true),
+            ("last", s.last, res(jobs * 2)?, true),
+            ("md_between", s.md_between, res(jobs * 2 * k)?, true),
             ("counters", s.counters, CHAIN_COUNTER_WORDS, true),
         ];
         // dst is read (acc) and written word by word by the same work item; a relinearize's
@@ -902,9 +948,14 @@ impl FusedPasses {
                     )));
                 }
             }
-            FirstPass::Tensor { a, b } => {
+            FirstPass::Tensor { a, b, more } => {
                 buffers.push(("a", a, res(2 * k)?, false));
                 buffers.push(("b", b, res(2 * k)?, false));
+                for (job, [a_name, b_name, dst_name]) in more.iter().zip(MORE_JOB_NAMES) {
+                    buffers.push((a_name, job.a, res(2 * k)?, false));
+                    buffers.push((b_name, job.b, res(2 * k)?, false));
+                    buffers.push((dst_name, job.dst, res(3 * k)?, true));
+                }
                 if acc_polys != 2 || !acc.same_start(s.dst) {
                     return Err(Error::invalid(format!(
                         "{WHAT}: a multiply adds the product's first polynomials"
@@ -929,21 +980,21 @@ impl FusedPasses {
             FirstPass::Target { .. } | FirstPass::Tensor { .. } => k,
             FirstPass::Galois { .. } => 2 * k,
         };
-        let [end0, end1, end2, end3, end4, tickets] = chain_ends(
-            [
-                // The tensor product's groups, K residues of each polynomial (none without).
-                match s.first {
-                    FirstPass::Tensor { .. } => k * chained.block_groups,
-                    _ => 0,
-                },
-                first_residues * chained.block_groups,
-                k * ks_chunks as usize * chained.strided_groups,
-                (k + 1) * chained.block_groups,
-                2 * md_chunks as usize * chained.strided_groups,
-                residues(WHAT, 2, k)? * chained.block_groups,
-            ],
-            WHAT,
-        )?;
+        // Each pass's groups for one job, then for every job (job j's the j-th share).
+        let one_job = [
+            // The tensor product's groups, K residues of each polynomial (none without).
+            match s.first {
+                FirstPass::Tensor { .. } => k * chained.block_groups,
+                _ => 0,
+            },
+            first_residues * chained.block_groups,
+            k * ks_chunks as usize * chained.strided_groups,
+            (k + 1) * chained.block_groups,
+            2 * md_chunks as usize * chained.strided_groups,
+            residues(WHAT, 2, k)? * chained.block_groups,
+        ];
+        let [end0, end1, end2, end3, end4, tickets] =
+            chain_ends(one_job.map(|groups| groups * jobs), WHAT)?;
         let (groups, per_group) = chained.launch_shape(tickets);
         // Both kernels' parameters in declaration order: pass 1's, the decomposition's
         // (then a relinearization's target), the rest.
@@ -1032,19 +1083,34 @@ impl FusedPasses {
                         .launch(queue, s.t_target, k, &args, groups, events, &mut out)
                 }?;
             }
-            FirstPass::Tensor { a, b } => {
+            FirstPass::Tensor { a, b, more } => {
+                // Jobs past `more` are not read (`jobs` says how many there are): job 0's.
+                let unused = TensorJob { a, b, dst: s.dst };
+                let more_args = MORE_JOB_NAMES.iter().enumerate().flat_map(|(i, names)| {
+                    let job = more.get(i).unwrap_or(&unused);
+                    [
+                        (names[0], Buf(job.a)),
+                        (names[1], Buf(job.b)),
+                        (names[2], Buf(job.dst)),
+                    ]
+                });
                 let args: Vec<(&str, KernelArg)> = [("a", Buf(a)), ("b", Buf(b))]
                     .into_iter()
                     .chain(decomposition)
                     .chain(shared)
                     .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
                     .chain(md)
+                    .chain([("jobs", U32(to_u32(jobs)?))])
+                    .chain(more_args)
                     .chain([counters, ("end0", U32(end0))])
                     .chain(tail)
                     .collect();
                 // SAFETY: as for the plain key switch, the target being dst's third
                 // polynomial; pass 0 reads 2 K residues of a and of b and writes dst's 3 K
-                // (checked), each word by one work item of one group.
+                // (checked), each word by one work item of one group. Job j's groups are
+                // the j-th share of each pass's (the ends count jobs shares), touch job j's
+                // a, b and dst (checked, each dst overlapping nothing else) and its j-th
+                // share of the intermediates (checked at jobs times one job's).
                 unsafe {
                     chained
                         .tensor

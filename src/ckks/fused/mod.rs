@@ -33,7 +33,7 @@ use std::sync::Arc;
 pub use behz_chain::{BehzBuild, ChainedBehzForward, ChainedBehzTensorFloor};
 pub use chain::{
     ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
-    FirstPass, Sources, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
+    FirstPass, Sources, TensorJob, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX, TENSOR_JOBS_MAX,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};

@@ -11,7 +11,7 @@ use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::{
     ChainedCoeffSwitch, ChainedSwitch, DivideRound, DropCorrection, FirstPass, FusedPasses,
-    KeySwitch, Sources,
+    KeySwitch, Sources, TensorJob, TENSOR_JOBS_MAX,
 };
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
@@ -215,7 +215,8 @@ impl LevelOps<'_> {
     ) -> Result<()> {
         let k = self.primes();
         let n = self.n();
-        let scratch = |residues: usize| self.scratch(residues * n);
+        let jobs = first.jobs();
+        let scratch = |residues: usize| self.scratch(jobs * residues * n);
         let (t_target, between, prod, last, md_between) = (
             scratch(k)?,
             scratch(k * (k + 1))?,
@@ -454,18 +455,43 @@ impl LevelOps<'_> {
         key: &KswitchKey,
         correction: DropCorrection,
     ) -> Result<()> {
-        let s = Switch {
-            ct: dst,
-            acc: (dst, 2),
-            target: dst,
-            target_offset: 2 * self.poly_words(),
-            key,
-        };
+        self.multiply_relinearize_jobs(&[TensorJob { a, b, dst }], key, correction)
+    }
+
+    /// [`LevelOps::multiply_relinearize`] of each job (independent: no job's dst overlaps
+    /// another buffer of any job), all with `key`: where the level chains, up to
+    /// [`TENSOR_JOBS_MAX`] of them in one launch, whose passes each run every job's groups
+    /// (job j's words are those of its own launch); elsewhere one after the other.
+    pub fn multiply_relinearize_jobs(
+        &self,
+        jobs: &[TensorJob],
+        key: &KswitchKey,
+        correction: DropCorrection,
+    ) -> Result<()> {
         if !self.chains() && correction == DropCorrection::Round {
-            self.tensor(dst, a, 2, b, 2)?;
-            return self.relinearize(dst, 3, &[key]);
+            for job in jobs {
+                self.tensor(job.dst, job.a, 2, job.b, 2)?;
+                self.relinearize(job.dst, 3, &[key])?;
+            }
+            return Ok(());
         }
-        self.switch_key_in_one_launch(&s, FirstPass::Tensor { a, b }, correction)
+        for launch in jobs.chunks(TENSOR_JOBS_MAX) {
+            let (first, more) = launch.split_first().expect("chunks are never empty");
+            let s = Switch {
+                ct: first.dst,
+                acc: (first.dst, 2),
+                target: first.dst,
+                target_offset: 2 * self.poly_words(),
+                key,
+            };
+            let first_pass = FirstPass::Tensor {
+                a: first.a,
+                b: first.b,
+                more,
+            };
+            self.switch_key_in_one_launch(&s, first_pass, correction)?;
+        }
+        Ok(())
     }
 }
 
