@@ -600,9 +600,16 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     counters += counters_at;
     const uint K = coeff_modulus_size;
     const uint ends[6] = {end0, end1, end2, end3, end4, tickets};
-    const ks_more_jobs more = {{a1 + a1_at, a2 + a2_at, a3 + a3_at},
-                               {b1 + b1_at, b2 + b2_at, b3 + b3_at},
-                               {dst1 + dst1_at, dst2 + dst2_at, dst3 + dst3_at}};
+    a1 += a1_at;
+    b1 += b1_at;
+    dst1 += dst1_at;
+    a2 += a2_at;
+    b2 += b2_at;
+    dst2 += dst2_at;
+    a3 += a3_at;
+    b3 += b3_at;
+    dst3 += dst3_at;
+    const ks_more_jobs more = {{a1, a2, a3}, {b1, b2, b3}, {dst1, dst2, dst3}};
     ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst, 2 * K,
                     sum_src_one(dst), 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
                     key_stride_primes, key_special_index, reduce_every, prod, last, md_between,

@@ -77,7 +77,7 @@ settings! {
     CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
     CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "4";
     DEFER_MULTIPLY: experiment "SEAL_OPENCL_DEFER_MULTIPLY" = "1";
-    BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "2";
+    BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "4";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";

@@ -667,7 +667,7 @@ child_test! {
     /// runs at any use of its words (another operation, a read from another thread, a
     /// copy), at `synchronize`, and still runs (for the others of its launch) when its
     /// ciphertext was overwritten; one with another key runs the pending ones first. Every
-    /// result is SEAL's. Run with B = 2 (the default), 3 and 4. In a child process, since
+    /// result is SEAL's. Run with B = 2, 3 and 4 (the default). In a child process, since
     /// it installs the backend with the global profiler on.
     fn relinearizations_share_launches() {
         let profiler = seal_opencl::profiler::enable_global();
