@@ -12,7 +12,8 @@
 //! two polynomials (where the level chains) and a multiply_plain in NTT form enqueue
 //! nothing: the product's image holds a buffer for it and a [`Deferred`], its operands and
 //! where to compute it. The relinearization that takes a ciphertext product runs both in
-//! one launch (`LevelOps::multiply_relinearize`); a CKKS rotation of a plaintext product
+//! one launch (`LevelOps::multiply_relinearize`), which waits in its queue's batch for up to
+//! three more such pairs to share it (`batch.rs`); a CKKS rotation of a plaintext product
 //! (of two polynomials) reads the product in its permutation
 //! (`LevelOps::apply_galois_times_plain`: TenSEAL's matrix products multiply each
 //! diagonal, then rotate it).
@@ -437,8 +438,8 @@ impl Deferred {
 
     /// This product of two ciphertexts, into `dst` (the image's words), and its
     /// relinearization with `key` as a job of `batch`, which runs at `most` jobs and holds
-    /// the words until it runs: the image's deferred work from now on. Errors: not such a product; as
-    /// [`ProductBatch::join`]'s (nothing joined).
+    /// the words until it runs: the image's deferred work from now on. Errors: not such a
+    /// product; as [`ProductBatch::join`]'s (nothing joined).
     pub(super) fn join_batch(
         &self,
         batch: &Arc<ProductBatch>,
