@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::deferred::Deferred;
 use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::fused::{DropCorrection, TensorJob};
@@ -63,12 +64,11 @@ impl Shared {
     }
 }
 
-/// SEAL's multiply of `a` and `b` (None: a square) into `dst`'s three polynomials, then
-/// its relinearization into the first two.
+/// A deferred product of two ciphertexts (SEAL's multiply, or a square) into `dst`'s three
+/// polynomials, then its relinearization into the first two.
 pub(super) struct Job {
     pub dst: Arc<Words>,
-    pub a: Arc<Words>,
-    pub b: Option<Arc<Words>>,
+    pub product: Deferred,
 }
 
 /// A job's place in its batch: [`Ticket::run`] runs it (with every job pending beside it)
@@ -135,8 +135,8 @@ impl ProductBatch {
         self.launch(&mut self.pending.lock())
     }
 
-    /// Enqueues the pending jobs, if any (fewer than `TENSOR_JOBS_MAX`: one launch); they
-    /// are no longer pending once enqueued. On an error they stay pending.
+    /// Enqueues the pending jobs, if any (at most `TENSOR_JOBS_MAX`: one launch); they are
+    /// no longer pending once enqueued. On an error they stay pending.
     fn launch(&self, pending: &mut Pending) -> Result<()> {
         let Some(shared) = &pending.shared else {
             return Ok(());
@@ -146,11 +146,7 @@ impl ProductBatch {
             .jobs
             .iter()
             .map(|job| {
-                let a = job.a.ordered_read(&self.graph)?;
-                let b = match &job.b {
-                    Some(b) => b.ordered_read(&self.graph)?,
-                    None => a,
-                };
+                let (a, b) = job.product.operands(&self.graph)?;
                 let dst = job.dst.written_next_on(&self.graph)?;
                 Ok(TensorJob { a, b, dst })
             })

@@ -375,7 +375,7 @@ impl Deferred {
 
     /// The operands' buffers, ordered on `graph`'s queue behind their last writers: `a`
     /// and the other factor. Errors: a sum.
-    fn operands(&self, graph: &Graph) -> Result<(&Region, &Region)> {
+    pub(super) fn operands(&self, graph: &Graph) -> Result<(&Region, &Region)> {
         let Work::Product { a, product } = &self.work else {
             return Err(Error::Logic("a deferred sum run as a product".into()));
         };
@@ -447,11 +447,7 @@ impl Deferred {
         key: Arc<KswitchKey>,
         dst: Arc<Words>,
     ) -> Result<Deferred> {
-        let Work::Product {
-            a,
-            product: Product::Tensor { b, correction },
-        } = &self.work
-        else {
+        let Some(&Product::Tensor { correction, .. }) = self.product() else {
             return Err(Error::Logic(
                 "a plaintext product relinearized as a ciphertext one".into(),
             ));
@@ -460,12 +456,11 @@ impl Deferred {
             context: self.context.clone(),
             primes: self.primes,
             key,
-            correction: *correction,
+            correction,
         };
         let job = Job {
             dst,
-            a: a.clone(),
-            b: b.clone(),
+            product: self.clone(),
         };
         let ticket = batch.join(shared, job, most)?;
         Ok(Deferred::batched(self.context.clone(), self.primes, ticket))
