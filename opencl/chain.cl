@@ -308,21 +308,29 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 // group takes per_group tickets. `counters` are the queue's (CHAIN_FINISHED + 1 counters,
 // COUNTER_STRIDE apart).
 //
-// With the tensor, the launch may carry up to KS_JOBS_MAX independent products and their
-// relinearizations (`jobs`): job 0's are ta, tb and dst, job j's more.a[j - 1], more.b[j -
-// 1] and more.dst[j - 1], all with the same key; every pass then has `jobs` times one
-// job's groups, job j's the j-th share of them, and job j's intermediates lie j job sizes
-// into values (K residues a job), between (K (K + 1)), prod (2 K), last (2) and
-// md_between (2 K). A pass's groups wait for every job's groups of the pass before: the
-// jobs share the hand-overs, which are half of a key switch's time at N = 2^13. Each job
-// writes only its own words, so its words are those of a launch of its own.
+// With the tensor or a galois permutation, the launch may carry up to KS_JOBS_MAX
+// independent key switches (`jobs`). Job 0's buffers are the launch's own; job j's:
+// - tensor: products more.a[j - 1] and more.b[j - 1] into more.dst[j - 1], all with the
+//   same key;
+// - galois: the rotation of the one ciphertext more.a[j - 1] (no plaintext) by
+//   more.galois_elt[j - 1] with key more.key[j - 1] into more.dst[j - 1], permuted 2 K
+//   residues a job.
+// Every pass then has `jobs` times one job's groups, job j's the j-th share of them, and
+// job j's intermediates lie j job sizes into values (K residues a job), between (K (K +
+// 1)), prod (2 K), last (2) and md_between (2 K). A pass's groups wait for every job's
+// groups of the pass before: the jobs share the hand-overs, which are half of a key
+// switch's time at N = 2^13. Each job writes only its own words, so its words are those of
+// a launch of its own.
 #define KS_JOBS_MAX 4
 
-// The products of a tensor launch's jobs 1 to KS_JOBS_MAX - 1 (see ks_chained_body).
+// Jobs 1 to KS_JOBS_MAX - 1 of a launch of several (see ks_chained_body): b is a tensor
+// launch's, key and galois_elt a galois launch's.
 typedef struct {
     __global const u64 *a[KS_JOBS_MAX - 1];
     __global const u64 *b[KS_JOBS_MAX - 1];
     __global u64 *dst[KS_JOBS_MAX - 1];
+    __global const u64 *key[KS_JOBS_MAX - 1];
+    uint galois_elt[KS_JOBS_MAX - 1];
 } ks_more_jobs;
 
 // Job `job`'s pointer: p0 for job 0, else more[job - 1] (a selection, not an indexed
@@ -333,7 +341,7 @@ typedef struct {
 // No jobs past the first (every launch but a tensor launch of several).
 ALWAYS_INLINE ks_more_jobs no_more_jobs(void)
 {
-    const ks_more_jobs none = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    const ks_more_jobs none = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
     return none;
 }
 
@@ -342,7 +350,7 @@ ALWAYS_INLINE void ks_chained_body(
     __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
     __global const u64 *inv_root_powers, __global const u64 *ta, __global const u64 *tb,
     __global const u64 *src, uint src_first, sum_src galois_src, __global const u64 *factor,
-    const bool times_plain,
+    bool times_plain,
     uint galois_elt, __global u64 *permuted,
     __global u64 *between, uint ks_outs, uint ks_chunks, __global const u64 *target,
     uint target_first, __global const u64 *key, uint key_stride_primes,
@@ -360,11 +368,15 @@ ALWAYS_INLINE void ks_chained_body(
     const uint o = tensor ? 1 : 0;
     __global u64 *const values0 = values, *const between0 = between, *const prod0 = prod;
     __global u64 *const last0 = last, *const md_between0 = md_between, *const dst0 = dst;
-    __global const u64 *const ta0 = ta, *const tb0 = tb;
+    __global const u64 *const ta0 = ta, *const tb0 = tb, *const key0 = key;
+    __global u64 *const permuted0 = permuted;
+    const sum_src galois_src0 = galois_src;
+    const bool times_plain0 = times_plain;
+    const uint galois_elt0 = galois_elt;
     EACH_TURN(per_group) {
         uint g;
         const uint pass = chain_pass(chain_ticket(counters, slot), ends, 5 + o, &g);
-        if (tensor && jobs > 1) {
+        if (jobs > 1) {
             // The ticket's job and its group in that job's share of the pass.
             const uint share = pass == 0 ? 1 : PASS_GROUPS(ends, pass - 1) / jobs;
             const uint job = g / share;
@@ -374,10 +386,19 @@ ALWAYS_INLINE void ks_chained_body(
             prod = prod0 + (size_t)job * 2 * K * N;
             last = last0 + (size_t)job * 2 * N;
             md_between = md_between0 + (size_t)job * 2 * K * N;
-            ta = JOB_PICK(job, ta0, more.a);
-            tb = JOB_PICK(job, tb0, more.b);
             dst = JOB_PICK(job, dst0, more.dst);
-            src = target = acc = dst;
+            if (tensor) {
+                ta = JOB_PICK(job, ta0, more.a);
+                tb = JOB_PICK(job, tb0, more.b);
+                src = target = acc = dst;
+            } else if (galois) {
+                permuted = permuted0 + (size_t)job * 2 * K * N;
+                target = acc = permuted;
+                key = JOB_PICK(job, key0, more.key);
+                galois_elt = JOB_PICK(job, galois_elt0, more.galois_elt);
+                galois_src = job == 0 ? galois_src0 : sum_src_one(JOB_PICK(job, 0, more.a));
+                times_plain = job == 0 && times_plain0;
+            }
         }
         if (tensor) {
             // The target's inverse computes the third polynomial itself, so pass 2 runs
@@ -476,7 +497,10 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
 // permuted's second polynomial into dst, plus permuted's first: a rotation. With
 // times_plain (1; else 0, and plain is not read) src (one term) times the plaintext `plain`
 // (K residues in NTT form) is rotated: SEAL's multiply_plain_ntt and the rotation of its
-// product (inv_block_galois_group).
+// product (inv_block_galois_group). With `jobs` > 1 (at most KS_JOBS_MAX) the same for the
+// rotation of ciphertext job_src1 by galois_elt1 with job_key1 into dst1 .. up to job
+// jobs - 1, independent of job 0 and of each other (see ks_chained_body); the
+// intermediates and permuted hold `jobs` jobs' and the ends count every job's groups.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -503,6 +527,14 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        uint md_chunks, __global u64 *dst, ulong dst_at,
                        __global const u64 *restrict inv, ulong inv_at,
                        uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
+                       uint jobs, __global const u64 *job_src1, ulong job_src1_at,
+                       __global const u64 *job_key1, ulong job_key1_at, uint galois_elt1,
+                       __global u64 *dst1, ulong dst1_at, __global const u64 *job_src2,
+                       ulong job_src2_at, __global const u64 *job_key2, ulong job_key2_at,
+                       uint galois_elt2, __global u64 *dst2, ulong dst2_at,
+                       __global const u64 *job_src3, ulong job_src3_at,
+                       __global const u64 *job_key3, ulong job_key3_at, uint galois_elt3,
+                       __global u64 *dst3, ulong dst3_at,
                        __global u64 *counters, ulong counters_at,
                        uint end1, uint end2, uint end3, uint end4, uint tickets,
                        uint per_group)
@@ -540,12 +572,26 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     const uint ends[5] = {end1, end2, end3, end4, tickets};
     const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
                                    src_negate, src_shifts_lo, src_shifts_hi);
+    job_src1 += job_src1_at;
+    job_key1 += job_key1_at;
+    dst1 += dst1_at;
+    job_src2 += job_src2_at;
+    job_key2 += job_key2_at;
+    dst2 += dst2_at;
+    job_src3 += job_src3_at;
+    job_key3 += job_key3_at;
+    dst3 += dst3_at;
+    const ks_more_jobs more = {{job_src1, job_src2, job_src3},
+                               {0, 0, 0},
+                               {dst1, dst2, dst3},
+                               {job_key1, job_key2, job_key3},
+                               {galois_elt1, galois_elt2, galois_elt3}};
     ks_chained_body(true, false, values, root_powers, params, K, inv_root_powers, 0, 0, src0, 0,
                     src, plain, times_plain != 0, galois_elt, permuted, between, ks_outs, ks_chunks,
                     permuted, K, key, key_stride_primes, key_special_index, reduce_every, prod,
                     last, md_between, md_outs, md_chunks, dst, K, inv, permuted, 1, md_kind,
                     bgv_plain_of(t, t_r0, t_r1, inv_t), (volatile __global uint *)counters, ends,
-                    per_group, 1, no_more_jobs(), lmem, lroots, &slot);
+                    per_group, jobs, more, lmem, lroots, &slot);
 }
 
 // SEAL's ckks_multiply of a and b (two polynomials of K residues each in NTT form; a may
@@ -609,7 +655,8 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     a3 += a3_at;
     b3 += b3_at;
     dst3 += dst3_at;
-    const ks_more_jobs more = {{a1, a2, a3}, {b1, b2, b3}, {dst1, dst2, dst3}};
+    const ks_more_jobs more = {
+        {a1, a2, a3}, {b1, b2, b3}, {dst1, dst2, dst3}, {0, 0, 0}, {0, 0, 0}};
     ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst, 2 * K,
                     sum_src_one(dst), 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
                     key_stride_primes, key_special_index, reduce_every, prod, last, md_between,

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use tracing::Level;
 
 use crate::ckks::context::KernelChoices;
-use crate::ckks::fused::TENSOR_JOBS_MAX;
+use crate::ckks::fused::KS_JOBS_MAX;
 use crate::cl::DeviceSelector;
 use crate::device::{DeviceOptions, DeviceSet, Devices, Partition};
 pub use crate::device::{DEFAULT_POISON, DEFAULT_QUEUES};
@@ -78,6 +78,7 @@ settings! {
     CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "4";
     DEFER_MULTIPLY: experiment "SEAL_OPENCL_DEFER_MULTIPLY" = "1";
     BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "4";
+    BATCH_ROTATIONS: experiment "SEAL_OPENCL_BATCH_ROTATIONS" = "4";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
@@ -135,8 +136,11 @@ pub struct Experiment {
     /// multiply_plain for an add of it (one launch each with it).
     pub defer_multiply: bool,
     /// Relinearizations of deferred multiplies that wait for each other and run in one
-    /// chained launch, at most (1 to `TENSOR_JOBS_MAX`; 1: each at once).
+    /// chained launch, at most (1 to `KS_JOBS_MAX`; 1: each at once).
     pub batch_products: usize,
+    /// Rotations that wait for each other and run in one chained launch, at most (1 to
+    /// `KS_JOBS_MAX`; 1: each at once).
+    pub batch_rotations: usize,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
@@ -176,6 +180,7 @@ impl Default for Config {
                 chain_groups_per_unit: kernels.chain_groups_per_unit,
                 defer_multiply: kernels.defer_multiply,
                 batch_products: kernels.batch_products,
+                batch_rotations: kernels.batch_rotations,
                 barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
@@ -210,6 +215,7 @@ impl Experiment {
             chain_groups_per_unit: self.chain_groups_per_unit,
             defer_multiply: self.defer_multiply,
             batch_products: self.batch_products,
+            batch_rotations: self.batch_rotations,
         }
     }
 }
@@ -346,19 +352,18 @@ impl Config {
                     parse(DEFER_MULTIPLY),
                     defaults.experiment.defer_multiply,
                 )?,
-                batch_products: match parse(BATCH_PRODUCTS) {
-                    None => defaults.experiment.batch_products,
-                    Some(v) => match v.parse::<usize>() {
-                        Ok(jobs) if (1..=TENSOR_JOBS_MAX).contains(&jobs) => jobs,
-                        _ => {
-                            return Err(bad(
-                                BATCH_PRODUCTS,
-                                &v,
-                                &format!("1 ..= {TENSOR_JOBS_MAX} relinearizations"),
-                            ))
-                        }
-                    },
-                },
+                batch_products: jobs_a_launch(
+                    BATCH_PRODUCTS,
+                    parse(BATCH_PRODUCTS),
+                    defaults.experiment.batch_products,
+                    "relinearizations",
+                )?,
+                batch_rotations: jobs_a_launch(
+                    BATCH_ROTATIONS,
+                    parse(BATCH_ROTATIONS),
+                    defaults.experiment.batch_rotations,
+                    "rotations",
+                )?,
                 barrett_dq: switch(
                     BARRETT_DQ,
                     parse(BARRETT_DQ),
@@ -389,6 +394,22 @@ fn parsed<T: std::str::FromStr<Err = Error>>(setting: Setting, value: &str) -> R
 /// `error` (a value of `setting` that does not parse), naming the setting.
 fn named(setting: Setting, error: Error) -> Error {
     Error::invalid(format!("{}: {error}", setting.name))
+}
+
+/// A batch setting's key switches a chained launch (1 to `KS_JOBS_MAX`; `default` unset).
+fn jobs_a_launch(
+    setting: Setting,
+    value: Option<String>,
+    default: usize,
+    what: &str,
+) -> Result<usize> {
+    match value {
+        None => Ok(default),
+        Some(v) => match v.parse::<usize>() {
+            Ok(jobs) if (1..=KS_JOBS_MAX).contains(&jobs) => Ok(jobs),
+            _ => Err(bad(setting, &v, &format!("1 ..= {KS_JOBS_MAX} {what}"))),
+        },
+    }
 }
 
 fn bad(setting: Setting, value: &str, wanted: &str) -> Error {

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::context::{
-    CkksContext, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS, DEFAULT_CHAIN_GROUPS_PER_UNIT,
-    DEFAULT_CHAIN_LOG_N,
+    CkksContext, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS, DEFAULT_BATCH_ROTATIONS,
+    DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
 use seal_opencl::ckks::fused::{DropCorrection, TensorJob};
 use seal_opencl::ckks::host;
-use seal_opencl::ckks::ops::LevelOps;
+use seal_opencl::ckks::ops::{LevelOps, Rotation};
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::MemcacheConfig;
@@ -163,6 +163,7 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
         defer_multiply: true,
         batch_products: DEFAULT_BATCH_PRODUCTS,
+        batch_rotations: DEFAULT_BATCH_ROTATIONS,
     }
 }
 const FUSED: KernelChoices = choices(true, true);
@@ -347,20 +348,7 @@ fn apply_galois_matches_host_composition() {
             if times_plain {
                 host::ckks_multiply_plain(&mut rotated, &plain, moduli, s.n);
             }
-            let mut permuted = vec![0; ct.len()];
-            host::ckks_galois_ntt(&mut permuted, &rotated, galois_elt, s.log_n);
-            // SEAL: the permuted first polynomial, the second key-switched into both.
-            let mut want = permuted.clone();
-            want[k * s.n..].fill(0);
-            compose::switch_key(
-                &mut want,
-                &permuted[k * s.n..],
-                &key_words,
-                &s.key_moduli,
-                k,
-                s.log_n,
-                DropCorrection::Round,
-            );
+            let want = host_rotate(s, k, &rotated, galois_elt, &key_words);
             let buf = graph.context().upload(graph.queue(), &ct).unwrap();
             let plain_buf = graph.context().upload(graph.queue(), &plain).unwrap();
             let ops = LevelOps::new(&s.context, graph, k).unwrap();
@@ -400,6 +388,85 @@ fn apply_galois_matches_host_composition() {
     });
 }
 
+/// Several independent rotations (`LevelOps::apply_galois_jobs`: up to `KS_JOBS_MAX` a
+/// launch where the level chains; five here, each with its own element and key, one in
+/// place, one reading another's input buffer) give each the host's rotation into a
+/// poisoned buffer, leaving the inputs as they were.
+#[test]
+fn apply_galois_jobs_match_host_composition() {
+    each_setup(|s, graph, rng| {
+        let (log_n, strategy, choices, l) = (s.log_n, s.strategy, s.choices, s.key_moduli.len());
+        let k = 3;
+        let moduli = &s.key_moduli[..k];
+        let ops = LevelOps::new(&s.context, graph, k).unwrap();
+        let elements = [3, 2 * s.n as u32 - 1, 5, 3, 25];
+        let keys: Vec<_> = elements
+            .iter()
+            .map(|_| {
+                let words = random_poly(rng, &s.key_moduli, 2 * (l - 1), s.n);
+                let key = KswitchKey::upload(&s.context, graph.queue(), l - 1, &words).unwrap();
+                (words, key)
+            })
+            .collect();
+        let inputs: Vec<Vec<u64>> = (0..elements.len())
+            .map(|_| random_poly(rng, moduli, 2, s.n))
+            .collect();
+        let up = |w: &[u64]| graph.context().upload(graph.queue(), w).unwrap();
+        let srcs: Vec<_> = inputs.iter().map(|x| up(x)).collect();
+        let dsts: Vec<_> = inputs
+            .iter()
+            .map(|x| {
+                let dst = graph.context().buffer(graph.queue(), x.len()).unwrap();
+                cl::poison(graph.queue(), &dst, 0xBAD0_BAD0_BAD0_BAD0).unwrap();
+                dst
+            })
+            .collect();
+        // Job 1 in place; job 2 reads job 0's input buffer.
+        let src_of = |j: usize| if j == 2 { 0 } else { j };
+        let rotations: Vec<Rotation> = (0..elements.len())
+            .map(|j| Rotation {
+                dst: if j == 1 { &srcs[1] } else { &dsts[j] },
+                src: &srcs[src_of(j)],
+                galois_elt: elements[j],
+                key: &keys[j].1,
+            })
+            .collect();
+        ops.apply_galois_jobs(&rotations).unwrap();
+        for (j, r) in rotations.iter().enumerate() {
+            let what = format!("2^{log_n} {strategy} {choices:?} rotation {j} of 5");
+            let want = host_rotate(s, k, &inputs[src_of(j)], elements[j], &keys[j].0);
+            assert_same(&cl::download(graph.queue(), r.dst).unwrap(), &want, &what);
+            if j != 1 {
+                assert_same(
+                    &cl::download(graph.queue(), r.src).unwrap(),
+                    &inputs[src_of(j)],
+                    &format!("{what}: its input"),
+                );
+            }
+        }
+    });
+}
+
+/// SEAL's apply_galois of `ct` (two polynomials of `k` residues in NTT form) with
+/// `galois_elt` on the host: the permuted first polynomial, the second key-switched with
+/// `key_words` into both.
+fn host_rotate(s: &Setup, k: usize, ct: &[u64], galois_elt: u32, key_words: &[u64]) -> Vec<u64> {
+    let mut permuted = vec![0; ct.len()];
+    host::ckks_galois_ntt(&mut permuted, ct, galois_elt, s.log_n);
+    let mut want = permuted.clone();
+    want[k * s.n..].fill(0);
+    compose::switch_key(
+        &mut want,
+        &permuted[k * s.n..],
+        key_words,
+        &s.key_moduli,
+        k,
+        s.log_n,
+        DropCorrection::Round,
+    );
+    want
+}
+
 /// The host's tensor product of `a` and `b` (two polynomials of `k` residues each),
 /// key-switched with `key_words` and rounded: SEAL's multiply, then relinearize, in dst's
 /// first two polynomials.
@@ -429,7 +496,7 @@ fn host_multiply_relinearize(
 /// A multiply and its relinearization (`LevelOps::multiply_relinearize`, one chained launch
 /// where the level chains) give the host tensor product key-switched, for two operands and
 /// for a square, into a poisoned buffer, leaving the operands as they were; several
-/// independent ones (`multiply_relinearize_jobs`: up to `TENSOR_JOBS_MAX` a launch, five
+/// independent ones (`multiply_relinearize_jobs`: up to `KS_JOBS_MAX` a launch, five
 /// here, a square among them) give each its own.
 #[test]
 fn multiply_relinearize_matches_host_composition() {
@@ -470,7 +537,7 @@ fn multiply_relinearize_matches_host_composition() {
                     &format!("{what}: b"),
                 );
             }
-            // Five jobs: a launch of TENSOR_JOBS_MAX and one of one where the level chains;
+            // Five jobs: a launch of KS_JOBS_MAX and one of one where the level chains;
             // job 2 a square, job 3 reading job 0's first operand (its buffer).
             let mut operands: Vec<(Vec<u64>, Vec<u64>)> = Vec::new();
             for j in 0..5 {

@@ -773,6 +773,118 @@ child_test! {
     }
 }
 
+/// The `SEAL_OPENCL_BATCH_ROTATIONS` setting of this process (its default where unset).
+fn batch_rotations() -> usize {
+    std::env::var(seal_opencl::config::BATCH_ROTATIONS.name)
+        .map_or(seal_opencl::ckks::context::DEFAULT_BATCH_ROTATIONS, |v| {
+            v.parse().unwrap()
+        })
+}
+
+child_test! {
+    /// Rotations of computed ciphertexts wait for each other where the level chains
+    /// (`src/seal_backend/batch.rs`), up to `SEAL_OPENCL_BATCH_ROTATIONS` (B) in one launch,
+    /// each with its own galois element and key: m rotations of one ciphertext out of place
+    /// (a network's baby steps), and m ciphertexts rotated or conjugated in place, launch
+    /// floor(m / B) times at their calls and once more at the read where B does not divide
+    /// m; a step of two keys (two apply_galois on one ciphertext) runs its first at its
+    /// second; a pending rotation runs alone at another operation's use, and before a
+    /// MulLin's relinearization joins the batch. Every result is SEAL's. Run with B = 1
+    /// (each at its call), 2, 3 and 4 (the default). In a child process, since it installs
+    /// the backend with the global profiler on.
+    fn rotations_share_launches() {
+        let profiler = seal_opencl::profiler::enable_global();
+        let most = batch_rotations() as u64;
+        let (fx, mut rng) = chaining_fixture();
+        let ev = &fx.evaluator;
+        let (x, y, _) = fx.operands(&mut rng);
+        let (xg, yg) = (resident(&fx, &x), resident(&fx, &y));
+        let rotated = |ct: &Ciphertext, i: usize| {
+            let mut r = Ciphertext::new().unwrap();
+            if i % 4 == 3 {
+                ev.complex_conjugate(ct, &fx.galois, &mut r).unwrap();
+            } else {
+                ev.rotate_vector(ct, KEYED_STEPS[i % 6], &fx.galois, &mut r).unwrap();
+            }
+            r
+        };
+        for m in [1, most, 2 * most + 1] {
+            let counts = (m / most, u64::from(m % most != 0));
+            let mut results = Vec::new();
+            let at_calls = launches(&profiler, None, || {
+                for i in 0..m as usize {
+                    results.push(rotated(&xg, i));
+                }
+            });
+            let at_reads = launches(&profiler, None, || {
+                for r in &results {
+                    r.data().unwrap();
+                }
+            });
+            assert_eq!((at_calls, at_reads), counts, "{m} rotations of one, {most} a launch");
+            for (i, r) in results.iter().enumerate() {
+                assert_same(&rotated(&x, i), r, &format!("rotation {i} of {m} of one"));
+            }
+            let mut cts: Vec<Ciphertext> = (0..m).map(|_| resident(&fx, &y)).collect();
+            let at_calls = launches(&profiler, None, || {
+                for (i, ct) in cts.iter_mut().enumerate() {
+                    if i % 4 == 3 {
+                        ev.complex_conjugate_inplace(ct, &fx.galois).unwrap();
+                    } else {
+                        ev.rotate_vector_inplace(ct, KEYED_STEPS[i % 6], &fx.galois).unwrap();
+                    }
+                }
+            });
+            let at_reads = launches(&profiler, None, || {
+                for ct in &cts {
+                    ct.data().unwrap();
+                }
+            });
+            assert_eq!((at_calls, at_reads), counts, "{m} in place, {most} a launch");
+            for (i, ct) in cts.iter().enumerate() {
+                assert_same(&rotated(&y, i), ct, &format!("rotation {i} of {m} in place"));
+            }
+        }
+        // 17 = 16 + 1: two apply_galois on one ciphertext, the first run at the second.
+        let mut r = Ciphertext::new().unwrap();
+        let launched = launches(&profiler, None, || {
+            ev.rotate_vector(&xg, 17, &fx.galois, &mut r).unwrap();
+            r.data().unwrap();
+        });
+        assert_eq!(launched, 2, "a step of two keys");
+        let mut want = Ciphertext::new().unwrap();
+        ev.rotate_vector(&x, 17, &fx.galois, &mut want).unwrap();
+        assert_same(&want, &r, "a step of two keys");
+        // A pending rotation used by another operation runs then, alone (with B = 1 it ran
+        // at its call).
+        let mut r = rotated(&xg, 0);
+        let used = launches(&profiler, None, || ev.negate_inplace(&mut r).unwrap());
+        assert_eq!(used, 1 + u64::from(most > 1), "a pending rotation negated");
+        let mut want = rotated(&x, 0);
+        ev.negate_inplace(&mut want).unwrap();
+        assert_same(&want, &r, "a pending rotation negated");
+        // A relinearization that joins the batch runs the pending rotation first.
+        let r = rotated(&xg, 1);
+        let mut p = xg.clone();
+        ev.multiply_inplace(&mut p, &yg).unwrap();
+        let launched = launches(&profiler, None, || {
+            ev.relinearize_inplace(&mut p, &fx.relin).unwrap()
+        });
+        assert_eq!(launched, u64::from(most > 1), "a MulLin after a rotation");
+        assert_same(&rotated(&x, 1), &r, "the rotation before a MulLin");
+        assert_same(&fx.mul_lin(&x, &y), &p, "the MulLin after a rotation");
+        assert_no_cpu_fallback();
+    }
+    parent(child) {
+        for most in ["1", "2", "3", "4"] {
+            seal_opencl_testkit::harness::run_child(
+                child,
+                &[(seal_opencl::config::BATCH_ROTATIONS.name, most)],
+            );
+        }
+    }
+}
+
 /* ---- encryption (seal-patch 0010) ---------------------------------------------------- */
 
 use seal_opencl_testkit::encrypt::{seeded_encrypt, EncryptCase, Encrypted};

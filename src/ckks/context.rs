@@ -48,9 +48,14 @@ pub struct KernelChoices {
     pub defer_multiply: bool,
     /// The most relinearizations of deferred multiplies (independent, with one key) that
     /// wait for each other to run in one chained launch (`LevelOps::multiply_relinearize_jobs`,
-    /// 1 to `TENSOR_JOBS_MAX`; 1: each runs at once, `SEAL_OPENCL_BATCH_PRODUCTS`; read by the
+    /// 1 to `KS_JOBS_MAX`; 1: each runs at once, `SEAL_OPENCL_BATCH_PRODUCTS`; read by the
     /// SEAL backend, `src/seal_backend/batch.rs`).
     pub batch_products: usize,
+    /// The most rotations of ciphertexts in NTT form (independent) that wait for each other
+    /// to run in one chained launch (`LevelOps::apply_galois_jobs`, 1 to `KS_JOBS_MAX`; 1:
+    /// each runs at once, `SEAL_OPENCL_BATCH_ROTATIONS`; read by the SEAL backend,
+    /// `src/seal_backend/batch.rs`).
+    pub batch_rotations: usize,
 }
 
 impl Default for KernelChoices {
@@ -64,6 +69,7 @@ impl Default for KernelChoices {
             chain_groups_per_unit: DEFAULT_CHAIN_GROUPS_PER_UNIT,
             defer_multiply: true,
             batch_products: DEFAULT_BATCH_PRODUCTS,
+            batch_rotations: DEFAULT_BATCH_ROTATIONS,
         }
     }
 }
@@ -72,6 +78,9 @@ impl Default for KernelChoices {
 /// default: the kernel's most (H200, 2026-11-30: one thread's MulLin/s at 2^13 32k with 1,
 /// 49k with 2, 55k with 3, 57k with 4).
 pub const DEFAULT_BATCH_PRODUCTS: usize = 4;
+
+/// Rotations that run in one chained launch at most, by default: the kernel's most.
+pub const DEFAULT_BATCH_ROTATIONS: usize = 4;
 
 /// The largest log2 N at which key switches run chained by default: where a key switch's
 /// five launches cost the host more than its passes take on the device.

@@ -352,6 +352,7 @@ impl<'a> IntegerOps<'a> {
             plain: None,
             galois_elt,
             permuted: permuted.buffer(),
+            more: &[],
         };
         if self.chains_coeff() {
             // dst = (permuted[0], 0) + the key-switched permuted[1], one launch.

@@ -55,7 +55,7 @@
 
 use std::sync::Arc;
 
-use super::batch::{Job, ProductBatch, Shared, Ticket};
+use super::batch::{Job, Kind, Shared, SwitchBatch, Ticket};
 use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::fused::{DropCorrection, SOURCE_TERMS_MAX};
@@ -81,8 +81,8 @@ enum Work {
     Product { a: Arc<Words>, product: Product },
     /// Adds and subs into the image's words.
     Sum(Sum),
-    /// A ciphertext product and its relinearization, waiting in its queue's batch
-    /// (`batch.rs`) for others to share its launch.
+    /// A key switch waiting in its queue's batch (`batch.rs`) for others to share its
+    /// launch: a ciphertext product and its relinearization, or a rotation.
     Batched(Ticket),
 }
 
@@ -130,7 +130,7 @@ impl std::fmt::Debug for Deferred {
                 ..
             } => "multiply_plain".to_string(),
             Work::Sum(sum) => format!("sum of {} terms", sum.terms.len()),
-            Work::Batched(_) => "multiply and relinearize, batched".to_string(),
+            Work::Batched(_) => "key switch, batched".to_string(),
         };
         f.debug_struct("Deferred")
             .field("tile", &self.tile())
@@ -157,8 +157,8 @@ impl Deferred {
         }
     }
 
-    /// A product and its relinearization that `ticket`'s batch runs, at a level of
-    /// `primes` primes.
+    /// A key switch that `ticket`'s batch runs (a product and its relinearization, or a
+    /// rotation), at a level of `primes` primes.
     pub(super) fn batched(context: Arc<CkksContext>, primes: usize, ticket: Ticket) -> Deferred {
         Deferred {
             context,
@@ -442,7 +442,7 @@ impl Deferred {
     /// product; as [`ProductBatch::join`]'s (nothing joined).
     pub(super) fn join_batch(
         &self,
-        batch: &Arc<ProductBatch>,
+        batch: &Arc<SwitchBatch>,
         most: usize,
         key: Arc<KswitchKey>,
         dst: Arc<Words>,
@@ -455,10 +455,9 @@ impl Deferred {
         let shared = Shared {
             context: self.context.clone(),
             primes: self.primes,
-            key,
-            correction,
+            kind: Kind::Products { key, correction },
         };
-        let job = Job {
+        let job = Job::Product {
             dst,
             product: self.clone(),
         };

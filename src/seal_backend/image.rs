@@ -560,6 +560,34 @@ impl GpuImage {
         }
     }
 
+    /// Hands the image's words (`src`, with any deferred work enqueued first) and where its
+    /// new contents go (`dst`: those words where the image holds them alone, else a new
+    /// buffer of `graph`'s tile) to `join`, which returns the work that computes them (a
+    /// rotation in a batch: `batch.rs`, which holds both until it runs); `dst` becomes the
+    /// image's. Returns whether it was handed: not where the words lie on another tile. On
+    /// an error the image is as it was.
+    pub(super) fn rewrite_in_batch(
+        &mut self,
+        graph: &Graph,
+        join: impl FnOnce(Arc<Words>, Arc<Words>) -> Result<Deferred>,
+    ) -> Result<bool> {
+        if self.tile() != graph.tile().index() {
+            return Ok(false);
+        }
+        let src = self.words()?.clone();
+        // The image's reference and this one: no copy shares the words.
+        let dst = if Arc::strong_count(&src) == 2 {
+            src.clone()
+        } else {
+            Words::written_on(graph.alloc(self.len)?, graph)
+        };
+        let deferred = join(src, dst.clone())?;
+        self.words = Some(dst);
+        self.new_contents();
+        *self.deferred.get_mut() = Some(deferred);
+        Ok(true)
+    }
+
     /// Forgets what was known and checked of the words: an operation writes new ones (and
     /// records what it knows of them itself).
     fn new_contents(&mut self) {

@@ -44,7 +44,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use batch::ProductBatch;
+use batch::{Job, SwitchBatch};
 use deferred::{Deferred, Product};
 pub use image::GpuImage;
 use image::{copy_other_polys, in_place, rewrite, transform, Rewrite};
@@ -100,8 +100,8 @@ pub struct Backend {
     devices: Devices,
     /// Per tile, one graph per queue; each thread issues on one ([`Backend::graph`]).
     graphs: Vec<Vec<Graph>>,
-    /// Per tile, each queue's relinearizations waiting for each other (`batch.rs`).
-    batches: Vec<Vec<Arc<ProductBatch>>>,
+    /// Per tile, each queue's key switches waiting for each other (`batch.rs`).
+    batches: Vec<Vec<Arc<SwitchBatch>>>,
     /// Per tile, the queue the next thread bound there explicitly takes.
     next_bound_queue: Vec<AtomicUsize>,
     strategy: NttStrategy,
@@ -156,7 +156,7 @@ impl Backend {
         ));
         let batches = graphs
             .iter()
-            .map(|queues| queues.iter().cloned().map(ProductBatch::new).collect())
+            .map(|queues| queues.iter().cloned().map(SwitchBatch::new).collect())
             .collect();
         Ok(Backend {
             next_bound_queue: graphs.iter().map(|_| AtomicUsize::new(0)).collect(),
@@ -324,19 +324,19 @@ impl Backend {
     }
 
     /// Waits for every operation issued so far (on the queues that were issued on), the
-    /// relinearizations waiting in batches enqueued first.
+    /// key switches waiting in batches enqueued first.
     pub fn synchronize(&self) -> Result<()> {
         self.flush_batches()?;
         self.devices.finish_issued()
     }
 
-    /// Enqueues every relinearization waiting in a batch (`batch.rs`).
+    /// Enqueues every key switch waiting in a batch (`batch.rs`).
     fn flush_batches(&self) -> Result<()> {
         self.batches.iter().flatten().try_for_each(|b| b.flush())
     }
 
     /// The batch of `graph`'s queue.
-    fn batch(&self, graph: &Graph) -> &Arc<ProductBatch> {
+    fn batch(&self, graph: &Graph) -> &Arc<SwitchBatch> {
         &self.batches[graph.tile().index()][graph.queue_index()]
     }
 
@@ -1022,6 +1022,24 @@ impl Backend {
                             self.apply_galois_into(ops, level, dst, src, galois_elt, &key)
                         },
                     )?);
+            // Else, where the level chains, the rotation waits in its queue's batch for
+            // others to share its launch (`batch.rs`).
+            let most = self.kernel_choices.batch_rotations;
+            let consumed = consumed
+                || (level.scheme == Scheme::Ckks
+                    && most > 1
+                    && ops.chains()
+                    && ct.rewrite_in_batch(ops.graph(), |src, dst| {
+                        let job = Job::Rotation {
+                            dst,
+                            src,
+                            galois_elt,
+                            key: key.clone(),
+                        };
+                        let context = self.context(ops.graph(), level)?;
+                        self.batch(ops.graph())
+                            .join_rotation(context, ops.primes(), job, most)
+                    })?);
             if consumed {
                 ct.set_zeros(zeros, ops.poly_words());
                 return Ok(());

@@ -49,8 +49,11 @@ kernel_sigs! {
         permuted: Buf, between: Buf, ks_outs: U32, ks_chunks: U32, key: Buf,
         key_stride_primes: U32, key_special_index: U32, reduce_every: U32, prod: Buf,
         last: Buf, md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf,
-        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64, counters: Buf, end1: U32,
-        end2: U32, end3: U32, end4: U32, tickets: U32, per_group: U32,
+        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64, jobs: U32, job_src1: Buf,
+        job_key1: Buf, galois_elt1: U32, dst1: Buf, job_src2: Buf, job_key2: Buf,
+        galois_elt2: U32, dst2: Buf, job_src3: Buf, job_key3: Buf, galois_elt3: U32,
+        dst3: Buf, counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, tickets: U32,
+        per_group: U32,
     );
     KS_CHAINED_COEFF = ks_chained_coeff(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
@@ -527,17 +530,20 @@ pub enum FirstPass<'a> {
     /// unshifted) into `permuted`, whose second polynomial is then the target
     /// and whose first is added to the result. With `plain` (K residues, NTT form only)
     /// the rotated ciphertext is `src` times `plain`: SEAL's multiply_plain_ntt, whose
-    /// product the permutation reads.
+    /// product the permutation reads. The launch does the same for each of `more` (at most
+    /// [`KS_JOBS_MAX`] - 1, NTT form only), `permuted` then [`FirstPass::jobs`] times one
+    /// rotation's.
     Galois {
         src: Sources<'a>,
         plain: Option<&'a Region>,
         galois_elt: u32,
         permuted: &'a Region,
+        more: &'a [GaloisJob<'a>],
     },
     /// Multiply and relinearize: SEAL's ckks_multiply of `a` and `b` (2 K residues each in
     /// NTT form; they may be one buffer) into dst's three polynomials, whose third is then
     /// the target and whose first two are added to the result (acc is dst, 2). The launch
-    /// does the same for each of `more` (at most [`TENSOR_JOBS_MAX`] - 1, NTT form only),
+    /// does the same for each of `more` (at most [`KS_JOBS_MAX`] - 1, NTT form only),
     /// with the same key, its intermediates [`FirstPass::jobs`] times one's.
     Tensor {
         a: &'a Region,
@@ -547,12 +553,13 @@ pub enum FirstPass<'a> {
 }
 
 impl FirstPass<'_> {
-    /// The key switches the launch carries: 1 + `more`'s with [`FirstPass::Tensor`], else
-    /// 1 (its intermediates hold as many key switches' words).
+    /// The key switches the launch carries: 1 + `more`'s with [`FirstPass::Tensor`] and
+    /// [`FirstPass::Galois`], else 1 (its intermediates hold as many key switches' words).
     pub fn jobs(&self) -> usize {
         match self {
             FirstPass::Tensor { more, .. } => 1 + more.len(),
-            _ => 1,
+            FirstPass::Galois { more, .. } => 1 + more.len(),
+            FirstPass::Target { .. } => 1,
         }
     }
 }
@@ -568,15 +575,35 @@ pub struct TensorJob<'a> {
     pub dst: &'a Region,
 }
 
-/// The most multiplies and relinearizations one chained launch carries (`KS_JOBS_MAX` in
-/// `opencl/chain.cl`: the kernel's parameters hold three more jobs' buffers).
-pub const TENSOR_JOBS_MAX: usize = 4;
+/// A rotation that shares a chained launch with another ([`FirstPass::Galois`]'s `more`):
+/// SEAL's apply_galois_ntt of the ciphertext `src` (2 K residues in NTT form) with
+/// `galois_elt`, key-switched with `key` (laid out as the launch's key) into `dst`'s two
+/// polynomials. `dst` overlaps no other buffer of the launch but `src`, which it may be.
+#[derive(Clone, Copy)]
+pub struct GaloisJob<'a> {
+    pub src: &'a Region,
+    pub galois_elt: u32,
+    pub key: &'a Region,
+    pub dst: &'a Region,
+}
 
-/// The kernel's parameter names for jobs 1 to 3 ([`TensorJob`]).
-const MORE_JOB_NAMES: [[&str; 3]; TENSOR_JOBS_MAX - 1] = [
+/// The most key switches one chained launch carries (`KS_JOBS_MAX` in `opencl/chain.cl`:
+/// the kernels' parameters hold three more jobs' buffers).
+pub const KS_JOBS_MAX: usize = 4;
+
+/// The tensor kernel's parameter names for jobs 1 to 3 ([`TensorJob`]).
+const MORE_JOB_NAMES: [[&str; 3]; KS_JOBS_MAX - 1] = [
     ["a1", "b1", "dst1"],
     ["a2", "b2", "dst2"],
     ["a3", "b3", "dst3"],
+];
+
+/// The galois kernel's parameter names for jobs 1 to 3 ([`GaloisJob`]: src, key,
+/// galois_elt, dst).
+const MORE_GALOIS_NAMES: [[&str; 4]; KS_JOBS_MAX - 1] = [
+    ["job_src1", "job_key1", "galois_elt1", "dst1"],
+    ["job_src2", "job_key2", "galois_elt2", "dst2"],
+    ["job_src3", "job_key3", "galois_elt3", "dst3"],
 ];
 
 /// One chained key switch at level K: `first`, then SEAL's switch_key_inplace into the
@@ -888,9 +915,9 @@ impl FusedPasses {
             _ => 2,
         };
         let jobs = s.first.jobs();
-        if jobs > TENSOR_JOBS_MAX {
+        if jobs > KS_JOBS_MAX {
             return Err(Error::invalid(format!(
-                "{WHAT}: {jobs} multiplies in one launch; at most {TENSOR_JOBS_MAX}"
+                "{WHAT}: {jobs} key switches in one launch; at most {KS_JOBS_MAX}"
             )));
         }
         let mut buffers = vec![
@@ -933,6 +960,7 @@ impl FusedPasses {
                 plain,
                 galois_elt,
                 permuted,
+                more,
             } => {
                 crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
                 check_galois_source(WHAT, &src, plain.is_some())?;
@@ -941,7 +969,16 @@ impl FusedPasses {
                 if let Some(plain) = plain {
                     buffers.push(("plain", plain, res(k)?, false));
                 }
-                buffers.push(("permuted", permuted, res(2 * k)?, true));
+                // Each job's key is laid out as the launch's; its dst may be its own source
+                // (pass 1 reads it before pass 5 writes), no other buffer.
+                for (job, [src_name, key_name, _, dst_name]) in more.iter().zip(MORE_GALOIS_NAMES) {
+                    crate::ckks::check_galois_elt(job.galois_elt, plan.coeff_count())?;
+                    buffers.push((src_name, job.src, res(2 * k)?, false));
+                    buffers.push((key_name, job.key, res(2 * k * s.key_stride_primes)?, false));
+                    buffers.push((dst_name, job.dst, res(2 * k)?, true));
+                    may_alias.push((dst_name, src_name));
+                }
+                buffers.push(("permuted", permuted, res(jobs * 2 * k)?, true));
                 if acc_polys != 1 || !acc.same_start(permuted) {
                     return Err(Error::invalid(format!(
                         "{WHAT}: a rotation adds the permuted first polynomial"
@@ -1057,7 +1094,24 @@ impl FusedPasses {
                 plain,
                 galois_elt,
                 permuted,
+                more,
             } => {
+                // Jobs past `more` are not read (`jobs` says how many there are): job 0's.
+                let unused = GaloisJob {
+                    src: src.first(),
+                    galois_elt,
+                    key: s.key,
+                    dst: s.dst,
+                };
+                let more_args = MORE_GALOIS_NAMES.iter().enumerate().flat_map(|(i, names)| {
+                    let job = more.get(i).unwrap_or(&unused);
+                    [
+                        (names[0], Buf(job.src)),
+                        (names[1], Buf(job.key)),
+                        (names[2], U32(job.galois_elt)),
+                        (names[3], Buf(job.dst)),
+                    ]
+                });
                 let args: Vec<(&str, KernelArg)> = src
                     .args(plan.coeff_count(), SOURCE_TERMS_MAX)?
                     .into_iter()
@@ -1072,11 +1126,17 @@ impl FusedPasses {
                     .chain(shared)
                     .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
                     .chain(md)
+                    .chain([("jobs", U32(to_u32(jobs)?))])
+                    .chain(more_args)
                     .chain([counters])
                     .chain(tail)
                     .collect();
                 // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of each
                 // term of src (and K of plain, with it) and writes 2 K of permuted (checked).
+                // Job j's groups are the j-th share of each pass's, read job j's src and key,
+                // write its dst (checked, overlapping nothing but its own src, which pass 1
+                // reads before pass 5 writes) and its j-th share of permuted and of the
+                // intermediates (checked at jobs times one job's).
                 unsafe {
                     chained
                         .galois
@@ -1201,11 +1261,17 @@ impl FusedPasses {
                     "{WHAT}: a plaintext product is rotated in NTT form, not in coefficient form"
                 )))
             }
+            FirstPass::Galois { more: [_, ..], .. } => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: rotations share a launch in NTT form, not in coefficient form"
+                )))
+            }
             FirstPass::Galois {
                 src,
                 plain: None,
                 galois_elt,
                 permuted,
+                more: [],
             } => {
                 crate::ckks::check_galois_elt(galois_elt, plan.coeff_count())?;
                 buffers.extend(src.checked(res(2 * k)?));

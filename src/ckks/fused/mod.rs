@@ -33,7 +33,8 @@ use std::sync::Arc;
 pub use behz_chain::{BehzBuild, ChainedBehzForward, ChainedBehzTensorFloor};
 pub use chain::{
     ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
-    FirstPass, Sources, TensorJob, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX, TENSOR_JOBS_MAX,
+    FirstPass, GaloisJob, Sources, TensorJob, KS_JOBS_MAX, MULTIPLY_PLAIN_SOURCE_TERMS,
+    SOURCE_TERMS_MAX,
 };
 pub use keyswitch::KeySwitch;
 pub use moddown::{DivideRound, ModDown};

@@ -11,7 +11,7 @@ use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::{
     ChainedCoeffSwitch, ChainedSwitch, DivideRound, DropCorrection, FirstPass, FusedPasses,
-    KeySwitch, Sources, TensorJob, TENSOR_JOBS_MAX,
+    GaloisJob, KeySwitch, Sources, TensorJob, KS_JOBS_MAX,
 };
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
@@ -460,7 +460,7 @@ impl LevelOps<'_> {
 
     /// [`LevelOps::multiply_relinearize`] of each job (independent: no job's dst overlaps
     /// another buffer of any job), all with `key`: where the level chains, up to
-    /// [`TENSOR_JOBS_MAX`] of them in one launch, whose passes each run every job's groups
+    /// [`KS_JOBS_MAX`] of them in one launch, whose passes each run every job's groups
     /// (job j's words are those of its own launch); elsewhere one after the other.
     pub fn multiply_relinearize_jobs(
         &self,
@@ -475,7 +475,7 @@ impl LevelOps<'_> {
             }
             return Ok(());
         }
-        for launch in jobs.chunks(TENSOR_JOBS_MAX) {
+        for launch in jobs.chunks(KS_JOBS_MAX) {
             let (first, more) = launch.split_first().expect("chunks are never empty");
             let s = Switch {
                 ct: first.dst,
@@ -511,6 +511,47 @@ impl LevelOps<'_> {
         key: &KswitchKey,
     ) -> Result<()> {
         self.apply_galois_of(dst, Sources::one(ct), None, galois_elt, key)
+    }
+
+    /// [`LevelOps::apply_galois`] of each rotation (independent: no rotation's dst overlaps
+    /// a buffer of another): where the level chains, up to [`KS_JOBS_MAX`] of them in one
+    /// launch, whose passes each run every rotation's groups (each rotation's words are
+    /// those of its own launch); elsewhere one after the other.
+    pub fn apply_galois_jobs(&self, rotations: &[Rotation]) -> Result<()> {
+        let words = self.poly_words();
+        let Some(fused) = self.fused_key_switch().filter(|f| f.chains()) else {
+            for r in rotations {
+                self.apply_galois(r.dst, r.src, r.galois_elt, r.key)?;
+            }
+            return Ok(());
+        };
+        for launch in rotations.chunks(KS_JOBS_MAX) {
+            let (first, rest) = launch.split_first().expect("chunks are never empty");
+            let more = rest
+                .iter()
+                .map(|r| {
+                    self.check_key_switch(r.key, words)?;
+                    Ok(GaloisJob {
+                        src: r.src,
+                        galois_elt: r.galois_elt,
+                        key: r.key.buffer(),
+                        dst: r.dst,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            self.check_key_switch(first.key, words)?;
+            let permuted = self.scratch(launch.len() * 2 * words)?;
+            let switch = Switch::rotation(first.dst, permuted.buffer(), words, first.key);
+            let first_pass = FirstPass::Galois {
+                src: Sources::one(first.src),
+                plain: None,
+                galois_elt: first.galois_elt,
+                permuted: permuted.buffer(),
+                more: &more,
+            };
+            self.switch_key_chained(fused, &switch, first_pass, DropCorrection::Round)?;
+        }
+        Ok(())
     }
 
     /// [`LevelOps::apply_galois`] of the sum `src` of ciphertexts of 2 polynomials in NTT
@@ -584,6 +625,7 @@ impl LevelOps<'_> {
                 plain,
                 galois_elt,
                 permuted: permuted.buffer(),
+                more: &[],
             };
             return self.switch_key_chained(fused, &switch, first, DropCorrection::Round);
         }
@@ -602,4 +644,14 @@ impl LevelOps<'_> {
         self.graph.note_launches("ntt_inverse_galois", events)?;
         self.switch_key_from_first_pass(fused, &switch, t_target)
     }
+}
+
+/// One rotation of [`LevelOps::apply_galois_jobs`]: SEAL's apply_galois_inplace of `src` (2
+/// polynomials in NTT form) with `galois_elt` and `key` into `dst` (which may be `src`).
+#[derive(Clone, Copy)]
+pub struct Rotation<'a> {
+    pub dst: &'a Region,
+    pub src: &'a Region,
+    pub galois_elt: u32,
+    pub key: &'a KswitchKey,
 }

@@ -28,6 +28,7 @@ mod moddown;
 mod rescale;
 mod tensor;
 
+pub use keyswitch::Rotation;
 pub(crate) use keyswitch::Switch;
 pub(crate) use moddown::{LastResidue, ModDownSpec};
 
