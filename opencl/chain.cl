@@ -312,9 +312,9 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 // independent key switches (`jobs`). Job 0's buffers are the launch's own; job j's:
 // - tensor: products more.a[j - 1] and more.b[j - 1] into more.dst[j - 1], all with the
 //   same key;
-// - galois: the rotation of the one ciphertext more.a[j - 1] (no plaintext) by
-//   more.galois_elt[j - 1] with key more.key[j - 1] into more.dst[j - 1], permuted 2 K
-//   residues a job.
+// - galois: the rotation of the one ciphertext more.a[j - 1], times the plaintext
+//   more.b[j - 1] where bit j of more.plain_jobs is set, by more.galois_elt[j - 1] with key
+//   more.key[j - 1] into more.dst[j - 1], permuted 2 K residues a job.
 // Every pass then has `jobs` times one job's groups, job j's the j-th share of them, and
 // job j's intermediates lie j job sizes into values (K residues a job), between (K (K +
 // 1)), prod (2 K), last (2) and md_between (2 K). A pass's groups wait for every job's
@@ -323,14 +323,15 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 // a launch of its own.
 #define KS_JOBS_MAX 4
 
-// Jobs 1 to KS_JOBS_MAX - 1 of a launch of several (see ks_chained_body): b is a tensor
-// launch's, key and galois_elt a galois launch's.
+// Jobs 1 to KS_JOBS_MAX - 1 of a launch of several (see ks_chained_body): key,
+// galois_elt and plain_jobs are a galois launch's.
 typedef struct {
     __global const u64 *a[KS_JOBS_MAX - 1];
     __global const u64 *b[KS_JOBS_MAX - 1];
     __global u64 *dst[KS_JOBS_MAX - 1];
     __global const u64 *key[KS_JOBS_MAX - 1];
     uint galois_elt[KS_JOBS_MAX - 1];
+    uint plain_jobs;
 } ks_more_jobs;
 
 // Job `job`'s pointer: p0 for job 0, else more[job - 1] (a selection, not an indexed
@@ -341,7 +342,7 @@ typedef struct {
 // No jobs past the first (every launch but a tensor launch of several).
 ALWAYS_INLINE ks_more_jobs no_more_jobs(void)
 {
-    const ks_more_jobs none = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    const ks_more_jobs none = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0};
     return none;
 }
 
@@ -350,7 +351,7 @@ ALWAYS_INLINE void ks_chained_body(
     __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
     __global const u64 *inv_root_powers, __global const u64 *ta, __global const u64 *tb,
     __global const u64 *src, uint src_first, sum_src galois_src, __global const u64 *factor,
-    bool times_plain,
+    const bool times_plain,
     uint galois_elt, __global u64 *permuted,
     __global u64 *between, uint ks_outs, uint ks_chunks, __global const u64 *target,
     uint target_first, __global const u64 *key, uint key_stride_primes,
@@ -368,18 +369,16 @@ ALWAYS_INLINE void ks_chained_body(
     const uint o = tensor ? 1 : 0;
     __global u64 *const values0 = values, *const between0 = between, *const prod0 = prod;
     __global u64 *const last0 = last, *const md_between0 = md_between, *const dst0 = dst;
-    __global const u64 *const ta0 = ta, *const tb0 = tb, *const key0 = key;
-    __global u64 *const permuted0 = permuted;
-    const sum_src galois_src0 = galois_src;
-    const bool times_plain0 = times_plain;
-    const uint galois_elt0 = galois_elt;
+    __global const u64 *const ta0 = ta, *const tb0 = tb;
     EACH_TURN(per_group) {
         uint g;
         const uint pass = chain_pass(chain_ticket(counters, slot), ends, 5 + o, &g);
+        // The ticket's job and its group in that job's share of the pass (a rotation's own
+        // arguments are picked where they are used).
+        uint job = 0;
         if (jobs > 1) {
-            // The ticket's job and its group in that job's share of the pass.
             const uint share = pass == 0 ? 1 : PASS_GROUPS(ends, pass - 1) / jobs;
-            const uint job = g / share;
+            job = g / share;
             g -= job * share;
             values = values0 + (size_t)job * K * N;
             between = between0 + (size_t)job * K * (K + 1) * N;
@@ -391,13 +390,6 @@ ALWAYS_INLINE void ks_chained_body(
                 ta = JOB_PICK(job, ta0, more.a);
                 tb = JOB_PICK(job, tb0, more.b);
                 src = target = acc = dst;
-            } else if (galois) {
-                permuted = permuted0 + (size_t)job * 2 * K * N;
-                target = acc = permuted;
-                key = JOB_PICK(job, key0, more.key);
-                galois_elt = JOB_PICK(job, galois_elt0, more.galois_elt);
-                galois_src = job == 0 ? galois_src0 : sum_src_one(JOB_PICK(job, 0, more.a));
-                times_plain = job == 0 && times_plain0;
             }
         }
         if (tensor) {
@@ -409,9 +401,13 @@ ALWAYS_INLINE void ks_chained_body(
             RUN(2, inv_block_tensor_target_group(values, inv_root_powers, params, K, ta, tb,
                                                  lmem, OWN(2)))
         } else if (galois) {
-            RUN(o + 1, inv_block_galois_group(values, inv_root_powers, params, K, 1, galois_src,
-                                              factor, times_plain, galois_elt, permuted, K,
-                                              lmem, OWN(o + 1)))
+            RUN(o + 1, inv_block_galois_group(
+                           values, inv_root_powers, params, K, 1,
+                           job == 0 ? galois_src : sum_src_one(JOB_PICK(job, 0, more.a)),
+                           JOB_PICK(job, factor, more.b),
+                           job == 0 ? times_plain : ((more.plain_jobs >> job) & 1) != 0,
+                           JOB_PICK(job, galois_elt, more.galois_elt),
+                           permuted + (size_t)job * 2 * K * N, K, lmem, OWN(o + 1)))
         } else {
             RUN(o + 1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
                                               src_first, lmem, OWN(o + 1)))
@@ -422,18 +418,21 @@ ALWAYS_INLINE void ks_chained_body(
                                          inv_root_powers, lmem, OWN(o + 2)))
         chain_hand_over_also(counters, o + 2, PASS_GROUPS(ends, o + 1), 1,
                              tensor ? PASS_GROUPS(ends, 0) : 0, pass);
-        RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values, target,
-                                  target_first, false, key, key_stride_primes,
-                                  key_special_index, reduce_every, prod, last, false,
-                                  inv_root_powers, lmem, lroots, OWN(o + 3)))
+        // A rotation's target and addend: its job's permuted pair.
+        RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values,
+                                  galois ? permuted + (size_t)job * 2 * K * N : target,
+                                  target_first, false, galois ? JOB_PICK(job, key, more.key) : key,
+                                  key_stride_primes, key_special_index, reduce_every, prod, last,
+                                  false, inv_root_powers, lmem, lroots, OWN(o + 3)))
         chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
                                          md_kind, K, md_plain, false, md_outs, md_chunks,
                                          inv_root_powers, lmem, OWN(o + 4)))
         chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
-                                       dst_stride, prod, K, inv, acc, acc_polys, lmem,
-                                       OWN(o + 5)))
+                                       dst_stride, prod, K, inv,
+                                       galois ? permuted + (size_t)job * 2 * K * N : acc,
+                                       acc_polys, lmem, OWN(o + 5)))
     }
     chain_finish(counters, (uint)get_num_groups(0));
 }
@@ -498,9 +497,10 @@ void ks_chained(__global u64 *restrict values, ulong values_at,
 // times_plain (1; else 0, and plain is not read) src (one term) times the plaintext `plain`
 // (K residues in NTT form) is rotated: SEAL's multiply_plain_ntt and the rotation of its
 // product (inv_block_galois_group). With `jobs` > 1 (at most KS_JOBS_MAX) the same for the
-// rotation of ciphertext job_src1 by galois_elt1 with job_key1 into dst1 .. up to job
-// jobs - 1, independent of job 0 and of each other (see ks_chained_body); the
-// intermediates and permuted hold `jobs` jobs' and the ends count every job's groups.
+// rotation of ciphertext job_src1 (times the plaintext job_plain1 where bit 1 of plain_jobs
+// is set) by galois_elt1 with job_key1 into dst1 .. up to job jobs - 1, independent of job
+// 0 and of each other (see ks_chained_body); the intermediates and permuted hold `jobs`
+// jobs' and the ends count every job's groups.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -527,12 +527,14 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
                        uint md_chunks, __global u64 *dst, ulong dst_at,
                        __global const u64 *restrict inv, ulong inv_at,
                        uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
-                       uint jobs, __global const u64 *job_src1, ulong job_src1_at,
+                       uint jobs, uint plain_jobs, __global const u64 *job_src1,
+                       ulong job_src1_at, __global const u64 *job_plain1, ulong job_plain1_at,
                        __global const u64 *job_key1, ulong job_key1_at, uint galois_elt1,
                        __global u64 *dst1, ulong dst1_at, __global const u64 *job_src2,
-                       ulong job_src2_at, __global const u64 *job_key2, ulong job_key2_at,
-                       uint galois_elt2, __global u64 *dst2, ulong dst2_at,
-                       __global const u64 *job_src3, ulong job_src3_at,
+                       ulong job_src2_at, __global const u64 *job_plain2, ulong job_plain2_at,
+                       __global const u64 *job_key2, ulong job_key2_at, uint galois_elt2,
+                       __global u64 *dst2, ulong dst2_at, __global const u64 *job_src3,
+                       ulong job_src3_at, __global const u64 *job_plain3, ulong job_plain3_at,
                        __global const u64 *job_key3, ulong job_key3_at, uint galois_elt3,
                        __global u64 *dst3, ulong dst3_at,
                        __global u64 *counters, ulong counters_at,
@@ -573,19 +575,23 @@ void ks_chained_galois(__global u64 *restrict values, ulong values_at,
     const sum_src src = sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms,
                                    src_negate, src_shifts_lo, src_shifts_hi);
     job_src1 += job_src1_at;
+    job_plain1 += job_plain1_at;
     job_key1 += job_key1_at;
     dst1 += dst1_at;
     job_src2 += job_src2_at;
+    job_plain2 += job_plain2_at;
     job_key2 += job_key2_at;
     dst2 += dst2_at;
     job_src3 += job_src3_at;
+    job_plain3 += job_plain3_at;
     job_key3 += job_key3_at;
     dst3 += dst3_at;
     const ks_more_jobs more = {{job_src1, job_src2, job_src3},
-                               {0, 0, 0},
+                               {job_plain1, job_plain2, job_plain3},
                                {dst1, dst2, dst3},
                                {job_key1, job_key2, job_key3},
-                               {galois_elt1, galois_elt2, galois_elt3}};
+                               {galois_elt1, galois_elt2, galois_elt3},
+                               plain_jobs};
     ks_chained_body(true, false, values, root_powers, params, K, inv_root_powers, 0, 0, src0, 0,
                     src, plain, times_plain != 0, galois_elt, permuted, between, ks_outs, ks_chunks,
                     permuted, K, key, key_stride_primes, key_special_index, reduce_every, prod,
@@ -656,7 +662,7 @@ void ks_chained_tensor(__global u64 *restrict values, ulong values_at,
     b3 += b3_at;
     dst3 += dst3_at;
     const ks_more_jobs more = {
-        {a1, a2, a3}, {b1, b2, b3}, {dst1, dst2, dst3}, {0, 0, 0}, {0, 0, 0}};
+        {a1, a2, a3}, {b1, b2, b3}, {dst1, dst2, dst3}, {0, 0, 0}, {0, 0, 0}, 0};
     ks_chained_body(false, true, values, root_powers, params, K, inv_root_powers, a, b, dst, 2 * K,
                     sum_src_one(dst), 0, false, 0, 0, between, ks_outs, ks_chunks, dst, 2 * K, key,
                     key_stride_primes, key_special_index, reduce_every, prod, last, md_between,

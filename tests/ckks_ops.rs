@@ -390,8 +390,9 @@ fn apply_galois_matches_host_composition() {
 
 /// Several independent rotations (`LevelOps::apply_galois_jobs`: up to `KS_JOBS_MAX` a
 /// launch where the level chains; five here, each with its own element and key, one in
-/// place, one reading another's input buffer) give each the host's rotation into a
-/// poisoned buffer, leaving the inputs as they were.
+/// place, one reading another's input buffer, two of a product with a plaintext, one of
+/// them first in its launch) give each the host's rotation into a poisoned buffer, leaving
+/// the inputs as they were.
 #[test]
 fn apply_galois_jobs_match_host_composition() {
     each_setup(|s, graph, rng| {
@@ -411,8 +412,12 @@ fn apply_galois_jobs_match_host_composition() {
         let inputs: Vec<Vec<u64>> = (0..elements.len())
             .map(|_| random_poly(rng, moduli, 2, s.n))
             .collect();
+        let plain = random_poly(rng, moduli, 1, s.n);
         let up = |w: &[u64]| graph.context().upload(graph.queue(), w).unwrap();
         let srcs: Vec<_> = inputs.iter().map(|x| up(x)).collect();
+        let plain_buf = up(&plain);
+        // Jobs 3 (in the first launch) and 4 (the second's first) rotate a product.
+        let times_plain = |j: usize| j >= 3;
         let dsts: Vec<_> = inputs
             .iter()
             .map(|x| {
@@ -427,6 +432,7 @@ fn apply_galois_jobs_match_host_composition() {
             .map(|j| Rotation {
                 dst: if j == 1 { &srcs[1] } else { &dsts[j] },
                 src: &srcs[src_of(j)],
+                plain: times_plain(j).then_some(&plain_buf),
                 galois_elt: elements[j],
                 key: &keys[j].1,
             })
@@ -434,7 +440,11 @@ fn apply_galois_jobs_match_host_composition() {
         ops.apply_galois_jobs(&rotations).unwrap();
         for (j, r) in rotations.iter().enumerate() {
             let what = format!("2^{log_n} {strategy} {choices:?} rotation {j} of 5");
-            let want = host_rotate(s, k, &inputs[src_of(j)], elements[j], &keys[j].0);
+            let mut rotated = inputs[src_of(j)].clone();
+            if times_plain(j) {
+                host::ckks_multiply_plain(&mut rotated, &plain, moduli, s.n);
+            }
+            let want = host_rotate(s, k, &rotated, elements[j], &keys[j].0);
             assert_same(&cl::download(graph.queue(), r.dst).unwrap(), &want, &what);
             if j != 1 {
                 assert_same(
@@ -444,6 +454,11 @@ fn apply_galois_jobs_match_host_composition() {
                 );
             }
         }
+        assert_same(
+            &cl::download(graph.queue(), &plain_buf).unwrap(),
+            &plain,
+            "the plaintext",
+        );
     });
 }
 

@@ -785,9 +785,9 @@ child_test! {
     /// Rotations of computed ciphertexts wait for each other where the level chains
     /// (`src/seal_backend/batch.rs`), up to `SEAL_OPENCL_BATCH_ROTATIONS` (B) in one launch,
     /// each with its own galois element and key: m rotations of one ciphertext out of place
-    /// (a network's baby steps), and m ciphertexts rotated or conjugated in place, launch
-    /// floor(m / B) times at their calls and once more at the read where B does not divide
-    /// m; a step of two keys (two apply_galois on one ciphertext) runs its first at its
+    /// (a network's baby steps), m ciphertexts rotated or conjugated in place, and m
+    /// plaintext products rotated in place (TenSEAL's diagonals), launch floor(m / B) times
+    /// at their calls and once more at the read where B does not divide m; a step of two keys (two apply_galois on one ciphertext) runs its first at its
     /// second; a pending rotation runs alone at another operation's use, and before a
     /// MulLin's relinearization joins the batch. Every result is SEAL's. Run with B = 1
     /// (each at its call), 2, 3 and 4 (the default). In a child process, since it installs
@@ -797,8 +797,8 @@ child_test! {
         let most = batch_rotations() as u64;
         let (fx, mut rng) = chaining_fixture();
         let ev = &fx.evaluator;
-        let (x, y, _) = fx.operands(&mut rng);
-        let (xg, yg) = (resident(&fx, &x), resident(&fx, &y));
+        let (x, y, pt) = fx.operands(&mut rng);
+        let (xg, yg, plain) = (resident(&fx, &x), resident(&fx, &y), plain_on_gpu(&pt));
         let rotated = |ct: &Ciphertext, i: usize| {
             let mut r = Ciphertext::new().unwrap();
             if i % 4 == 3 {
@@ -843,6 +843,28 @@ child_test! {
             assert_eq!((at_calls, at_reads), counts, "{m} in place, {most} a launch");
             for (i, ct) in cts.iter().enumerate() {
                 assert_same(&rotated(&y, i), ct, &format!("rotation {i} of {m} in place"));
+            }
+            let product_rotated = |ct: &Ciphertext, p: &Plaintext, i: usize| {
+                let mut t = Ciphertext::new().unwrap();
+                ev.multiply_plain(ct, p, &mut t).unwrap();
+                ev.rotate_vector_inplace(&mut t, KEYED_STEPS[i % 6], &fx.galois).unwrap();
+                t
+            };
+            let mut products = Vec::new();
+            let at_calls = launches(&profiler, None, || {
+                for i in 0..m as usize {
+                    products.push(product_rotated(&xg, &plain, i));
+                }
+            });
+            let at_reads = launches(&profiler, None, || {
+                for t in &products {
+                    t.data().unwrap();
+                }
+            });
+            assert_eq!((at_calls, at_reads), counts, "{m} products, {most} a launch");
+            for (i, t) in products.iter().enumerate() {
+                let what = format!("product {i} of {m} rotated");
+                assert_same(&product_rotated(&x, &pt, i), t, &what);
             }
         }
         // 17 = 16 + 1: two apply_galois on one ciphertext, the first run at the second.

@@ -93,11 +93,13 @@ pub(super) enum Job {
     /// A deferred product of two ciphertexts (SEAL's multiply, or a square) into `dst`'s
     /// three polynomials, then its relinearization into the first two ([`Kind::Products`]).
     Product { dst: Arc<Words>, product: Deferred },
-    /// SEAL's apply_galois of the ciphertext `src` (two polynomials in NTT form) with
+    /// SEAL's apply_galois of the ciphertext `src` (two polynomials in NTT form; with
+    /// `plain`, of its product with that plaintext: a deferred multiply_plain) with
     /// `galois_elt` and `key` into `dst` (which may be `src`) ([`Kind::Rotations`]).
     Rotation {
         dst: Arc<Words>,
         src: Arc<Words>,
+        plain: Option<Arc<Words>>,
         galois_elt: u32,
         key: Arc<KswitchKey>,
     },
@@ -218,6 +220,7 @@ impl SwitchBatch {
                         let Job::Rotation {
                             dst,
                             src,
+                            plain,
                             galois_elt,
                             key,
                         } = job
@@ -226,6 +229,10 @@ impl SwitchBatch {
                         };
                         Ok(Rotation {
                             src: src.ordered_read(&self.graph)?,
+                            plain: plain
+                                .as_ref()
+                                .map(|p| p.ordered_read(&self.graph))
+                                .transpose()?,
                             dst: dst.written_next_on(&self.graph)?,
                             galois_elt: *galois_elt,
                             key,

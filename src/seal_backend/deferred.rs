@@ -465,6 +465,37 @@ impl Deferred {
         Ok(Deferred::batched(self.context.clone(), self.primes, ticket))
     }
 
+    /// SEAL's apply_galois of this plaintext product (of two polynomials), into `dst` (the
+    /// image's words), with `galois_elt` and `key` as a job of `batch`, which runs at `most`
+    /// jobs and holds the words until it runs: the image's deferred work from now on.
+    /// Errors: not such a product; as [`SwitchBatch::join`]'s (nothing joined).
+    pub(super) fn join_rotation_batch(
+        &self,
+        batch: &Arc<SwitchBatch>,
+        most: usize,
+        galois_elt: u32,
+        key: Arc<KswitchKey>,
+        dst: Arc<Words>,
+    ) -> Result<Deferred> {
+        let Work::Product {
+            a,
+            product: Product::Plain { plain, polys: 2 },
+        } = &self.work
+        else {
+            return Err(Error::Logic(
+                "a rotation of a product other than a plaintext one of two polynomials".into(),
+            ));
+        };
+        let job = Job::Rotation {
+            dst,
+            src: a.clone(),
+            plain: Some(plain.clone()),
+            galois_elt,
+            key,
+        };
+        batch.join_rotation(self.context.clone(), self.primes, job, most)
+    }
+
     /// Enqueues SEAL's apply_galois of this plaintext product (of two polynomials) with
     /// `galois_elt` and `key` on `ops`' queue into `dst` (the product's buffer on `ops`'
     /// tile): the permutation reads the ciphertext times the plaintext.

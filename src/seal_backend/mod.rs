@@ -1005,14 +1005,27 @@ impl Backend {
             // A CKKS plaintext product (on this tile) is rotated in the permutation's pass;
             // a sum from zero (an out-of-place add, or the copy of an accumulator that
             // SEAL's out-of-place rotate_vector makes) read on its loads, where the rotation
-            // chains.
+            // chains. Where the level chains, a CKKS rotation of a plaintext product or of
+            // computed words waits in its queue's batch for others to share its launch
+            // (`batch.rs`).
             let tile = ops.graph().tile().index();
-            let consumed = (level.scheme == Scheme::Ckks
-                && ct.consume_deferred(
-                    ops.graph(),
-                    |d| d.plain_polys() == Some(2) && d.tile() == tile,
-                    |d, dst| d.run_rotated(ops, dst, galois_elt, &key),
-                )?)
+            let most = self.kernel_choices.batch_rotations;
+            let batched = level.scheme == Scheme::Ckks && most > 1 && ops.chains();
+            let is_plain_product = |d: &Deferred| d.plain_polys() == Some(2) && d.tile() == tile;
+            let consumed = (batched
+                && ct.defer_to_batch(ops.graph(), is_plain_product, |d, dst| {
+                    d.join_rotation_batch(
+                        self.batch(ops.graph()),
+                        most,
+                        galois_elt,
+                        key.clone(),
+                        dst,
+                    )
+                })?)
+                || (level.scheme == Scheme::Ckks
+                    && ct.consume_deferred(ops.graph(), is_plain_product, |d, dst| {
+                        d.run_rotated(ops, dst, galois_elt, &key)
+                    })?)
                 || (self.rotates_sums(ops, level)?
                     && ct.consume_deferred(
                         ops.graph(),
@@ -1021,18 +1034,13 @@ impl Backend {
                             let src = Sources::sum(&d.sources(ops.graph())?)?;
                             self.apply_galois_into(ops, level, dst, src, galois_elt, &key)
                         },
-                    )?);
-            // Else, where the level chains, the rotation waits in its queue's batch for
-            // others to share its launch (`batch.rs`).
-            let most = self.kernel_choices.batch_rotations;
-            let consumed = consumed
-                || (level.scheme == Scheme::Ckks
-                    && most > 1
-                    && ops.chains()
+                    )?)
+                || (batched
                     && ct.rewrite_in_batch(ops.graph(), |src, dst| {
                         let job = Job::Rotation {
                             dst,
                             src,
+                            plain: None,
                             galois_elt,
                             key: key.clone(),
                         };

@@ -49,10 +49,11 @@ kernel_sigs! {
         permuted: Buf, between: Buf, ks_outs: U32, ks_chunks: U32, key: Buf,
         key_stride_primes: U32, key_special_index: U32, reduce_every: U32, prod: Buf,
         last: Buf, md_between: Buf, md_outs: U32, md_chunks: U32, dst: Buf, inv: Buf,
-        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64, jobs: U32, job_src1: Buf,
-        job_key1: Buf, galois_elt1: U32, dst1: Buf, job_src2: Buf, job_key2: Buf,
-        galois_elt2: U32, dst2: Buf, job_src3: Buf, job_key3: Buf, galois_elt3: U32,
-        dst3: Buf, counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, tickets: U32,
+        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64, jobs: U32, plain_jobs: U32,
+        job_src1: Buf, job_plain1: Buf, job_key1: Buf, galois_elt1: U32, dst1: Buf,
+        job_src2: Buf, job_plain2: Buf, job_key2: Buf, galois_elt2: U32, dst2: Buf,
+        job_src3: Buf, job_plain3: Buf, job_key3: Buf, galois_elt3: U32, dst3: Buf,
+        counters: Buf, end1: U32, end2: U32, end3: U32, end4: U32, tickets: U32,
         per_group: U32,
     );
     KS_CHAINED_COEFF = ks_chained_coeff(
@@ -115,6 +116,13 @@ kernel_sigs! {
         end2: U32, tickets: U32, per_group: U32,
     );
 }
+
+/// The largest work group of a chained launch on a CPU device: PoCL runs a work group on one
+/// worker thread, with a copy on its stack of every value live across a barrier for each
+/// work item, and at 1024 items a chained key switch's copies outgrow the worker's 8 MiB
+/// stack (PoCL 3.1, LLVM 15: 9.4 MiB for `ks_chained_galois` with the layout `r4g12c5` at
+/// N = 2^13; 7.2 MiB at 512 items). Such layouts keep their separate launches there.
+const CPU_CHAINED_WORK_GROUP_MAX: usize = 512;
 
 /// How a chained kernel orders one work group's stores before another's loads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -214,6 +222,9 @@ impl ChainedPasses {
             return Ok(None);
         };
         let wg = layout.block_work_group_size();
+        if fence == ChainFence::Cpu && wg > CPU_CHAINED_WORK_GROUP_MAX {
+            return Ok(None);
+        }
         let (Some(strided_wg), Some(strided_bytes)) = (
             layout.strided_work_group_size(),
             layout.strided_local_bytes(),
@@ -256,6 +267,7 @@ impl ChainedPasses {
                 return Ok(None);
             }
         }
+
         let coeff = if fits(&coeff)? { Some(coeff) } else { None };
         let multiply_plain = if fits(&multiply_plain)? {
             Some(multiply_plain)
@@ -576,12 +588,14 @@ pub struct TensorJob<'a> {
 }
 
 /// A rotation that shares a chained launch with another ([`FirstPass::Galois`]'s `more`):
-/// SEAL's apply_galois_ntt of the ciphertext `src` (2 K residues in NTT form) with
+/// SEAL's apply_galois_ntt of the ciphertext `src` (2 K residues in NTT form; with `plain`,
+/// K residues in NTT form, of `src` times `plain`: SEAL's multiply_plain_ntt) with
 /// `galois_elt`, key-switched with `key` (laid out as the launch's key) into `dst`'s two
 /// polynomials. `dst` overlaps no other buffer of the launch but `src`, which it may be.
 #[derive(Clone, Copy)]
 pub struct GaloisJob<'a> {
     pub src: &'a Region,
+    pub plain: Option<&'a Region>,
     pub galois_elt: u32,
     pub key: &'a Region,
     pub dst: &'a Region,
@@ -598,12 +612,12 @@ const MORE_JOB_NAMES: [[&str; 3]; KS_JOBS_MAX - 1] = [
     ["a3", "b3", "dst3"],
 ];
 
-/// The galois kernel's parameter names for jobs 1 to 3 ([`GaloisJob`]: src, key,
+/// The galois kernel's parameter names for jobs 1 to 3 ([`GaloisJob`]: src, plain, key,
 /// galois_elt, dst).
-const MORE_GALOIS_NAMES: [[&str; 4]; KS_JOBS_MAX - 1] = [
-    ["job_src1", "job_key1", "galois_elt1", "dst1"],
-    ["job_src2", "job_key2", "galois_elt2", "dst2"],
-    ["job_src3", "job_key3", "galois_elt3", "dst3"],
+const MORE_GALOIS_NAMES: [[&str; 5]; KS_JOBS_MAX - 1] = [
+    ["job_src1", "job_plain1", "job_key1", "galois_elt1", "dst1"],
+    ["job_src2", "job_plain2", "job_key2", "galois_elt2", "dst2"],
+    ["job_src3", "job_plain3", "job_key3", "galois_elt3", "dst3"],
 ];
 
 /// One chained key switch at level K: `first`, then SEAL's switch_key_inplace into the
@@ -971,9 +985,14 @@ impl FusedPasses {
                 }
                 // Each job's key is laid out as the launch's; its dst may be its own source
                 // (pass 1 reads it before pass 5 writes), no other buffer.
-                for (job, [src_name, key_name, _, dst_name]) in more.iter().zip(MORE_GALOIS_NAMES) {
+                for (job, [src_name, plain_name, key_name, _, dst_name]) in
+                    more.iter().zip(MORE_GALOIS_NAMES)
+                {
                     crate::ckks::check_galois_elt(job.galois_elt, plan.coeff_count())?;
                     buffers.push((src_name, job.src, res(2 * k)?, false));
+                    if let Some(plain) = job.plain {
+                        buffers.push((plain_name, plain, res(k)?, false));
+                    }
                     buffers.push((key_name, job.key, res(2 * k * s.key_stride_primes)?, false));
                     buffers.push((dst_name, job.dst, res(2 * k)?, true));
                     may_alias.push((dst_name, src_name));
@@ -1099,17 +1118,26 @@ impl FusedPasses {
                 // Jobs past `more` are not read (`jobs` says how many there are): job 0's.
                 let unused = GaloisJob {
                     src: src.first(),
+                    plain: None,
                     galois_elt,
                     key: s.key,
                     dst: s.dst,
                 };
+                // Bit j: job j's source is times its plaintext (job 0's: times_plain).
+                let plain_jobs = more
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, job)| job.plain.is_some())
+                    .fold(0u32, |bits, (i, _)| bits | 1 << (i + 1));
                 let more_args = MORE_GALOIS_NAMES.iter().enumerate().flat_map(|(i, names)| {
                     let job = more.get(i).unwrap_or(&unused);
                     [
                         (names[0], Buf(job.src)),
-                        (names[1], Buf(job.key)),
-                        (names[2], U32(job.galois_elt)),
-                        (names[3], Buf(job.dst)),
+                        // Not read without the plaintext.
+                        (names[1], Buf(job.plain.unwrap_or(job.src))),
+                        (names[2], Buf(job.key)),
+                        (names[3], U32(job.galois_elt)),
+                        (names[4], Buf(job.dst)),
                     ]
                 });
                 let args: Vec<(&str, KernelArg)> = src
@@ -1126,17 +1154,21 @@ impl FusedPasses {
                     .chain(shared)
                     .chain([("dst", Buf(s.dst)), ("inv", Buf(s.inv))])
                     .chain(md)
-                    .chain([("jobs", U32(to_u32(jobs)?))])
+                    .chain([
+                        ("jobs", U32(to_u32(jobs)?)),
+                        ("plain_jobs", U32(plain_jobs)),
+                    ])
                     .chain(more_args)
                     .chain([counters])
                     .chain(tail)
                     .collect();
                 // SAFETY: as for the plain key switch; pass 1 reads 2 K residues of each
                 // term of src (and K of plain, with it) and writes 2 K of permuted (checked).
-                // Job j's groups are the j-th share of each pass's, read job j's src and key,
-                // write its dst (checked, overlapping nothing but its own src, which pass 1
-                // reads before pass 5 writes) and its j-th share of permuted and of the
-                // intermediates (checked at jobs times one job's).
+                // Job j's groups are the j-th share of each pass's, read job j's src (2 K
+                // residues), plain (K, where its bit is set) and key, write its dst (checked,
+                // overlapping nothing but its own src, which pass 1 reads before pass 5
+                // writes) and its j-th share of permuted and of the intermediates (checked at
+                // jobs times one job's).
                 unsafe {
                     chained
                         .galois

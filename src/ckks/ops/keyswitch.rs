@@ -521,7 +521,7 @@ impl LevelOps<'_> {
         let words = self.poly_words();
         let Some(fused) = self.fused_key_switch().filter(|f| f.chains()) else {
             for r in rotations {
-                self.apply_galois(r.dst, r.src, r.galois_elt, r.key)?;
+                self.apply_galois_of(r.dst, Sources::one(r.src), r.plain, r.galois_elt, r.key)?;
             }
             return Ok(());
         };
@@ -533,6 +533,7 @@ impl LevelOps<'_> {
                     self.check_key_switch(r.key, words)?;
                     Ok(GaloisJob {
                         src: r.src,
+                        plain: r.plain,
                         galois_elt: r.galois_elt,
                         key: r.key.buffer(),
                         dst: r.dst,
@@ -544,7 +545,7 @@ impl LevelOps<'_> {
             let switch = Switch::rotation(first.dst, permuted.buffer(), words, first.key);
             let first_pass = FirstPass::Galois {
                 src: Sources::one(first.src),
-                plain: None,
+                plain: first.plain,
                 galois_elt: first.galois_elt,
                 permuted: permuted.buffer(),
                 more: &more,
@@ -647,11 +648,14 @@ impl LevelOps<'_> {
 }
 
 /// One rotation of [`LevelOps::apply_galois_jobs`]: SEAL's apply_galois_inplace of `src` (2
-/// polynomials in NTT form) with `galois_elt` and `key` into `dst` (which may be `src`).
+/// polynomials in NTT form; with `plain`, one polynomial in NTT form, of `src` times
+/// `plain`: [`LevelOps::apply_galois_times_plain`]) with `galois_elt` and `key` into `dst`
+/// (which may be `src`).
 #[derive(Clone, Copy)]
 pub struct Rotation<'a> {
     pub dst: &'a Region,
     pub src: &'a Region,
+    pub plain: Option<&'a Region>,
     pub galois_elt: u32,
     pub key: &'a KswitchKey,
 }
