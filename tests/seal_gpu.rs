@@ -651,12 +651,18 @@ child_test! {
     }
 }
 
-/// The `SEAL_OPENCL_BATCH_PRODUCTS` setting of this process (its default where unset).
+/// The key switches a launch that `setting` (`SEAL_OPENCL_BATCH_PRODUCTS` or
+/// `SEAL_OPENCL_BATCH_ROTATIONS`) gives this process (`default` where unset).
+fn batch_setting(setting: seal_opencl::config::Setting, default: usize) -> usize {
+    std::env::var(setting.name).map_or(default, |v| v.parse().unwrap())
+}
+
+/// The `SEAL_OPENCL_BATCH_PRODUCTS` setting of this process.
 fn batch_products() -> usize {
-    std::env::var(seal_opencl::config::BATCH_PRODUCTS.name)
-        .map_or(seal_opencl::ckks::context::DEFAULT_BATCH_PRODUCTS, |v| {
-            v.parse().unwrap()
-        })
+    batch_setting(
+        seal_opencl::config::BATCH_PRODUCTS,
+        seal_opencl::ckks::context::DEFAULT_BATCH_PRODUCTS,
+    )
 }
 
 child_test! {
@@ -773,12 +779,12 @@ child_test! {
     }
 }
 
-/// The `SEAL_OPENCL_BATCH_ROTATIONS` setting of this process (its default where unset).
+/// The `SEAL_OPENCL_BATCH_ROTATIONS` setting of this process.
 fn batch_rotations() -> usize {
-    std::env::var(seal_opencl::config::BATCH_ROTATIONS.name)
-        .map_or(seal_opencl::ckks::context::DEFAULT_BATCH_ROTATIONS, |v| {
-            v.parse().unwrap()
-        })
+    batch_setting(
+        seal_opencl::config::BATCH_ROTATIONS,
+        seal_opencl::ckks::context::DEFAULT_BATCH_ROTATIONS,
+    )
 }
 
 child_test! {
@@ -787,9 +793,10 @@ child_test! {
     /// each with its own galois element and key: m rotations of one ciphertext out of place
     /// (a network's baby steps), m ciphertexts rotated or conjugated in place, and m
     /// plaintext products rotated in place (TenSEAL's diagonals), launch floor(m / B) times
-    /// at their calls and once more at the read where B does not divide m; a step of two keys (two apply_galois on one ciphertext) runs its first at its
-    /// second; a pending rotation runs alone at another operation's use, and before a
-    /// MulLin's relinearization joins the batch. Every result is SEAL's. Run with B = 1
+    /// at their calls and once more at the read where B does not divide m; a step of two
+    /// keys (two apply_galois on one ciphertext) runs its first at its second; a pending
+    /// rotation runs alone at another operation's use, and before a MulLin's
+    /// relinearization joins the batch. Every result is SEAL's. Run with B = 1
     /// (each at its call), 2, 3 and 4 (the default). In a child process, since it installs
     /// the backend with the global profiler on.
     fn rotations_share_launches() {
