@@ -52,10 +52,10 @@ struct Pending {
 
 /// The level and kind of a batch's jobs.
 #[derive(Clone)]
-pub(super) struct Shared {
-    pub context: Arc<CkksContext>,
-    pub primes: usize,
-    pub kind: Kind,
+struct Shared {
+    context: Arc<CkksContext>,
+    primes: usize,
+    kind: Kind,
 }
 
 /// What a launch's jobs have in common beyond their level.
@@ -141,7 +141,7 @@ impl SwitchBatch {
     /// Adds `job` of `shared`'s level and kind: the pending jobs of another level or kind
     /// run first, and the batch runs once it holds `most` (1 to `KS_JOBS_MAX`). On an
     /// error the batch is as it was before the call, the job not in it.
-    pub(super) fn join(self: &Arc<Self>, shared: Shared, job: Job, most: usize) -> Result<Ticket> {
+    fn join(self: &Arc<Self>, shared: Shared, job: Job, most: usize) -> Result<Ticket> {
         let mut pending = self.pending.lock();
         if pending.shared.as_ref().is_some_and(|s| !s.same(&shared)) {
             self.launch(&mut pending)?;
@@ -164,20 +164,21 @@ impl SwitchBatch {
         Ok(ticket)
     }
 
-    /// A rotation of `src` into `dst` (`job`) that this batch runs at `most` jobs, at a
-    /// level of `primes` primes: the deferred work of the image `dst` now belongs to.
-    /// Errors: as [`SwitchBatch::join`]'s (nothing joined).
-    pub(super) fn join_rotation(
+    /// `job` (of `kind`, at a level of `primes` primes) joined as [`SwitchBatch::join`] joins
+    /// it, to run at `most` jobs: the deferred work of the image whose words the job
+    /// writes. Errors: as [`SwitchBatch::join`]'s (nothing joined).
+    pub(super) fn join_deferred(
         self: &Arc<Self>,
         context: Arc<CkksContext>,
         primes: usize,
+        kind: Kind,
         job: Job,
         most: usize,
     ) -> Result<Deferred> {
         let shared = Shared {
             context: context.clone(),
             primes,
-            kind: Kind::Rotations,
+            kind,
         };
         let ticket = self.join(shared, job, most)?;
         Ok(Deferred::batched(context, primes, ticket))

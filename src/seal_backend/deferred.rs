@@ -55,7 +55,7 @@
 
 use std::sync::Arc;
 
-use super::batch::{Job, Kind, Shared, SwitchBatch, Ticket};
+use super::batch::{Job, Kind, SwitchBatch, Ticket};
 use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::fused::{DropCorrection, SOURCE_TERMS_MAX};
@@ -439,7 +439,7 @@ impl Deferred {
     /// This product of two ciphertexts, into `dst` (the image's words), and its
     /// relinearization with `key` as a job of `batch`, which runs at `most` jobs and holds
     /// the words until it runs: the image's deferred work from now on. Errors: not such a
-    /// product; as [`ProductBatch::join`]'s (nothing joined).
+    /// product; as [`SwitchBatch::join_deferred`]'s (nothing joined).
     pub(super) fn join_batch(
         &self,
         batch: &Arc<SwitchBatch>,
@@ -452,23 +452,18 @@ impl Deferred {
                 "a plaintext product relinearized as a ciphertext one".into(),
             ));
         };
-        let shared = Shared {
-            context: self.context.clone(),
-            primes: self.primes,
-            kind: Kind::Products { key, correction },
-        };
         let job = Job::Product {
             dst,
             product: self.clone(),
         };
-        let ticket = batch.join(shared, job, most)?;
-        Ok(Deferred::batched(self.context.clone(), self.primes, ticket))
+        let kind = Kind::Products { key, correction };
+        batch.join_deferred(self.context.clone(), self.primes, kind, job, most)
     }
 
     /// SEAL's apply_galois of this plaintext product (of two polynomials), into `dst` (the
     /// image's words), with `galois_elt` and `key` as a job of `batch`, which runs at `most`
     /// jobs and holds the words until it runs: the image's deferred work from now on.
-    /// Errors: not such a product; as [`SwitchBatch::join`]'s (nothing joined).
+    /// Errors: not such a product; as [`SwitchBatch::join_deferred`]'s (nothing joined).
     pub(super) fn join_rotation_batch(
         &self,
         batch: &Arc<SwitchBatch>,
@@ -493,7 +488,13 @@ impl Deferred {
             galois_elt,
             key,
         };
-        batch.join_rotation(self.context.clone(), self.primes, job, most)
+        batch.join_deferred(
+            self.context.clone(),
+            self.primes,
+            Kind::Rotations,
+            job,
+            most,
+        )
     }
 
     /// Enqueues SEAL's apply_galois of this plaintext product (of two polynomials) with

@@ -44,7 +44,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use batch::{Job, SwitchBatch};
+use batch::{Job, Kind, SwitchBatch};
 use deferred::{Deferred, Product};
 pub use image::GpuImage;
 use image::{copy_other_polys, in_place, rewrite, transform, Rewrite};
@@ -1045,8 +1045,13 @@ impl Backend {
                             key: key.clone(),
                         };
                         let context = self.context(ops.graph(), level)?;
-                        self.batch(ops.graph())
-                            .join_rotation(context, ops.primes(), job, most)
+                        self.batch(ops.graph()).join_deferred(
+                            context,
+                            ops.primes(),
+                            Kind::Rotations,
+                            job,
+                            most,
+                        )
                     })?);
             if consumed {
                 ct.set_zeros(zeros, ops.poly_words());
