@@ -914,6 +914,65 @@ child_test! {
     }
 }
 
+child_test! {
+    /// A rotation's NAF steps wait in the batch's waves (`src/seal_backend/batch.rs`): a
+    /// step whose input is pending joins the next wave, a sum takes a pending rotation as a
+    /// term, and the first wave launches when full. TenSEAL's matrix product as it writes
+    /// it: m diagonals (a multiply_plain into a temporary, rotated in place by a step of two
+    /// keys, 3 = 4 - 1 or 17 = 16 + 1), each kept and added into an accumulator. The key
+    /// switches launch 2 floor(m / B) times at the calls, at the accumulator's read twice
+    /// more where B does not divide m, and then the sum once. Every result is SEAL's. B = 1
+    /// (each at its call), 2, 3, 4.
+    fn rotation_steps_share_waves() {
+        let profiler = seal_opencl::profiler::enable_global();
+        let most = batch_rotations() as u64;
+        let (fx, mut rng) = chaining_fixture();
+        let ev = &fx.evaluator;
+        let (x, y, pt) = fx.operands(&mut rng);
+        let (xg, plain) = (resident(&fx, &x), plain_on_gpu(&pt));
+        let diagonal = |ct: &Ciphertext, p: &Plaintext, i: u64| {
+            let mut t = Ciphertext::new().unwrap();
+            ev.multiply_plain(ct, p, &mut t).unwrap();
+            let step = if i % 2 == 0 { 3 } else { 17 };
+            ev.rotate_vector_inplace(&mut t, step, &fx.galois).unwrap();
+            t
+        };
+        for m in [1, most, most + 1] {
+            let mut acc = y.clone();
+            ev.multiply_plain_inplace(&mut acc, &pt).unwrap();
+            let mut acc_g = resident(&fx, &acc);
+            let mut diagonals = Vec::new();
+            let at_calls = launches(&profiler, None, || {
+                for i in 0..m {
+                    let t = diagonal(&xg, &plain, i);
+                    ev.add_inplace(&mut acc_g, &t).unwrap();
+                    diagonals.push(t);
+                }
+            });
+            let at_read = launches(&profiler, None, || {
+                acc_g.data().unwrap();
+            });
+            let want = (2 * (m / most), 2 * u64::from(m % most != 0) + 1);
+            assert_eq!((at_calls, at_read), want, "{m} diagonals, {most} a wave");
+            for (i, t) in diagonals.iter().enumerate() {
+                let expected = diagonal(&x, &pt, i as u64);
+                assert_same(&expected, t, &format!("diagonal {i} of {m}"));
+                ev.add_inplace(&mut acc, &expected).unwrap();
+            }
+            assert_same(&acc, &acc_g, &format!("the sum of {m} diagonals"));
+        }
+        assert_no_cpu_fallback();
+    }
+    parent(child) {
+        for most in ["1", "2", "3", "4"] {
+            seal_opencl_testkit::harness::run_child(
+                child,
+                &[(seal_opencl::config::BATCH_ROTATIONS.name, most)],
+            );
+        }
+    }
+}
+
 /* ---- encryption (seal-patch 0010) ---------------------------------------------------- */
 
 use seal_opencl_testkit::encrypt::{seeded_encrypt, EncryptCase, Encrypted};

@@ -1,7 +1,7 @@
 //! Key switches that wait for each other: up to `batch_products` multiplies and their
-//! relinearizations, independent and with one key, in one chained launch
+//! relinearizations, with one key, in one chained launch
 //! (`LevelOps::multiply_relinearize_jobs`), and up to `batch_rotations` rotations of CKKS
-//! ciphertexts, independent, each with its own galois element and key, in one chained launch
+//! ciphertexts, each with its own galois element and key, in one chained launch
 //! (`LevelOps::apply_galois_jobs`).
 //!
 //! At N = 2^13 a chained key switch fills a few of an H200's compute units and spends half
@@ -9,21 +9,38 @@
 //! launch's latency, not by the device's throughput or the host's issue. A relinearization
 //! that takes a deferred ciphertext product (`deferred.rs`) therefore enqueues nothing
 //! where the level chains: it joins its queue's batch; so does a rotation of a ciphertext
-//! whose words are computed (not a deferred product or sum, which the rotation reads in its
-//! own launch). The batch launches when it holds the setting's jobs, when a job of another
-//! kind, level, key or mod-down arrives (the pending ones first), or when anything reaches a
-//! pending job's words ([`Ticket::run`], from `GpuImage::words`, the one way to an image's
-//! buffer), and at [`SwitchBatch::flush`] (`Backend::synchronize`, the end of a compute
-//! frame). The batch holds each job's operands and result buffer until it runs, so a job
-//! whose image was dropped or overwritten still runs (and costs what it cost before); none
-//! is lost. Each job's words are those of a launch of its own (`tests/ckks_ops.rs`), so
+//! whose words are computed (not a deferred sum, which the rotation reads in its own
+//! launch), or pending in the batch, or a deferred plaintext product.
+//!
+//! The batch is a sequence of waves, each one launch of independent jobs. A job goes into
+//! the first wave after the waves that write its inputs (the words of a pending job: the
+//! next NAF step of a rotation, a rotation of a product of a pending rotation) that has
+//! room, else into a new last wave; waves launch in order on the batch's queue, so a job
+//! reads what the waves before it wrote. The first wave launches once it holds the
+//! setting's jobs or more than `WAVES_MAX` waves wait; every wave up to a job's launches
+//! when anything reaches the job's words: its image's (`Ticket::run`, from
+//! `GpuImage::words`, the one way to an image's buffer), or the words themselves, which
+//! carry their wave (`WaveMark`, settled by `Words::ordered_read`) when a sum takes them as
+//! a term or a product as a factor; and every wave at [`SwitchBatch::flush`]
+//! (`Backend::synchronize`, the end of a compute frame). A job of another kind, level, key
+//! or mod-down runs the pending ones first. TenSEAL's matrix products rotate each diagonal
+//! by a few NAF steps and add it into an accumulator: the diagonals' first steps share a
+//! wave, their second steps the next.
+//!
+//! The batch holds each job's operands and result buffer until it runs, so a job whose
+//! image was dropped or overwritten still runs (and costs what it cost before); none is
+//! lost. Each job's words are those of a launch of its own (`tests/ckks_ops.rs`), so
 //! SEAL's.
 //!
 //! The batch belongs to one queue of one tile; a job joins it from the issuing thread
-//! (which holds the queue's issue lock); a pending job may run from any thread, like any
-//! deferred work, on the batch's queue.
+//! (which holds the queue's issue lock); a pending wave may run from any thread, like any
+//! deferred work, on the batch's queue. A job's inputs pending in another batch are
+//! enqueued there before it joins, so a launch reads only words whose writers were
+//! enqueued before it, and never waits for another batch's lock.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
@@ -35,19 +52,25 @@ use crate::ckks::ops::{LevelOps, Rotation};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 
+/// The most waves a batch holds: a job that would make more launches the first wave.
+pub(super) const WAVES_MAX: usize = 8;
+
 /// One queue's pending key switches.
 pub(super) struct SwitchBatch {
     graph: Graph,
+    /// Waves enqueued so far: wave w has been enqueued once this passed w. Written under
+    /// `pending`'s lock, read without it ([`WaveMark::settle`]).
+    launched: AtomicU64,
     pending: Mutex<Pending>,
 }
 
 #[derive(Default)]
 struct Pending {
-    /// Launches so far: a job that joined when this was n has run once it passed n.
-    launches: u64,
     /// What every pending job shares; None while none is pending.
     shared: Option<Shared>,
-    jobs: Vec<Job>,
+    /// The pending waves in launch order, the first wave number `launched`; each holds 1 to
+    /// the setting's jobs, none of which reads words another job of its wave writes.
+    waves: VecDeque<Vec<Job>>,
 }
 
 /// The level and kind of a batch's jobs.
@@ -105,28 +128,74 @@ pub(super) enum Job {
     },
 }
 
-/// A job's place in its batch: [`Ticket::run`] runs it (with every job pending beside it)
-/// unless it ran already.
+impl Job {
+    /// The words the job writes.
+    fn dst(&self) -> &Arc<Words> {
+        match self {
+            Job::Product { dst, .. } | Job::Rotation { dst, .. } => dst,
+        }
+    }
+
+    /// The words the job reads.
+    fn inputs(&self) -> Vec<&Arc<Words>> {
+        match self {
+            Job::Product { product, .. } => product.factors(),
+            Job::Rotation { src, plain, .. } => std::iter::once(src).chain(plain).collect(),
+        }
+    }
+}
+
+/// A job's place in its batch: [`Ticket::run`] enqueues its wave (and every wave before it)
+/// unless that ran already.
 #[derive(Clone)]
 pub(super) struct Ticket {
     batch: Arc<SwitchBatch>,
-    launch: u64,
+    wave: u64,
 }
 
 impl Ticket {
-    /// Enqueues the job's batch if the job is still pending. On an error every pending job
-    /// stays pending, so a later use tries again.
+    /// Enqueues the job's wave and those before it, if still pending. On an error the
+    /// waves not enqueued stay pending, so a later use tries again.
     pub(super) fn run(&self) -> Result<()> {
-        let mut pending = self.batch.pending.lock();
-        if pending.launches == self.launch {
-            self.batch.launch(&mut pending)?;
-        }
-        Ok(())
+        self.batch.run_through(self.wave)
     }
 
     /// The batch's queue (for the image's deferred work).
     pub(super) fn graph(&self) -> &Graph {
         &self.batch.graph
+    }
+
+    /// The mark of the job's wave that its destination's words carry.
+    fn mark(&self) -> WaveMark {
+        WaveMark {
+            batch: Arc::downgrade(&self.batch),
+            wave: self.wave,
+        }
+    }
+}
+
+/// The wave of a batch that writes a pending job's destination words, which they carry
+/// (`Words::ordered_read` settles it before any read): a sum's term, a product's factor or
+/// another job's source may take such words while the job is pending. Weak: the words do
+/// not keep the batch (which holds them) alive.
+#[derive(Clone, Debug)]
+pub(super) struct WaveMark {
+    batch: Weak<SwitchBatch>,
+    wave: u64,
+}
+
+impl WaveMark {
+    /// Enqueues the wave and those before it, if still pending (a batch that is gone ran
+    /// them). On an error they stay pending.
+    pub(super) fn settle(&self) -> Result<()> {
+        match self.batch.upgrade() {
+            Some(batch) => batch.run_through(self.wave),
+            None => Ok(()),
+        }
+    }
+
+    fn of(&self, batch: &Arc<SwitchBatch>) -> bool {
+        std::ptr::eq(self.batch.as_ptr(), Arc::as_ptr(batch))
     }
 }
 
@@ -134,30 +203,68 @@ impl SwitchBatch {
     pub(super) fn new(graph: Graph) -> Arc<SwitchBatch> {
         Arc::new(SwitchBatch {
             graph,
+            launched: AtomicU64::new(0),
             pending: Mutex::new(Pending::default()),
         })
     }
 
-    /// Adds `job` of `shared`'s level and kind: the pending jobs of another level or kind
-    /// run first, and the batch runs once it holds `most` (1 to `KS_JOBS_MAX`). On an
-    /// error the batch is as it was before the call, the job not in it.
+    /// Adds `job` of `shared`'s level and kind to the first wave after those writing its
+    /// inputs that has room for it (`most`, 1 to `KS_JOBS_MAX`, jobs a wave), a new last
+    /// wave if none has: the pending jobs of another level or kind run first, inputs that
+    /// another batch writes are enqueued there first (so a launch never waits for another
+    /// batch), and then the first wave runs while it is full or while there are more than
+    /// [`WAVES_MAX`]. On an error that leaves the job pending, the batch is as it was before
+    /// the call, the job not in it; an error of a wave after the job's leaves that wave
+    /// pending (its jobs' uses try again) and the job joined.
     fn join(self: &Arc<Self>, shared: Shared, job: Job, most: usize) -> Result<Ticket> {
+        let mut after = None;
+        for words in job.inputs() {
+            match words.writer() {
+                Some(mark) if mark.of(self) => after = after.max(Some(mark.wave)),
+                Some(mark) => mark.settle()?,
+                None => {}
+            }
+        }
         let mut pending = self.pending.lock();
         if pending.shared.as_ref().is_some_and(|s| !s.same(&shared)) {
-            self.launch(&mut pending)?;
+            self.launch_through(&mut pending, u64::MAX)?;
         }
+        let launched = self.launched.load(Ordering::Acquire);
+        let waves = &mut pending.waves;
+        let first = after.map_or(0, |w| (w + 1).saturating_sub(launched) as usize);
+        let first = first.min(waves.len());
+        let index = (first..waves.len())
+            .find(|&i| waves[i].len() < most)
+            .unwrap_or(waves.len());
+        if index == waves.len() {
+            waves.push_back(Vec::new());
+        }
+        let dst = job.dst().clone();
+        waves[index].push(job);
         pending.shared = Some(shared);
-        pending.jobs.push(job);
         let ticket = Ticket {
             batch: self.clone(),
-            launch: pending.launches,
+            wave: launched + index as u64,
         };
-        if pending.jobs.len() >= most {
-            if let Err(e) = self.launch(&mut pending) {
-                pending.jobs.pop();
-                if pending.jobs.is_empty() {
+        let previous = dst.set_writer(Some(ticket.mark()));
+        while pending.waves.len() > WAVES_MAX
+            || pending.waves.front().is_some_and(|w| w.len() >= most)
+        {
+            if let Err(e) = self.launch_front(&mut pending) {
+                if self.launched.load(Ordering::Acquire) > ticket.wave {
+                    break;
+                }
+                // The job's wave is still pending and the job its last (no job joined
+                // after it, and none can read its words yet).
+                let i = (ticket.wave - self.launched.load(Ordering::Acquire)) as usize;
+                pending.waves[i].pop();
+                if pending.waves[i].is_empty() {
+                    pending.waves.remove(i);
+                }
+                if pending.waves.is_empty() {
                     pending.shared = None;
                 }
+                dst.set_writer(previous);
                 return Err(e);
             }
         }
@@ -165,8 +272,8 @@ impl SwitchBatch {
     }
 
     /// `job` (of `kind`, at a level of `primes` primes) joined as [`SwitchBatch::join`] joins
-    /// it, to run at `most` jobs: the deferred work of the image whose words the job
-    /// writes. Errors: as [`SwitchBatch::join`]'s (nothing joined).
+    /// it, at `most` jobs a wave: the deferred work of the image whose words the job writes.
+    /// Errors: as [`SwitchBatch::join`]'s.
     pub(super) fn join_deferred(
         self: &Arc<Self>,
         context: Arc<CkksContext>,
@@ -184,23 +291,42 @@ impl SwitchBatch {
         Ok(Deferred::batched(context, primes, ticket))
     }
 
-    /// Enqueues every pending job.
+    /// Enqueues every pending wave.
     pub(super) fn flush(&self) -> Result<()> {
-        self.launch(&mut self.pending.lock())
+        self.launch_through(&mut self.pending.lock(), u64::MAX)
     }
 
-    /// Enqueues the pending jobs, if any (at most `KS_JOBS_MAX`: one launch); they are no
-    /// longer pending once enqueued. On an error they stay pending.
-    fn launch(&self, pending: &mut Pending) -> Result<()> {
-        let Some(shared) = &pending.shared else {
+    /// Enqueues the pending waves up to `wave`, if any is still pending.
+    fn run_through(&self, wave: u64) -> Result<()> {
+        if self.launched.load(Ordering::Acquire) > wave {
+            return Ok(());
+        }
+        self.launch_through(&mut self.pending.lock(), wave)
+    }
+
+    /// Enqueues the pending waves up to `wave`, first to last. On an error the waves not
+    /// enqueued stay pending.
+    fn launch_through(&self, pending: &mut Pending, wave: u64) -> Result<()> {
+        while self.launched.load(Ordering::Acquire) <= wave && !pending.waves.is_empty() {
+            self.launch_front(pending)?;
+        }
+        Ok(())
+    }
+
+    /// Enqueues the first pending wave (at most `KS_JOBS_MAX` jobs: one launch); its jobs
+    /// are no longer pending once enqueued. Their inputs' writers were enqueued before (in
+    /// an earlier wave of this batch, or at the join), or are the job itself (a rotation in
+    /// place, which reads its words before it writes them), so the launch reads them as
+    /// they are and waits for no batch. On an error the wave stays pending.
+    fn launch_front(&self, pending: &mut Pending) -> Result<()> {
+        let (Some(shared), Some(wave)) = (&pending.shared, pending.waves.front()) else {
             return Ok(());
         };
         let ops = LevelOps::new(&shared.context, &self.graph, shared.primes)?;
         let mixed = || Error::Logic("a batch of key switches of two kinds".into());
         match &shared.kind {
             Kind::Products { key, correction } => {
-                let jobs = pending
-                    .jobs
+                let jobs = wave
                     .iter()
                     .map(|job| {
                         let Job::Product { dst, product } = job else {
@@ -214,8 +340,7 @@ impl SwitchBatch {
                 ops.multiply_relinearize_jobs(&jobs, key, *correction)?;
             }
             Kind::Rotations => {
-                let rotations = pending
-                    .jobs
+                let rotations = wave
                     .iter()
                     .map(|job| {
                         let Job::Rotation {
@@ -229,10 +354,10 @@ impl SwitchBatch {
                             return Err(mixed());
                         };
                         Ok(Rotation {
-                            src: src.ordered_read(&self.graph)?,
+                            src: src.read_in_wave(&self.graph)?,
                             plain: plain
                                 .as_ref()
-                                .map(|p| p.ordered_read(&self.graph))
+                                .map(|p| p.read_in_wave(&self.graph))
                                 .transpose()?,
                             dst: dst.written_next_on(&self.graph)?,
                             galois_elt: *galois_elt,
@@ -246,9 +371,11 @@ impl SwitchBatch {
         // Outside any operation's issue when run from a use: `synchronize` must wait for
         // this queue too.
         self.graph.note_issued();
-        pending.jobs.clear();
-        pending.shared = None;
-        pending.launches += 1;
+        pending.waves.pop_front();
+        if pending.waves.is_empty() {
+            pending.shared = None;
+        }
+        self.launched.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 }

@@ -203,6 +203,25 @@ impl Deferred {
         }
     }
 
+    /// Whether this is a key switch waiting in a batch.
+    pub(super) fn is_batched(&self) -> bool {
+        matches!(self.work, Work::Batched(_))
+    }
+
+    /// A product's factors' words (`a`, then the other where it is not `a`); none for other
+    /// work.
+    pub(super) fn factors(&self) -> Vec<&Arc<Words>> {
+        match &self.work {
+            Work::Product { a, product } => std::iter::once(a)
+                .chain(match product {
+                    Product::Tensor { b, .. } => b.as_ref(),
+                    Product::Plain { plain, .. } => Some(plain),
+                })
+                .collect(),
+            Work::Sum(_) | Work::Batched(_) => Vec::new(),
+        }
+    }
+
     /// Whether this is a product of two ciphertexts (which a relinearization takes).
     pub(super) fn is_tensor(&self) -> bool {
         matches!(self.product(), Some(Product::Tensor { .. }))

@@ -45,6 +45,10 @@
 //! plaintext one ([`GpuImage::consume_deferred`]), and runs the two in one launch; an add
 //! into an accumulator records a term of its deferred sum ([`GpuImage::add_to_sum`]), the
 //! term a ciphertext's words or a plaintext product's factors ([`GpuImage::sum_term`]).
+//! A key switch that waits in its queue's batch (`batch.rs`) is such deferred work too, and
+//! its words carry the batch's wave that writes them ([`Words::ordered_read`] enqueues it
+//! first): a product, a sum or another key switch of the batch takes them as they are
+//! ([`GpuImage::shared_words`]) and leaves the key switch pending.
 
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -63,6 +67,7 @@ use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
 use crate::ntt::NttDirection;
 
+use super::batch::WaveMark;
 use super::deferred::{Deferred, Term};
 use super::transparency::{Known, Zeros};
 
@@ -113,6 +118,9 @@ pub(super) struct Words {
     tile: usize,
     /// A lock because threads read shared words at once.
     uses: Mutex<BufferUses>,
+    /// The batch's wave that writes these words, while that may be pending (`batch.rs`):
+    /// every read enqueues it first.
+    writer: Mutex<Option<WaveMark>>,
 }
 
 impl Words {
@@ -122,14 +130,37 @@ impl Words {
             buffer,
             tile: graph.tile().index(),
             uses: Mutex::new(BufferUses::written_on(graph)),
+            writer: Mutex::new(None),
         })
     }
 
-    /// The buffer, with commands enqueued on `graph`'s queue after this call ordered behind
-    /// its last writer on another queue.
+    /// The buffer, with its pending writer enqueued first (a batch's wave) and commands
+    /// enqueued on `graph`'s queue after this call ordered behind its last writer on
+    /// another queue.
     pub(super) fn ordered_read(&self, graph: &Graph) -> Result<&Region> {
+        if let Some(mark) = self.writer() {
+            mark.settle()?;
+        }
+        self.read_in_wave(graph)
+    }
+
+    /// The buffer, for a launch of a batch's wave that reads it (`batch.rs`): ordered as
+    /// [`Words::ordered_read`] orders it, without enqueueing its writer, which is that wave
+    /// (a rotation in place), one enqueued before it, or no batch's.
+    pub(super) fn read_in_wave(&self, graph: &Graph) -> Result<&Region> {
         self.uses.lock().before_read(graph)?;
         Ok(self.buffer.buffer())
+    }
+
+    /// The batch's wave that writes these words (enqueued or not).
+    pub(super) fn writer(&self) -> Option<WaveMark> {
+        self.writer.lock().clone()
+    }
+
+    /// Makes `mark` the words' writer (a batch's job that writes them joined), returning
+    /// the one before.
+    pub(super) fn set_writer(&self, mark: Option<WaveMark>) -> Option<WaveMark> {
+        std::mem::replace(&mut self.writer.lock(), mark)
     }
 
     /// The buffer, for commands enqueued on `graph`'s queue after this call that write it:
@@ -461,9 +492,21 @@ impl GpuImage {
         Ok(true)
     }
 
-    /// The words the image holds, for a product deferred with them (which keeps them from
-    /// being written: a writer of shared words copies them first).
+    /// The words the image holds, for work deferred with them (which keeps them from being
+    /// written: a writer of shared words copies them first): a key switch pending in a
+    /// batch stays pending (the words carry its wave, which their first read enqueues);
+    /// any other deferred work runs first.
     pub(super) fn shared_words(&self) -> Result<Arc<Words>> {
+        if self
+            .deferred
+            .lock()
+            .as_ref()
+            .is_some_and(Deferred::is_batched)
+        {
+            if let Some(words) = self.words.as_ref().filter(|_| self.len > 0) {
+                return Ok(words.clone());
+            }
+        }
         Ok(self.words()?.clone())
     }
 
@@ -560,12 +603,13 @@ impl GpuImage {
         }
     }
 
-    /// Hands the image's words (`src`, with any deferred work enqueued first) and where its
-    /// new contents go (`dst`: those words where the image holds them alone, else a new
-    /// buffer of `graph`'s tile) to `join`, which returns the work that computes them (a
-    /// rotation in a batch: `batch.rs`, which holds both until it runs); `dst` becomes the
-    /// image's. Returns whether it was handed: not where the words lie on another tile. On
-    /// an error the image is as it was.
+    /// Hands the image's words (`src`, as [`GpuImage::shared_words`] gives them: a pending
+    /// key switch of a batch stays pending, any other deferred work is enqueued first) and
+    /// where its new contents go (`dst`: those words where the image holds them alone,
+    /// else a new buffer of `graph`'s tile) to `join`, which returns the work that computes
+    /// them (a rotation in a batch: `batch.rs`, which holds both until it runs); `dst`
+    /// becomes the image's. Returns whether it was handed: not where the words lie on
+    /// another tile. On an error the image is as it was.
     pub(super) fn rewrite_in_batch(
         &mut self,
         graph: &Graph,
@@ -574,7 +618,7 @@ impl GpuImage {
         if self.tile() != graph.tile().index() {
             return Ok(false);
         }
-        let src = self.words()?.clone();
+        let src = self.shared_words()?;
         // The image's reference and this one: no copy shares the words.
         let dst = if Arc::strong_count(&src) == 2 {
             src.clone()
