@@ -933,7 +933,7 @@ child_test! {
         let diagonal = |ct: &Ciphertext, p: &Plaintext, i: u64| {
             let mut t = Ciphertext::new().unwrap();
             ev.multiply_plain(ct, p, &mut t).unwrap();
-            let step = if i % 2 == 0 { 3 } else { 17 };
+            let step = if i.is_multiple_of(2) { 3 } else { 17 };
             ev.rotate_vector_inplace(&mut t, step, &fx.galois).unwrap();
             t
         };
