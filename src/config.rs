@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use tracing::Level;
 
-use crate::ckks::context::KernelChoices;
+use crate::ckks::context::{KernelChoices, BATCH_WAVES_MAX};
 use crate::ckks::fused::KS_JOBS_MAX;
 use crate::cl::DeviceSelector;
 use crate::device::{DeviceOptions, DeviceSet, Devices, Partition};
@@ -79,6 +79,7 @@ settings! {
     DEFER_MULTIPLY: experiment "SEAL_OPENCL_DEFER_MULTIPLY" = "1";
     BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "4";
     BATCH_ROTATIONS: experiment "SEAL_OPENCL_BATCH_ROTATIONS" = "4";
+    BATCH_WAVES: experiment "SEAL_OPENCL_BATCH_WAVES" = "8";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
@@ -141,6 +142,9 @@ pub struct Experiment {
     /// Rotations that wait for each other and run in one chained launch, at most (1 to
     /// `KS_JOBS_MAX`; 1: each at once).
     pub batch_rotations: usize,
+    /// Waves of batched key switches that wait, at most (1 to `BATCH_WAVES_MAX`; 1: a key
+    /// switch whose input is pending runs the batch first).
+    pub batch_waves: usize,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
@@ -181,6 +185,7 @@ impl Default for Config {
                 defer_multiply: kernels.defer_multiply,
                 batch_products: kernels.batch_products,
                 batch_rotations: kernels.batch_rotations,
+                batch_waves: kernels.batch_waves,
                 barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
@@ -216,6 +221,7 @@ impl Experiment {
             defer_multiply: self.defer_multiply,
             batch_products: self.batch_products,
             batch_rotations: self.batch_rotations,
+            batch_waves: self.batch_waves,
         }
     }
 }
@@ -364,6 +370,16 @@ impl Config {
                     defaults.experiment.batch_rotations,
                     "rotations",
                 )?,
+                batch_waves: match parse(BATCH_WAVES) {
+                    None => defaults.experiment.batch_waves,
+                    Some(v) => match v.parse::<usize>() {
+                        Ok(waves) if (1..=BATCH_WAVES_MAX).contains(&waves) => waves,
+                        _ => {
+                            let wanted = format!("1 ..= {BATCH_WAVES_MAX} waves");
+                            return Err(bad(BATCH_WAVES, &v, &wanted));
+                        }
+                    },
+                },
                 barrett_dq: switch(
                     BARRETT_DQ,
                     parse(BARRETT_DQ),

@@ -7,7 +7,7 @@ use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::context::{
     CkksContext, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS, DEFAULT_BATCH_ROTATIONS,
-    DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
+    DEFAULT_BATCH_WAVES, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
 };
 use seal_opencl::ckks::fused::{DropCorrection, TensorJob};
 use seal_opencl::ckks::host;
@@ -164,6 +164,7 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         defer_multiply: true,
         batch_products: DEFAULT_BATCH_PRODUCTS,
         batch_rotations: DEFAULT_BATCH_ROTATIONS,
+        batch_waves: DEFAULT_BATCH_WAVES,
     }
 }
 const FUSED: KernelChoices = choices(true, true);

@@ -56,6 +56,11 @@ pub struct KernelChoices {
     /// each runs at once, `SEAL_OPENCL_BATCH_ROTATIONS`; read by the SEAL backend,
     /// `src/seal_backend/batch.rs`).
     pub batch_rotations: usize,
+    /// The most waves of such batched key switches that wait (a wave is one launch of
+    /// independent ones; a key switch whose input is pending joins a later wave), at least
+    /// 1 (1: such a key switch runs the batch first, `SEAL_OPENCL_BATCH_WAVES`; read by
+    /// the SEAL backend, `src/seal_backend/batch.rs`).
+    pub batch_waves: usize,
 }
 
 impl Default for KernelChoices {
@@ -70,6 +75,7 @@ impl Default for KernelChoices {
             defer_multiply: true,
             batch_products: DEFAULT_BATCH_PRODUCTS,
             batch_rotations: DEFAULT_BATCH_ROTATIONS,
+            batch_waves: DEFAULT_BATCH_WAVES,
         }
     }
 }
@@ -81,6 +87,13 @@ pub const DEFAULT_BATCH_PRODUCTS: usize = 4;
 
 /// Rotations that run in one chained launch at most, by default: the kernel's most.
 pub const DEFAULT_BATCH_ROTATIONS: usize = 4;
+
+/// Waves of batched key switches that wait at most, by default: TenSEAL's diagonals take up
+/// to 7 NAF steps at 8192 slots (one wave each), and a sum runs at 8 terms.
+pub const DEFAULT_BATCH_WAVES: usize = 8;
+
+/// The most waves the `SEAL_OPENCL_BATCH_WAVES` setting allows.
+pub const BATCH_WAVES_MAX: usize = 64;
 
 /// The largest log2 N at which key switches run chained by default: where a key switch's
 /// five launches cost the host more than its passes take on the device.

@@ -17,7 +17,7 @@
 //! next NAF step of a rotation, a rotation of a product of a pending rotation) that has
 //! room, else into a new last wave; waves launch in order on the batch's queue, so a job
 //! reads what the waves before it wrote. The first wave launches once it holds the
-//! setting's jobs or more than `WAVES_MAX` waves wait; every wave up to a job's launches
+//! setting's jobs or more than `batch_waves` waves wait; every wave up to a job's launches
 //! when anything reaches the job's words: its image's (`Ticket::run`, from
 //! `GpuImage::words`, the one way to an image's buffer), or the words themselves, which
 //! carry their wave (`WaveMark`, settled by `Words::ordered_read`) when a sum takes them as
@@ -52,8 +52,14 @@ use crate::ckks::ops::{LevelOps, Rotation};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 
-/// The most waves a batch holds: a job that would make more launches the first wave.
-pub(super) const WAVES_MAX: usize = 8;
+/// How full a batch gets: jobs a wave (1 to `KS_JOBS_MAX`: the first wave launches when it
+/// holds this many) and waves (at least 1: a job that would make more launches the first
+/// wave; with 1, a job whose input is pending runs the batch first).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Room {
+    pub jobs: usize,
+    pub waves: usize,
+}
 
 /// One queue's pending key switches.
 pub(super) struct SwitchBatch {
@@ -209,14 +215,14 @@ impl SwitchBatch {
     }
 
     /// Adds `job` of `shared`'s level and kind to the first wave after those writing its
-    /// inputs that has room for it (`most`, 1 to `KS_JOBS_MAX`, jobs a wave), a new last
-    /// wave if none has: the pending jobs of another level or kind run first, inputs that
-    /// another batch writes are enqueued there first (so a launch never waits for another
-    /// batch), and then the first wave runs while it is full or while there are more than
-    /// [`WAVES_MAX`]. On an error that leaves the job pending, the batch is as it was before
-    /// the call, the job not in it; an error of a wave after the job's leaves that wave
-    /// pending (its jobs' uses try again) and the job joined.
-    fn join(self: &Arc<Self>, shared: Shared, job: Job, most: usize) -> Result<Ticket> {
+    /// inputs that has room for it (`room.jobs`), a new last wave if none has: the pending
+    /// jobs of another level or kind run first, inputs that another batch writes are
+    /// enqueued there first (so a launch never waits for another batch), and then the
+    /// first wave runs while it is full or while there are more than `room.waves`. On an
+    /// error that leaves the job pending, the batch is as it was before the call, the job
+    /// not in it; an error of a wave after the job's leaves that wave pending (its jobs'
+    /// uses try again) and the job joined.
+    fn join(self: &Arc<Self>, shared: Shared, job: Job, room: Room) -> Result<Ticket> {
         let mut after = None;
         for words in job.inputs() {
             match words.writer() {
@@ -234,7 +240,7 @@ impl SwitchBatch {
         let first = after.map_or(0, |w| (w + 1).saturating_sub(launched) as usize);
         let first = first.min(waves.len());
         let index = (first..waves.len())
-            .find(|&i| waves[i].len() < most)
+            .find(|&i| waves[i].len() < room.jobs)
             .unwrap_or(waves.len());
         if index == waves.len() {
             waves.push_back(Vec::new());
@@ -247,8 +253,8 @@ impl SwitchBatch {
             wave: launched + index as u64,
         };
         let previous = dst.set_writer(Some(ticket.mark()));
-        while pending.waves.len() > WAVES_MAX
-            || pending.waves.front().is_some_and(|w| w.len() >= most)
+        while pending.waves.len() > room.waves
+            || pending.waves.front().is_some_and(|w| w.len() >= room.jobs)
         {
             if let Err(e) = self.launch_front(&mut pending) {
                 if self.launched.load(Ordering::Acquire) > ticket.wave {
@@ -272,7 +278,7 @@ impl SwitchBatch {
     }
 
     /// `job` (of `kind`, at a level of `primes` primes) joined as [`SwitchBatch::join`] joins
-    /// it, at `most` jobs a wave: the deferred work of the image whose words the job writes.
+    /// it, as full as `room`: the deferred work of the image whose words the job writes.
     /// Errors: as [`SwitchBatch::join`]'s.
     pub(super) fn join_deferred(
         self: &Arc<Self>,
@@ -280,14 +286,14 @@ impl SwitchBatch {
         primes: usize,
         kind: Kind,
         job: Job,
-        most: usize,
+        room: Room,
     ) -> Result<Deferred> {
         let shared = Shared {
             context: context.clone(),
             primes,
             kind,
         };
-        let ticket = self.join(shared, job, most)?;
+        let ticket = self.join(shared, job, room)?;
         Ok(Deferred::batched(context, primes, ticket))
     }
 

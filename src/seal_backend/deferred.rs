@@ -55,7 +55,7 @@
 
 use std::sync::Arc;
 
-use super::batch::{Job, Kind, SwitchBatch, Ticket};
+use super::batch::{Job, Kind, Room, SwitchBatch, Ticket};
 use super::image::Words;
 use crate::ckks::context::{CkksContext, KswitchKey};
 use crate::ckks::fused::{DropCorrection, SOURCE_TERMS_MAX};
@@ -456,13 +456,13 @@ impl Deferred {
     }
 
     /// This product of two ciphertexts, into `dst` (the image's words), and its
-    /// relinearization with `key` as a job of `batch`, which runs at `most` jobs and holds
-    /// the words until it runs: the image's deferred work from now on. Errors: not such a
+    /// relinearization with `key` as a job of `batch`, as full as `room`, which holds the
+    /// words until it runs: the image's deferred work from now on. Errors: not such a
     /// product; as [`SwitchBatch::join_deferred`]'s (nothing joined).
     pub(super) fn join_batch(
         &self,
         batch: &Arc<SwitchBatch>,
-        most: usize,
+        room: Room,
         key: Arc<KswitchKey>,
         dst: Arc<Words>,
     ) -> Result<Deferred> {
@@ -476,17 +476,17 @@ impl Deferred {
             product: self.clone(),
         };
         let kind = Kind::Products { key, correction };
-        batch.join_deferred(self.context.clone(), self.primes, kind, job, most)
+        batch.join_deferred(self.context.clone(), self.primes, kind, job, room)
     }
 
     /// SEAL's apply_galois of this plaintext product (of two polynomials), into `dst` (the
-    /// image's words), with `galois_elt` and `key` as a job of `batch`, which runs at `most`
-    /// jobs and holds the words until it runs: the image's deferred work from now on.
-    /// Errors: not such a product; as [`SwitchBatch::join_deferred`]'s (nothing joined).
+    /// image's words), with `galois_elt` and `key` as a job of `batch`, as full as `room`,
+    /// which holds the words until it runs: the image's deferred work from now on. Errors:
+    /// not such a product; as [`SwitchBatch::join_deferred`]'s (nothing joined).
     pub(super) fn join_rotation_batch(
         &self,
         batch: &Arc<SwitchBatch>,
-        most: usize,
+        room: Room,
         galois_elt: u32,
         key: Arc<KswitchKey>,
         dst: Arc<Words>,
@@ -512,7 +512,7 @@ impl Deferred {
             self.primes,
             Kind::Rotations,
             job,
-            most,
+            room,
         )
     }
 

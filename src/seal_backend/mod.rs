@@ -44,7 +44,7 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
-use batch::{Job, Kind, SwitchBatch};
+use batch::{Job, Kind, Room, SwitchBatch};
 use deferred::{Deferred, Product};
 pub use image::GpuImage;
 use image::{copy_other_polys, in_place, rewrite, transform, Rewrite};
@@ -338,6 +338,14 @@ impl Backend {
     /// The batch of `graph`'s queue.
     fn batch(&self, graph: &Graph) -> &Arc<SwitchBatch> {
         &self.batches[graph.tile().index()][graph.queue_index()]
+    }
+
+    /// How full a batch of key switches gets, `jobs` a launch (a batch setting).
+    fn batch_room(&self, jobs: usize) -> Room {
+        Room {
+            jobs,
+            waves: self.kernel_choices.batch_waves,
+        }
     }
 
     /* ---- keys --------------------------------------------------------------------- */
@@ -733,11 +741,11 @@ impl Backend {
             let zeros = ct.zeros(ops.poly_words());
             let tile = ops.graph().tile().index();
             let usable = |d: &Deferred| d.is_tensor() && d.tile() == tile;
-            let most = self.kernel_choices.batch_products;
+            let room = self.batch_room(self.kernel_choices.batch_products);
             let consumed = match &device_keys[..] {
-                [key] if size == 3 && most > 1 && ops.chains() => {
+                [key] if size == 3 && room.jobs > 1 && ops.chains() => {
                     ct.defer_to_batch(ops.graph(), usable, |d, dst| {
-                        d.join_batch(self.batch(ops.graph()), most, key.clone(), dst)
+                        d.join_batch(self.batch(ops.graph()), room, key.clone(), dst)
                     })?
                 }
                 _ => false,
@@ -1009,14 +1017,14 @@ impl Backend {
             // computed words waits in its queue's batch for others to share its launch
             // (`batch.rs`).
             let tile = ops.graph().tile().index();
-            let most = self.kernel_choices.batch_rotations;
-            let batched = level.scheme == Scheme::Ckks && most > 1 && ops.chains();
+            let room = self.batch_room(self.kernel_choices.batch_rotations);
+            let batched = level.scheme == Scheme::Ckks && room.jobs > 1 && ops.chains();
             let is_plain_product = |d: &Deferred| d.plain_polys() == Some(2) && d.tile() == tile;
             let consumed = (batched
                 && ct.defer_to_batch(ops.graph(), is_plain_product, |d, dst| {
                     d.join_rotation_batch(
                         self.batch(ops.graph()),
-                        most,
+                        room,
                         galois_elt,
                         key.clone(),
                         dst,
@@ -1050,7 +1058,7 @@ impl Backend {
                             ops.primes(),
                             Kind::Rotations,
                             job,
-                            most,
+                            room,
                         )
                     })?);
             if consumed {
