@@ -923,7 +923,8 @@ child_test! {
     /// switches launch 2 floor(m / B) times at the calls, at the accumulator's read twice
     /// more where B does not divide m, and then the sum once. Every result is SEAL's. B = 1
     /// (each at its call), 2, 3, 4; and B = 4 with one wave (`SEAL_OPENCL_BATCH_WAVES=1`: a
-    /// step runs the batch first; words only).
+    /// step runs the batch first; words only). An out-of-place rotation of a pending
+    /// rotation (SEAL copies it first) joins the next wave: no launch at the calls.
     fn rotation_steps_share_waves() {
         let profiler = seal_opencl::profiler::enable_global();
         let most = batch_rotations() as u64;
@@ -968,6 +969,27 @@ child_test! {
             }
             assert_same(&acc, &acc_g, &format!("the sum of {m} diagonals"));
         }
+        // SEAL's out-of-place rotate_vector copies, then rotates the copy: a copy of a
+        // pending rotation shares its words and leaves it pending.
+        let (mut first, mut second) = (Ciphertext::new().unwrap(), Ciphertext::new().unwrap());
+        let at_calls = launches(&profiler, None, || {
+            ev.rotate_vector(&xg, 1, &fx.galois, &mut first).unwrap();
+            ev.rotate_vector(&first, 4, &fx.galois, &mut second).unwrap();
+        });
+        let at_reads = launches(&profiler, None, || {
+            second.data().unwrap();
+            first.data().unwrap();
+        });
+        if waves > 1 {
+            let want = if most == 1 { (2, 0) } else { (0, 2) };
+            assert_eq!((at_calls, at_reads), want, "a rotation of a pending one's copy");
+        }
+        let mut want_first = Ciphertext::new().unwrap();
+        ev.rotate_vector(&x, 1, &fx.galois, &mut want_first).unwrap();
+        let mut want_second = Ciphertext::new().unwrap();
+        ev.rotate_vector(&want_first, 4, &fx.galois, &mut want_second).unwrap();
+        assert_same(&want_first, &first, "a pending rotation copied");
+        assert_same(&want_second, &second, "the rotation of a pending rotation's copy");
         assert_no_cpu_fallback();
     }
     parent(child) {

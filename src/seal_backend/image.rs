@@ -846,19 +846,32 @@ impl GpuImage {
         self.copied.store(true, Ordering::Relaxed);
         {
             let deferred = self.deferred.lock();
-            if let Some(product) = deferred
-                .as_ref()
-                .filter(|d| d.travels_with_copy() && d.tile() == graph.tile().index())
-            {
-                return Ok(GpuImage {
-                    words: Some(Words::written_on(graph.alloc(self.len)?, graph)),
-                    len: self.len,
-                    known: self.known,
-                    transparency: self.transparency.clone(),
-                    upload: Mutex::new(None),
-                    deferred: Mutex::new(Some(product.clone())),
-                    copied: AtomicBool::new(false),
-                });
+            let here = |d: &&Deferred| d.tile() == graph.tile().index();
+            if let Some(work) = deferred.as_ref().filter(here) {
+                // A product or a sum from zero: the copy computes it into a buffer of its
+                // own. A key switch pending in a batch: the copy shares the words the batch
+                // writes (copy on write, as for computed words) and runs the batch as the
+                // image does, so that a copy of a pending rotation (SEAL's out-of-place
+                // rotate_vector and rotate_vector_many copy before they rotate) leaves it
+                // pending.
+                let words = if work.travels_with_copy() {
+                    Some(Words::written_on(graph.alloc(self.len)?, graph))
+                } else if work.is_batched() {
+                    self.words.clone()
+                } else {
+                    None
+                };
+                if words.is_some() {
+                    return Ok(GpuImage {
+                        words,
+                        len: self.len,
+                        known: self.known,
+                        transparency: self.transparency.clone(),
+                        upload: Mutex::new(None),
+                        deferred: Mutex::new(Some(work.clone())),
+                        copied: AtomicBool::new(false),
+                    });
+                }
             }
         }
         self.run_deferred()?;
