@@ -787,6 +787,17 @@ fn batch_rotations() -> usize {
     )
 }
 
+/// Runs the child test `child` with `SEAL_OPENCL_BATCH_ROTATIONS` 1 (each at its call), 2, 3
+/// and 4 (the default).
+fn run_at_each_rotation_batch(child: &str) {
+    for most in ["1", "2", "3", "4"] {
+        seal_opencl_testkit::harness::run_child(
+            child,
+            &[(seal_opencl::config::BATCH_ROTATIONS.name, most)],
+        );
+    }
+}
+
 child_test! {
     /// Rotations of computed ciphertexts wait for each other where the level chains
     /// (`src/seal_backend/batch.rs`), up to `SEAL_OPENCL_BATCH_ROTATIONS` (B) in one launch,
@@ -905,12 +916,7 @@ child_test! {
         assert_no_cpu_fallback();
     }
     parent(child) {
-        for most in ["1", "2", "3", "4"] {
-            seal_opencl_testkit::harness::run_child(
-                child,
-                &[(seal_opencl::config::BATCH_ROTATIONS.name, most)],
-            );
-        }
+        run_at_each_rotation_batch(child);
     }
 }
 
@@ -993,12 +999,7 @@ child_test! {
         assert_no_cpu_fallback();
     }
     parent(child) {
-        for most in ["1", "2", "3", "4"] {
-            seal_opencl_testkit::harness::run_child(
-                child,
-                &[(seal_opencl::config::BATCH_ROTATIONS.name, most)],
-            );
-        }
+        run_at_each_rotation_batch(child);
         seal_opencl_testkit::harness::run_child(
             child,
             &[
