@@ -2,13 +2,13 @@
 # Packs TenSEAL through the backend for the GPU machine, which has python3 but no network,
 # into .gpu/tenseal/ (ignored by git): the wheel of scripts/tenseal-wheel.sh, stock TenSEAL
 # 0.3.18's wheel from PyPI (the CPU baseline), numpy, pytest and py-spy wheels, tests/python,
-# benches/tenseal_bench.py and tenseal_decompose.py, with scripts/tenseal-gpu-run.sh as
+# benches/tenseal_bench.py, tenseal_decompose.py and thread_states.py, with scripts/tenseal-gpu-run.sh as
 # run.sh. The wheels are for this machine's Python (PYTHON, default python3): the GPU machine's
 # python3 must be the same minor version.
 # With TENSEAL_TESTS (the `tests` folder of a TenSEAL checkout, OpenMined/TenSEAL) it also packs
 # TenSEAL's own suite, benches/tenseal_upstream.py and pytest-xdist, for `run.sh upstream`.
 #   scripts/tenseal-bundle.sh
-#   device run, carry [".gpu/tenseal"]:  .gpu/tenseal/run.sh suite  (or: bench, decompose, upstream)
+#   device run, carry [".gpu/tenseal"]:  .gpu/tenseal/run.sh suite  (or: bench, decompose, states, upstream)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -26,7 +26,7 @@ cp "$build"/dist/tenseal-*.whl "$bundle/gpu/"
 "$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" numpy pytest
 # The suite; test_stock_clients.py needs PyPI, which the GPU machine cannot reach.
 cp tests/python/test_tenseal_gpu.py tests/python/tenseal_cases.py "$bundle/tests/"
-cp benches/tenseal_bench.py benches/tenseal_decompose.py "$bundle/benches/"
+cp benches/tenseal_bench.py benches/tenseal_decompose.py benches/thread_states.py "$bundle/benches/"
 "$python" -m pip download --quiet --only-binary :all: -d "$bundle/wheels" py-spy
 if [ -n "${TENSEAL_TESTS:-}" ]; then
   mkdir -p "$bundle/upstream"

@@ -12,6 +12,9 @@
 #   run.sh decompose
 #                   benches/tenseal_decompose.py: where TenSEAL's evaluation time goes on the
 #                   device path (WORKLOADS, default lr,mnist-8192,dot; REPS, default 3)
+#   run.sh states   benches/tenseal_bench.py (its arguments after `states`) under
+#                   benches/thread_states.py, stock TenSEAL and routed: where every thread of
+#                   the process (TenSEAL's pool too, which py-spy does not see) spends the run
 #   run.sh upstream TenSEAL's own suite (packed with TENSEAL_TESTS) through
 #                   benches/tenseal_upstream.py: MODES (default stock,gpu,crosscheck) with
 #                   WORKERS pytest-xdist workers (default 8)
@@ -21,7 +24,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/out}
 mkdir -p "$out"
-part=${1:?usage: run.sh suite|bench|decompose|upstream [ARGS]}
+part=${1:?usage: run.sh suite|bench|decompose|states|upstream [ARGS]}
 shift
 # The interpreter the wheels were built for, where this machine's python3 is another version.
 want=$(cd "$here/gpu" && ls tenseal-*.whl | sed -n 's/.*-cp\([0-9]\)\([0-9]*\)-.*/\1.\2/p')
@@ -81,6 +84,16 @@ case "$part" in
       --workloads "${WORKLOADS:-lr,mnist-8192,dot}" --reps "${REPS:-3}" \
       --device "$(gpu_name)" "$@"
     ;;
+  states)
+    env_with "$envs/stock" "$here/stock"
+    env_with "$envs/gpu" "$here/gpu"
+    bench="$here/benches/tenseal_bench.py"
+    states="$here/benches/thread_states.py"
+    env -u SEAL_GPU_ROUTE_ALL python3 "$states" --out "$out/states-stock.json" -- \
+      "$envs/stock/bin/python" "$bench" --out "$out/states-stock-bench.json" "$@" 2>&1 | tee "$out/states-stock.log"
+    SEAL_GPU_ROUTE_ALL=1 python3 "$states" --out "$out/states-gpu.json" -- \
+      "$envs/gpu/bin/python" "$bench" --out "$out/states-gpu-bench.json" "$@" 2>&1 | tee "$out/states-gpu.log"
+    ;;
   upstream)
     env_with "$envs/stock" "$here/stock" pytest-xdist
     env_with "$envs/gpu" "$here/gpu" pytest-xdist
@@ -90,7 +103,7 @@ case "$part" in
       --device "$(gpu_name)" "$@"
     ;;
   *)
-    echo "usage: run.sh suite|bench|decompose|upstream [ARGS]" >&2
+    echo "usage: run.sh suite|bench|decompose|states|upstream [ARGS]" >&2
     exit 2
     ;;
 esac
