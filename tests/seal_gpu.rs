@@ -651,8 +651,8 @@ child_test! {
     }
 }
 
-/// The key switches a launch that `setting` (`SEAL_OPENCL_BATCH_PRODUCTS` or
-/// `SEAL_OPENCL_BATCH_ROTATIONS`) gives this process (`default` where unset).
+/// The value a batch `setting` (`SEAL_OPENCL_BATCH_PRODUCTS`, `SEAL_OPENCL_BATCH_ROTATIONS`
+/// or `SEAL_OPENCL_BATCH_WAVES`) has in this process (`default` where unset).
 fn batch_setting(setting: seal_opencl::config::Setting, default: usize) -> usize {
     std::env::var(setting.name).map_or(default, |v| v.parse().unwrap())
 }
@@ -805,7 +805,7 @@ child_test! {
     /// (a network's baby steps), m ciphertexts rotated or conjugated in place, and m
     /// plaintext products rotated in place (TenSEAL's diagonals), launch floor(m / B) times
     /// at their calls and once more at the read where B does not divide m; a step of two
-    /// keys (two apply_galois on one ciphertext) runs its first at its second; a pending
+    /// keys (two apply_galois on one ciphertext) takes two launches (two waves); a pending
     /// rotation runs alone at another operation's use, and before a MulLin's
     /// relinearization joins the batch. Every result is SEAL's. Run with B = 1
     /// (each at its call), 2, 3 and 4 (the default). In a child process, since it installs
@@ -885,7 +885,8 @@ child_test! {
                 assert_same(&product_rotated(&x, &pt, i), t, &what);
             }
         }
-        // 17 = 16 + 1: two apply_galois on one ciphertext, the first run at the second.
+        // 17 = 16 + 1: two apply_galois on one ciphertext, two launches (with B > 1 both at
+        // the read: the second step joins the wave after the first's).
         let mut r = Ciphertext::new().unwrap();
         let launched = launches(&profiler, None, || {
             ev.rotate_vector(&xg, 17, &fx.galois, &mut r).unwrap();

@@ -114,6 +114,17 @@ pub(super) enum Product {
     Plain { plain: Arc<Words>, polys: usize },
 }
 
+impl Product {
+    /// The words `a` is multiplied by: the other ciphertext's or the plaintext's (None: a
+    /// square, `a` itself).
+    pub(super) fn other_factor(&self) -> Option<&Arc<Words>> {
+        match self {
+            Product::Tensor { b, .. } => b.as_ref(),
+            Product::Plain { plain, .. } => Some(plain),
+        }
+    }
+}
+
 impl std::fmt::Debug for Deferred {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let work = match &self.work {
@@ -212,12 +223,9 @@ impl Deferred {
     /// work.
     pub(super) fn factors(&self) -> Vec<&Arc<Words>> {
         match &self.work {
-            Work::Product { a, product } => std::iter::once(a)
-                .chain(match product {
-                    Product::Tensor { b, .. } => b.as_ref(),
-                    Product::Plain { plain, .. } => Some(plain),
-                })
-                .collect(),
+            Work::Product { a, product } => {
+                std::iter::once(a).chain(product.other_factor()).collect()
+            }
             Work::Sum(_) | Work::Batched(_) => Vec::new(),
         }
     }
@@ -399,10 +407,9 @@ impl Deferred {
             return Err(Error::Logic("a deferred sum run as a product".into()));
         };
         let a = a.ordered_read(graph)?;
-        let b = match product {
-            Product::Tensor { b: Some(b), .. } => b.ordered_read(graph)?,
-            Product::Tensor { b: None, .. } => a,
-            Product::Plain { plain, .. } => plain.ordered_read(graph)?,
+        let b = match product.other_factor() {
+            Some(b) => b.ordered_read(graph)?,
+            None => a,
         };
         Ok((a, b))
     }

@@ -861,9 +861,9 @@ impl GpuImage {
                 } else {
                     None
                 };
-                if words.is_some() {
+                if let Some(words) = words {
                     return Ok(GpuImage {
-                        words,
+                        words: Some(words),
                         len: self.len,
                         known: self.known,
                         transparency: self.transparency.clone(),

@@ -695,11 +695,7 @@ impl Backend {
         }
         let tile = ops.graph().tile().index();
         let a = a.shared_words()?;
-        let other = match &product {
-            Product::Tensor { b, .. } => b.as_ref(),
-            Product::Plain { plain, .. } => Some(plain),
-        };
-        if a.tile() != tile || other.is_some_and(|w| w.tile() != tile) {
+        if a.tile() != tile || product.other_factor().is_some_and(|w| w.tile() != tile) {
             return Ok(None);
         }
         Ok(Some(Deferred::new(
