@@ -16,6 +16,7 @@
 #include "seal-opencl/src/ffi/mod.rs.h"
 
 #include <atomic>
+#include <complex>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -185,11 +186,19 @@ namespace seal_opencl::detail
         void transform_from_ntt_inplace(
             const SEALContext &context, const SEALContext::ContextData &context_data,
             Ciphertext &encrypted_ntt) override;
-        // Encoding (routing.cc): CKKSEncoder::encode's NTT at a level ciphertexts live at.
+        // Encoding (routing.cc): CKKSEncoder::encode's NTT, or its transform, rounding,
+        // reduction and NTT, at a level ciphertexts live at.
         bool transforms_encoding(
             const SEALContext &context, const SEALContext::ContextData &context_data) const override;
         void transform_encoding_to_ntt(
             const SEALContext &context, const SEALContext::ContextData &context_data, Plaintext &plain) override;
+        bool encodes_values(
+            const SEALContext &context, const SEALContext::ContextData &context_data,
+            const std::complex<double> *values, std::size_t n, double fix) const override;
+        void encode_values(
+            const SEALContext &context, const SEALContext::ContextData &context_data,
+            const std::complex<double> *values, std::size_t n, const std::complex<double> *roots, double fix,
+            Plaintext &plain) override;
         // Encryption (routing.cc): CKKS public-key encryption of zero, one level up and rescaled.
         bool encrypts_zero(const SEALContext &context, const SEALContext::ContextData &context_data) const override;
         void encrypt_zero(

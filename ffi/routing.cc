@@ -421,6 +421,39 @@ namespace seal_opencl::detail
             });
     }
 
+    namespace
+    {
+        // std::complex<double> is an array of two doubles (re, im) ([complex.numbers.general]);
+        // the backend takes n of them as the IEEE bits of 2n doubles in its 64-bit words.
+        rust::Slice<const std::uint64_t> complex_words(const std::complex<double> *values, std::size_t n)
+        {
+            return rust::Slice<const std::uint64_t>(reinterpret_cast<const std::uint64_t *>(values), 2 * n);
+        }
+    } // namespace
+
+    bool OpenClBackend::encodes_values(
+        const SEALContext &context, const SEALContext::ContextData &context_data,
+        const std::complex<double> *values, std::size_t n, double fix) const
+    {
+        const auto params = level_params(context, context_data);
+        return translated([&] { return backend_->encodes_values(params, complex_words(values, n), fix); });
+    }
+
+    // Not cross-checked against SEAL's CPU here: the oracle is SEAL's own encoder
+    // (tests/seal_gpu_encode.rs compares every word), and each kernel's is its host reference
+    // in crate::ckks::encode (tests/ckks_encode.rs).
+    void OpenClBackend::encode_values(
+        const SEALContext &context, const SEALContext::ContextData &context_data,
+        const std::complex<double> *values, std::size_t n, const std::complex<double> *roots, double fix,
+        Plaintext &plain)
+    {
+        const auto params = level_params(context, context_data);
+        translated([&] {
+            backend_->encode_values(
+                params, complex_words(values, n), complex_words(roots, n), fix, result_image(plain));
+        });
+    }
+
     // CKKS only, and only where SEAL encrypts one level up (the level has a previous one): at
     // the key level itself SEAL encrypts without the division, and no routed operation takes a
     // ciphertext there.

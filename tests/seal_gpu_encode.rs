@@ -1,8 +1,11 @@
-//! CKKSEncoder::encode into a plaintext bound for the device (seal-patch 0011): SEAL computes
-//! the encoding's residues on the host, the backend transforms them to NTT form
+//! CKKSEncoder::encode into a plaintext bound for the device (seal-patch 0011): SEAL places
+//! the values, the backend runs SEAL's FFT, rounding, reduction and NTT (`encode_values`);
+//! where the coefficients may not fit 62 bits (values large enough for SEAL's 128-bit path)
+//! SEAL computes the residues on the host and the backend transforms them to NTT form
 //! (`transform_encoding_to_ntt`). The plaintext must hold the words and metadata SEAL's CPU
-//! encoding writes, at every level of several parameter sets, for real and complex values;
-//! an unmarked plaintext stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on.
+//! encoding writes, at every level of several parameter sets, for real and complex values,
+//! on both paths; an unmarked plaintext stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is
+//! on.
 
 use rand::Rng;
 use seal_opencl::ErrorKind;
@@ -156,10 +159,12 @@ fn refused_encodings_keep_the_destination() {
 }
 
 child_test! {
-    /// A marked destination's encoding launches the forward transform (one launch); an
-    /// unmarked one launches nothing without SEAL_GPU_ROUTE_ALL. In a child process, since it
-    /// installs the backend with the global profiler on.
-    fn marked_encodings_launch_one_transform() [] {
+    /// A marked destination's encoding launches the FFT's two kernels and the forward
+    /// transform (one launch at this N); with coefficients past 2^62 only the transform (SEAL's
+    /// host computes the residues); an unmarked destination launches nothing without
+    /// SEAL_GPU_ROUTE_ALL. In a child process, since it installs the backend with the global
+    /// profiler on.
+    fn marked_encodings_launch_the_transforms() [] {
         let profiler = seal_opencl::profiler::enable_global();
         let (fx, mut rng) = Fixture::with_rng();
         let values = fx.values(&mut rng);
@@ -169,6 +174,14 @@ child_test! {
         fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
         let launched = launches(&profiler, None, || {
             fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
+        });
+        assert_eq!(launched, 3);
+        // Values of 2^34: the bound on the coefficients (scale / N times the values' sum,
+        // about 2^63) refuses the device's FFT, and SEAL's check takes them (the largest is
+        // about 2^60, below the level's 65 bits): the host's residues, the device's NTT.
+        let large: Vec<f64> = values.iter().map(|v| v * 2f64.powi(34)).collect();
+        let launched = launches(&profiler, None, || {
+            fx.encoder.encode_into(&large, &parms_id, fx.scale, &mut gpu).unwrap();
         });
         assert_eq!(launched, 1);
         let launched = launches(&profiler, None, || {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use super::encode::EncodeKernels;
 use super::fused::FusedPasses;
 use super::kernels::{CkksKernels, ModuliTable};
 use crate::arith::{invert_uint_mod, Modulus, ShoupOperand};
@@ -123,6 +124,8 @@ pub struct CkksContext {
     levels: Mutex<Vec<Option<Arc<LevelData>>>>,
     /// Index p holds the plan over key prime p alone, once built.
     single: Mutex<Vec<Option<Arc<NttPlan>>>>,
+    /// encode.cl, built on the first encoding (devices with doubles only).
+    encoder: Mutex<Option<Arc<EncodeKernels>>>,
 }
 
 /// What the operations at one level of K data primes need.
@@ -231,6 +234,7 @@ impl CkksContext {
             key_moduli,
             levels: Mutex::new(levels),
             single: Mutex::new(single),
+            encoder: Mutex::new(None),
         })
     }
 
@@ -264,6 +268,21 @@ impl CkksContext {
 
     pub fn kernels(&self) -> &CkksKernels {
         &self.kernels
+    }
+
+    /// The encoding kernels for this N, built on first use; None on a device without
+    /// doubles (`cl_khr_fp64`), where SEAL's CPU encodes.
+    pub fn encoder(&self) -> Result<Option<Arc<EncodeKernels>>> {
+        if !self.ctx.info().fp64 {
+            return Ok(None);
+        }
+        let mut encoder = self.encoder.lock();
+        if let Some(kernels) = &*encoder {
+            return Ok(Some(kernels.clone()));
+        }
+        let kernels = Arc::new(EncodeKernels::new(&self.ctx, self.log_n)?);
+        *encoder = Some(kernels.clone());
+        Ok(Some(kernels))
     }
 
     /// The index of the special prime among the key primes.

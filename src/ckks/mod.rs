@@ -9,6 +9,7 @@
 use crate::error::{Error, Result};
 
 pub mod context;
+pub mod encode;
 pub mod fused;
 pub mod host;
 pub mod kernels;

@@ -62,6 +62,8 @@ pub struct DeviceInfoSummary {
     /// The alignment of a buffer's base address (`CL_DEVICE_MEM_BASE_ADDR_ALIGN`, in bytes);
     /// the pool aligns regions to it.
     pub base_addr_align_bytes: u64,
+    /// Doubles (`cl_khr_fp64` among the device's extensions): the encoding kernels need them.
+    pub fp64: bool,
 }
 
 /// One device (or sub-device) of an OpenCL context, with the context's program cache.
@@ -588,6 +590,7 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
     let global_mem_bytes = device_info!(device, GlobalMemSize).unwrap_or(0);
     let base_addr_align_bits = device_info!(device, MemBaseAddrAlign).unwrap_or(0);
     let compute_units = device_info!(device, MaxComputeUnits).unwrap_or(1);
+    let fp64 = device_info!(device, Extensions).is_some_and(|e| e.contains("cl_khr_fp64"));
     Ok(DeviceInfoSummary {
         name: device.name()?,
         vendor: device.vendor()?,
@@ -600,5 +603,6 @@ fn summarize(platform: &ocl::Platform, device: &ocl::Device) -> Result<DeviceInf
         max_alloc_bytes,
         global_mem_bytes,
         base_addr_align_bytes: u64::from(base_addr_align_bits / 8).max(1),
+        fp64,
     })
 }

@@ -17,6 +17,10 @@ pub const NTT: &str = include_str!("../../opencl/ntt.cl");
 /// `-D LOG_N=..`.
 pub const CKKS: &str = include_str!("../../opencl/ckks.cl");
 
+/// CKKSEncoder::encode's FFT, rounding and reduction in doubles (`crate::ckks::encode`),
+/// built alone with `-D LOG_N=.. -D LOG_B=..` on devices with `cl_khr_fp64`.
+pub const ENCODE: &str = include_str!("../../opencl/encode.cl");
+
 /// The plaintexts of the integer schemes (BFV, BGV) into RNS: the lift of multiply_plain and
 /// BFV's scaled addition, built after `CKKS` in its program.
 pub const PLAIN: &str = include_str!("../../opencl/plain.cl");

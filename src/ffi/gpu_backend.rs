@@ -236,11 +236,11 @@ fn unknown_operation(what: &str, repr: u8) -> Error {
 /// `Backend` method its enum value names with the level's view of `params`.
 impl GpuBackend {
     /// Runs `call` (see [`GpuBackend::run`]) on the level's view of `params`.
-    fn on_level(
+    fn on_level<T>(
         &self,
         params: &LevelParams,
-        call: impl FnOnce(&Backend, &Level) -> Result<()>,
-    ) -> BridgeResult<()> {
+        call: impl FnOnce(&Backend, &Level) -> Result<T>,
+    ) -> BridgeResult<T> {
         self.run(|backend| call(backend, &params.into()))
     }
 
@@ -341,6 +341,28 @@ impl GpuBackend {
     ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| {
             backend.encrypt_zero(level, public_key, samples, dst)
+        })
+    }
+
+    pub(super) fn encodes_values(
+        &self,
+        params: &LevelParams,
+        values: &[u64],
+        fix: f64,
+    ) -> BridgeResult<bool> {
+        self.on_level(params, |backend, level| backend.encodes(level, values, fix))
+    }
+
+    pub(super) fn encode_values(
+        &self,
+        params: &LevelParams,
+        values: &[u64],
+        roots: &[u64],
+        fix: f64,
+        dst: &mut GpuImage,
+    ) -> BridgeResult<()> {
+        self.on_level(params, |backend, level| {
+            backend.encode(level, values, roots, fix, dst)
         })
     }
 

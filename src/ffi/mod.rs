@@ -367,6 +367,25 @@ mod bridge {
             samples: &[u64],
             dst: &mut GpuImage,
         ) -> Result<()>;
+        /// Whether `encode_values` takes the placed values `values` (N complex numbers as the
+        /// IEEE bits of re, im) with `fix` = scale / N at the level of `params` (see
+        /// `Backend::encodes`).
+        fn encodes_values(
+            self: &GpuBackend,
+            params: &LevelParams,
+            values: &[u64],
+            fix: f64,
+        ) -> Result<bool>;
+        /// SEAL's CKKS encoding at the level of `params` of the placed values `values` with
+        /// the encoder's roots (the same layout) and `fix` (see `Backend::encode`).
+        fn encode_values(
+            self: &GpuBackend,
+            params: &LevelParams,
+            values: &[u64],
+            roots: &[u64],
+            fix: f64,
+            dst: &mut GpuImage,
+        ) -> Result<()>;
     }
 
     // SAFETY: every declaration matches ffi/bridge.h; the C++ functions validate their

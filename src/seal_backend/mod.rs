@@ -30,10 +30,12 @@
 
 mod batch;
 mod deferred;
+mod encode;
 mod encrypt;
 mod image;
 mod integer;
 mod keys;
+mod staging;
 mod transfer;
 mod transparency;
 
@@ -123,7 +125,7 @@ pub struct Backend {
     /// Transfers and copies so far ([`Backend::traffic`]).
     counters: TransferCounters,
     /// Page-locked blocks of encryption samples being uploaded ([`Backend::encrypt_zero`]).
-    staging: encrypt::Staging,
+    staging: staging::Staging,
 }
 
 impl Backend {
@@ -172,7 +174,7 @@ impl Backend {
             transparency: TransparencyCheck::default(),
             pinned,
             counters: TransferCounters::default(),
-            staging: encrypt::Staging::default(),
+            staging: staging::Staging::default(),
         })
     }
 

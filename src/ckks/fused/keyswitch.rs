@@ -299,6 +299,7 @@ mod tests {
             max_alloc_bytes: 0,
             global_mem_bytes: 0,
             base_addr_align_bytes: 512,
+            fp64: true,
         };
         let big = info(48 * 1024, 1024);
         let default = StagedLayout::new(15, 48 * 1024, 1024, StagedVariant::DEFAULT).unwrap();

@@ -1,0 +1,89 @@
+//! SEAL's CKKS encoding of a vector of values (`CKKSEncoder::encode`, seal-patch 0011) on the
+//! device: SEAL places the values into N complex numbers z on the host (an O(N) pass) and
+//! hands them over with its roots; the device runs the inverse FFT, the rounding and the
+//! reduction (`crate::ckks::encode`), then the level's forward NTT. Where the coefficients
+//! might not fit SEAL's 64-bit path (or the device has no doubles) nothing is done and SEAL
+//! encodes on the CPU, with its own checks and exceptions.
+//!
+//! Launches: the FFT's blocks (where N >= 4), its last stages with the rounding, and the NTT
+//! (1 where the level chains, else the plan's passes); one upload of 2N words.
+
+use super::transparency::Zeros;
+use super::{Backend, GpuImage, Level, Scheme};
+use crate::ckks::encode::{coefficients_fit, modulus_bits_at_least};
+use crate::error::{Error, Result};
+use crate::ntt::NttDirection;
+
+impl Backend {
+    /// Whether [`Backend::encode`] takes `values` (z: N complex numbers, re and im of z_k at
+    /// words 2k and 2k + 1, as IEEE bits) with `fix` = scale / N at `level`: CKKS, a device
+    /// with doubles, and every coefficient provably below 2^62 and SEAL's modulus check
+    /// ([`coefficients_fit`]). Where it is false SEAL encodes on the CPU.
+    pub fn encodes(&self, level: &Level, values: &[u64], fix: f64) -> Result<bool> {
+        if level.scheme != Scheme::Ckks {
+            return Ok(false);
+        }
+        self.with_ops("encode", level, |ops| {
+            let bits = modulus_bits_at_least(&ops.level().moduli().moduli()[..ops.primes()]);
+            Ok(values.len() == 2 * ops.n()
+                && coefficients_fit(values, fix, bits)
+                && ops.context().encoder()?.is_some())
+        })
+    }
+
+    /// dst = SEAL's encoding at `level` (K primes, NTT form) of the placed values `values`
+    /// with SEAL's `roots` (the encoder's inv_root_powers_, the layout of `values`) and `fix`
+    /// = scale / N, where [`Backend::encodes`] says so (else an `InvalidArgument` error). On
+    /// an error dst is left as it was.
+    pub fn encode(
+        &self,
+        level: &Level,
+        values: &[u64],
+        roots: &[u64],
+        fix: f64,
+        dst: &mut GpuImage,
+    ) -> Result<()> {
+        if !self.encodes(level, values, fix)? {
+            return Err(Error::invalid(
+                "encode: the device does not take these values (their coefficients may exceed \
+                 2^62 or the level's modulus, the device may have no doubles, or the level is \
+                 not CKKS's)",
+            ));
+        }
+        self.with_ops("encode", level, |ops| {
+            let (k, n) = (ops.primes(), ops.n());
+            if roots.len() != 2 * n {
+                return Err(Error::invalid(format!(
+                    "encode: {} words of roots; N = {n} complex numbers are {}",
+                    roots.len(),
+                    2 * n
+                )));
+            }
+            let kernels = ops
+                .context()
+                .encoder()?
+                .ok_or_else(|| Error::Logic("encode: the encoding kernels are gone".into()))?;
+            let graph = ops.graph();
+            let roots = kernels.roots(graph.queue(), roots)?;
+            let z = ops.scratch(2 * n)?;
+            let pinned = self
+                .staging
+                .upload(&self.pinned, graph, z.buffer(), values)?;
+            self.counters.upload(values.len(), pinned);
+            let out = ops.alloc_result(1, k)?;
+            kernels.encode(
+                graph,
+                z.buffer(),
+                &roots,
+                fix,
+                out.buffer(),
+                ops.level().moduli(),
+                k,
+            )?;
+            ops.ntt(out.buffer(), [1, k], NttDirection::Forward, true)?;
+            dst.replace(graph, out, k * n);
+            dst.set_zeros(Zeros::Unknown, k * n);
+            Ok(())
+        })
+    }
+}
