@@ -192,6 +192,25 @@ child_test! {
 }
 
 child_test! {
+    /// With SEAL_OPENCL_ENCODE_FFT=0 SEAL's host computes every encoding's residues and the
+    /// device only transforms them (one launch): the same words.
+    fn encode_fft_setting_leaves_the_fft_to_the_host() [("SEAL_OPENCL_ENCODE_FFT", "0")] {
+        let profiler = seal_opencl::profiler::enable_global();
+        let (fx, mut rng) = Fixture::with_rng();
+        let values = fx.values(&mut rng);
+        let parms_id = fx.ctx.first_parms_id();
+        let mut gpu = marked();
+        fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
+        let launched = launches(&profiler, None, || {
+            fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
+        });
+        assert_eq!(launched, 1);
+        let cpu = fx.encoder.encode(&values, &parms_id, fx.scale).unwrap();
+        assert_same_plain(&cpu, &gpu, "the host's FFT");
+    }
+}
+
+child_test! {
     /// Under SEAL_GPU_ROUTE_ALL an unmarked destination is encoded on the device once a
     /// backend is installed (the encoder installs none), and is marked by it.
     fn route_all_encodes_on_the_device() [("SEAL_GPU_ROUTE_ALL", "1")] {

@@ -62,6 +62,11 @@ pub struct KernelChoices {
     /// 1 (1: such a key switch runs the batch first, `SEAL_OPENCL_BATCH_WAVES`; read by
     /// the SEAL backend, `src/seal_backend/batch.rs`).
     pub batch_waves: usize,
+    /// `true`: CKKSEncoder::encode's FFT, rounding and reduction run on the device where
+    /// the coefficients provably fit (`crate::ckks::encode`); `false`: SEAL's host computes
+    /// the residues and only the NTT runs on the device (`SEAL_OPENCL_ENCODE_FFT=0`; read by
+    /// `CkksContext::encoder`).
+    pub encode_fft: bool,
 }
 
 impl Default for KernelChoices {
@@ -77,6 +82,7 @@ impl Default for KernelChoices {
             batch_products: DEFAULT_BATCH_PRODUCTS,
             batch_rotations: DEFAULT_BATCH_ROTATIONS,
             batch_waves: DEFAULT_BATCH_WAVES,
+            encode_fft: true,
         }
     }
 }
@@ -124,6 +130,8 @@ pub struct CkksContext {
     levels: Mutex<Vec<Option<Arc<LevelData>>>>,
     /// Index p holds the plan over key prime p alone, once built.
     single: Mutex<Vec<Option<Arc<NttPlan>>>>,
+    /// The FFT of encodings on the device ([`KernelChoices::encode_fft`]).
+    encode_fft: bool,
     /// encode.cl, built on the first encoding (devices with doubles only).
     encoder: Mutex<Option<Arc<EncodeKernels>>>,
 }
@@ -234,6 +242,7 @@ impl CkksContext {
             key_moduli,
             levels: Mutex::new(levels),
             single: Mutex::new(single),
+            encode_fft: choices.encode_fft,
             encoder: Mutex::new(None),
         })
     }
@@ -271,9 +280,9 @@ impl CkksContext {
     }
 
     /// The encoding kernels for this N, built on first use; None on a device without
-    /// doubles (`cl_khr_fp64`), where SEAL's CPU encodes.
+    /// doubles (`cl_khr_fp64`) or where the choices leave the FFT to SEAL's host.
     pub fn encoder(&self) -> Result<Option<Arc<EncodeKernels>>> {
-        if !self.ctx.info().fp64 {
+        if !self.encode_fft || !self.ctx.info().fp64 {
             return Ok(None);
         }
         let mut encoder = self.encoder.lock();
