@@ -146,6 +146,12 @@ kernel_sigs! {
     ENCODE_FFT_FINISH = encode_fft_finish(values: Buf, roots: Buf, fix_bits: U64, dst: Buf, moduli: Buf, K: U32);
 }
 
+/// Roots on the host and their copy on the device.
+struct UploadedRoots {
+    words: Vec<u64>,
+    region: Arc<Region>,
+}
+
 /// The kernels of `opencl/encode.cl` for one N, and SEAL's roots on the device. Built on a
 /// CKKS context's first encoding (`CkksContext::encoder`), only on devices with doubles.
 pub struct EncodeKernels {
@@ -155,7 +161,7 @@ pub struct EncodeKernels {
     finish: Slot,
     /// The last roots uploaded: their words on the host and on the device. SEAL's encoders of
     /// one N all hold the same roots, so this is uploaded once.
-    roots: Mutex<Option<(Vec<u64>, Arc<Region>)>>,
+    roots: Mutex<Option<Arc<UploadedRoots>>>,
 }
 
 impl EncodeKernels {
@@ -182,15 +188,17 @@ impl EncodeKernels {
 
     /// `roots` (SEAL's inv_root_powers_, 2N words of IEEE bits) on the device: the cached
     /// upload when the words are the same, else a new one (blocking, on `queue`).
+    /// The comparison runs outside the lock, so threads encoding at once do not queue on it.
     pub fn roots(&self, queue: &Queue, roots: &[u64]) -> Result<Arc<Region>> {
-        let mut cached = self.roots.lock();
-        if let Some((words, region)) = &*cached {
-            if words.as_slice() == roots {
-                return Ok(region.clone());
-            }
+        let cached = self.roots.lock().clone();
+        if let Some(cached) = cached.filter(|c| c.words.as_slice() == roots) {
+            return Ok(cached.region.clone());
         }
         let region = Arc::new(self.ctx.upload(queue, roots)?);
-        *cached = Some((roots.to_vec(), region.clone()));
+        *self.roots.lock() = Some(Arc::new(UploadedRoots {
+            words: roots.to_vec(),
+            region: region.clone(),
+        }));
         Ok(region)
     }
 
