@@ -158,6 +158,37 @@ fn refused_encodings_keep_the_destination() {
     assert_eq!(gpu.parms_id(), parms_id);
 }
 
+/// The launches of encoding `values` into `dst` at the fixture's first level and scale.
+fn encoding_launches(
+    profiler: &seal_opencl::profiler::Profiler,
+    fx: &Fixture,
+    values: &[f64],
+    dst: &mut Plaintext,
+) -> u64 {
+    let parms_id = fx.ctx.first_parms_id();
+    launches(profiler, None, || {
+        fx.encoder
+            .encode_into(values, &parms_id, fx.scale, dst)
+            .unwrap();
+    })
+}
+
+/// The global profiler, a fixture, its random values and a marked plaintext they were
+/// encoded into once (tables and programs built), for counting an encoding's launches.
+fn warmed_encoding() -> (
+    std::sync::Arc<seal_opencl::profiler::Profiler>,
+    Fixture,
+    Vec<f64>,
+    Plaintext,
+) {
+    let profiler = seal_opencl::profiler::enable_global();
+    let (fx, mut rng) = Fixture::with_rng();
+    let values = fx.values(&mut rng);
+    let mut gpu = marked();
+    encoding_launches(&profiler, &fx, &values, &mut gpu);
+    (profiler, fx, values, gpu)
+}
+
 child_test! {
     /// A marked destination's encoding launches the FFT's two kernels and the forward
     /// transform (one launch at this N); with coefficients past 2^62 only the transform (SEAL's
@@ -165,27 +196,15 @@ child_test! {
     /// SEAL_GPU_ROUTE_ALL. In a child process, since it installs the backend with the global
     /// profiler on.
     fn marked_encodings_launch_the_transforms() [] {
-        let profiler = seal_opencl::profiler::enable_global();
-        let (fx, mut rng) = Fixture::with_rng();
-        let values = fx.values(&mut rng);
-        let parms_id = fx.ctx.first_parms_id();
-        let mut gpu = marked();
-        // Warm up (tables, programs), then count.
-        fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
-        let launched = launches(&profiler, None, || {
-            fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
-        });
-        assert_eq!(launched, 3);
+        let (profiler, fx, values, mut gpu) = warmed_encoding();
+        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 3);
         // Values of 2^34: the bound on the coefficients (scale / N times the values' sum,
         // about 2^63) refuses the device's FFT, and SEAL's check takes them (the largest is
         // about 2^60, below the level's 65 bits): the host's residues, the device's NTT.
         let large: Vec<f64> = values.iter().map(|v| v * 2f64.powi(34)).collect();
+        assert_eq!(encoding_launches(&profiler, &fx, &large, &mut gpu), 1);
         let launched = launches(&profiler, None, || {
-            fx.encoder.encode_into(&large, &parms_id, fx.scale, &mut gpu).unwrap();
-        });
-        assert_eq!(launched, 1);
-        let launched = launches(&profiler, None, || {
-            fx.encoder.encode(&values, &parms_id, fx.scale).unwrap();
+            fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
         });
         assert_eq!(launched, 0);
     }
@@ -195,17 +214,9 @@ child_test! {
     /// With SEAL_OPENCL_ENCODE_FFT=0 SEAL's host computes every encoding's residues and the
     /// device only transforms them (one launch): the same words.
     fn encode_fft_setting_leaves_the_fft_to_the_host() [("SEAL_OPENCL_ENCODE_FFT", "0")] {
-        let profiler = seal_opencl::profiler::enable_global();
-        let (fx, mut rng) = Fixture::with_rng();
-        let values = fx.values(&mut rng);
-        let parms_id = fx.ctx.first_parms_id();
-        let mut gpu = marked();
-        fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
-        let launched = launches(&profiler, None, || {
-            fx.encoder.encode_into(&values, &parms_id, fx.scale, &mut gpu).unwrap();
-        });
-        assert_eq!(launched, 1);
-        let cpu = fx.encoder.encode(&values, &parms_id, fx.scale).unwrap();
+        let (profiler, fx, values, mut gpu) = warmed_encoding();
+        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 1);
+        let cpu = fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
         assert_same_plain(&cpu, &gpu, "the host's FFT");
     }
 }
