@@ -11,8 +11,18 @@
 use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level, Scheme};
 use crate::ckks::encode::{coefficients_fit, modulus_bits_at_least};
+use crate::ckks::ops::LevelOps;
 use crate::error::{Error, Result};
 use crate::ntt::NttDirection;
+
+/// Whether the device encodes `values` with `fix` at the level of `ops` (see
+/// [`Backend::encodes`]).
+fn takes(ops: &LevelOps, values: &[u64], fix: f64) -> Result<bool> {
+    let bits = modulus_bits_at_least(&ops.level().moduli().moduli()[..ops.primes()]);
+    Ok(values.len() == 2 * ops.n()
+        && coefficients_fit(values, fix, bits)
+        && ops.context().encoder()?.is_some())
+}
 
 impl Backend {
     /// Whether [`Backend::encode`] takes `values` (z: N complex numbers, re and im of z_k at
@@ -23,12 +33,8 @@ impl Backend {
         if level.scheme != Scheme::Ckks {
             return Ok(false);
         }
-        self.with_ops("encode", level, |ops| {
-            let bits = modulus_bits_at_least(&ops.level().moduli().moduli()[..ops.primes()]);
-            Ok(values.len() == 2 * ops.n()
-                && coefficients_fit(values, fix, bits)
-                && ops.context().encoder()?.is_some())
-        })
+        // A question, not an operation: not profiled as one.
+        self.with_ops_untimed(self.graph(), level, |ops| takes(ops, values, fix))
     }
 
     /// dst = SEAL's encoding at `level` (K primes, NTT form) of the placed values `values`
@@ -43,14 +49,16 @@ impl Backend {
         fix: f64,
         dst: &mut GpuImage,
     ) -> Result<()> {
-        if !self.encodes(level, values, fix)? {
-            return Err(Error::invalid(
-                "encode: the device does not take these values (their coefficients may exceed \
-                 2^62 or the level's modulus, the device may have no doubles, or the level is \
-                 not CKKS's)",
-            ));
+        if level.scheme != Scheme::Ckks {
+            return Err(Error::invalid("encode on the device is CKKS's"));
         }
         self.with_ops("encode", level, |ops| {
+            if !takes(ops, values, fix)? {
+                return Err(Error::invalid(
+                    "encode: the device does not take these values (their coefficients may \
+                     exceed 2^62 or the level's modulus, or the device has no doubles)",
+                ));
+            }
             let (k, n) = (ops.primes(), ops.n());
             if roots.len() != 2 * n {
                 return Err(Error::invalid(format!(
