@@ -56,7 +56,7 @@ inline void store_complex(__global double *p, size_t index, double2 v)
 // SEAL's stages of gap 1 .. B / 2 on each block of B values: work group b takes values
 // b B .. b B + B - 1 into local memory (B complex numbers, 32 KiB at B = 2048: every full-
 // profile device's minimum), runs the stages there and writes them back. Range (N / B) W
-// items in groups of W <= B / 2.
+// items in groups of W <= B / 2. Gaps are powers of two: indices by shifts and masks.
 __kernel void encode_fft_blocks(__global double *values, ulong values_at,
                                 __global const double *roots, ulong roots_at)
 {
@@ -70,13 +70,16 @@ __kernel void encode_fft_blocks(__global double *values, ulong values_at,
         block[k] = load_complex(values, base + k);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint g = 1; g < B; g <<= 1) {
+    for (uint s = 0; s < LOG_B; s++) {
+        uint g = 1u << s;
+        // Stage g's first root: inv_roots[N - N / g + 1].
+        size_t first = N - (N >> s) + 1;
         for (uint t = lid; t < B / 2; t += w) {
             uint j = t & (g - 1);
             uint x = ((t - j) << 1) + j;
             // The block of 2 g values holding x, counted over all N values.
-            size_t i = (base + x) / (2 * (size_t)g);
-            double2 r = load_complex(roots, N - N / g + 1 + i);
+            size_t i = (base + x) >> (s + 1);
+            double2 r = load_complex(roots, first + i);
             double2 u = block[x];
             double2 v = block[x + g];
             block[x] = u + v;
@@ -111,12 +114,13 @@ __kernel void encode_fft_finish(__global const double *values, ulong values_at,
         v[s] = load_complex(values, t + s * (size_t)B);
     }
     for (uint e = 0; e + 1 < LOG_N - LOG_B; e++) {
-        size_t g = (size_t)B << e;
+        // Stage g = B 2^e's first root: inv_roots[N - N / g + 1].
+        size_t first = N - (N >> (LOG_B + e)) + 1;
         for (uint s = 0; s < S; s++) {
             if (s & (1u << e)) {
                 continue;
             }
-            double2 r = load_complex(roots, N - N / g + 1 + (s >> (e + 1)));
+            double2 r = load_complex(roots, first + (s >> (e + 1)));
             double2 u = v[s];
             double2 w = v[s + (1u << e)];
             v[s] = u + w;

@@ -30,8 +30,15 @@ use crate::error::{Error, Result};
 /// 2048 complex numbers, 32 KiB (the least local memory a full-profile device has).
 pub const BLOCK_LOG_MAX: u32 = 11;
 
-/// Work items per work group of both kernels (at most).
-const GROUP_MAX: usize = 256;
+/// Work items per work group of both kernels at most (fewer where the kernel's build allows
+/// fewer): a block of 2048 values gives each of 1024 items one butterfly a stage.
+const GROUP_MAX: usize = 1024;
+
+/// The largest power of two at most `limit` and GROUP_MAX (at least 1).
+fn group_size(limit: usize) -> usize {
+    let cap = GROUP_MAX.min(limit).max(1);
+    1 << (usize::BITS - 1 - cap.leading_zeros())
+}
 
 /// log2 B for N = 2^`log_n`: the stages of gap below B run in blocks of B values, the rest
 /// (at least the last, scaled one) in `encode_fft_finish`.
@@ -159,6 +166,8 @@ pub struct EncodeKernels {
     log_n: u32,
     blocks: Slot,
     finish: Slot,
+    /// Work items per group each kernel's build allows, powers of two.
+    groups: [usize; 2],
     /// The last roots uploaded: their words on the host and on the device. SEAL's encoders of
     /// one N all hold the same roots, so this is uploaded once.
     roots: Mutex<Option<Arc<UploadedRoots>>>,
@@ -177,11 +186,18 @@ impl EncodeKernels {
             &[sources::ENCODE],
             &format!("-D LOG_N={log_n} -D LOG_B={}", block_log(log_n)),
         )?;
+        let blocks = Slot::new(&program, &ENCODE_FFT_BLOCKS)?;
+        let finish = Slot::new(&program, &ENCODE_FFT_FINISH)?;
+        let groups = [
+            group_size(ctx.kernel_work_group_size(&blocks.kernel.lock())?),
+            group_size(ctx.kernel_work_group_size(&finish.kernel.lock())?),
+        ];
         Ok(EncodeKernels {
             ctx: Arc::clone(ctx),
             log_n,
-            blocks: Slot::new(&program, &ENCODE_FFT_BLOCKS)?,
-            finish: Slot::new(&program, &ENCODE_FFT_FINISH)?,
+            blocks,
+            finish,
+            groups,
             roots: Mutex::new(None),
         })
     }
@@ -240,14 +256,14 @@ impl EncodeKernels {
             c.u32("K", k)?,
         ];
         if b > 1 {
-            let group = GROUP_MAX.min(b / 2);
+            let group = self.groups[0].min(b / 2);
             // SAFETY: group g of `group` items touches values g B .. g B + B - 1 < N and
             // roots below N: inside the 2N words checked above.
             unsafe { self.launch(graph, &self.blocks, &blocks_args, (n / b) * group, group) }?;
         }
         // SAFETY: item t < B touches values t + s B < N, roots below N and dst words j N +
         // t + s B for j < K: inside the lengths checked above; moduli rows j < K.
-        unsafe { self.launch(graph, &self.finish, &finish_args, b, GROUP_MAX.min(b)) }
+        unsafe { self.launch(graph, &self.finish, &finish_args, b, self.groups[1].min(b)) }
     }
 
     /// Sets `args` on `slot`'s kernel and enqueues it over `global` items in groups of
@@ -283,6 +299,15 @@ mod tests {
         assert_eq!(block_log(12), 11);
         assert_eq!(block_log(13), 11);
         assert_eq!(block_log(17), 11);
+    }
+
+    #[test]
+    fn group_sizes_are_powers_of_two_within_the_limits() {
+        assert_eq!(group_size(0), 1);
+        assert_eq!(group_size(1), 1);
+        assert_eq!(group_size(768), 512);
+        assert_eq!(group_size(1024), 1024);
+        assert_eq!(group_size(4096), GROUP_MAX);
     }
 
     #[test]
