@@ -81,7 +81,7 @@ settings! {
     BATCH_ROTATIONS: experiment "SEAL_OPENCL_BATCH_ROTATIONS" = "4";
     BATCH_WAVES: experiment "SEAL_OPENCL_BATCH_WAVES" = "8";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
-    ENCODE_FFT: experiment "SEAL_OPENCL_ENCODE_FFT" = "1";
+    ENCODE_FFT: experiment "SEAL_OPENCL_ENCODE_FFT" = "0";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
     DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
@@ -146,8 +146,9 @@ pub struct Experiment {
     /// Waves of batched key switches that wait, at most (1 to `BATCH_WAVES_MAX`; 1: a key
     /// switch whose input is pending runs the batch first).
     pub batch_waves: usize,
-    /// `true` (the default): CKKSEncoder::encode's FFT, rounding and reduction on the device
-    /// where the coefficients provably fit; `false`: on SEAL's host (the NTT on the device).
+    /// `true`: CKKSEncoder::encode's FFT, rounding and reduction on the device where the
+    /// coefficients provably fit; `false` (the default): on SEAL's host (the NTT on the
+    /// device).
     pub encode_fft: bool,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.

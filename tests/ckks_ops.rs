@@ -165,7 +165,7 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         batch_products: DEFAULT_BATCH_PRODUCTS,
         batch_rotations: DEFAULT_BATCH_ROTATIONS,
         batch_waves: DEFAULT_BATCH_WAVES,
-        encode_fft: true,
+        encode_fft: false,
     }
 }
 const FUSED: KernelChoices = choices(true, true);

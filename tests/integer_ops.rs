@@ -71,7 +71,7 @@ const fn choices(fused: bool, chain_log_n: u32) -> KernelChoices {
         batch_products: DEFAULT_BATCH_PRODUCTS,
         batch_rotations: DEFAULT_BATCH_ROTATIONS,
         batch_waves: DEFAULT_BATCH_WAVES,
-        encode_fft: true,
+        encode_fft: false,
     }
 }
 

@@ -1,11 +1,11 @@
-//! CKKSEncoder::encode into a plaintext bound for the device (seal-patch 0011): SEAL places
-//! the values, the backend runs SEAL's FFT, rounding, reduction and NTT (`encode_values`);
-//! where the coefficients may not fit 62 bits (values large enough for SEAL's 128-bit path)
-//! SEAL computes the residues on the host and the backend transforms them to NTT form
-//! (`transform_encoding_to_ntt`). The plaintext must hold the words and metadata SEAL's CPU
-//! encoding writes, at every level of several parameter sets, for real and complex values,
-//! on both paths; an unmarked plaintext stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is
-//! on.
+//! CKKSEncoder::encode into a plaintext bound for the device (seal-patch 0011): SEAL computes
+//! the residues on the host and the backend transforms them to NTT form
+//! (`transform_encoding_to_ntt`); with `SEAL_OPENCL_ENCODE_FFT=1` SEAL places the values and
+//! the backend runs SEAL's FFT, rounding, reduction and NTT (`encode_values`), except where
+//! the coefficients may not fit 62 bits (values large enough for SEAL's 128-bit path). The
+//! plaintext must hold the words and metadata SEAL's CPU encoding writes, at every level of
+//! several parameter sets, for real and complex values, on every path; an unmarked plaintext
+//! stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on.
 
 use rand::Rng;
 use seal_opencl::ErrorKind;
@@ -76,6 +76,10 @@ fn check_encoding(
 /// complex values.
 #[test]
 fn encodings_match_seal_cpu_at_every_level() {
+    match_seal_cpu_at_every_level();
+}
+
+fn match_seal_cpu_at_every_level() {
     install();
     let mut rng = rng();
     for (n, bits, scale_bits) in [
@@ -120,6 +124,10 @@ fn encodings_match_seal_cpu_at_every_level() {
 /// encoding does (the same words, so the same product).
 #[test]
 fn device_encodings_multiply_as_seal_cpu_encodings() {
+    multiply_as_seal_cpu_encodings();
+}
+
+fn multiply_as_seal_cpu_encodings() {
     let (fx, mut rng) = Fixture::with_rng();
     let values = fx.values(&mut rng);
     let parms_id = fx.ctx.first_parms_id();
@@ -143,6 +151,10 @@ fn device_encodings_multiply_as_seal_cpu_encodings() {
 /// check comes before any word is written), and the marked destination keeps its encoding.
 #[test]
 fn refused_encodings_keep_the_destination() {
+    refused_keep_the_destination();
+}
+
+fn refused_keep_the_destination() {
     let (fx, mut rng) = Fixture::with_rng();
     let values = fx.values(&mut rng);
     let parms_id = fx.ctx.first_parms_id();
@@ -190,19 +202,15 @@ fn warmed_encoding() -> (
 }
 
 child_test! {
-    /// A marked destination's encoding launches the FFT's two kernels and the forward
-    /// transform (one launch at this N); with coefficients past 2^62 only the transform (SEAL's
-    /// host computes the residues); an unmarked destination launches nothing without
+    /// By default SEAL's host computes a marked destination's residues and the device
+    /// transforms them (one launch); an unmarked destination launches nothing without
     /// SEAL_GPU_ROUTE_ALL. In a child process, since it installs the backend with the global
     /// profiler on.
-    fn marked_encodings_launch_the_transforms() [] {
+    fn marked_encodings_launch_one_transform() [] {
         let (profiler, fx, values, mut gpu) = warmed_encoding();
-        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 3);
-        // Values of 2^34: the bound on the coefficients (scale / N times the values' sum,
-        // about 2^63) refuses the device's FFT, and SEAL's check takes them (the largest is
-        // about 2^60, below the level's 65 bits): the host's residues, the device's NTT.
-        let large: Vec<f64> = values.iter().map(|v| v * 2f64.powi(34)).collect();
-        assert_eq!(encoding_launches(&profiler, &fx, &large, &mut gpu), 1);
+        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 1);
+        let cpu = fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
+        assert_same_plain(&cpu, &gpu, "the host's FFT");
         let launched = launches(&profiler, None, || {
             fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
         });
@@ -211,13 +219,25 @@ child_test! {
 }
 
 child_test! {
-    /// With SEAL_OPENCL_ENCODE_FFT=0 SEAL's host computes every encoding's residues and the
-    /// device only transforms them (one launch): the same words.
-    fn encode_fft_setting_leaves_the_fft_to_the_host() [("SEAL_OPENCL_ENCODE_FFT", "0")] {
+    /// With SEAL_OPENCL_ENCODE_FFT=1 the device runs the FFT, rounding and reduction too:
+    /// every encoding of the tests above matches SEAL's CPU encoding word for word, a refused
+    /// one keeps its destination, and a marked destination's encoding launches the FFT's two
+    /// kernels and the forward transform (one launch at this N); with coefficients past the
+    /// bound only the transform (SEAL's host computes the residues).
+    fn device_fft_encodings_match_seal() [("SEAL_OPENCL_ENCODE_FFT", "1")] {
+        // The profiler first: it counts only on a backend installed after it.
         let (profiler, fx, values, mut gpu) = warmed_encoding();
-        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 1);
+        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 3);
         let cpu = fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
-        assert_same_plain(&cpu, &gpu, "the host's FFT");
+        assert_same_plain(&cpu, &gpu, "the device's FFT");
+        // Values of 2^34: the bound on the coefficients (scale / N times the values' sum,
+        // about 2^63) refuses the device's FFT, and SEAL's check takes them (the largest is
+        // about 2^60, below the level's 65 bits): the host's residues, the device's NTT.
+        let large: Vec<f64> = values.iter().map(|v| v * 2f64.powi(34)).collect();
+        assert_eq!(encoding_launches(&profiler, &fx, &large, &mut gpu), 1);
+        match_seal_cpu_at_every_level();
+        multiply_as_seal_cpu_encodings();
+        refused_keep_the_destination();
     }
 }
 

@@ -63,15 +63,19 @@ pub struct KernelChoices {
     /// the SEAL backend, `src/seal_backend/batch.rs`).
     pub batch_waves: usize,
     /// `true`: CKKSEncoder::encode's FFT, rounding and reduction run on the device where
-    /// the coefficients provably fit (`crate::ckks::encode`); `false`: SEAL's host computes
-    /// the residues and only the NTT runs on the device (`SEAL_OPENCL_ENCODE_FFT=0`; read by
+    /// the coefficients provably fit (`crate::ckks::encode`, `SEAL_OPENCL_ENCODE_FFT=1`);
+    /// `false`, the default: SEAL's host computes the residues and only the NTT runs on the
+    /// device (H200, 2026-11-30: the two kernels took 35-40 us of device time an encoding at
+    /// 8192 against the host's ~0.4 ms of one thread, and TenSEAL's MNIST and vector-matrix
+    /// products, bound by the device, ran 10-55 % slower with them; read by
     /// `CkksContext::encoder`).
     pub encode_fft: bool,
 }
 
 impl Default for KernelChoices {
     /// Fused kernels, Dhem-Quisquater's Barrett, key switches chained up to
-    /// [`DEFAULT_CHAIN_LOG_N`], multiplies deferred to their relinearization.
+    /// [`DEFAULT_CHAIN_LOG_N`], multiplies deferred to their relinearization, encodings'
+    /// FFT on the host.
     fn default() -> Self {
         KernelChoices {
             fused: true,
@@ -82,7 +86,7 @@ impl Default for KernelChoices {
             batch_products: DEFAULT_BATCH_PRODUCTS,
             batch_rotations: DEFAULT_BATCH_ROTATIONS,
             batch_waves: DEFAULT_BATCH_WAVES,
-            encode_fft: true,
+            encode_fft: false,
         }
     }
 }
