@@ -67,7 +67,7 @@ pub struct KernelChoices {
     /// `false`, the default: SEAL's host computes the residues and only the NTT runs on the
     /// device (H200, 2026-11-30: the two kernels took 35-40 us of device time an encoding at
     /// 8192 against the host's ~0.4 ms of one thread, and TenSEAL's MNIST and vector-matrix
-    /// products, bound by the device, ran 10-55 % slower with them; read by
+    /// products, bound by the device, ran 11-55 % slower with them; read by
     /// `CkksContext::encoder`).
     pub encode_fft: bool,
 }
