@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use tracing::Level;
 
-use crate::ckks::context::{KernelChoices, BATCH_WAVES_MAX};
+use crate::ckks::context::{EncodeOnDevice, KernelChoices, BATCH_WAVES_MAX};
 use crate::ckks::fused::KS_JOBS_MAX;
 use crate::cl::DeviceSelector;
 use crate::device::{DeviceOptions, DeviceSet, Devices, Partition};
@@ -80,8 +80,8 @@ settings! {
     BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "4";
     BATCH_ROTATIONS: experiment "SEAL_OPENCL_BATCH_ROTATIONS" = "4";
     BATCH_WAVES: experiment "SEAL_OPENCL_BATCH_WAVES" = "8";
+    ENCODE: experiment "SEAL_OPENCL_ENCODE" = "ntt";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
-    ENCODE_FFT: experiment "SEAL_OPENCL_ENCODE_FFT" = "0";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
     DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
@@ -146,10 +146,8 @@ pub struct Experiment {
     /// Waves of batched key switches that wait, at most (1 to `BATCH_WAVES_MAX`; 1: a key
     /// switch whose input is pending runs the batch first).
     pub batch_waves: usize,
-    /// `true`: CKKSEncoder::encode's FFT, rounding and reduction on the device where the
-    /// coefficients provably fit; `false` (the default): on SEAL's host (the NTT on the
-    /// device).
-    pub encode_fft: bool,
+    /// How much of CKKSEncoder::encode runs on the device (`host`, `ntt`, `fft`).
+    pub encode: EncodeOnDevice,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.
     pub barrett_dq: bool,
@@ -191,7 +189,7 @@ impl Default for Config {
                 batch_products: kernels.batch_products,
                 batch_rotations: kernels.batch_rotations,
                 batch_waves: kernels.batch_waves,
-                encode_fft: kernels.encode_fft,
+                encode: kernels.encode,
                 barrett_dq: kernels.barrett_dq,
                 memcache: d.memcache_active,
                 tiles: d.partition,
@@ -228,7 +226,7 @@ impl Experiment {
             batch_products: self.batch_products,
             batch_rotations: self.batch_rotations,
             batch_waves: self.batch_waves,
-            encode_fft: self.encode_fft,
+            encode: self.encode,
         }
     }
 }
@@ -387,11 +385,8 @@ impl Config {
                         }
                     },
                 },
-                encode_fft: switch(
-                    ENCODE_FFT,
-                    parse(ENCODE_FFT),
-                    defaults.experiment.encode_fft,
-                )?,
+                encode: parse(ENCODE)
+                    .map_or(Ok(defaults.experiment.encode), |v| parsed(ENCODE, &v))?,
                 barrett_dq: switch(
                     BARRETT_DQ,
                     parse(BARRETT_DQ),

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use rand::Rng;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::context::{
-    CkksContext, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS, DEFAULT_BATCH_ROTATIONS,
-    DEFAULT_BATCH_WAVES, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
+    CkksContext, EncodeOnDevice, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS,
+    DEFAULT_BATCH_ROTATIONS, DEFAULT_BATCH_WAVES, DEFAULT_CHAIN_GROUPS_PER_UNIT,
+    DEFAULT_CHAIN_LOG_N,
 };
 use seal_opencl::ckks::fused::{DropCorrection, TensorJob};
 use seal_opencl::ckks::host;
@@ -165,7 +166,7 @@ const fn choices(fused: bool, barrett_dq: bool) -> KernelChoices {
         batch_products: DEFAULT_BATCH_PRODUCTS,
         batch_rotations: DEFAULT_BATCH_ROTATIONS,
         batch_waves: DEFAULT_BATCH_WAVES,
-        encode_fft: false,
+        encode: EncodeOnDevice::Ntt,
     }
 }
 const FUSED: KernelChoices = choices(true, true);

@@ -19,8 +19,9 @@ use rand::Rng;
 use seal_opencl::arith::Modulus;
 use seal_opencl::arith::{coeff_modulus_create, invert_uint_mod, multiply_uint_mod};
 use seal_opencl::ckks::context::{
-    CkksContext, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS, DEFAULT_BATCH_ROTATIONS,
-    DEFAULT_BATCH_WAVES, DEFAULT_CHAIN_GROUPS_PER_UNIT, DEFAULT_CHAIN_LOG_N,
+    CkksContext, EncodeOnDevice, KernelChoices, KswitchKey, DEFAULT_BATCH_PRODUCTS,
+    DEFAULT_BATCH_ROTATIONS, DEFAULT_BATCH_WAVES, DEFAULT_CHAIN_GROUPS_PER_UNIT,
+    DEFAULT_CHAIN_LOG_N,
 };
 use seal_opencl::ckks::fused::{
     DropCorrection, Sources, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
@@ -71,7 +72,7 @@ const fn choices(fused: bool, chain_log_n: u32) -> KernelChoices {
         batch_products: DEFAULT_BATCH_PRODUCTS,
         batch_rotations: DEFAULT_BATCH_ROTATIONS,
         batch_waves: DEFAULT_BATCH_WAVES,
-        encode_fft: false,
+        encode: EncodeOnDevice::Ntt,
     }
 }
 

@@ -1,11 +1,12 @@
 //! CKKSEncoder::encode into a plaintext bound for the device (seal-patch 0011): SEAL computes
 //! the residues on the host and the backend transforms them to NTT form
-//! (`transform_encoding_to_ntt`); with `SEAL_OPENCL_ENCODE_FFT=1` SEAL places the values and
+//! (`transform_encoding_to_ntt`); with `SEAL_OPENCL_ENCODE=fft` SEAL places the values and
 //! the backend runs SEAL's FFT, rounding, reduction and NTT (`encode_values`), except where
 //! the coefficients may not fit 62 bits (values large enough for SEAL's 128-bit path). The
 //! plaintext must hold the words and metadata SEAL's CPU encoding writes, at every level of
 //! several parameter sets, for real and complex values, on every path; an unmarked plaintext
-//! stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on.
+//! stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on, and with `SEAL_OPENCL_ENCODE=host`
+//! every encoding does.
 
 use rand::Rng;
 use seal_opencl::ErrorKind;
@@ -219,12 +220,12 @@ child_test! {
 }
 
 child_test! {
-    /// With SEAL_OPENCL_ENCODE_FFT=1 the device runs the FFT, rounding and reduction too:
+    /// With SEAL_OPENCL_ENCODE=fft the device runs the FFT, rounding and reduction too:
     /// every encoding of the tests above matches SEAL's CPU encoding word for word, a refused
     /// one keeps its destination, and a marked destination's encoding launches the FFT's two
     /// kernels and the forward transform (one launch at this N); with coefficients past the
     /// bound only the transform (SEAL's host computes the residues).
-    fn device_fft_encodings_match_seal() [("SEAL_OPENCL_ENCODE_FFT", "1")] {
+    fn device_fft_encodings_match_seal() [("SEAL_OPENCL_ENCODE", "fft")] {
         // The profiler first: it counts only on a backend installed after it.
         let (profiler, fx, values, mut gpu) = warmed_encoding();
         assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 3);
@@ -238,6 +239,18 @@ child_test! {
         match_seal_cpu_at_every_level();
         multiply_as_seal_cpu_encodings();
         refused_keep_the_destination();
+    }
+}
+
+child_test! {
+    /// With SEAL_OPENCL_ENCODE=host SEAL's CPU encodes a marked destination (no launch, its
+    /// words on the host), and a routed multiply_plain by it uploads it: SEAL's product.
+    fn host_encodings_launch_nothing() [("SEAL_OPENCL_ENCODE", "host")] {
+        let (profiler, fx, values, mut gpu) = warmed_encoding();
+        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 0);
+        let cpu = fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
+        assert_same_plain(&cpu, &gpu, "SEAL's CPU encoding");
+        multiply_as_seal_cpu_encodings();
     }
 }
 

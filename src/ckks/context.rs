@@ -62,20 +62,15 @@ pub struct KernelChoices {
     /// 1 (1: such a key switch runs the batch first, `SEAL_OPENCL_BATCH_WAVES`; read by
     /// the SEAL backend, `src/seal_backend/batch.rs`).
     pub batch_waves: usize,
-    /// `true`: CKKSEncoder::encode's FFT, rounding and reduction run on the device where
-    /// the coefficients provably fit (`crate::ckks::encode`, `SEAL_OPENCL_ENCODE_FFT=1`);
-    /// `false`, the default: SEAL's host computes the residues and only the NTT runs on the
-    /// device (H200, 2026-11-30: the two kernels took 35-40 us of device time an encoding at
-    /// 8192 against the host's ~0.4 ms of one thread, and TenSEAL's MNIST and vector-matrix
-    /// products, bound by the device, ran 11-55 % slower with them; read by
-    /// `CkksContext::encoder`).
-    pub encode_fft: bool,
+    /// How much of CKKSEncoder::encode runs on the device (`SEAL_OPENCL_ENCODE`; read by
+    /// the SEAL backend and `CkksContext::encoder`).
+    pub encode: EncodeOnDevice,
 }
 
 impl Default for KernelChoices {
     /// Fused kernels, Dhem-Quisquater's Barrett, key switches chained up to
     /// [`DEFAULT_CHAIN_LOG_N`], multiplies deferred to their relinearization, encodings'
-    /// FFT on the host.
+    /// NTT on the device.
     fn default() -> Self {
         KernelChoices {
             fused: true,
@@ -86,7 +81,38 @@ impl Default for KernelChoices {
             batch_products: DEFAULT_BATCH_PRODUCTS,
             batch_rotations: DEFAULT_BATCH_ROTATIONS,
             batch_waves: DEFAULT_BATCH_WAVES,
-            encode_fft: false,
+            encode: EncodeOnDevice::Ntt,
+        }
+    }
+}
+
+/// How much of `CKKSEncoder::encode` (of a vector of values, into a marked plaintext or any
+/// under route-all) runs on the device; the words are SEAL's in every case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EncodeOnDevice {
+    /// Nothing: SEAL's CPU encodes, and the plaintext is uploaded where a routed operation
+    /// uses it (`host`).
+    Nothing,
+    /// The NTT that ends it; SEAL's host computes the residues (`ntt`, the default).
+    Ntt,
+    /// The FFT, rounding and reduction too, where the coefficients provably fit
+    /// (`crate::ckks::encode`; `fft`). H200, 2026-11-30: the two kernels took 35-40 us of
+    /// device time an encoding at 8192 against the host's ~0.4 ms of one thread, and
+    /// TenSEAL's MNIST and vector-matrix products, bound by the device, ran 11-55 % slower.
+    Fft,
+}
+
+impl std::str::FromStr for EncodeOnDevice {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "host" => Ok(EncodeOnDevice::Nothing),
+            "ntt" => Ok(EncodeOnDevice::Ntt),
+            "fft" => Ok(EncodeOnDevice::Fft),
+            _ => Err(Error::invalid(format!(
+                "encode {s:?} is not `host`, `ntt` or `fft`"
+            ))),
         }
     }
 }
@@ -134,7 +160,7 @@ pub struct CkksContext {
     levels: Mutex<Vec<Option<Arc<LevelData>>>>,
     /// Index p holds the plan over key prime p alone, once built.
     single: Mutex<Vec<Option<Arc<NttPlan>>>>,
-    /// The FFT of encodings on the device ([`KernelChoices::encode_fft`]).
+    /// The FFT of encodings on the device ([`EncodeOnDevice::Fft`]).
     encode_fft: bool,
     /// encode.cl, built on the first encoding (devices with doubles only).
     encoder: Mutex<Option<Arc<EncodeKernels>>>,
@@ -246,7 +272,7 @@ impl CkksContext {
             key_moduli,
             levels: Mutex::new(levels),
             single: Mutex::new(single),
-            encode_fft: choices.encode_fft,
+            encode_fft: choices.encode == EncodeOnDevice::Fft,
             encoder: Mutex::new(None),
         })
     }

@@ -344,6 +344,10 @@ impl GpuBackend {
         })
     }
 
+    pub(super) fn routes_encoding(&self) -> bool {
+        self.backend.routes_encoding()
+    }
+
     pub(super) fn encodes_values(
         &self,
         params: &LevelParams,

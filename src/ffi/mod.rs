@@ -367,6 +367,8 @@ mod bridge {
             samples: &[u64],
             dst: &mut GpuImage,
         ) -> Result<()>;
+        /// Whether CKKSEncoder::encode runs anything on the device (`SEAL_OPENCL_ENCODE`).
+        fn routes_encoding(self: &GpuBackend) -> bool;
         /// Whether `encode_values` takes the placed values `values` (N complex numbers as the
         /// IEEE bits of re, im) with `fix` = scale / N at the level of `params` (see
         /// `Backend::encodes`).

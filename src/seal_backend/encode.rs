@@ -10,6 +10,7 @@
 
 use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level, Scheme};
+use crate::ckks::context::EncodeOnDevice;
 use crate::ckks::encode::{coefficients_fit, modulus_bits_at_least};
 use crate::ckks::ops::LevelOps;
 use crate::error::{Error, Result};
@@ -25,6 +26,12 @@ fn takes(ops: &LevelOps, values: &[u64], fix: f64) -> Result<bool> {
 }
 
 impl Backend {
+    /// Whether CKKSEncoder::encode runs anything on the device: its NTT, or more
+    /// ([`EncodeOnDevice`], `SEAL_OPENCL_ENCODE`).
+    pub fn routes_encoding(&self) -> bool {
+        self.kernel_choices.encode != EncodeOnDevice::Nothing
+    }
+
     /// Whether [`Backend::encode`] takes `values` (z: N complex numbers, re and im of z_k at
     /// words 2k and 2k + 1, as IEEE bits) with `fix` = scale / N at `level`: CKKS, a device
     /// with doubles, and every coefficient provably below 2^62 and SEAL's modulus check
