@@ -1,9 +1,11 @@
 //! SEAL's CKKS encoding of a vector of values (`CKKSEncoder::encode`, seal-patch 0011) on the
 //! device: SEAL places the values into N complex numbers z on the host (an O(N) pass) and
 //! hands them over with its roots; the device runs the inverse FFT, the rounding and the
-//! reduction (`crate::ckks::encode`), then the level's forward NTT. Where the coefficients
-//! might not fit SEAL's 64-bit path (or the device has no doubles) nothing is done and SEAL
-//! encodes on the CPU, with its own checks and exceptions.
+//! reduction (`crate::ckks::encode`), then the level's forward NTT; with
+//! `SEAL_OPENCL_ENCODE=fft` only ([`EncodeOnDevice`]). Where the coefficients might not fit
+//! SEAL's 64-bit path, the device has no doubles or the setting is another, nothing is done
+//! here and SEAL computes the residues on the CPU, with its own checks and exceptions (and
+//! `Backend::transform_encoding` their NTT, unless the setting is `host`).
 //!
 //! Launches: the FFT's blocks (where N >= 4), its last stages with the rounding, and the NTT
 //! (1 where the level chains, else the plan's passes); one upload of 2N words.
