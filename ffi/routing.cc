@@ -392,12 +392,14 @@ namespace seal_opencl::detail
     }
 
     // CKKS at the levels ciphertexts live at (the key level only where it is the first: no
-    // key switching); the transform of a ciphertext's polynomials, one polynomial of K residues.
+    // key switching), unless SEAL_OPENCL_ENCODE=host; the transform of a ciphertext's
+    // polynomials, one polynomial of K residues.
     bool OpenClBackend::transforms_encoding(
         const SEALContext &context, const SEALContext::ContextData &context_data) const
     {
         return context_data.parms().scheme() == seal::scheme_type::ckks &&
-               context_data.chain_index() <= context.first_context_data()->chain_index();
+               context_data.chain_index() <= context.first_context_data()->chain_index() &&
+               backend_->routes_encoding();
     }
 
     void OpenClBackend::transform_encoding_to_ntt(
