@@ -202,16 +202,38 @@ fn warmed_encoding() -> (
     (profiler, fx, values, gpu)
 }
 
+/// [`warmed_encoding`], then one more encoding of its values: `launches` launches, and SEAL's
+/// CPU encoding's words (`what` names the path).
+fn counted_encoding(
+    launches: u64,
+    what: &str,
+) -> (
+    std::sync::Arc<seal_opencl::profiler::Profiler>,
+    Fixture,
+    Vec<f64>,
+    Plaintext,
+) {
+    let (profiler, fx, values, mut gpu) = warmed_encoding();
+    assert_eq!(
+        encoding_launches(&profiler, &fx, &values, &mut gpu),
+        launches,
+        "{what}"
+    );
+    let cpu = fx
+        .encoder
+        .encode(&values, &fx.ctx.first_parms_id(), fx.scale)
+        .unwrap();
+    assert_same_plain(&cpu, &gpu, what);
+    (profiler, fx, values, gpu)
+}
+
 child_test! {
     /// By default SEAL's host computes a marked destination's residues and the device
     /// transforms them (one launch); an unmarked destination launches nothing without
     /// SEAL_GPU_ROUTE_ALL. In a child process, since it installs the backend with the global
     /// profiler on.
     fn marked_encodings_launch_one_transform() [] {
-        let (profiler, fx, values, mut gpu) = warmed_encoding();
-        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 1);
-        let cpu = fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
-        assert_same_plain(&cpu, &gpu, "the host's FFT");
+        let (profiler, fx, values, _) = counted_encoding(1, "the host's FFT");
         let launched = launches(&profiler, None, || {
             fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
         });
@@ -227,10 +249,7 @@ child_test! {
     /// bound only the transform (SEAL's host computes the residues).
     fn device_fft_encodings_match_seal() [("SEAL_OPENCL_ENCODE", "fft")] {
         // The profiler first: it counts only on a backend installed after it.
-        let (profiler, fx, values, mut gpu) = warmed_encoding();
-        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 3);
-        let cpu = fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
-        assert_same_plain(&cpu, &gpu, "the device's FFT");
+        let (profiler, fx, values, mut gpu) = counted_encoding(3, "the device's FFT");
         // Values of 2^34: the bound on the coefficients (scale / N times the values' sum,
         // about 2^63) refuses the device's FFT, and SEAL's check takes them (the largest is
         // about 2^60, below the level's 65 bits): the host's residues, the device's NTT.
@@ -246,10 +265,7 @@ child_test! {
     /// With SEAL_OPENCL_ENCODE=host SEAL's CPU encodes a marked destination (no launch, its
     /// words on the host), and a routed multiply_plain by it uploads it: SEAL's product.
     fn host_encodings_launch_nothing() [("SEAL_OPENCL_ENCODE", "host")] {
-        let (profiler, fx, values, mut gpu) = warmed_encoding();
-        assert_eq!(encoding_launches(&profiler, &fx, &values, &mut gpu), 0);
-        let cpu = fx.encoder.encode(&values, &fx.ctx.first_parms_id(), fx.scale).unwrap();
-        assert_same_plain(&cpu, &gpu, "SEAL's CPU encoding");
+        counted_encoding(0, "SEAL's CPU encoding");
         multiply_as_seal_cpu_encodings();
     }
 }
