@@ -19,12 +19,14 @@ use crate::error::{Error, Result};
 use crate::ntt::NttDirection;
 
 /// Whether the device encodes `values` with `fix` at the level of `ops` (see
-/// [`Backend::encodes`]).
+/// [`Backend::encodes`]); the setting first, so that the default path skips the bound's pass
+/// over the values.
 fn takes(ops: &LevelOps, values: &[u64], fix: f64) -> Result<bool> {
+    if values.len() != 2 * ops.n() || ops.context().encoder()?.is_none() {
+        return Ok(false);
+    }
     let bits = modulus_bits_at_least(&ops.level().moduli().moduli()[..ops.primes()]);
-    Ok(values.len() == 2 * ops.n()
-        && coefficients_fit(values, fix, bits)
-        && ops.context().encoder()?.is_some())
+    Ok(coefficients_fit(values, fix, bits))
 }
 
 impl Backend {
