@@ -63,7 +63,7 @@ pub struct KernelChoices {
     /// the SEAL backend, `src/seal_backend/batch.rs`).
     pub batch_waves: usize,
     /// How much of CKKSEncoder::encode runs on the device (`SEAL_OPENCL_ENCODE`; read by
-    /// the SEAL backend and `CkksContext::encoder`).
+    /// the SEAL backend, `src/seal_backend/encode.rs`).
     pub encode: EncodeOnDevice,
 }
 
@@ -161,8 +161,6 @@ pub struct CkksContext {
     levels: Mutex<Vec<Option<Arc<LevelData>>>>,
     /// Index p holds the plan over key prime p alone, once built.
     single: Mutex<Vec<Option<Arc<NttPlan>>>>,
-    /// The FFT of encodings on the device ([`EncodeOnDevice::Fft`]).
-    encode_fft: bool,
     /// encode.cl, built on the first encoding (devices with doubles only).
     encoder: Mutex<Option<Arc<EncodeKernels>>>,
 }
@@ -273,7 +271,6 @@ impl CkksContext {
             key_moduli,
             levels: Mutex::new(levels),
             single: Mutex::new(single),
-            encode_fft: choices.encode == EncodeOnDevice::Fft,
             encoder: Mutex::new(None),
         })
     }
@@ -311,9 +308,10 @@ impl CkksContext {
     }
 
     /// The encoding kernels for this N, built on first use; None on a device without
-    /// doubles (`cl_khr_fp64`) or where the choices leave the FFT to SEAL's host.
+    /// doubles (`cl_khr_fp64`). Whether encodings use them is the setting's
+    /// ([`EncodeOnDevice`]), which the SEAL backend asks.
     pub fn encoder(&self) -> Result<Option<Arc<EncodeKernels>>> {
-        if !self.encode_fft || !self.ctx.info().fp64 {
+        if !self.ctx.info().fp64 {
             return Ok(None);
         }
         let mut encoder = self.encoder.lock();

@@ -25,6 +25,7 @@ use crate::cl::KernelArg::U64;
 use crate::cl::{kernel_sigs, sources, Context, KernelArg, Queue, Region};
 use crate::device::Graph;
 use crate::error::{Error, Result};
+use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
 
 /// log2 of the most values one work group of `encode_fft_blocks` transforms in local memory:
 /// 2048 complex numbers, 32 KiB (the least local memory a full-profile device has).
@@ -174,12 +175,13 @@ pub struct EncodeKernels {
 }
 
 impl EncodeKernels {
-    /// Builds `opencl/encode.cl` for N = 2^`log_n` (1 <= log_n <= 17).
+    /// Builds `opencl/encode.cl` for N = 2^`log_n` (`COEFF_COUNT_POWER_MIN` ..=
+    /// `COEFF_COUNT_POWER_MAX`, the NTT's range).
     pub fn new(ctx: &Arc<Context>, log_n: u32) -> Result<EncodeKernels> {
-        if !(1..=super::super::ntt::COEFF_COUNT_POWER_MAX).contains(&log_n) {
+        if !(COEFF_COUNT_POWER_MIN..=COEFF_COUNT_POWER_MAX).contains(&log_n) {
             return Err(Error::invalid(format!(
-                "the encoding kernels take N = 2^1 .. 2^{}, not 2^{log_n}",
-                super::super::ntt::COEFF_COUNT_POWER_MAX
+                "the encoding kernels take N = 2^{COEFF_COUNT_POWER_MIN} .. \
+                 2^{COEFF_COUNT_POWER_MAX}, not 2^{log_n}"
             )));
         }
         let program = ctx.program(

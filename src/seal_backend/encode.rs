@@ -12,21 +12,25 @@
 
 use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level, Scheme};
+use std::sync::Arc;
+
 use crate::ckks::context::EncodeOnDevice;
-use crate::ckks::encode::{coefficients_fit, modulus_bits_at_least};
+use crate::ckks::encode::{coefficients_fit, modulus_bits_at_least, EncodeKernels};
 use crate::ckks::ops::LevelOps;
 use crate::error::{Error, Result};
 use crate::ntt::NttDirection;
 
-/// Whether the device encodes `values` with `fix` at the level of `ops` (see
-/// [`Backend::encodes`]); the setting first, so that the default path skips the bound's pass
-/// over the values.
-fn takes(ops: &LevelOps, values: &[u64], fix: f64) -> Result<bool> {
-    if values.len() != 2 * ops.n() || ops.context().encoder()?.is_none() {
-        return Ok(false);
+/// The encoding kernels where the device encodes `values` with `fix` at the level of `ops`
+/// (see [`Backend::encodes`]): the device has doubles, then the bound's pass over the values.
+fn kernels_taking(ops: &LevelOps, values: &[u64], fix: f64) -> Result<Option<Arc<EncodeKernels>>> {
+    if values.len() != 2 * ops.n() {
+        return Ok(None);
     }
+    let Some(kernels) = ops.context().encoder()? else {
+        return Ok(None);
+    };
     let bits = modulus_bits_at_least(&ops.level().moduli().moduli()[..ops.primes()]);
-    Ok(coefficients_fit(values, fix, bits))
+    Ok(coefficients_fit(values, fix, bits).then_some(kernels))
 }
 
 impl Backend {
@@ -36,16 +40,24 @@ impl Backend {
         self.kernel_choices.encode != EncodeOnDevice::Nothing
     }
 
+    /// Whether the setting sends encodings' FFT at `level` to the device: `fft`, CKKS.
+    fn encodes_fft(&self, level: &Level) -> bool {
+        level.scheme == Scheme::Ckks && self.kernel_choices.encode == EncodeOnDevice::Fft
+    }
+
     /// Whether [`Backend::encode`] takes `values` (z: N complex numbers, re and im of z_k at
-    /// words 2k and 2k + 1, as IEEE bits) with `fix` = scale / N at `level`: CKKS, a device
-    /// with doubles, and every coefficient provably below 2^62 and SEAL's modulus check
-    /// ([`coefficients_fit`]). Where it is false SEAL encodes on the CPU.
+    /// words 2k and 2k + 1, as IEEE bits) with `fix` = scale / N at `level`: the setting
+    /// `fft`, CKKS, a device with doubles, and every coefficient provably below 2^62 and
+    /// SEAL's modulus check ([`coefficients_fit`]). Where it is false SEAL encodes on the
+    /// CPU. The setting is asked first: the default path looks at nothing else.
     pub fn encodes(&self, level: &Level, values: &[u64], fix: f64) -> Result<bool> {
-        if level.scheme != Scheme::Ckks {
+        if !self.encodes_fft(level) {
             return Ok(false);
         }
         // A question, not an operation: not profiled as one.
-        self.with_ops_untimed(self.graph(), level, |ops| takes(ops, values, fix))
+        self.with_ops_untimed(self.graph(), level, |ops| {
+            Ok(kernels_taking(ops, values, fix)?.is_some())
+        })
     }
 
     /// dst = SEAL's encoding at `level` (K primes, NTT form) of the placed values `values`
@@ -60,16 +72,18 @@ impl Backend {
         fix: f64,
         dst: &mut GpuImage,
     ) -> Result<()> {
-        if level.scheme != Scheme::Ckks {
-            return Err(Error::invalid("encode on the device is CKKS's"));
+        if !self.encodes_fft(level) {
+            return Err(Error::invalid(
+                "encode on the device is CKKS's, with SEAL_OPENCL_ENCODE=fft",
+            ));
         }
         self.with_ops("encode", level, |ops| {
-            if !takes(ops, values, fix)? {
+            let Some(kernels) = kernels_taking(ops, values, fix)? else {
                 return Err(Error::invalid(
                     "encode: the device does not take these values (their coefficients may \
                      exceed 2^62 or the level's modulus, or the device has no doubles)",
                 ));
-            }
+            };
             let (k, n) = (ops.primes(), ops.n());
             if roots.len() != 2 * n {
                 return Err(Error::invalid(format!(
@@ -78,10 +92,6 @@ impl Backend {
                     2 * n
                 )));
             }
-            let kernels = ops
-                .context()
-                .encoder()?
-                .ok_or_else(|| Error::Logic("encode: the encoding kernels are gone".into()))?;
             let graph = ops.graph();
             let roots = kernels.roots(graph.queue(), roots)?;
             let z = ops.scratch(2 * n)?;
