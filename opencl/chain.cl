@@ -42,10 +42,10 @@
 // holds at once, so that no group holds a place on the device while it waits for a pass
 // that has not started): tickets below end1 run pass 1's groups, below end2 pass 2's, and
 // so on up to `tickets`; tickets past it do nothing. A ticket of pass p + 1 waits until
-// every ticket of pass p has counted itself done (counter p), and waits on nothing else;
-// those tickets were taken earlier, by groups that hold them until they are done, and the
-// lowest unfinished ticket waits on nothing: the wait ends on any device, however few
-// groups it holds at once. The last group to finish (counter CHAIN_FINISHED) zeroes the
+// every ticket of pass p (of its own key switch, in a launch of several: ks_chained_body)
+// has counted itself done (counter p), and waits on nothing else; those tickets were taken
+// earlier, by groups that hold them until they are done, and the lowest unfinished ticket
+// waits on nothing: the wait ends on any device, however few groups it holds at once. The last group to finish (counter CHAIN_FINISHED) zeroes the
 // counters for the next chained launch: the host gives each in-order queue its own
 // counters, so chained launches never overlap on one set.
 //
@@ -224,13 +224,19 @@ ALWAYS_INLINE void chain_done(volatile __global uint *counters, uint p, uint pas
         chain_signal(&COUNTER(counters, p));
 }
 
-// The last of `groups` groups to get here zeroes the counters.
-ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
+// The last of `groups` groups to get here zeroes the counters of the first `sets` counter
+// sets (CHAIN_FINISHED + 1 counters each; see job_counters).
+ALWAYS_INLINE void chain_finish_sets(volatile __global uint *counters, uint groups, uint sets)
 {
     if (get_local_id(0) == 0 && atomic_inc(&COUNTER(counters, CHAIN_FINISHED)) == groups - 1) {
-        for (uint i = 0; i <= CHAIN_FINISHED; i++)
+        for (uint i = 0; i < sets * (CHAIN_FINISHED + 1); i++)
             atomic_xchg(&COUNTER(counters, i), 0u);
     }
+}
+
+ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
+{
+    chain_finish_sets(counters, groups, 1);
 }
 
 // The tensor product of SEAL's ckks_multiply of a and b, two polynomials of K residues
@@ -317,11 +323,22 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 //   more.key[j - 1] into more.dst[j - 1], permuted 2 K residues a job.
 // Every pass then has `jobs` times one job's groups, job j's the j-th share of them, and
 // job j's intermediates lie j job sizes into values (K residues a job), between (K (K +
-// 1)), prod (2 K), last (2) and md_between (2 K). A pass's groups wait for every job's
-// groups of the pass before: the jobs share the hand-overs, which are half of a key
-// switch's time at N = 2^13. Each job writes only its own words, so its words are those of
-// a launch of its own.
+// 1)), prod (2 K), last (2) and md_between (2 K). Each job hands over on counters of its
+// own (job_counters): a job's pass waits only for that job's groups of the pass before,
+// so that while one job's pass drains (a hand-over is half of a key switch's time at N =
+// 2^13 in a launch of one) the device runs another job's next pass. The tickets still
+// come pass by pass, every job's groups of a pass before any of the next, and a ticket
+// waits only for tickets taken before it. Each job writes only its own words, so its words
+// are those of a launch of its own.
 #define KS_JOBS_MAX 4
+
+// Job j's hand-over counters: the j-th set of CHAIN_FINISHED + 1 counters (the host holds
+// KS_JOBS_MAX sets, CHAIN_COUNTER_WORDS); job 0's are the launch's own, and its counters 0
+// (tickets) and CHAIN_FINISHED (finished groups) serve the whole launch.
+ALWAYS_INLINE volatile __global uint *job_counters(volatile __global uint *counters, uint job)
+{
+    return counters + (size_t)job * (CHAIN_FINISHED + 1) * COUNTER_STRIDE;
+}
 
 // Jobs 1 to KS_JOBS_MAX - 1 of a launch of several (see ks_chained_body): key,
 // galois_elt and plain_jobs are a galois launch's.
@@ -376,10 +393,12 @@ ALWAYS_INLINE void ks_chained_body(
         // The ticket's job and its group in that job's share of the pass (a rotation's own
         // arguments are picked where they are used).
         uint job = 0;
+        volatile __global uint *hand = counters;
         if (jobs > 1) {
             const uint share = pass == 0 ? 1 : PASS_GROUPS(ends, pass - 1) / jobs;
             job = g / share;
             g -= job * share;
+            hand = job_counters(counters, job);
             values = values0 + (size_t)job * K * N;
             between = between0 + (size_t)job * K * (K + 1) * N;
             prod = prod0 + (size_t)job * 2 * K * N;
@@ -397,7 +416,7 @@ ALWAYS_INLINE void ks_chained_body(
             // beside the tensor product; the key-switching pass, which reads the target in
             // NTT form from dst, waits for both (below), and every later pass after it.
             RUN(1, tensor_group(dst, ta, tb, params, K, OWN(1)))
-            chain_done(counters, 1, pass);
+            chain_done(hand, 1, pass);
             RUN(2, inv_block_tensor_target_group(values, inv_root_powers, params, K, ta, tb,
                                                  lmem, OWN(2)))
         } else if (galois) {
@@ -412,29 +431,29 @@ ALWAYS_INLINE void ks_chained_body(
             RUN(o + 1, inv_block_gather_group(values, inv_root_powers, params, K, 1, src, K,
                                               src_first, lmem, OWN(o + 1)))
         }
-        chain_hand_over(counters, o + 1, PASS_GROUPS(ends, o), pass);
+        chain_hand_over(hand, o + 1, PASS_GROUPS(ends, o) / jobs, pass);
         RUN(o + 2, inv_fwd_strided_group(between, root_powers, params, K + 1, values,
                                          LOAD_DECOMPOSE, 0, no_plain(), false, ks_outs, ks_chunks,
                                          inv_root_powers, lmem, OWN(o + 2)))
-        chain_hand_over_also(counters, o + 2, PASS_GROUPS(ends, o + 1), 1,
-                             tensor ? PASS_GROUPS(ends, 0) : 0, pass);
+        chain_hand_over_also(hand, o + 2, PASS_GROUPS(ends, o + 1) / jobs, 1,
+                             tensor ? PASS_GROUPS(ends, 0) / jobs : 0, pass);
         // A rotation's target and addend: its job's permuted pair.
         RUN(o + 3, ks_block_group(between, root_powers, params, K + 1, values,
                                   galois ? permuted + (size_t)job * 2 * K * N : target,
                                   target_first, false, galois ? JOB_PICK(job, key, more.key) : key,
                                   key_stride_primes, key_special_index, reduce_every, prod, last,
                                   false, inv_root_powers, lmem, lroots, OWN(o + 3)))
-        chain_hand_over(counters, o + 3, PASS_GROUPS(ends, o + 2), pass);
+        chain_hand_over(hand, o + 3, PASS_GROUPS(ends, o + 2) / jobs, pass);
         RUN(o + 4, inv_fwd_strided_group(md_between, root_powers, params, K, last,
                                          md_kind, K, md_plain, false, md_outs, md_chunks,
                                          inv_root_powers, lmem, OWN(o + 4)))
-        chain_hand_over(counters, o + 4, PASS_GROUPS(ends, o + 3), pass);
+        chain_hand_over(hand, o + 4, PASS_GROUPS(ends, o + 3) / jobs, pass);
         RUN(o + 5, moddown_block_group(md_between, root_powers, params, K, last, K, dst,
                                        dst_stride, prod, K, inv,
                                        galois ? permuted + (size_t)job * 2 * K * N : acc,
                                        acc_polys, lmem, OWN(o + 5)))
     }
-    chain_finish(counters, (uint)get_num_groups(0));
+    chain_finish_sets(counters, (uint)get_num_groups(0), jobs);
 }
 
 // SEAL's switch_key_inplace of a target polynomial of K residues in NTT form (residues

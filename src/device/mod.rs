@@ -474,9 +474,15 @@ impl Drop for Issuing<'_> {
     }
 }
 
+/// Counter sets of each queue's counters: a chained launch of several key switches hands
+/// each over on a set of its own (`job_counters` in `opencl/chain.cl`; at least
+/// `crate::ckks::fused::KS_JOBS_MAX`).
+pub const CHAIN_COUNTER_SETS: usize = 4;
+
 /// Words of each queue's counters for launches that hand over between work groups
-/// ([`Graph::chain_counters`]): 8 counters of 32 bits, each in a 128-byte line of its own.
-pub const CHAIN_COUNTER_WORDS: usize = 8 * 16;
+/// ([`Graph::chain_counters`]): [`CHAIN_COUNTER_SETS`] sets of 8 counters of 32 bits, each
+/// in a 128-byte line of its own.
+pub const CHAIN_COUNTER_WORDS: usize = CHAIN_COUNTER_SETS * 8 * 16;
 
 /// A chain of operations bound to one in-order queue of one tile (the SEAL backend keeps
 /// one for every operation). Cloning gives another handle to the same queue.

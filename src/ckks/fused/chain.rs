@@ -602,8 +602,10 @@ pub struct GaloisJob<'a> {
 }
 
 /// The most key switches one chained launch carries (`KS_JOBS_MAX` in `opencl/chain.cl`:
-/// the kernels' parameters hold three more jobs' buffers).
+/// the kernels' parameters hold three more jobs' buffers; each job hands over on a counter
+/// set of its own).
 pub const KS_JOBS_MAX: usize = 4;
+const _: () = assert!(KS_JOBS_MAX <= crate::device::CHAIN_COUNTER_SETS);
 
 /// The tensor kernel's parameter names for jobs 1 to 3 ([`TensorJob`]).
 const MORE_JOB_NAMES: [[&str; 3]; KS_JOBS_MAX - 1] = [
@@ -1653,6 +1655,15 @@ mod tests {
             ],
         )
         .unwrap();
+    }
+
+    #[test]
+    fn jobs_match_chain_cl() {
+        let define = format!("#define KS_JOBS_MAX {KS_JOBS_MAX}\n");
+        assert!(
+            sources::CHAIN.contains(&define),
+            "chain.cl lacks {define:?}"
+        );
     }
 
     #[test]
