@@ -75,7 +75,7 @@ settings! {
     NTT_VARIANT: experiment "SEAL_OPENCL_NTT_VARIANT" = "the tuned variant";
     FUSED: experiment "SEAL_OPENCL_FUSED" = "1";
     CHAIN: experiment "SEAL_OPENCL_CHAIN" = "14";
-    CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "4";
+    CHAIN_GROUPS: experiment "SEAL_OPENCL_CHAIN_GROUPS" = "8";
     DEFER_MULTIPLY: experiment "SEAL_OPENCL_DEFER_MULTIPLY" = "1";
     BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "4";
     BATCH_ROTATIONS: experiment "SEAL_OPENCL_BATCH_ROTATIONS" = "4";

@@ -137,9 +137,13 @@ pub const BATCH_WAVES_MAX: usize = 64;
 /// five launches cost the host more than its passes take on the device.
 pub const DEFAULT_CHAIN_LOG_N: u32 = 14;
 
-/// Work groups per compute unit of a chained launch by default (H200, 2026-11-28: 4 gave
-/// the most MulLin/s and Rotate/s from 2 to 8 threads at 2^13 and 2^14 of 0, 4, 8 and 16).
-pub const DEFAULT_CHAIN_GROUPS_PER_UNIT: u32 = 4;
+/// Work groups per compute unit of a chained launch by default (H200, 2026-12-01, key
+/// switches batched four a launch and handing over per job: 8 gave as many MulLin/s and
+/// Rotate/s as 4 or more from 1 to 8 threads at 2^13 and 2^14, and one thread's stream of
+/// rotations at 2^13 13.1 us a call against 16.6, of MulLins at 2^14 27.0 against 38.4;
+/// at 2^15 chained, 94.5 against 147.6. Before the batches, 4 gave the most from 2 to 8
+/// threads.)
+pub const DEFAULT_CHAIN_GROUPS_PER_UNIT: u32 = 8;
 
 /// One parameter set on one tile.
 pub struct CkksContext {
