@@ -12,7 +12,9 @@ workload, three runs of benches/tenseal_bench.py (each after its own warm-up):
 2. with SEAL_OPENCL_PROFILE, twice (1 and 1 + R repetitions, so that the difference leaves the
    warm-up out): kernel time, launches, routed calls and the backend's host time in them
    (summed over the threads that issue them, with profiling's events), per inference, and
-   the launches by kernel and the routed calls by operation;
+   the launches by kernel, the routed calls by operation and the backend's threads' waits
+   by kind (`backend_waits_ms`: another thread's operation on the queue, host reads,
+   synchronize; summed over threads);
 3. under py-spy (`record --native --idle`, raw stacks): the calling thread's samples inside the
    bench's `evaluate` (TenSEAL's calls) and inside `decrypt` (which waits for the device), but
    for the warm-up's, each put in the category of its innermost frame that names one
@@ -98,9 +100,11 @@ def profile_totals(profile: dict) -> tuple:
 
 
 def by_name(profile: dict) -> tuple:
-    """A profile's launches by kernel name and routed calls by operation name."""
+    """A profile's launches by kernel name, routed calls by operation name, and its
+    threads' waits in ms by kind (profiles of 2026-12-01 on)."""
     return ({k["name"]: k["count"] for k in profile["kernels"]},
-            {h["name"]: h["calls"] for h in profile["host_calls"]})
+            {h["name"]: h["calls"] for h in profile["host_calls"]},
+            {w["name"]: w["total_ns"] / 1e6 for w in profile.get("waits", [])})
 
 
 def per_inference(first: dict, last: dict, per: int) -> dict:
@@ -156,6 +160,7 @@ def main() -> int:
         kernel_ms, launches, calls, backend_host_ms = ((b - a) / per for a, b in zip(*profiles))
         launches_by_kernel = per_inference(names[0][0], names[1][0], per)
         calls_by_operation = per_inference(names[0][1], names[1][1], per)
+        waits_ms = per_inference(names[0][2], names[1][2], per)
         kernel_ms, backend_host_ms = kernel_ms / 1e6, backend_host_ms / 1e6
 
         raw = Path(f"{base}.stacks.txt")
@@ -173,7 +178,8 @@ def main() -> int:
                  "kernel_ms": round(kernel_ms, 2), "launches": round(launches),
                  "routed_calls": round(calls), "backend_host_ms": round(backend_host_ms, 2),
                  "evaluate_split_ms": split, "launches_by_kernel": launches_by_kernel,
-                 "calls_by_operation": calls_by_operation, "samples": shares}
+                 "calls_by_operation": calls_by_operation,
+                 "backend_waits_ms": waits_ms, "samples": shares}
         result["workloads"].append(entry)
         print(json.dumps({k: v for k, v in entry.items() if k != "samples"}), flush=True)
     (args.out / "decompose.json").write_text(json.dumps(result, indent=1) + "\n")

@@ -598,6 +598,10 @@ fn main() -> std::io::Result<()> {
                     for (key, what) in [
                         ("launches_by_kernel", "launches by kernel"),
                         ("calls_by_operation", "routed calls by operation"),
+                        (
+                            "backend_waits_ms",
+                            "the backend's threads' waits (ms, all threads)",
+                        ),
                     ] {
                         let Some(rows) = w[key].as_object().filter(|r| !r.is_empty()) else {
                             continue;

@@ -383,3 +383,41 @@ fn idle_gaps_name_the_operation_the_device_waited_for() {
     assert!(text.contains("\"operation\":\"add\""), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The backend's threads' waits, by kind: a thread waiting for another thread's operation
+/// on its queue (the issue lock), a read of an image's words, a synchronize.
+#[test]
+fn waits_are_recorded_by_kind() {
+    let (p, backend, _params, a, _b) = profiled_backend();
+    let graph = backend.graph().clone();
+    // Another thread holds the queue's issue lock for 50 ms while this one asks for it.
+    let held = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _issuing = graph.issuing();
+            held.wait();
+            std::thread::sleep(Duration::from_millis(50));
+        });
+        held.wait();
+        drop(graph.issuing());
+    });
+    let mut words = vec![0u64; a.len()];
+    backend.download(&a, &mut words).unwrap();
+    backend.synchronize().unwrap();
+    let report = p.report().unwrap();
+    let wait = |name: &str| {
+        report
+            .waits
+            .iter()
+            .find(|w| w.name == name)
+            .unwrap_or_else(|| panic!("no {name:?} wait in {:?}", report.waits))
+            .clone()
+    };
+    let lock = wait("issue lock");
+    assert!(
+        lock.calls >= 2 && lock.total_ns >= 40_000_000,
+        "the second thread's wait for the first's operation: {lock:?}"
+    );
+    assert!(wait("host read").calls >= 1);
+    assert!(wait("synchronize").calls >= 1);
+}

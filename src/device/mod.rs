@@ -33,7 +33,7 @@ use crate::cl::{
 use crate::error::{Error, Result};
 use crate::frame::FrameControl;
 use crate::memcache::{Memcache, MemcacheConfig, PoolBuffer, DEFAULT_SLAB_BYTES};
-use crate::profiler::Profiler;
+use crate::profiler::{timed_wait, Profiler, Wait};
 pub use uses::BufferUses;
 
 /// How each device of the platform becomes tiles.
@@ -450,14 +450,16 @@ impl Tile {
     /// operation only after its commands are enqueued, so an operation racing with this
     /// call is either waited for or leaves its flag for the next call.
     pub fn finish_issued(&self) -> Result<()> {
-        for (queue, issued) in self.queues.iter().zip(&self.issued) {
-            if issued.swap(false, Ordering::AcqRel) {
-                queue
-                    .finish()
-                    .inspect_err(|_| issued.store(true, Ordering::Release))?;
+        timed_wait(self.profiler.as_deref(), Wait::Synchronize, || {
+            for (queue, issued) in self.queues.iter().zip(&self.issued) {
+                if issued.swap(false, Ordering::AcqRel) {
+                    queue
+                        .finish()
+                        .inspect_err(|_| issued.store(true, Ordering::Release))?;
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
 }
 
@@ -546,8 +548,11 @@ impl Graph {
     /// commands in order whatever the interleaving, so nothing runs later for it; graphs on
     /// other queues do not wait for it.
     pub fn issuing(&self) -> Issuing<'_> {
+        let lock = &self.tile.issue_locks[self.queue];
         Issuing {
-            _lock: self.tile.issue_locks[self.queue].lock(),
+            _lock: timed_wait(self.tile.profiler.as_deref(), Wait::IssueLock, || {
+                lock.lock()
+            }),
             issued: &self.tile.issued[self.queue],
         }
     }

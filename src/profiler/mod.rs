@@ -40,7 +40,7 @@ use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Once};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -78,6 +78,8 @@ struct State {
     host_window_ns: u64,
     /// Host time of every routed call by name: (calls, total ns).
     host_calls: BTreeMap<&'static str, (u64, u64)>,
+    /// The backend's threads' waits by kind ([`Wait::name`]): (waits, total ns).
+    waits: BTreeMap<&'static str, (u64, u64)>,
     tile_names: BTreeMap<usize, String>,
     /// Events whose timestamps could not be read (a queue without profiling).
     unprofiled: u64,
@@ -112,6 +114,44 @@ pub struct OperationScope {
 impl Drop for OperationScope {
     fn drop(&mut self) {
         OPERATION.set(self.previous);
+    }
+}
+
+/// What a thread waits for inside the backend while profiling ([`Profiler::record_wait`]):
+/// with many threads, whether their time goes to each other (the queue's issue lock) or
+/// to the device (reads, synchronize).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Another thread's operation on the same queue (`Graph::issuing`'s lock).
+    IssueLock,
+    /// Words read to the host, behind the work that writes them (`GpuImage`'s downloads).
+    HostRead,
+    /// Every queue issued on (`Devices::finish_issued`: SEAL's synchronize, a frame's end).
+    Synchronize,
+}
+
+impl Wait {
+    /// The kind's name in the report's `waits`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Wait::IssueLock => "issue lock",
+            Wait::HostRead => "host read",
+            Wait::Synchronize => "synchronize",
+        }
+    }
+}
+
+/// Runs `f`, and where `profiler` is on records its time as a `wait` (none is read
+/// without it).
+pub fn timed_wait<T>(profiler: Option<&Profiler>, wait: Wait, f: impl FnOnce() -> T) -> T {
+    match profiler {
+        None => f(),
+        Some(profiler) => {
+            let started = Instant::now();
+            let out = f();
+            profiler.record_wait(wait, started.elapsed());
+            out
+        }
     }
 }
 
@@ -156,6 +196,16 @@ impl Profiler {
         let mut state = self.state.lock();
         state.host_window_ns += ns;
         let entry = state.host_calls.entry(name).or_default();
+        entry.0 += 1;
+        entry.1 += ns;
+    }
+
+    /// Records that a thread of the backend waited `waited` for `wait` (the waits of all
+    /// threads add up: with several, more than the wall time).
+    pub fn record_wait(&self, wait: Wait, waited: Duration) {
+        let ns = waited.as_nanos() as u64;
+        let mut state = self.state.lock();
+        let entry = state.waits.entry(wait.name()).or_default();
         entry.0 += 1;
         entry.1 += ns;
     }
@@ -216,6 +266,7 @@ impl Profiler {
         state.grouped.clear();
         state.host_window_ns = 0;
         state.host_calls.clear();
+        state.waits.clear();
         state.unprofiled = 0;
     }
 
@@ -234,6 +285,7 @@ impl Profiler {
             report::idle_stats(&records),
             state.operations.clone(),
             &state.host_calls,
+            &state.waits,
             &state.tile_names,
             state.unprofiled,
         ))

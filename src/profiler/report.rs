@@ -135,6 +135,10 @@ pub struct ProfileReport {
     /// Device idle time by the operation whose launch ended it, most total time first.
     #[serde(default)]
     pub idle: Vec<IdleStats>,
+    /// The backend's threads' waits by kind (`Wait`'s names; `calls` counts the waits),
+    /// summed over threads, most total time first.
+    #[serde(default)]
+    pub waits: Vec<HostCallStats>,
     /// Launches whose events had no timestamps (queue created without profiling).
     pub unprofiled_events: u64,
 }
@@ -306,19 +310,26 @@ pub(super) fn build_report(
     idle: Vec<IdleStats>,
     operations: Vec<Operation>,
     host_calls: &BTreeMap<&'static str, (u64, u64)>,
+    waits: &BTreeMap<&'static str, (u64, u64)>,
     tiles: &BTreeMap<usize, String>,
     unprofiled_events: u64,
 ) -> ProfileReport {
-    let mut host_calls: Vec<HostCallStats> = host_calls
-        .iter()
-        .map(|(&name, &(calls, total_ns))| HostCallStats {
-            name: name.to_string(),
-            calls,
-            avg_ns: total_ns as f64 / calls.max(1) as f64,
-            total_ns,
-        })
-        .collect();
-    host_calls.sort_by_key(|h| std::cmp::Reverse(h.total_ns));
+    // (count, total ns) by name, most total time first.
+    let timed = |by_name: &BTreeMap<&'static str, (u64, u64)>| {
+        let mut out: Vec<HostCallStats> = by_name
+            .iter()
+            .map(|(&name, &(calls, total_ns))| HostCallStats {
+                name: name.to_string(),
+                calls,
+                avg_ns: total_ns as f64 / calls.max(1) as f64,
+                total_ns,
+            })
+            .collect();
+        out.sort_by_key(|h| std::cmp::Reverse(h.total_ns));
+        out
+    };
+    let host_calls = timed(host_calls);
+    let waits = timed(waits);
     ProfileReport {
         format: REPORT_FORMAT.to_string(),
         created_unix_s: SystemTime::now()
@@ -330,6 +341,7 @@ pub(super) fn build_report(
         operations,
         host_calls,
         idle,
+        waits,
         unprofiled_events,
     }
 }
@@ -403,6 +415,9 @@ pub(super) fn write_csv(path: &Path, report: &ProfileReport) -> Result<()> {
     };
     for h in &report.host_calls {
         timed_row("host", &h.name, h.calls, h.avg_ns, h.total_ns);
+    }
+    for w in &report.waits {
+        timed_row("wait", &w.name, w.calls, w.avg_ns, w.total_ns);
     }
     for i in &report.idle {
         let avg_ns = i.total_ns as f64 / i.gaps.max(1) as f64;

@@ -69,6 +69,7 @@ use crate::integer::multiply::BehzLevels;
 use crate::integer::ops::{key_switch_correction, IntegerScheme};
 use crate::memcache::MemcacheStats;
 use crate::ntt::{NttDirection, NttStrategy};
+use crate::profiler::{timed_wait, Wait};
 use keys::KeyCache;
 use transfer::TransferCounters;
 
@@ -281,7 +282,10 @@ impl Backend {
 
     /// Waits for the work writing the image, then copies its first `data.len()` words.
     pub fn download(&self, image: &GpuImage, data: &mut [u64]) -> Result<()> {
-        image.download(data)?;
+        let graph = self.graph();
+        timed_wait(graph.profiler().map(|p| &**p), Wait::HostRead, || {
+            image.download(data)
+        })?;
         self.counters.download(data.len());
         Ok(())
     }
