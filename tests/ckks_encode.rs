@@ -12,15 +12,12 @@ use seal_opencl::ckks::encode::{
     coefficients_fit, fft_from_rev, modulus_bits_at_least, round_to_residues, EncodeKernels,
 };
 use seal_opencl::ckks::kernels::ModuliTable;
-use seal_opencl::cl::{self, Region};
+use seal_opencl::cl::Region;
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::ErrorKind;
+use seal_opencl_testkit::guarded::{down, poisoned, upload};
 use seal_opencl_testkit::harness::{primes, rng};
-
-const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
-/// Poisoned words on each side of every region (the kernels run at a non-zero offset).
-const GUARD: usize = 32;
 
 fn devices() -> Devices {
     Devices::new(DeviceOptions {
@@ -29,37 +26,6 @@ fn devices() -> Devices {
         ..Default::default()
     })
     .expect("devices")
-}
-
-/// A region of `data.len()` words (poisoned where `data` is None) inside a guarded buffer.
-fn region(graph: &Graph, words: usize, data: Option<&[u64]>) -> Region {
-    let whole = graph
-        .context()
-        .buffer(graph.queue(), words + 2 * GUARD)
-        .unwrap();
-    cl::poison(graph.queue(), &whole, POISON).unwrap();
-    let part = whole.part(GUARD, words).unwrap();
-    if let Some(data) = data {
-        cl::write(graph.queue(), &part, 0, data).unwrap();
-    }
-    part
-}
-
-/// The region's words; panics where a guard word is not poison any more.
-fn down(graph: &Graph, region: &Region) -> Vec<u64> {
-    let mut all = vec![0u64; region.buffer().len()];
-    region
-        .buffer()
-        .read(&mut all)
-        .queue(graph.queue())
-        .enq()
-        .unwrap();
-    let (start, end) = (region.offset(), region.offset() + region.words());
-    assert!(
-        all[..start].iter().chain(&all[end..]).all(|&w| w == POISON),
-        "a kernel wrote outside its region"
-    );
-    all[start..end].to_vec()
 }
 
 fn words(values: &[f64]) -> Vec<u64> {
@@ -112,8 +78,8 @@ fn check(graph: &Graph, kernels: &EncodeKernels, moduli: &[Modulus], log_n: u32,
         for k in [1, moduli.len()] {
             let mut residues = vec![0u64; k * n];
             round_to_residues(&expected, &moduli[..k], &mut residues);
-            let z = region(graph, 2 * n, Some(&values));
-            let dst = region(graph, k * n, None);
+            let z = upload(graph, &values);
+            let dst = poisoned(graph, k * n);
             kernels
                 .encode(graph, &z, &device_roots, fix, &dst, &table, k)
                 .unwrap();
@@ -159,9 +125,9 @@ fn bad_arguments_are_errors() {
     let moduli = primes(log_n, &[40, 40]);
     let table = ModuliTable::new(graph.context(), graph.queue(), &moduli).unwrap();
     let roots = kernels.roots(graph.queue(), &vec![0; 2 * n]).unwrap();
-    let z = region(&graph, 2 * n, None);
-    let dst = region(&graph, 2 * n, None);
-    let short = region(&graph, 2 * n - 1, None);
+    let z = poisoned(&graph, 2 * n);
+    let dst = poisoned(&graph, 2 * n);
+    let short = poisoned(&graph, 2 * n - 1);
     let cases: [(&str, &Region, &Region, usize); 5] = [
         ("K = 0", &z, &dst, 0),
         ("K beyond the table", &z, &dst, 3),

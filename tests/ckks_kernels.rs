@@ -20,9 +20,9 @@ use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::guarded::{self, POISON};
 use seal_opencl_testkit::harness::{primes, rng};
 
-const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 const LOG_N: u32 = 12;
 const N: usize = 1 << LOG_N;
 /// Polynomials per buffer where a test has no reason for another count: more than one, so
@@ -130,23 +130,13 @@ fn each_prime_set(mut check: impl FnMut(&Env, &mut StdRng, &[Modulus])) {
     }
 }
 
-/// Words of poison on each side of every region the tests launch on (256 bytes, the
-/// pool's least region alignment), so every kernel runs at a non-zero offset of its
-/// buffer, as on a region of a pool's slab, and [`down`] sees a word written outside.
-const GUARD: usize = 32;
-
-/// A region of `words` poisoned words in the middle of a buffer of its own.
+/// A region of `words` poisoned words between guards ([`guarded::poisoned`]).
 fn poisoned(words: usize) -> Region {
-    let g = &env().graph;
-    let whole = g.context().buffer(g.queue(), words + 2 * GUARD).unwrap();
-    cl::poison(g.queue(), &whole, POISON).unwrap();
-    whole.part(GUARD, words).unwrap()
+    guarded::poisoned(&env().graph, words)
 }
 
 fn upload(data: &[u64]) -> Region {
-    let region = poisoned(data.len());
-    cl::write(env().graph.queue(), &region, 0, data).unwrap();
-    region
+    guarded::upload(&env().graph, data)
 }
 
 fn table(moduli: &[Modulus]) -> ModuliTable {
@@ -154,19 +144,10 @@ fn table(moduli: &[Modulus]) -> ModuliTable {
     ModuliTable::new(g.context(), g.queue(), moduli).unwrap()
 }
 
-/// The words of a region from [`poisoned`] or [`upload`]; panics when a word of the guards
-/// around it is not poison any more.
+/// The words of a region; panics where a guard word is not poison any more
+/// ([`guarded::down`]).
 fn down(region: &Region) -> Vec<u64> {
-    let q = env().graph.queue();
-    let mut all = vec![0u64; region.buffer().len()];
-    region.buffer().read(&mut all).queue(q).enq().unwrap();
-    let (start, end) = (region.offset(), region.offset() + region.words());
-    let outside = all[..start]
-        .iter()
-        .chain(&all[end..])
-        .position(|&w| w != POISON);
-    assert_eq!(outside, None, "a word outside the region was written");
-    all[start..end].to_vec()
+    guarded::down(&env().graph, region)
 }
 
 /// Asserts device == host word for word, naming the first difference.

@@ -14,7 +14,7 @@ use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host as ckks_host;
 use seal_opencl::ckks::kernels::{CkksKernels, IntegerPlain, Lift, ModuliTable};
-use seal_opencl::cl::{self, Region};
+use seal_opencl::cl::Region;
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::integer::host;
@@ -22,16 +22,14 @@ use seal_opencl::integer::kernels::IntegerKernels;
 use seal_opencl::integer::PlainScaling;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 use seal_opencl::ErrorKind;
+use seal_opencl_testkit::guarded::{self, POISON};
 use seal_opencl_testkit::harness::{primes, rng};
 
-const POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 const LOG_N: u32 = 12;
 const N: usize = 1 << LOG_N;
 /// Polynomials per buffer: more than one, so that a kernel indexing polynomials wrongly
 /// shows.
 const POLYS: usize = 3;
-/// Poisoned words on each side of every region (the pool's least alignment).
-const GUARD: usize = 32;
 
 struct Env {
     _devices: Devices,
@@ -97,18 +95,13 @@ fn canonical(rng: &mut impl Rng, moduli: &[Modulus], polys: usize) -> Vec<u64> {
         .collect()
 }
 
-/// A region of `words` poisoned words in the middle of a buffer of its own.
+/// A region of `words` poisoned words between guards ([`guarded::poisoned`]).
 fn poisoned(words: usize) -> Region {
-    let g = &env().graph;
-    let whole = g.context().buffer(g.queue(), words + 2 * GUARD).unwrap();
-    cl::poison(g.queue(), &whole, POISON).unwrap();
-    whole.part(GUARD, words).unwrap()
+    guarded::poisoned(&env().graph, words)
 }
 
 fn upload(data: &[u64]) -> Region {
-    let region = poisoned(data.len());
-    cl::write(env().graph.queue(), &region, 0, data).unwrap();
-    region
+    guarded::upload(&env().graph, data)
 }
 
 fn table(moduli: &[Modulus]) -> ModuliTable {
@@ -116,18 +109,10 @@ fn table(moduli: &[Modulus]) -> ModuliTable {
     ModuliTable::new(g.context(), g.queue(), moduli).unwrap()
 }
 
-/// The words of a region; panics when a guard word around it is not poison any more.
+/// The words of a region; panics where a guard word is not poison any more
+/// ([`guarded::down`]).
 fn down(region: &Region) -> Vec<u64> {
-    let q = env().graph.queue();
-    let mut all = vec![0u64; region.buffer().len()];
-    region.buffer().read(&mut all).queue(q).enq().unwrap();
-    let (start, end) = (region.offset(), region.offset() + region.words());
-    let outside = all[..start]
-        .iter()
-        .chain(&all[end..])
-        .position(|&w| w != POISON);
-    assert_eq!(outside, None, "a word outside the region was written");
-    all[start..end].to_vec()
+    guarded::down(&env().graph, region)
 }
 
 #[track_caller]

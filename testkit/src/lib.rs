@@ -22,6 +22,8 @@
 //!   child-process harness for tests that vary the environment);
 //! - `compose`: host compositions of the device's kernel sequences (key switching), the
 //!   oracles of whole device operations on random inputs;
+//! - `guarded`: the kernel tests' output regions, between poisoned guards, and their
+//!   checked read-back;
 //! - `fixture`: what the SEAL-level tests share (a parameter set with every key, device
 //!   copies, word-for-word comparison, every routed operation as a table).
 //!
@@ -32,6 +34,7 @@ pub mod compose;
 pub mod encrypt;
 pub mod fixture;
 pub mod fuzz;
+pub mod guarded;
 pub mod harness;
 pub mod integer;
 pub mod oracle;
