@@ -45,9 +45,10 @@
 // every ticket of pass p (of its own key switch, in a launch of several: ks_chained_body)
 // has counted itself done (counter p), and waits on nothing else; those tickets were taken
 // earlier, by groups that hold them until they are done, and the lowest unfinished ticket
-// waits on nothing: the wait ends on any device, however few groups it holds at once. The last group to finish (counter CHAIN_FINISHED) zeroes the
-// counters for the next chained launch: the host gives each in-order queue its own
-// counters, so chained launches never overlap on one set.
+// waits on nothing: the wait ends on any device, however few groups it holds at once. The
+// last group to finish (counter CHAIN_FINISHED) zeroes the counters for the next chained
+// launch: the host gives each in-order queue its own counters, so chained launches never
+// overlap on one set.
 //
 // On PoCL every ticket runs every pass's barriers (PoCL 3.1 miscompiles barriers under a
 // condition it cannot prove uniform, and a ticket is such a condition): the passes take

@@ -124,9 +124,9 @@ impl Drop for OperationScope {
 pub enum Wait {
     /// Another thread's operation on the same queue (`Graph::issuing`'s lock).
     IssueLock,
-    /// Words read to the host, behind the work that writes them (`GpuImage`'s downloads).
+    /// Words read to the host, behind the work that writes them (`Backend::download`).
     HostRead,
-    /// Every queue issued on (`Devices::finish_issued`: SEAL's synchronize, a frame's end).
+    /// Every queue issued on (`Tile::finish_issued`: SEAL's synchronize, a frame's end).
     Synchronize,
 }
 
