@@ -23,7 +23,9 @@ Per workload and repetition: encrypt (the inputs), evaluate (the calls return; o
 the work may still run), decrypt (waits for the device, downloads, decrypts), and
 `evaluation` = evaluate + decrypt - a second decrypt of the same results (host words
 current, so that decrypt is the CPU's part alone): the evaluation until its results exist.
-Medians over --reps (after one warm-up run) go to stdout and, as JSON, to --out.
+Medians over --reps (after --warmup untimed runs, default 1) go to stdout and, as JSON, to
+--out, with each repetition's evaluation time (`evaluation_s_runs`, in order: a trend in them
+says the warm-up was too short).
 """
 
 import argparse
@@ -159,6 +161,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs before the reps")
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--vecmat-rows", type=int, default=4096)
     parser.add_argument("--threads", type=int, help="TenSEAL's n_threads (default: TenSEAL's)")
@@ -176,11 +179,13 @@ def main():
         "host": platform.node(),
         "cpus": os.cpu_count(),
         "reps": args.reps,
+        "warmup": args.warmup,
         "workloads": [],
     }
     for name in args.workloads.split(","):
         ctx, n, inputs, encrypt, evaluate, inferences = WORKLOADS[name](args, rng)
-        warm_up(ctx, inputs, encrypt, evaluate)
+        for _ in range(args.warmup):
+            warm_up(ctx, inputs, encrypt, evaluate)
         runs = [run_once(ctx, inputs, encrypt, evaluate) for _ in range(args.reps)]
         medians = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         entry = {
@@ -190,6 +195,7 @@ def main():
             **{f"median_{k}": v for k, v in medians.items()},
             "per_inference_total_s": medians["total_s"] / inferences,
             "per_inference_evaluation_s": medians["evaluation_s"] / inferences,
+            "evaluation_s_runs": [r["evaluation_s"] for r in runs],
         }
         report["workloads"].append(entry)
         print(

@@ -8,7 +8,8 @@
 #                   rescales in their separate launches), for a before and after in one run;
 #                   with SHARED=1 two more with TENSEAL_SHARED_ROTATIONS=1 (tenseal-patch 0005),
 #                   the seal-opencl wheel on the CPU and routed; ROUTED_ONLY=1 leaves out the runs on
-#                   the CPU
+#                   the CPU, CPU_WHEEL=0 only the seal-opencl wheel's (stock and routed remain:
+#                   the ratios, in less of a lease)
 #   run.sh decompose
 #                   benches/tenseal_decompose.py: where TenSEAL's evaluation time goes on the
 #                   device path (WORKLOADS, default lr,mnist-8192,dot; REPS, default 3)
@@ -61,8 +62,10 @@ case "$part" in
     if [ "${ROUTED_ONLY:-0}" != 1 ]; then
       env -u SEAL_GPU_ROUTE_ALL "$envs/stock/bin/python" "$bench" --out "$out/tenseal-stock-cpu.json" "$@" \
         2>&1 | tee "$out/tenseal-stock-cpu.log"
-      env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-cpu.json" "$@" \
-        2>&1 | tee "$out/tenseal-opencl-cpu.log"
+      if [ "${CPU_WHEEL:-1}" != 0 ]; then
+        env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-cpu.json" "$@" \
+          2>&1 | tee "$out/tenseal-opencl-cpu.log"
+      fi
     fi
     SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
