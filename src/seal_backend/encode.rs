@@ -10,10 +10,10 @@
 //! Launches: the FFT's blocks (where N >= 4), its last stages with the rounding, and the NTT
 //! (1 where the level chains, else the plan's passes); one upload of 2N words.
 
-use super::transparency::Zeros;
-use super::{Backend, GpuImage, Level, Scheme};
 use std::sync::Arc;
 
+use super::transparency::Zeros;
+use super::{Backend, GpuImage, Level, Scheme};
 use crate::ckks::context::EncodeOnDevice;
 use crate::ckks::encode::{coefficients_fit, modulus_bits_at_least, EncodeKernels};
 use crate::ckks::ops::LevelOps;
