@@ -108,6 +108,11 @@ MNIST = {
 }
 BFV_X = _rng.integers(-100, 100, 16).tolist()
 BFV_Y = _rng.integers(-100, 100, 16).tolist()
+# A product whose rows are no multiple of its baby steps: 37 rows, b = 8, giant steps of 8, 8,
+# 8, 8 and 5 rows (a generator of its own, so that the values above stay as they were).
+_rng_37 = np.random.default_rng(37)
+X37 = _rng_37.uniform(-1, 1, 37).tolist()
+MATRIX37 = _rng_37.uniform(-1, 1, (37, 5)).tolist()
 
 
 def mnist_forward(enc_x: ts.CKKSVector, windows_nb: int) -> ts.CKKSVector:
@@ -189,6 +194,10 @@ def _vector_rotations(ctx, inputs):
 def _vector_matmul(ctx, inputs):
     x, _ = _loaded(ctx, inputs)
     return [x.mm(MATRIX), x @ MATRIX]
+
+
+def _vector_matmul_37(ctx, inputs):
+    return [ts.ckks_vector_from(ctx, inputs["x"]).mm(MATRIX37)]
 
 
 def _vector_polyval(ctx, inputs):
@@ -427,6 +436,13 @@ CASES = {
         "ckks_threads", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
         fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=16,
     ),
+    # 37 rows: the rotations of v by 0..7 (9) and the inner sums' by 8, 16, 24 and 32 (8, 16,
+    # -8 then 32, 32: 5), the last giant step's inner sum of 5 rows.
+    "n_threads_4_matmul_shared_rotations_37_rows": Case(
+        "ckks_threads", lambda ctx: {"x": ts.ckks_vector(ctx, X37).serialize()}, _vector_matmul_37,
+        lambda: [np.array(X37) @ np.array(MATRIX37)],
+        fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=14,
+    ),
     # At the tutorials' 21 bits of scale, TenSEAL's results (stock TenSEAL's too) are off by
     # up to about 1 here, so these two are not compared with the plain computation.
     "logistic_regression": Case(
@@ -436,6 +452,9 @@ CASES = {
         fresh_encryption=True,
     ),
     "mnist_tutorial_network": Case("tutorial", _mnist_prepare, _mnist, fresh_encryption=True),
+    "mnist_tutorial_network_shared_rotations": Case(
+        "tutorial", _mnist_prepare, _mnist, fresh_encryption=True, env=SHARED_ROTATIONS
+    ),
     "bfv_vector": Case("bfv", _bfv_prepare, _bfv, _bfv_plain),
     "bfv_values_past_half_t": Case(
         "bfv", lambda ctx: {"x": ts.bfv_vector(ctx, BFV_BIG).serialize()}, _bfv_big, _bfv_big_plain
