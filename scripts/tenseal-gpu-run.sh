@@ -70,8 +70,10 @@ case "$part" in
     SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" --out "$out/tenseal-opencl-gpu.json" "$@" \
       2>&1 | tee "$out/tenseal-opencl-gpu.log"
     if [ "${SHARED:-0}" = 1 ]; then
-      [ "${ROUTED_ONLY:-0}" = 1 ] || TENSEAL_SHARED_ROTATIONS=1 env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" \
-        --out "$out/tenseal-opencl-cpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-cpu-shared.log"
+      if [ "${ROUTED_ONLY:-0}" != 1 ] && [ "${CPU_WHEEL:-1}" != 0 ]; then
+        TENSEAL_SHARED_ROTATIONS=1 env -u SEAL_GPU_ROUTE_ALL "$envs/gpu/bin/python" "$bench" \
+          --out "$out/tenseal-opencl-cpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-cpu-shared.log"
+      fi
       TENSEAL_SHARED_ROTATIONS=1 SEAL_GPU_ROUTE_ALL=1 "$envs/gpu/bin/python" "$bench" \
         --out "$out/tenseal-opencl-gpu-shared.json" "$@" 2>&1 | tee "$out/tenseal-opencl-gpu-shared.log"
     fi
