@@ -108,8 +108,9 @@ MNIST = {
 }
 BFV_X = _rng.integers(-100, 100, 16).tolist()
 BFV_Y = _rng.integers(-100, 100, 16).tolist()
-# A product whose rows are no multiple of its baby steps: 37 rows, b = 8, giant steps of 8, 8,
-# 8, 8 and 5 rows (a generator of its own, so that the values above stay as they were).
+# A product that does not fold (37 rows, no power of two) and whose diagonals are no multiple
+# of its baby steps: b = 8, giant steps of 8, 8, 8, 8 and 5 diagonals (a generator of its own,
+# so that the values above stay as they were).
 _rng_37 = np.random.default_rng(37)
 X37 = _rng_37.uniform(-1, 1, 37).tolist()
 MATRIX37 = _rng_37.uniform(-1, 1, (37, 5)).tolist()
@@ -385,16 +386,17 @@ CASES = {
         "ckks", _vectors, _vector_rotations,
         lambda: [[X_ @ Y_], [X_ @ P_], [X_.sum()], np.concatenate([X_, Y_])],
     ),
-    # Rows 1..15 rotate by their steps' non-adjacent forms, 28 rotations a product; shared (baby
-    # steps and giant steps, b = 4), the rotations of v by 0..3 (4: 1, 2, -1 and -1 then 4) and
-    # the inner sums' by 4, 8 and 12 (4, 8, -4 then 16), on one thread or four.
+    # Rows 1..15 rotate by their steps' non-adjacent forms, 28 rotations a product; shared, the
+    # 16 x 8 product folds (its first 8 diagonals by baby steps and giant steps, b = 4): the
+    # rotations of v by 0..3 (4: 1, 2, -1 and -1 then 4), the second inner sum's by 4 and the
+    # sum's by 8, on one thread or four.
     "vector_matmul": Case(
         "ckks", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
         fresh_encryption=True, galois_calls=56,
     ),
     "vector_matmul_shared_rotations": Case(
         "ckks", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
-        fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=16,
+        fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=12,
     ),
     "vector_polyval": Case(
         "ckks", _vectors, _vector_polyval,
@@ -434,7 +436,7 @@ CASES = {
     ),
     "n_threads_4_matmul_shared_rotations": Case(
         "ckks_threads", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
-        fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=16,
+        fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=12,
     ),
     # 37 rows: the rotations of v by 0..7 (9) and the inner sums' by 8, 16, 24 and 32 (8, 16,
     # -8 then 32, 32: 5), the last giant step's inner sum of 5 rows.
