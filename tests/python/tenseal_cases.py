@@ -439,7 +439,7 @@ CASES = {
         fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=12,
     ),
     # 37 rows: the rotations of v by 0..7 (9) and the inner sums' by 8, 16, 24 and 32 (8, 16,
-    # -8 then 32, 32: 5), the last giant step's inner sum of 5 rows.
+    # -8 then 32, 32: 5), the last giant step's inner sum of 5 diagonals.
     "n_threads_4_matmul_shared_rotations_37_rows": Case(
         "ckks_threads", lambda ctx: {"x": ts.ckks_vector(ctx, X37).serialize()}, _vector_matmul_37,
         lambda: [np.array(X37) @ np.array(MATRIX37)],
