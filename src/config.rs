@@ -80,7 +80,7 @@ settings! {
     BATCH_PRODUCTS: experiment "SEAL_OPENCL_BATCH_PRODUCTS" = "4";
     BATCH_ROTATIONS: experiment "SEAL_OPENCL_BATCH_ROTATIONS" = "4";
     BATCH_WAVES: experiment "SEAL_OPENCL_BATCH_WAVES" = "8";
-    ENCODE: experiment "SEAL_OPENCL_ENCODE" = "ntt";
+    ENCODE: experiment "SEAL_OPENCL_ENCODE" = "auto";
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
@@ -146,7 +146,7 @@ pub struct Experiment {
     /// Waves of batched key switches that wait, at most (1 to `BATCH_WAVES_MAX`; 1: a key
     /// switch whose input is pending runs the batch first).
     pub batch_waves: usize,
-    /// How much of CKKSEncoder::encode runs on the device (`host`, `ntt`, `fft`).
+    /// How much of CKKSEncoder::encode runs on the device (`auto`, `host`, `ntt`, `fft`).
     pub encode: EncodeOnDevice,
     /// `true` (the default): products of two residues in the CKKS kernels reduce by
     /// Dhem-Quisquater's Barrett (one 64-bit product); `false`: by SEAL's.

@@ -1,9 +1,9 @@
 //! CKKSEncoder::encode into a plaintext bound for the device (seal-patch 0011): SEAL computes
 //! the residues on the host and the backend transforms them to NTT form
-//! (`transform_encoding_to_ntt`); with `SEAL_OPENCL_ENCODE=fft` SEAL places the values and
-//! the backend runs SEAL's FFT, rounding, reduction and NTT (`encode_values`), except where
-//! the coefficients may not fit 62 bits (values large enough for SEAL's 128-bit path). The
-//! plaintext must hold the words and metadata SEAL's CPU encoding writes, at every level of
+//! (`transform_encoding_to_ntt`); with `SEAL_OPENCL_ENCODE=fft` (by default from N = 2^14 on)
+//! SEAL places the values and the backend runs SEAL's FFT, rounding, reduction and NTT
+//! (`encode_values`), except where the coefficients may not fit 62 bits (values large enough
+//! for SEAL's 128-bit path). The plaintext must hold the words and metadata SEAL's CPU encoding writes, at every level of
 //! several parameter sets, for real and complex values, on every path; an unmarked plaintext
 //! stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on, and with `SEAL_OPENCL_ENCODE=host`
 //! every encoding does.
@@ -258,6 +258,32 @@ child_test! {
         match_seal_cpu_at_every_level();
         multiply_as_seal_cpu_encodings();
         refused_keep_the_destination();
+    }
+}
+
+child_test! {
+    /// By default (`auto`) encodings at N >= 2^14 run their FFT on the device too: a marked
+    /// destination's encoding launches the FFT's two kernels and the forward transform (one
+    /// chained launch at 2^14), with SEAL's CPU encoding's words.
+    fn default_encodings_from_2_14_run_the_fft_on_the_device() [] {
+        // The profiler first: it counts only on a backend installed after it.
+        let profiler = seal_opencl::profiler::enable_global();
+        install();
+        let ctx = CkksContext::new(16384, &[40, 30, 40]).unwrap();
+        let encoder = CkksEncoder::new(&ctx).unwrap();
+        let mut rng = rng();
+        let values: Vec<f64> = (0..encoder.slot_count()).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let (parms_id, scale) = (ctx.first_parms_id(), 2f64.powi(30));
+        let mut gpu = marked();
+        let encode = |dst: &mut Plaintext| {
+            launches(&profiler, None, || {
+                encoder.encode_into(&values, &parms_id, scale, dst).unwrap();
+            })
+        };
+        encode(&mut gpu);
+        assert_eq!(encode(&mut gpu), 3, "the device's FFT at 2^14");
+        let cpu = encoder.encode(&values, &parms_id, scale).unwrap();
+        assert_same_plain(&cpu, &gpu, "the device's FFT at 2^14");
     }
 }
 

@@ -70,7 +70,7 @@ pub struct KernelChoices {
 impl Default for KernelChoices {
     /// Fused kernels, Dhem-Quisquater's Barrett, key switches chained up to
     /// [`DEFAULT_CHAIN_LOG_N`], multiplies deferred to their relinearization, encodings'
-    /// NTT on the device.
+    /// NTT on the device and their FFT too from [`ENCODE_FFT_MIN_LOG_N`] on.
     fn default() -> Self {
         KernelChoices {
             fused: true,
@@ -81,7 +81,7 @@ impl Default for KernelChoices {
             batch_products: DEFAULT_BATCH_PRODUCTS,
             batch_rotations: DEFAULT_BATCH_ROTATIONS,
             batch_waves: DEFAULT_BATCH_WAVES,
-            encode: EncodeOnDevice::Ntt,
+            encode: EncodeOnDevice::ByRing,
         }
     }
 }
@@ -94,13 +94,35 @@ pub enum EncodeOnDevice {
     /// uses it (`host`; H200, 2026-11-30: TenSEAL's MNIST, vector-matrix product and logistic
     /// regression ran 33-111 % slower than with `Ntt`).
     Nothing,
-    /// The NTT that ends it; SEAL's host computes the residues (`ntt`, the default).
+    /// The NTT that ends it; SEAL's host computes the residues (`ntt`).
     Ntt,
     /// The FFT, rounding and reduction too, where the coefficients provably fit
     /// (`crate::ckks::encode`; `fft`). H200, 2026-11-30: the two kernels took 35-40 us of
-    /// device time an encoding at 8192 against the host's ~0.4 ms of one thread, and
-    /// TenSEAL's MNIST and vector-matrix products, bound by the device, ran 11-55 % slower.
+    /// device time an encoding at 8192 against the host's ~0.4 ms of one thread.
     Fft,
+    /// `Fft` at N >= 2^[`ENCODE_FFT_MIN_LOG_N`], `Ntt` below (`auto`, the default).
+    ByRing,
+}
+
+/// The least log2 N at which the default ([`EncodeOnDevice::ByRing`]) runs encodings' FFT on
+/// the device. H200, 2026-12-01 (`benches/results/h200-2026-12-01-encode-default/`), TenSEAL
+/// per inference, `fft` against `ntt` alternating: MNIST with folded products 28.2-28.5 ms
+/// against 47.1-48.8 at 16384 and 42.8-44.0 against 78.4-91.4 at 32768, and its stock
+/// products within the rounds' spread there (100.7-101.5 against 83.1-102.5, 198.6-209.1
+/// against 197.0-200.8); at 8192 the stock products, bound by the device, lost (MNIST
+/// 68.2-75.4 against 60.7-64.4, the vector-matrix product 689-717 against 553-554) where the
+/// folded ones gained (22.1-22.2 against 31.4-32.8).
+pub const ENCODE_FFT_MIN_LOG_N: u32 = 14;
+
+impl EncodeOnDevice {
+    /// Whether encodings at log2 N = `log_n` run their FFT on the device.
+    pub fn fft_at(self, log_n: u32) -> bool {
+        match self {
+            EncodeOnDevice::Fft => true,
+            EncodeOnDevice::ByRing => log_n >= ENCODE_FFT_MIN_LOG_N,
+            EncodeOnDevice::Nothing | EncodeOnDevice::Ntt => false,
+        }
+    }
 }
 
 impl std::str::FromStr for EncodeOnDevice {
@@ -111,8 +133,9 @@ impl std::str::FromStr for EncodeOnDevice {
             "host" => Ok(EncodeOnDevice::Nothing),
             "ntt" => Ok(EncodeOnDevice::Ntt),
             "fft" => Ok(EncodeOnDevice::Fft),
+            "auto" => Ok(EncodeOnDevice::ByRing),
             _ => Err(Error::invalid(format!(
-                "encode {s:?} is not `host`, `ntt` or `fft`"
+                "encode {s:?} is not `auto`, `host`, `ntt` or `fft`"
             ))),
         }
     }

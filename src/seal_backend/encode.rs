@@ -1,11 +1,12 @@
 //! SEAL's CKKS encoding of a vector of values (`CKKSEncoder::encode`, seal-patch 0011) on the
 //! device: SEAL places the values into N complex numbers z on the host (an O(N) pass) and
 //! hands them over with its roots; the device runs the inverse FFT, the rounding and the
-//! reduction (`crate::ckks::encode`), then the level's forward NTT; with
-//! `SEAL_OPENCL_ENCODE=fft` only ([`EncodeOnDevice`]). Where the coefficients might not fit
-//! SEAL's 64-bit path, the device has no doubles or the setting is another, nothing is done
-//! here and SEAL computes the residues on the CPU, with its own checks and exceptions (and
-//! `Backend::transform_encoding` their NTT, unless the setting is `host`).
+//! reduction (`crate::ckks::encode`), then the level's forward NTT; where the setting says
+//! so (`SEAL_OPENCL_ENCODE`: `fft`, or `auto`, the default, from N = 2^14 on:
+//! [`EncodeOnDevice`]). Where the coefficients might not fit SEAL's 64-bit path, the device
+//! has no doubles or the setting is another, nothing is done here and SEAL computes the
+//! residues on the CPU, with its own checks and exceptions (and `Backend::transform_encoding`
+//! their NTT, unless the setting is `host`).
 //!
 //! Launches: the FFT's blocks (where N >= 4), its last stages with the rounding, and the NTT
 //! (1 where the level chains, else the plan's passes); one upload of 2N words.
@@ -40,15 +41,16 @@ impl Backend {
         self.kernel_choices.encode != EncodeOnDevice::Nothing
     }
 
-    /// Whether the setting sends encodings' FFT at `level` to the device: `fft`, CKKS.
+    /// Whether the setting sends encodings' FFT at `level` to the device: `fft`, or `auto`
+    /// at its rings ([`EncodeOnDevice::fft_at`]); CKKS.
     fn encodes_fft(&self, level: &Level) -> bool {
-        level.scheme == Scheme::Ckks && self.kernel_choices.encode == EncodeOnDevice::Fft
+        level.scheme == Scheme::Ckks && self.kernel_choices.encode.fft_at(level.log_n)
     }
 
     /// Whether [`Backend::encode`] takes `values` (z: N complex numbers, re and im of z_k at
-    /// words 2k and 2k + 1, as IEEE bits) with `fix` = scale / N at `level`: the setting
-    /// `fft`, CKKS, a device with doubles, and every coefficient provably below 2^62 and
-    /// SEAL's modulus check ([`coefficients_fit`]). Where it is false SEAL encodes on the
+    /// words 2k and 2k + 1, as IEEE bits) with `fix` = scale / N at `level`: the setting's
+    /// FFT at this ring, CKKS, a device with doubles, and every coefficient provably below
+    /// 2^62 and SEAL's modulus check ([`coefficients_fit`]). Where it is false SEAL encodes on the
     /// CPU. The setting is asked first: the default path looks at nothing else.
     pub fn encodes(&self, level: &Level, values: &[u64], fix: f64) -> Result<bool> {
         if !self.encodes_fft(level) {
@@ -74,7 +76,7 @@ impl Backend {
     ) -> Result<()> {
         if !self.encodes_fft(level) {
             return Err(Error::invalid(
-                "encode on the device is CKKS's, with SEAL_OPENCL_ENCODE=fft",
+                "encode on the device is CKKS's, where SEAL_OPENCL_ENCODE sends the FFT there",
             ));
         }
         self.with_ops("encode", level, |ops| {
