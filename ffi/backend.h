@@ -203,7 +203,7 @@ namespace seal_opencl::detail
         bool encrypts_zero(const SEALContext &context, const SEALContext::ContextData &context_data) const override;
         void encrypt_zero(
             const SEALContext &context, const SEALContext::ContextData &context_data, const Ciphertext &public_key,
-            const std::uint64_t *samples, std::size_t uint64_count, Ciphertext &destination) override;
+            const std::int8_t *samples, std::size_t count, Ciphertext &destination) override;
 
     private:
         // Host copies of device operands and SEAL's Evaluator, for one CPU reference

@@ -468,12 +468,12 @@ namespace seal_opencl::detail
     // suite's, with a seeded PRNG (tests/seal_gpu.rs, encrypt_zero_*).
     void OpenClBackend::encrypt_zero(
         const SEALContext &context, const SEALContext::ContextData &context_data, const Ciphertext &public_key,
-        const std::uint64_t *samples, std::size_t uint64_count, Ciphertext &destination)
+        const std::int8_t *samples, std::size_t count, Ciphertext &destination)
     {
         const auto params = level_params(context, context_data);
         translated([&] {
             backend_->encrypt_zero(
-                params, image_of(public_key), rust::Slice<const std::uint64_t>(samples, uint64_count),
+                params, image_of(public_key), rust::Slice<const std::int8_t>(samples, count),
                 result_image(destination));
         });
     }

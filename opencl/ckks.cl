@@ -95,6 +95,21 @@ __kernel void ckks_negate(__global u64 *dst, ulong dst_at, __global const u64 *a
     dst[gid] = negate_uint_mod(a[gid], row_modulus(moduli));
 }
 
+// dst[p][j][k] = v mod q_j in [0, q_j) for v the signed byte p N + k of src (eight a word,
+// byte b of a word its bits 8 b .. 8 b + 7), |v| < q_j: SEAL's samples of an encryption (one
+// small value a coefficient) at every prime of the level. Range (K * N, polys).
+__kernel void ckks_lift_signed(__global u64 *dst, ulong dst_at, __global const u64 *src,
+                               ulong src_at, __global const u64 *moduli, ulong moduli_at, uint K)
+{
+    dst += dst_at;
+    src += src_at;
+    moduli += moduli_at;
+    size_t byte = (get_global_id(1) << LOG_N) + (get_global_id(0) & CKKS_MASK);
+    long v = (long)(char)(src[byte >> 3] >> ((byte & 7) * 8));
+    u64 q = row_modulus(moduli);
+    dst[ROW_WORD((size_t)K << LOG_N)] = v < 0 ? q - (u64)(-v) : (u64)v;
+}
+
 // dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for every polynomial p (the plaintext,
 // K * N words, is broadcast): SEAL's multiply_plain_ntt. dst may be ct.
 __kernel void ckks_multiply_plain(__global u64 *dst, ulong dst_at,

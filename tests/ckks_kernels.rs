@@ -13,7 +13,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use seal_opencl::arith::{invert_uint_mod, negate_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::host;
-use seal_opencl::ckks::kernels::{CkksKernels, ModuliTable, SUM_TERMS_MAX};
+use seal_opencl::ckks::kernels::{pack_signed, CkksKernels, ModuliTable, SUM_TERMS_MAX};
 use seal_opencl::ckks::SumTerm;
 use seal_opencl::cl::{self, Region};
 use seal_opencl::config::Config;
@@ -453,6 +453,29 @@ fn ckks_tensor_all_max_words() {
 }
 
 #[test]
+fn ckks_lift_signed_equals_host() {
+    each_prime_set(|e, rng, moduli| {
+        let k = moduli.len();
+        // Every signed byte somewhere (the extremes first), then random ones: more than the
+        // samples' -21 .. 21, which the kernel does not assume.
+        let mut values: Vec<i8> = (i8::MIN..=i8::MAX).collect();
+        values.extend((values.len()..POLYS * N).map(|_| rng.gen::<i8>()));
+        let src = upload(&pack_signed(&values));
+        let dst = poisoned(POLYS * k * N);
+        e.kernels
+            .ckks_lift_signed(&e.graph, &dst, &src, &table(moduli), k, POLYS)
+            .unwrap();
+        let mut want = vec![0; POLYS * k * N];
+        host::ckks_lift_signed(&mut want, &values, moduli, N);
+        assert_words(&down(&dst), &want, "ckks_lift_signed");
+        // The reference itself: v mod q in [0, q).
+        let q = moduli[k - 1].value();
+        assert_eq!(want[(k - 1) * N], q - 128, "-128 at the last prime");
+        assert_eq!(want[(k - 1) * N + 255], 127, "127 at the last prime");
+    });
+}
+
+#[test]
 fn ckks_copy_residues_and_gather_equal_host() {
     each_prime_set(|e, rng, moduli| {
         let k = moduli.len();
@@ -850,6 +873,19 @@ fn ckks_bad_arguments_are_rejected() {
     let dst = poisoned(3 * 3 * N);
     assert_rejected(kx.ckks_tensor(g, &dst, &a, 0, &a, 2, &mt, 3), &dst);
     assert_rejected(kx.ckks_tensor(g, &dst, &a, 65, &a, 2, &mt, 3), &dst);
+
+    // Lifts: src short of the values, dst short of the residues, no prime, dst is src.
+    let values = upload(&pack_signed(&vec![1; 2 * N]));
+    let dst = poisoned(words);
+    let short_values = values.part(0, 2 * N / 8 - 1).unwrap();
+    assert_rejected(kx.ckks_lift_signed(g, &dst, &short_values, &mt, 3, 2), &dst);
+    let short_dst = poisoned(words - 1);
+    assert_rejected(
+        kx.ckks_lift_signed(g, &short_dst, &values, &mt, 3, 2),
+        &short_dst,
+    );
+    assert_rejected(kx.ckks_lift_signed(g, &dst, &values, &mt, 0, 2), &dst);
+    assert_rejected(kx.ckks_lift_signed(g, &dst, &dst, &mt, 3, 2), &dst);
 
     // Residue copies.
     let dst = poisoned(words);

@@ -1067,11 +1067,11 @@ fn encryption_is_seals() {
 }
 
 child_test! {
-    /// The launches of a routed encrypt_zero at N = 2^13 (where the level chains): the NTT of
-    /// the three samples (one chained launch), the public key's residues copied to the level
-    /// below the key level (none at the first data level, encrypted at the key level), the
-    /// products added into the noise (one), the rescale (one chained launch); an encrypt adds
-    /// the plaintext (one more). In a child process, since it installs the backend with the
+    /// The launches of a routed encrypt_zero at N = 2^13 (where the level chains): the
+    /// samples' residues (one), the NTT of the three samples (one chained launch), the public
+    /// key's residues copied to the level below the key level (none at the first data level,
+    /// encrypted at the key level), the products added into the noise (one), the rescale (one
+    /// chained launch); an encrypt adds the plaintext (one more). In a child process, since it installs the backend with the
     /// global profiler on.
     fn encrypt_zero_launches() [] {
         let profiler = seal_opencl::profiler::enable_global();
@@ -1095,8 +1095,9 @@ child_test! {
                 counts.insert(s.name, s.count);
             }
             assert_eq!(counts.get("ntt_forward_chained"), Some(&1), "{counts:?}");
+            assert_eq!(counts.get("ckks_lift_signed"), Some(&1), "{counts:?}");
             let total: u64 = counts.values().sum();
-            assert_eq!(total, 3, "first data level: {counts:?}");
+            assert_eq!(total, 4, "first data level: {counts:?}");
         }
         for (level, plain, more) in [(1, false, 1), (0, true, 1), (1, true, 2)] {
             let case = EncryptCase {
@@ -1111,7 +1112,7 @@ child_test! {
             let launched = launches(&profiler, None, || {
                 assert!(seeded_encrypt(&case, true).unwrap().device_newer);
             });
-            assert_eq!(launched, 3 + more, "{case:?}");
+            assert_eq!(launched, 4 + more, "{case:?}");
         }
         assert_no_cpu_fallback();
     }

@@ -57,6 +57,23 @@ pub fn ckks_negate(dst: &mut [u64], a: &[u64], moduli: &[Modulus], n: usize) {
     }
 }
 
+/// dst[p][j][k] = values[p N + k] mod q_j in [0, q_j) for every polynomial p (dst whole
+/// polynomials of K residues, `values` N a polynomial): SEAL's samples at every prime.
+pub fn ckks_lift_signed(dst: &mut [u64], values: &[i8], moduli: &[Modulus], n: usize) {
+    let k = moduli.len();
+    check_shape(dst.len(), k, n);
+    assert_eq!(values.len() * k, dst.len(), "not N values a polynomial");
+    for (w, d) in dst.iter_mut().enumerate() {
+        let v = values[(w / (k * n)) * n + w % n];
+        let q = moduli[prime_of(w, k, n)].value();
+        *d = if v < 0 {
+            q - v.unsigned_abs() as u64
+        } else {
+            v as u64
+        };
+    }
+}
+
 /// ct[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for every polynomial p (SEAL's
 /// `multiply_plain_ntt`). On entry `plain` holds K * N canonical words.
 pub fn ckks_multiply_plain(ct: &mut [u64], plain: &[u64], moduli: &[Modulus], n: usize) {

@@ -107,6 +107,7 @@ kernel_sigs! {
     CKKS_ADD = ckks_add(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
     CKKS_SUB = ckks_sub(dst: Buf, a: Buf, b: Buf, moduli: Buf, K: U32);
     CKKS_NEGATE = ckks_negate(dst: Buf, a: Buf, moduli: Buf, K: U32);
+    CKKS_LIFT_SIGNED = ckks_lift_signed(dst: Buf, src: Buf, moduli: Buf, K: U32);
     CKKS_MULTIPLY_PLAIN = ckks_multiply_plain(dst: Buf, ct: Buf, plain: Buf, moduli: Buf, K: U32);
     CKKS_SUM = ckks_sum(
         dst: Buf,
@@ -129,10 +130,11 @@ kernel_sigs! {
 
 /// The kernels of `opencl/ckks.cl` and `opencl/plain.cl`, in the order [`CkksKernels`] holds
 /// them.
-const CKKS_SIGS: [&KernelSig; 15] = [
+const CKKS_SIGS: [&KernelSig; 16] = [
     &CKKS_ADD,
     &CKKS_SUB,
     &CKKS_NEGATE,
+    &CKKS_LIFT_SIGNED,
     &CKKS_MULTIPLY_PLAIN,
     &CKKS_SUM,
     &CKKS_TENSOR,
@@ -491,6 +493,35 @@ impl CkksKernels {
     ) -> Result<()> {
         let operands = [("dst", dst, polys), ("a", a, polys)];
         self.elementwise(graph, &CKKS_NEGATE, &operands, moduli, k, polys)
+    }
+
+    /// dst[p][j][k] = the residue in [0, q_j) of the signed byte p N + k of `src` (eight a
+    /// word, byte b of a word its bits 8 b .. 8 b + 7; see [`pack_signed`]) for p < polys
+    /// and j < k: small values (an encryption's samples) at every prime of a level. Needs
+    /// every |v| < q_j (true of every prime SEAL makes: q > 2N > 128).
+    pub fn ckks_lift_signed(
+        &self,
+        graph: &Graph,
+        dst: &Region,
+        src: &Region,
+        moduli: &ModuliTable,
+        k: usize,
+        polys: usize,
+    ) -> Result<()> {
+        let c = self.checks(&CKKS_LIFT_SIGNED);
+        c.nonzero(&[("K", k), ("polys", polys)])?;
+        c.covers(moduli, k)?;
+        c.distinct(&[(("dst", dst), ("src", src))])?;
+        let args = [
+            c.buf("dst", dst, c.words(&[polys, k])?)?,
+            c.buf("src", src, packed_words(c.words(&[polys])?))?,
+            ("moduli", Buf(moduli.buffer())),
+            c.u32("K", k)?,
+        ];
+        // SAFETY: item (w, p), w < K N, p < polys, writes word p K N + w of dst (checked to
+        // hold polys K N words) and reads word (p N + w mod N) / 8 of src (checked to hold the
+        // polys N bytes), prime w / N < K of the table.
+        unsafe { self.launch(graph, &CKKS_LIFT_SIGNED, &args, c.words(&[k])?, polys) }
     }
 
     /// dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for p < polys (SEAL's
@@ -942,9 +973,40 @@ pub fn reduce_every(moduli: &[Modulus]) -> u32 {
     terms.clamp(1, u32::MAX as u128) as u32
 }
 
+/// `values` as [`CkksKernels::ckks_lift_signed`] reads them: eight a word, value 8 i + b in
+/// bits 8 b .. 8 b + 7 of word i (two's complement), the last word's unused bytes zero.
+pub fn pack_signed(values: &[i8]) -> Vec<u64> {
+    values
+        .chunks(8)
+        .map(|chunk| {
+            let mut bytes = [0u8; 8];
+            for (byte, &v) in bytes.iter_mut().zip(chunk) {
+                *byte = v as u8;
+            }
+            u64::from_le_bytes(bytes)
+        })
+        .collect()
+}
+
+/// The words [`pack_signed`] makes of `values` values.
+pub fn packed_words(values: usize) -> usize {
+    values.div_ceil(8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packed_values_sit_in_their_bytes() {
+        let values: Vec<i8> = (0..11).map(|i| i * 13 - 64).collect();
+        let words = pack_signed(&values);
+        assert_eq!(words.len(), packed_words(values.len()));
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!((words[i / 8] >> (8 * (i % 8))) as u8 as i8, v, "value {i}");
+        }
+        assert_eq!(words[1] >> 24, 0, "the last word's unused bytes");
+    }
 
     #[test]
     fn signatures_match_ckks_cl() {

@@ -336,7 +336,7 @@ impl GpuBackend {
         &self,
         params: &LevelParams,
         public_key: &GpuImage,
-        samples: &[u64],
+        samples: &[i8],
         dst: &mut GpuImage,
     ) -> BridgeResult<()> {
         self.on_level(params, |backend, level| {

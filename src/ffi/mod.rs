@@ -359,12 +359,13 @@ mod bridge {
             key: &KeyRef,
         ) -> Result<()>;
         /// SEAL's CKKS public-key encryption of zero at the level of `params` (K primes), from
-        /// SEAL's samples u, e_0, e_1 at K + 1 primes (see `Backend::encrypt_zero`).
+        /// SEAL's samples u, e_0, e_1, one signed value a coefficient (see
+        /// `Backend::encrypt_zero`).
         fn encrypt_zero(
             self: &GpuBackend,
             params: &LevelParams,
             public_key: &GpuImage,
-            samples: &[u64],
+            samples: &[i8],
             dst: &mut GpuImage,
         ) -> Result<()>;
         /// Whether CKKSEncoder::encode runs anything on the device (`SEAL_OPENCL_ENCODE`).

@@ -1,6 +1,9 @@
 //! SEAL's CKKS public-key encryption (`Encryptor::encrypt_zero_internal` with the public key,
 //! seal-patch 0010): the host draws SEAL's samples with SEAL's samplers, so the random stream
-//! is SEAL's; the device does the arithmetic.
+//! is SEAL's; the device does the arithmetic. SEAL's samples are small (u ternary, e_0 and e_1
+//! centered binomial, |e| <= 21) and SEAL writes each coefficient's value at every prime (its
+//! residue in [0, q_i)): the host hands one signed byte a coefficient, and the device writes
+//! the residues (`ckks_lift_signed`).
 //!
 //! At a level L of K primes with a previous level L' of K' = K + 1 primes (SEAL's CKKS chain:
 //! the first data level's previous is the key level), SEAL computes
@@ -20,26 +23,28 @@
 //! (`LevelOps::rescale`) is SEAL's division. Launches: the NTT of the three samples (1
 //! where the level chains, else the plan's 1 or 2 passes), the public key's residues at L'
 //! where L' is below the key level (1 copy kernel), the products added into the noise (1),
-//! the rescale (1 where the level chains, else 3 or 2).
+//! the rescale (1 where the level chains, else 3 or 2), after the samples' residues (1).
 
 use super::transparency::Zeros;
 use super::{Backend, GpuImage, Level, Scheme};
+use crate::ckks::kernels::{pack_signed, packed_words};
 use crate::ckks::SumTerm;
 use crate::cl::Region;
 use crate::error::{Error, Result};
 use crate::ntt::NttDirection;
+use zeroize::Zeroize;
 
 impl Backend {
     /// dst = SEAL's public-key encryption of zero at `level` (K primes, CKKS) from SEAL's
-    /// samples `u, e_0, e_1` at K + 1 primes (3 (K + 1) N words, coefficient form,
-    /// canonical), `public_key` the public key's two polynomials at the key level (see the
-    /// module's documentation). dst's old contents are replaced; on an error dst is left
-    /// as it was.
+    /// samples `u, e_0, e_1` (3 N signed values, coefficient i of polynomial p at p N + i;
+    /// SEAL's sample at prime q is the value's residue in [0, q)), `public_key` the public
+    /// key's two polynomials at the key level (see the module's documentation). dst's old
+    /// contents are replaced; on an error dst is left as it was.
     pub fn encrypt_zero(
         &self,
         level: &Level,
         public_key: &GpuImage,
-        samples: &[u64],
+        samples: &[i8],
         dst: &mut GpuImage,
     ) -> Result<()> {
         let key_primes = level.key_moduli.len();
@@ -57,11 +62,11 @@ impl Backend {
         };
         self.with_ops("encrypt_zero", &up, |ops| {
             let (k_up, n, pw) = (ops.primes(), ops.n(), ops.poly_words());
-            if samples.len() != 3 * pw {
+            if samples.len() != 3 * n {
                 return Err(Error::invalid(format!(
-                    "encrypt_zero: {} sample words, 3 polynomials of {k_up} primes need {}",
+                    "encrypt_zero: {} samples, 3 polynomials of N = {n} need {}",
                     samples.len(),
-                    3 * pw
+                    3 * n
                 )));
             }
             if public_key.len() != 2 * key_primes * n {
@@ -73,12 +78,25 @@ impl Backend {
                 )));
             }
             let graph = ops.graph();
-            // [u | e_0 | e_1] at L', then NTT(u), NTT(e_0), NTT(e_1), fully reduced as SEAL's.
-            let drawn = ops.scratch(3 * pw)?;
-            let pinned = self
+            // [u | e_0 | e_1] at L' (the values' residues), then NTT(u), NTT(e_0), NTT(e_1),
+            // fully reduced as SEAL's. The packed values are secrets: cleared once staged.
+            let words = packed_words(samples.len());
+            let values = ops.scratch(words)?;
+            let mut packed = pack_signed(samples);
+            let staged = self
                 .staging
-                .upload(&self.pinned, graph, drawn.buffer(), samples)?;
-            self.counters.upload(samples.len(), pinned);
+                .upload(&self.pinned, graph, values.buffer(), &packed);
+            packed.zeroize();
+            self.counters.upload(words, staged?);
+            let drawn = ops.scratch(3 * pw)?;
+            ops.context().kernels().ckks_lift_signed(
+                graph,
+                drawn.buffer(),
+                values.buffer(),
+                ops.level().moduli(),
+                k_up,
+                3,
+            )?;
             ops.ntt(drawn.buffer(), [3, k_up], NttDirection::Forward, true)?;
             let u = drawn.buffer().part(0, pw)?;
             let noise = drawn.buffer().part(pw, 2 * pw)?;
