@@ -1071,8 +1071,8 @@ child_test! {
     /// samples' residues (one), the NTT of the three samples (one chained launch), the public
     /// key's residues copied to the level below the key level (none at the first data level,
     /// encrypted at the key level), the products added into the noise (one), the rescale (one
-    /// chained launch); an encrypt adds the plaintext (one more). In a child process, since it installs the backend with the
-    /// global profiler on.
+    /// chained launch); an encrypt adds the plaintext (one more). In a child process, since it
+    /// installs the backend with the global profiler on.
     fn encrypt_zero_launches() [] {
         let profiler = seal_opencl::profiler::enable_global();
         install();

@@ -3,10 +3,10 @@
 //! (`transform_encoding_to_ntt`); with `SEAL_OPENCL_ENCODE=fft` (by default from N = 2^14 on)
 //! SEAL places the values and the backend runs SEAL's FFT, rounding, reduction and NTT
 //! (`encode_values`), except where the coefficients may not fit 62 bits (values large enough
-//! for SEAL's 128-bit path). The plaintext must hold the words and metadata SEAL's CPU encoding writes, at every level of
-//! several parameter sets, for real and complex values, on every path; an unmarked plaintext
-//! stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on, and with `SEAL_OPENCL_ENCODE=host`
-//! every encoding does.
+//! for SEAL's 128-bit path). The plaintext must hold the words and metadata SEAL's CPU
+//! encoding writes, at every level of several parameter sets, for real and complex values, on
+//! every path; an unmarked plaintext stays SEAL's CPU path unless `SEAL_GPU_ROUTE_ALL` is on,
+//! and with `SEAL_OPENCL_ENCODE=host` every encoding does.
 
 use rand::Rng;
 use seal_opencl::ErrorKind;
@@ -272,7 +272,9 @@ child_test! {
         let ctx = CkksContext::new(16384, &[40, 30, 40]).unwrap();
         let encoder = CkksEncoder::new(&ctx).unwrap();
         let mut rng = rng();
-        let values: Vec<f64> = (0..encoder.slot_count()).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let values: Vec<f64> = (0..encoder.slot_count())
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect();
         let (parms_id, scale) = (ctx.first_parms_id(), 2f64.powi(30));
         let mut gpu = marked();
         let encode = |dst: &mut Plaintext| {

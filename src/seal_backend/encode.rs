@@ -50,8 +50,8 @@ impl Backend {
     /// Whether [`Backend::encode`] takes `values` (z: N complex numbers, re and im of z_k at
     /// words 2k and 2k + 1, as IEEE bits) with `fix` = scale / N at `level`: the setting's
     /// FFT at this ring, CKKS, a device with doubles, and every coefficient provably below
-    /// 2^62 and SEAL's modulus check ([`coefficients_fit`]). Where it is false SEAL encodes on the
-    /// CPU. The setting is asked first: the default path looks at nothing else.
+    /// 2^62 and SEAL's modulus check ([`coefficients_fit`]). Where it is false SEAL encodes
+    /// on the CPU. The setting is asked first: below its ring the path looks at nothing else.
     pub fn encodes(&self, level: &Level, values: &[u64], fix: f64) -> Result<bool> {
         if !self.encodes_fft(level) {
             return Ok(false);

@@ -1,9 +1,9 @@
 //! SEAL's CKKS public-key encryption (`Encryptor::encrypt_zero_internal` with the public key,
-//! seal-patch 0010): the host draws SEAL's samples with SEAL's samplers, so the random stream
-//! is SEAL's; the device does the arithmetic. SEAL's samples are small (u ternary, e_0 and e_1
-//! centered binomial, |e| <= 21) and SEAL writes each coefficient's value at every prime (its
-//! residue in [0, q_i)): the host hands one signed byte a coefficient, and the device writes
-//! the residues (`ckks_lift_signed`).
+//! seal-patch 0010): the host draws SEAL's samples as SEAL's samplers draw them, so the random
+//! stream is SEAL's; the device does the arithmetic. SEAL's samples are small (u ternary, e_0
+//! and e_1 centered binomial, |e| <= 21) and SEAL writes each coefficient's value at every
+//! prime (its residue in [0, q_i)): the host hands one signed byte a coefficient, and the
+//! device writes the residues (`ckks_lift_signed`).
 //!
 //! At a level L of K primes with a previous level L' of K' = K + 1 primes (SEAL's CKKS chain:
 //! the first data level's previous is the key level), SEAL computes
