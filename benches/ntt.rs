@@ -570,6 +570,7 @@ fn bench_key_switch(
                 last: &last,
                 scratch: &scratch,
                 k,
+                more: &[],
             };
             fused.forward_key_switch(queue, &ks, true)
         };

@@ -330,9 +330,7 @@ ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
 // 2^13 in a launch of one) the device runs another job's next pass. The tickets still
 // come pass by pass, every job's groups of a pass before any of the next, and a ticket
 // waits only for tickets taken before it. Each job writes only its own words, so its words
-// are those of a launch of its own.
-#define KS_JOBS_MAX 4
-
+// are those of a launch of its own. (KS_JOBS_MAX and JOB_PICK: fused.cl.)
 // Job j's hand-over counters: the j-th set of CHAIN_FINISHED + 1 counters (the host holds
 // KS_JOBS_MAX sets, CHAIN_COUNTER_WORDS); job 0's are the launch's own, and its counters 0
 // (tickets) and CHAIN_FINISHED (finished groups) serve the whole launch.
@@ -351,11 +349,6 @@ typedef struct {
     uint galois_elt[KS_JOBS_MAX - 1];
     uint plain_jobs;
 } ks_more_jobs;
-
-// Job `job`'s pointer: p0 for job 0, else more[job - 1] (a selection, not an indexed
-// load: the array stays in registers).
-#define JOB_PICK(job, p0, more)                                                            \
-    ((job) == 0 ? (p0) : (job) == 1 ? (more)[0] : (job) == 2 ? (more)[1] : (more)[2])
 
 // No jobs past the first (every launch but a tensor launch of several).
 ALWAYS_INLINE ks_more_jobs no_more_jobs(void)

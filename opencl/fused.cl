@@ -16,6 +16,36 @@
 // chained launch (chain.cl) calls too.
 
 // ---------------------------------------------------------------------------------------
+// Launches of several jobs: up to KS_JOBS_MAX independent operations of one shape (key
+// switches of one level, their permutations, their mod-downs) in one launch, so that the
+// host enqueues once for all of them. Job j's work groups are the j-th share of the
+// launch's (every job the same count), its operands and results are named per job
+// (JOB_PICK: job 0's are the kernel's own parameters, job j's more[j - 1]), and its
+// intermediates lie j job sizes into their buffers. Each job reads and writes only its own
+// words, so its words are those of a launch of its own. chain.cl's chained launches carry
+// jobs the same way.
+#define KS_JOBS_MAX 4
+
+// Job `job`'s pointer: p0 for job 0, else more[job - 1] (a selection, not an indexed
+// load: the array stays in registers).
+#define JOB_PICK(job, p0, more)                                                            \
+    ((job) == 0 ? (p0) : (job) == 1 ? (more)[0] : (job) == 2 ? (more)[1] : (more)[2])
+
+// The job of this work group in a launch of `jobs` equal shares, its group within the
+// job's share, and the share.
+typedef struct {
+    uint job, group, share;
+} job_group;
+
+ALWAYS_INLINE job_group job_group_of(uint jobs)
+{
+    const uint share = (uint)get_num_groups(0) / jobs;
+    const uint g = (uint)get_group_id(0);
+    const job_group jg = {g / share, g % share, share};
+    return jg;
+}
+
+// ---------------------------------------------------------------------------------------
 // What a pass does to each word it loads under prime q_in for a transform under prime q:
 // the mod-down's rounding and reduction (moddown_round in arith.cl, the fusion of
 // ckks_moddown_prep); BGV's mod-down share (LOAD_MODDOWN_BGV: delta = c + q_in kt mod q,
@@ -225,28 +255,46 @@ ALWAYS_INLINE void inv_block_galois_group(__global u64 *values,
                         pr, group_in_residue, reduce, lid, transform);
 }
 
-// times_plain: 0 (plain is not read) or 1.
+// inv_block_galois_group over `jobs` permutations (a launch of several jobs, above): job
+// j permutes src_j (times plain_j where bit j of plain_jobs is set; else plain_j is not
+// read) with galois_elt_j into its residues of permuted (the share's residues, from
+// residue j times their count) and transforms those from transformed_first on into
+// values (from residue j times their count). Job 0's are src, plain and galois_elt.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
                           __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
                           __global const u64 *restrict params, ulong params_at,
                           uint coeff_modulus_size, uint reduce,
                           __global const u64 *restrict src, ulong src_at,
-                          __global const u64 *restrict plain, ulong plain_at, uint times_plain,
-                          uint galois_elt, __global u64 *restrict permuted, ulong permuted_at,
-                          uint transformed_first)
+                          __global const u64 *restrict plain, ulong plain_at, uint galois_elt,
+                          __global u64 *restrict permuted, ulong permuted_at,
+                          uint transformed_first, uint jobs, uint plain_jobs,
+                          __global const u64 *restrict src1, ulong src1_at,
+                          __global const u64 *restrict plain1, ulong plain1_at,
+                          uint galois_elt1, __global const u64 *restrict src2, ulong src2_at,
+                          __global const u64 *restrict plain2, ulong plain2_at,
+                          uint galois_elt2, __global const u64 *restrict src3, ulong src3_at,
+                          __global const u64 *restrict plain3, ulong plain3_at,
+                          uint galois_elt3)
 {
     __local u64 lmem[B * PADDED_G];
-    values += values_at;
+    const job_group jg = job_group_of(jobs);
+    const uint residues = jg.share / GROUPS_PER_BLOCK_RESIDUE;
+    __global const u64 *srcs[KS_JOBS_MAX - 1] = {src1 + src1_at, src2 + src2_at,
+                                                 src3 + src3_at};
+    __global const u64 *plains[KS_JOBS_MAX - 1] = {plain1 + plain1_at, plain2 + plain2_at,
+                                                   plain3 + plain3_at};
+    const uint elts[KS_JOBS_MAX - 1] = {galois_elt1, galois_elt2, galois_elt3};
+    values += values_at + (size_t)jg.job * (residues - transformed_first) * N;
     inv_root_powers += inv_root_powers_at;
     params += params_at;
-    src += src_at;
-    plain += plain_at;
-    permuted += permuted_at;
+    permuted += permuted_at + (size_t)jg.job * residues * N;
     inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce,
-                           sum_src_one(src), plain, times_plain != 0, galois_elt, permuted,
-                           transformed_first, lmem, (uint)get_group_id(0), get_local_id(0),
-                           true);
+                           sum_src_one(JOB_PICK(jg.job, src + src_at, srcs)),
+                           JOB_PICK(jg.job, plain + plain_at, plains),
+                           ((plain_jobs >> jg.job) & 1) != 0,
+                           JOB_PICK(jg.job, galois_elt, elts), permuted, transformed_first, lmem,
+                           jg.group, get_local_id(0), true);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -326,23 +374,29 @@ ALWAYS_INLINE void inv_fwd_strided_group(__global u64 *values, __global const u6
     }
 }
 
+// inv_fwd_strided_group over `jobs` jobs (a launch of several jobs, above): job j's input
+// residues (the share's, in / chunks of them) from residue j times their count of `in`,
+// its outputs from residue j times their count times coeff_modulus_size of values.
 __kernel __attribute__((reqd_work_group_size(STRIDED_WG, 1, 1)))
 void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
                          __global const u64 *restrict root_powers, ulong root_powers_at,
                          __global const u64 *restrict params, ulong params_at,
                          uint coeff_modulus_size, __global const u64 *restrict in, ulong in_at,
                          uint kind, uint in_prime, uint outs_per_group, uint chunks,
-                         __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
+                         __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                         uint jobs)
 {
     __local u64 lmem[S * C];
-    values += values_at;
+    const job_group jg = job_group_of(jobs);
+    const size_t in_residues = jg.share / (GROUPS_PER_STRIDED_RESIDUE * chunks);
+    values += values_at + jg.job * in_residues * coeff_modulus_size * N;
     root_powers += root_powers_at;
     params += params_at;
-    in += in_at;
+    in += in_at + jg.job * in_residues * N;
     inv_root_powers += inv_root_powers_at;
     inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
                           no_plain(), false, outs_per_group, chunks, inv_root_powers, lmem,
-                          (uint)get_group_id(0), get_local_id(0), true);
+                          jg.group, get_local_id(0), true);
 }
 
 #endif // LOG_S != 0
@@ -534,6 +588,10 @@ ALWAYS_INLINE void ks_block_group(__global const u64 *values, __global const u64
     inv_block_transform(lrow, out1, iw, pr, group_in_residue, 0, lid, inverse);
 }
 
+// ks_block_group over `jobs` key switches of one level (a launch of several jobs, above):
+// job j switches target_j with key_j; its intermediates lie j job sizes into values (K
+// (K + 1) residues, K = coeff_modulus_size - 1; two-pass layouts), t_target (K; one-pass
+// layouts), prod (2 K) and last (2). Job 0's are target and key.
 __kernel __attribute__((reqd_work_group_size(KS_ROWS * BLOCK_WG, 1, 1)))
 void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
                       __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -544,7 +602,13 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
                       uint key_special_index, uint reduce_every,
                       __global u64 *restrict prod, ulong prod_at,
                       __global u64 *restrict last, ulong last_at,
-                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at)
+                      __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                      uint jobs, __global const u64 *restrict target1, ulong target1_at,
+                      __global const u64 *restrict key1, ulong key1_at,
+                      __global const u64 *restrict target2, ulong target2_at,
+                      __global const u64 *restrict key2, ulong key2_at,
+                      __global const u64 *restrict target3, ulong target3_at,
+                      __global const u64 *restrict key3, ulong key3_at)
 {
     __local u64 lmem[KS_ROWS * B * PADDED_G];
 #if KS_LOCAL_ROOTS
@@ -552,18 +616,26 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
 #else
     __local ulong2 *lroots_all = 0;
 #endif
+    const job_group jg = job_group_of(jobs);
+    const size_t K = coeff_modulus_size - 1;
+    __global const u64 *targets[KS_JOBS_MAX - 1] = {target1 + target1_at, target2 + target2_at,
+                                                    target3 + target3_at};
+    __global const u64 *keys[KS_JOBS_MAX - 1] = {key1 + key1_at, key2 + key2_at,
+                                                 key3 + key3_at};
     values += values_at;
+#if LOG_S != 0
+    values += jg.job * K * coeff_modulus_size * N;
+#endif
     root_powers += root_powers_at;
     params += params_at;
-    t_target += t_target_at;
-    target += target_at;
-    key += key_at;
-    prod += prod_at;
-    last += last_at;
+    t_target += t_target_at + jg.job * K * N;
+    prod += prod_at + jg.job * 2 * K * N;
+    last += last_at + jg.job * 2 * N;
     inv_root_powers += inv_root_powers_at;
-    ks_block_group(values, root_powers, params, coeff_modulus_size, t_target, target,
-                   target_first, false, key, key_stride_primes, key_special_index, reduce_every, prod,
-                   last, false, inv_root_powers, lmem, lroots_all, (uint)get_group_id(0),
+    ks_block_group(values, root_powers, params, coeff_modulus_size, t_target,
+                   JOB_PICK(jg.job, target + target_at, targets), target_first, false,
+                   JOB_PICK(jg.job, key + key_at, keys), key_stride_primes, key_special_index,
+                   reduce_every, prod, last, false, inv_root_powers, lmem, lroots_all, jg.group,
                    get_local_id(0), true);
 }
 
@@ -625,6 +697,11 @@ ALWAYS_INLINE void moddown_block_group(__global const u64 *values,
     }
 }
 
+// moddown_block_group over `jobs` mod-downs of one shape (a launch of several jobs,
+// above), each of the share's polys = residues / coeff_modulus_size polynomials: job j
+// divides into dst_j, adding acc_j; its intermediates lie j job sizes into values (polys
+// coeff_modulus_size residues; two-pass layouts), last (polys) and src (polys
+// src_stride). Job 0's are dst and acc.
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
 void ntt_fwd_block_moddown(__global u64 *restrict values, ulong values_at,
                            __global const u64 *restrict root_powers, ulong root_powers_at,
@@ -634,20 +711,32 @@ void ntt_fwd_block_moddown(__global u64 *restrict values, ulong values_at,
                            __global u64 *dst, ulong dst_at, uint dst_stride,
                            __global const u64 *src, ulong src_at, uint src_stride,
                            __global const u64 *restrict inv, ulong inv_at,
-                           __global const u64 *acc, ulong acc_at, uint acc_polys)
+                           __global const u64 *acc, ulong acc_at, uint acc_polys, uint jobs,
+                           __global u64 *dst1, ulong dst1_at, __global const u64 *acc1,
+                           ulong acc1_at, __global u64 *dst2, ulong dst2_at,
+                           __global const u64 *acc2, ulong acc2_at, __global u64 *dst3,
+                           ulong dst3_at, __global const u64 *acc3, ulong acc3_at)
 {
     __local u64 lmem[B * PADDED_G];
+    const job_group jg = job_group_of(jobs);
+    const size_t residues = jg.share / GROUPS_PER_BLOCK_RESIDUE;
+    const size_t polys = residues / coeff_modulus_size;
+    __global u64 *dsts[KS_JOBS_MAX - 1] = {dst1 + dst1_at, dst2 + dst2_at, dst3 + dst3_at};
+    __global const u64 *accs[KS_JOBS_MAX - 1] = {acc1 + acc1_at, acc2 + acc2_at,
+                                                 acc3 + acc3_at};
     values += values_at;
+#if LOG_S != 0
+    values += jg.job * residues * N;
+#endif
     root_powers += root_powers_at;
     params += params_at;
-    last += last_at;
-    dst += dst_at;
-    src += src_at;
+    last += last_at + jg.job * polys * N;
+    src += src_at + jg.job * polys * src_stride * N;
     inv += inv_at;
-    acc += acc_at;
-    moddown_block_group(values, root_powers, params, coeff_modulus_size, last, last_prime, dst,
-                        dst_stride, src, src_stride, inv, acc, acc_polys, lmem,
-                        (uint)get_group_id(0), get_local_id(0), true);
+    moddown_block_group(values, root_powers, params, coeff_modulus_size, last, last_prime,
+                        JOB_PICK(jg.job, dst + dst_at, dsts), dst_stride, src, src_stride, inv,
+                        JOB_PICK(jg.job, acc + acc_at, accs), acc_polys, lmem, jg.group,
+                        get_local_id(0), true);
 }
 
 #endif // LOG_S

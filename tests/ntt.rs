@@ -866,6 +866,7 @@ fn fused_passes_reject_bad_arguments() {
             polys: 1,
             primes: 1,
         },
+        more: &[],
     };
     assert!(plan.forward_moddown(&queue, &md(&dst, 0), false).is_ok());
     assert_invalid(
@@ -888,6 +889,7 @@ fn fused_passes_reject_bad_arguments() {
         last: &last,
         scratch: &values,
         k: 2,
+        more: &[],
     };
     assert_invalid(plan.forward_key_switch(&queue, &ks, false), "K + 1 > L");
 }

@@ -455,6 +455,7 @@ impl<'a> IntegerOps<'a> {
                 },
                 last_key_prime: k - 1,
                 divide,
+                more: &[],
             };
             return self.mod_down_bgv(&md, &plain, inv_q);
         }

@@ -1015,12 +1015,12 @@ impl Backend {
             // A CKKS plaintext product (on this tile) is rotated in the permutation's pass;
             // a sum from zero (an out-of-place add, or the copy of an accumulator that
             // SEAL's out-of-place rotate_vector makes) read on its loads, where the rotation
-            // chains. Where the level chains, a CKKS rotation of a plaintext product or of
-            // computed words waits in its queue's batch for others to share its launch
-            // (`batch.rs`).
+            // chains. Where the level's key switches run on fused passes, chained or not, a
+            // CKKS rotation of a plaintext product or of computed words waits in its
+            // queue's batch for others to share its launches (`batch.rs`).
             let tile = ops.graph().tile().index();
             let room = self.batch_room(self.kernel_choices.batch_rotations);
-            let batched = level.scheme == Scheme::Ckks && room.jobs > 1 && ops.chains();
+            let batched = level.scheme == Scheme::Ckks && room.jobs > 1 && ops.batches_rotations();
             let is_plain_product = |d: &Deferred| d.plain_polys() == Some(2) && d.tile() == tile;
             let consumed = (batched
                 && ct.defer_to_batch(ops.graph(), is_plain_product, |d, dst| {

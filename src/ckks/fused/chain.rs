@@ -21,7 +21,7 @@
 use super::behz_chain::{BehzBuild, BehzPasses};
 use super::keyswitch::check_key_switch_shape;
 use super::moddown::check_moddown;
-use super::{fan_out, residues, DivideRound, DropCorrection, FusedPasses};
+use super::{fan_out, residues, DivideRound, DropCorrection, FusedPasses, KS_JOBS_MAX, MORE_JOBS};
 use crate::arith::Modulus;
 use crate::ckks::{packed_shifts, SumTerm};
 use crate::cl::KernelArg::{Buf, U32, U64};
@@ -601,14 +601,8 @@ pub struct GaloisJob<'a> {
     pub dst: &'a Region,
 }
 
-/// The most key switches one chained launch carries (`KS_JOBS_MAX` in `opencl/chain.cl`:
-/// the kernels' parameters hold three more jobs' buffers; each job hands over on a counter
-/// set of its own).
-pub const KS_JOBS_MAX: usize = 4;
-const _: () = assert!(KS_JOBS_MAX <= crate::device::CHAIN_COUNTER_SETS);
-
 /// The tensor kernel's parameter names for jobs 1 to 3 ([`TensorJob`]).
-const MORE_JOB_NAMES: [[&str; 3]; KS_JOBS_MAX - 1] = [
+const MORE_JOB_NAMES: [[&str; 3]; MORE_JOBS] = [
     ["a1", "b1", "dst1"],
     ["a2", "b2", "dst2"],
     ["a3", "b3", "dst3"],
@@ -616,7 +610,7 @@ const MORE_JOB_NAMES: [[&str; 3]; KS_JOBS_MAX - 1] = [
 
 /// The galois kernel's parameter names for jobs 1 to 3 ([`GaloisJob`]: src, plain, key,
 /// galois_elt, dst).
-const MORE_GALOIS_NAMES: [[&str; 5]; KS_JOBS_MAX - 1] = [
+const MORE_GALOIS_NAMES: [[&str; 5]; MORE_JOBS] = [
     ["job_src1", "job_plain1", "job_key1", "galois_elt1", "dst1"],
     ["job_src2", "job_plain2", "job_key2", "galois_elt2", "dst2"],
     ["job_src3", "job_plain3", "job_key3", "galois_elt3", "dst3"],
@@ -1658,11 +1652,11 @@ mod tests {
     }
 
     #[test]
-    fn jobs_match_chain_cl() {
+    fn jobs_match_fused_cl() {
         let define = format!("#define KS_JOBS_MAX {KS_JOBS_MAX}\n");
         assert!(
-            sources::CHAIN.contains(&define),
-            "chain.cl lacks {define:?}"
+            sources::FUSED.contains(&define),
+            "fused.cl lacks {define:?}"
         );
     }
 

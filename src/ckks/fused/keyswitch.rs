@@ -2,9 +2,9 @@
 //! the inner product with the key into the last pass (`ntt_fwd_block_ks`,
 //! `opencl/fused.cl`), for `ops::keyswitch`'s `switch_key`.
 
-use super::{FusedPasses, LOAD_DECOMPOSE, NTT_INV_FWD_STRIDED};
+use super::{check_jobs, FusedPasses, LOAD_DECOMPOSE, MORE_JOBS, NTT_INV_FWD_STRIDED};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, Queue, Region};
+use crate::cl::{kernel_sigs, sources, DeviceInfoSummary, Event, KernelArg, Queue, Region};
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32, NttPlan, Pass, StagedLayout, StagedVariant};
 
@@ -13,9 +13,17 @@ kernel_sigs! {
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, t_target: Buf,
         target: Buf, target_first: U32, key: Buf, key_stride_primes: U32,
         key_special_index: U32, reduce_every: U32, prod: Buf, last: Buf,
-        inv_root_powers: Buf,
+        inv_root_powers: Buf, jobs: U32, target1: Buf, key1: Buf, target2: Buf, key2: Buf,
+        target3: Buf, key3: Buf,
     );
 }
+
+/// The kernel's parameter names for jobs 1 to 3: target, key.
+const MORE_NAMES: [[&str; 2]; MORE_JOBS] = [
+    ["target1", "key1"],
+    ["target2", "key2"],
+    ["target3", "key3"],
+];
 
 /// Key switching's decomposition and inner product with the key after the first pass of
 /// the target's inverse NTT, as [`FusedPasses::forward_key_switch`] runs them at level K
@@ -29,6 +37,12 @@ kernel_sigs! {
 /// NTT, `host::ckks_ks_decompose`, the lazy forward NTT, `host::ckks_ks_inner_product`
 /// and the first rounds of the lazy inverse NTT
 /// (`ntt::host::inverse_ntt_negacyclic_harvey_lazy_rounds`).
+///
+/// With `more` the launches switch 1 + more.len() targets (at most `KS_JOBS_MAX`,
+/// independent) with their keys: job j's (`target` and `key` for job 0, more[j - 1]'s
+/// after) from the j-th K residues of `t_target` into the j-th 2 K residues of `prod` and
+/// 2 of `last`, through the j-th K (K + 1) of `scratch`, its words those of a launch of its
+/// own.
 pub struct KeySwitch<'a> {
     /// The target's K residues after the first pass of their inverse NTT
     /// (`NttPlan::inverse_first_pass_from`): with a one-pass layout, canonical
@@ -49,6 +63,16 @@ pub struct KeySwitch<'a> {
     /// The intermediate of a two-pass layout (K (K + 1) N words); unused with one pass.
     pub scratch: &'a Region,
     pub k: usize,
+    /// Jobs 1 on: their targets (at `target_first`, as job 0's) and keys.
+    pub more: &'a [SwitchOperands<'a>],
+}
+
+/// A key switch's target (K residues in NTT form from residue `target_first`) and key
+/// (laid out as [`KeySwitch::key`]) in a launch of several ([`KeySwitch::more`]).
+#[derive(Clone, Copy)]
+pub struct SwitchOperands<'a> {
+    pub target: &'a Region,
+    pub key: &'a Region,
 }
 
 /// Key switching's passes, built for the variant's own values per work item where the
@@ -209,46 +233,56 @@ impl FusedPasses {
             ks.reduce_every,
         )?;
         plan.check_queue(queue)?;
+        let jobs = 1 + ks.more.len();
+        check_jobs(WHAT, jobs)?;
         // With one pass the scratch is not touched.
         let two_pass = plan.launches_per_transform() == 2;
         let residues = |count: usize, stride: usize| plan.extent(WHAT, count, stride, 0);
-        let scratch_words = if two_pass { residues(k, k + 1)? } else { 0 };
-        check_buffers(
-            WHAT,
-            &[
-                ("t_target", ks.t_target, residues(1, k)?, false),
-                (
-                    "target",
-                    ks.target,
-                    residues(1, ks.target_first + k)?,
-                    false,
-                ),
-                ("key", ks.key, residues(2 * k, ks.key_stride_primes)?, false),
-                ("prod", ks.prod, residues(2, k)?, true),
-                ("last", ks.last, residues(1, 2)?, true),
-                ("scratch", ks.scratch, scratch_words, two_pass),
-            ],
-            &[],
-        )?;
+        let scratch_words = if two_pass { residues(jobs * k, k + 1)? } else { 0 };
+        let target_words = residues(1, ks.target_first + k)?;
+        let key_words = residues(2 * k, ks.key_stride_primes)?;
+        let mut buffers = vec![
+            ("t_target", ks.t_target, residues(jobs, k)?, false),
+            ("prod", ks.prod, residues(jobs * 2, k)?, true),
+            ("last", ks.last, residues(jobs, 2)?, true),
+            ("scratch", ks.scratch, scratch_words, two_pass),
+        ];
+        let first = SwitchOperands {
+            target: ks.target,
+            key: ks.key,
+        };
+        buffers.extend([
+            ("target", ks.target, target_words, false),
+            ("key", ks.key, key_words, false),
+        ]);
+        for (job, [target, key]) in ks.more.iter().zip(MORE_NAMES) {
+            buffers.extend([
+                (target, job.target, target_words, false),
+                (key, job.key, key_words, false),
+            ]);
+        }
+        check_buffers(WHAT, &buffers, &[])?;
         let passes = &self.key_switch;
         let values = if two_pass { ks.scratch } else { ks.t_target };
         let mut out = Vec::new();
         if let Some(strided) = &passes.inv_fwd_strided {
-            let (outs, chunks) = self.fan_out(strided, k, k + 1);
+            let (outs, chunks) = self.fan_out(strided, jobs * k, k + 1);
             let args = [
                 ("in", Buf(ks.t_target)),
                 ("kind", U32(LOAD_DECOMPOSE)),
                 ("in_prime", U32(0)),
                 ("outs_per_group", U32(outs)),
                 ("chunks", U32(chunks)),
+                ("jobs", U32(jobs as u32)),
             ];
-            let groups = k * chunks as usize;
-            // SAFETY: group (J, chunk) reads residue J < K of t_target (checked) and
-            // writes residues J (K + 1) + I, I < K + 1, of scratch (checked to hold
-            // K (K + 1) residues); primes I, J < K + 1 of the plan (checked).
+            let groups = jobs * k * chunks as usize;
+            // SAFETY: job j's group (J, chunk) reads residue j K + J < jobs K of t_target
+            // (checked) and writes residues j K (K + 1) + J (K + 1) + I, I < K + 1, of
+            // scratch (checked to hold jobs K (K + 1) residues); primes I, J < K + 1 of the
+            // plan (checked).
             unsafe { strided.launch(queue, values, k + 1, &args, groups, events, &mut out) }?;
         }
-        let args = [
+        let mut args: Vec<(&str, KernelArg)> = vec![
             ("t_target", Buf(ks.t_target)),
             ("target", Buf(ks.target)),
             ("target_first", U32(to_u32(ks.target_first)?)),
@@ -258,13 +292,19 @@ impl FusedPasses {
             ("reduce_every", U32(ks.reduce_every)),
             ("prod", Buf(ks.prod)),
             ("last", Buf(ks.last)),
+            ("jobs", U32(jobs as u32)),
         ];
-        // SAFETY: row I < K + 1 of block group g (rows past K touch only the last
-        // prime's tables and their own local memory) reads residues J (K + 1) + I <
-        // K (K + 1) of scratch (two passes) or J < K of t_target (one pass), target residue
-        // target_first + J < target_first + K, key residue (2 J + c) * stride + kp <
-        // 2 K stride (kp < stride), and writes prod residue c K + I < 2 K or last
-        // residue c < 2 (all checked).
+        for (j, names) in MORE_NAMES.iter().enumerate() {
+            // Jobs past the launch's are not read: job 0's stand in.
+            let job = ks.more.get(j).unwrap_or(&first);
+            args.extend([(names[0], Buf(job.target)), (names[1], Buf(job.key))]);
+        }
+        // SAFETY: row I < K + 1 of job j's block group g (rows past K touch only the last
+        // prime's tables and their own local memory) reads residues j K (K + 1) + J (K + 1)
+        // + I < jobs K (K + 1) of scratch (two passes) or j K + J < jobs K of t_target (one
+        // pass), its target's residue target_first + J < target_first + K, its key's
+        // residue (2 J + c) * stride + kp < 2 K stride (kp < stride), and writes prod
+        // residue j 2 K + c K + I < jobs 2 K or last residue 2 j + c < 2 jobs (all checked).
         let groups_of_rows = (k + 1).div_ceil(passes.rows);
         unsafe {
             passes.block.launch(
@@ -272,7 +312,7 @@ impl FusedPasses {
                 values,
                 k + 1,
                 &args,
-                groups_of_rows,
+                jobs * groups_of_rows,
                 events,
                 &mut out,
             )

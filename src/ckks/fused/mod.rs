@@ -33,11 +33,11 @@ use std::sync::Arc;
 pub use behz_chain::{BehzBuild, ChainedBehzForward, ChainedBehzTensorFloor};
 pub use chain::{
     ChainedCoeffSwitch, ChainedModDown, ChainedMultiplyPlain, ChainedSwitch, ChainedTransform,
-    FirstPass, GaloisJob, Sources, TensorJob, KS_JOBS_MAX, MULTIPLY_PLAIN_SOURCE_TERMS,
-    SOURCE_TERMS_MAX,
+    FirstPass, GaloisJob, Sources, TensorJob, MULTIPLY_PLAIN_SOURCE_TERMS, SOURCE_TERMS_MAX,
 };
-pub use keyswitch::KeySwitch;
-pub use moddown::{DivideRound, ModDown};
+pub use galois::Permutation;
+pub use keyswitch::{KeySwitch, SwitchOperands};
+pub use moddown::{DivideInto, DivideRound, ModDown};
 
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{self, U32, U64};
@@ -49,7 +49,30 @@ kernel_sigs! {
     NTT_INV_FWD_STRIDED = ntt_inv_fwd_strided(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, in: Buf,
         kind: U32, in_prime: U32, outs_per_group: U32, chunks: U32, inv_root_powers: Buf,
+        jobs: U32,
     );
+}
+
+/// The most jobs one launch carries (`KS_JOBS_MAX` in `opencl/fused.cl`): key switches,
+/// their permutations or their mod-downs in the fused passes' launches, key switches in a
+/// chained launch. The kernels' parameters hold three more jobs' buffers; in a chained
+/// launch each job hands over on a counter set of its own.
+pub const KS_JOBS_MAX: usize = 4;
+const _: () = assert!(KS_JOBS_MAX <= crate::device::CHAIN_COUNTER_SETS);
+
+/// The jobs of a launch past its first, whose buffers the kernels take as parameters of
+/// their own.
+const MORE_JOBS: usize = KS_JOBS_MAX - 1;
+
+/// Errors unless a launch of `jobs` jobs carries 1 to [`KS_JOBS_MAX`] (`what` names the
+/// launcher).
+fn check_jobs(what: &str, jobs: usize) -> Result<()> {
+    if jobs == 0 || jobs > KS_JOBS_MAX {
+        return Err(Error::invalid(format!(
+            "{what}: {jobs} jobs in one launch; 1 to {KS_JOBS_MAX}"
+        )));
+    }
+    Ok(())
 }
 
 /// `ntt_inv_fwd_strided`'s `kind` and the chained mod-downs' `md_kind`: the loads of

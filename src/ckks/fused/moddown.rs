@@ -1,9 +1,9 @@
 //! The mod-down's forward transforms with its element-wise steps fused into their loads
 //! and stores (`ntt_fwd_block_moddown`, after `ntt_inv_fwd_strided`; `opencl/fused.cl`), for `ops::moddown`.
 
-use super::{residues, FusedPasses, LOAD_MODDOWN};
+use super::{check_jobs, residues, FusedPasses, LOAD_MODDOWN, MORE_JOBS};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, Event, Queue, Region};
+use crate::cl::{kernel_sigs, Event, KernelArg, Queue, Region};
 use crate::error::{Error, Result};
 use crate::ntt::{check_buffers, to_u32, NttPlan};
 
@@ -11,9 +11,13 @@ kernel_sigs! {
     pub(super) NTT_FWD_BLOCK_MODDOWN = ntt_fwd_block_moddown(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, last: Buf,
         last_prime: U32, dst: Buf, dst_stride: U32, src: Buf, src_stride: U32, inv: Buf,
-        acc: Buf, acc_polys: U32,
+        acc: Buf, acc_polys: U32, jobs: U32, dst1: Buf, acc1: Buf, dst2: Buf, acc2: Buf,
+        dst3: Buf, acc3: Buf,
     );
 }
+
+/// The kernel's parameter names for jobs 1 to 3: dst, acc.
+const MORE_NAMES: [[&str; 2]; MORE_JOBS] = [["dst1", "acc1"], ["dst2", "acc2"], ["dst3", "acc3"]];
 
 /// The division by the dropped prime q_last that ends a mod-down (SEAL's rescale,
 /// `divide_and_round_q_last_ntt_inplace`, and the end of key switching's
@@ -69,6 +73,11 @@ impl<'a> DivideRound<'a> {
 
 /// A [`DivideRound`] after the first pass of the dropped residues' inverse NTT, as
 /// [`FusedPasses::forward_moddown`] runs it over the plan's first `primes` primes.
+///
+/// With `more` the launches divide 1 + more.len() times (at most `KS_JOBS_MAX`,
+/// independent): job j (`divide`'s dst and acc for job 0, more[j - 1]'s after) from the
+/// j-th `polys` residues of `last` and the j-th polys * src_stride residues of `src`,
+/// through the j-th polys * primes of `scratch`, its words those of a launch of its own.
 pub struct ModDown<'a> {
     /// `polys` residues under the plan's prime `last_prime` after the first pass of their
     /// inverse transform, < 2 q_last (`NttPlan::inverse_first_pass_from`, or key
@@ -78,6 +87,17 @@ pub struct ModDown<'a> {
     /// pass (any buffer then, e.g. `last`).
     pub scratch: &'a Region,
     pub divide: DivideRound<'a>,
+    /// Jobs 1 on: where they divide into and what they add (to the first polynomials, as
+    /// many as job 0's addend).
+    pub more: &'a [DivideInto<'a>],
+}
+
+/// A mod-down's destination and addend in a launch of several ([`ModDown::more`]), laid
+/// out as [`DivideRound::dst`] and [`DivideRound::acc`].
+#[derive(Clone, Copy)]
+pub struct DivideInto<'a> {
+    pub dst: &'a Region,
+    pub acc: &'a Region,
 }
 
 /// The errors of a mod-down `d` over `plan` adding to `acc_polys` polynomials, before any
@@ -139,54 +159,63 @@ impl FusedPasses {
         let (acc, acc_polys) = d.acc.unwrap_or((d.dst, 0));
         check_moddown(WHAT, plan, d, acc_polys)?;
         plan.check_queue(queue)?;
+        let jobs = 1 + md.more.len();
+        check_jobs(WHAT, jobs)?;
         let residues = residues(WHAT, d.polys, d.primes)?;
         // With one pass the scratch is not touched.
         let two_pass = plan.launches_per_transform() == 2;
         let scratch_words = if two_pass {
-            plan.extent(WHAT, residues, 1, 1)?
+            plan.extent(WHAT, jobs * residues, 1, 1)?
         } else {
             0
         };
         let polys = |stride| plan.extent(WHAT, d.polys, stride, d.primes);
-        check_buffers(
-            WHAT,
-            &[
-                ("last", md.last, plan.extent(WHAT, d.polys, 1, 1)?, false),
-                ("dst", d.dst, polys(d.dst_stride)?, true),
-                ("src", d.src, polys(d.src_stride)?, false),
-                ("inv", d.inv, 2 * d.primes, false),
-                ("scratch", md.scratch, scratch_words, two_pass),
-                (
-                    "acc",
-                    acc,
-                    plan.extent(WHAT, acc_polys, d.dst_stride, d.primes)?,
-                    false,
-                ),
-            ],
-            // Each work item reads its src and acc words before writing the same dst word.
-            &[("dst", "src"), ("dst", "acc")],
-        )?;
+        let (dst_words, acc_words) = (
+            polys(d.dst_stride)?,
+            plan.extent(WHAT, acc_polys, d.dst_stride, d.primes)?,
+        );
+        let mut buffers = vec![
+            ("last", md.last, plan.extent(WHAT, jobs * d.polys, 1, 1)?, false),
+            (
+                "src",
+                d.src,
+                plan.extent(WHAT, jobs * d.polys, d.src_stride, d.primes)?,
+                false,
+            ),
+            ("inv", d.inv, 2 * d.primes, false),
+            ("scratch", md.scratch, scratch_words, two_pass),
+        ];
+        let first = DivideInto { dst: d.dst, acc };
+        // Each work item reads its src and acc words before writing the same dst word.
+        let mut may_alias = vec![("dst", "src"), ("dst", "acc")];
+        buffers.extend([("dst", d.dst, dst_words, true), ("acc", acc, acc_words, false)]);
+        for (job, [dst, acc]) in md.more.iter().zip(MORE_NAMES) {
+            buffers.extend([(dst, job.dst, dst_words, true), (acc, job.acc, acc_words, false)]);
+            may_alias.push((dst, acc));
+        }
+        check_buffers(WHAT, &buffers, &may_alias)?;
         let last_prime = U32(d.last_prime as u32);
         let mut out = Vec::new();
         if let Some(strided) = &self.inv_fwd_strided {
-            let (outs, chunks) = self.fan_out(strided, d.polys, d.primes);
+            let (outs, chunks) = self.fan_out(strided, jobs * d.polys, d.primes);
             let args = [
                 ("in", Buf(md.last)),
                 ("kind", U32(LOAD_MODDOWN)),
                 ("in_prime", last_prime),
                 ("outs_per_group", U32(outs)),
                 ("chunks", U32(chunks)),
+                ("jobs", U32(jobs as u32)),
             ];
-            let groups = d.polys * chunks as usize;
-            // SAFETY: group (r, chunk) reads residue r < polys of last (checked) and
-            // writes residues r * primes + o, o < primes, of scratch (checked to hold
-            // polys * primes * N words); primes o and last_prime below the plan's L
-            // (checked).
+            let groups = jobs * d.polys * chunks as usize;
+            // SAFETY: job j's group (r, chunk) reads residue j polys + r < jobs polys of
+            // last (checked) and writes residues (j polys + r) primes + o, o < primes, of
+            // scratch (checked to hold jobs polys primes N words); primes o and last_prime
+            // below the plan's L (checked).
             unsafe {
                 strided.launch(queue, md.scratch, d.primes, &args, groups, events, &mut out)
             }?;
         }
-        let args = [
+        let mut args: Vec<(&str, KernelArg)> = vec![
             ("last", Buf(md.last)),
             ("last_prime", last_prime),
             ("dst", Buf(d.dst)),
@@ -196,14 +225,27 @@ impl FusedPasses {
             ("inv", Buf(d.inv)),
             ("acc", Buf(acc)),
             ("acc_polys", U32(acc_polys as u32)),
+            ("jobs", U32(jobs as u32)),
         ];
-        // SAFETY: residue r = p * primes + i (p < polys, i < primes) reads residue r of
-        // scratch (two passes) or p of last (one pass), residue p * stride + i <=
-        // (polys - 1) * stride + primes - 1 of src and dst, inv pair i < primes (all
-        // checked).
+        for (j, names) in MORE_NAMES.iter().enumerate() {
+            // Jobs past the launch's are not read: job 0's stand in.
+            let job = md.more.get(j).unwrap_or(&first);
+            args.extend([(names[0], Buf(job.dst)), (names[1], Buf(job.acc))]);
+        }
+        // SAFETY: job j's residue r = p * primes + i (p < polys, i < primes) reads residue
+        // j polys primes + r of scratch (two passes) or j polys + p of last (one pass),
+        // residue (j polys + p) * src_stride + i of src, residue p * stride + i <= (polys -
+        // 1) * stride + primes - 1 of its dst and acc (p < acc_polys), inv pair i < primes
+        // (all checked).
         unsafe {
             self.moddown_block.launch(
-                queue, md.scratch, d.primes, &args, residues, events, &mut out,
+                queue,
+                md.scratch,
+                d.primes,
+                &args,
+                jobs * residues,
+                events,
+                &mut out,
             )
         }?;
         Ok(out)

@@ -10,8 +10,9 @@ use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
 use crate::ckks::context::KswitchKey;
 use crate::ckks::fused::{
-    ChainedCoeffSwitch, ChainedSwitch, DivideRound, DropCorrection, FirstPass, FusedPasses,
-    GaloisJob, KeySwitch, Sources, TensorJob, KS_JOBS_MAX,
+    ChainedCoeffSwitch, ChainedSwitch, DivideInto, DivideRound, DropCorrection, FirstPass,
+    FusedPasses, GaloisJob, KeySwitch, Permutation, Sources, SwitchOperands, TensorJob,
+    KS_JOBS_MAX,
 };
 use crate::ckks::kernels::reduce_every;
 use crate::cl::{self, Region};
@@ -150,17 +151,50 @@ impl LevelOps<'_> {
         s: &Switch,
         t_target: PoolBuffer,
     ) -> Result<()> {
+        self.switch_keys_from_first_pass(fused, std::slice::from_ref(s), t_target)
+    }
+
+    /// [`LevelOps::switch_key_from_first_pass`] of each of `switches` (1 to
+    /// [`KS_JOBS_MAX`], independent: no switch's `ct` overlaps another's buffers; their
+    /// targets at one offset, their addends of as many polynomials), `t_target` holding
+    /// each one's first pass, K residues a switch: every pass runs all of them in one
+    /// launch, each switch's words those of a launch of its own.
+    fn switch_keys_from_first_pass(
+        &self,
+        fused: &FusedPasses,
+        switches: &[Switch],
+        t_target: PoolBuffer,
+    ) -> Result<()> {
+        let (s, rest) = switches
+            .split_first()
+            .ok_or_else(|| Error::Logic("a launch of no key switches".into()))?;
+        if rest
+            .iter()
+            .any(|r| r.target_offset != s.target_offset || r.acc.1 != s.acc.1)
+        {
+            return Err(Error::Logic(
+                "key switches in one launch with targets or addends of two shapes".into(),
+            ));
+        }
+        let jobs = switches.len();
         let k = self.primes();
         let n = self.n();
         let moduli = self.level.moduli();
         let plan = self.level.plan();
-        let prod = self.scratch(2 * k * n)?;
-        let last = self.scratch(2 * n)?;
+        let prod = self.scratch(jobs * 2 * k * n)?;
+        let last = self.scratch(jobs * 2 * n)?;
         let between = if plan.launches_per_transform() == 2 {
-            Some(self.scratch(k * (k + 1) * n)?)
+            Some(self.scratch(jobs * k * (k + 1) * n)?)
         } else {
             None
         };
+        let operands: Vec<SwitchOperands> = rest
+            .iter()
+            .map(|r| SwitchOperands {
+                target: r.target,
+                key: r.key.buffer(),
+            })
+            .collect();
         let events = fused.forward_key_switch(
             self.graph.queue(),
             &KeySwitch {
@@ -175,12 +209,24 @@ impl LevelOps<'_> {
                 last: last.buffer(),
                 scratch: between.as_ref().map_or(t_target.buffer(), |b| b.buffer()),
                 k,
+                more: &operands,
             },
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_forward_ks", events)?;
         drop((t_target, between));
-        self.key_switch_mod_down(s, LastResidue::FirstPassDone(last.buffer()), &prod)
+        let divides: Vec<DivideInto> = rest
+            .iter()
+            .map(|r| DivideInto {
+                dst: r.ct,
+                acc: r.acc.0,
+            })
+            .collect();
+        let spec = self.key_switch_mod_down_spec(s, LastResidue::FirstPassDone(last.buffer()), prod.buffer())?;
+        self.mod_down(&ModDownSpec {
+            more: &divides,
+            ..spec
+        })
     }
 
     /// `s` after `first` (in NTT form) in one chained launch, its mod-down subtracting
@@ -391,6 +437,7 @@ impl LevelOps<'_> {
                 polys: 2,
                 primes: k,
             },
+            more: &[],
         })
     }
 }
@@ -436,6 +483,13 @@ impl LevelOps<'_> {
     /// rescale's mod-down as one launch each ([`FusedPasses::chains`]).
     pub fn chains(&self) -> bool {
         self.fused_key_switch().is_some_and(FusedPasses::chains)
+    }
+
+    /// Whether this level runs several rotations in one launch per pass
+    /// ([`LevelOps::apply_galois_jobs`]): its key switches run on the fused passes,
+    /// chained or not.
+    pub fn batches_rotations(&self) -> bool {
+        self.fused_key_switch().is_some()
     }
 
     /// SEAL's ckks_multiply (or bgv_multiply in NTT form: the same tensor product) of `a`
@@ -519,12 +573,18 @@ impl LevelOps<'_> {
     /// those of its own launch); elsewhere one after the other.
     pub fn apply_galois_jobs(&self, rotations: &[Rotation]) -> Result<()> {
         let words = self.poly_words();
-        let Some(fused) = self.fused_key_switch().filter(|f| f.chains()) else {
+        let Some(fused) = self.fused_key_switch() else {
             for r in rotations {
                 self.apply_galois_of(r.dst, Sources::one(r.src), r.plain, r.galois_elt, r.key)?;
             }
             return Ok(());
         };
+        if !fused.chains() {
+            for launch in rotations.chunks(KS_JOBS_MAX) {
+                self.rotations_in_passes(fused, launch)?;
+            }
+            return Ok(());
+        }
         for launch in rotations.chunks(KS_JOBS_MAX) {
             let (first, rest) = launch.split_first().expect("chunks are never empty");
             let more = rest
@@ -597,6 +657,16 @@ impl LevelOps<'_> {
         key: &KswitchKey,
     ) -> Result<()> {
         let words = self.poly_words();
+        if let Some(fused) = self.fused_key_switch().filter(|f| !f.chains()) {
+            let rotation = Rotation {
+                dst,
+                src: src.single("apply_galois")?,
+                plain,
+                galois_elt,
+                key,
+            };
+            return self.rotations_in_passes(fused, &[rotation]);
+        }
         self.check_key_switch(key, words)?;
         let permuted = self.scratch(2 * words)?;
         let switch = Switch::rotation(dst, permuted.buffer(), words, key);
@@ -620,30 +690,56 @@ impl LevelOps<'_> {
             )?;
             return self.switch_key_into(&switch);
         };
-        if fused.chains() {
-            let first = FirstPass::Galois {
-                src,
-                plain,
-                galois_elt,
-                permuted: permuted.buffer(),
-                more: &[],
-            };
-            return self.switch_key_chained(fused, &switch, first, DropCorrection::Round);
-        }
-        let t_target = self.scratch(words)?;
-        let events = fused.inverse_first_pass_galois(
+        let first = FirstPass::Galois {
+            src,
+            plain,
+            galois_elt,
+            permuted: permuted.buffer(),
+            more: &[],
+        };
+        self.switch_key_chained(fused, &switch, first, DropCorrection::Round)
+    }
+
+    /// [`LevelOps::apply_galois_jobs`] of 1 to [`KS_JOBS_MAX`] rotations on the fused
+    /// passes, each pass one launch for all of them: the permutations with the first pass
+    /// of their targets' inverses ([`FusedPasses::inverse_first_pass_galois_jobs`]), then
+    /// [`LevelOps::switch_keys_from_first_pass`]; five launches with a two-pass layout,
+    /// three with one, however many rotations.
+    fn rotations_in_passes(&self, fused: &FusedPasses, launch: &[Rotation]) -> Result<()> {
+        let words = self.poly_words();
+        let jobs = launch.len();
+        let permutations = launch
+            .iter()
+            .map(|r| {
+                self.check_key_switch(r.key, words)?;
+                Ok(Permutation {
+                    src: r.src,
+                    plain: r.plain,
+                    galois_elt: r.galois_elt,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let permuted = self.scratch(jobs * 2 * words)?;
+        let t_target = self.scratch(jobs * words)?;
+        let events = fused.inverse_first_pass_galois_jobs(
             self.graph.queue(),
             t_target.buffer(),
-            src.single("apply_galois")?,
-            plain,
+            &permutations,
             permuted.buffer(),
-            galois_elt,
             2,
             self.primes(),
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_inverse_galois", events)?;
-        self.switch_key_from_first_pass(fused, &switch, t_target)
+        let pairs = (0..jobs)
+            .map(|j| permuted.buffer().part(j * 2 * words, 2 * words))
+            .collect::<Result<Vec<_>>>()?;
+        let switches: Vec<Switch> = launch
+            .iter()
+            .zip(&pairs)
+            .map(|(r, pair)| Switch::rotation(r.dst, pair, words, r.key))
+            .collect();
+        self.switch_keys_from_first_pass(fused, &switches, t_target)
     }
 }
 

@@ -27,7 +27,7 @@
 use super::LevelOps;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
-use crate::ckks::fused::{ChainedModDown, DivideRound, DropCorrection, ModDown};
+use crate::ckks::fused::{ChainedModDown, DivideInto, DivideRound, DropCorrection, ModDown};
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -55,6 +55,7 @@ pub(crate) enum LastResidue<'b> {
     Packed(&'b Region),
     /// One residue per polynomial, packed, after the first pass of its inverse NTT
     /// (fused key switching's last pass: [`FusedPasses::forward_key_switch`]); fused only.
+    /// With [`ModDownSpec::more`], every job's residues, job after job.
     FirstPassDone(&'b Region),
 }
 
@@ -67,6 +68,10 @@ pub(crate) struct ModDownSpec<'b> {
     /// prime).
     pub last_key_prime: usize,
     pub divide: DivideRound<'b>,
+    /// More mod-downs of the same shape in the same launches ([`ModDown::more`]): their
+    /// `last` and `src` residues follow the first's in the same buffers. Only after fused
+    /// key switching ([`LastResidue::FirstPassDone`]).
+    pub more: &'b [DivideInto<'b>],
 }
 
 impl LevelOps<'_> {
@@ -104,6 +109,12 @@ impl LevelOps<'_> {
 
     /// Runs `md` (see the module's documentation).
     pub(super) fn mod_down(&self, md: &ModDownSpec) -> Result<()> {
+        if !md.more.is_empty() && !matches!(md.last, LastResidue::FirstPassDone(_)) {
+            // Only fused key switching's launches carry several jobs' residues.
+            return Err(Error::Logic(
+                "mod-down: several jobs before the first pass of their inverse".into(),
+            ));
+        }
         let n = self.n();
         let queue = self.graph.queue();
         let profiling = self.graph.is_profiling();
@@ -154,8 +165,9 @@ impl LevelOps<'_> {
         };
         // The rest of step 1, then steps 2 and 3 on the forward transforms' loads and
         // stores; a two-pass layout keeps the words between its passes in `between`.
+        let jobs = 1 + md.more.len();
         let between = if fused.plan().launches_per_transform() == 2 {
-            Some(self.scratch(d.polys * d.primes * n)?)
+            Some(self.scratch(jobs * d.polys * d.primes * n)?)
         } else {
             None
         };
@@ -165,6 +177,7 @@ impl LevelOps<'_> {
                 last: first_pass_done,
                 scratch: between.as_ref().map_or(first_pass_done, |b| b.buffer()),
                 divide: *d,
+                more: md.more,
             },
             profiling,
         )?;

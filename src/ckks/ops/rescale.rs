@@ -36,6 +36,7 @@ impl LevelOps<'_> {
             },
             last_key_prime: k - 1,
             divide: DivideRound::dropping_last(dst, src, k, inv, polys),
+            more: &[],
         })
     }
 }
