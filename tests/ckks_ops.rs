@@ -10,7 +10,7 @@ use seal_opencl::ckks::context::{
     DEFAULT_BATCH_ROTATIONS, DEFAULT_BATCH_WAVES, DEFAULT_CHAIN_GROUPS_PER_UNIT,
     DEFAULT_CHAIN_LOG_N,
 };
-use seal_opencl::ckks::fused::{DropCorrection, TensorJob};
+use seal_opencl::ckks::fused::{DropCorrection, TensorJob, KS_JOBS_MAX};
 use seal_opencl::ckks::host;
 use seal_opencl::ckks::ops::{LevelOps, Rotation};
 use seal_opencl::cl;
@@ -391,11 +391,11 @@ fn apply_galois_matches_host_composition() {
     });
 }
 
-/// Several independent rotations (`LevelOps::apply_galois_jobs`: up to `KS_JOBS_MAX` a
-/// launch where the level chains; five here, each with its own element and key, one in
-/// place, one reading another's input buffer, two of a product with a plaintext, one of
-/// them first in its launch) give each the host's rotation into a poisoned buffer, leaving
-/// the inputs as they were.
+/// Several independent rotations (`LevelOps::apply_galois_jobs`: up to `KS_JOBS_MAX` in
+/// one chained launch, or in one launch per fused pass; five here, each with its own
+/// element and key, one in place, one reading another's input buffer, two of a product
+/// with a plaintext, one of them first in its launch) give each the host's rotation into a
+/// poisoned buffer, leaving the inputs as they were.
 #[test]
 fn apply_galois_jobs_match_host_composition() {
     each_setup(|s, graph, rng| {
@@ -613,9 +613,11 @@ fn multiply_relinearize_matches_host_composition() {
 /// each inverse's second pass sharing the next step's launch and key switching's last
 /// pass running the mod-down inverse's first; apply_galois in as many as switch_key, its
 /// permutation sharing the target inverse's launch, and so a rotation of a plaintext
-/// product (the permutation reads the product; one launch more unfused). Chained, each of
-/// these is one launch, and so is a transform (transform_to_ntt, transform_from_ntt, whose
-/// words are checked against the host's), which else takes the plan's launches.
+/// product (the permutation reads the product; one launch more unfused), and KS_JOBS_MAX
+/// independent rotations (`apply_galois_jobs`: one launch per pass for all of them).
+/// Chained, each of these is one launch, and so is a transform (transform_to_ntt,
+/// transform_from_ntt, whose words are checked against the host's), which else takes the
+/// plan's launches.
 #[test]
 fn rescale_switch_key_and_galois_launch_counts() {
     let mut rng = rng();
@@ -713,6 +715,24 @@ fn rescale_switch_key_and_galois_launch_counts() {
             ops.apply_galois_times_plain(&ct, &ct, plain.buffer(), 3, &key)
                 .unwrap()
         });
+        // KS_JOBS_MAX independent rotations: one rotation's launches for all where the key
+        // switches run on the fused passes (chained or not), else one rotation's each.
+        let outs: Vec<_> = (0..KS_JOBS_MAX)
+            .map(|_| ops.alloc_result(2, k).unwrap())
+            .collect();
+        let rotations: Vec<Rotation> = outs
+            .iter()
+            .map(|out| Rotation {
+                dst: out.buffer(),
+                src: &ct,
+                plain: None,
+                galois_elt: 3,
+                key: &key,
+            })
+            .collect();
+        let galois_jobs = launches(&profiler, Some(&graph), || {
+            ops.apply_galois_jobs(&rotations).unwrap()
+        });
         let what = format!("2^{log_n} {strategy} {choices:?}");
         let fused_permutation =
             chained || (choices.fused && matches!(strategy, NttStrategy::Staged(_)));
@@ -721,6 +741,12 @@ fn rescale_switch_key_and_galois_launch_counts() {
             galois + u64::from(!fused_permutation),
             "apply_galois_times_plain, {what}"
         );
+        let each = if fused_permutation {
+            1
+        } else {
+            KS_JOBS_MAX as u64
+        };
+        assert_eq!(galois_jobs, each * galois, "apply_galois_jobs, {what}");
         if chained {
             assert_eq!(multiply_relinearize, 1, "multiply_relinearize, {what}");
         } else {

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use rand::Rng;
 use seal_opencl::arith::{get_primes, Modulus};
 use seal_opencl::ckks::fused::{
-    ChainedTransform, DivideRound, FusedPasses, KeySwitch, ModDown, Sources,
+    ChainedTransform, DivideInto, DivideRound, FusedPasses, KeySwitch, ModDown, Permutation,
+    Sources, SwitchOperands, KS_JOBS_MAX,
 };
 use seal_opencl::ckks::SumTerm;
 use seal_opencl::cl::{self, Context, Queue};
@@ -851,6 +852,47 @@ fn fused_passes_reject_bad_arguments() {
         plan.inverse_first_pass_galois(&queue, &long, &src, None, &buf(8 * n), 3, 1, 3, false),
         "galois over more primes than the plan's",
     );
+    // Launches of several jobs: 1 to KS_JOBS_MAX, each job's words in its share of values
+    // and permuted, and no job's source overlapping them.
+    let job = Permutation {
+        src: &src,
+        plain: None,
+        galois_elt: 3,
+    };
+    let many = buf(16 * n);
+    assert!(plan
+        .inverse_first_pass_galois_jobs(&queue, &long, &[job; 2], &many, 2, 2, false)
+        .is_ok());
+    for (jobs, what) in [
+        (0, "no job"),
+        (KS_JOBS_MAX + 1, "more jobs than KS_JOBS_MAX"),
+    ] {
+        assert_invalid(
+            plan.inverse_first_pass_galois_jobs(
+                &queue,
+                &long,
+                &vec![job; jobs],
+                &many,
+                2,
+                2,
+                false,
+            ),
+            what,
+        );
+    }
+    assert_invalid(
+        plan.inverse_first_pass_galois_jobs(&queue, &long, &[job; 2], &permuted, 2, 2, false),
+        "permuted too short for two jobs",
+    );
+    assert_invalid(
+        plan.inverse_first_pass_galois_jobs(&queue, &values, &[job; 2], &many, 2, 2, false),
+        "values too short for two jobs",
+    );
+    let overlapping = Permutation { src: &many, ..job };
+    assert_invalid(
+        plan.inverse_first_pass_galois_jobs(&queue, &long, &[job, overlapping], &many, 2, 2, false),
+        "a second job's source is permuted",
+    );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
     let md = |dst, acc_polys| ModDown {
         last: &last,
@@ -877,6 +919,28 @@ fn fused_passes_reject_bad_arguments() {
         plan.forward_moddown(&queue, &md(&dst, 2), false),
         "acc_polys > count",
     );
+    // A second job dividing into the first's destination, and one more job than a launch
+    // carries.
+    let into = |dst| DivideInto { dst, acc: &src };
+    let others = [buf(2 * n), buf(2 * n), buf(2 * n), buf(2 * n)];
+    let (second, same) = ([into(&others[0])], [into(&dst)]);
+    let too_many: Vec<DivideInto> = others.iter().map(into).collect();
+    let lasts = buf(8 * n);
+    let jobs = |more| ModDown {
+        last: &lasts,
+        scratch: &lasts,
+        more,
+        ..md(&dst, 0)
+    };
+    assert!(plan.forward_moddown(&queue, &jobs(&second), false).is_ok());
+    assert_invalid(
+        plan.forward_moddown(&queue, &jobs(&same), false),
+        "two jobs' dst overlap",
+    );
+    assert_invalid(
+        plan.forward_moddown(&queue, &jobs(&too_many), false),
+        "more mod-downs than KS_JOBS_MAX",
+    );
     let ks = KeySwitch {
         t_target: &values,
         target: &values,
@@ -892,4 +956,17 @@ fn fused_passes_reject_bad_arguments() {
         more: &[],
     };
     assert_invalid(plan.forward_key_switch(&queue, &ks, false), "K + 1 > L");
+    let operands = SwitchOperands {
+        target: &values,
+        key: &src,
+    };
+    let ks = KeySwitch {
+        k: 1,
+        more: &[operands; KS_JOBS_MAX],
+        ..ks
+    };
+    assert_invalid(
+        plan.forward_key_switch(&queue, &ks, false),
+        "more key switches than KS_JOBS_MAX",
+    );
 }

@@ -53,7 +53,8 @@ pub struct KernelChoices {
     /// SEAL backend, `src/seal_backend/batch.rs`).
     pub batch_products: usize,
     /// The most rotations of ciphertexts in NTT form (independent) that wait for each other
-    /// to run in one chained launch (`LevelOps::apply_galois_jobs`, 1 to `KS_JOBS_MAX`; 1:
+    /// to run in one chained launch, or one launch per fused pass where the level does not
+    /// chain (`LevelOps::apply_galois_jobs`, 1 to `KS_JOBS_MAX`; 1:
     /// each runs at once, `SEAL_OPENCL_BATCH_ROTATIONS`; read by the SEAL backend,
     /// `src/seal_backend/batch.rs`).
     pub batch_rotations: usize,

@@ -107,10 +107,9 @@ impl FusedPasses {
         }
         check_buffers(WHAT, &buffers, &[])?;
         let (first, more) = jobs.split_first().expect("checked: at least one job");
-        let plain_jobs = jobs
-            .iter()
-            .enumerate()
-            .fold(0, |bits, (j, job)| bits | u32::from(job.plain.is_some()) << j);
+        let plain_jobs = jobs.iter().enumerate().fold(0, |bits, (j, job)| {
+            bits | u32::from(job.plain.is_some()) << j
+        });
         let mut args: Vec<(&str, KernelArg)> = vec![
             ("reduce", U32(1)),
             ("src", Buf(first.src)),

@@ -238,7 +238,11 @@ impl FusedPasses {
         // With one pass the scratch is not touched.
         let two_pass = plan.launches_per_transform() == 2;
         let residues = |count: usize, stride: usize| plan.extent(WHAT, count, stride, 0);
-        let scratch_words = if two_pass { residues(jobs * k, k + 1)? } else { 0 };
+        let scratch_words = if two_pass {
+            residues(jobs * k, k + 1)?
+        } else {
+            0
+        };
         let target_words = residues(1, ks.target_first + k)?;
         let key_words = residues(2 * k, ks.key_stride_primes)?;
         let mut buffers = vec![

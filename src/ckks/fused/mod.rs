@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`FusedPasses::forward_key_switch`] (`keyswitch.rs`) | `ntt_fwd_block_ks` | `ops::keyswitch` |
 //! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `ntt_fwd_block_moddown` | `ops::moddown` |
-//! | [`FusedPasses::inverse_first_pass_galois`] (`galois.rs`) | `ntt_inv_block_galois` | `ops::keyswitch` (apply_galois) |
+//! | [`FusedPasses::inverse_first_pass_galois`], [`FusedPasses::inverse_first_pass_galois_jobs`] (`galois.rs`) | `ntt_inv_block_galois` | `ops::keyswitch` (apply_galois) |
 //! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `ks_chained`, `ks_chained_galois` (`opencl/chain.cl`) | `ops::keyswitch` |
 //! | [`FusedPasses::chained_key_switch_coeff`] (`chain.rs`) | `ks_chained_coeff` (`opencl/chain.cl`) | `ops::keyswitch` (the integer schemes' coefficient form) |
 //! | [`FusedPasses::chained_multiply_plain`] (`chain.rs`) | `multiply_plain_chained` (`opencl/chain.cl`) | `ops::elementwise` (the integer schemes' coefficient form) |
@@ -21,6 +21,10 @@
 //! chains and the device allows, a key switch's five launches run as one
 //! ([`FusedPasses::chained_key_switch`]), and so do a plain transform's two
 //! ([`FusedPasses::chained_transform`]).
+//!
+//! Every fused pass runs up to [`KS_JOBS_MAX`] jobs of one shape in a launch (rotations'
+//! permutations, key switches, mod-downs; `JOB_PICK` in `opencl/fused.cl`): job j's work
+//! groups are the j-th share of the launch's, its intermediates j job sizes into theirs.
 
 mod behz_chain;
 mod chain;

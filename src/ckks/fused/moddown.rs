@@ -175,7 +175,12 @@ impl FusedPasses {
             plan.extent(WHAT, acc_polys, d.dst_stride, d.primes)?,
         );
         let mut buffers = vec![
-            ("last", md.last, plan.extent(WHAT, jobs * d.polys, 1, 1)?, false),
+            (
+                "last",
+                md.last,
+                plan.extent(WHAT, jobs * d.polys, 1, 1)?,
+                false,
+            ),
             (
                 "src",
                 d.src,
@@ -188,9 +193,15 @@ impl FusedPasses {
         let first = DivideInto { dst: d.dst, acc };
         // Each work item reads its src and acc words before writing the same dst word.
         let mut may_alias = vec![("dst", "src"), ("dst", "acc")];
-        buffers.extend([("dst", d.dst, dst_words, true), ("acc", acc, acc_words, false)]);
+        buffers.extend([
+            ("dst", d.dst, dst_words, true),
+            ("acc", acc, acc_words, false),
+        ]);
         for (job, [dst, acc]) in md.more.iter().zip(MORE_NAMES) {
-            buffers.extend([(dst, job.dst, dst_words, true), (acc, job.acc, acc_words, false)]);
+            buffers.extend([
+                (dst, job.dst, dst_words, true),
+                (acc, job.acc, acc_words, false),
+            ]);
             may_alias.push((dst, acc));
         }
         check_buffers(WHAT, &buffers, &may_alias)?;

@@ -222,7 +222,11 @@ impl LevelOps<'_> {
                 acc: r.acc.0,
             })
             .collect();
-        let spec = self.key_switch_mod_down_spec(s, LastResidue::FirstPassDone(last.buffer()), prod.buffer())?;
+        let spec = self.key_switch_mod_down_spec(
+            s,
+            LastResidue::FirstPassDone(last.buffer()),
+            prod.buffer(),
+        )?;
         self.mod_down(&ModDownSpec {
             more: &divides,
             ..spec
@@ -568,9 +572,10 @@ impl LevelOps<'_> {
     }
 
     /// [`LevelOps::apply_galois`] of each rotation (independent: no rotation's dst overlaps
-    /// a buffer of another): where the level chains, up to [`KS_JOBS_MAX`] of them in one
-    /// launch, whose passes each run every rotation's groups (each rotation's words are
-    /// those of its own launch); elsewhere one after the other.
+    /// a buffer of another): up to [`KS_JOBS_MAX`] of them in one launch where the level
+    /// chains, in one launch per pass where its key switches run on the fused passes
+    /// ([`LevelOps::rotations_in_passes`]), the passes running every rotation's groups
+    /// (each rotation's words are those of its own launch); unfused one after the other.
     pub fn apply_galois_jobs(&self, rotations: &[Rotation]) -> Result<()> {
         let words = self.poly_words();
         let Some(fused) = self.fused_key_switch() else {
