@@ -240,68 +240,6 @@ ALWAYS_INLINE void chain_finish(volatile __global uint *counters, uint groups)
     chain_finish_sets(counters, groups, 1);
 }
 
-// The tensor product of SEAL's ckks_multiply of a and b, two polynomials of K residues
-// each in NTT form, into dst's three: a0 b0, a0 b1 + a1 b0 and a1 b1 mod each prime, each
-// sum accumulated exactly in 128 bits and reduced once (ckks_tensor's words). Group g of
-// K * N / (BLOCK_WG * R) covers words g * BLOCK_WG * R onwards of each polynomial, all
-// under one prime (BLOCK_WG * R divides N). No barrier: an inactive group only returns.
-ALWAYS_INLINE void tensor_group(__global u64 *dst, __global const u64 *a,
-                                __global const u64 *b, __global const u64 *params, uint K,
-                                uint g, uint lid, bool active)
-{
-    if (!active)
-        return;
-    const size_t stride = (size_t)K * N;
-    const size_t first = (size_t)g * (BLOCK_WG * R);
-    __global const u64 *pr = params + (first >> LOG_N) * PARAMS_STRIDE;
-    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
-#pragma unroll
-    for (uint i = 0; i < R; i++) {
-        const size_t w = first + lid + i * BLOCK_WG;
-        const u64 a0 = a[w], a1 = a[w + stride], b0 = b[w], b1 = b[w + stride];
-        u64 lo = 0, hi = 0;
-        mul_acc_128(&lo, &hi, a0, b0);
-        dst[w] = barrett_reduce_128(lo, hi, q, r0, r1);
-        lo = hi = 0;
-        mul_acc_128(&lo, &hi, a0, b1);
-        mul_acc_128(&lo, &hi, a1, b0);
-        dst[w + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
-        lo = hi = 0;
-        mul_acc_128(&lo, &hi, a1, b1);
-        dst[w + 2 * stride] = barrett_reduce_128(lo, hi, q, r0, r1);
-    }
-}
-
-// The first pass of the inverse of the tensor product's third polynomial a1 b1 (residue
-// `group / GROUPS_PER_BLOCK_RESIDUE` of K), each word computed on the load from a's and
-// b's second polynomials as tensor_group computes it: the relinearization's target
-// without waiting for the tensor product. Into values, as inv_block_gather_group.
-ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
-                                                 __global const u64 *inv_root_powers,
-                                                 __global const u64 *params, uint K,
-                                                 __global const u64 *a, __global const u64 *b,
-                                                 __local u64 *lmem, uint group, uint lid,
-                                                 bool active)
-{
-    const uint prime = group / GROUPS_PER_BLOCK_RESIDUE;
-    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
-    __global const u64 *pr = params + prime * PARAMS_STRIDE;
-    if (active) {
-        const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
-        const size_t first = (size_t)(K + prime) * N + group_in_residue * (B * G);
-#pragma unroll
-        for (uint i = 0; i < R; i++) {
-            const uint e = lid + i * BLOCK_WG;
-            u64 lo = 0, hi = 0;
-            mul_acc_128(&lo, &hi, a[first + e], b[first + e]);
-            lmem[block_slot(e)] = barrett_reduce_128(lo, hi, q, r0, r1);
-        }
-    }
-    inv_block_transform(lmem, values + (size_t)prime * N,
-                        (__global const ulong2 *)inv_root_powers + prime * N, pr,
-                        group_in_residue, 1, lid, active);
-}
-
 // The groups of pass i + 1 of a launch whose passes end at ends[0], ends[1], ...
 #define PASS_GROUPS(ends, i) ((ends)[i] - ((i) ? (ends)[(i) - 1] : 0u))
 

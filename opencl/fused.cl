@@ -278,23 +278,149 @@ void ntt_inv_block_galois(__global u64 *restrict values, ulong values_at,
                           uint galois_elt3)
 {
     __local u64 lmem[B * PADDED_G];
-    const job_group jg = job_group_of(jobs);
-    const uint residues = jg.share / GROUPS_PER_BLOCK_RESIDUE;
-    __global const u64 *srcs[KS_JOBS_MAX - 1] = {src1 + src1_at, src2 + src2_at,
-                                                 src3 + src3_at};
-    __global const u64 *plains[KS_JOBS_MAX - 1] = {plain1 + plain1_at, plain2 + plain2_at,
-                                                   plain3 + plain3_at};
-    const uint elts[KS_JOBS_MAX - 1] = {galois_elt1, galois_elt2, galois_elt3};
-    values += values_at + (size_t)jg.job * (residues - transformed_first) * N;
+    values += values_at;
     inv_root_powers += inv_root_powers_at;
     params += params_at;
-    permuted += permuted_at + (size_t)jg.job * residues * N;
+    src += src_at;
+    plain += plain_at;
+    permuted += permuted_at;
+    src1 += src1_at;
+    plain1 += plain1_at;
+    src2 += src2_at;
+    plain2 += plain2_at;
+    src3 += src3_at;
+    plain3 += plain3_at;
+    const job_group jg = job_group_of(jobs);
+    const uint residues = jg.share / GROUPS_PER_BLOCK_RESIDUE;
+    __global const u64 *srcs[KS_JOBS_MAX - 1] = {src1, src2, src3};
+    __global const u64 *plains[KS_JOBS_MAX - 1] = {plain1, plain2, plain3};
+    const uint elts[KS_JOBS_MAX - 1] = {galois_elt1, galois_elt2, galois_elt3};
+    values += (size_t)jg.job * (residues - transformed_first) * N;
+    permuted += (size_t)jg.job * residues * N;
     inv_block_galois_group(values, inv_root_powers, params, coeff_modulus_size, reduce,
-                           sum_src_one(JOB_PICK(jg.job, src + src_at, srcs)),
-                           JOB_PICK(jg.job, plain + plain_at, plains),
+                           sum_src_one(JOB_PICK(jg.job, src, srcs)),
+                           JOB_PICK(jg.job, plain, plains),
                            ((plain_jobs >> jg.job) & 1) != 0,
                            JOB_PICK(jg.job, galois_elt, elts), permuted, transformed_first, lmem,
                            jg.group, get_local_id(0), true);
+}
+
+// The tensor product of SEAL's ckks_multiply of a and b, two polynomials of K residues
+// each in NTT form, into dst's three: a0 b0, a0 b1 + a1 b0 and a1 b1 mod each prime, each
+// sum accumulated exactly in 128 bits and reduced once (ckks_tensor's words). Group g of
+// K * N / (BLOCK_WG * R) covers words g * BLOCK_WG * R onwards of each polynomial, all
+// under one prime (BLOCK_WG * R divides N). No barrier: an inactive group only returns.
+ALWAYS_INLINE void tensor_group(__global u64 *dst, __global const u64 *a,
+                                __global const u64 *b, __global const u64 *params, uint K,
+                                uint g, uint lid, bool active)
+{
+    if (!active)
+        return;
+    const size_t stride = (size_t)K * N;
+    const size_t first = (size_t)g * (BLOCK_WG * R);
+    __global const u64 *pr = params + (first >> LOG_N) * PARAMS_STRIDE;
+    const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+#pragma unroll
+    for (uint i = 0; i < R; i++) {
+        const size_t w = first + lid + i * BLOCK_WG;
+        const u64 a0 = a[w], a1 = a[w + stride], b0 = b[w], b1 = b[w + stride];
+        u64 lo = 0, hi = 0;
+        mul_acc_128(&lo, &hi, a0, b0);
+        dst[w] = barrett_reduce_128(lo, hi, q, r0, r1);
+        lo = hi = 0;
+        mul_acc_128(&lo, &hi, a0, b1);
+        mul_acc_128(&lo, &hi, a1, b0);
+        dst[w + stride] = barrett_reduce_128(lo, hi, q, r0, r1);
+        lo = hi = 0;
+        mul_acc_128(&lo, &hi, a1, b1);
+        dst[w + 2 * stride] = barrett_reduce_128(lo, hi, q, r0, r1);
+    }
+}
+
+// The first pass of the inverse of the tensor product's third polynomial a1 b1 (residue
+// `group / GROUPS_PER_BLOCK_RESIDUE` of K), each word computed on the load from a's and
+// b's second polynomials as tensor_group computes it: the relinearization's target
+// without waiting for the tensor product. Into values, as inv_block_gather_group.
+ALWAYS_INLINE void inv_block_tensor_target_group(__global u64 *values,
+                                                 __global const u64 *inv_root_powers,
+                                                 __global const u64 *params, uint K,
+                                                 __global const u64 *a, __global const u64 *b,
+                                                 __local u64 *lmem, uint group, uint lid,
+                                                 bool active)
+{
+    const uint prime = group / GROUPS_PER_BLOCK_RESIDUE;
+    const uint group_in_residue = group % GROUPS_PER_BLOCK_RESIDUE;
+    __global const u64 *pr = params + prime * PARAMS_STRIDE;
+    if (active) {
+        const u64 q = pr[0], r1 = pr[5], r0 = pr[6];
+        const size_t first = (size_t)(K + prime) * N + group_in_residue * (B * G);
+#pragma unroll
+        for (uint i = 0; i < R; i++) {
+            const uint e = lid + i * BLOCK_WG;
+            u64 lo = 0, hi = 0;
+            mul_acc_128(&lo, &hi, a[first + e], b[first + e]);
+            lmem[block_slot(e)] = barrett_reduce_128(lo, hi, q, r0, r1);
+        }
+    }
+    inv_block_transform(lmem, values + (size_t)prime * N,
+                        (__global const ulong2 *)inv_root_powers + prime * N, pr,
+                        group_in_residue, 1, lid, active);
+}
+
+// SEAL's ckks_multiply of a_j and b_j into dst_j's three polynomials beside the first pass
+// of the inverse of the product's third polynomial into values: a multiply and its
+// relinearization's first launch, for `jobs` jobs (a launch of several jobs, above). Job
+// j's share: its first K GROUPS_PER_BLOCK_RESIDUE groups the tensor product
+// (tensor_group), the K GROUPS_PER_BLOCK_RESIDUE after them the inverse's first pass into
+// its K residues of values, from residue j K (inv_block_tensor_target_group), both reading
+// a_j and b_j only, so they run side by side. K = coeff_modulus_size. Job 0's are a, b
+// and dst; dst_j overlaps no a_j or b_j. Every group passes the inverse's barriers (PoCL
+// 3.1 miscompiles barriers under a condition it cannot prove uniform).
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void ntt_inv_block_product(__global u64 *restrict values, ulong values_at,
+                           __global const u64 *restrict inv_root_powers,
+                           ulong inv_root_powers_at, __global const u64 *restrict params,
+                           ulong params_at, uint coeff_modulus_size, __global const u64 *a,
+                           ulong a_at, __global const u64 *b, ulong b_at, __global u64 *dst,
+                           ulong dst_at, uint jobs, __global const u64 *a1, ulong a1_at,
+                           __global const u64 *b1, ulong b1_at, __global u64 *dst1,
+                           ulong dst1_at, __global const u64 *a2, ulong a2_at,
+                           __global const u64 *b2, ulong b2_at, __global u64 *dst2,
+                           ulong dst2_at, __global const u64 *a3, ulong a3_at,
+                           __global const u64 *b3, ulong b3_at, __global u64 *dst3,
+                           ulong dst3_at)
+{
+    __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    inv_root_powers += inv_root_powers_at;
+    params += params_at;
+    a += a_at;
+    b += b_at;
+    dst += dst_at;
+    a1 += a1_at;
+    b1 += b1_at;
+    dst1 += dst1_at;
+    a2 += a2_at;
+    b2 += b2_at;
+    dst2 += dst2_at;
+    a3 += a3_at;
+    b3 += b3_at;
+    dst3 += dst3_at;
+    const job_group jg = job_group_of(jobs);
+    const uint K = coeff_modulus_size;
+    const uint tensor_groups = K * GROUPS_PER_BLOCK_RESIDUE;
+    __global const u64 *as[KS_JOBS_MAX - 1] = {a1, a2, a3};
+    __global const u64 *bs[KS_JOBS_MAX - 1] = {b1, b2, b3};
+    __global u64 *dsts[KS_JOBS_MAX - 1] = {dst1, dst2, dst3};
+    __global const u64 *ja = JOB_PICK(jg.job, a, as);
+    __global const u64 *jb = JOB_PICK(jg.job, b, bs);
+    values += (size_t)jg.job * K * N;
+    const bool tensor = jg.group < tensor_groups;
+    tensor_group(JOB_PICK(jg.job, dst, dsts), ja, jb, params, K, jg.group,
+                 get_local_id(0), tensor);
+    inv_block_tensor_target_group(values, inv_root_powers, params, K, ja, jb, lmem,
+                                  tensor ? 0 : jg.group - tensor_groups, get_local_id(0),
+                                  !tensor);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -387,13 +513,15 @@ void ntt_inv_fwd_strided(__global u64 *restrict values, ulong values_at,
                          uint jobs)
 {
     __local u64 lmem[S * C];
-    const job_group jg = job_group_of(jobs);
-    const size_t in_residues = jg.share / (GROUPS_PER_STRIDED_RESIDUE * chunks);
-    values += values_at + jg.job * in_residues * coeff_modulus_size * N;
+    values += values_at;
     root_powers += root_powers_at;
     params += params_at;
-    in += in_at + jg.job * in_residues * N;
+    in += in_at;
     inv_root_powers += inv_root_powers_at;
+    const job_group jg = job_group_of(jobs);
+    const size_t in_residues = jg.share / (GROUPS_PER_STRIDED_RESIDUE * chunks);
+    values += jg.job * in_residues * coeff_modulus_size * N;
+    in += jg.job * in_residues * N;
     inv_fwd_strided_group(values, root_powers, params, coeff_modulus_size, in, kind, in_prime,
                           no_plain(), false, outs_per_group, chunks, inv_root_powers, lmem,
                           jg.group, get_local_id(0), true);
@@ -616,25 +744,34 @@ void ntt_fwd_block_ks(__global const u64 *restrict values, ulong values_at,
 #else
     __local ulong2 *lroots_all = 0;
 #endif
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    t_target += t_target_at;
+    target += target_at;
+    key += key_at;
+    prod += prod_at;
+    last += last_at;
+    inv_root_powers += inv_root_powers_at;
+    target1 += target1_at;
+    key1 += key1_at;
+    target2 += target2_at;
+    key2 += key2_at;
+    target3 += target3_at;
+    key3 += key3_at;
     const job_group jg = job_group_of(jobs);
     const size_t K = coeff_modulus_size - 1;
-    __global const u64 *targets[KS_JOBS_MAX - 1] = {target1 + target1_at, target2 + target2_at,
-                                                    target3 + target3_at};
-    __global const u64 *keys[KS_JOBS_MAX - 1] = {key1 + key1_at, key2 + key2_at,
-                                                 key3 + key3_at};
-    values += values_at;
+    __global const u64 *targets[KS_JOBS_MAX - 1] = {target1, target2, target3};
+    __global const u64 *keys[KS_JOBS_MAX - 1] = {key1, key2, key3};
 #if LOG_S != 0
     values += jg.job * K * coeff_modulus_size * N;
 #endif
-    root_powers += root_powers_at;
-    params += params_at;
-    t_target += t_target_at + jg.job * K * N;
-    prod += prod_at + jg.job * 2 * K * N;
-    last += last_at + jg.job * 2 * N;
-    inv_root_powers += inv_root_powers_at;
+    t_target += jg.job * K * N;
+    prod += jg.job * 2 * K * N;
+    last += jg.job * 2 * N;
     ks_block_group(values, root_powers, params, coeff_modulus_size, t_target,
-                   JOB_PICK(jg.job, target + target_at, targets), target_first, false,
-                   JOB_PICK(jg.job, key + key_at, keys), key_stride_primes, key_special_index,
+                   JOB_PICK(jg.job, target, targets), target_first, false,
+                   JOB_PICK(jg.job, key, keys), key_stride_primes, key_special_index,
                    reduce_every, prod, last, false, inv_root_powers, lmem, lroots_all, jg.group,
                    get_local_id(0), true);
 }
@@ -718,24 +855,33 @@ void ntt_fwd_block_moddown(__global u64 *restrict values, ulong values_at,
                            ulong dst3_at, __global const u64 *acc3, ulong acc3_at)
 {
     __local u64 lmem[B * PADDED_G];
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    last += last_at;
+    dst += dst_at;
+    src += src_at;
+    inv += inv_at;
+    acc += acc_at;
+    dst1 += dst1_at;
+    acc1 += acc1_at;
+    dst2 += dst2_at;
+    acc2 += acc2_at;
+    dst3 += dst3_at;
+    acc3 += acc3_at;
     const job_group jg = job_group_of(jobs);
     const size_t residues = jg.share / GROUPS_PER_BLOCK_RESIDUE;
     const size_t polys = residues / coeff_modulus_size;
-    __global u64 *dsts[KS_JOBS_MAX - 1] = {dst1 + dst1_at, dst2 + dst2_at, dst3 + dst3_at};
-    __global const u64 *accs[KS_JOBS_MAX - 1] = {acc1 + acc1_at, acc2 + acc2_at,
-                                                 acc3 + acc3_at};
-    values += values_at;
+    __global u64 *dsts[KS_JOBS_MAX - 1] = {dst1, dst2, dst3};
+    __global const u64 *accs[KS_JOBS_MAX - 1] = {acc1, acc2, acc3};
 #if LOG_S != 0
     values += jg.job * residues * N;
 #endif
-    root_powers += root_powers_at;
-    params += params_at;
-    last += last_at + jg.job * polys * N;
-    src += src_at + jg.job * polys * src_stride * N;
-    inv += inv_at;
+    last += jg.job * polys * N;
+    src += jg.job * polys * src_stride * N;
     moddown_block_group(values, root_powers, params, coeff_modulus_size, last, last_prime,
-                        JOB_PICK(jg.job, dst + dst_at, dsts), dst_stride, src, src_stride, inv,
-                        JOB_PICK(jg.job, acc + acc_at, accs), acc_polys, lmem, jg.group,
+                        JOB_PICK(jg.job, dst, dsts), dst_stride, src, src_stride, inv,
+                        JOB_PICK(jg.job, acc, accs), acc_polys, lmem, jg.group,
                         get_local_id(0), true);
 }
 

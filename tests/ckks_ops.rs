@@ -613,8 +613,11 @@ fn multiply_relinearize_matches_host_composition() {
 /// each inverse's second pass sharing the next step's launch and key switching's last
 /// pass running the mod-down inverse's first; apply_galois in as many as switch_key, its
 /// permutation sharing the target inverse's launch, and so a rotation of a plaintext
-/// product (the permutation reads the product; one launch more unfused), and KS_JOBS_MAX
-/// independent rotations (`apply_galois_jobs`: one launch per pass for all of them).
+/// product (the permutation reads the product; one launch more unfused), a multiply and
+/// its relinearization in as many as switch_key (the tensor product beside the target
+/// inverse's first pass; one launch more unfused), and KS_JOBS_MAX independent rotations
+/// or products (`apply_galois_jobs`, `multiply_relinearize_jobs`: one launch per pass for
+/// all of them).
 /// Chained, each of these is one launch, and so is a transform (transform_to_ntt,
 /// transform_from_ntt, whose words are checked against the host's), which else takes the
 /// plan's launches.
@@ -733,15 +736,36 @@ fn rescale_switch_key_and_galois_launch_counts() {
         let galois_jobs = launches(&profiler, Some(&graph), || {
             ops.apply_galois_jobs(&rotations).unwrap()
         });
+        let (factors, products): (Vec<_>, Vec<_>) = (0..KS_JOBS_MAX)
+            .map(|_| {
+                (
+                    ops.alloc_result(2, k).unwrap(),
+                    ops.alloc_result(3, k).unwrap(),
+                )
+            })
+            .unzip();
+        let products_jobs = launches(&profiler, Some(&graph), || {
+            let jobs: Vec<TensorJob> = factors
+                .iter()
+                .zip(&products)
+                .map(|(a, dst)| TensorJob {
+                    a: a.buffer(),
+                    b: &ct,
+                    dst: dst.buffer(),
+                })
+                .collect();
+            ops.multiply_relinearize_jobs(&jobs, &key, DropCorrection::Round)
+                .unwrap()
+        });
         let what = format!("2^{log_n} {strategy} {choices:?}");
-        let fused_permutation =
+        let on_fused_passes =
             chained || (choices.fused && matches!(strategy, NttStrategy::Staged(_)));
         assert_eq!(
             galois_times_plain,
-            galois + u64::from(!fused_permutation),
+            galois + u64::from(!on_fused_passes),
             "apply_galois_times_plain, {what}"
         );
-        let each = if fused_permutation {
+        let each = if on_fused_passes {
             1
         } else {
             KS_JOBS_MAX as u64
@@ -749,6 +773,12 @@ fn rescale_switch_key_and_galois_launch_counts() {
         assert_eq!(galois_jobs, each * galois, "apply_galois_jobs, {what}");
         if chained {
             assert_eq!(multiply_relinearize, 1, "multiply_relinearize, {what}");
+        } else if on_fused_passes {
+            // The tensor product shares the target inverse's first launch.
+            assert_eq!(
+                multiply_relinearize, switch_key,
+                "multiply_relinearize, {what}"
+            );
         } else {
             assert_eq!(
                 multiply_relinearize,
@@ -756,6 +786,11 @@ fn rescale_switch_key_and_galois_launch_counts() {
                 "multiply_relinearize, {what}"
             );
         }
+        assert_eq!(
+            products_jobs,
+            each * multiply_relinearize,
+            "multiply_relinearize_jobs, {what}"
+        );
         let transform = if chained { 1 } else { per_transform };
         assert_eq!(
             transforms, [transform; 2],

@@ -656,9 +656,10 @@ impl Backend {
     }
 
     /// The product of `a` and `b` (or a square) deferred to its relinearization (see
-    /// `deferred.rs`), where the setting allows it, the level chains, both are CKKS or BGV
-    /// (in NTT form: SEAL 4.1 on) ciphertexts of two polynomials and their words lie on
-    /// `ops`' tile; None: run it now.
+    /// `deferred.rs`), where the setting allows it, both are ciphertexts of two polynomials
+    /// whose words lie on `ops`' tile, and they are CKKS's where the level's key switches
+    /// run on the fused passes, or BGV's in NTT form (SEAL 4.1 on) where the level chains;
+    /// None: run it now.
     fn deferred_tensor(
         &self,
         ops: &LevelOps,
@@ -667,21 +668,21 @@ impl Backend {
         a_size: usize,
         b: Option<(&GpuImage, usize)>,
     ) -> Result<Option<Deferred>> {
-        if a_size != 2 || b.is_some_and(|(_, b_size)| b_size != 2) || !ops.chains() {
+        if a_size != 2 || b.is_some_and(|(_, b_size)| b_size != 2) {
             return Ok(None);
         }
         // What the relinearization's mod-down subtracts (BGV's correction factor is
         // metadata: SEAL sets the product's and keeps it through the relinearization).
         let correction = match level.scheme {
-            Scheme::Ckks => DropCorrection::Round,
-            Scheme::Bgv { ntt_form: true } => key_switch_correction(
+            Scheme::Ckks if ops.batches_key_switches() => DropCorrection::Round,
+            Scheme::Bgv { ntt_form: true } if ops.chains() => key_switch_correction(
                 ops.context(),
                 IntegerScheme::Bgv {
                     plain_modulus: Modulus::new(level.plain_modulus)?,
                     ntt_form: true,
                 },
             )?,
-            Scheme::Bfv | Scheme::Bgv { ntt_form: false } => return Ok(None),
+            _ => return Ok(None),
         };
         let b = b.map(|(b, _)| b.shared_words()).transpose()?;
         self.deferred(ops, level, a, Product::Tensor { b, correction })
@@ -745,11 +746,10 @@ impl Backend {
             let usable = |d: &Deferred| d.is_tensor() && d.tile() == tile;
             let room = self.batch_room(self.kernel_choices.batch_products);
             let consumed = match &device_keys[..] {
-                [key] if size == 3 && room.jobs > 1 && ops.chains() => {
-                    ct.defer_to_batch(ops.graph(), usable, |d, dst| {
+                [key] if size == 3 && room.jobs > 1 && ops.batches_key_switches() => ct
+                    .defer_to_batch(ops.graph(), usable, |d, dst| {
                         d.join_batch(self.batch(ops.graph()), room, key.clone(), dst)
-                    })?
-                }
+                    })?,
                 _ => false,
             };
             let consumed = consumed
@@ -1020,7 +1020,8 @@ impl Backend {
             // queue's batch for others to share its launches (`batch.rs`).
             let tile = ops.graph().tile().index();
             let room = self.batch_room(self.kernel_choices.batch_rotations);
-            let batched = level.scheme == Scheme::Ckks && room.jobs > 1 && ops.batches_rotations();
+            let batched =
+                level.scheme == Scheme::Ckks && room.jobs > 1 && ops.batches_key_switches();
             let is_plain_product = |d: &Deferred| d.plain_polys() == Some(2) && d.tile() == tile;
             let consumed = (batched
                 && ct.defer_to_batch(ops.graph(), is_plain_product, |d, dst| {

@@ -1652,15 +1652,6 @@ mod tests {
     }
 
     #[test]
-    fn jobs_match_fused_cl() {
-        let define = format!("#define KS_JOBS_MAX {KS_JOBS_MAX}\n");
-        assert!(
-            sources::FUSED.contains(&define),
-            "fused.cl lacks {define:?}"
-        );
-    }
-
-    #[test]
     fn ends_accumulate() {
         assert_eq!(
             chain_ends([4, 8, 5, 2, 8], "t").unwrap(),

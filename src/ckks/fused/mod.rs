@@ -8,6 +8,7 @@
 //! | [`FusedPasses::forward_key_switch`] (`keyswitch.rs`) | `ntt_fwd_block_ks` | `ops::keyswitch` |
 //! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `ntt_fwd_block_moddown` | `ops::moddown` |
 //! | [`FusedPasses::inverse_first_pass_galois`], [`FusedPasses::inverse_first_pass_galois_jobs`] (`galois.rs`) | `ntt_inv_block_galois` | `ops::keyswitch` (apply_galois) |
+//! | [`FusedPasses::inverse_first_pass_products`] (`product.rs`) | `ntt_inv_block_product` | `ops::keyswitch` (multiply_relinearize) |
 //! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `ks_chained`, `ks_chained_galois` (`opencl/chain.cl`) | `ops::keyswitch` |
 //! | [`FusedPasses::chained_key_switch_coeff`] (`chain.rs`) | `ks_chained_coeff` (`opencl/chain.cl`) | `ops::keyswitch` (the integer schemes' coefficient form) |
 //! | [`FusedPasses::chained_multiply_plain`] (`chain.rs`) | `multiply_plain_chained` (`opencl/chain.cl`) | `ops::elementwise` (the integer schemes' coefficient form) |
@@ -31,6 +32,7 @@ mod chain;
 mod galois;
 mod keyswitch;
 mod moddown;
+mod product;
 
 use std::sync::Arc;
 
@@ -138,6 +140,9 @@ pub struct FusedPasses {
     plan: Arc<NttPlan>,
     /// The galois permutation with the inverse's first pass (`ntt_inv_block_galois`).
     inv_galois: Pass,
+    /// The tensor product beside the inverse's first pass of its third polynomial
+    /// (`ntt_inv_block_product`).
+    inv_product: Pass,
     /// The mod-down's inverse second pass and forward first passes (two passes only).
     inv_fwd_strided: Option<Pass>,
     /// The mod-down's forward block pass (`ntt_fwd_block_moddown`).
@@ -194,6 +199,7 @@ impl FusedPasses {
         let info = plan.context().info();
         Ok(FusedPasses {
             inv_galois: plan.pass(&program, &galois::NTT_INV_BLOCK_GALOIS, &[], items, block)?,
+            inv_product: plan.pass(&program, &product::NTT_INV_BLOCK_PRODUCT, &[], items, block)?,
             inv_fwd_strided: layout
                 .strided_work_group_size()
                 .map(|wg| plan.pass(&program, &NTT_INV_FWD_STRIDED, &[], items, Some(wg)))
@@ -279,8 +285,18 @@ mod tests {
             &moddown::NTT_FWD_BLOCK_MODDOWN,
             &keyswitch::NTT_FWD_BLOCK_KS,
             &galois::NTT_INV_BLOCK_GALOIS,
+            &product::NTT_INV_BLOCK_PRODUCT,
         ];
         crate::cl::check_source(sources::FUSED, &sigs).unwrap();
+    }
+
+    #[test]
+    fn jobs_match_fused_cl() {
+        let define = format!("#define KS_JOBS_MAX {KS_JOBS_MAX}\n");
+        assert!(
+            sources::FUSED.contains(&define),
+            "fused.cl lacks {define:?}"
+        );
     }
 
     #[test]

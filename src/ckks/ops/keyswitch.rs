@@ -489,10 +489,11 @@ impl LevelOps<'_> {
         self.fused_key_switch().is_some_and(FusedPasses::chains)
     }
 
-    /// Whether this level runs several rotations in one launch per pass
-    /// ([`LevelOps::apply_galois_jobs`]): its key switches run on the fused passes,
-    /// chained or not.
-    pub fn batches_rotations(&self) -> bool {
+    /// Whether this level runs several rotations, or several CKKS multiplies and their
+    /// relinearizations, in one launch, or one launch per pass
+    /// ([`LevelOps::apply_galois_jobs`], [`LevelOps::multiply_relinearize_jobs`]): its key
+    /// switches run on the fused passes, chained or not.
+    pub fn batches_key_switches(&self) -> bool {
         self.fused_key_switch().is_some()
     }
 
@@ -517,15 +518,24 @@ impl LevelOps<'_> {
     }
 
     /// [`LevelOps::multiply_relinearize`] of each job (independent: no job's dst overlaps
-    /// another buffer of any job), all with `key`: where the level chains, up to
-    /// [`KS_JOBS_MAX`] of them in one launch, whose passes each run every job's groups
-    /// (job j's words are those of its own launch); elsewhere one after the other.
+    /// another buffer of any job), all with `key`: up to [`KS_JOBS_MAX`] of them in one
+    /// launch where the level chains, in one launch per pass where its key switches run on
+    /// the fused passes ([`LevelOps::products_in_passes`]; CKKS's rounding), the passes
+    /// running every job's groups (job j's words are those of its own launch); unfused one
+    /// after the other.
     pub fn multiply_relinearize_jobs(
         &self,
         jobs: &[TensorJob],
         key: &KswitchKey,
         correction: DropCorrection,
     ) -> Result<()> {
+        let unchained = self.fused_key_switch().filter(|f| !f.chains());
+        if let (Some(fused), DropCorrection::Round) = (unchained, correction) {
+            for launch in jobs.chunks(KS_JOBS_MAX) {
+                self.products_in_passes(fused, launch, key)?;
+            }
+            return Ok(());
+        }
         if !self.chains() && correction == DropCorrection::Round {
             for job in jobs {
                 self.tensor(job.dst, job.a, 2, job.b, 2)?;
@@ -703,6 +713,42 @@ impl LevelOps<'_> {
             more: &[],
         };
         self.switch_key_chained(fused, &switch, first, DropCorrection::Round)
+    }
+
+    /// [`LevelOps::multiply_relinearize_jobs`] of 1 to [`KS_JOBS_MAX`] products on the fused
+    /// passes, each pass one launch for all of them: the tensor products beside the first
+    /// pass of their third polynomials' inverses
+    /// ([`FusedPasses::inverse_first_pass_products`]), then
+    /// [`LevelOps::switch_keys_from_first_pass`]; five launches with a two-pass layout,
+    /// three with one, however many products.
+    fn products_in_passes(
+        &self,
+        fused: &FusedPasses,
+        launch: &[TensorJob],
+        key: &KswitchKey,
+    ) -> Result<()> {
+        let words = self.poly_words();
+        self.check_key_switch(key, 2 * words)?;
+        let t_target = self.scratch(launch.len() * words)?;
+        let events = fused.inverse_first_pass_products(
+            self.graph.queue(),
+            t_target.buffer(),
+            launch,
+            self.primes(),
+            self.graph.is_profiling(),
+        )?;
+        self.graph.note_launches("ntt_inverse_product", events)?;
+        let switches: Vec<Switch> = launch
+            .iter()
+            .map(|job| Switch {
+                ct: job.dst,
+                acc: (job.dst, 2),
+                target: job.dst,
+                target_offset: 2 * words,
+                key,
+            })
+            .collect();
+        self.switch_keys_from_first_pass(fused, &switches, t_target)
     }
 
     /// [`LevelOps::apply_galois_jobs`] of 1 to [`KS_JOBS_MAX`] rotations on the fused
