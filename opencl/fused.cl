@@ -4,7 +4,8 @@
 // loads and stores of its steps to its callers. In the order of a rotation's key switch:
 //   - the loads of words under one prime into a transform under another (load_op), for
 //     key switching's decomposition and the mod-down's rounding;
-//   - the galois permutation with an inverse's first pass (ntt_inv_block_galois);
+//   - the galois permutation with an inverse's first pass (ntt_inv_block_galois), and a
+//     multiply's tensor product beside its third polynomial's (ntt_inv_block_product);
 //   - an inverse's strided pass with the forward strided passes after it, under other
 //     primes (ntt_inv_fwd_strided; two-pass layouts);
 //   - key switching's forward block pass with the inner product with the key

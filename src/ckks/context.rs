@@ -48,7 +48,8 @@ pub struct KernelChoices {
     /// `src/seal_backend/deferred.rs`).
     pub defer_multiply: bool,
     /// The most relinearizations of deferred multiplies (independent, with one key) that
-    /// wait for each other to run in one chained launch (`LevelOps::multiply_relinearize_jobs`,
+    /// wait for each other to run in one chained launch, or one launch per fused pass where
+    /// the level does not chain (`LevelOps::multiply_relinearize_jobs`,
     /// 1 to `KS_JOBS_MAX`; 1: each runs at once, `SEAL_OPENCL_BATCH_PRODUCTS`; read by the
     /// SEAL backend, `src/seal_backend/batch.rs`).
     pub batch_products: usize,

@@ -1,19 +1,19 @@
 //! Key switches that wait for each other: up to `batch_products` multiplies and their
-//! relinearizations, with one key, in one chained launch
-//! (`LevelOps::multiply_relinearize_jobs`), and up to `batch_rotations` rotations of CKKS
-//! ciphertexts, each with its own galois element and key, in one chained launch, or in one
-//! launch per fused pass where the level does not chain (`LevelOps::apply_galois_jobs`).
+//! relinearizations, with one key (`LevelOps::multiply_relinearize_jobs`), and up to
+//! `batch_rotations` rotations of CKKS ciphertexts, each with its own galois element and
+//! key (`LevelOps::apply_galois_jobs`), in one chained launch, or in one launch per fused
+//! pass where the level does not chain.
 //!
 //! At N = 2^13 a chained key switch fills a few of an H200's compute units and spends half
 //! its time in its passes' hand-overs, so one thread's stream of them is bound by one
 //! launch's latency, not by the device's throughput or the host's issue; at 2^15, where
 //! key switches run as five launches, the host's enqueues (about 100k a second a process)
-//! bound rotations from several threads, on two GPUs most. A relinearization
-//! that takes a deferred ciphertext product (`deferred.rs`) therefore enqueues nothing
-//! where the level chains: it joins its queue's batch; so does a rotation of a ciphertext
-//! whose words are computed (not a deferred sum, which the rotation reads in its own
-//! launch), or pending in the batch, or a deferred plaintext product, wherever the level's
-//! key switches run on the fused passes.
+//! bound key switches from several threads, on two GPUs most. Wherever the level's key
+//! switches run on the fused passes, a relinearization that takes a deferred ciphertext
+//! product (`deferred.rs`) therefore enqueues nothing: it joins its queue's batch; so does
+//! a rotation of a ciphertext whose words are computed (not a deferred sum, which the
+//! rotation reads in its own launch), or pending in the batch, or a deferred plaintext
+//! product.
 //!
 //! The batch is a sequence of waves, each one launch of independent jobs. A job goes into
 //! the first wave after the waves that write its inputs (the words of a pending job: the

@@ -9,11 +9,13 @@
 //! terms into one accumulator with no read between. At small rings NVIDIA's OpenCL charges
 //! the host more per launch (~10 us) than the device takes for such a step, and at any
 //! ring each step is a pass over memory of its own. So a multiply of two ciphertexts of
-//! two polynomials (where the level chains) and a multiply_plain in NTT form enqueue
-//! nothing: the product's image holds a buffer for it and a [`Deferred`], its operands and
-//! where to compute it. The relinearization that takes a ciphertext product runs both in
-//! one launch (`LevelOps::multiply_relinearize`), which waits in its queue's batch for up to
-//! three more such pairs to share it (`batch.rs`); a CKKS rotation of a plaintext product
+//! two polynomials (CKKS's where the level's key switches run on the fused passes, BGV's
+//! where the level chains) and a multiply_plain in NTT form enqueue nothing: the product's
+//! image holds a buffer for it and a [`Deferred`], its operands and where to compute it.
+//! The relinearization that takes a ciphertext product runs both in one launch where the
+//! level chains, the tensor product inside the key switch's first launch elsewhere
+//! (`LevelOps::multiply_relinearize`), and waits in its queue's batch for up to three more
+//! such pairs to share its launches (`batch.rs`); a CKKS rotation of a plaintext product
 //! (of two polynomials) reads the product in its permutation
 //! (`LevelOps::apply_galois_times_plain`: TenSEAL's matrix products multiply each
 //! diagonal, then rotate it).
