@@ -121,8 +121,9 @@ fn copies_share_words_until_written() {
     assert_no_cpu_fallback();
 }
 
-/// Parameters whose top level chains (N = 2^13, a two-pass NTT layout), where a product
-/// is deferred, and a random generator.
+/// Parameters whose top level chains (N = 2^13, a two-pass NTT layout; its key switches
+/// run on the fused passes unchained where `SEAL_OPENCL_CHAIN=0`), where a product is
+/// deferred, and a random generator.
 fn chaining_fixture() -> (Fixture, rand::rngs::StdRng) {
     let (n, bits, scale_bits) = PARAMETER_SETS[1];
     (
@@ -665,16 +666,54 @@ fn batch_products() -> usize {
     )
 }
 
+/// Whether this process chains key switches at [`chaining_fixture`]'s level: unless its
+/// parent turned chaining off (`SEAL_OPENCL_CHAIN=0`), where they run on the fused passes
+/// unchained, several a launch all the same.
+fn chains() -> bool {
+    std::env::var(seal_opencl::config::CHAIN.name).as_deref() != Ok("0")
+}
+
+/// The launches of one batch of key switches, as `first` (a batch of one, launched with
+/// nothing else) counted them: one where the level chains, one per fused pass (more than
+/// one) where it does not. The counts of the batch tests below are in these units.
+fn batch_launches(first: u64) -> u64 {
+    if chains() {
+        assert_eq!(first, 1, "a chained batch of key switches");
+    } else {
+        assert!(
+            first > 1,
+            "unchained, a batch of key switches took {first} launch"
+        );
+    }
+    first
+}
+
+/// Runs the child test `child` once per environment of `settings`, each also with chaining
+/// off (`SEAL_OPENCL_CHAIN=0`: the key switches' fused passes, several jobs a launch).
+fn run_chained_and_not(child: &str, settings: &[&[(&str, &str)]]) {
+    for env in settings {
+        seal_opencl_testkit::harness::run_child(child, env);
+        let unchained: Vec<(&str, &str)> = env
+            .iter()
+            .copied()
+            .chain([(seal_opencl::config::CHAIN.name, "0")])
+            .collect();
+        seal_opencl_testkit::harness::run_child(child, &unchained);
+    }
+}
+
 child_test! {
-    /// Relinearizations of deferred multiplies wait for each other where the level chains
-    /// (`src/seal_backend/batch.rs`), up to `SEAL_OPENCL_BATCH_PRODUCTS` (B) in one launch:
-    /// m independent MulLins from one thread launch floor(m / B) times at their
-    /// relinearizations and once more at the read where B does not divide m; a pending one
+    /// Relinearizations of deferred multiplies wait for each other where the level's key
+    /// switches run on the fused passes (`src/seal_backend/batch.rs`), up to
+    /// `SEAL_OPENCL_BATCH_PRODUCTS` (B) in one batch, one launch where the level chains and
+    /// one batch the passes' launches where it does not ([`batch_launches`]): m
+    /// independent MulLins from one thread launch floor(m / B) batches at their
+    /// relinearizations and one more at the read where B does not divide m; a pending one
     /// runs at any use of its words (another operation, a read from another thread, a
     /// copy), at `synchronize`, and still runs (for the others of its launch) when its
     /// ciphertext was overwritten; one with another key runs the pending ones first. Every
-    /// result is SEAL's. Run with B = 2, 3 and 4 (the default). In a child process, since
-    /// it installs the backend with the global profiler on.
+    /// result is SEAL's. Run with B = 2, 3 and 4 (the default), chained and not. In a child
+    /// process, since it installs the backend with the global profiler on.
     fn relinearizations_share_launches() {
         let profiler = seal_opencl::profiler::enable_global();
         let most = batch_products() as u64;
@@ -690,6 +729,9 @@ child_test! {
             ev.relinearize_inplace(&mut p, &fx.relin).unwrap();
             p
         };
+        let unit = batch_launches(launches(&profiler, None, || {
+            mul_lin(&xg, &yg).data().unwrap();
+        }));
         for m in [1, most, 2 * most + 1] {
             let mut results = Vec::new();
             let at_calls = launches(&profiler, None, || {
@@ -704,7 +746,7 @@ child_test! {
             });
             assert_eq!(
                 (at_calls, at_reads),
-                (m / most, u64::from(m % most != 0)),
+                (unit * (m / most), unit * u64::from(m % most != 0)),
                 "{m} MulLins, {most} a launch"
             );
             for (i, r) in results.iter().enumerate() {
@@ -715,7 +757,7 @@ child_test! {
         // A pending one used by another operation: it runs then, alone.
         let mut p = mul_lin(&xg, &yg);
         let used = launches(&profiler, None, || ev.negate_inplace(&mut p).unwrap());
-        assert_eq!(used, 2, "a pending MulLin negated");
+        assert_eq!(used, unit + 1, "a pending MulLin negated");
         let mut want_negated = want.clone();
         ev.negate_inplace(&mut want_negated).unwrap();
         assert_same(&want_negated, &p, "a pending MulLin negated");
@@ -731,7 +773,7 @@ child_test! {
         let synchronized = launches(&profiler, None, || {
             seal_opencl_testkit::seal_c::synchronize().unwrap()
         });
-        assert_eq!(synchronized, 1, "synchronize");
+        assert_eq!(synchronized, unit, "synchronize");
         assert_same(&want, &p, "a pending MulLin after synchronize");
         // Overwritten while pending: it still runs, in the launch of the next.
         if most > 1 {
@@ -748,7 +790,7 @@ child_test! {
                 r.data().unwrap();
             });
             // most - 1 more fill the first launch; the last runs at its read.
-            assert_eq!(launched, 2, "after an overwritten pending MulLin");
+            assert_eq!(launched, 2 * unit, "after an overwritten pending MulLin");
             assert_same(&want, &q, "the MulLin after an overwritten pending one");
             assert_same(&want_square, &r, "the MulLin after those");
             assert_same(&x, &slot[0], "the overwritten one");
@@ -761,7 +803,7 @@ child_test! {
         let launched = launches(&profiler, None, || {
             ev.relinearize_inplace(&mut q, &other).unwrap()
         });
-        assert_eq!(launched, u64::from(most > 1), "a MulLin with another key");
+        assert_eq!(launched, unit * u64::from(most > 1), "a MulLin with another key");
         assert_same(&want, &p, "the MulLin before one with another key");
         let mut want_other = x.clone();
         ev.multiply_inplace(&mut want_other, &y).unwrap();
@@ -770,12 +812,8 @@ child_test! {
         assert_no_cpu_fallback();
     }
     parent(child) {
-        for most in ["2", "3", "4"] {
-            seal_opencl_testkit::harness::run_child(
-                child,
-                &[(seal_opencl::config::BATCH_PRODUCTS.name, most)],
-            );
-        }
+        let name = seal_opencl::config::BATCH_PRODUCTS.name;
+        run_chained_and_not(child, &[&[(name, "2")], &[(name, "3")], &[(name, "4")]]);
     }
 }
 
@@ -788,28 +826,33 @@ fn batch_rotations() -> usize {
 }
 
 /// Runs the child test `child` with `SEAL_OPENCL_BATCH_ROTATIONS` 1 (each at its call), 2, 3
-/// and 4 (the default).
+/// and 4 (the default), each chained and not ([`run_chained_and_not`]).
 fn run_at_each_rotation_batch(child: &str) {
-    for most in ["1", "2", "3", "4"] {
-        seal_opencl_testkit::harness::run_child(
-            child,
-            &[(seal_opencl::config::BATCH_ROTATIONS.name, most)],
-        );
-    }
+    let name = seal_opencl::config::BATCH_ROTATIONS.name;
+    run_chained_and_not(
+        child,
+        &[
+            &[(name, "1")],
+            &[(name, "2")],
+            &[(name, "3")],
+            &[(name, "4")],
+        ],
+    );
 }
 
 child_test! {
-    /// Rotations of computed ciphertexts wait for each other where the level chains
-    /// (`src/seal_backend/batch.rs`), up to `SEAL_OPENCL_BATCH_ROTATIONS` (B) in one launch,
-    /// each with its own galois element and key: m rotations of one ciphertext out of place
-    /// (a network's baby steps), m ciphertexts rotated or conjugated in place, and m
-    /// plaintext products rotated in place (TenSEAL's diagonals), launch floor(m / B) times
-    /// at their calls and once more at the read where B does not divide m; a step of two
-    /// keys (two apply_galois on one ciphertext) takes two launches (two waves); a pending
-    /// rotation runs alone at another operation's use, and before a MulLin's
-    /// relinearization joins the batch. Every result is SEAL's. Run with B = 1
-    /// (each at its call), 2, 3 and 4 (the default). In a child process, since it installs
-    /// the backend with the global profiler on.
+    /// Rotations of computed ciphertexts wait for each other where the level's key switches
+    /// run on the fused passes (`src/seal_backend/batch.rs`), up to
+    /// `SEAL_OPENCL_BATCH_ROTATIONS` (B) in one batch (one launch chained, the passes'
+    /// launches unchained: [`batch_launches`]), each with its own galois element and key: m
+    /// rotations of one ciphertext out of place (a network's baby steps), m ciphertexts
+    /// rotated or conjugated in place, and m plaintext products rotated in place (TenSEAL's
+    /// diagonals), launch floor(m / B) batches at their calls and one more at the read where
+    /// B does not divide m; a step of two keys (two apply_galois on one ciphertext) takes two
+    /// batches (two waves); a pending rotation runs alone at another operation's use, and
+    /// before a MulLin's relinearization joins the batch. Every result is SEAL's. Run with
+    /// B = 1 (each at its call), 2, 3 and 4 (the default), chained and not. In a child
+    /// process, since it installs the backend with the global profiler on.
     fn rotations_share_launches() {
         let profiler = seal_opencl::profiler::enable_global();
         let most = batch_rotations() as u64;
@@ -826,8 +869,11 @@ child_test! {
             }
             r
         };
+        let unit = batch_launches(launches(&profiler, None, || {
+            rotated(&xg, 0).data().unwrap();
+        }));
         for m in [1, most, 2 * most + 1] {
-            let counts = (m / most, u64::from(m % most != 0));
+            let counts = (unit * (m / most), unit * u64::from(m % most != 0));
             let mut results = Vec::new();
             let at_calls = launches(&profiler, None, || {
                 for i in 0..m as usize {
@@ -892,7 +938,7 @@ child_test! {
             ev.rotate_vector(&xg, 17, &fx.galois, &mut r).unwrap();
             r.data().unwrap();
         });
-        assert_eq!(launched, 2, "a step of two keys");
+        assert_eq!(launched, 2 * unit, "a step of two keys");
         let mut want = Ciphertext::new().unwrap();
         ev.rotate_vector(&x, 17, &fx.galois, &mut want).unwrap();
         assert_same(&want, &r, "a step of two keys");
@@ -900,7 +946,7 @@ child_test! {
         // at its call).
         let mut r = rotated(&xg, 0);
         let used = launches(&profiler, None, || ev.negate_inplace(&mut r).unwrap());
-        assert_eq!(used, 1 + u64::from(most > 1), "a pending rotation negated");
+        assert_eq!(used, 1 + unit * u64::from(most > 1), "a pending rotation negated");
         let mut want = rotated(&x, 0);
         ev.negate_inplace(&mut want).unwrap();
         assert_same(&want, &r, "a pending rotation negated");
@@ -911,7 +957,7 @@ child_test! {
         let launched = launches(&profiler, None, || {
             ev.relinearize_inplace(&mut p, &fx.relin).unwrap()
         });
-        assert_eq!(launched, u64::from(most > 1), "a MulLin after a rotation");
+        assert_eq!(launched, unit * u64::from(most > 1), "a MulLin after a rotation");
         assert_same(&rotated(&x, 1), &r, "the rotation before a MulLin");
         assert_same(&fx.mul_lin(&x, &y), &p, "the MulLin after a rotation");
         assert_no_cpu_fallback();
@@ -927,11 +973,12 @@ child_test! {
     /// term, and the first wave launches when full. TenSEAL's matrix product as it writes
     /// it: m diagonals (a multiply_plain into a temporary, rotated in place by a step of two
     /// keys, 3 = 4 - 1 or 17 = 16 + 1), each kept and added into an accumulator. The key
-    /// switches launch 2 floor(m / B) times at the calls, at the accumulator's read twice
-    /// more where B does not divide m, and then the sum once. Every result is SEAL's. B = 1
-    /// (each at its call), 2, 3, 4; and B = 4 with one wave (`SEAL_OPENCL_BATCH_WAVES=1`: a
-    /// step runs the batch first; words only). An out-of-place rotation of a pending
-    /// rotation (SEAL copies it first) joins the next wave: no launch at the calls.
+    /// switches launch 2 floor(m / B) batches at the calls ([`batch_launches`]), at the
+    /// accumulator's read two more where B does not divide m, and then the sum once. Every
+    /// result is SEAL's. B = 1 (each at its call), 2, 3, 4, chained and not; and B = 4 with
+    /// one wave (`SEAL_OPENCL_BATCH_WAVES=1`: a step runs the batch first; words only). An
+    /// out-of-place rotation of a pending rotation (SEAL copies it first) joins the next
+    /// wave: no launch at the calls.
     fn rotation_steps_share_waves() {
         let profiler = seal_opencl::profiler::enable_global();
         let most = batch_rotations() as u64;
@@ -950,6 +997,11 @@ child_test! {
             ev.rotate_vector_inplace(&mut t, step, &fx.galois).unwrap();
             t
         };
+        let unit = batch_launches(launches(&profiler, None, || {
+            let mut r = Ciphertext::new().unwrap();
+            ev.rotate_vector(&xg, 1, &fx.galois, &mut r).unwrap();
+            r.data().unwrap();
+        }));
         for m in [1, most, most + 1] {
             let mut acc = y.clone();
             ev.multiply_plain_inplace(&mut acc, &pt).unwrap();
@@ -966,7 +1018,7 @@ child_test! {
                 acc_g.data().unwrap();
             });
             if waves > 1 {
-                let want = (2 * (m / most), 2 * u64::from(m % most != 0) + 1);
+                let want = (2 * unit * (m / most), 2 * unit * u64::from(m % most != 0) + 1);
                 assert_eq!((at_calls, at_read), want, "{m} diagonals, {most} a wave");
             }
             for (i, t) in diagonals.iter().enumerate() {
@@ -988,7 +1040,7 @@ child_test! {
             first.data().unwrap();
         });
         if waves > 1 {
-            let want = if most == 1 { (2, 0) } else { (0, 2) };
+            let want = if most == 1 { (2 * unit, 0) } else { (0, 2 * unit) };
             assert_eq!((at_calls, at_reads), want, "a rotation of a pending one's copy");
         }
         let mut want_first = Ciphertext::new().unwrap();
