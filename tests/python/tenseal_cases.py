@@ -159,6 +159,9 @@ class Case:
 # tenseal-patch 0005: vector-matrix products rotate the vector first, the rotations of one
 # vector shared (Evaluator::rotate_vector_many).
 SHARED_ROTATIONS = (("TENSEAL_SHARED_ROTATIONS", "1"),)
+# Key switches on the fused passes, unchained, at every ring (the backend's default at
+# N >= 32768).
+UNCHAINED = (("SEAL_OPENCL_CHAIN", "0"),)
 
 
 def _vectors(ctx: ts.Context) -> dict:
@@ -445,6 +448,22 @@ CASES = {
         lambda: [np.array(X37) @ np.array(MATRIX37)],
         fresh_encryption=True, env=SHARED_ROTATIONS, galois_calls=14,
     ),
+    # Chaining off (`SEAL_OPENCL_CHAIN=0`): the key switches run on the fused passes, several
+    # a launch (the rotations of v, the products' relinearizations), as at N = 32768 by
+    # default. The shared product encrypts nothing: compared byte for byte.
+    "vector_matmul_shared_rotations_unchained": Case(
+        "ckks", _vectors, _vector_matmul, lambda: [X_ @ np.array(MATRIX)] * 2,
+        env=SHARED_ROTATIONS + UNCHAINED, galois_calls=12,
+    ),
+    "n_threads_4_matmul_shared_rotations_37_rows_unchained": Case(
+        "ckks_threads", lambda ctx: {"x": ts.ckks_vector(ctx, X37).serialize()}, _vector_matmul_37,
+        lambda: [np.array(X37) @ np.array(MATRIX37)],
+        env=SHARED_ROTATIONS + UNCHAINED, galois_calls=14,
+    ),
+    "vector_mul_unchained": Case(
+        "ckks", _vectors, _vector_mul, lambda: [X_ * Y_, X_ * P_, X_ * 0.75, X_**2, X_**3],
+        env=UNCHAINED,
+    ),
     # At the tutorials' 21 bits of scale, TenSEAL's results (stock TenSEAL's too) are off by
     # up to about 1 here, so these two are not compared with the plain computation.
     "logistic_regression": Case(
@@ -456,6 +475,9 @@ CASES = {
     "mnist_tutorial_network": Case("tutorial", _mnist_prepare, _mnist, fresh_encryption=True),
     "mnist_tutorial_network_shared_rotations": Case(
         "tutorial", _mnist_prepare, _mnist, fresh_encryption=True, env=SHARED_ROTATIONS
+    ),
+    "mnist_tutorial_network_shared_rotations_unchained": Case(
+        "tutorial", _mnist_prepare, _mnist, env=SHARED_ROTATIONS + UNCHAINED
     ),
     "bfv_vector": Case("bfv", _bfv_prepare, _bfv, _bfv_plain),
     "bfv_values_past_half_t": Case(
