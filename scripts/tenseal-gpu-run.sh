@@ -19,14 +19,17 @@
 #   run.sh upstream TenSEAL's own suite (packed with TENSEAL_TESTS) through
 #                   benches/tenseal_upstream.py: MODES (default stock,gpu,crosscheck) with
 #                   WORKERS pytest-xdist workers (default 8)
-# Arguments after the first go to pytest or to the benchmark. Logs and JSON go to $OUT
-# (default ./out); SEAL_OPENCL_DEVICE picks the device.
+# Arguments after the first go to pytest or to the benchmark. Logs and JSON go to
+# $OUT/tenseal-PART/ (OUT defaults to ./out), which is packed at the end, however the part
+# ends, into one file, $OUT/tenseal-PART.tar: the device tool brings back at most 8 files from
+# its $OUT, and a part writes up to 12. KEEP=1 leaves the folder unpacked. SEAL_OPENCL_DEVICE
+# picks the device.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-$here/out}
-mkdir -p "$out"
 part=${1:?usage: run.sh suite|bench|decompose|states|upstream [ARGS]}
 shift
+out=${OUT:-$here/out}/tenseal-$part
+mkdir -p "$out"
 # The interpreter the wheels were built for, where this machine's python3 is another version.
 want=$(cd "$here/gpu" && ls tenseal-*.whl | sed -n 's/.*-cp\([0-9]\)\([0-9]*\)-.*/\1.\2/p')
 have=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
@@ -37,7 +40,15 @@ if [ "$want" != "$have" ] && [ -f "$here/python.tar.xz" ]; then
 fi
 # The environments live outside the bundle, which stays small enough to carry.
 envs=$(mktemp -d)
-trap 'rm -rf "$envs"' EXIT
+finish() {
+  local rc=$?
+  rm -rf "$envs"
+  if [ "${KEEP:-0}" != 1 ]; then
+    tar -C "$(dirname "$out")" -cf "$out.tar" "$(basename "$out")" && rm -rf "$out"
+  fi
+  exit "$rc"
+}
+trap finish EXIT
 
 # The device's name for the reports (empty where nvidia-smi is missing).
 gpu_name() {
