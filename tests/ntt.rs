@@ -15,7 +15,7 @@ use seal_opencl::ckks::fused::{
     Sources, SwitchOperands, KS_JOBS_MAX,
 };
 use seal_opencl::ckks::SumTerm;
-use seal_opencl::cl::{self, Context, Queue};
+use seal_opencl::cl::{self, Context, Queue, Region};
 use seal_opencl::config::Config;
 use seal_opencl::device::CHAIN_COUNTER_WORDS;
 use seal_opencl::ntt::{
@@ -678,6 +678,15 @@ fn inverse_first_pass_from_equals_host_rounds_on_gathered_residues() {
     }
 }
 
+/// A launch of one rotation's permutation: `src` (times `plain`) by `galois_elt`.
+fn one<'a>(src: &'a Region, plain: Option<&'a Region>, galois_elt: u32) -> [Permutation<'a>; 1] {
+    [Permutation {
+        src,
+        plain,
+        galois_elt,
+    }]
+}
+
 /// `inverse_first_pass_galois` permutes every residue of 2 polynomials as SEAL's
 /// apply_galois_ntt does (`host::ckks_galois_ntt`) and runs the first log G inverse rounds
 /// (the whole inverse, reduced, with one pass) on the second's: equal to that host
@@ -728,10 +737,8 @@ fn inverse_first_pass_galois_equals_host_permutation_and_rounds() {
                     .inverse_first_pass_galois(
                         &queue,
                         &values,
-                        &src_buf,
-                        times_plain.then_some(&plain_buf),
+                        &one(&src_buf, times_plain.then_some(&plain_buf), galois_elt),
                         &permuted,
-                        galois_elt,
                         count,
                         primes,
                         false,
@@ -795,35 +802,63 @@ fn fused_passes_reject_bad_arguments() {
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(
             plan.inverse_first_pass_galois(
-                &queue, &values, &src, None, &permuted, elt, 2, 2, false,
+                &queue,
+                &values,
+                &one(&src, None, elt),
+                &permuted,
+                2,
+                2,
+                false,
             ),
             what,
         );
     }
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &src, None, &src, 3, 2, 2, false),
+        plan.inverse_first_pass_galois(&queue, &values, &one(&src, None, 3), &src, 2, 2, false),
         "permuted is src",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &permuted, &src, None, &permuted, 3, 2, 2, false),
+        plan.inverse_first_pass_galois(
+            &queue,
+            &permuted,
+            &one(&src, None, 3),
+            &permuted,
+            2,
+            2,
+            false,
+        ),
         "values is permuted",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &src, None, &permuted, 3, 3, 2, false),
+        plan.inverse_first_pass_galois(
+            &queue,
+            &values,
+            &one(&src, None, 3),
+            &permuted,
+            3,
+            2,
+            false,
+        ),
         "src too short for 3 polynomials",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &src, None, &buf(3 * n), 3, 2, 2, false),
+        plan.inverse_first_pass_galois(
+            &queue,
+            &values,
+            &one(&src, None, 3),
+            &buf(3 * n),
+            2,
+            2,
+            false,
+        ),
         "permuted too short",
     );
     assert_invalid(
         plan.inverse_first_pass_galois(
             &queue,
             &values,
-            &src,
-            Some(&buf(n)),
+            &one(&src, Some(&buf(n)), 3),
             &permuted,
-            3,
             2,
             2,
             false,
@@ -834,10 +869,8 @@ fn fused_passes_reject_bad_arguments() {
         plan.inverse_first_pass_galois(
             &queue,
             &values,
-            &src,
-            Some(&permuted),
+            &one(&src, Some(&permuted), 3),
             &permuted,
-            3,
             2,
             2,
             false,
@@ -845,11 +878,27 @@ fn fused_passes_reject_bad_arguments() {
         "plain is permuted",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &buf(n), &src, None, &permuted, 3, 2, 2, false),
+        plan.inverse_first_pass_galois(
+            &queue,
+            &buf(n),
+            &one(&src, None, 3),
+            &permuted,
+            2,
+            2,
+            false,
+        ),
         "values too short for the last polynomial",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &long, &src, None, &buf(8 * n), 3, 1, 3, false),
+        plan.inverse_first_pass_galois(
+            &queue,
+            &long,
+            &one(&src, None, 3),
+            &buf(8 * n),
+            1,
+            3,
+            false,
+        ),
         "galois over more primes than the plan's",
     );
     // Launches of several jobs: 1 to KS_JOBS_MAX, each job's words in its share of values
@@ -861,36 +910,28 @@ fn fused_passes_reject_bad_arguments() {
     };
     let many = buf(16 * n);
     assert!(plan
-        .inverse_first_pass_galois_jobs(&queue, &long, &[job; 2], &many, 2, 2, false)
+        .inverse_first_pass_galois(&queue, &long, &[job; 2], &many, 2, 2, false)
         .is_ok());
     for (jobs, what) in [
         (0, "no job"),
         (KS_JOBS_MAX + 1, "more jobs than KS_JOBS_MAX"),
     ] {
         assert_invalid(
-            plan.inverse_first_pass_galois_jobs(
-                &queue,
-                &long,
-                &vec![job; jobs],
-                &many,
-                2,
-                2,
-                false,
-            ),
+            plan.inverse_first_pass_galois(&queue, &long, &vec![job; jobs], &many, 2, 2, false),
             what,
         );
     }
     assert_invalid(
-        plan.inverse_first_pass_galois_jobs(&queue, &long, &[job; 2], &permuted, 2, 2, false),
+        plan.inverse_first_pass_galois(&queue, &long, &[job; 2], &permuted, 2, 2, false),
         "permuted too short for two jobs",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois_jobs(&queue, &values, &[job; 2], &many, 2, 2, false),
+        plan.inverse_first_pass_galois(&queue, &values, &[job; 2], &many, 2, 2, false),
         "values too short for two jobs",
     );
     let overlapping = Permutation { src: &many, ..job };
     assert_invalid(
-        plan.inverse_first_pass_galois_jobs(&queue, &long, &[job, overlapping], &many, 2, 2, false),
+        plan.inverse_first_pass_galois(&queue, &long, &[job, overlapping], &many, 2, 2, false),
         "a second job's source is permuted",
     );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));

@@ -18,7 +18,7 @@ kernel_sigs! {
     );
 }
 
-/// One rotation's permutation in [`FusedPasses::inverse_first_pass_galois_jobs`]: SEAL's
+/// One rotation's permutation in [`FusedPasses::inverse_first_pass_galois`]: SEAL's
 /// `apply_galois_ntt` of `src` (with `plain`, of `src` times `plain`) by `galois_elt`.
 #[derive(Clone, Copy)]
 pub struct Permutation<'a> {
@@ -35,47 +35,22 @@ const MORE_NAMES: [[&str; 3]; MORE_JOBS] = [
 ];
 
 impl FusedPasses {
-    /// SEAL's `apply_galois_ntt` with `galois_elt` on `count` polynomials of `primes`
-    /// residues (the first count * primes residues of `src`, in NTT form) into `permuted`,
-    /// fused with the first pass of the last polynomial's inverse transform into `values`
-    /// (its `primes` residues, as `NttPlan::inverse_first_pass_from` leaves them): a
-    /// rotation's permutation and its key switching's first pass in one launch, in place
-    /// of `ckks_galois_ntt` followed by `inverse_first_pass_from`. With `plain` (`primes`
-    /// residues in NTT form) `src` times `plain` is permuted: SEAL's multiply_plain_ntt
-    /// and the rotation of its product, in the same launch. `src` is unchanged.
-    ///
-    /// Errors: as [`FusedPasses::inverse_first_pass_galois_jobs`]'.
-    #[allow(clippy::too_many_arguments)]
-    pub fn inverse_first_pass_galois(
-        &self,
-        queue: &Queue,
-        values: &Region,
-        src: &Region,
-        plain: Option<&Region>,
-        permuted: &Region,
-        galois_elt: u32,
-        count: usize,
-        primes: usize,
-        events: bool,
-    ) -> Result<Vec<Event>> {
-        let job = Permutation {
-            src,
-            plain,
-            galois_elt,
-        };
-        self.inverse_first_pass_galois_jobs(queue, values, &[job], permuted, count, primes, events)
-    }
-
-    /// [`FusedPasses::inverse_first_pass_galois`] of each of `jobs` (1 to `KS_JOBS_MAX`,
-    /// independent) in one launch: job j's permuted polynomials are the j-th count * primes
-    /// residues of `permuted`, its last polynomial's first pass the j-th `primes` residues of
-    /// `values`; each job's words are those of a launch of its own.
+    /// For each of `jobs` (1 to `KS_JOBS_MAX`, independent), SEAL's `apply_galois_ntt` with
+    /// its `galois_elt` on `count` polynomials of `primes` residues (the first count *
+    /// primes residues of its `src`, in NTT form) into the j-th count * primes residues of
+    /// `permuted`, fused with the first pass of the last polynomial's inverse transform
+    /// into the j-th `primes` residues of `values` (as `NttPlan::inverse_first_pass_from`
+    /// leaves them): rotations' permutations and their key switching's first pass in one
+    /// launch, in place of `ckks_galois_ntt` followed by `inverse_first_pass_from`, each
+    /// job's words those of a launch of its own. With its `plain` (`primes` residues in NTT
+    /// form) a job permutes `src` times `plain`: SEAL's multiply_plain_ntt and the rotation
+    /// of its product, in the same launch. The sources are unchanged.
     ///
     /// Errors: no job or too many; `count` or `primes` 0 or too large; a `galois_elt` even
     /// or not below 2N; a buffer shorter than the words it is read or written at; a source
     /// or plaintext overlapping `values` or `permuted`, or the two overlapping.
     #[allow(clippy::too_many_arguments)]
-    pub fn inverse_first_pass_galois_jobs(
+    pub fn inverse_first_pass_galois(
         &self,
         queue: &Queue,
         values: &Region,

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | [`FusedPasses::forward_key_switch`] (`keyswitch.rs`) | `ntt_fwd_block_ks` | `ops::keyswitch` |
 //! | [`FusedPasses::forward_moddown`] (`moddown.rs`) | `ntt_fwd_block_moddown` | `ops::moddown` |
-//! | [`FusedPasses::inverse_first_pass_galois`], [`FusedPasses::inverse_first_pass_galois_jobs`] (`galois.rs`) | `ntt_inv_block_galois` | `ops::keyswitch` (apply_galois) |
+//! | [`FusedPasses::inverse_first_pass_galois`] (`galois.rs`) | `ntt_inv_block_galois` | `ops::keyswitch` (apply_galois) |
 //! | [`FusedPasses::inverse_first_pass_products`] (`product.rs`) | `ntt_inv_block_product` | `ops::keyswitch` (multiply_relinearize) |
 //! | [`FusedPasses::chained_key_switch`] (`chain.rs`) | `ks_chained`, `ks_chained_galois` (`opencl/chain.cl`) | `ops::keyswitch` |
 //! | [`FusedPasses::chained_key_switch_coeff`] (`chain.rs`) | `ks_chained_coeff` (`opencl/chain.cl`) | `ops::keyswitch` (the integer schemes' coefficient form) |

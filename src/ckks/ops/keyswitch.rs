@@ -111,7 +111,7 @@ impl LevelOps<'_> {
             self.graph.is_profiling(),
         )?;
         self.graph.note_launches("ntt_inverse", events)?;
-        self.switch_key_from_first_pass(fused, s, t_target)
+        self.switch_keys_from_first_pass(fused, std::slice::from_ref(s), t_target)
     }
 
     /// Errors of a key switch at this level with `key` of a target at word
@@ -137,28 +137,18 @@ impl LevelOps<'_> {
         self.level.fused()
     }
 
-    /// Fused key switching after the first pass of the target's inverse NTT, which
-    /// `t_target` holds (`NttPlan::inverse_first_pass_from`, or a rotation's
-    /// [`FusedPasses::inverse_first_pass_galois`]): its second pass, the decomposition and
-    /// the inner product with the key run with the forward transforms
+    /// Fused key switching of each of `switches` (1 to [`KS_JOBS_MAX`], independent: no
+    /// switch's `ct` overlaps another's buffers; their targets at one offset, their addends
+    /// of as many polynomials) after the first pass of its target's inverse NTT, which
+    /// `t_target` holds, K residues a switch (`NttPlan::inverse_first_pass_from`, or the
+    /// rotations' [`FusedPasses::inverse_first_pass_galois`], or the products'
+    /// [`FusedPasses::inverse_first_pass_products`]): its second pass, the decomposition
+    /// and the inner product with the key run with the forward transforms
     /// ([`FusedPasses::forward_key_switch`], kernels in `opencl/fused.cl`), whose last
-    /// pass also starts the mod-down. The target (checked by
-    /// [`LevelOps::check_key_switch`]) is read again for the residues SEAL takes in NTT
-    /// form.
-    pub(super) fn switch_key_from_first_pass(
-        &self,
-        fused: &FusedPasses,
-        s: &Switch,
-        t_target: PoolBuffer,
-    ) -> Result<()> {
-        self.switch_keys_from_first_pass(fused, std::slice::from_ref(s), t_target)
-    }
-
-    /// [`LevelOps::switch_key_from_first_pass`] of each of `switches` (1 to
-    /// [`KS_JOBS_MAX`], independent: no switch's `ct` overlaps another's buffers; their
-    /// targets at one offset, their addends of as many polynomials), `t_target` holding
-    /// each one's first pass, K residues a switch: every pass runs all of them in one
-    /// launch, each switch's words those of a launch of its own.
+    /// pass also starts the mod-down. The targets (checked by
+    /// [`LevelOps::check_key_switch`]) are read again for the residues SEAL takes in NTT
+    /// form. Every pass runs all the switches in one launch, each switch's words those of
+    /// a launch of its own.
     fn switch_keys_from_first_pass(
         &self,
         fused: &FusedPasses,
@@ -753,7 +743,7 @@ impl LevelOps<'_> {
 
     /// [`LevelOps::apply_galois_jobs`] of 1 to [`KS_JOBS_MAX`] rotations on the fused
     /// passes, each pass one launch for all of them: the permutations with the first pass
-    /// of their targets' inverses ([`FusedPasses::inverse_first_pass_galois_jobs`]), then
+    /// of their targets' inverses ([`FusedPasses::inverse_first_pass_galois`]), then
     /// [`LevelOps::switch_keys_from_first_pass`]; five launches with a two-pass layout,
     /// three with one, however many rotations.
     fn rotations_in_passes(&self, fused: &FusedPasses, launch: &[Rotation]) -> Result<()> {
@@ -772,7 +762,7 @@ impl LevelOps<'_> {
             .collect::<Result<Vec<_>>>()?;
         let permuted = self.scratch(jobs * 2 * words)?;
         let t_target = self.scratch(jobs * words)?;
-        let events = fused.inverse_first_pass_galois_jobs(
+        let events = fused.inverse_first_pass_galois(
             self.graph.queue(),
             t_target.buffer(),
             &permutations,
