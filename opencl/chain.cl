@@ -992,92 +992,6 @@ void multiply_plain_chained(__global u64 *restrict values, ulong values_at,
     chain_finish(count, (uint)get_num_groups(0));
 }
 
-// SEAL's divide_and_round_q_last_ntt_inplace in one launch (a rescale; with md_kind
-// LOAD_MODDOWN_BGV BGV's mod_t_and_divide_q_last_ntt_inplace, a mod switch): the mod-down of
-// ops/moddown.rs, its three launches chained. Residue src_first of each of polys
-// polynomials of src (src_stride residues apart, in NTT form) is the one dropped, under
-// the plan's prime last_prime:
-//   1. its inverse's first pass (inv_block_gather_group on last_prime's tables): values;
-//   2. the inverse's second pass, the rounding (or BGV's share) and the forward first
-//      passes under the `coeff_modulus_size` primes kept (inv_fwd_strided_group, md_kind):
-//      md_between;
-//   3. the forward block passes and the division (moddown_block_group): dst, plus acc's
-//      first acc_polys polynomials.
-// Tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3 (see above).
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
-void moddown_chained(__global u64 *restrict values, ulong values_at,
-                     __global const u64 *restrict root_powers, ulong root_powers_at,
-                     __global const u64 *restrict params, ulong params_at,
-                     uint coeff_modulus_size,
-                     __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
-                     __global const u64 *src, ulong src_at, uint src_stride, uint src_first,
-                     uint last_prime, __global u64 *md_between, ulong md_between_at,
-                     uint md_outs, uint md_chunks, __global u64 *dst, ulong dst_at,
-                     uint dst_stride, __global const u64 *restrict inv, ulong inv_at,
-                     __global const u64 *acc, ulong acc_at, uint acc_polys,
-                     uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
-                     __global u64 *counters, ulong counters_at, uint end1, uint end2,
-                     uint tickets, uint per_group)
-{
-    __local u64 lmem[CHAIN_WORDS];
-    __local uint slot;
-    values += values_at;
-    root_powers += root_powers_at;
-    params += params_at;
-    inv_root_powers += inv_root_powers_at;
-    src += src_at;
-    md_between += md_between_at;
-    dst += dst_at;
-    inv += inv_at;
-    acc += acc_at;
-    counters += counters_at;
-    volatile __global uint *count = (volatile __global uint *)counters;
-    const uint lid = get_local_id(0);
-    const uint ends[3] = {end1, end2, tickets};
-    EACH_TURN(per_group) {
-        uint g;
-        const uint pass = chain_pass(chain_ticket(count, &slot), ends, 3, &g);
-        // One prime's tables: last_prime's, as prime 0 of a one-prime plan.
-        RUN(1, inv_block_gather_group(values, inv_root_powers + 2 * (size_t)last_prime * N,
-                                      params + last_prime * PARAMS_STRIDE, 1, 1, src,
-                                      src_stride, src_first, lmem, OWN(1)))
-        chain_hand_over(count, 1, end1, pass);
-        RUN(2, inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size,
-                                     values, md_kind, last_prime,
-                                     bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs,
-                                     md_chunks, inv_root_powers, lmem, OWN(2)))
-        chain_hand_over(count, 2, end2 - end1, pass);
-        RUN(3, moddown_block_group(md_between, root_powers, params, coeff_modulus_size, values,
-                                   last_prime, dst, dst_stride, src, src_stride, inv, acc,
-                                   acc_polys, lmem, OWN(3)))
-    }
-    chain_finish(count, (uint)get_num_groups(0));
-}
-
-// ---------------------------------------------------------------------------------------
-// A plain transform in one launch: ntt.cl's two passes of a two-pass layout chained, in
-// place over the launch's residues of `values` (coeff_modulus_size per polynomial), the
-// same words as NttPlan::transform's two launches (every butterfly is SEAL's, whichever
-// columns a strided work group takes). Each group writes only the words it read (its
-// columns or its blocks), and the second pass reads what the first wrote after the
-// hand-over.
-//
-// The forward transform (SEAL's ntt_negacyclic_harvey with `reduce`, else its _lazy,
-// [0, 4q)): the strided passes (fwd_strided_group), then the block passes, reduced with
-// `reduce` (fwd_block_group). The inverse (SEAL's inverse_ntt_negacyclic_harvey, else its
-// _lazy, [0, 2q); input in [0, 2q)): the block passes (inv_block_group), then the strided
-// passes, reduced with `reduce` (inv_strided_group). `tables` are root_powers, or
-// inv_root_powers for the inverse; `counters` are the queue's.
-//
-// ntt_fwd_chained and ntt_inv_chained transform values (tickets below end1 run the first
-// pass, below `tickets` the second). ntt_fwd_sum_chained and ntt_inv_sum_chained
-// transform a sum (sum_pass_src) into values: a pass before the two writes the sum's words
-// into values, one a work item over every word (sum_pass_group; tickets below end1 run it,
-// below end2 the first transform pass, below `tickets` the second). Read on the first
-// transform pass's loads instead, a word's terms ran on that pass's few work groups a
-// residue: on the H200 an inverse of seven plaintext products took 26-27 us against 23 for
-// the sum's own launch and the plain inverse together, where the pass of its own takes 21.
-
 // A ciphertext's words as a sum of up to eight terms (sum: sum_src, with its shifts and
 // signs), term j times plaintext j (pj: K residues, one for all polynomials; word k of
 // residue prime) where bit j of `products` is set: what SEAL's add_inplace, sub_inplace and
@@ -1131,6 +1045,202 @@ ALWAYS_INLINE void sum_pass_group(__global u64 *values, sum_pass_src src,
     values[w] = sum_pass_term_into(v, src.sum.t7, src.p7, 7, src, w, pw, pr);
 }
 
+// The sum of no terms, for the passes that read no sum (never read).
+ALWAYS_INLINE sum_pass_src sum_pass_none(__global const u64 *values)
+{
+    const sum_pass_src s = {sum_src_one(values), values, values, values, values,
+                            values, values, values, values, 0};
+    return s;
+}
+
+// SEAL's divide_and_round_q_last_ntt_inplace in one launch (a rescale; with md_kind
+// LOAD_MODDOWN_BGV BGV's mod_t_and_divide_q_last_ntt_inplace, a mod switch): the mod-down of
+// ops/moddown.rs, its three launches chained. Residue src_first of each of polys
+// polynomials of src (src_stride residues apart, in NTT form) is the one dropped, under
+// the plan's prime last_prime:
+//   1. its inverse's first pass (inv_block_gather_group on last_prime's tables): values;
+//   2. the inverse's second pass, the rounding (or BGV's share) and the forward first
+//      passes under the `coeff_modulus_size` primes kept (inv_fwd_strided_group, md_kind):
+//      md_between;
+//   3. the forward block passes and the division (moddown_block_group): dst, plus acc's
+//      first acc_polys polynomials.
+// Tickets below end1 run pass 1, below end2 pass 2, below `tickets` pass 3 (moddown_chained).
+// moddown_sum_chained rescales a sum (sum_pass_src: plaintext products in NTT form added,
+// SEAL's multiply_plain into temporaries and their adds, or one such product) that the
+// backend deferred: a pass before the three writes the sum's words into src, one a work
+// item over every word of its polys * src_stride residues (sum_pass_group; tickets below
+// end0 run it, and the others' ends follow), so the rescale takes no launch of the sum's.
+// `summed` is a constant at every call.
+ALWAYS_INLINE void moddown_chained_body(
+    const bool summed, sum_pass_src sum, __global u64 *values,
+    __global const u64 *root_powers, __global const u64 *params, uint coeff_modulus_size,
+    __global const u64 *inv_root_powers, __global u64 *src, uint src_stride, uint src_first,
+    uint last_prime, __global u64 *md_between, uint md_outs, uint md_chunks,
+    __global u64 *dst, uint dst_stride, __global const u64 *inv, __global const u64 *acc,
+    uint acc_polys, uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
+    volatile __global uint *count, uint end0, uint end1, uint end2, uint tickets,
+    uint per_group, __local u64 *lmem, __local uint *slot)
+{
+    const uint lid = get_local_id(0);
+    const uint o = summed ? 1 : 0;
+    const uint ends[4] = {summed ? end0 : end1, summed ? end1 : end2, summed ? end2 : tickets,
+                          tickets};
+    EACH_TURN(per_group) {
+        uint g;
+        const uint pass = chain_pass(chain_ticket(count, slot), ends, 3 + o, &g);
+        if (summed) {
+            RUN(1, sum_pass_group(src, sum, params, src_stride, OWN(1)))
+            chain_hand_over(count, 1, end0, pass);
+        }
+        // One prime's tables: last_prime's, as prime 0 of a one-prime plan.
+        RUN(o + 1, inv_block_gather_group(values, inv_root_powers + 2 * (size_t)last_prime * N,
+                                          params + last_prime * PARAMS_STRIDE, 1, 1, src,
+                                          src_stride, src_first, lmem, OWN(o + 1)))
+        chain_hand_over(count, o + 1, summed ? end1 - end0 : end1, pass);
+        RUN(o + 2, inv_fwd_strided_group(md_between, root_powers, params, coeff_modulus_size,
+                                         values, md_kind, last_prime,
+                                         bgv_plain_of(t, t_r0, t_r1, inv_t), false, md_outs,
+                                         md_chunks, inv_root_powers, lmem, OWN(o + 2)))
+        chain_hand_over(count, o + 2, end2 - end1, pass);
+        RUN(o + 3, moddown_block_group(md_between, root_powers, params, coeff_modulus_size,
+                                       values, last_prime, dst, dst_stride, src, src_stride,
+                                       inv, acc, acc_polys, lmem, OWN(o + 3)))
+    }
+    chain_finish(count, (uint)get_num_groups(0));
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void moddown_chained(__global u64 *restrict values, ulong values_at,
+                     __global const u64 *restrict root_powers, ulong root_powers_at,
+                     __global const u64 *restrict params, ulong params_at,
+                     uint coeff_modulus_size,
+                     __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                     __global const u64 *src, ulong src_at, uint src_stride, uint src_first,
+                     uint last_prime, __global u64 *md_between, ulong md_between_at,
+                     uint md_outs, uint md_chunks, __global u64 *dst, ulong dst_at,
+                     uint dst_stride, __global const u64 *restrict inv, ulong inv_at,
+                     __global const u64 *acc, ulong acc_at, uint acc_polys,
+                     uint md_kind, ulong t, ulong t_r0, ulong t_r1, ulong inv_t,
+                     __global u64 *counters, ulong counters_at, uint end1, uint end2,
+                     uint tickets, uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    src += src_at;
+    md_between += md_between_at;
+    dst += dst_at;
+    inv += inv_at;
+    acc += acc_at;
+    counters += counters_at;
+    // src is only read without a sum (the body writes it in the sum's pass alone).
+    moddown_chained_body(false, sum_pass_none(src), values, root_powers, params,
+                         coeff_modulus_size, inv_root_powers, (__global u64 *)src, src_stride,
+                         src_first, last_prime, md_between, md_outs, md_chunks, dst,
+                         dst_stride, inv, acc, acc_polys, md_kind, t, t_r0, t_r1, inv_t,
+                         (volatile __global uint *)counters, 0, end1, end2, tickets,
+                         per_group, lmem, &slot);
+}
+
+__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))
+void moddown_sum_chained(__global u64 *restrict values, ulong values_at,
+                         __global const u64 *restrict root_powers, ulong root_powers_at,
+                         __global const u64 *restrict params, ulong params_at,
+                         uint coeff_modulus_size,
+                         __global const u64 *restrict inv_root_powers, ulong inv_root_powers_at,
+                         __global const u64 *src0, ulong src0_at,
+                         __global const u64 *src1, ulong src1_at,
+                         __global const u64 *src2, ulong src2_at,
+                         __global const u64 *src3, ulong src3_at,
+                         __global const u64 *src4, ulong src4_at,
+                         __global const u64 *src5, ulong src5_at,
+                         __global const u64 *src6, ulong src6_at,
+                         __global const u64 *src7, ulong src7_at,
+                         __global const u64 *plain0, ulong plain0_at,
+                         __global const u64 *plain1, ulong plain1_at,
+                         __global const u64 *plain2, ulong plain2_at,
+                         __global const u64 *plain3, ulong plain3_at,
+                         __global const u64 *plain4, ulong plain4_at,
+                         __global const u64 *plain5, ulong plain5_at,
+                         __global const u64 *plain6, ulong plain6_at,
+                         __global const u64 *plain7, ulong plain7_at,
+                         uint src_terms, uint src_negate, uint src_products,
+                         ulong src_shifts_lo, ulong src_shifts_hi, __global u64 *summed,
+                         ulong summed_at, uint src_stride, uint src_first, uint last_prime,
+                         __global u64 *md_between, ulong md_between_at, uint md_outs,
+                         uint md_chunks, __global u64 *dst, ulong dst_at, uint dst_stride,
+                         __global const u64 *restrict inv, ulong inv_at,
+                         __global const u64 *acc, ulong acc_at, uint acc_polys, uint md_kind,
+                         ulong t, ulong t_r0, ulong t_r1, ulong inv_t, __global u64 *counters,
+                         ulong counters_at, uint end0, uint end1, uint end2, uint tickets,
+                         uint per_group)
+{
+    __local u64 lmem[CHAIN_WORDS];
+    __local uint slot;
+    values += values_at;
+    root_powers += root_powers_at;
+    params += params_at;
+    inv_root_powers += inv_root_powers_at;
+    src0 += src0_at;
+    src1 += src1_at;
+    src2 += src2_at;
+    src3 += src3_at;
+    src4 += src4_at;
+    src5 += src5_at;
+    src6 += src6_at;
+    src7 += src7_at;
+    plain0 += plain0_at;
+    plain1 += plain1_at;
+    plain2 += plain2_at;
+    plain3 += plain3_at;
+    plain4 += plain4_at;
+    plain5 += plain5_at;
+    plain6 += plain6_at;
+    plain7 += plain7_at;
+    summed += summed_at;
+    md_between += md_between_at;
+    dst += dst_at;
+    inv += inv_at;
+    acc += acc_at;
+    counters += counters_at;
+    const sum_pass_src sum = {
+        sum_src_of(src0, src1, src2, src3, src4, src5, src6, src7, src_terms, src_negate,
+                   src_shifts_lo, src_shifts_hi),
+        plain0, plain1, plain2, plain3, plain4, plain5, plain6, plain7, src_products};
+    moddown_chained_body(true, sum, values, root_powers, params, coeff_modulus_size,
+                         inv_root_powers, summed, src_stride, src_first, last_prime,
+                         md_between, md_outs, md_chunks, dst, dst_stride, inv, acc, acc_polys,
+                         md_kind, t, t_r0, t_r1, inv_t, (volatile __global uint *)counters,
+                         end0, end1, end2, tickets, per_group, lmem, &slot);
+}
+
+// ---------------------------------------------------------------------------------------
+// A plain transform in one launch: ntt.cl's two passes of a two-pass layout chained, in
+// place over the launch's residues of `values` (coeff_modulus_size per polynomial), the
+// same words as NttPlan::transform's two launches (every butterfly is SEAL's, whichever
+// columns a strided work group takes). Each group writes only the words it read (its
+// columns or its blocks), and the second pass reads what the first wrote after the
+// hand-over.
+//
+// The forward transform (SEAL's ntt_negacyclic_harvey with `reduce`, else its _lazy,
+// [0, 4q)): the strided passes (fwd_strided_group), then the block passes, reduced with
+// `reduce` (fwd_block_group). The inverse (SEAL's inverse_ntt_negacyclic_harvey, else its
+// _lazy, [0, 2q); input in [0, 2q)): the block passes (inv_block_group), then the strided
+// passes, reduced with `reduce` (inv_strided_group). `tables` are root_powers, or
+// inv_root_powers for the inverse; `counters` are the queue's.
+//
+// ntt_fwd_chained and ntt_inv_chained transform values (tickets below end1 run the first
+// pass, below `tickets` the second). ntt_fwd_sum_chained and ntt_inv_sum_chained
+// transform a sum (sum_pass_src) into values: a pass before the two writes the sum's words
+// into values, one a work item over every word (sum_pass_group; tickets below end1 run it,
+// below end2 the first transform pass, below `tickets` the second). Read on the first
+// transform pass's loads instead, a word's terms ran on that pass's few work groups a
+// residue: on the H200 an inverse of seven plaintext products took 26-27 us against 23 for
+// the sum's own launch and the plain inverse together, where the pass of its own takes 21.
+
 // The transform's passes in one launch, in place in values, after the sum's pass where
 // `summed` (both flags constants at every call): ends {end1, end2, tickets} of the passes
 // (without the sum: {end1, tickets}, end2 unread).
@@ -1166,14 +1276,6 @@ ALWAYS_INLINE void ntt_chained_body(const bool inverse, const bool summed,
         }
     }
     chain_finish(counters, (uint)get_num_groups(0));
-}
-
-// The sum of no terms, for the plain transforms (never read).
-ALWAYS_INLINE sum_pass_src sum_pass_none(__global const u64 *values)
-{
-    const sum_pass_src s = {sum_src_one(values), values, values, values, values,
-                            values, values, values, values, 0};
-    return s;
 }
 
 __kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1)))

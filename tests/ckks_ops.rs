@@ -10,9 +10,9 @@ use seal_opencl::ckks::context::{
     DEFAULT_BATCH_ROTATIONS, DEFAULT_BATCH_WAVES, DEFAULT_CHAIN_GROUPS_PER_UNIT,
     DEFAULT_CHAIN_LOG_N,
 };
-use seal_opencl::ckks::fused::{DropCorrection, TensorJob, KS_JOBS_MAX};
-use seal_opencl::ckks::host;
+use seal_opencl::ckks::fused::{DropCorrection, Sources, TensorJob, KS_JOBS_MAX, SOURCE_TERMS_MAX};
 use seal_opencl::ckks::ops::{LevelOps, Rotation};
+use seal_opencl::ckks::{host, SumTerm};
 use seal_opencl::cl;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::MemcacheConfig;
@@ -276,6 +276,104 @@ fn rescale_matches_host_composition() {
         layouts.contains(&1) && layouts.contains(&2),
         "one- and two-pass layouts: {layouts:?}"
     );
+}
+
+/// A rescale of plaintext products added (`LevelOps::rescale_sum`: SEAL's multiply_plain
+/// into temporaries, their adds and the rescale, deferred by the backend) in one chained
+/// launch: the host's sum (`host::ckks_sum` from zero) rescaled on the host, for 1, 3 and
+/// 8 terms (the first times a plaintext, the second subtracted, the others either at
+/// random), into a poisoned result; the terms and plaintexts left as they were. At every
+/// configuration whose level has the launch, which the default layouts at 2^13 and 2^14
+/// do; elsewhere `rescale_sum` is refused.
+#[test]
+fn rescale_sum_matches_host_composition() {
+    let mut rng = rng();
+    let profiler = Profiler::new();
+    let devices = devices(Some(profiler.clone()));
+    let graph = devices.graph();
+    let upload = |words: &[u64]| graph.context().upload(graph.queue(), words).unwrap();
+    let mut ran = Vec::new();
+    for (log_n, strategy, choices) in configs() {
+        let n = 1 << log_n;
+        let (k, polys) = (3, 2);
+        let moduli = &key_moduli(log_n)[..k];
+        let context = context(&graph, log_n, strategy, choices);
+        let ops = LevelOps::new(&context, &graph, k).unwrap();
+        let what = format!("2^{log_n} {strategy} {choices:?}");
+        if !ops.chains_rescale_sum() {
+            assert!(
+                !(strategy == NttStrategy::STAGED && choices == FUSED && log_n >= 13),
+                "{what}: the chained rescale of a sum"
+            );
+            let term = upload(&random_poly(&mut rng, moduli, polys, n));
+            let dst = ops.alloc_result(polys, k - 1).unwrap();
+            let sum = Sources::products(&[SumTerm::words(&term, false)]).unwrap();
+            assert!(
+                ops.rescale_sum(dst.buffer(), sum, polys).is_err(),
+                "{what}: refused without the launch"
+            );
+            continue;
+        }
+        for count in [1, 3, SOURCE_TERMS_MAX] {
+            let host_terms: Vec<SumTerm<Vec<u64>>> = (0..count)
+                .map(|i| SumTerm {
+                    words: random_poly(&mut rng, moduli, polys, n),
+                    plain: (i == 0 || (i > 1 && rng.gen()))
+                        .then(|| random_poly(&mut rng, moduli, 1, n)),
+                    subtract: i == 1 || (i > 1 && rng.gen()),
+                    shift: 0,
+                })
+                .collect();
+            let as_host: Vec<SumTerm<&[u64]>> = host_terms
+                .iter()
+                .map(|t| SumTerm {
+                    words: &t.words[..],
+                    plain: t.plain.as_deref(),
+                    subtract: t.subtract,
+                    shift: 0,
+                })
+                .collect();
+            let mut sum = vec![0; polys * k * n];
+            host::ckks_sum(&mut sum, false, &as_host, moduli, n);
+            let want = host_rescale(&sum, moduli, polys, log_n);
+            let device: Vec<_> = host_terms
+                .iter()
+                .map(|t| (upload(&t.words), t.plain.as_deref().map(upload)))
+                .collect();
+            let as_device: Vec<SumTerm<&cl::Region>> = device
+                .iter()
+                .zip(&host_terms)
+                .map(|((w, p), t)| SumTerm {
+                    plain: p.as_ref(),
+                    ..SumTerm::words(w, t.subtract)
+                })
+                .collect();
+            let dst = ops.alloc_result(polys, k - 1).unwrap();
+            let sources = Sources::products(&as_device).unwrap();
+            let launched = launches(&profiler, Some(&graph), || {
+                ops.rescale_sum(dst.buffer(), sources, polys).unwrap()
+            });
+            let what = format!("{what}: a rescale of {count} terms");
+            assert_eq!(launched, 1, "{what}: launches");
+            assert_same(
+                &cl::download(graph.queue(), dst.buffer()).unwrap(),
+                &want,
+                &what,
+            );
+            for ((w, p), t) in device.iter().zip(&host_terms) {
+                assert_same(&cl::download(graph.queue(), w).unwrap(), &t.words, "a term");
+                if let (Some(p), Some(plain)) = (p, &t.plain) {
+                    assert_same(
+                        &cl::download(graph.queue(), p).unwrap(),
+                        plain,
+                        "a plaintext",
+                    );
+                }
+            }
+        }
+        ran.push(log_n);
+    }
+    assert!(ran.contains(&13) && ran.contains(&14), "ran at {ran:?}");
 }
 
 #[test]

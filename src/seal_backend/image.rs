@@ -329,6 +329,21 @@ impl GpuImage {
         ran.map(|()| true)
     }
 
+    /// Runs `read` with the deferred work, if any and `usable` says so, leaving it deferred:
+    /// an operation that reads the work's inputs in its own launch in place of the image's
+    /// words (which stay unwritten; a later use runs the work). Returns whether it did.
+    pub(super) fn read_deferred(
+        &self,
+        usable: impl FnOnce(&Deferred) -> bool,
+        read: impl FnOnce(&Deferred) -> Result<()>,
+    ) -> Result<bool> {
+        let deferred = self.deferred.lock();
+        match deferred.as_ref().filter(|d| usable(d)) {
+            Some(work) => read(work).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
     /// The terms of the sum deferred in the image on `graph`'s queue, if one is.
     fn pending_sum(&mut self, graph: &Graph) -> Option<&mut Vec<Term>> {
         self.deferred

@@ -780,7 +780,10 @@ impl Backend {
         })
     }
 
-    /// dst = src rescaled to the next level (SEAL's mod_switch_scale_to_next).
+    /// dst = src rescaled to the next level (SEAL's mod_switch_scale_to_next). Where the
+    /// level has the chained rescale of a sum, a plaintext product or a sum of them deferred
+    /// in src (`deferred.rs`: multiply_plain into a temporary, then its adds) is rescaled
+    /// from its factors in the same launch (src stays deferred).
     pub fn rescale_to_next(
         &self,
         level: &Level,
@@ -789,7 +792,16 @@ impl Backend {
         dst: &mut GpuImage,
     ) -> Result<()> {
         self.to_next_level("rescale_to_next", level, src, size, dst, |ops, d, s, n| {
-            ops.rescale(d, s, n)
+            let tile = ops.graph().tile().index();
+            let fused = ops.chains_rescale_sum()
+                && s.read_deferred(
+                    |w| w.reads_as_products(tile, n),
+                    |w| ops.rescale_sum(d, Sources::products(&w.product_sources(ops.graph())?)?, n),
+                )?;
+            if fused {
+                return Ok(());
+            }
+            ops.rescale(d, &*s.read_on(ops.graph())?, n)
         })
     }
 
@@ -817,7 +829,7 @@ impl Backend {
             src,
             size,
             dst,
-            |ops, d, s, n| self.mod_switch_into(ops, level, d, s, n),
+            |ops, d, s, n| self.mod_switch_into(ops, level, d, &*s.read_on(ops.graph())?, n),
         )
     }
 
@@ -873,7 +885,8 @@ impl Backend {
     }
 
     /// dst = `step(ops, dst, src, size)`: `size` polynomials of src at level K written
-    /// to a new buffer at level K - 1, which becomes dst's image.
+    /// to a new buffer at level K - 1, which becomes dst's image (`step` reads src's
+    /// words, or its deferred work's inputs).
     fn to_next_level(
         &self,
         name: &'static str,
@@ -881,7 +894,7 @@ impl Backend {
         src: &GpuImage,
         size: usize,
         dst: &mut GpuImage,
-        step: impl FnOnce(&LevelOps, &Region, &Region, usize) -> Result<()>,
+        step: impl FnOnce(&LevelOps, &Region, &GpuImage, usize) -> Result<()>,
     ) -> Result<()> {
         self.with_ops(name, level, |ops| {
             src.expect(size, ops, "encrypted")?;
@@ -890,7 +903,7 @@ impl Backend {
                 return Err(Error::invalid("end of modulus switching chain reached"));
             }
             let out = ops.alloc_result(size, primes)?;
-            step(ops, out.buffer(), &*src.read_on(ops.graph())?, size)?;
+            step(ops, out.buffer(), src, size)?;
             // Rescaling or dropping a prime maps a zero polynomial to zero.
             let zeros = src.zeros(ops.poly_words());
             let poly_words = primes << level.log_n;

@@ -91,6 +91,17 @@ kernel_sigs! {
         counters: Buf, end1: U32, end2: U32, tickets: U32,
         per_group: U32,
     );
+    MODDOWN_SUM_CHAINED = moddown_sum_chained(
+        values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32,
+        inv_root_powers: Buf, src0: Buf, src1: Buf, src2: Buf, src3: Buf, src4: Buf, src5: Buf,
+        src6: Buf, src7: Buf, plain0: Buf, plain1: Buf, plain2: Buf, plain3: Buf, plain4: Buf,
+        plain5: Buf, plain6: Buf, plain7: Buf, src_terms: U32, src_negate: U32,
+        src_products: U32, src_shifts_lo: U64, src_shifts_hi: U64, summed: Buf,
+        src_stride: U32, src_first: U32, last_prime: U32, md_between: Buf, md_outs: U32,
+        md_chunks: U32, dst: Buf, dst_stride: U32, inv: Buf, acc: Buf, acc_polys: U32,
+        md_kind: U32, t: U64, t_r0: U64, t_r1: U64, inv_t: U64, counters: Buf, end0: U32,
+        end1: U32, end2: U32, tickets: U32, per_group: U32,
+    );
     NTT_FWD_CHAINED = ntt_fwd_chained(
         values: Buf, root_powers: Buf, params: Buf, coeff_modulus_size: U32, reduce: U32,
         counters: Buf, end1: U32, tickets: U32, per_group: U32,
@@ -171,6 +182,9 @@ pub(super) struct ChainedPasses {
     tensor: Pass,
     /// A rescale's mod-down.
     moddown: Pass,
+    /// A rescale of a sum of plaintext products, the sum its first pass (None where the
+    /// driver holds fewer of its work items than the layout asks: the sum runs first).
+    moddown_sum: Option<Pass>,
     /// A plain transform, forward and inverse.
     forward: Pass,
     inverse: Pass,
@@ -254,6 +268,7 @@ impl ChainedPasses {
         let multiply_plain = plan.pass(&program, &MULTIPLY_PLAIN_CHAINED, &[], wg, Some(wg))?;
         let tensor = plan.pass(&program, &KS_CHAINED_TENSOR, &[], wg, Some(wg))?;
         let moddown = plan.pass(&program, &MODDOWN_CHAINED, &[], wg, Some(wg))?;
+        let moddown_sum = plan.pass(&program, &MODDOWN_SUM_CHAINED, &[], wg, Some(wg))?;
         let forward = plan.pass(&program, &NTT_FWD_CHAINED, &[], wg, Some(wg))?;
         let inverse = plan.pass(&program, &NTT_INV_CHAINED, &[], wg, Some(wg))?;
         let forward_sum = plan.pass(&program, &NTT_FWD_SUM_CHAINED, &[], wg, Some(wg))?;
@@ -286,6 +301,7 @@ impl ChainedPasses {
         };
         let sums =
             (fits(&forward_sum)? && fits(&inverse_sum)?).then_some([forward_sum, inverse_sum]);
+        let moddown_sum = fits(&moddown_sum)?.then_some(moddown_sum);
         let words = plan.coeff_count();
         Ok(Some(ChainedPasses {
             plain,
@@ -294,6 +310,7 @@ impl ChainedPasses {
             multiply_plain,
             tensor,
             moddown,
+            moddown_sum,
             forward,
             inverse,
             sums,
@@ -731,9 +748,14 @@ pub struct ChainedMultiplyPlain<'a> {
 /// polynomials of `divide.src` (`divide.src_stride` residues apart, in NTT form) is dropped
 /// by `divide` ([`DivideRound`], its `last_prime` the plan's index of that prime), the same
 /// words as the one-prime plan's inverse first pass and [`FusedPasses::forward_moddown`].
-/// `gathered` (polys residues) and `md_between` (polys * primes) are scratch.
+/// `gathered` (polys residues) and `md_between` (polys * primes) are scratch. With `sum`
+/// ([`Sources::products`]: plaintext products in NTT form added, or one), the launch first
+/// writes the sum's words into `divide.src` (then scratch too, polys residues of stride
+/// `divide.src_stride`, each stride residues times a plaintext of as many residues) and
+/// divides those: the same words as the sum's own launch and the mod-down after it.
 pub struct ChainedModDown<'a> {
     pub index: usize,
+    pub sum: Option<Sources<'a>>,
     pub divide: DivideRound<'a>,
     /// What the division subtracts (a rescale rounds; BGV's mod switch corrects mod t).
     pub correction: DropCorrection,
@@ -770,6 +792,14 @@ impl FusedPasses {
         self.chained.as_ref().is_some_and(|c| c.sums.is_some())
     }
 
+    /// Whether a rescale of a sum of plaintext products runs as one chained launch here
+    /// ([`FusedPasses::chained_moddown`] with [`ChainedModDown::sum`]).
+    pub fn chains_moddown_sum(&self) -> bool {
+        self.chained
+            .as_ref()
+            .is_some_and(|c| c.moddown_sum.is_some())
+    }
+
     /// Whether BFV's multiplication runs as two chained launches here
     /// ([`FusedPasses::chained_behz_extend_forward`],
     /// [`FusedPasses::chained_behz_tensor_floor`]).
@@ -784,8 +814,10 @@ impl FusedPasses {
 
     /// `m` in one launch (see [`ChainedModDown`]).
     ///
-    /// Errors: no chained passes at this level; as [`FusedPasses::forward_moddown`]'s;
-    /// `index` not below the source's stride; dst overlapping src.
+    /// Errors: no chained passes at this level (or none of a sum,
+    /// [`FusedPasses::chains_moddown_sum`]); as [`FusedPasses::forward_moddown`]'s; `index`
+    /// not below the source's stride; dst overlapping src; a sum of shifted terms, its terms
+    /// or plaintexts shorter than it reads or overlapping src.
     pub fn chained_moddown(
         &self,
         queue: &Queue,
@@ -807,32 +839,55 @@ impl FusedPasses {
         }
         let polys = |stride| plan.extent(WHAT, d.polys, stride, d.primes);
         let res = |count: usize| plan.extent(WHAT, count, 1, 0);
+        let sum = m.sum.as_ref();
+        let pass = match sum {
+            None => &chained.moddown,
+            Some(s) if s.has_shifts() => {
+                return Err(Error::invalid(format!(
+                    "{WHAT}: a rescale of shifted terms (coefficient form)"
+                )))
+            }
+            Some(_) => chained
+                .moddown_sum
+                .as_ref()
+                .ok_or_else(|| no_chained_passes("chained_moddown of a sum"))?,
+        };
+        // The sum's pass writes every residue of src.
+        let src_words = match sum {
+            None => plan.extent(WHAT, d.polys, d.src_stride, d.primes.max(m.index + 1))?,
+            Some(_) => res(residues(WHAT, d.polys, d.src_stride)?)?,
+        };
+        let terms: Vec<_> = sum
+            .into_iter()
+            .flat_map(|s| {
+                s.checked(src_words)
+                    .chain(s.plains_checked(d.src_stride * plan.coeff_count()))
+            })
+            .collect();
         check_buffers(
             WHAT,
-            &[
-                (
-                    "src",
-                    d.src,
-                    plan.extent(WHAT, d.polys, d.src_stride, d.primes.max(m.index + 1))?,
-                    false,
-                ),
-                ("dst", d.dst, polys(d.dst_stride)?, true),
-                ("inv", d.inv, 2 * d.primes, false),
-                (
-                    "acc",
-                    acc,
-                    plan.extent(WHAT, acc_polys, d.dst_stride, d.primes)?,
-                    false,
-                ),
-                ("gathered", m.gathered, res(d.polys)?, true),
-                (
-                    "md_between",
-                    m.md_between,
-                    res(residues(WHAT, d.polys, d.primes)?)?,
-                    true,
-                ),
-                ("counters", m.counters, CHAIN_COUNTER_WORDS, true),
-            ],
+            &[("src", d.src, src_words, sum.is_some())]
+                .into_iter()
+                .chain(terms)
+                .chain([
+                    ("dst", d.dst, polys(d.dst_stride)?, true),
+                    ("inv", d.inv, 2 * d.primes, false),
+                    (
+                        "acc",
+                        acc,
+                        plan.extent(WHAT, acc_polys, d.dst_stride, d.primes)?,
+                        false,
+                    ),
+                    ("gathered", m.gathered, res(d.polys)?, true),
+                    (
+                        "md_between",
+                        m.md_between,
+                        res(residues(WHAT, d.polys, d.primes)?)?,
+                        true,
+                    ),
+                    ("counters", m.counters, CHAIN_COUNTER_WORDS, true),
+                ])
+                .collect::<Vec<_>>(),
             // In place (dst = src, equal strides): each work item reads its src and acc
             // words before writing the same dst word, and dst lies below the dropped
             // residue that pass 1 reads.
@@ -844,8 +899,11 @@ impl FusedPasses {
             self.compute_units,
             d.primes,
         );
-        let [end1, end2, tickets] = chain_ends(
+        // The sum's pass, where there is one: a word a work item.
+        let sum_groups = sum.map_or(0, |_| src_words / chained.work_group);
+        let [end0, end1, end2, tickets] = chain_ends(
             [
+                sum_groups,
                 d.polys * chained.block_groups,
                 d.polys * md_chunks as usize * chained.strided_groups,
                 residues(WHAT, d.polys, d.primes)? * chained.block_groups,
@@ -853,39 +911,43 @@ impl FusedPasses {
             WHAT,
         )?;
         let (groups, per_group) = chained.launch_shape(tickets);
-        let args: Vec<(&str, KernelArg)> = [
-            ("src", Buf(d.src)),
-            ("src_stride", U32(to_u32(d.src_stride)?)),
-            ("src_first", U32(to_u32(m.index)?)),
-            ("last_prime", U32(to_u32(d.last_prime)?)),
-            ("md_between", Buf(m.md_between)),
-            ("md_outs", U32(md_outs)),
-            ("md_chunks", U32(md_chunks)),
-            ("dst", Buf(d.dst)),
-            ("dst_stride", U32(to_u32(d.dst_stride)?)),
-            ("inv", Buf(d.inv)),
-            ("acc", Buf(acc)),
-            ("acc_polys", U32(to_u32(acc_polys)?)),
-        ]
-        .into_iter()
-        .chain(m.correction.args(WHAT)?)
-        .chain([
-            ("counters", Buf(m.counters)),
-            ("end1", U32(end1)),
-            ("end2", U32(end2)),
-            ("tickets", U32(tickets)),
-            ("per_group", U32(per_group)),
-        ])
-        .collect();
+        let (sources, src_name, ends) = match sum {
+            None => (Vec::new(), "src", vec![("end1", end1), ("end2", end2)]),
+            Some(s) => (
+                s.sum_pass_args(plan.coeff_count())?,
+                "summed",
+                vec![("end0", end0), ("end1", end1), ("end2", end2)],
+            ),
+        };
+        let args: Vec<(&str, KernelArg)> = sources
+            .into_iter()
+            .chain([
+                (src_name, Buf(d.src)),
+                ("src_stride", U32(to_u32(d.src_stride)?)),
+                ("src_first", U32(to_u32(m.index)?)),
+                ("last_prime", U32(to_u32(d.last_prime)?)),
+                ("md_between", Buf(m.md_between)),
+                ("md_outs", U32(md_outs)),
+                ("md_chunks", U32(md_chunks)),
+                ("dst", Buf(d.dst)),
+                ("dst_stride", U32(to_u32(d.dst_stride)?)),
+                ("inv", Buf(d.inv)),
+                ("acc", Buf(acc)),
+                ("acc_polys", U32(to_u32(acc_polys)?)),
+            ])
+            .chain(m.correction.args(WHAT)?)
+            .chain([("counters", Buf(m.counters))])
+            .chain(ends.into_iter().map(|(name, end)| (name, U32(end))))
+            .chain([("tickets", U32(tickets)), ("per_group", U32(per_group))])
+            .collect();
         let mut out = Vec::new();
-        // SAFETY: each pass's group index is below its ticket range; pass 1 reads residue
-        // p * stride + index of src and writes residue p of gathered, passes 2 and 3 touch
-        // what forward_moddown's two launches touch, all checked above.
-        unsafe {
-            chained
-                .moddown
-                .launch(queue, m.gathered, d.primes, &args, groups, events, &mut out)
-        }?;
+        // SAFETY: each pass's group index is below its ticket range; a sum's pass (item w
+        // of polys * src_stride * N / wg groups of wg items) reads word w of the terms and
+        // word k of residue (w / N) % src_stride of the plaintexts and writes word w of src;
+        // then pass 1 reads residue p * stride + index of src and writes residue p of
+        // gathered, passes 2 and 3 touch what forward_moddown's two launches touch, all
+        // checked above.
+        unsafe { pass.launch(queue, m.gathered, d.primes, &args, groups, events, &mut out) }?;
         Ok(out)
     }
 
@@ -1642,6 +1704,7 @@ mod tests {
                 &MULTIPLY_PLAIN_CHAINED,
                 &KS_CHAINED_TENSOR,
                 &MODDOWN_CHAINED,
+                &MODDOWN_SUM_CHAINED,
                 &NTT_FWD_CHAINED,
                 &NTT_INV_CHAINED,
                 &NTT_FWD_SUM_CHAINED,

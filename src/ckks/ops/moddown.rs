@@ -27,7 +27,9 @@
 use super::LevelOps;
 #[cfg(doc)]
 use crate::ckks::fused::FusedPasses;
-use crate::ckks::fused::{ChainedModDown, DivideInto, DivideRound, DropCorrection, ModDown};
+use crate::ckks::fused::{
+    ChainedModDown, DivideInto, DivideRound, DropCorrection, ModDown, Sources,
+};
 use crate::cl::{self, Region};
 use crate::error::{Error, Result};
 use crate::memcache::PoolBuffer;
@@ -86,17 +88,39 @@ impl LevelOps<'_> {
         d: &DivideRound,
         correction: DropCorrection,
     ) -> Result<()> {
+        self.mod_down_chained_from(index, d, None, correction)
+    }
+
+    /// As [`LevelOps::mod_down_chained`], the source `d.src` (unread) replaced by `sum`
+    /// where given ([`ChainedModDown::sum`]: plaintext products added, its words written
+    /// into a scratch buffer in the launch's first pass). Errors: as there; no chained pass
+    /// of a sum ([`LevelOps::chains_rescale_sum`]).
+    pub(super) fn mod_down_chained_from(
+        &self,
+        index: usize,
+        d: &DivideRound,
+        sum: Option<Sources>,
+        correction: DropCorrection,
+    ) -> Result<()> {
         let fused = self.level.fused().filter(|f| f.chains()).ok_or_else(|| {
             Error::Logic("a chained mod-down at a level that does not chain".into())
         })?;
         let n = self.n();
         let gathered = self.scratch(d.polys * n)?;
         let between = self.scratch(d.polys * d.primes * n)?;
+        let summed = sum
+            .map(|_| self.scratch(d.polys * d.src_stride * n))
+            .transpose()?;
+        let divide = DivideRound {
+            src: summed.as_ref().map_or(d.src, |s| s.buffer()),
+            ..*d
+        };
         let events = fused.chained_moddown(
             self.graph.queue(),
             &ChainedModDown {
                 index,
-                divide: *d,
+                sum,
+                divide,
                 correction,
                 gathered: gathered.buffer(),
                 md_between: between.buffer(),

@@ -3,7 +3,7 @@
 
 use super::moddown::{LastResidue, ModDownSpec};
 use super::LevelOps;
-use crate::ckks::fused::DivideRound;
+use crate::ckks::fused::{DivideRound, DropCorrection, Sources};
 use crate::cl::Region;
 use crate::error::{Error, Result};
 
@@ -38,5 +38,27 @@ impl LevelOps<'_> {
             divide: DivideRound::dropping_last(dst, src, k, inv, polys),
             more: &[],
         })
+    }
+
+    /// Whether [`LevelOps::rescale_sum`] runs here: the level chains, with the chained
+    /// pass of a sum.
+    pub fn chains_rescale_sum(&self) -> bool {
+        self.level.fused().is_some_and(|f| f.chains_moddown_sum())
+    }
+
+    /// dst (K - 1 primes) = `sum` (plaintext products in NTT form added, or one:
+    /// [`Sources::products`]; `polys` polynomials of K residues) rescaled, as
+    /// [`LevelOps::rescale`] of the sum's words, in one launch that writes those words
+    /// first (into a scratch buffer). Errors: the level has no such launch
+    /// ([`LevelOps::chains_rescale_sum`]); as [`LevelOps::rescale`]'s; a term or plaintext
+    /// shorter than it reads.
+    pub fn rescale_sum(&self, dst: &Region, sum: Sources, polys: usize) -> Result<()> {
+        let k = self.primes();
+        if k < 2 {
+            return Err(Error::invalid("end of modulus switching chain reached"));
+        }
+        let inv = self.level.inv_last()?;
+        let divide = DivideRound::dropping_last(dst, sum.first(), k, inv, polys);
+        self.mod_down_chained_from(k - 1, &divide, Some(sum), DropCorrection::Round)
     }
 }
