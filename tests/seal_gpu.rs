@@ -506,7 +506,8 @@ child_test! {
     /// a multiply of resident ciphertexts launches nothing and its relinearization one
     /// kernel, a multiply_plain into a temporary added into another ciphertext and read one
     /// (the sum), and a multiply_plain rotated, then added and read, two; m terms added
-    /// into an accumulator cost ceil(m / M) launches (M = `SUM_TERMS_MAX`); with
+    /// into an accumulator cost ceil(m / M) launches (M = `SUM_TERMS_MAX`), a multiply_plain
+    /// rescaled one, and so do three added and rescaled; with
     /// `SEAL_OPENCL_DEFER_MULTIPLY=0` (the second child) one and one, two, three, and a
     /// launch per multiply_plain and per add. In a child
     /// process, since it installs the backend with the global profiler on.
@@ -585,6 +586,29 @@ child_test! {
             fx.evaluator.add_inplace(&mut want, &rotated).unwrap();
         }
         assert_same(&want, &acc, "rotate and sum");
+        // A multiply_plain rescaled (a dot product's, a layer's product), and three of them
+        // added and rescaled (a layer's sum): the rescale reads the product or the sum from
+        // its factors in its own launch. Without deferral a launch for each product and
+        // add too.
+        let mut product = Ciphertext::new().unwrap();
+        fx.evaluator.multiply_plain(&y, &pt, &mut product).unwrap();
+        for terms in [1, 3] {
+            let launched = launches(&profiler, None, || {
+                fx.evaluator.multiply_plain(&yg, &plain, &mut acc).unwrap();
+                for _ in 1..terms {
+                    fx.evaluator.multiply_plain(&yg, &plain, &mut t).unwrap();
+                    fx.evaluator.add_inplace(&mut acc, &t).unwrap();
+                }
+                fx.evaluator.rescale_to_next_inplace(&mut acc).unwrap();
+            });
+            assert_eq!(launched, if deferred { 1 } else { 2 * terms }, "{terms} products rescaled");
+            let mut want = product.clone();
+            for _ in 1..terms {
+                fx.evaluator.add_inplace(&mut want, &product).unwrap();
+            }
+            fx.evaluator.rescale_to_next_inplace(&mut want).unwrap();
+            assert_same(&want, &acc, &format!("{terms} products rescaled"));
+        }
         // m terms into an accumulator cost ceil(m / M) launches, floor(m / M) of them at the
         // adds (a sum of M terms runs at once) and one at the read for the rest: products
         // added into an accumulator that holds its words, into one that starts as the first

@@ -29,10 +29,14 @@
 //! in place), else from zero with its first term what the accumulator held (words it
 //! shares with a copy, or its own deferred plaintext product) into a buffer of its own.
 //!
-//! A sum from zero (into a buffer of its own) of up to `SOURCE_TERMS_MAX` ciphertexts' words
-//! is read rather than run by the chained passes that take it ([`Deferred::sources`]: a
-//! rotation, CKKS's in NTT form and BFV's in coefficient form, BFV's multiply_plain,
-//! transform_to_ntt), goes along with a copy of its image, and joins, terms and all, a sum
+//! A plaintext product, or a sum from zero of up to `SOURCE_TERMS_MAX` unshifted terms
+//! (ciphertexts' words or plaintext products), is read rather than run by a chained rescale
+//! (`LevelOps::rescale_sum`, [`Deferred::product_sources`]: a layer's or a dot product's
+//! multiply_plain and adds, then the rescale, cost one launch) and by the chained inverse
+//! transform. A sum from zero (into a buffer of its own) of up to `SOURCE_TERMS_MAX`
+//! ciphertexts' words is read rather than run by the chained passes that take it
+//! ([`Deferred::sources`]: a rotation, CKKS's in NTT form and BFV's in coefficient form,
+//! BFV's multiply_plain, transform_to_ntt), goes along with a copy of its image, and joins, terms and all, a sum
 //! it is a term of ([`Deferred::flattened`]): SealPIR's expansion adds and subtracts out of
 //! place, and rotates, multiplies and transforms what it added. An image that was ever
 //! copied starts its sums from zero where rotations read sums (`GpuImage::add_to_sum`), so
