@@ -20,6 +20,7 @@ use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph, Partition};
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 use seal_opencl::{Error, ErrorKind};
+use seal_opencl_testkit::compose;
 use seal_opencl_testkit::guarded::{self, POISON};
 use seal_opencl_testkit::harness::{primes, rng};
 
@@ -323,15 +324,7 @@ fn ckks_sum_equals_host() {
                 .iter()
                 .map(|t| (upload(&t.words), t.plain.as_deref().map(upload)))
                 .collect();
-            let as_host: Vec<SumTerm<&[u64]>> = host_terms
-                .iter()
-                .map(|t| SumTerm {
-                    words: &t.words[..],
-                    plain: t.plain.as_deref(),
-                    subtract: t.subtract,
-                    shift: t.shift,
-                })
-                .collect();
+            let as_host = compose::borrowed_terms(&host_terms);
             let as_device: Vec<SumTerm<&Region>> = device
                 .iter()
                 .zip(&host_terms)

@@ -324,15 +324,7 @@ fn rescale_sum_matches_host_composition() {
                     shift: 0,
                 })
                 .collect();
-            let as_host: Vec<SumTerm<&[u64]>> = host_terms
-                .iter()
-                .map(|t| SumTerm {
-                    words: &t.words[..],
-                    plain: t.plain.as_deref(),
-                    subtract: t.subtract,
-                    shift: 0,
-                })
-                .collect();
+            let as_host = compose::borrowed_terms(&host_terms);
             let mut sum = vec![0; polys * k * n];
             host::ckks_sum(&mut sum, false, &as_host, moduli, n);
             let want = host_rescale(&sum, moduli, polys, log_n);

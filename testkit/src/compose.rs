@@ -4,7 +4,7 @@
 
 use seal_opencl::arith::{invert_uint_mod, Modulus, ShoupOperand};
 use seal_opencl::ckks::fused::DropCorrection;
-use seal_opencl::ckks::host;
+use seal_opencl::ckks::{host, SumTerm};
 use seal_opencl::integer::host::integer_mod_t_prep;
 use seal_opencl::ntt::{create_ntt_tables, host as ntt_host};
 
@@ -59,4 +59,17 @@ pub fn switch_key(
         .map(|q| ShoupOperand::new(invert_uint_mod(ext[k].value() % q.value(), q).unwrap(), q))
         .collect();
     host::ckks_divide_round_finish(ct, k, &prod, k, &t, &inv, &ext, k, 2, true, n);
+}
+
+/// Terms holding their words as the host's sums take them (`ckks::host::ckks_sum`).
+pub fn borrowed_terms(terms: &[SumTerm<Vec<u64>>]) -> Vec<SumTerm<&[u64]>> {
+    terms
+        .iter()
+        .map(|t| SumTerm {
+            words: &t.words[..],
+            plain: t.plain.as_deref(),
+            subtract: t.subtract,
+            shift: t.shift,
+        })
+        .collect()
 }
