@@ -750,9 +750,10 @@ pub struct ChainedMultiplyPlain<'a> {
 /// words as the one-prime plan's inverse first pass and [`FusedPasses::forward_moddown`].
 /// `gathered` (polys residues) and `md_between` (polys * primes) are scratch. With `sum`
 /// ([`Sources::products`]: plaintext products in NTT form added, or one), the launch first
-/// writes the sum's words into `divide.src` (then scratch too, polys residues of stride
-/// `divide.src_stride`, each stride residues times a plaintext of as many residues) and
-/// divides those: the same words as the sum's own launch and the mod-down after it.
+/// writes the sum's words into `divide.src`, then scratch too (`divide.polys` polynomials of
+/// `divide.src_stride` residues; each term holds as many, each plaintext `src_stride`
+/// residues), and divides those: the same words as the sum's own launch and the mod-down
+/// after it.
 pub struct ChainedModDown<'a> {
     pub index: usize,
     pub sum: Option<Sources<'a>>,

@@ -40,8 +40,9 @@ use crate::ntt::{NttDirection, NttPlan};
 /// switching's target) in per-kernel tables.
 const INVERSE_LAST: &str = "ntt_inverse_last";
 
-/// The profiler's name for a mod-down in one chained launch.
+/// The profiler's names for a mod-down in one chained launch, and for one of a sum.
 const CHAINED: &str = "moddown_chained";
+const CHAINED_SUM: &str = "moddown_sum_chained";
 
 /// Where the residue being dropped lies, and in what form.
 pub(crate) enum LastResidue<'b> {
@@ -115,6 +116,7 @@ impl LevelOps<'_> {
             src: summed.as_ref().map_or(d.src, |s| s.buffer()),
             ..*d
         };
+        let name = if sum.is_some() { CHAINED_SUM } else { CHAINED };
         let events = fused.chained_moddown(
             self.graph.queue(),
             &ChainedModDown {
@@ -128,7 +130,7 @@ impl LevelOps<'_> {
             },
             self.graph.is_profiling(),
         )?;
-        self.graph.note_launches(CHAINED, events)
+        self.graph.note_launches(name, events)
     }
 
     /// Runs `md` (see the module's documentation).
