@@ -799,106 +799,46 @@ fn fused_passes_reject_bad_arguments() {
         "fused passes of a naive plan",
     );
     let plan = FusedPasses::new(Arc::new(plan), None).unwrap();
+    // One launch of `jobs` over `count` polynomials of `primes` residues.
+    let galois = |values: &Region, jobs: &[Permutation], permuted: &Region, count, primes| {
+        plan.inverse_first_pass_galois(&queue, values, jobs, permuted, count, primes, false)
+    };
     for (elt, what) in [(4, "even element"), (2 * n as u32 + 1, "element above 2N")] {
         assert_invalid(
-            plan.inverse_first_pass_galois(
-                &queue,
-                &values,
-                &one(&src, None, elt),
-                &permuted,
-                2,
-                2,
-                false,
-            ),
+            galois(&values, &one(&src, None, elt), &permuted, 2, 2),
             what,
         );
     }
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &one(&src, None, 3), &src, 2, 2, false),
+        galois(&values, &one(&src, None, 3), &src, 2, 2),
         "permuted is src",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(
-            &queue,
-            &permuted,
-            &one(&src, None, 3),
-            &permuted,
-            2,
-            2,
-            false,
-        ),
+        galois(&permuted, &one(&src, None, 3), &permuted, 2, 2),
         "values is permuted",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(
-            &queue,
-            &values,
-            &one(&src, None, 3),
-            &permuted,
-            3,
-            2,
-            false,
-        ),
+        galois(&values, &one(&src, None, 3), &permuted, 3, 2),
         "src too short for 3 polynomials",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(
-            &queue,
-            &values,
-            &one(&src, None, 3),
-            &buf(3 * n),
-            2,
-            2,
-            false,
-        ),
+        galois(&values, &one(&src, None, 3), &buf(3 * n), 2, 2),
         "permuted too short",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(
-            &queue,
-            &values,
-            &one(&src, Some(&buf(n)), 3),
-            &permuted,
-            2,
-            2,
-            false,
-        ),
+        galois(&values, &one(&src, Some(&buf(n)), 3), &permuted, 2, 2),
         "plain too short for 2 primes",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(
-            &queue,
-            &values,
-            &one(&src, Some(&permuted), 3),
-            &permuted,
-            2,
-            2,
-            false,
-        ),
+        galois(&values, &one(&src, Some(&permuted), 3), &permuted, 2, 2),
         "plain is permuted",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(
-            &queue,
-            &buf(n),
-            &one(&src, None, 3),
-            &permuted,
-            2,
-            2,
-            false,
-        ),
+        galois(&buf(n), &one(&src, None, 3), &permuted, 2, 2),
         "values too short for the last polynomial",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(
-            &queue,
-            &long,
-            &one(&src, None, 3),
-            &buf(8 * n),
-            1,
-            3,
-            false,
-        ),
+        galois(&long, &one(&src, None, 3), &buf(8 * n), 1, 3),
         "galois over more primes than the plan's",
     );
     // Launches of several jobs: 1 to KS_JOBS_MAX, each job's words in its share of values
@@ -909,29 +849,24 @@ fn fused_passes_reject_bad_arguments() {
         galois_elt: 3,
     };
     let many = buf(16 * n);
-    assert!(plan
-        .inverse_first_pass_galois(&queue, &long, &[job; 2], &many, 2, 2, false)
-        .is_ok());
+    assert!(galois(&long, &[job; 2], &many, 2, 2).is_ok());
     for (jobs, what) in [
         (0, "no job"),
         (KS_JOBS_MAX + 1, "more jobs than KS_JOBS_MAX"),
     ] {
-        assert_invalid(
-            plan.inverse_first_pass_galois(&queue, &long, &vec![job; jobs], &many, 2, 2, false),
-            what,
-        );
+        assert_invalid(galois(&long, &vec![job; jobs], &many, 2, 2), what);
     }
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &long, &[job; 2], &permuted, 2, 2, false),
+        galois(&long, &[job; 2], &permuted, 2, 2),
         "permuted too short for two jobs",
     );
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &values, &[job; 2], &many, 2, 2, false),
+        galois(&values, &[job; 2], &many, 2, 2),
         "values too short for two jobs",
     );
     let overlapping = Permutation { src: &many, ..job };
     assert_invalid(
-        plan.inverse_first_pass_galois(&queue, &long, &[job, overlapping], &many, 2, 2, false),
+        galois(&long, &[job, overlapping], &many, 2, 2),
         "a second job's source is permuted",
     );
     let (last, dst, inv) = (buf(n), buf(2 * n), buf(4));
