@@ -36,16 +36,17 @@
 //! transform. A sum from zero (into a buffer of its own) of up to `SOURCE_TERMS_MAX`
 //! ciphertexts' words is read rather than run by the chained passes that take it
 //! ([`Deferred::sources`]: a rotation, CKKS's in NTT form and BFV's in coefficient form,
-//! BFV's multiply_plain, transform_to_ntt), goes along with a copy of its image, and joins, terms and all, a sum
-//! it is a term of ([`Deferred::flattened`]): SealPIR's expansion adds and subtracts out of
-//! place, and rotates, multiplies and transforms what it added. An image that was ever
-//! copied starts its sums from zero where rotations read sums (`GpuImage::add_to_sum`), so
-//! that a rotate-and-sum (SEAL's out-of-place rotate_vector copies the accumulator, which
-//! then adds the rotation) reads the accumulator's pending sum in each rotation. A
-//! multiply_plain by X^s (a monomial of coefficient 1, in coefficient form) enqueues
-//! nothing either: it shifts such a sum's terms further ([`Deferred::shifted`]), or makes
-//! the ciphertext's words the one term, shifted, of a new such sum
-//! (`GpuImage::defer_shifted`); SealPIR's expansion multiplies each difference by X^-2^i.
+//! BFV's multiply_plain, transform_to_ntt), goes along with a copy of its image, and joins,
+//! terms and all, a sum it is a term of ([`Deferred::flattened`]): SealPIR's expansion adds
+//! and subtracts out of place, and rotates, multiplies and transforms what it added. An
+//! image that was ever copied starts its sums from zero where rotations read sums
+//! (`GpuImage::add_to_sum`), so that a rotate-and-sum (SEAL's out-of-place rotate_vector
+//! copies the accumulator, which then adds the rotation) reads the accumulator's pending
+//! sum in each rotation. A multiply_plain by X^s (a monomial of coefficient 1, in
+//! coefficient form) enqueues nothing either: it shifts such a sum's terms further
+//! ([`Deferred::shifted`]), or makes the ciphertext's words the one term, shifted, of a new
+//! such sum (`GpuImage::defer_shifted`); SealPIR's expansion multiplies each difference by
+//! X^-2^i.
 //!
 //! Anything else that reaches the words (a host read, another operation, a copy of a sum
 //! into its accumulator's words, a term of another sum) runs the product or the sum on its

@@ -92,10 +92,10 @@ impl LevelOps<'_> {
         self.mod_down_chained_from(index, d, None, correction)
     }
 
-    /// As [`LevelOps::mod_down_chained`], the source `d.src` (unread) replaced by `sum`
-    /// where given ([`ChainedModDown::sum`]: plaintext products added, its words written
-    /// into a scratch buffer in the launch's first pass). Errors: as there; no chained pass
-    /// of a sum ([`LevelOps::chains_rescale_sum`]).
+    /// As [`LevelOps::mod_down_chained`]; with `sum` ([`ChainedModDown::sum`]: plaintext
+    /// products added), the launch's first pass writes the sum's words into `d.src` (a
+    /// scratch buffer) and the mod-down divides those. Errors: as there; no chained pass of
+    /// a sum ([`LevelOps::chains_rescale_sum`]).
     pub(super) fn mod_down_chained_from(
         &self,
         index: usize,
@@ -109,20 +109,13 @@ impl LevelOps<'_> {
         let n = self.n();
         let gathered = self.scratch(d.polys * n)?;
         let between = self.scratch(d.polys * d.primes * n)?;
-        let summed = sum
-            .map(|_| self.scratch(d.polys * d.src_stride * n))
-            .transpose()?;
-        let divide = DivideRound {
-            src: summed.as_ref().map_or(d.src, |s| s.buffer()),
-            ..*d
-        };
         let name = if sum.is_some() { CHAINED_SUM } else { CHAINED };
         let events = fused.chained_moddown(
             self.graph.queue(),
             &ChainedModDown {
                 index,
                 sum,
-                divide,
+                divide: *d,
                 correction,
                 gathered: gathered.buffer(),
                 md_between: between.buffer(),

@@ -58,7 +58,8 @@ impl LevelOps<'_> {
             return Err(Error::invalid("end of modulus switching chain reached"));
         }
         let inv = self.level.inv_last()?;
-        let divide = DivideRound::dropping_last(dst, sum.first(), k, inv, polys);
+        let summed = self.scratch(polys * k * self.n())?;
+        let divide = DivideRound::dropping_last(dst, summed.buffer(), k, inv, polys);
         self.mod_down_chained_from(k - 1, &divide, Some(sum), DropCorrection::Round)
     }
 }
