@@ -85,6 +85,7 @@ settings! {
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
     DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
+    ISSUE_THREAD: experiment "SEAL_OPENCL_ISSUE_THREAD" = "off";
 }
 
 /// Every setting of the backend.
@@ -157,6 +158,8 @@ pub struct Experiment {
     pub tiles: Partition,
     /// Compiled programs are written into this directory.
     pub dump_programs: Option<PathBuf>,
+    /// Each queue's kernel launches enqueued by a thread of its own.
+    pub issue_thread: bool,
 }
 
 /// The device layer's defaults are [`DeviceOptions::default`]'s and the CKKS kernels' are
@@ -194,6 +197,7 @@ impl Default for Config {
                 memcache: d.memcache_active,
                 tiles: d.partition,
                 dump_programs: d.dump_programs,
+                issue_thread: d.issue_thread,
             },
         }
     }
@@ -252,6 +256,7 @@ impl Config {
             },
             memcache_active: self.experiment.memcache,
             dump_programs: self.experiment.dump_programs.clone(),
+            issue_thread: self.experiment.issue_thread,
         }
     }
 
@@ -395,6 +400,11 @@ impl Config {
                 memcache: switch(MEMCACHE, parse(MEMCACHE), defaults.experiment.memcache)?,
                 tiles: parse(TILES).map_or(Ok(defaults.experiment.tiles), |v| parsed(TILES, &v))?,
                 dump_programs: get(DUMP_PROGRAMS).map(PathBuf::from),
+                issue_thread: switch(
+                    ISSUE_THREAD,
+                    parse(ISSUE_THREAD),
+                    defaults.experiment.issue_thread,
+                )?,
             },
         })
     }
@@ -498,6 +508,7 @@ mod tests {
             (MEMCACHE, "off"),
             (TILES, "2"),
             (DUMP_PROGRAMS, "/tmp/d"),
+            (ISSUE_THREAD, "on"),
         ])
         .unwrap();
         assert_eq!(config.device, DeviceSelector::Cpu);
@@ -523,6 +534,7 @@ mod tests {
             config.experiment.dump_programs,
             Some(PathBuf::from("/tmp/d"))
         );
+        assert!(config.experiment.issue_thread);
         assert_eq!(from(&[(POISON, "1")]).unwrap().poison, Some(DEFAULT_POISON));
     }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::cl::Queue;
+use crate::cl::{self, Queue};
 use crate::error::Result;
 use crate::memcache::Memcache;
 use crate::profiler::Profiler;
@@ -91,7 +91,7 @@ impl FrameControl {
         let _guard = self.transition.lock();
         let _span = tracing::debug_span!("end_compute_frame").entered();
         for queue in &self.queues {
-            queue.finish()?;
+            cl::finish(queue)?;
         }
         let was_open = self.open.load(Ordering::Acquire);
         let mut report = FrameReport {

@@ -9,11 +9,11 @@ mod common;
 
 use std::time::Duration;
 
-use seal_opencl::cl::{self, DeviceSelector, Kernel};
+use seal_opencl::cl::{self, DeviceSelector, Event, KernelArg, Region, SharedKernel};
 use seal_opencl::device::{DeviceOptions, DeviceSet, Devices, Graph, Partition};
 use seal_opencl::Error;
 
-use common::{fill_host, set_fill, set_spin, spin_host, still_pending_after, Blocker};
+use common::{fill_host, spin_host, still_pending_after, Blocker, FILL, SPIN};
 
 /// Several GPUs where the machine has them (each a tile), else the CPU device (PoCL,
 /// present on CI and on the GPU machine) split into two sub-devices: one GPU cannot be
@@ -38,8 +38,24 @@ fn two_tiles_or_more(queues_per_tile: usize) -> Devices {
     .expect("devices")
 }
 
-fn graph_kernel(g: &Graph, name: &str) -> Kernel {
-    common::kernel(g.context(), g.queue(), name)
+fn graph_kernel(g: &Graph, name: &str) -> SharedKernel {
+    cl::shared_kernel(common::kernel(g.context(), g.queue(), name))
+}
+
+/// `fill` of `words` words of `region` with `v` launched on `g`; its event.
+fn fill_on(g: &Graph, k: &SharedKernel, region: &Region, words: usize, v: u64) -> Event {
+    assert!(words <= region.words());
+    let args = [("x", KernelArg::Buf(region)), ("v", KernelArg::U64(v))];
+    // SAFETY: `k` was built from FILL; `fill` writes x[i] for i < words, inside the region.
+    unsafe { g.launch_event(k, &FILL, &args, words, None) }.unwrap()
+}
+
+/// `spin` over `words` words of `region` launched on `g`; its event.
+fn spin_on(g: &Graph, k: &SharedKernel, region: &Region, words: usize, rounds: u32) -> Event {
+    assert!(words <= region.words());
+    let args = [("x", KernelArg::Buf(region)), ("rounds", KernelArg::U32(rounds))];
+    // SAFETY: `k` was built from SPIN; `spin` touches x[i] for i < words, inside the region.
+    unsafe { g.launch_event(k, &SPIN, &args, words, None) }.unwrap()
 }
 
 const WORDS: usize = 4096;
@@ -48,17 +64,19 @@ const ROUNDS: u32 = 500;
 /// One independent job: fill with a job-specific pattern, then spin. Enqueued only.
 fn enqueue_job(
     g: &Graph,
-    fill: &Kernel,
-    spin: &Kernel,
+    fill: &SharedKernel,
+    spin: &SharedKernel,
     job: u64,
 ) -> seal_opencl::memcache::PoolBuffer {
     let buf = g.alloc(WORDS).unwrap();
-    set_fill(fill, buf.buffer(), job << 32);
-    set_spin(spin, buf.buffer(), ROUNDS);
-    // SAFETY: both kernels touch x[i] for i < WORDS and the buffer holds WORDS words.
+    let x = KernelArg::Buf(buf.buffer());
+    // SAFETY: the kernels were built from FILL and SPIN; both touch x[i] for i < WORDS and
+    // the buffer holds WORDS words.
     unsafe {
-        g.launch(fill, WORDS, None).unwrap();
-        g.launch(spin, WORDS, None).unwrap();
+        let fill_args = [("x", x), ("v", KernelArg::U64(job << 32))];
+        g.launch(fill, &FILL, &fill_args, WORDS, None).unwrap();
+        let spin_args = [("x", x), ("rounds", KernelArg::U32(ROUNDS))];
+        g.launch(spin, &SPIN, &spin_args, WORDS, None).unwrap();
     }
     buf
 }
@@ -142,7 +160,7 @@ fn independent_graphs_on_separate_queues_match_one_queue() {
     drop(bufs);
 
     // The same jobs spread over every queue of every tile, all in flight together.
-    let kernels: Vec<(Kernel, Kernel)> = graphs
+    let kernels: Vec<(SharedKernel, SharedKernel)> = graphs
         .iter()
         .map(|g| (graph_kernel(g, "fill"), graph_kernel(g, "spin")))
         .collect();
@@ -186,9 +204,7 @@ fn graphs_on_different_queues_do_not_wait_for_each_other() {
         assert_eq!(done.read().unwrap(), expected(2));
         let probe = held.alloc(1).unwrap();
         let k = graph_kernel(&held, "fill");
-        set_fill(&k, probe.buffer(), 0);
-        // SAFETY: one work item writes x[0] of a one-word buffer.
-        let ev = unsafe { held.launch_event(&k, 1, None) }.unwrap();
+        let ev = fill_on(&held, &k, probe.buffer(), 1, 0);
         assert!(
             still_pending_after(&ev, 20),
             "the held queue ran: it was not blocked"
@@ -274,12 +290,10 @@ fn the_sync_switch_waits_after_every_launch() {
         let g = devices.graph();
         let buf = g.alloc(WORDS).unwrap();
         let spin = graph_kernel(&g, "spin");
-        set_spin(&spin, buf.buffer(), 20_000);
         // Off, a blocked queue proves the launch returned without waiting.
         let blocker =
             (!sync).then(|| Blocker::new(g.context(), g.queue(), Duration::from_secs(20)));
-        // SAFETY: `spin` touches x[i] for i < WORDS; the buffer holds WORDS words.
-        let ev = unsafe { g.launch_event(&spin, WORDS, None) }.unwrap();
+        let ev = spin_on(&g, &spin, buf.buffer(), WORDS, 20_000);
         assert_eq!(
             cl::is_complete(&ev).unwrap(),
             sync,
@@ -314,4 +328,87 @@ fn frames_cover_every_tile() {
     }
     let report = frames.end_compute_frame().unwrap();
     assert_eq!(report.buffers_returned, 2 * devices.tiles().len());
+}
+
+/// With the `issue_thread` setting, launches without an event go to each queue's issue
+/// thread; a copy, a read, a marker for another queue and a launch with an event each wait
+/// for it first, so every command reaches its queue in the order of the calls: the words
+/// are those of the same calls without the threads.
+#[test]
+fn the_issue_thread_keeps_every_queue_in_call_order() {
+    let run = |issue_thread: bool| -> Vec<Vec<u64>> {
+        let devices = Devices::new(DeviceOptions {
+            queues_per_tile: 2,
+            issue_thread,
+            ..Default::default()
+        })
+        .unwrap();
+        let (g0, g1) = (devices.graph(), devices.graph());
+        let (fill0, spin0) = (graph_kernel(&g0, "fill"), graph_kernel(&g0, "spin"));
+        let spin1 = graph_kernel(&g1, "spin");
+        let (a, b) = (g0.alloc(WORDS).unwrap(), g0.alloc(WORDS).unwrap());
+        let mut out = Vec::new();
+        for round in 0..20u64 {
+            // fill a, spin a (handed over), copy a into b (waits for them), spin b.
+            let job = enqueue_job(&g0, &fill0, &spin0, round);
+            cl::copy(g0.queue(), job.buffer(), a.buffer(), None).unwrap();
+            cl::copy(g0.queue(), a.buffer(), b.buffer(), None).unwrap();
+            let args = [
+                ("x", KernelArg::Buf(b.buffer())),
+                ("rounds", KernelArg::U32(3)),
+            ];
+            // SAFETY: built from SPIN; it touches x[i] for i < WORDS, inside b.
+            unsafe { g0.launch(&spin0, &SPIN, &args, WORDS, None) }.unwrap();
+            // The other queue spins a after everything enqueued on g0 so far.
+            cl::order_after(g1.queue(), g0.queue(), &[]).unwrap();
+            let args = [
+                ("x", KernelArg::Buf(a.buffer())),
+                ("rounds", KernelArg::U32(5)),
+            ];
+            // SAFETY: as above, inside a.
+            unsafe { g1.launch(&spin1, &SPIN, &args, WORDS, None) }.unwrap();
+            out.push(b.read().unwrap());
+            g1.finish().unwrap();
+            out.push(a.read().unwrap());
+        }
+        out
+    };
+    let without = run(false);
+    let mut want = expected(0);
+    spin_host(&mut want, 3);
+    assert_eq!(without[0], want, "the reference run computes what it should");
+    assert_eq!(run(true), without);
+}
+
+/// A launch the issue thread cannot enqueue (here a work group larger than any device's)
+/// fails its queue: the launches handed over after it are dropped, and every later drain,
+/// launch and wait on the queue returns the driver's error; the other queues go on.
+#[test]
+fn a_failed_launch_on_the_issue_thread_fails_its_queue() {
+    const HUGE: usize = 1 << 20;
+    let devices = Devices::new(DeviceOptions {
+        queues_per_tile: 2,
+        issue_thread: true,
+        ..Default::default()
+    })
+    .unwrap();
+    let (g0, g1) = (devices.graph(), devices.graph());
+    let fill = graph_kernel(&g0, "fill");
+    let buf = g0.alloc(HUGE).unwrap();
+    let args = [("x", KernelArg::Buf(buf.buffer())), ("v", KernelArg::U64(7))];
+    // SAFETY: built from FILL; `fill` writes x[i] for i < HUGE, the buffer's words.
+    unsafe { g0.launch(&fill, &FILL, &args, HUGE, Some(HUGE.into())) }
+        .expect("handed over: the failure comes from the thread");
+    let err = cl::drain(g0.queue()).expect_err("the queue failed");
+    assert!(err.to_string().contains("failed"), "{err}");
+    // SAFETY: as above, in work groups of one.
+    let again = unsafe { g0.launch(&fill, &FILL, &args, 64, Some(1.into())) };
+    assert!(again.is_err(), "a failed queue takes no launch");
+    assert!(g0.finish().is_err());
+    let other = g1.alloc(WORDS).unwrap();
+    let fill1 = graph_kernel(&g1, "fill");
+    let args = [("x", KernelArg::Buf(other.buffer())), ("v", KernelArg::U64(7))];
+    // SAFETY: as above, on the other queue, inside its buffer.
+    unsafe { g1.launch(&fill1, &FILL, &args, WORDS, None) }.unwrap();
+    assert_eq!(other.read().unwrap(), fill_host(7, WORDS));
 }

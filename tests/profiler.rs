@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use seal_opencl::cl::{self, ArgType, Kernel, KernelArg, KernelSig};
+use seal_opencl::cl::{self, ArgType, KernelArg, KernelSig, Region, SharedKernel};
 use seal_opencl::config::Config;
 use seal_opencl::device::{DeviceOptions, Devices, Graph};
 use seal_opencl::memcache::PoolBuffer;
@@ -71,21 +71,29 @@ fn profiled_backend() -> (
     (p, backend, params, a, b)
 }
 
-fn named_kernel(g: &Graph, name: &'static str, buf: &PoolBuffer) -> Kernel {
+/// A kernel of [`NAMED`] over a buffer: its signature and the region each launch sets.
+struct Named {
+    kernel: SharedKernel,
+    sig: KernelSig,
+    x: Region,
+}
+
+fn named_kernel(g: &Graph, name: &'static str, buf: &PoolBuffer) -> Named {
     let program = g.context().program(&[NAMED], "").unwrap();
     let sig = KernelSig {
         name,
         params: &[("x", ArgType::Buf)],
     };
-    let mut kernel = sig
-        .build(&program, &[("x", KernelArg::Buf(buf.buffer()))])
-        .unwrap();
-    kernel.set_default_queue(g.queue().clone());
-    kernel
+    let kernel = cl::shared_kernel(sig.build(&program, &[]).unwrap());
+    Named {
+        kernel,
+        sig,
+        x: buf.buffer().clone(),
+    }
 }
 
 /// A buffer of `words` words and the two kernels of [`NAMED`] over it.
-fn alpha_and_ntt(g: &Graph, words: usize) -> (PoolBuffer, Kernel, Kernel) {
+fn alpha_and_ntt(g: &Graph, words: usize) -> (PoolBuffer, Named, Named) {
     let buf = g.alloc(words).unwrap();
     let alpha = named_kernel(g, "alpha_add", &buf);
     let ntt = named_kernel(g, "ntt_forward_stage", &buf);
@@ -93,10 +101,14 @@ fn alpha_and_ntt(g: &Graph, words: usize) -> (PoolBuffer, Kernel, Kernel) {
 }
 
 /// Launches `kernel` `times` times over every word of `words`.
-fn launch(g: &Graph, kernel: &Kernel, words: usize, times: usize) {
+fn launch(g: &Graph, k: &Named, words: usize, times: usize) {
     for _ in 0..times {
-        // SAFETY: both test kernels touch x[i] for i < words; the buffer holds `words`.
-        unsafe { g.launch(kernel, words, None).unwrap() };
+        // SAFETY: built from `k.sig`; both test kernels touch x[i] for i < words; the
+        // buffer holds `words`.
+        unsafe {
+            g.launch(&k.kernel, &k.sig, &[("x", KernelArg::Buf(&k.x))], words, None)
+                .unwrap()
+        };
     }
 }
 
@@ -264,8 +276,13 @@ fn queues_profile_only_when_a_profiler_is_on() {
     for (g, on) in [(devices.graph(), true), (off.graph(), false)] {
         let buf = g.alloc(64).unwrap();
         let k = named_kernel(&g, "alpha_add", &buf);
-        // SAFETY: `alpha_add` touches x[i] for i < 64; the buffer holds 64 words.
-        let ev = unsafe { g.launch_event(&k, 64, None) }.unwrap();
+        launch(&g, &k, 64, 1);
+        let mut ev = cl::Event::empty();
+        let args = [("x", KernelArg::Buf(&k.x))];
+        // SAFETY: built from `k.sig`; `alpha_add` touches x[i] for i < 64; the buffer holds
+        // 64 words.
+        unsafe { cl::launch(g.queue(), &k.kernel, &k.sig, &args, &[], 64, None, Some(&mut ev)) }
+            .unwrap();
         cl::wait(&ev).unwrap();
         assert_eq!(cl::event_times(&ev).is_ok(), on, "profiling on = {on}");
     }

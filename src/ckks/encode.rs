@@ -281,12 +281,9 @@ impl EncodeKernels {
         global: usize,
         local: usize,
     ) -> Result<()> {
-        let kernel = slot.kernel.lock();
-        // SAFETY: the kernel was built from the slot's signature; every argument is set
-        // here, under the slot's lock, before the enqueue.
-        unsafe { slot.sig.set(&kernel, args, &[]) }?;
-        // SAFETY: this function's contract is the one `Graph::launch` asks for.
-        unsafe { graph.launch(&kernel, global, Some(local.into())) }
+        // SAFETY: the kernel was built from the slot's signature; this function's contract
+        // is the rest of what `Graph::launch` asks for.
+        unsafe { graph.launch(&slot.kernel, slot.sig, args, global, Some(local.into())) }
     }
 }
 

@@ -13,13 +13,13 @@
 
 use std::sync::Arc;
 
-use parking_lot::Mutex;
 
 use super::{packed_shifts, SumTerm};
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{
-    kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Program, Queue, Region,
+    self, kernel_sigs, sources, Context, KernelArg, KernelSig, Program, Queue, Region,
+    SharedKernel,
 };
 use crate::device::Graph;
 use crate::error::{Error, Result};
@@ -155,14 +155,14 @@ const CKKS_SIGS: [&KernelSig; 16] = [
 /// be shared by threads and holds no caller's buffer.
 pub(crate) struct Slot {
     pub(crate) sig: &'static KernelSig,
-    pub(crate) kernel: Mutex<Kernel>,
+    pub(crate) kernel: SharedKernel,
 }
 
 impl Slot {
     pub(crate) fn new(program: &Program, sig: &'static KernelSig) -> Result<Slot> {
         Ok(Slot {
             sig,
-            kernel: Mutex::new(sig.build(program, &[])?),
+            kernel: cl::shared_kernel(sig.build(program, &[])?),
         })
     }
 }
@@ -411,15 +411,12 @@ impl CkksKernels {
             .iter()
             .find(|slot| slot.sig.name == sig.name)
             .ok_or_else(|| Error::Logic(format!("{}: not a kernel of ckks.cl", sig.name)))?;
-        let kernel = slot.kernel.lock();
-        // SAFETY: the kernel was built from the slot's signature; every argument is set
-        // here (`set` checks names, order and types), under the slot's lock, before the
-        // enqueue.
-        unsafe { slot.sig.set(&kernel, args, &[]) }?;
         let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
-        // SAFETY: this function's contract (every index in range) is the one
-        // `Graph::launch` asks for.
-        unsafe { graph.launch(&kernel, (width, rows), Some((local, 1).into())) }
+        // SAFETY: the kernel was built from the slot's signature; this function's contract
+        // (every index in range) is the rest of what `Graph::launch` asks for.
+        unsafe {
+            graph.launch(&slot.kernel, slot.sig, args, (width, rows), Some((local, 1).into()))
+        }
     }
 
     /// The checks of a launch of `sig`'s kernel.

@@ -14,6 +14,7 @@ macro_rules! device_info {
     };
 }
 
+mod issue;
 mod pinned;
 mod select;
 mod sig;
@@ -29,6 +30,7 @@ use ocl::flags::{CommandQueueProperties, DeviceType};
 use parking_lot::Mutex;
 
 pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
+pub use issue::{drain, launch, shared_kernel, IssueThread, SharedKernel};
 pub use pinned::{pinned_bytes_in_use, PinnedHost};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
 pub(crate) use sig::kernel_sigs;
@@ -37,9 +39,10 @@ pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
 };
 pub use sync::{
-    complete_user_event, enqueue_barrier, enqueue_on, event_times, is_complete, kernel_name,
-    order_after, read_yielding, same_queue, wait, EventTimes,
+    complete_user_event, enqueue_barrier, enqueue_on, event_times, finish, is_complete,
+    kernel_name, marker, order_after, read_yielding, same_queue, wait, EventTimes,
 };
+use sync::enqueue_raw;
 
 use crate::error::{Error, Result};
 
@@ -322,6 +325,7 @@ pub fn download(queue: &Queue, region: &Region) -> Result<Vec<u64>> {
 pub fn read(queue: &Queue, region: &Region, offset: usize, out: &mut [u64]) -> Result<()> {
     let at = region.at("read", offset, out.len())?;
     if !out.is_empty() {
+        drain(queue)?;
         region.buffer.read(out).queue(queue).offset(at).enq()?;
     }
     Ok(())
@@ -331,6 +335,7 @@ pub fn read(queue: &Queue, region: &Region, offset: usize, out: &mut [u64]) -> R
 pub fn write(queue: &Queue, region: &Region, offset: usize, data: &[u64]) -> Result<()> {
     let at = region.at("write", offset, data.len())?;
     if !data.is_empty() {
+        drain(queue)?;
         region.buffer.write(data).queue(queue).offset(at).enq()?;
     }
     Ok(())
@@ -446,34 +451,58 @@ pub enum KernelArg<'a> {
     U64(u64),
 }
 
-/// Sets the OpenCL argument(s) of `kernel` from `index` with nothing but `clSetKernelArg`:
-/// no type lookup and, for a buffer, no retain in the kernel object and no release of the
-/// previous one (ocl's `set_arg` does both, several driver calls per argument on every
-/// launch). A region sets two: its buffer at `index` and its offset in words (`ulong`) at
-/// `index + 1`. Returns the index after them.
+/// One argument bound to its OpenCL parameter index: a buffer (held) and its first word,
+/// or a scalar. [`KernelSig::bind`] makes them, checked against the kernel's signature; a
+/// launch handed to an issue thread carries them until its enqueue.
+#[derive(Clone)]
+pub enum BoundArg {
+    Buf(Arc<Buffer<u64>>, u64),
+    U32(u32),
+    U64(u64),
+}
+
+impl KernelArg<'_> {
+    /// This argument held for a launch.
+    fn bound(&self) -> BoundArg {
+        match *self {
+            KernelArg::Buf(region) => BoundArg::Buf(region.buffer.clone(), region.offset as u64),
+            KernelArg::U32(v) => BoundArg::U32(v),
+            KernelArg::U64(v) => BoundArg::U64(v),
+        }
+    }
+}
+
+/// Sets the OpenCL arguments `args` (index, value) of `kernel` with nothing but
+/// `clSetKernelArg`: no type lookup and, for a buffer, no retain in the kernel object and
+/// no release of the previous one (ocl's `set_arg` does both, several driver calls per
+/// argument on every launch). A region sets two: its buffer at its index and its offset in
+/// words (`ulong`) at the next.
 ///
 /// # Safety
 /// The kernel must not be enqueued again without every argument set anew (the buffer may be
 /// freed once the launch that uses it is enqueued: an enqueued command keeps the memory
-/// objects it uses alive, OpenCL 1.2 section 5.2.2), and `arg` must have the type the
-/// kernel declares at `index` (a region: a pointer, then a `ulong`). [`KernelSig::set`]
-/// sets every argument, checked against the kernel's signature, and its callers hold the
-/// kernel's lock until the enqueue.
-pub unsafe fn set_arg_raw(kernel: &Kernel, index: u32, arg: KernelArg) -> Result<u32> {
-    let offset;
-    let value = match arg {
-        KernelArg::Buf(region) => {
-            offset = region.offset as u64;
-            // SAFETY: the caller's guarantee: the kernel declares a `ulong` after the pointer.
-            unsafe { kernel.set_arg_unchecked(index + 1, ocl::core::ArgVal::scalar(&offset)) }?;
-            ocl::core::ArgVal::mem(region.buffer.as_core())
-        }
-        KernelArg::U32(ref v) => ocl::core::ArgVal::scalar(v),
-        KernelArg::U64(ref v) => ocl::core::ArgVal::scalar(v),
-    };
-    // SAFETY: the caller's guarantee (see `# Safety`).
-    unsafe { kernel.set_arg_unchecked(index, value) }?;
-    Ok(index + arg.arg_type().slots())
+/// objects it uses alive, OpenCL 1.2 section 5.2.2), and each argument must have the type
+/// the kernel declares at its index (a region: a pointer, then a `ulong`).
+/// [`KernelSig::bind`] binds every argument, checked against the kernel's signature, and
+/// the callers of this function hold the kernel's lock until the enqueue.
+pub unsafe fn apply_args(kernel: &Kernel, args: &[(u32, BoundArg)]) -> Result<()> {
+    for (index, arg) in args {
+        let value = match arg {
+            BoundArg::Buf(buffer, offset) => {
+                // SAFETY: the caller's guarantee: the kernel declares a `ulong` after the
+                // pointer.
+                unsafe {
+                    kernel.set_arg_unchecked(index + 1, ocl::core::ArgVal::scalar(offset))
+                }?;
+                ocl::core::ArgVal::mem(buffer.as_core())
+            }
+            BoundArg::U32(v) => ocl::core::ArgVal::scalar(v),
+            BoundArg::U64(v) => ocl::core::ArgVal::scalar(v),
+        };
+        // SAFETY: the caller's guarantee (see `# Safety`).
+        unsafe { kernel.set_arg_unchecked(*index, value) }?;
+    }
+    Ok(())
 }
 
 /// Enqueues `kernel` on its default queue over `global` work items (work groups of
@@ -520,6 +549,7 @@ pub fn copy(queue: &Queue, src: &Region, dst: &Region, event: Option<&mut Event>
     if let Some(event) = event {
         cmd = cmd.enew(event);
     }
+    drain(queue)?;
     cmd.enq()?;
     Ok(())
 }
@@ -560,6 +590,7 @@ pub fn fill_range(
     if len == 0 {
         return Ok(());
     }
+    drain(queue)?;
     region
         .buffer
         .cmd()

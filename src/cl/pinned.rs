@@ -213,6 +213,7 @@ impl PinnedHost {
             return Ok(None);
         }
         block.drop_finished_uploads();
+        super::drain(queue)?;
         let mut event = Event::empty();
         // SAFETY: the write reads `data` after this call returns. `data` lies in a mapped block
         // in use, which stays mapped and is not reused until the write finished: a freed block

@@ -20,7 +20,7 @@
 
 use ocl::{Buffer, Kernel, Program};
 
-use super::{set_arg_raw, KernelArg};
+use super::{apply_args, BoundArg, KernelArg};
 use crate::error::{Error, Result};
 
 /// The type of one kernel parameter: `__global [const] u64 *name, ulong name_at` (a region
@@ -107,15 +107,41 @@ impl KernelSig {
         Ok(builder.build()?)
     }
 
-    /// Sets `args` on `kernel`: every parameter but those named in `preset` (set when the
-    /// kernel was built), in declaration order, each named as declared and of its type.
+    /// `args` bound to their OpenCL parameter indices: every parameter but those named in
+    /// `preset` (set when the kernel was built), in declaration order, each named as
+    /// declared and of its type.
     ///
-    /// Errors (a logic error, nothing set past it): an argument missing, extra, out of
-    /// order or of another type.
+    /// Errors (a logic error): an argument missing, extra, out of order or of another type.
+    pub fn bind<'a, 'b: 'a>(
+        &self,
+        args: impl IntoIterator<Item = &'a (&'a str, KernelArg<'b>)>,
+        preset: &[&str],
+    ) -> Result<Vec<(u32, BoundArg)>> {
+        let mut given = args.into_iter();
+        let mut bound = Vec::with_capacity(self.params.len());
+        let mut index = 0;
+        for &(param, ty) in self.params {
+            if !preset.contains(&param) {
+                match given.next() {
+                    Some(&(name, arg)) if name == param && arg.arg_type() == ty => {
+                        bound.push((index, arg.bound()))
+                    }
+                    _ => return Err(self.mismatch(param)),
+                }
+            }
+            index += ty.slots();
+        }
+        match given.next() {
+            Some((name, _)) => Err(self.mismatch(name)),
+            None => Ok(bound),
+        }
+    }
+
+    /// Sets `args` on `kernel` as [`KernelSig::bind`] binds them (its errors, nothing set).
     ///
     /// # Safety
     /// `kernel` was built from this signature ([`KernelSig::build`]), so that the types
-    /// checked here are the kernel's; the rest of [`set_arg_raw`]'s contract holds (every
+    /// checked here are the kernel's; the rest of [`apply_args`]'s contract holds (every
     /// argument set anew before each enqueue, under the caller's lock).
     pub unsafe fn set<'a, 'b: 'a>(
         &self,
@@ -123,27 +149,10 @@ impl KernelSig {
         args: impl IntoIterator<Item = &'a (&'a str, KernelArg<'b>)>,
         preset: &[&str],
     ) -> Result<()> {
-        let mut given = args.into_iter();
-        let mut index = 0;
-        for &(param, ty) in self.params {
-            if preset.contains(&param) {
-                index += ty.slots();
-                continue;
-            }
-            index = match given.next() {
-                Some(&(name, arg)) if name == param && arg.arg_type() == ty => {
-                    // SAFETY: the kernel declares `ty` from OpenCL parameter `index` (built
-                    // from this signature, checked against the source by its test); the
-                    // rest is the caller's contract.
-                    unsafe { set_arg_raw(kernel, index, arg) }?
-                }
-                _ => return Err(self.mismatch(param)),
-            };
-        }
-        match given.next() {
-            Some((name, _)) => Err(self.mismatch(name)),
-            None => Ok(()),
-        }
+        let bound = self.bind(args, preset)?;
+        // SAFETY: bound from this signature, the kernel's (this function's contract); the
+        // rest is the caller's contract.
+        unsafe { apply_args(kernel, &bound) }
     }
 
     fn mismatch(&self, param: &str) -> Error {

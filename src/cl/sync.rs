@@ -5,6 +5,7 @@
 
 use ocl::enums::{ProfilingInfo, ProfilingInfoResult};
 
+use super::issue::drain;
 use super::{Context, Event, EventList, Kernel, Queue, Region, SpatialDims};
 use crate::error::Result;
 
@@ -40,6 +41,7 @@ pub fn wait(event: &Event) -> Result<()> {
 pub fn read_yielding(region: &Region, queue: &Queue, offset: usize, out: &mut [u64]) -> Result<()> {
     let mut event = Event::empty();
     let at = region.at("read", offset, out.len())?;
+    drain(queue)?;
     // SAFETY: the read writes `out` after `enq` returns; `out` stays borrowed by this
     // function until the wait below has seen the read end (complete or failed), and the
     // words lie inside the region (checked above).
@@ -83,6 +85,22 @@ pub unsafe fn enqueue_on(
     local: Option<SpatialDims>,
     event: Option<&mut Event>,
 ) -> Result<()> {
+    drain(queue)?;
+    // SAFETY: the caller's guarantee.
+    unsafe { enqueue_raw(queue, kernel, global, local, event) }
+}
+
+/// [`enqueue_on`] without draining the queue's issue thread (which the caller did, or is).
+///
+/// # Safety
+/// As for [`enqueue_on`].
+pub(super) unsafe fn enqueue_raw(
+    queue: &Queue,
+    kernel: &Kernel,
+    global: impl Into<SpatialDims>,
+    local: Option<SpatialDims>,
+    event: Option<&mut Event>,
+) -> Result<()> {
     let mut cmd = kernel.cmd().queue(queue).global_work_size(global);
     if let Some(local) = local {
         cmd = cmd.local_work_size(local);
@@ -102,6 +120,7 @@ pub fn enqueue_barrier(queue: &Queue, events: &[Event]) -> Result<()> {
     if events.is_empty() {
         return Ok(());
     }
+    drain(queue)?;
     let list = EventList::from(events);
     ocl::core::enqueue_barrier_with_wait_list(
         queue.as_core(),
@@ -121,11 +140,24 @@ pub fn order_after(next: &Queue, prev: &Queue, also: &[Event]) -> Result<()> {
     if same_queue(next, prev) {
         return enqueue_barrier(next, also);
     }
-    let marker = prev.enqueue_marker::<&EventList>(None)?;
+    let marker = marker(prev)?;
     let mut events = Vec::with_capacity(also.len() + 1);
     events.extend_from_slice(also);
     events.push(marker);
     enqueue_barrier(next, &events)
+}
+
+/// A marker on `queue`: its event completes once every command enqueued on the queue
+/// before it has.
+pub fn marker(queue: &Queue) -> Result<Event> {
+    drain(queue)?;
+    Ok(queue.enqueue_marker::<&EventList>(None)?)
+}
+
+/// Waits for every command of `queue`, those handed to its issue thread included.
+pub fn finish(queue: &Queue) -> Result<()> {
+    drain(queue)?;
+    Ok(queue.finish()?)
 }
 
 /// The four device timestamps of a completed, profiled command, in nanoseconds.

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::cl::{
-    self, Context, ContextDevice, DeviceSelector, Event, Kernel, PartitionScheme, Queue, Region,
+    self, Context, ContextDevice, DeviceSelector, Event, KernelSig, PartitionScheme, Queue, Region,
     SpatialDims,
 };
 use crate::error::{Error, Result};
@@ -136,6 +136,8 @@ pub struct DeviceOptions {
     pub queues_per_tile: usize,
     /// Wait for every kernel right after launching it (debug).
     pub sync_each_launch: bool,
+    /// Each queue's kernel launches enqueued by a thread of its own (`cl::IssueThread`).
+    pub issue_thread: bool,
     /// Record every launch here; queues are created with profiling only when set.
     pub profiler: Option<Arc<Profiler>>,
     pub memcache: MemcacheConfig,
@@ -165,6 +167,7 @@ impl Default for DeviceOptions {
             partition: Partition::Auto,
             queues_per_tile: DEFAULT_QUEUES,
             sync_each_launch: false,
+            issue_thread: false,
             profiler: None,
             memcache: MemcacheConfig {
                 slab_bytes: DEFAULT_SLAB_BYTES,
@@ -354,6 +357,8 @@ pub struct Tile {
     chain_counters: Vec<Region>,
     memcache: Memcache,
     sync_each_launch: bool,
+    /// One per queue with the `issue_thread` setting (each holds its queue), else none.
+    _issue_threads: Vec<cl::IssueThread>,
     profiler: Option<Arc<Profiler>>,
 }
 
@@ -381,6 +386,13 @@ impl Tile {
             .iter()
             .map(|queue| context.upload(queue, &[0; CHAIN_COUNTER_WORDS]))
             .collect::<Result<Vec<_>>>()?;
+        let issue_threads = match options.issue_thread {
+            true => queues
+                .iter()
+                .map(cl::IssueThread::start)
+                .collect::<Result<Vec<_>>>()?,
+            false => Vec::new(),
+        };
         Ok(Tile {
             index,
             device_index,
@@ -392,6 +404,7 @@ impl Tile {
             issued: queues.iter().map(|_| AtomicBool::new(false)).collect(),
             queues,
             sync_each_launch: options.sync_each_launch,
+            _issue_threads: issue_threads,
             profiler: options.profiler.clone(),
         })
     }
@@ -439,10 +452,7 @@ impl Tile {
 
     /// Waits for every queue of this tile.
     pub fn finish(&self) -> Result<()> {
-        for queue in &self.queues {
-            queue.finish()?;
-        }
-        Ok(())
+        self.queues.iter().try_for_each(cl::finish)
     }
 
     /// Waits for the queues of this tile that were issued on since the last call (see
@@ -453,9 +463,7 @@ impl Tile {
         timed_wait(self.profiler.as_deref(), Wait::Synchronize, || {
             for (queue, issued) in self.queues.iter().zip(&self.issued) {
                 if issued.swap(false, Ordering::AcqRel) {
-                    queue
-                        .finish()
-                        .inspect_err(|_| issued.store(true, Ordering::Release))?;
+                    cl::finish(queue).inspect_err(|_| issued.store(true, Ordering::Release))?;
                 }
             }
             Ok(())
@@ -577,50 +585,51 @@ impl Graph {
         .entered()
     }
 
-    /// Enqueues `kernel` on this graph's queue. With a profiler the launch is recorded
-    /// under the kernel's name; with `sync_each_launch` it returns only after the kernel
-    /// finished. Neither costs anything when off (no event is even created).
+    /// Sets `args` on `kernel` (built from `sig`; see [`cl::launch`]) and enqueues it on
+    /// this graph's queue. With a profiler the launch is recorded under the kernel's name;
+    /// with `sync_each_launch` it returns only after the kernel finished. Neither costs
+    /// anything when off (no event is even created).
     ///
     /// # Safety
-    /// As for [`cl::enqueue`]: every buffer argument of `kernel` must be large enough for
-    /// every index the kernel computes from `global` (and `local`).
-    pub unsafe fn launch(
+    /// As for [`cl::launch`]: `kernel` was built from `sig`, and every buffer argument is
+    /// large enough for every index the kernel computes from `global` (and `local`).
+    pub unsafe fn launch<'a, 'b: 'a>(
         &self,
-        kernel: &Kernel,
+        kernel: &cl::SharedKernel,
+        sig: &KernelSig,
+        args: impl IntoIterator<Item = &'a (&'a str, cl::KernelArg<'b>)>,
         global: impl Into<SpatialDims>,
         local: Option<SpatialDims>,
     ) -> Result<()> {
         if self.is_profiling() {
             // SAFETY: forwarded from this function's contract.
-            unsafe { self.launch_event(kernel, global, local) }.map(drop)
+            unsafe { self.launch_event(kernel, sig, args, global, local) }.map(drop)
         } else {
-            // SAFETY: buffer sizes are the caller's contract (see `# Safety`).
-            unsafe { cl::enqueue_on(self.queue(), kernel, global, local, None) }?;
+            // SAFETY: forwarded from this function's contract.
+            unsafe { cl::launch(self.queue(), kernel, sig, args, &[], global, local, None) }?;
             self.after_launch()
         }
     }
 
-    /// [`Graph::launch`] returning the launch's event (for `PoolBuffer::record_use`, or
-    /// for another queue to wait on).
+    /// [`Graph::launch`] returning the launch's event (for another queue to wait on).
     ///
     /// # Safety
     /// As for [`Graph::launch`].
-    pub unsafe fn launch_event(
+    pub unsafe fn launch_event<'a, 'b: 'a>(
         &self,
-        kernel: &Kernel,
+        kernel: &cl::SharedKernel,
+        sig: &KernelSig,
+        args: impl IntoIterator<Item = &'a (&'a str, cl::KernelArg<'b>)>,
         global: impl Into<SpatialDims>,
         local: Option<SpatialDims>,
     ) -> Result<Event> {
         let mut event = Event::empty();
-        // SAFETY: buffer sizes are the caller's contract (see `# Safety`).
-        unsafe { cl::enqueue_on(self.queue(), kernel, global, local, Some(&mut event)) }?;
+        // SAFETY: forwarded from this function's contract.
+        unsafe {
+            cl::launch(self.queue(), kernel, sig, args, &[], global, local, Some(&mut event))
+        }?;
         if let Some(profiler) = &self.tile.profiler {
-            profiler.record(
-                &cl::kernel_name(kernel)?,
-                event.clone(),
-                self.tile.index,
-                self.queue,
-            );
+            profiler.record(sig.name, event.clone(), self.tile.index, self.queue);
         }
         self.after_launch()?;
         Ok(event)
@@ -649,13 +658,13 @@ impl Graph {
     /// The `sync` setting: wait for the kernel just launched.
     fn after_launch(&self) -> Result<()> {
         if self.tile.sync_each_launch {
-            self.queue().finish()?;
+            cl::finish(self.queue())?;
         }
         Ok(())
     }
 
     /// Waits for every command of this graph's queue.
     pub fn finish(&self) -> Result<()> {
-        Ok(self.queue().finish()?)
+        cl::finish(self.queue())
     }
 }

@@ -49,7 +49,7 @@ impl QueueUse {
         if let Some(marker) = &self.marker {
             return Ok(marker.clone());
         }
-        let marker = self.queue().enqueue_marker::<&cl::EventList>(None)?;
+        let marker = cl::marker(self.queue())?;
         self.marker = Some(marker.clone());
         Ok(marker)
     }
@@ -140,7 +140,7 @@ impl BufferUses {
     /// cannot be made, e.g. after a device error).
     pub fn finish_all(&self) -> Result<()> {
         for u in self.writer.iter().chain(self.readers.iter()) {
-            u.queue().finish()?;
+            cl::finish(u.queue())?;
         }
         Ok(())
     }

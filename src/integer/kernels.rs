@@ -97,15 +97,12 @@ impl IntegerKernels {
             .iter()
             .find(|slot| slot.sig.name == sig.name)
             .ok_or_else(|| Error::Logic(format!("{}: not a kernel of integer.cl", sig.name)))?;
-        let kernel = slot.kernel.lock();
-        // SAFETY: the kernel was built from the slot's signature; every argument is set
-        // here (`set` checks names, order and types), under the slot's lock, before the
-        // enqueue.
-        unsafe { slot.sig.set(&kernel, args, &[]) }?;
         let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
-        // SAFETY: this function's contract (every index in range) is the one
-        // `Graph::launch` asks for.
-        unsafe { graph.launch(&kernel, (width, rows), Some((local, 1).into())) }
+        // SAFETY: the kernel was built from the slot's signature; this function's contract
+        // (every index in range) is the rest of what `Graph::launch` asks for.
+        unsafe {
+            graph.launch(&slot.kernel, slot.sig, args, (width, rows), Some((local, 1).into()))
+        }
     }
 
     /// SEAL's `GaloisTool::apply_galois` (coefficient form) on every residue of `polys`

@@ -34,7 +34,9 @@ use crate::arith::{barrett_reduce_64, Modulus, ShoupOperand};
 use crate::ckks::fused::{BehzBuild, ChainedBehzForward, ChainedBehzTensorFloor, FusedPasses};
 use crate::ckks::kernels::{CkksKernels, ModuliTable, TENSOR_SIZE_MAX};
 use crate::cl::KernelArg::{Buf, U32};
-use crate::cl::{kernel_sigs, sources, Context, Kernel, KernelArg, KernelSig, Queue, Region};
+use crate::cl::{
+    self, kernel_sigs, sources, Context, KernelArg, KernelSig, Queue, Region, SharedKernel,
+};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{NttDirection, NttPlan, NttStrategy, NttTables, Pass, NTT_INV_STRIDED};
@@ -180,8 +182,8 @@ pub struct BehzLevel {
     /// The tensor product and the inverse transform after it: fused where the plan is
     /// staged, else `ckks_tensor` and the plan's inverse.
     tensor: TensorInverse,
-    extend: Mutex<Kernel>,
-    floor_sk: Mutex<Kernel>,
+    extend: SharedKernel,
+    floor_sk: SharedKernel,
 }
 
 impl BehzLevel {
@@ -258,8 +260,8 @@ impl BehzLevel {
             moduli,
             consts,
             tensor,
-            extend: Mutex::new(BEHZ_EXTEND.build(&program, &[])?),
-            floor_sk: Mutex::new(BEHZ_FLOOR_SK.build(&program, &[])?),
+            extend: cl::shared_kernel(BEHZ_EXTEND.build(&program, &[])?),
+            floor_sk: cl::shared_kernel(BEHZ_FLOOR_SK.build(&program, &[])?),
             tables,
         })
     }
@@ -510,7 +512,7 @@ impl BehzLevel {
     unsafe fn launch(
         &self,
         graph: &Graph,
-        kernel: &Mutex<Kernel>,
+        kernel: &SharedKernel,
         sig: &KernelSig,
         args: &[(&str, KernelArg)],
         polys: usize,
@@ -520,13 +522,12 @@ impl BehzLevel {
             ("moduli", Buf(self.moduli.buffer())),
             ("consts", Buf(&self.consts)),
         ];
-        let kernel = kernel.lock();
-        // SAFETY: the kernel was built from `sig`; every argument is set here, by name and
-        // type (`set` checks them), under the kernel's lock, before the enqueue.
-        unsafe { sig.set(&kernel, args.iter().chain(&tables), &[]) }?;
         let local = WORK_GROUP_SIZE.min(n);
-        // SAFETY: this function's contract is the one `Graph::launch` asks for.
-        unsafe { graph.launch(&kernel, (n, polys), Some((local, 1).into())) }
+        // SAFETY: the kernel was built from `sig`; this function's contract is the rest of
+        // what `Graph::launch` asks for.
+        unsafe {
+            graph.launch(kernel, sig, args.iter().chain(&tables), (n, polys), Some((local, 1).into()))
+        }
     }
 }
 

@@ -5,11 +5,10 @@
 //! parameters (values, roots, params, coeff_modulus_size); a plan sets the tables when it
 //! builds the kernel and each launch sets the rest by name.
 
-use parking_lot::Mutex;
-
 use crate::cl::KernelArg::{Buf, U32};
 use crate::cl::{
-    self, kernel_sigs, Event, Kernel, KernelArg, KernelSig, Queue, Region, SpatialDims,
+    self, kernel_sigs, Event, Kernel, KernelArg, KernelSig, Queue, Region, SharedKernel,
+    SpatialDims,
 };
 use crate::error::{Error, Result};
 
@@ -59,7 +58,7 @@ pub(super) const TABLE_PARAMS: [&str; 3] = ["root_powers", "inv_root_powers", "p
 /// plan time) set, behind a lock held from setting the per-call arguments to the enqueue
 /// (OpenCL captures arguments at enqueue), and its NDRange.
 pub struct Pass {
-    kernel: Mutex<Kernel>,
+    kernel: SharedKernel,
     sig: &'static KernelSig,
     /// The parameters set when the kernel was built.
     fixed: Vec<&'static str>,
@@ -80,7 +79,7 @@ impl Pass {
         work_group: Option<usize>,
     ) -> Result<Pass> {
         Ok(Pass {
-            kernel: Mutex::new(sig.build(program, fixed)?),
+            kernel: cl::shared_kernel(sig.build(program, fixed)?),
             sig,
             fixed: fixed.iter().map(|&(name, _)| name).collect(),
             items_per_residue,
@@ -127,19 +126,16 @@ impl Pass {
             ("values", Buf(values)),
             ("coeff_modulus_size", U32(primes as u32)),
         ];
-        let kernel = self.kernel.lock();
-        // SAFETY: the kernel was built from `self.sig` with `self.fixed` set; every other
-        // argument is set here under its lock, before the enqueue.
-        unsafe {
-            self.sig
-                .set(&kernel, shared.iter().chain(args), &self.fixed)
-        }?;
         let mut event = want_event.then(Event::empty);
-        // SAFETY: the caller's contract (every index in range).
+        // SAFETY: the kernel was built from `self.sig` with `self.fixed` set; the caller's
+        // contract (every index in range).
         unsafe {
-            cl::enqueue_on(
+            cl::launch(
                 queue,
-                &kernel,
+                &self.kernel,
+                self.sig,
+                shared.iter().chain(args),
+                &self.fixed,
                 residues * self.items_per_residue,
                 self.work_group.map(SpatialDims::from),
                 event.as_mut(),
