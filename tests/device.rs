@@ -53,7 +53,10 @@ fn fill_on(g: &Graph, k: &SharedKernel, region: &Region, words: usize, v: u64) -
 /// `spin` over `words` words of `region` launched on `g`; its event.
 fn spin_on(g: &Graph, k: &SharedKernel, region: &Region, words: usize, rounds: u32) -> Event {
     assert!(words <= region.words());
-    let args = [("x", KernelArg::Buf(region)), ("rounds", KernelArg::U32(rounds))];
+    let args = [
+        ("x", KernelArg::Buf(region)),
+        ("rounds", KernelArg::U32(rounds)),
+    ];
     // SAFETY: `k` was built from SPIN; `spin` touches x[i] for i < words, inside the region.
     unsafe { g.launch_event(k, &SPIN, &args, words, None) }.unwrap()
 }
@@ -376,7 +379,10 @@ fn the_issue_thread_keeps_every_queue_in_call_order() {
     let without = run(false);
     let mut want = expected(0);
     spin_host(&mut want, 3);
-    assert_eq!(without[0], want, "the reference run computes what it should");
+    assert_eq!(
+        without[0], want,
+        "the reference run computes what it should"
+    );
     assert_eq!(run(true), without);
 }
 
@@ -395,7 +401,10 @@ fn a_failed_launch_on_the_issue_thread_fails_its_queue() {
     let (g0, g1) = (devices.graph(), devices.graph());
     let fill = graph_kernel(&g0, "fill");
     let buf = g0.alloc(HUGE).unwrap();
-    let args = [("x", KernelArg::Buf(buf.buffer())), ("v", KernelArg::U64(7))];
+    let args = [
+        ("x", KernelArg::Buf(buf.buffer())),
+        ("v", KernelArg::U64(7)),
+    ];
     // SAFETY: built from FILL; `fill` writes x[i] for i < HUGE, the buffer's words.
     unsafe { g0.launch(&fill, &FILL, &args, HUGE, Some(HUGE.into())) }
         .expect("handed over: the failure comes from the thread");
@@ -407,7 +416,10 @@ fn a_failed_launch_on_the_issue_thread_fails_its_queue() {
     assert!(g0.finish().is_err());
     let other = g1.alloc(WORDS).unwrap();
     let fill1 = graph_kernel(&g1, "fill");
-    let args = [("x", KernelArg::Buf(other.buffer())), ("v", KernelArg::U64(7))];
+    let args = [
+        ("x", KernelArg::Buf(other.buffer())),
+        ("v", KernelArg::U64(7)),
+    ];
     // SAFETY: as above, on the other queue, inside its buffer.
     unsafe { g1.launch(&fill1, &FILL, &args, WORDS, None) }.unwrap();
     assert_eq!(other.read().unwrap(), fill_host(7, WORDS));

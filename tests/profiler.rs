@@ -106,8 +106,14 @@ fn launch(g: &Graph, k: &Named, words: usize, times: usize) {
         // SAFETY: built from `k.sig`; both test kernels touch x[i] for i < words; the
         // buffer holds `words`.
         unsafe {
-            g.launch(&k.kernel, &k.sig, &[("x", KernelArg::Buf(&k.x))], words, None)
-                .unwrap()
+            g.launch(
+                &k.kernel,
+                &k.sig,
+                &[("x", KernelArg::Buf(&k.x))],
+                words,
+                None,
+            )
+            .unwrap()
         };
     }
 }
@@ -281,8 +287,19 @@ fn queues_profile_only_when_a_profiler_is_on() {
         let args = [("x", KernelArg::Buf(&k.x))];
         // SAFETY: built from `k.sig`; `alpha_add` touches x[i] for i < 64; the buffer holds
         // 64 words.
-        unsafe { cl::launch(g.queue(), &k.kernel, &k.sig, &args, &[], 64, None, Some(&mut ev)) }
-            .unwrap();
+        unsafe {
+            cl::launch(
+                g.queue(),
+                &k.kernel,
+                &k.sig,
+                &args,
+                &[],
+                64,
+                None,
+                Some(&mut ev),
+            )
+        }
+        .unwrap();
         cl::wait(&ev).unwrap();
         assert_eq!(cl::event_times(&ev).is_ok(), on, "profiling on = {on}");
     }

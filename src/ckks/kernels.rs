@@ -13,13 +13,11 @@
 
 use std::sync::Arc;
 
-
 use super::{packed_shifts, SumTerm};
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{
-    self, kernel_sigs, sources, Context, KernelArg, KernelSig, Program, Queue, Region,
-    SharedKernel,
+    self, kernel_sigs, sources, Context, KernelArg, KernelSig, Program, Queue, Region, SharedKernel,
 };
 use crate::device::Graph;
 use crate::error::{Error, Result};
@@ -415,7 +413,13 @@ impl CkksKernels {
         // SAFETY: the kernel was built from the slot's signature; this function's contract
         // (every index in range) is the rest of what `Graph::launch` asks for.
         unsafe {
-            graph.launch(&slot.kernel, slot.sig, args, (width, rows), Some((local, 1).into()))
+            graph.launch(
+                &slot.kernel,
+                slot.sig,
+                args,
+                (width, rows),
+                Some((local, 1).into()),
+            )
         }
     }
 

@@ -217,7 +217,9 @@ impl IssueThread {
             }),
             Err(e) => {
                 unregister(&issuer);
-                Err(Error::OpenCl(format!("could not start an issue thread: {e}")))
+                Err(Error::OpenCl(format!(
+                    "could not start an issue thread: {e}"
+                )))
             }
         }
     }

@@ -29,8 +29,8 @@ use std::sync::Arc;
 use ocl::flags::{CommandQueueProperties, DeviceType};
 use parking_lot::Mutex;
 
-pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
 pub use issue::{drain, launch, shared_kernel, IssueThread, SharedKernel};
+pub use ocl::{Buffer, Event, EventList, Kernel, Program, Queue, SpatialDims};
 pub use pinned::{pinned_bytes_in_use, PinnedHost};
 pub use select::{list_devices, DeviceEntry, DeviceSelector};
 pub(crate) use sig::kernel_sigs;
@@ -38,11 +38,11 @@ pub use sig::{check_source, declared_kernels, ArgType, Declared, KernelSig};
 pub use subdevice::{
     create_sub_devices, partition_support, PartitionScheme, PartitionSupport, SubDevice,
 };
+use sync::enqueue_raw;
 pub use sync::{
     complete_user_event, enqueue_barrier, enqueue_on, event_times, finish, is_complete,
     kernel_name, marker, order_after, read_yielding, same_queue, wait, EventTimes,
 };
-use sync::enqueue_raw;
 
 use crate::error::{Error, Result};
 
@@ -491,9 +491,7 @@ pub unsafe fn apply_args(kernel: &Kernel, args: &[(u32, BoundArg)]) -> Result<()
             BoundArg::Buf(buffer, offset) => {
                 // SAFETY: the caller's guarantee: the kernel declares a `ulong` after the
                 // pointer.
-                unsafe {
-                    kernel.set_arg_unchecked(index + 1, ocl::core::ArgVal::scalar(offset))
-                }?;
+                unsafe { kernel.set_arg_unchecked(index + 1, ocl::core::ArgVal::scalar(offset)) }?;
                 ocl::core::ArgVal::mem(buffer.as_core())
             }
             BoundArg::U32(v) => ocl::core::ArgVal::scalar(v),

@@ -626,7 +626,16 @@ impl Graph {
         let mut event = Event::empty();
         // SAFETY: forwarded from this function's contract.
         unsafe {
-            cl::launch(self.queue(), kernel, sig, args, &[], global, local, Some(&mut event))
+            cl::launch(
+                self.queue(),
+                kernel,
+                sig,
+                args,
+                &[],
+                global,
+                local,
+                Some(&mut event),
+            )
         }?;
         if let Some(profiler) = &self.tile.profiler {
             profiler.record(sig.name, event.clone(), self.tile.index, self.queue);

@@ -101,7 +101,13 @@ impl IntegerKernels {
         // SAFETY: the kernel was built from the slot's signature; this function's contract
         // (every index in range) is the rest of what `Graph::launch` asks for.
         unsafe {
-            graph.launch(&slot.kernel, slot.sig, args, (width, rows), Some((local, 1).into()))
+            graph.launch(
+                &slot.kernel,
+                slot.sig,
+                args,
+                (width, rows),
+                Some((local, 1).into()),
+            )
         }
     }
 

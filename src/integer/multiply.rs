@@ -526,7 +526,13 @@ impl BehzLevel {
         // SAFETY: the kernel was built from `sig`; this function's contract is the rest of
         // what `Graph::launch` asks for.
         unsafe {
-            graph.launch(kernel, sig, args.iter().chain(&tables), (n, polys), Some((local, 1).into()))
+            graph.launch(
+                kernel,
+                sig,
+                args.iter().chain(&tables),
+                (n, polys),
+                Some((local, 1).into()),
+            )
         }
     }
 }
