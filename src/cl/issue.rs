@@ -20,9 +20,10 @@
 //! queue, are not what SEAL would hold, and no later call on the queue can succeed (as
 //! after a lost device). This is why the setting is an experiment, off by default.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crossbeam::channel::{self, Receiver, Sender, TryRecvError};
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -46,9 +47,11 @@ pub fn shared_kernel(kernel: Kernel) -> SharedKernel {
 /// the thread (the driver itself blocks at about a thousand pending commands).
 const BACKLOG: usize = 1024;
 
-/// Polls of an empty hand-over before the thread sleeps: a caller's next launch usually
-/// follows within microseconds, sooner than a sleeping thread wakes.
-const SPINS: u32 = 20_000;
+/// How long the thread polls an empty hand-over, and a caller a thread that has not yet
+/// enqueued what it waits for, before sleeping: a caller's next launch usually follows
+/// within microseconds, and a launch takes the thread about ten; a sleeping thread wakes
+/// later than that.
+const POLL: Duration = Duration::from_micros(200);
 
 /// What the thread is handed: a launch, or the end.
 enum Message {
@@ -83,44 +86,58 @@ struct Issuer {
     sender: Sender<Message>,
     /// Launches handed over so far (counted before each is sent).
     handed: AtomicU64,
-    progress: Mutex<Progress>,
+    /// Launches the thread has taken off the hand-over (enqueued, or dropped after a
+    /// failure).
+    done: AtomicU64,
+    /// Whether `failure` holds a message: the queue is failed from then on.
+    failed: AtomicBool,
+    /// The first failure's message.
+    failure: Mutex<Option<String>>,
+    /// Callers asleep in [`Issuer::drain`]; the thread wakes them after each launch.
+    sleepers: AtomicUsize,
     advanced: Condvar,
 }
 
-#[derive(Default)]
-struct Progress {
-    /// Launches the thread has taken off the hand-over (enqueued, or dropped after a
-    /// failure).
-    done: u64,
-    /// The first failure's message; the queue is failed from then on.
-    failed: Option<String>,
-}
-
 impl Issuer {
-    fn failure(&self, failed: &str) -> Error {
-        Error::OpenCl(format!(
-            "a kernel launch issued earlier on this queue failed, and the queue with it: {failed}"
-        ))
+    fn check(&self) -> Result<()> {
+        if !self.failed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let failure = self.failure.lock();
+        Err(Error::OpenCl(format!(
+            "a kernel launch issued earlier on this queue failed, and the queue with it: {}",
+            failure.as_deref().unwrap_or("")
+        )))
     }
 
-    /// Waits until every launch handed over before the call has been taken.
+    /// Waits until every launch handed over before the call has been taken: polling for
+    /// up to [`POLL`] (a launch takes the thread about 10 us; a sleeping caller wakes
+    /// later than that), then asleep.
     fn drain(&self) -> Result<()> {
-        let target = self.handed.load(Ordering::Acquire);
-        let mut progress = self.progress.lock();
-        while progress.done < target {
-            self.advanced.wait(&mut progress);
+        let target = self.handed.load(Ordering::SeqCst);
+        let started = Instant::now();
+        while self.done.load(Ordering::SeqCst) < target {
+            if started.elapsed() > POLL {
+                self.sleep_until(target);
+                break;
+            }
+            std::hint::spin_loop();
         }
-        match &progress.failed {
-            Some(failed) => Err(self.failure(failed)),
-            None => Ok(()),
+        self.check()
+    }
+
+    fn sleep_until(&self, target: u64) {
+        let mut failure = self.failure.lock();
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        while self.done.load(Ordering::SeqCst) < target {
+            self.advanced.wait(&mut failure);
         }
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 
     fn submit(&self, launch: Launch) -> Result<()> {
-        if let Some(failed) = &self.progress.lock().failed {
-            return Err(self.failure(failed));
-        }
-        self.handed.fetch_add(1, Ordering::AcqRel);
+        self.check()?;
+        self.handed.fetch_add(1, Ordering::SeqCst);
         self.sender
             .send(Message::Launch(launch))
             .map_err(|_| Error::Logic("the queue's issue thread has stopped".into()))
@@ -132,30 +149,34 @@ impl Issuer {
                 Some(Message::Launch(launch)) => launch,
                 Some(Message::Stop) | None => return,
             };
-            let failed = self.progress.lock().failed.is_some();
-            let result = if failed {
-                Ok(())
-            } else {
-                launch.enqueue(&self.queue)
+            let result = match self.failed.load(Ordering::Acquire) {
+                true => Ok(()),
+                false => launch.enqueue(&self.queue),
             };
             drop(launch);
-            let mut progress = self.progress.lock();
-            progress.done += 1;
             if let Err(e) = result {
                 tracing::error!(error = %e, "a launch on the issue thread failed; the queue fails");
-                progress.failed.get_or_insert(e.to_string());
+                self.failure.lock().get_or_insert(e.to_string());
+                self.failed.store(true, Ordering::Release);
             }
-            drop(progress);
-            self.advanced.notify_all();
+            self.done.fetch_add(1, Ordering::SeqCst);
+            if self.sleepers.load(Ordering::SeqCst) > 0 {
+                // Under the lock: a sleeper checks `done` and sleeps under it, so it either
+                // sees this launch or is asleep when notified.
+                let _failure = self.failure.lock();
+                self.advanced.notify_all();
+            }
         }
     }
 }
 
-/// The next message, polling a while before sleeping; None once every sender is gone.
+/// The next message, polling for up to [`POLL`] before sleeping; None once every sender is
+/// gone.
 fn next(receiver: &Receiver<Message>) -> Option<Message> {
-    for _ in 0..SPINS {
+    let started = Instant::now();
+    while started.elapsed() < POLL {
         match receiver.try_recv() {
-            Ok(launch) => return Some(launch),
+            Ok(message) => return Some(message),
             Err(TryRecvError::Disconnected) => return None,
             Err(TryRecvError::Empty) => std::hint::spin_loop(),
         }
@@ -195,7 +216,10 @@ impl IssueThread {
             queue: queue.clone(),
             sender,
             handed: AtomicU64::new(0),
-            progress: Mutex::new(Progress::default()),
+            done: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            sleepers: AtomicUsize::new(0),
             advanced: Condvar::new(),
         });
         {
