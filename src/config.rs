@@ -85,7 +85,7 @@ settings! {
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
     DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
-    ISSUE_THREAD: experiment "SEAL_OPENCL_ISSUE_THREAD" = "off";
+    ISSUE_THREAD: experiment "SEAL_OPENCL_ISSUE_THREAD" = "on";
 }
 
 /// Every setting of the backend.
@@ -508,7 +508,7 @@ mod tests {
             (MEMCACHE, "off"),
             (TILES, "2"),
             (DUMP_PROGRAMS, "/tmp/d"),
-            (ISSUE_THREAD, "on"),
+            (ISSUE_THREAD, "off"),
         ])
         .unwrap();
         assert_eq!(config.device, DeviceSelector::Cpu);
@@ -534,7 +534,7 @@ mod tests {
             config.experiment.dump_programs,
             Some(PathBuf::from("/tmp/d"))
         );
-        assert!(config.experiment.issue_thread);
+        assert!(!config.experiment.issue_thread);
         assert_eq!(from(&[(POISON, "1")]).unwrap().poison, Some(DEFAULT_POISON));
     }
 

@@ -1,8 +1,8 @@
-//! A queue's issue thread (the `issue_thread` setting): kernel launches handed to a thread
-//! of the queue's own, which sets their arguments and enqueues them in the order they were
-//! handed over, so that the driver's enqueue (NVIDIA's OpenCL: 7-16 us a launch, see
-//! docs/ARCHITECTURE.md "Queues and threads") runs beside the caller's own work instead of
-//! inside it.
+//! A queue's issue thread (the `issue_thread` setting, on by default): kernel launches
+//! handed to a thread of the queue's own, which sets their arguments and enqueues them in the
+//! order they were handed over, so that the driver's enqueue (NVIDIA's OpenCL: 7-16 us a
+//! launch, see docs/ARCHITECTURE.md "Queues and threads") runs beside the caller's own work
+//! instead of inside it.
 //!
 //! The invariant: commands reach the queue in the order of the calls that issued them.
 //! A launch without an event goes to the thread ([`launch`]); every other command on the
@@ -10,15 +10,20 @@
 //! keeps, a wait for the queue) first drains the thread ([`drain`]: returns once every
 //! launch handed over before it has been enqueued) and is then enqueued by its caller. A
 //! launch holds its buffers (`Arc`s) until it is enqueued, and the enqueued command holds
-//! them on the device (OpenCL 1.2 section 5.2.2), so a buffer dropped by its caller meanwhile
-//! stays alive.
+//! them on the device (OpenCL 1.2 section 5.2.2), so a buffer dropped by its caller
+//! meanwhile stays alive.
 //!
-//! Errors: a launch the thread fails to enqueue fails the queue: the launches after it are
-//! dropped unenqueued (their words would be read from a result that was never computed),
-//! and every later launch, drain or wait on the queue returns the driver's error. The call
-//! that issued the failed launch has returned: its result, and those after it on the
-//! queue, are not what SEAL would hold, and no later call on the queue can succeed (as
-//! after a lost device). This is why the setting is an experiment, off by default.
+//! Errors: the caller binds the arguments against the kernel's signature (a mismatch is its
+//! call's error), and the buffers a launch uses were allocated, their first use paid, on the
+//! caller's thread (`Memcache`: a device out of memory is the allocating call's error). What
+//! is left to fail at the enqueue is the driver or the device (a lost device, the driver
+//! out of host memory), which only the device can know. A launch the thread fails to
+//! enqueue fails the queue: the launches handed over after it are dropped unenqueued (they
+//! would read a result that was never computed), and every later launch, drain, read or
+//! wait on the queue returns the driver's error (`runtime_error` across the bridge). No word
+//! of the failed launch's result or of a later one reaches the host; the queue's images are
+//! lost, as after a lost device. With the setting off, each launch is enqueued by its caller
+//! and its error is its call's.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;

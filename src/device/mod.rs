@@ -158,8 +158,8 @@ pub const DEFAULT_POISON: u64 = 0xBAD0_BAD0_BAD0_BAD0;
 
 impl Default for DeviceOptions {
     /// The first GPU (else the first CPU device) and every device of its kind, whole or
-    /// in hardware tiles, [`DEFAULT_QUEUES`] queues each, pooled buffers in slabs; no
-    /// profiler, no poison, no cap.
+    /// in hardware tiles, [`DEFAULT_QUEUES`] queues each with its issue thread, pooled
+    /// buffers in slabs; no profiler, no poison, no cap.
     fn default() -> Self {
         DeviceOptions {
             selector: DeviceSelector::Default,
@@ -167,7 +167,7 @@ impl Default for DeviceOptions {
             partition: Partition::Auto,
             queues_per_tile: DEFAULT_QUEUES,
             sync_each_launch: false,
-            issue_thread: false,
+            issue_thread: true,
             profiler: None,
             memcache: MemcacheConfig {
                 slab_bytes: DEFAULT_SLAB_BYTES,
