@@ -84,8 +84,8 @@ settings! {
     BARRETT_DQ: experiment "SEAL_OPENCL_BARRETT_DQ" = "1";
     MEMCACHE: experiment "SEAL_OPENCL_MEMCACHE" = "on";
     TILES: experiment "SEAL_OPENCL_TILES" = "auto";
-    DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
     ISSUE_THREAD: experiment "SEAL_OPENCL_ISSUE_THREAD" = "on";
+    DUMP_PROGRAMS: experiment "SEAL_OPENCL_DUMP_PROGRAMS" = "off";
 }
 
 /// Every setting of the backend.
