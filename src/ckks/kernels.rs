@@ -165,6 +165,49 @@ impl Slot {
     }
 }
 
+/// Sets `args` on `sig`'s kernel among `slots` (built on `ctx` from `source`, which errors
+/// name) and launches it on `graph` over the range (`width`, `rows`) in work groups of up to
+/// [`WORK_GROUP_SIZE`] items along the row (fewer when `width` asks for it: `width` is a
+/// multiple of N).
+///
+/// # Safety
+/// Every word the kernel computes an index of from the range and `args` lies inside the
+/// buffer it indexes (the launchers check this before calling).
+#[allow(clippy::too_many_arguments)] // the slots with their context and source, the launch
+pub(crate) unsafe fn launch_rows(
+    slots: &[Slot],
+    ctx: &Arc<Context>,
+    source: &str,
+    graph: &Graph,
+    sig: &KernelSig,
+    args: &[(&str, KernelArg)],
+    width: usize,
+    rows: usize,
+) -> Result<()> {
+    if !Arc::ptr_eq(graph.context(), ctx) {
+        return Err(Error::invalid(format!(
+            "{}: graph is on another OpenCL context than the kernels of {source}",
+            sig.name
+        )));
+    }
+    let slot = slots
+        .iter()
+        .find(|slot| slot.sig.name == sig.name)
+        .ok_or_else(|| Error::Logic(format!("{}: not a kernel of {source}", sig.name)))?;
+    let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
+    // SAFETY: the kernel was built from the slot's signature; this function's contract
+    // (every index in range) is the rest of what `Graph::launch` asks for.
+    unsafe {
+        graph.launch(
+            &slot.kernel,
+            slot.sig,
+            args,
+            (width, rows),
+            Some((local, 1).into()),
+        )
+    }
+}
+
 /// Every elementwise CKKS kernel of one program: built once per (context, N) and shared
 /// (`&self` methods, `Send + Sync`). Each method enqueues one kernel on `graph`'s queue
 /// (through [`Graph::launch`], so profiling and the sync switch apply) and returns once it
@@ -382,10 +425,8 @@ impl CkksKernels {
         1 << self.log_n
     }
 
-    /// Sets `args` and enqueues `sig`'s kernel on `graph` over the range (`width`, `rows`):
-    /// item (w, p) serves word w of row p (see ckks.cl), in work groups of
-    /// [`WORK_GROUP_SIZE`] items along the row (fewer when `width` asks for it: `width` is a
-    /// multiple of N).
+    /// Sets `args` and enqueues `sig`'s kernel on `graph` over the range (`width`, `rows`)
+    /// ([`launch_rows`]): item (w, p) serves word w of row p (see ckks.cl).
     ///
     /// # Safety
     /// Every word the kernel computes an index of from the range and `args` lies inside
@@ -398,27 +439,17 @@ impl CkksKernels {
         width: usize,
         rows: usize,
     ) -> Result<()> {
-        if !Arc::ptr_eq(graph.context(), &self.ctx) {
-            return Err(Error::invalid(format!(
-                "{}: graph is on another OpenCL context than the CKKS kernels",
-                sig.name
-            )));
-        }
-        let slot = self
-            .slots
-            .iter()
-            .find(|slot| slot.sig.name == sig.name)
-            .ok_or_else(|| Error::Logic(format!("{}: not a kernel of ckks.cl", sig.name)))?;
-        let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
-        // SAFETY: the kernel was built from the slot's signature; this function's contract
-        // (every index in range) is the rest of what `Graph::launch` asks for.
+        // SAFETY: this function's contract is `launch_rows`'s.
         unsafe {
-            graph.launch(
-                &slot.kernel,
-                slot.sig,
+            launch_rows(
+                &self.slots,
+                &self.ctx,
+                "ckks.cl",
+                graph,
+                sig,
                 args,
-                (width, rows),
-                Some((local, 1).into()),
+                width,
+                rows,
             )
         }
     }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::arith::Modulus;
-use crate::ckks::kernels::{Checks, ModuliTable, Slot, WORK_GROUP_SIZE};
+use crate::ckks::kernels::{launch_rows, Checks, ModuliTable, Slot};
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{kernel_sigs, sources, Context, KernelArg, KernelSig, Region};
 use crate::device::Graph;
@@ -72,8 +72,8 @@ impl IntegerKernels {
         Checks::new(sig.name, 1 << self.log_n)
     }
 
-    /// Sets `args` and enqueues `sig`'s kernel over the range (`width`, `rows`) in work
-    /// groups of up to [`WORK_GROUP_SIZE`] items along the row (`width` is a multiple of N).
+    /// Sets `args` and enqueues `sig`'s kernel over the range (`width`, `rows`)
+    /// ([`launch_rows`]).
     ///
     /// # Safety
     /// Every word the kernel computes an index of from the range and `args` lies inside
@@ -86,27 +86,17 @@ impl IntegerKernels {
         width: usize,
         rows: usize,
     ) -> Result<()> {
-        if !Arc::ptr_eq(graph.context(), &self.ctx) {
-            return Err(Error::invalid(format!(
-                "{}: graph is on another OpenCL context than the integer kernels",
-                sig.name
-            )));
-        }
-        let slot = self
-            .slots
-            .iter()
-            .find(|slot| slot.sig.name == sig.name)
-            .ok_or_else(|| Error::Logic(format!("{}: not a kernel of integer.cl", sig.name)))?;
-        let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
-        // SAFETY: the kernel was built from the slot's signature; this function's contract
-        // (every index in range) is the rest of what `Graph::launch` asks for.
+        // SAFETY: this function's contract is `launch_rows`'s.
         unsafe {
-            graph.launch(
-                &slot.kernel,
-                slot.sig,
+            launch_rows(
+                &self.slots,
+                &self.ctx,
+                "integer.cl",
+                graph,
+                sig,
                 args,
-                (width, rows),
-                Some((local, 1).into()),
+                width,
+                rows,
             )
         }
     }
