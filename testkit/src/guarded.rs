@@ -34,6 +34,9 @@ pub fn upload(graph: &Graph, data: &[u64]) -> Region {
 /// poison any more.
 pub fn down(graph: &Graph, region: &Region) -> Vec<u64> {
     let mut all = vec![0u64; region.buffer().len()];
+    // The read covers the guards, outside the region, so it is enqueued here and not
+    // through `cl::read`: after the launches handed to the queue's issue thread.
+    cl::drain(graph.queue()).unwrap();
     region
         .buffer()
         .read(&mut all)
