@@ -205,8 +205,9 @@ fn issuer_of(queue: &Queue) -> Option<Arc<Issuer>> {
         .cloned()
 }
 
-/// A queue's issue thread, running while this lives; dropping it drains the thread,
-/// stops it and unregisters it (the queue is then issued on by its callers again).
+/// A queue's issue thread, running while this lives; dropping it unregisters it (the
+/// queue is then issued on by its callers again) and joins it once it has enqueued every
+/// launch handed over.
 pub struct IssueThread {
     issuer: Arc<Issuer>,
     thread: Option<JoinHandle<()>>,
@@ -264,12 +265,9 @@ fn unregister(issuer: &Arc<Issuer>) {
 
 impl Drop for IssueThread {
     fn drop(&mut self) {
-        // Unregistered first: no launch is handed over after the drain below.
         unregister(&self.issuer);
-        if let Err(e) = self.issuer.drain() {
-            tracing::warn!(error = %e, "an issue thread stopped failed");
-        }
-        // The thread holds a sender itself (its issuer's): it stops at this message.
+        // The thread holds a sender itself (its issuer's), so the hand-over stays open: it
+        // enqueues what was handed over before this message, then stops.
         let _ = self.issuer.sender.send(Message::Stop);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();

@@ -73,7 +73,9 @@ pub fn same_queue(a: &Queue, b: &Queue) -> bool {
 }
 
 /// Enqueues `kernel` on `queue` (not the kernel's default queue) over `global` work
-/// items; `event`, if given, receives the launch's event.
+/// items, after the launches handed to the queue's issue thread; `event`, if given,
+/// receives the launch's event. The kernel's arguments are the caller's to set; the
+/// library's launches go through [`super::launch`].
 ///
 /// # Safety
 /// Every buffer argument of `kernel` must be large enough for
