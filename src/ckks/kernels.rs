@@ -165,46 +165,77 @@ impl Slot {
     }
 }
 
-/// Sets `args` on `sig`'s kernel among `slots` (built on `ctx` from `source`, which errors
-/// name) and launches it on `graph` over the range (`width`, `rows`) in work groups of up to
-/// [`WORK_GROUP_SIZE`] items along the row (fewer when `width` asks for it: `width` is a
-/// multiple of N).
-///
-/// # Safety
-/// Every word the kernel computes an index of from the range and `args` lies inside the
-/// buffer it indexes (the launchers check this before calling).
-#[allow(clippy::too_many_arguments)] // the slots with their context and source, the launch
-pub(crate) unsafe fn launch_rows(
-    slots: &[Slot],
-    ctx: &Arc<Context>,
-    source: &str,
-    graph: &Graph,
-    sig: &KernelSig,
-    args: &[(&str, KernelArg)],
-    width: usize,
-    rows: usize,
-) -> Result<()> {
-    if !Arc::ptr_eq(graph.context(), ctx) {
-        return Err(Error::invalid(format!(
-            "{}: graph is on another OpenCL context than the kernels of {source}",
-            sig.name
-        )));
+/// The kernels of one program of row-wise launches (`ckks.cl`, `integer.cl`), one slot per
+/// signature, on the context they were built on.
+pub(crate) struct RowKernels {
+    ctx: Arc<Context>,
+    /// The source file, named in errors.
+    source: &'static str,
+    slots: Vec<Slot>,
+}
+
+impl RowKernels {
+    /// A slot for each of `sigs` in `program` (built from `source` on `ctx`).
+    pub(crate) fn new(
+        ctx: &Arc<Context>,
+        program: &Program,
+        sigs: &[&'static KernelSig],
+        source: &'static str,
+    ) -> Result<RowKernels> {
+        Ok(RowKernels {
+            ctx: Arc::clone(ctx),
+            source,
+            slots: sigs
+                .iter()
+                .map(|&sig| Slot::new(program, sig))
+                .collect::<Result<_>>()?,
+        })
     }
-    let slot = slots
-        .iter()
-        .find(|slot| slot.sig.name == sig.name)
-        .ok_or_else(|| Error::Logic(format!("{}: not a kernel of {source}", sig.name)))?;
-    let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
-    // SAFETY: the kernel was built from the slot's signature; this function's contract
-    // (every index in range) is the rest of what `Graph::launch` asks for.
-    unsafe {
-        graph.launch(
-            &slot.kernel,
-            slot.sig,
-            args,
-            (width, rows),
-            Some((local, 1).into()),
-        )
+
+    pub(crate) fn context(&self) -> &Arc<Context> {
+        &self.ctx
+    }
+
+    /// Sets `args` on `sig`'s kernel and launches it on `graph` over the range (`width`,
+    /// `rows`) in work groups of up to [`WORK_GROUP_SIZE`] items along the row (fewer when
+    /// `width` asks for it: `width` is a multiple of N).
+    ///
+    /// # Safety
+    /// Every word the kernel computes an index of from the range and `args` lies inside
+    /// the buffer it indexes (the launchers check this before calling).
+    pub(crate) unsafe fn launch(
+        &self,
+        graph: &Graph,
+        sig: &KernelSig,
+        args: &[(&str, KernelArg)],
+        width: usize,
+        rows: usize,
+    ) -> Result<()> {
+        if !Arc::ptr_eq(graph.context(), &self.ctx) {
+            return Err(Error::invalid(format!(
+                "{}: graph is on another OpenCL context than the kernels of {}",
+                sig.name, self.source
+            )));
+        }
+        let slot = self
+            .slots
+            .iter()
+            .find(|slot| slot.sig.name == sig.name)
+            .ok_or_else(|| {
+                Error::Logic(format!("{}: not a kernel of {}", sig.name, self.source))
+            })?;
+        let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
+        // SAFETY: the kernel was built from the slot's signature; this function's contract
+        // (every index in range) is the rest of what `Graph::launch` asks for.
+        unsafe {
+            graph.launch(
+                &slot.kernel,
+                slot.sig,
+                args,
+                (width, rows),
+                Some((local, 1).into()),
+            )
+        }
     }
 }
 
@@ -218,10 +249,10 @@ pub(crate) unsafe fn launch_rows(
 /// shorter than the words the kernel touches, buffers alias where the kernel forbids it,
 /// or `graph` is on another context than these kernels.
 pub struct CkksKernels {
-    ctx: Arc<Context>,
     log_n: u32,
-    /// One slot per signature of [`CKKS_SIGS`], in its order.
-    slots: Vec<Slot>,
+    /// The kernels of [`CKKS_SIGS`]; item (w, p) of a launch serves word w of row p (see
+    /// ckks.cl).
+    kernels: RowKernels,
 }
 
 /// The checks of one launch, each error naming its kernel: counts, moduli tables, buffer
@@ -403,17 +434,13 @@ impl CkksKernels {
             &format!("-D LOG_N={log_n}{options}"),
         )?;
         Ok(CkksKernels {
-            ctx: Arc::clone(ctx),
             log_n,
-            slots: CKKS_SIGS
-                .iter()
-                .map(|&sig| Slot::new(&program, sig))
-                .collect::<Result<_>>()?,
+            kernels: RowKernels::new(ctx, &program, &CKKS_SIGS, "ckks.cl")?,
         })
     }
 
     pub fn context(&self) -> &Arc<Context> {
-        &self.ctx
+        self.kernels.context()
     }
 
     pub fn log_n(&self) -> u32 {
@@ -423,35 +450,6 @@ impl CkksKernels {
     /// N, the polynomial degree.
     pub fn coeff_count(&self) -> usize {
         1 << self.log_n
-    }
-
-    /// Sets `args` and enqueues `sig`'s kernel on `graph` over the range (`width`, `rows`)
-    /// ([`launch_rows`]): item (w, p) serves word w of row p (see ckks.cl).
-    ///
-    /// # Safety
-    /// Every word the kernel computes an index of from the range and `args` lies inside
-    /// the buffer it indexes (the launchers check this before calling).
-    unsafe fn launch(
-        &self,
-        graph: &Graph,
-        sig: &KernelSig,
-        args: &[(&str, KernelArg)],
-        width: usize,
-        rows: usize,
-    ) -> Result<()> {
-        // SAFETY: this function's contract is `launch_rows`'s.
-        unsafe {
-            launch_rows(
-                &self.slots,
-                &self.ctx,
-                "ckks.cl",
-                graph,
-                sig,
-                args,
-                width,
-                rows,
-            )
-        }
     }
 
     /// The checks of a launch of `sig`'s kernel.
@@ -510,7 +508,10 @@ impl CkksKernels {
         // SAFETY: item (w, p), w < K N, p < polys, touches word p K N + w of an operand of
         // `polys` polynomials and word w of one of 1 (each checked to hold its K N words per
         // polynomial), and prime w / N < K of the table (checked to hold K primes).
-        unsafe { self.launch(graph, sig, &args, c.words(&[k])?, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, sig, &args, c.words(&[k])?, polys)
+        }
     }
 
     /// dst = -a mod q_j over `polys` polynomials of `k` residues; dst may be a.
@@ -553,7 +554,10 @@ impl CkksKernels {
         // SAFETY: item (w, p), w < K N, p < polys, writes word p K N + w of dst (checked to
         // hold polys K N words) and reads word (p N + w mod N) / 8 of src (checked to hold the
         // polys N bytes), prime w / N < K of the table.
-        unsafe { self.launch(graph, &CKKS_LIFT_SIGNED, &args, c.words(&[k])?, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_LIFT_SIGNED, &args, c.words(&[k])?, polys)
+        }
     }
 
     /// dst[p][j][k] = ct[p][j][k] * plain[j][k] mod q_j for p < polys (SEAL's
@@ -648,7 +652,10 @@ impl CkksKernels {
         // word lies in the same row of N, its shift checked below N), word w of the
         // plaintexts of product terms (each checked to hold K N), and prime w / N < K of
         // the table (checked to hold K primes); the other slots are not read.
-        unsafe { self.launch(graph, &CKKS_SUM, &args, c.words(&[k])?, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_SUM, &args, c.words(&[k])?, polys)
+        }
     }
 
     /// The tensor product of SEAL's `ckks_multiply` in NTT form: `a` holds `s1`
@@ -688,7 +695,10 @@ impl CkksKernels {
         // SAFETY: item g < K * N reads a[g + i * K * N] for i < s1, b[...] for l < s2 and
         // writes dst[g + t * K * N] for t < s1 + s2 - 1, all inside the checked lengths;
         // prime g / N < K of the table.
-        unsafe { self.launch(graph, &CKKS_TENSOR, &args, c.words(&[k])?, 1) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_TENSOR, &args, c.words(&[k])?, 1)
+        }
     }
 
     /// dst[p * dst_stride + j][k] = src[p * src_stride + j][k] for p < polys and j <
@@ -723,7 +733,10 @@ impl CkksKernels {
         let width = c.words(&[residues_per_poly])?;
         // SAFETY: item (j N + k, p) touches residue p * stride + j <= (polys - 1) * stride
         // + residues_per_poly - 1 of each buffer, inside the extents checked above.
-        unsafe { self.launch(graph, &CKKS_COPY_RESIDUES, &args, width, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_COPY_RESIDUES, &args, width, polys)
+        }
     }
 
     /// SEAL's `mod_switch_drop_to_next` on the data: dst (K - 1 residues per polynomial)
@@ -774,7 +787,10 @@ impl CkksKernels {
         ];
         // SAFETY: item (p, k) writes dst[p * N + k] < polys * N and reads residue
         // p * src_stride + index <= (polys - 1) * src_stride + index of src (both checked).
-        unsafe { self.launch(graph, &CKKS_GATHER_RESIDUE, &args, words, 1) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_GATHER_RESIDUE, &args, words, 1)
+        }
     }
 
     /// SEAL's `GaloisTool::apply_galois_ntt` on each of `residues` residues:
@@ -801,7 +817,10 @@ impl CkksKernels {
         ];
         // SAFETY: item w writes dst[w] and reads src[w - w % N + index] with index < N
         // (masked), both below residues * N (checked).
-        unsafe { self.launch(graph, &CKKS_GALOIS_NTT, &args, words, 1) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_GALOIS_NTT, &args, words, 1)
+        }
     }
 
     /// "(ct mod q_last) mod q_i" of SEAL's `divide_and_round_q_last_ntt_inplace` and
@@ -841,7 +860,10 @@ impl CkksKernels {
         // SAFETY: item (i N + k, p) writes dst[(p * K_out + i) * N + k] < polys K_out N,
         // reads last[p * N + k] < polys * N, and primes i < K_out and last_q_index of the
         // table (all checked).
-        unsafe { self.launch(graph, &CKKS_MODDOWN_PREP, &args, width, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_MODDOWN_PREP, &args, width, polys)
+        }
     }
 
     /// The final step of rescale and of key switching: for p < polys, i < k_out,
@@ -897,7 +919,10 @@ impl CkksKernels {
         // SAFETY: item (i N + k, p) reads t[(p * K_out + i) * N + k] < polys K_out N,
         // residue p * stride + i <= (polys - 1) * stride + K_out - 1 of src and dst,
         // inv[2i + 1] < 2 K_out and prime i < K_out of the table (all checked).
-        unsafe { self.launch(graph, &CKKS_DIVIDE_ROUND_FINISH, &args, width, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_DIVIDE_ROUND_FINISH, &args, width, polys)
+        }
     }
 
     /// Key switching's RNS decomposition: `moduli_ext` holds the K data primes then the
@@ -927,7 +952,10 @@ impl CkksKernels {
         let width = c.words(&[k + 1])?;
         // SAFETY: item (I N + k, J) writes dst[(J (K + 1) + I) N + k] < K (K + 1) N, reads
         // t_target[J * N + k] < K N, and primes J, I < K + 1 of the table (all checked).
-        unsafe { self.launch(graph, &CKKS_KS_DECOMPOSE, &args, width, k) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_KS_DECOMPOSE, &args, width, k)
+        }
     }
 
     /// Key switching's inner product with one key of SEAL's key vector, the data primes'
@@ -990,7 +1018,10 @@ impl CkksKernels {
         // key residue (J * 2 + c) * L + kp with kp < L (checked) so < 2 K L, and prime
         // I < K + 1 of the table; it writes prod residues I and K + I < 2 K when I < K,
         // else last residues 0 and 1 (all lengths checked).
-        unsafe { self.launch(graph, &CKKS_KS_INNER_PRODUCT, &args, c.words(&[k + 1])?, 1) }
+        unsafe {
+            self.kernels
+                .launch(graph, &CKKS_KS_INNER_PRODUCT, &args, c.words(&[k + 1])?, 1)
+        }
     }
 }
 

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use crate::arith::Modulus;
-use crate::ckks::kernels::{launch_rows, Checks, ModuliTable, Slot};
+use crate::ckks::kernels::{Checks, ModuliTable, RowKernels};
 use crate::cl::KernelArg::{Buf, U32, U64};
-use crate::cl::{kernel_sigs, sources, Context, KernelArg, KernelSig, Region};
+use crate::cl::{kernel_sigs, sources, Context, KernelSig, Region};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
@@ -33,10 +33,9 @@ const INTEGER_SIGS: [&KernelSig; 3] = [
 /// moduli table too short, a buffer shorter than the words the kernel touches, aliasing the
 /// kernel cannot take, or a graph on another OpenCL context.
 pub struct IntegerKernels {
-    ctx: Arc<Context>,
     log_n: u32,
-    /// One slot per signature of [`INTEGER_SIGS`], in its order.
-    slots: Vec<Slot>,
+    /// The kernels of [`INTEGER_SIGS`].
+    kernels: RowKernels,
 }
 
 impl IntegerKernels {
@@ -55,12 +54,8 @@ impl IntegerKernels {
             &format!("-D LOG_N={log_n}"),
         )?;
         Ok(IntegerKernels {
-            ctx: Arc::clone(ctx),
             log_n,
-            slots: INTEGER_SIGS
-                .iter()
-                .map(|&sig| Slot::new(&program, sig))
-                .collect::<Result<_>>()?,
+            kernels: RowKernels::new(ctx, &program, &INTEGER_SIGS, "integer.cl")?,
         })
     }
 
@@ -70,35 +65,6 @@ impl IntegerKernels {
 
     fn checks(&self, sig: &'static KernelSig) -> Checks {
         Checks::new(sig.name, 1 << self.log_n)
-    }
-
-    /// Sets `args` and enqueues `sig`'s kernel over the range (`width`, `rows`)
-    /// ([`launch_rows`]).
-    ///
-    /// # Safety
-    /// Every word the kernel computes an index of from the range and `args` lies inside
-    /// the buffer it indexes (the launchers check this before calling).
-    unsafe fn launch(
-        &self,
-        graph: &Graph,
-        sig: &KernelSig,
-        args: &[(&str, KernelArg)],
-        width: usize,
-        rows: usize,
-    ) -> Result<()> {
-        // SAFETY: this function's contract is `launch_rows`'s.
-        unsafe {
-            launch_rows(
-                &self.slots,
-                &self.ctx,
-                "integer.cl",
-                graph,
-                sig,
-                args,
-                width,
-                rows,
-            )
-        }
     }
 
     /// SEAL's `GaloisTool::apply_galois` (coefficient form) on every residue of `polys`
@@ -133,7 +99,10 @@ impl IntegerKernels {
         // SAFETY: item (w, p), w < K N, p < polys, reads src[p K N + w] and writes
         // dst[p K N + (w / N) N + index] with index < N (masked): both below polys K N
         // (checked); prime w / N < K of the table (checked).
-        unsafe { self.launch(graph, &INTEGER_APPLY_GALOIS, &args, c.words(&[k])?, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, &INTEGER_APPLY_GALOIS, &args, c.words(&[k])?, polys)
+        }
     }
 
     /// What BGV's division by the dropped prime q_last = moduli[last_q_index] subtracts
@@ -182,7 +151,10 @@ impl IntegerKernels {
         // SAFETY: item (i N + k, p) writes dst[(p * K_out + i) * N + k] < polys K_out N,
         // reads last[p * N + k] < polys N, and primes i < K_out and last_q_index of the
         // table (all checked).
-        unsafe { self.launch(graph, &INTEGER_MOD_T_PREP, &args, c.words(&[k_out])?, polys) }
+        unsafe {
+            self.kernels
+                .launch(graph, &INTEGER_MOD_T_PREP, &args, c.words(&[k_out])?, polys)
+        }
     }
 }
 
@@ -240,7 +212,7 @@ impl IntegerKernels {
         // N + k] < polys (K_out + 1) N, inv[2 i + 1] < 2 K_out, and primes i and K_out of the
         // table (all checked).
         unsafe {
-            self.launch(
+            self.kernels.launch(
                 graph,
                 &INTEGER_DIVIDE_ROUND_COEFF,
                 &args,

@@ -83,7 +83,7 @@ impl CkksKernels {
         // SAFETY: item w < K N writes dst[w] (checked to hold K N words), reads the
         // plaintext's word w mod N only below plain_count (checked to be held), and prime
         // w / N < K of the table (checked).
-        unsafe { self.launch(graph, &PLAIN_LIFT, &args, width, 1) }
+        unsafe { self.kernels.launch(graph, &PLAIN_LIFT, &args, width, 1) }
     }
 
     /// dst = src + round(q m / t) (or minus, with `subtract`) on the first polynomial's K
@@ -130,6 +130,9 @@ impl CkksKernels {
         // SAFETY: item w < K N reads src[w] and writes dst[w] (both checked to hold K N
         // words), reads the plaintext's word w mod N only below plain_count (held) and
         // delta[w / N] with w / N < K (held), and prime w / N of the table (checked).
-        unsafe { self.launch(graph, &PLAIN_SCALE_ADD, &args, width, 1) }
+        unsafe {
+            self.kernels
+                .launch(graph, &PLAIN_SCALE_ADD, &args, width, 1)
+        }
     }
 }
