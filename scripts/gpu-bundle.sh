@@ -54,7 +54,8 @@ rm -f "$stage/test-cpp_example" "$stage/test-seal_gtest" "$stage/test-seal_clien
 # The C++ programs, built as tests/cpp_example.rs, tests/seal_clients.rs,
 # tests/hostile_load.rs (without its AddressSanitizer build, which is for PoCL) and
 # scripts/seal-gtest.sh build them.
-prefix=$PWD/$release/cpp-install
+# Absolute either way: CARGO_TARGET_DIR may be absolute or relative to the checkout.
+prefix=$(realpath -m "$release/cpp-install")
 scripts/install.sh "$prefix" >/dev/null
 # The patched tree and the staticlib; exported for seal-gtest.sh, which then runs no cargo
 # (SEAL_SOURCE_DIR now names the patched tree, which no cargo build may take as its source).
