@@ -104,7 +104,9 @@ namespace seal_opencl::detail
             p.key_parms_id[i] = id[i];
         }
         p.log_n = static_cast<std::uint32_t>(seal::util::get_power_of_two(key_data.parms().poly_modulus_degree()));
-        for (const auto &q : key_data.parms().coeff_modulus())
+        const auto &key_moduli = key_data.parms().coeff_modulus();
+        p.key_moduli.reserve(key_moduli.size());
+        for (const auto &q : key_moduli)
         {
             p.key_moduli.push_back(q.value());
         }

@@ -110,8 +110,9 @@ pub struct Backend {
     strategy: NttStrategy,
     /// The CKKS kernels every context runs ([`Backend::with_kernel_choices`]).
     kernel_choices: KernelChoices,
-    /// Read by every operation of every thread, written once per parameter set and tile.
-    contexts: RwLock<HashMap<ContextKey, Arc<CkksContext>>>,
+    /// Read by every operation of every thread, written once per parameter set and tile:
+    /// a few entries, looked up by a scan (cheaper than hashing the key on every call).
+    contexts: RwLock<Vec<(ContextKey, Arc<CkksContext>)>>,
     /// The integer schemes' kernels per (tile, log2 N), built on first use.
     integer_kernels: RwLock<HashMap<(usize, u32), Arc<IntegerKernels>>>,
     /// BFV's multiplication data per parameter set and tile, built on first use.
@@ -168,7 +169,7 @@ impl Backend {
             graphs,
             strategy,
             kernel_choices: KernelChoices::default(),
-            contexts: RwLock::new(HashMap::new()),
+            contexts: RwLock::new(Vec::new()),
             integer_kernels: RwLock::new(HashMap::new()),
             behz: RwLock::new(HashMap::new()),
             keys,
@@ -419,12 +420,18 @@ impl Backend {
     /// The device data of `level`'s parameter set on `graph`'s tile, made on first use.
     fn context(&self, graph: &Graph, level: &Level) -> Result<Arc<CkksContext>> {
         let key = (level.key_parms_id, graph.tile().index());
-        if let Some(c) = self.contexts.read().get(&key) {
-            return Ok(c.clone());
+        let find = |contexts: &[(ContextKey, Arc<CkksContext>)]| {
+            contexts
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, c)| c.clone())
+        };
+        if let Some(c) = find(&self.contexts.read()) {
+            return Ok(c);
         }
         let mut contexts = self.contexts.write();
-        if let Some(c) = contexts.get(&key) {
-            return Ok(c.clone());
+        if let Some(c) = find(&contexts) {
+            return Ok(c);
         }
         let c = Arc::new(CkksContext::new(
             graph.context(),
@@ -434,7 +441,7 @@ impl Backend {
             self.strategy,
             self.kernel_choices,
         )?);
-        contexts.insert(key, c.clone());
+        contexts.push((key, c.clone()));
         Ok(c)
     }
 
