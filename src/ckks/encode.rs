@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 use super::kernels::{Checks, ModuliTable, Slot, MODULI_STRIDE};
 use crate::arith::Modulus;
 use crate::cl::KernelArg::U64;
-use crate::cl::{kernel_sigs, sources, Context, KernelArg, Queue, Region};
+use crate::cl::{kernel_sigs, sources, Context, Queue, Region};
 use crate::device::Graph;
 use crate::error::{Error, Result};
 use crate::ntt::{COEFF_COUNT_POWER_MAX, COEFF_COUNT_POWER_MIN};
@@ -261,29 +261,17 @@ impl EncodeKernels {
             let group = self.groups[0].min(b / 2);
             // SAFETY: group g of `group` items touches values g B .. g B + B - 1 < N and
             // roots below N: inside the 2N words checked above.
-            unsafe { self.launch(graph, &self.blocks, &blocks_args, (n / b) * group, group) }?;
+            unsafe {
+                self.blocks
+                    .launch(graph, &blocks_args, (n / b) * group, group.into())
+            }?;
         }
         // SAFETY: item t < B touches values t + s B < N, roots below N and dst words j N +
         // t + s B for j < K: inside the lengths checked above; moduli rows j < K.
-        unsafe { self.launch(graph, &self.finish, &finish_args, b, self.groups[1].min(b)) }
-    }
-
-    /// Sets `args` on `slot`'s kernel and enqueues it over `global` items in groups of
-    /// `local`.
-    ///
-    /// # Safety
-    /// Every index the kernel computes from the range and `args` lies inside its buffer.
-    unsafe fn launch(
-        &self,
-        graph: &Graph,
-        slot: &Slot,
-        args: &[(&str, KernelArg)],
-        global: usize,
-        local: usize,
-    ) -> Result<()> {
-        // SAFETY: the kernel was built from the slot's signature; this function's contract
-        // is the rest of what `Graph::launch` asks for.
-        unsafe { graph.launch(&slot.kernel, slot.sig, args, global, Some(local.into())) }
+        unsafe {
+            self.finish
+                .launch(graph, &finish_args, b, self.groups[1].min(b).into())
+        }
     }
 }
 

@@ -17,7 +17,8 @@ use super::{packed_shifts, SumTerm};
 use crate::arith::Modulus;
 use crate::cl::KernelArg::{Buf, U32, U64};
 use crate::cl::{
-    self, kernel_sigs, sources, Context, KernelArg, KernelSig, Program, Queue, Region, SharedKernel,
+    self, kernel_sigs, sources, Context, KernelArg, KernelSig, Program, Queue, Region,
+    SharedKernel, SpatialDims,
 };
 use crate::device::Graph;
 use crate::error::{Error, Result};
@@ -163,6 +164,23 @@ impl Slot {
             kernel: cl::shared_kernel(sig.build(program, &[])?),
         })
     }
+
+    /// Sets `args` on the slot's kernel and launches it on `graph` over `global` items in
+    /// work groups of `local`.
+    ///
+    /// # Safety
+    /// Every index the kernel computes from the range and `args` lies inside its buffer.
+    pub(crate) unsafe fn launch(
+        &self,
+        graph: &Graph,
+        args: &[(&str, KernelArg)],
+        global: impl Into<SpatialDims>,
+        local: SpatialDims,
+    ) -> Result<()> {
+        // SAFETY: the kernel was built from the slot's signature; this function's contract
+        // is the rest of what `Graph::launch` asks for.
+        unsafe { graph.launch(&self.kernel, self.sig, args, global, Some(local)) }
+    }
 }
 
 /// The kernels of one program of row-wise launches (`ckks.cl`, `integer.cl`), one slot per
@@ -225,17 +243,8 @@ impl RowKernels {
                 Error::Logic(format!("{}: not a kernel of {}", sig.name, self.source))
             })?;
         let local = WORK_GROUP_SIZE.min(width & width.wrapping_neg());
-        // SAFETY: the kernel was built from the slot's signature; this function's contract
-        // (every index in range) is the rest of what `Graph::launch` asks for.
-        unsafe {
-            graph.launch(
-                &slot.kernel,
-                slot.sig,
-                args,
-                (width, rows),
-                Some((local, 1).into()),
-            )
-        }
+        // SAFETY: this function's contract (every index in range).
+        unsafe { slot.launch(graph, args, (width, rows), (local, 1).into()) }
     }
 }
 
